@@ -1,0 +1,497 @@
+"""The edits log: a header, then length-and-CRC framed msgpack records, one per namespace op.
+
+Byte layout (all integers little-endian)::
+
+    file    := header record*
+    header  := magic[8] = b"NNLEDITS"
+               version u32          -- LAYOUT_VERSION; other values are refused
+               first_txid u64       -- txid of the first record this file holds (or will hold)
+               header_crc u32       -- CRC-32 of the 20 bytes before it
+    record  := length u32           -- payload bytes, 1 .. max_record
+               crc u32              -- CRC-32 of the 4 length bytes followed by the payload
+               payload[length]      -- msgpack array [op_code, txid, field...]
+
+Fields follow the declaration order of the op's dataclass; ``None`` is msgpack nil, a block is
+``[block_id, num_bytes, generation_stamp]``, byte strings are msgpack bin. Op codes are stable
+forever: a retired code stays reserved in ``OpCode``. Code 0 is never used, so a zero-filled
+region can never decode as an op.
+
+Txids are contiguous: the first record carries ``first_txid`` and each next record one more.
+Every segment starts with START_LOG_SEGMENT and, once rolled, ends with END_LOG_SEGMENT.
+
+How a reader classifies what it finds at a record boundary:
+
+* no bytes left: a clean end.
+* a partial header, a record running past the end of the file, a bad last record, or a
+  tail of zero bytes (preallocated, never written): a *torn tail*. It is reported on
+  ``EditsReader.torn_tail``; the owner of the file truncates it to ``valid_length`` before
+  appending. A torn tail can only hold an op that was never acknowledged, because an op is
+  acknowledged only after the record and everything before it are fsynced.
+* a CRC mismatch or an undecodable payload with more data after it: ``CorruptRecordError``
+  with file, offset and the txid expected there. Never skipped.
+* a length above ``max_record``: ``RecordTooLargeError`` before any memory is allocated.
+* a txid other than the expected one: ``TxidGapError``.
+
+File names (in ``<name-dir>/current/``): ``edits`` and, between a roll and the end of a
+checkpoint, ``edits.new``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import mmap
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import ClassVar, Iterator
+
+import msgpack
+
+from formats.errors import (BadHeaderError, CorruptRecordError, RecordTooLargeError,
+                            TxidGapError, UnsupportedVersionError)
+
+MAGIC = b"NNLEDITS"
+LAYOUT_VERSION = 1
+HEADER = struct.Struct("<8sIQ")
+HEADER_SIZE = HEADER.size + 4
+RECORD_HEADER = struct.Struct("<II")
+RECORD_HEADER_SIZE = RECORD_HEADER.size
+LENGTH = struct.Struct("<I")
+DEFAULT_MAX_RECORD = 1 << 20
+
+Block = tuple  # (block_id, num_bytes, generation_stamp)
+
+
+class OpCode(IntEnum):
+    """Stable op codes. Never renumber; retire a code by leaving it here, commented as retired."""
+
+    START_LOG_SEGMENT = 1
+    END_LOG_SEGMENT = 2
+    MKDIR = 3
+    ADD_FILE = 4
+    CLOSE_FILE = 5
+    ADD_BLOCK = 6
+    UPDATE_BLOCKS = 7
+    DELETE = 8
+    RENAME_OLD = 9
+    RENAME = 10
+    SET_PERMISSIONS = 11
+    SET_OWNER = 12
+    SET_TIMES = 13
+    SET_REPLICATION = 14
+    SET_QUOTA = 15
+    SET_XATTR = 16
+    REMOVE_XATTR = 17
+    CONCAT = 18
+    TRUNCATE = 19
+
+
+OPS: dict[int, type["Op"]] = {}
+
+
+def _op(cls):
+    """Register an op class under its op code (and make it a frozen slotted dataclass)."""
+    cls = dataclass(frozen=True, slots=True)(cls)
+    if cls.OP_CODE in OPS:
+        raise RuntimeError(f"op code {cls.OP_CODE} registered twice")
+    OPS[int(cls.OP_CODE)] = cls
+    cls.FIELDS = tuple(f.name for f in dataclasses.fields(cls))
+    return cls
+
+
+class Op:
+    """Base of every op. Subclasses are frozen dataclasses; txids live beside them, not in them."""
+
+    __slots__ = ()
+    OP_CODE: ClassVar[OpCode]
+    FIELDS: ClassVar[tuple[str, ...]]
+
+    def to_list(self) -> list:
+        return [getattr(self, name) for name in self.FIELDS]
+
+
+@_op
+class StartLogSegmentOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.START_LOG_SEGMENT
+
+
+@_op
+class EndLogSegmentOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.END_LOG_SEGMENT
+
+
+@_op
+class MkdirOp(Op):
+    """Create ``path`` and any missing ancestors; new inodes get ids ``inode_id``, +1, ...
+
+    Ancestors are numbered from the top down, so ``path`` itself gets the highest id.
+    """
+    OP_CODE: ClassVar[OpCode] = OpCode.MKDIR
+    path: str
+    inode_id: int
+    permission: int
+    owner: str
+    group: str
+    mtime: int
+
+
+@_op
+class AddFileOp(Op):
+    """Create a file entry. With a ``client_name`` it is under construction, leased to it;
+    with ``client_name == ""`` it is complete at ``length`` bytes. ``overwrite`` replaces an
+    existing file at ``path``."""
+    OP_CODE: ClassVar[OpCode] = OpCode.ADD_FILE
+    path: str
+    inode_id: int
+    replication: int
+    block_size: int
+    length: int
+    permission: int
+    owner: str
+    group: str
+    mtime: int
+    atime: int
+    overwrite: bool
+    client_name: str
+    client_machine: str
+
+
+@_op
+class CloseFileOp(Op):
+    """Complete a file under construction with its final blocks, length and content checksum."""
+    OP_CODE: ClassVar[OpCode] = OpCode.CLOSE_FILE
+    path: str
+    inode_id: int
+    length: int
+    mtime: int
+    atime: int
+    blocks: tuple
+    checksum: bytes
+
+
+@_op
+class AddBlockOp(Op):
+    """Append one block to a file under construction."""
+    OP_CODE: ClassVar[OpCode] = OpCode.ADD_BLOCK
+    path: str
+    inode_id: int
+    block: tuple
+
+
+@_op
+class UpdateBlocksOp(Op):
+    """Replace the block list of a file under construction."""
+    OP_CODE: ClassVar[OpCode] = OpCode.UPDATE_BLOCKS
+    path: str
+    inode_id: int
+    blocks: tuple
+
+
+@_op
+class DeleteOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.DELETE
+    path: str
+    mtime: int
+
+
+@_op
+class RenameOldOp(Op):
+    """HDFS ``rename``: into ``dst`` if it is a directory, else to ``dst``."""
+    OP_CODE: ClassVar[OpCode] = OpCode.RENAME_OLD
+    src: str
+    dst: str
+    mtime: int
+
+
+@_op
+class RenameOp(Op):
+    """HDFS ``rename2``: to exactly ``dst``; ``overwrite`` replaces a file or empty directory."""
+    OP_CODE: ClassVar[OpCode] = OpCode.RENAME
+    src: str
+    dst: str
+    mtime: int
+    overwrite: bool
+
+
+@_op
+class SetPermissionsOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.SET_PERMISSIONS
+    path: str
+    permission: int
+
+
+@_op
+class SetOwnerOp(Op):
+    """``None`` leaves that part unchanged."""
+    OP_CODE: ClassVar[OpCode] = OpCode.SET_OWNER
+    path: str
+    owner: str | None
+    group: str | None
+
+
+@_op
+class SetTimesOp(Op):
+    """-1 leaves that time unchanged."""
+    OP_CODE: ClassVar[OpCode] = OpCode.SET_TIMES
+    path: str
+    mtime: int
+    atime: int
+
+
+@_op
+class SetReplicationOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.SET_REPLICATION
+    path: str
+    replication: int
+
+
+@_op
+class SetQuotaOp(Op):
+    """Quotas after the op; -1 means no quota."""
+    OP_CODE: ClassVar[OpCode] = OpCode.SET_QUOTA
+    path: str
+    ns_quota: int
+    ss_quota: int
+
+
+@_op
+class SetXAttrOp(Op):
+    """``flag``: 1 = CREATE (must not exist), 2 = REPLACE (must exist), 3 = either."""
+    OP_CODE: ClassVar[OpCode] = OpCode.SET_XATTR
+    path: str
+    name: str
+    value: bytes
+    flag: int
+
+
+@_op
+class RemoveXAttrOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.REMOVE_XATTR
+    path: str
+    name: str
+
+
+@_op
+class ConcatOp(Op):
+    """Move the blocks of ``srcs`` (in order) to the end of ``target`` and delete ``srcs``."""
+    OP_CODE: ClassVar[OpCode] = OpCode.CONCAT
+    target: str
+    srcs: tuple
+    mtime: int
+
+
+@_op
+class TruncateOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.TRUNCATE
+    path: str
+    new_length: int
+    mtime: int
+
+
+# --------------------------------------------------------------------------------- encoding
+
+_packb = msgpack.Packer(use_bin_type=True).pack
+_crc32 = zlib.crc32
+
+
+def encode_header(first_txid: int) -> bytes:
+    head = HEADER.pack(MAGIC, LAYOUT_VERSION, first_txid)
+    return head + LENGTH.pack(_crc32(head))
+
+
+def encode_payload(txid: int, op: Op) -> bytes:
+    return _packb([op.OP_CODE, txid, *op.to_list()])
+
+
+def frame(payload: bytes) -> bytes:
+    """Frame one payload as a record: length, CRC of length+payload, payload."""
+    length = LENGTH.pack(len(payload))
+    return length + LENGTH.pack(_crc32(payload, _crc32(length))) + payload
+
+
+def encode_record(txid: int, op: Op) -> bytes:
+    return frame(encode_payload(txid, op))
+
+
+def decode_payload(payload, *, path: str | None = None, offset: int | None = None,
+                   expected_txid: int | None = None) -> tuple[int, Op]:
+    """Turn one payload into ``(txid, op)``; any decoding failure becomes CorruptRecordError."""
+    try:
+        items = msgpack.unpackb(payload, use_list=False, raw=False, strict_map_key=True)
+        cls = OPS[items[0]]
+        txid = items[1]
+        op = cls(*items[2:])
+        if type(txid) is not int:
+            raise TypeError(f"txid is {type(txid).__name__}")
+    except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException) as exc:
+        raise CorruptRecordError(f"undecodable edits record: {exc}", path=path, offset=offset,
+                                 txid=expected_txid) from exc
+    return txid, op
+
+
+def decode_header(data: bytes, *, path: str | None = None) -> int:
+    """Check a header and return its first txid."""
+    if len(data) < HEADER_SIZE:
+        raise BadHeaderError(f"edits header is {len(data)} bytes, expected {HEADER_SIZE}",
+                             path=path, offset=0)
+    magic, version, first_txid = HEADER.unpack_from(data)
+    (crc,) = LENGTH.unpack_from(data, HEADER.size)
+    if magic != MAGIC:
+        raise BadHeaderError(f"not an edits file (magic {magic!r})", path=path, offset=0)
+    if crc != _crc32(data[:HEADER.size]):
+        raise BadHeaderError("edits header CRC mismatch", path=path, offset=0)
+    if version != LAYOUT_VERSION:
+        raise UnsupportedVersionError(
+            f"edits layout version {version}, this build reads {LAYOUT_VERSION}",
+            path=path, offset=0)
+    return first_txid
+
+
+# --------------------------------------------------------------------------------- reading
+
+@dataclass(frozen=True, slots=True)
+class TornTail:
+    """A partial last record: where it starts, how many bytes it spans, and what was seen."""
+    offset: int
+    length: int
+    reason: str
+
+
+class EditsReader:
+    """Iterate ``(txid, op)`` over one edits file, in order, checking CRCs and txids.
+
+    After the iteration ends, ``valid_length`` is the offset just past the last good record,
+    ``last_txid`` its txid (``first_txid - 1`` if none) and ``torn_tail`` a TornTail or None.
+    """
+
+    def __init__(self, path: str, *, max_record: int = DEFAULT_MAX_RECORD):
+        self.path = str(path)
+        self.max_record = max_record
+        with open(self.path, "rb") as f:
+            self.first_txid = decode_header(f.read(HEADER_SIZE), path=self.path)
+        self.valid_length = HEADER_SIZE
+        self.last_txid = self.first_txid - 1
+        self.torn_tail: TornTail | None = None
+        self.records = 0
+
+    def __iter__(self) -> Iterator[tuple[int, Op]]:
+        with open(self.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size <= HEADER_SIZE:
+                return
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                view = memoryview(mm)
+                try:
+                    yield from self._records(view, size)
+                finally:
+                    view.release()
+
+    def _records(self, buf, size: int) -> Iterator[tuple[int, Op]]:
+        off = HEADER_SIZE
+        expected = self.first_txid
+        unpack_header = RECORD_HEADER.unpack_from
+        while off < size:
+            if size - off < RECORD_HEADER_SIZE:
+                self._torn(off, size, "partial record header")
+                return
+            length, crc = unpack_header(buf, off)
+            if length == 0 and crc == 0 and not any(buf[off:size]):
+                self._torn(off, size, "zero-filled tail")
+                return
+            if length > self.max_record:
+                raise RecordTooLargeError(
+                    f"record claims {length} bytes, the maximum is {self.max_record}",
+                    path=self.path, offset=off, txid=expected)
+            end = off + RECORD_HEADER_SIZE + length
+            if end > size:
+                self._torn(off, size, f"record of {length} bytes runs past the end")
+                return
+            payload = buf[off + RECORD_HEADER_SIZE:end]
+            if length == 0 or _crc32(payload, _crc32(buf[off:off + 4])) != crc:
+                if end == size:
+                    self._torn(off, size, "bad CRC in the last record")
+                    return
+                raise CorruptRecordError("edits record CRC mismatch", path=self.path,
+                                         offset=off, txid=expected)
+            try:
+                txid, op = decode_payload(payload, path=self.path, offset=off,
+                                          expected_txid=expected)
+            except CorruptRecordError:
+                if end == size:
+                    self._torn(off, size, "undecodable last record")
+                    return
+                raise
+            if txid != expected:
+                raise TxidGapError(f"expected txid {expected}, found {txid}", path=self.path,
+                                   offset=off, txid=txid)
+            yield txid, op
+            expected += 1
+            off = end
+            self.valid_length = off
+            self.last_txid = txid
+            self.records += 1
+
+    def _torn(self, off: int, size: int, reason: str) -> None:
+        self.torn_tail = TornTail(off, size - off, reason)
+
+
+def read_all(path: str, **kw) -> tuple[list[tuple[int, Op]], EditsReader]:
+    """Read every record of a file; returns the records and the finished reader."""
+    reader = EditsReader(path, **kw)
+    return list(reader), reader
+
+
+# --------------------------------------------------------------------------------- writing
+
+class EditsWriter:
+    """Appends framed records to one edits file. It only writes bytes; when to fsync is the
+    journal's decision (``fsync()`` is exposed so the journal can make it)."""
+
+    def __init__(self, path: str, fd: int, first_txid: int):
+        self.path = str(path)
+        self.fd = fd
+        self.first_txid = first_txid
+        self.size = os.lseek(fd, 0, os.SEEK_END)
+
+    @classmethod
+    def create(cls, path: str, first_txid: int) -> "EditsWriter":
+        """Create a new file holding only the header (it replaces any file at ``path``)."""
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, encode_header(first_txid))
+        except BaseException:
+            os.close(fd)
+            raise
+        return cls(path, fd, first_txid)
+
+    @classmethod
+    def open_append(cls, path: str, valid_length: int) -> "EditsWriter":
+        """Open an existing file for appending after truncating it to ``valid_length``
+        (the end of its last good record, from an EditsReader that read it to the end)."""
+        with open(path, "rb") as f:
+            first_txid = decode_header(f.read(HEADER_SIZE), path=str(path))
+        fd = os.open(path, os.O_RDWR)
+        try:
+            if os.fstat(fd).st_size != valid_length:
+                os.ftruncate(fd, valid_length)
+        except BaseException:
+            os.close(fd)
+            raise
+        return cls(path, fd, first_txid)
+
+    def write(self, data) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+        self.size += len(data)
+
+    def fsync(self) -> None:
+        os.fdatasync(self.fd)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
