@@ -1,0 +1,97 @@
+"""Typed errors of the namenode.
+
+Each class carries ``JAVA_CLASS``, the fully qualified name of the exception Hadoop's NameNode
+raises in the same situation; the HTTP layer turns that into a WebHDFS ``RemoteException``
+(its status table lives there, not here). Messages name the path and say what to do.
+"""
+
+from __future__ import annotations
+
+
+class NamenodeError(Exception):
+    """Root of the namenode's errors."""
+
+    JAVA_CLASS = "java.io.IOException"
+
+    def __init__(self, message: str, *, path: str | None = None):
+        self.path = path
+        super().__init__(message)
+
+    @property
+    def exception_name(self) -> str:
+        return self.JAVA_CLASS.rsplit(".", 1)[-1]
+
+
+class InvalidPathError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.fs.InvalidPathException"
+
+
+class IllegalArgumentError(NamenodeError):
+    JAVA_CLASS = "java.lang.IllegalArgumentException"
+
+
+class PathNotFoundError(NamenodeError):
+    JAVA_CLASS = "java.io.FileNotFoundException"
+
+
+class FileAlreadyExistsError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.fs.FileAlreadyExistsException"
+
+
+class ParentNotDirectoryError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.fs.ParentNotDirectoryException"
+
+
+class PathIsNotEmptyDirectoryError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException"
+
+
+class PathIsNotDirectoryError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.fs.PathIsNotDirectoryException"
+
+
+class AccessControlError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.security.AccessControlException"
+
+
+class SafeModeError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.hdfs.server.namenode.SafeModeException"
+
+
+class QuotaExceededError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.QuotaExceededException"
+
+
+class NSQuotaExceededError(QuotaExceededError):
+    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException"
+
+
+class DSQuotaExceededError(QuotaExceededError):
+    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException"
+
+
+class XAttrError(NamenodeError):
+    """An xattr that must (not) exist does (not), or a limit on xattrs is reached."""
+    JAVA_CLASS = "java.io.IOException"
+
+
+class UnsupportedOperationError(NamenodeError):
+    JAVA_CLASS = "java.lang.UnsupportedOperationException"
+
+
+class LeaseError(NamenodeError):
+    """The file is under construction by another client, or not under construction at all."""
+    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
+
+
+class ReplayError(NamenodeError):
+    """A logged op cannot be applied to the namespace it should fit: the log and the image
+    disagree. Startup stops; only ``nnlite namenode --recover`` may skip such an op."""
+
+
+class StorageError(NamenodeError):
+    """No healthy name directory is left, or one cannot be used; nothing can be made durable."""
+
+
+class NameDirError(StorageError):
+    """A name directory is missing, unformatted, locked by another process, or inconsistent."""

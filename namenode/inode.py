@@ -1,0 +1,121 @@
+"""In-memory inodes: slotted objects, no per-inode dict, so a million of them stay small.
+
+Invariants:
+* ``parent`` is the containing directory (None only for the root) and
+  ``parent.children[name] is self``; the dict key and ``name`` are the same str object.
+* A directory's ``quota`` is None, or a Quota whose ``ns_used``/``ss_used`` equal the inode
+  count (the directory included) and the space (length x replication) of its subtree.
+* ``blocks`` is a tuple of ``(block_id, num_bytes, genstamp)``; ``checksum`` is bytes or None.
+* A file with ``client_name`` is under construction, leased to that client.
+"""
+
+from __future__ import annotations
+
+ROOT_INODE_ID = 16385
+NO_QUOTA = -1
+STICKY = 0o1000
+
+
+class Quota:
+    __slots__ = ("ns_quota", "ss_quota", "ns_used", "ss_used")
+
+    def __init__(self, ns_quota: int, ss_quota: int, ns_used: int = 0, ss_used: int = 0):
+        self.ns_quota = ns_quota
+        self.ss_quota = ss_quota
+        self.ns_used = ns_used
+        self.ss_used = ss_used
+
+
+class INode:
+    __slots__ = ("id", "parent", "name", "permission", "owner", "group", "mtime", "atime",
+                 "xattrs")
+    is_dir = False
+
+    def __init__(self, inode_id, parent, name, permission, owner, group, mtime, atime):
+        self.id = inode_id
+        self.parent = parent
+        self.name = name
+        self.permission = permission
+        self.owner = owner
+        self.group = group
+        self.mtime = mtime
+        self.atime = atime
+        self.xattrs = None
+
+    def path(self) -> str:
+        parts = []
+        node = self
+        while node.parent is not None:
+            parts.append(node.name)
+            node = node.parent
+        return "/" + "/".join(reversed(parts))
+
+    def ancestors(self):
+        """This inode's parent, its parent, ... up to the root."""
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+
+class INodeDirectory(INode):
+    __slots__ = ("children", "quota")
+    is_dir = True
+
+    def __init__(self, inode_id, parent, name, permission, owner, group, mtime, atime=None):
+        super().__init__(inode_id, parent, name, permission, owner, group, mtime,
+                         mtime if atime is None else atime)
+        self.children: dict[str, INode] = {}
+        self.quota: Quota | None = None
+
+
+class INodeFile(INode):
+    __slots__ = ("replication", "block_size", "length", "blocks", "checksum", "client_name",
+                 "client_machine")
+
+    def __init__(self, inode_id, parent, name, permission, owner, group, mtime, atime,
+                 replication, block_size, length=0, blocks=(), checksum=None,
+                 client_name=None, client_machine=None):
+        super().__init__(inode_id, parent, name, permission, owner, group, mtime, atime)
+        self.replication = replication
+        self.block_size = block_size
+        self.length = length
+        self.blocks = blocks
+        self.checksum = checksum
+        self.client_name = client_name
+        self.client_machine = client_machine
+
+    @property
+    def under_construction(self) -> bool:
+        return self.client_name is not None
+
+
+def space(node: INode) -> int:
+    """Space a file consumes against a quota: its length times its replication."""
+    return node.length * node.replication if not node.is_dir else 0
+
+
+def usage(node: INode) -> tuple[int, int]:
+    """(inodes, space) of a subtree, the node included, counted by walking it."""
+    if not node.is_dir:
+        return 1, space(node)
+    count, total = 1, 0
+    stack = [node]
+    while stack:
+        for child in stack.pop().children.values():
+            count += 1
+            if child.is_dir:
+                stack.append(child)
+            else:
+                total += child.length * child.replication
+    return count, total
+
+
+def walk(node: INode):
+    """Every inode of a subtree, parents before children."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current.is_dir:
+            stack.extend(current.children.values())

@@ -1,0 +1,393 @@
+"""Requests against the namespace: permission checks, op building, and HDFS's answers.
+
+Each mutating request checks the caller's permissions, builds the op(s) that express it with
+every value resolved (inode ids, times, owners), applies them through ``Tree.apply`` and
+returns ``(result, ops)``. The ops are what the caller must log; an empty list means nothing
+changed and nothing is logged. A request that raises has changed nothing.
+
+The clock is injected (milliseconds since the epoch), so tests and replays are deterministic.
+No I/O happens here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from formats import edits as E
+from namenode import errors, paths
+from namenode import permission as P
+from namenode.inode import NO_QUOTA, INode, usage, walk
+from namenode.permission import Caller
+from namenode.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
+
+XATTR_NAMESPACES = ("user", "trusted", "system", "security", "raw")
+MAX_REPLICATION = 512
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Namespace(Tree):
+    """The tree plus the request methods the service calls (all take a ``Caller``)."""
+
+    def __init__(self, *, clock: Callable[[], int] = wall_clock_ms, **kw):
+        kw.setdefault("mtime", clock())
+        super().__init__(**kw)
+        self.clock = clock
+
+    # ----------------------------------------------------------------------- reads
+
+    def status(self, path: str, caller: Caller) -> INode:
+        parts = paths.split(path)
+        nodes = self.resolve(parts)
+        P.check_traverse(caller, nodes[:-1] if len(nodes) == len(parts) + 1 else nodes)
+        if len(nodes) != len(parts) + 1:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+        return nodes[-1]
+
+    def listing(self, path: str, caller: Caller, start_after: str = "",
+                limit: int | None = None) -> tuple[list[INode], int]:
+        """Children sorted by name after ``start_after`` (a file lists as itself).
+        Returns the page and how many entries remain after it."""
+        node = self.status(path, caller)
+        if not node.is_dir:
+            return [node], 0
+        P.check(caller, node, P.READ | P.EXECUTE, path)
+        names = sorted(node.children)
+        if start_after:
+            import bisect
+            names = names[bisect.bisect_right(names, start_after):]
+        page = names if limit is None else names[:limit]
+        return [node.children[n] for n in page], len(names) - len(page)
+
+    def content_summary(self, path: str, caller: Caller) -> dict:
+        node = self.status(path, caller)
+        P.check_subtree(caller, node, P.READ | P.EXECUTE)
+        files = dirs = length = consumed = 0
+        for n in walk(node):
+            if n.is_dir:
+                dirs += 1
+            else:
+                files += 1
+                length += n.length
+                consumed += n.length * n.replication
+        quota = node.quota if node.is_dir else None
+        return {"length": length, "fileCount": files, "directoryCount": dirs,
+                "spaceConsumed": consumed,
+                "quota": quota.ns_quota if quota else NO_QUOTA,
+                "spaceQuota": quota.ss_quota if quota else NO_QUOTA}
+
+    def quota_usage(self, path: str, caller: Caller) -> dict:
+        node = self.status(path, caller)
+        quota = node.quota if node.is_dir else None
+        count, consumed = (quota.ns_used, quota.ss_used) if quota else usage(node)
+        return {"fileAndDirectoryCount": count, "spaceConsumed": consumed,
+                "quota": quota.ns_quota if quota else NO_QUOTA,
+                "spaceQuota": quota.ss_quota if quota else NO_QUOTA}
+
+    def xattrs(self, path: str, caller: Caller, names=None) -> dict[str, bytes]:
+        node = self.status(path, caller)
+        P.check(caller, node, P.READ, path)
+        attrs = {k: v for k, v in (node.xattrs or {}).items() if _xattr_visible(caller, k)}
+        if not names:
+            return attrs
+        wanted = [_xattr_name(n) for n in names]
+        if any(n not in attrs for n in wanted):
+            raise errors.XAttrError(
+                "At least one of the attributes provided was not found.", path=path)
+        return {n: attrs[n] for n in wanted}
+
+    # ----------------------------------------------------------------------- mutations
+
+    def mkdirs(self, path: str, permission: int, caller: Caller):
+        parts = paths.split(path)
+        nodes = self.resolve(parts)
+        if len(nodes) == len(parts) + 1:
+            if not nodes[-1].is_dir:
+                raise errors.FileAlreadyExistsError(f"Path is not a directory: {path}",
+                                                    path=path)
+            P.check_traverse(caller, nodes[:-1])
+            return True, []
+        parent = nodes[-1]
+        if not parent.is_dir:
+            raise errors.ParentNotDirectoryError(f"{parent.path()} (is not a directory)",
+                                                 path=path)
+        P.check_traverse(caller, nodes[:-1])
+        P.check(caller, parent, P.WRITE | P.EXECUTE)
+        op = E.MkdirOp(paths.join(parts), self.last_inode_id + 1, permission, caller.user,
+                       parent.group, self.clock())
+        return True, self._applied(op)
+
+    def create(self, path: str, caller: Caller, *, permission: int = 0o644,
+               overwrite: bool = False, create_parent: bool = True, replication: int = 1,
+               block_size: int = 128 << 20, client_name: str = "", client_machine: str = ""):
+        """Create a file entry: complete and empty with no ``client_name``, else under
+        construction and leased to that client."""
+        parts = paths.split(path)
+        if not parts:
+            raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
+        _check_replication(replication, path)
+        nodes = self.resolve(parts)
+        ops = []
+        now = self.clock()
+        if len(nodes) < len(parts):
+            if not create_parent:
+                raise errors.PathNotFoundError(
+                    f"Parent directory doesn't exist: {paths.join(parts[:-1])}", path=path)
+            ancestor = nodes[-1]
+            if not ancestor.is_dir:
+                raise errors.ParentNotDirectoryError(
+                    f"{ancestor.path()} (is not a directory)", path=path)
+            P.check_traverse(caller, nodes[:-1])
+            P.check(caller, ancestor, P.WRITE | P.EXECUTE)
+            self.check_quota(ancestor, len(parts) - len(nodes) + 1, 0)
+            ops.append(E.MkdirOp(paths.join(parts[:-1]), self.last_inode_id + 1,
+                                 permission | IMPLICIT_UWX, caller.user, ancestor.group, now))
+            group = ancestor.group
+        else:
+            parent = nodes[len(parts) - 1]
+            if not parent.is_dir:
+                raise errors.ParentNotDirectoryError(
+                    f"Parent path is not a directory: {parent.path()}", path=path)
+            P.check_traverse(caller, nodes[:len(parts)])
+            P.check(caller, parent, P.WRITE | P.EXECUTE)
+            if len(nodes) == len(parts) + 1:
+                self._check_overwrite(nodes[-1], parent, caller, overwrite, path)
+            group = parent.group
+        first_id = self.last_inode_id + 1 + (len(parts) - len(nodes) if ops else 0)
+        ops.append(E.AddFileOp(paths.join(parts), first_id, replication, block_size, 0,
+                               permission, caller.user, group, now, now, overwrite,
+                               client_name, client_machine))
+        return True, self._applied(*ops)
+
+    def delete(self, path: str, recursive: bool, caller: Caller):
+        parts = paths.split(path)
+        if not parts:
+            return False, []
+        nodes = self.resolve(parts)
+        if len(nodes) != len(parts) + 1:
+            return False, []
+        node, parent = nodes[-1], nodes[-2]
+        if node.is_dir and node.children and not recursive:
+            raise errors.PathIsNotEmptyDirectoryError(
+                f"`{path} is non empty': Directory is not empty", path=path)
+        P.check_traverse(caller, nodes[:-1])
+        P.check(caller, parent, P.WRITE | P.EXECUTE)
+        P.check_sticky(caller, parent, node, path)
+        P.check_subtree(caller, node, P.ALL) if node.is_dir and node.children else None
+        return True, self._applied(E.DeleteOp(paths.join(parts), self.clock()))
+
+    def rename_legacy(self, src: str, dst: str, caller: Caller):
+        """HDFS ``rename``: False (and no change) where HDFS answers false."""
+        src_parts, dst_parts = paths.split(src), paths.split(dst)
+        src_nodes = self.resolve(src_parts)
+        if not src_parts or len(src_nodes) != len(src_parts) + 1:
+            return False, []
+        try:
+            dst_nodes = self.resolve(dst_parts)
+        except errors.ParentNotDirectoryError:
+            return False, []
+        if len(dst_nodes) == len(dst_parts) + 1 and dst_nodes[-1].is_dir:
+            dst_parts = dst_parts + (src_parts[-1],)
+            dst_nodes = self.resolve(dst_parts)
+        if dst_parts == src_parts:
+            return True, []
+        if (not dst_parts or paths.is_ancestor(src_parts, dst_parts)
+                or len(dst_nodes) != len(dst_parts) or not dst_nodes[-1].is_dir):
+            return False, []
+        self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
+        op = E.RenameOldOp(paths.join(src_parts), paths.join(dst_parts), self.clock())
+        return True, self._applied(op)
+
+    def rename(self, src: str, dst: str, overwrite: bool, caller: Caller):
+        """HDFS ``rename2``: every refusal is a typed error."""
+        src_parts, dst_parts = paths.split(src), paths.split(dst)
+        if not src_parts or not dst_parts:
+            raise errors.NamenodeError("Rename source or destination cannot be the root",
+                                       path=src)
+        src_nodes = self.resolve(src_parts)
+        if len(src_nodes) != len(src_parts) + 1:
+            raise errors.PathNotFoundError(f"rename source {src} is not found.", path=src)
+        if src_parts == dst_parts:
+            raise errors.FileAlreadyExistsError(
+                f"The source {src} and destination {dst} are the same", path=src)
+        if paths.is_ancestor(src_parts, dst_parts):
+            raise errors.NamenodeError(
+                f"Rename destination {dst} is a directory or file under source {src}", path=src)
+        dst_nodes = self._rename2_destination(src_nodes[-1], dst_parts, dst, overwrite)
+        self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
+        if len(dst_nodes) == len(dst_parts) + 1:
+            P.check_sticky(caller, dst_nodes[-2], dst_nodes[-1], dst)
+        op = E.RenameOp(paths.join(src_parts), paths.join(dst_parts), self.clock(), overwrite)
+        return True, self._applied(op)
+
+    def set_permission(self, path: str, permission: int, caller: Caller):
+        self._owned(path, caller)
+        return True, self._applied(E.SetPermissionsOp(paths.normalize(path), permission))
+
+    def set_owner(self, path: str, owner: str | None, group: str | None, caller: Caller):
+        if not owner and not group:
+            raise errors.IllegalArgumentError("Both user and group are empty", path=path)
+        node = self._owned(path, caller)
+        if owner and owner != node.owner:
+            P.check_superuser(caller, f"change the owner of {path}")
+        if group and not caller.superuser and group not in caller.groups:
+            raise errors.AccessControlError(f"User {caller.user} does not belong to {group}",
+                                            path=path)
+        op = E.SetOwnerOp(paths.normalize(path), owner or None, group or None)
+        return True, self._applied(op)
+
+    def set_times(self, path: str, mtime: int, atime: int, caller: Caller):
+        node = self.status(path, caller)
+        P.check(caller, node, P.WRITE, path)
+        return True, self._applied(E.SetTimesOp(paths.normalize(path), mtime, atime))
+
+    def set_replication(self, path: str, replication: int, caller: Caller):
+        node = self.status(path, caller)
+        if node.is_dir:
+            return False, []
+        _check_replication(replication, path)
+        P.check(caller, node, P.WRITE, path)
+        return True, self._applied(E.SetReplicationOp(paths.normalize(path), replication))
+
+    def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
+                  caller: Caller):
+        """``None`` leaves a quota as it is; -1 removes it; other values must be positive."""
+        node = self.status(path, caller)
+        P.check_superuser(caller, f"set the quota of {path}")
+        current = node.quota if node.is_dir else None
+        ns = _quota_value(ns_quota, current.ns_quota if current else NO_QUOTA, path)
+        ss = _quota_value(ss_quota, current.ss_quota if current else NO_QUOTA, path)
+        return True, self._applied(E.SetQuotaOp(paths.normalize(path), ns, ss))
+
+    def set_xattr(self, path: str, name: str, value: bytes, flag: int, caller: Caller):
+        name = _xattr_name(name)
+        if not flag & (XATTR_CREATE | XATTR_REPLACE):
+            raise errors.IllegalArgumentError("XAttr flag must be CREATE and/or REPLACE",
+                                              path=path)
+        node = self.status(path, caller)
+        self._check_xattr_access(caller, node, name, path)
+        return True, self._applied(E.SetXAttrOp(paths.normalize(path), name, value, flag))
+
+    def remove_xattr(self, path: str, name: str, caller: Caller):
+        name = _xattr_name(name)
+        node = self.status(path, caller)
+        self._check_xattr_access(caller, node, name, path)
+        return True, self._applied(E.RemoveXAttrOp(paths.normalize(path), name))
+
+    def concat(self, target: str, srcs: list[str], caller: Caller):
+        nodes = [self.status(p, caller) for p in [target, *srcs]]
+        for p, node in zip([target, *srcs], nodes):
+            P.check(caller, node, P.WRITE, p)
+        for p, node in zip(srcs, nodes[1:]):
+            P.check(caller, node.parent, P.WRITE, p)
+        op = E.ConcatOp(paths.normalize(target), tuple(paths.normalize(s) for s in srcs),
+                        self.clock())
+        return True, self._applied(op)
+
+    def truncate(self, path: str, new_length: int, caller: Caller):
+        node = self.status(path, caller)
+        P.check(caller, node, P.WRITE, path)
+        return True, self._applied(E.TruncateOp(paths.normalize(path), new_length,
+                                                self.clock()))
+
+    # ----------------------------------------------------------------------- helpers
+
+    def _applied(self, *ops: E.Op) -> list[E.Op]:
+        for op in ops:
+            self.apply(op)
+        return list(ops)
+
+    def _owned(self, path: str, caller: Caller) -> INode:
+        node = self.status(path, caller)
+        P.check_owner(caller, node, path)
+        return node
+
+    def _check_overwrite(self, node, parent, caller, overwrite, path):
+        if node.is_dir:
+            raise errors.FileAlreadyExistsError(
+                f"{path} already exists as a directory", path=path)
+        if not overwrite:
+            raise errors.FileAlreadyExistsError(f"{path} already exists", path=path)
+        if node.client_name is not None:
+            raise errors.LeaseError(
+                f"Failed to create {path}: it is being written by {node.client_name}",
+                path=path)
+        P.check(caller, node, P.WRITE, path)
+        P.check_sticky(caller, parent, node, path)
+
+    def _rename2_destination(self, node, dst_parts, dst, overwrite):
+        try:
+            dst_nodes = self.resolve(dst_parts)
+        except errors.ParentNotDirectoryError as exc:
+            raise errors.ParentNotDirectoryError(
+                f"rename destination parent {paths.join(dst_parts[:-1])} is a file.",
+                path=dst) from exc
+        if len(dst_nodes) < len(dst_parts):
+            raise errors.PathNotFoundError(
+                f"rename destination parent {paths.join(dst_parts[:-1])} not found.", path=dst)
+        if not dst_nodes[len(dst_parts) - 1].is_dir:
+            raise errors.ParentNotDirectoryError(
+                f"rename destination parent {paths.join(dst_parts[:-1])} is a file.", path=dst)
+        if len(dst_nodes) == len(dst_parts) + 1:
+            existing = dst_nodes[-1]
+            if not overwrite:
+                raise errors.FileAlreadyExistsError(
+                    f"rename destination {dst} already exists", path=dst)
+            if existing.is_dir != node.is_dir:
+                kind = "directories" if node.is_dir else "files"
+                raise errors.NamenodeError(
+                    f"Source {node.path()} and destination {dst} must both be {kind}", path=dst)
+            if existing.is_dir and existing.children:
+                raise errors.NamenodeError(
+                    f"rename destination directory is not empty: {dst}", path=dst)
+        return dst_nodes
+
+    def _check_move(self, caller, src_nodes, dst_dirs, src):
+        """``dst_dirs``: the root down to the destination's parent."""
+        P.check_traverse(caller, src_nodes[:-1])
+        P.check(caller, src_nodes[-2], P.WRITE | P.EXECUTE)
+        P.check_sticky(caller, src_nodes[-2], src_nodes[-1], src)
+        P.check_traverse(caller, dst_dirs[:-1])
+        P.check(caller, dst_dirs[-1], P.WRITE | P.EXECUTE)
+
+    def _check_xattr_access(self, caller, node, name, path):
+        namespace = name.split(".", 1)[0]
+        if namespace == "user":
+            P.check(caller, node, P.WRITE, path)
+        elif namespace == "trusted":
+            P.check_superuser(caller, f"set trusted xattrs on {path}")
+        else:
+            raise errors.AccessControlError(
+                f"User doesn't have permission for xattr: {name}", path=path)
+
+
+def _xattr_name(name: str) -> str:
+    prefix, dot, rest = (name or "").partition(".")
+    if not dot or not rest or prefix.lower() not in XATTR_NAMESPACES:
+        raise errors.IllegalArgumentError(
+            f"An XAttr name must be prefixed with user/trusted/security/system/raw, "
+            f"followed by a '.': {name!r}")
+    return prefix.lower() + "." + rest
+
+
+def _xattr_visible(caller: Caller, name: str) -> bool:
+    return name.startswith("user.") or caller.superuser
+
+
+def _check_replication(replication: int, path: str) -> None:
+    if not 1 <= replication <= MAX_REPLICATION:
+        raise errors.IllegalArgumentError(
+            f"Requested replication factor of {replication} is outside 1..{MAX_REPLICATION} "
+            f"for {path}", path=path)
+
+
+def _quota_value(value: int | None, current: int, path: str) -> int:
+    if value is None:
+        return current
+    if value != NO_QUOTA and value <= 0:
+        raise errors.IllegalArgumentError(
+            f"Illegal value for quota of {path}: {value} (use -1 to remove a quota)", path=path)
+    return value
