@@ -31,17 +31,6 @@ class INode:
                  "xattrs")
     is_dir = False
 
-    def __init__(self, inode_id, parent, name, permission, owner, group, mtime, atime):
-        self.id = inode_id
-        self.parent = parent
-        self.name = name
-        self.permission = permission
-        self.owner = owner
-        self.group = group
-        self.mtime = mtime
-        self.atime = atime
-        self.xattrs = None
-
     def path(self) -> str:
         parts = []
         node = self
@@ -63,8 +52,16 @@ class INodeDirectory(INode):
     is_dir = True
 
     def __init__(self, inode_id, parent, name, permission, owner, group, mtime, atime=None):
-        super().__init__(inode_id, parent, name, permission, owner, group, mtime,
-                         mtime if atime is None else atime)
+        # Assigned inline rather than through super(): image loading builds a million of these.
+        self.id = inode_id
+        self.parent = parent
+        self.name = name
+        self.permission = permission
+        self.owner = owner
+        self.group = group
+        self.mtime = mtime
+        self.atime = mtime if atime is None else atime
+        self.xattrs = None
         self.children: dict[str, INode] = {}
         self.quota: Quota | None = None
 
@@ -76,7 +73,15 @@ class INodeFile(INode):
     def __init__(self, inode_id, parent, name, permission, owner, group, mtime, atime,
                  replication, block_size, length=0, blocks=(), checksum=None,
                  client_name=None, client_machine=None):
-        super().__init__(inode_id, parent, name, permission, owner, group, mtime, atime)
+        self.id = inode_id
+        self.parent = parent
+        self.name = name
+        self.permission = permission
+        self.owner = owner
+        self.group = group
+        self.mtime = mtime
+        self.atime = atime
+        self.xattrs = None
         self.replication = replication
         self.block_size = block_size
         self.length = length

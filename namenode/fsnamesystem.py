@@ -1,0 +1,254 @@
+"""FSNamesystem: the namespace, the journal and the name dirs composed into one store.
+
+Every mutation runs ``_mutate``: under the namesystem lock it checks that writes are allowed,
+lets the namespace validate and apply the request, and logs the resulting ops (txids are
+assigned in apply order because both happen under the same lock); after the lock is released
+it waits for the journal to make those txids durable. Only then does it return, so a returned
+call is an acknowledged op. Reads take the same lock, briefly.
+"""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from formats import edits as E
+from namenode import image, imagestore, loader, storage
+from namenode.errors import SafeModeError
+from namenode.journal import Journal
+from namenode.namespace import Namespace
+from namenode.permission import Caller
+from namenode.storage import EDITS, NameDir
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Identity:
+    """Who is a superuser, and which groups each user is in (Hadoop's static mapping)."""
+    superuser: str = field(default_factory=getpass.getuser)
+    supergroup: str = "supergroup"
+    groups: dict[str, frozenset] = field(default_factory=dict)
+    permissions_enabled: bool = True
+
+    @staticmethod
+    def parse_mapping(text: str) -> dict[str, frozenset]:
+        """``user1=group1,group2;user2=`` as in hadoop.user.group.static.mapping.overrides."""
+        mapping = {}
+        for entry in filter(None, (e.strip() for e in text.split(";"))):
+            user, _, groups = entry.partition("=")
+            mapping[user.strip()] = frozenset(g.strip() for g in groups.split(",") if g.strip())
+        return mapping
+
+    def caller(self, user: str) -> Caller:
+        groups = self.groups.get(user, frozenset())
+        superuser = (not self.permissions_enabled or user == self.superuser
+                     or self.supergroup in groups)
+        return Caller(user, groups, superuser)
+
+
+def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int | None = None,
+                clock=None) -> int:
+    """Create empty name dirs: VERSION, an image of the root at txid 0, an edits log at txid 1."""
+    namespace_id = namespace_id or storage.new_namespace_id()
+    for d in dirs:
+        d.lock()
+    try:
+        for d in dirs:
+            storage.prepare_for_format(d, force)
+        ns = Namespace(clock=clock) if clock else Namespace()
+        ns.root.owner = getpass.getuser()
+        imagestore.install(dirs, lambda path: image.save(ns, path, namespace_id, 0))
+        for d in dirs:
+            writer = E.EditsWriter.create(str(d.file(EDITS)), 1)
+            writer.write(E.encode_record(1, E.StartLogSegmentOp()))
+            writer.fsync()
+            writer.close()
+            d.write_version(namespace_id, int(time.time() * 1000))
+    finally:
+        for d in dirs:
+            d.unlock()
+    log.info("formatted %s with namespace id %d", ", ".join(str(d.root) for d in dirs),
+             namespace_id)
+    return namespace_id
+
+
+class FSNamesystem:
+    """The store. Construct with ``open``; ``close`` releases the dirs."""
+
+    def __init__(self, dirs: list[NameDir], loaded: loader.Loaded, journal: Journal,
+                 identity: Identity, lock: threading.Lock):
+        self.dirs = dirs
+        self.ns = loaded.ns
+        self.namespace_id = loaded.namespace_id
+        self.loaded = loaded
+        self.journal = journal
+        self.identity = identity
+        self.lock = lock
+        self.safe_mode = False
+        self.last_checkpoint_txid = loaded.image_txid
+        self.last_checkpoint_time = time.time()
+        self.started = time.time()
+
+    @classmethod
+    def open(cls, dirs: list[str], identity: Identity | None = None,
+             clock=None) -> "FSNamesystem":
+        name_dirs = [NameDir(p) for p in dirs]
+        locked = []
+        try:
+            for d in name_dirs:
+                d.lock()
+                locked.append(d)
+            kw = {"clock": clock} if clock else {}
+            loaded = loader.load(name_dirs, **kw)
+            lock = threading.Lock()
+            streams = {d: E.EditsWriter.open_append(str(d.file(loaded.segment)),
+                                                    loaded.valid_lengths.get(loaded.segment))
+                       for d in name_dirs if d.healthy}
+            journal = Journal(streams, loaded.last_txid, lock)
+        except BaseException:
+            for d in locked:
+                d.unlock()
+            raise
+        return cls(name_dirs, loaded, journal, identity or Identity(), lock)
+
+    def close(self) -> None:
+        with self.lock:
+            if self.journal.writable:
+                self.journal.sync_all_locked()
+            self.journal.close()
+        for d in self.dirs:
+            d.unlock()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ------------------------------------------------------------------ core paths
+
+    def caller(self, user: str) -> Caller:
+        return self.identity.caller(user)
+
+    def _mutate(self, method, *args):
+        with self.lock:
+            self._check_writable()
+            result, ops = method(*args)
+            if not ops:
+                return result
+            txid = self.journal.log(ops)
+        self.journal.sync(txid)
+        return result
+
+    def _check_writable(self) -> None:
+        if self.safe_mode:
+            raise SafeModeError("Cannot change the namespace: the name node is in safe mode. "
+                                "It was turned on manually; use `nnlite dfsadmin safemode "
+                                "leave` to turn it off.")
+        self.journal.check_writable()
+
+    def read(self, fn, *args, **kw):
+        """Run a read of the namespace under the lock (results are built inside it)."""
+        with self.lock:
+            return fn(*args, **kw)
+
+    # ------------------------------------------------------------------ requests
+
+    def mkdirs(self, path: str, permission: int, user: str) -> bool:
+        return self._mutate(self.ns.mkdirs, path, permission, self.caller(user))
+
+    def create(self, path: str, user: str, **kw) -> bool:
+        return self._mutate(lambda: self.ns.create(path, self.caller(user), **kw))
+
+    def delete(self, path: str, recursive: bool, user: str) -> bool:
+        return self._mutate(self.ns.delete, path, recursive, self.caller(user))
+
+    def rename_legacy(self, src: str, dst: str, user: str) -> bool:
+        return self._mutate(self.ns.rename_legacy, src, dst, self.caller(user))
+
+    def rename(self, src: str, dst: str, overwrite: bool, user: str) -> bool:
+        return self._mutate(self.ns.rename, src, dst, overwrite, self.caller(user))
+
+    def set_permission(self, path: str, permission: int, user: str) -> bool:
+        return self._mutate(self.ns.set_permission, path, permission, self.caller(user))
+
+    def set_owner(self, path: str, owner, group, user: str) -> bool:
+        return self._mutate(self.ns.set_owner, path, owner, group, self.caller(user))
+
+    def set_times(self, path: str, mtime: int, atime: int, user: str) -> bool:
+        return self._mutate(self.ns.set_times, path, mtime, atime, self.caller(user))
+
+    def set_replication(self, path: str, replication: int, user: str) -> bool:
+        return self._mutate(self.ns.set_replication, path, replication, self.caller(user))
+
+    def set_quota(self, path: str, ns_quota, ss_quota, user: str) -> bool:
+        return self._mutate(self.ns.set_quota, path, ns_quota, ss_quota, self.caller(user))
+
+    def set_xattr(self, path: str, name: str, value: bytes, flag: int, user: str) -> bool:
+        return self._mutate(self.ns.set_xattr, path, name, value, flag, self.caller(user))
+
+    def remove_xattr(self, path: str, name: str, user: str) -> bool:
+        return self._mutate(self.ns.remove_xattr, path, name, self.caller(user))
+
+    def concat(self, target: str, srcs: list[str], user: str) -> bool:
+        return self._mutate(self.ns.concat, target, srcs, self.caller(user))
+
+    def truncate(self, path: str, new_length: int, user: str) -> bool:
+        return self._mutate(self.ns.truncate, path, new_length, self.caller(user))
+
+    # ------------------------------------------------------------------ admin
+
+    def set_safe_mode(self, on: bool) -> None:
+        with self.lock:
+            if on != self.safe_mode:
+                log.info("safe mode is %s", "ON" if on else "OFF")
+            self.safe_mode = on
+
+    def save_namespace(self) -> int:
+        """Write a fresh image of everything logged and start an empty ``edits``.
+        Requires safe mode (as in HDFS), so the namespace cannot change meanwhile."""
+        with self.lock:
+            if not self.safe_mode:
+                raise SafeModeError("Safe mode should be turned ON in order to create "
+                                    "namespace image.")
+            self.journal.sync_all_locked()
+            txid = self.journal.txid
+            healthy = [d for d in self.dirs if d.healthy]
+            imagestore.install(healthy, lambda p: image.save(self.ns, p, self.namespace_id,
+                                                             txid))
+            self.journal.restart_segment()
+            self.last_checkpoint_txid = txid
+            self.last_checkpoint_time = time.time()
+            log.info("saved namespace at txid %d", txid)
+            return txid
+
+    def roll_edits(self) -> int:
+        with self.lock:
+            self.journal.check_writable()
+            return self.journal.roll()
+
+    def report(self) -> dict:
+        with self.lock:
+            j = self.journal
+            return {
+                "namespaceId": self.namespace_id,
+                "safeMode": self.safe_mode,
+                "lastWrittenTxid": j.txid,
+                "lastSyncedTxid": j.synced_txid,
+                "lastCheckpointTxid": self.last_checkpoint_txid,
+                "lastCheckpointTime": int(self.last_checkpoint_time * 1000),
+                "transactionsSinceLastCheckpoint": j.txid - self.last_checkpoint_txid,
+                "segment": j.segment_name,
+                "editsSize": {str(d.root): w.size for d, w in j.streams.items()},
+                "files": self.ns.files,
+                "directories": self.ns.dirs,
+                "nameDirs": [{"path": str(d.root), "healthy": d.healthy,
+                              "failure": d.failure} for d in self.dirs],
+                "syncs": j.metrics.syncs,
+                "syncSeconds": j.metrics.sync_seconds,
+                "txnsBatched": j.metrics.batched,
+            }

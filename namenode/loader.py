@@ -1,0 +1,224 @@
+"""Startup: the newest valid image, then every later record from ``edits`` and ``edits.new``.
+
+The rule that makes every crash point recoverable (DESIGN.md):
+
+1. Image candidates in every dir: ``fsimage`` checked against ``fsimage.md5`` and
+   ``fsimage.ckpt`` checked against ``fsimage.ckpt.md5`` (that sidecar is written only after the
+   uploaded image was verified, so a ckpt without it is partial and is discarded). The newest
+   valid one (highest txid) wins; if it is a ckpt, its swap is finished first.
+2. Replay every record with txid > image txid from ``edits`` and then ``edits.new``, checking
+   that txids continue without a gap. A torn tail is reported and truncated; corruption in
+   the middle stops startup (formats.errors).
+3. Dirs that lag (older image, shorter or missing edits, never formatted) are resynced from the
+   dir that was loaded, so every healthy dir holds the same files afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from formats import edits as E
+from formats import fsimage as F
+from formats.errors import FormatError, TxidGapError
+from namenode import durable, image, imagestore
+from namenode.errors import NameDirError, NamenodeError, ReplayError
+from namenode.namespace import Namespace
+from namenode.storage import (CKPT, CKPT_MD5, EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir,
+                              copy_file)
+
+log = logging.getLogger(__name__)
+
+PROGRESS_EVERY = 200_000
+
+
+@dataclass
+class ImageCandidate:
+    dir: NameDir
+    name: str                 # IMAGE or CKPT
+    md5: str
+    meta: F.ImageMeta
+
+
+@dataclass
+class Loaded:
+    """What startup found: the namespace, its ids, where appending resumes, what it noticed."""
+    ns: Namespace
+    namespace_id: int
+    image_txid: int
+    last_txid: int
+    segment: str                        # EDITS or EDITS_NEW: the file to append to
+    valid_lengths: dict = field(default_factory=dict)   # segment name -> valid length
+    torn_tails: list = field(default_factory=list)      # (path, TornTail)
+    replayed: int = 0
+    seconds: float = 0.0
+
+
+def replay(ns: Namespace, path: str, after_txid: int, expected: int,
+           max_record: int = E.DEFAULT_MAX_RECORD) -> tuple[E.EditsReader, int]:
+    """Apply every record of ``path`` with txid > ``after_txid``; the first applied one must be
+    ``expected``. Returns the finished reader and the number of ops applied."""
+    reader = E.EditsReader(path, max_record=max_record)
+    if reader.first_txid > expected:
+        raise TxidGapError(f"edits needed from txid {expected} are missing: {path} starts at "
+                           f"txid {reader.first_txid}", path=path, txid=expected)
+    appliers = ns._appliers
+    count = 0
+    for txid, op in reader:
+        if txid <= after_txid:
+            continue
+        try:
+            appliers[type(op)](op)
+        except NamenodeError as exc:
+            raise ReplayError(f"cannot apply txid {txid} from {path} ({op}): {exc}",
+                              path=path) from exc
+        count += 1
+        if count % PROGRESS_EVERY == 0:
+            log.info("replaying %s: %d ops, at txid %d", path, count, txid)
+    return reader, count
+
+
+def load(dirs: list[NameDir], **ns_kw) -> Loaded:
+    """Load the namespace from locked name dirs (see the module docstring)."""
+    start = time.perf_counter()
+    formatted = [d for d in dirs if d.is_formatted()]
+    if not formatted:
+        raise NameDirError("No formatted name directory among " +
+                           ", ".join(str(d.root) for d in dirs) + "; run `nnlite format`")
+    namespace_id = _namespace_id(formatted)
+    best = _best_image(formatted, namespace_id)
+    if best.name == CKPT:
+        log.warning("finishing an interrupted image swap in %s", best.dir.current)
+        imagestore.finish_swap(best.dir, edits_new_to_edits=True)
+    for d in formatted:
+        imagestore.discard_ckpt(d)
+    ns, meta = image.load(str(best.dir.file(IMAGE)), best.md5, **ns_kw)
+    source = _edits_source(formatted)
+    loaded = _replay_dir(ns, source, meta.last_txid)
+    loaded.namespace_id = namespace_id
+    _resync(dirs, best.dir, source, loaded)
+    loaded.seconds = time.perf_counter() - start
+    log.info("namespace loaded: image txid %d, %d ops replayed, last txid %d, %d inodes, "
+             "%.2f s", loaded.image_txid, loaded.replayed, loaded.last_txid,
+             ns.files + ns.dirs, loaded.seconds)
+    return loaded
+
+
+def _namespace_id(dirs: list[NameDir]) -> int:
+    ids = {d: d.namespace_id() for d in dirs}
+    if len(set(ids.values())) > 1:
+        raise NameDirError("Name directories belong to different namespaces: " +
+                           ", ".join(f"{d.root}={i}" for d, i in ids.items()))
+    return next(iter(ids.values()))
+
+
+def _best_image(dirs: list[NameDir], namespace_id: int) -> ImageCandidate:
+    found = [c for d in dirs for c in _candidates(d, namespace_id)]
+    if not found:
+        raise NameDirError("No valid fsimage in any name directory (" +
+                           ", ".join(str(d.root) for d in dirs) + "); see the log for why "
+                           "each was refused; `nnlite namenode --import-checkpoint` can rebuild "
+                           "one from the secondary's last checkpoint")
+    return max(found, key=lambda c: (c.meta.last_txid, c.name == IMAGE))
+
+
+def _candidates(d: NameDir, namespace_id: int):
+    for name, sidecar in ((IMAGE, IMAGE_MD5), (CKPT, CKPT_MD5)):
+        path = d.file(name)
+        if not path.exists():
+            continue
+        try:
+            md5 = _verified_md5(d, name, sidecar)
+            meta = F.read_meta(str(path))
+        except (FormatError, OSError) as exc:
+            log.warning("ignoring %s: %s", path, exc)
+            continue
+        if meta.namespace_id != namespace_id:
+            log.warning("ignoring %s: namespace id %d, the directory's is %d", path,
+                        meta.namespace_id, namespace_id)
+            continue
+        yield ImageCandidate(d, name, md5, meta)
+
+
+def _verified_md5(d: NameDir, name: str, sidecar: str) -> str:
+    """The image's digest, checked against its sidecar; finishes a half-renamed sidecar."""
+    actual = F.file_md5(str(d.file(name)))
+    for side in (sidecar, CKPT_MD5) if name == IMAGE else (sidecar,):
+        path = d.file(side)
+        if path.exists() and F.parse_md5_sidecar(path.read_text(), path=str(path)) == actual:
+            if side != sidecar:
+                # Crashed between steps 3 and 4 of imagestore's sequence: finish it.
+                log.warning("finishing an interrupted image swap in %s", d.current)
+                imagestore.finish_swap(d, edits_new_to_edits=True)
+            return actual
+    raise F.ImageCorruptError(f"digest {actual} matches no sidecar", path=str(d.file(name)))
+
+
+def _edits_source(dirs: list[NameDir]) -> NameDir:
+    """The dir whose edits reach furthest (sizes compared after a crash, newest segment first)."""
+    def reach(d: NameDir):
+        sizes = [d.file(n).stat().st_size if d.file(n).exists() else -1
+                 for n in (EDITS_NEW, EDITS)]
+        return tuple(sizes)
+    return max(dirs, key=reach)
+
+
+def _replay_dir(ns: Namespace, d: NameDir, image_txid: int) -> Loaded:
+    loaded = Loaded(ns, 0, image_txid, image_txid, EDITS)
+    expected = image_txid + 1
+    for name in (EDITS, EDITS_NEW):
+        path = d.file(name)
+        if not path.exists():
+            continue
+        reader, count = replay(ns, str(path), image_txid, expected)
+        loaded.replayed += count
+        loaded.segment = name
+        loaded.valid_lengths[name] = reader.valid_length
+        if reader.torn_tail is not None:
+            log.warning("torn tail in %s at offset %d (%d bytes: %s): truncating it; it holds "
+                        "no acknowledged op", path, reader.torn_tail.offset,
+                        reader.torn_tail.length, reader.torn_tail.reason)
+            loaded.torn_tails.append((str(path), reader.torn_tail))
+        expected = max(expected, reader.last_txid + 1)
+    loaded.last_txid = expected - 1
+    return loaded
+
+
+def _resync(dirs: list[NameDir], image_dir: NameDir, edits_dir: NameDir, loaded: Loaded):
+    """Give every dir the loaded image and the edits replayed (truncated to their valid part)."""
+    for name in (EDITS, EDITS_NEW):
+        if name in loaded.valid_lengths:
+            _truncate(edits_dir.file(name), loaded.valid_lengths[name])
+    for d in dirs:
+        if d is not image_dir:
+            _sync_file(image_dir, d, IMAGE)
+            _sync_file(image_dir, d, IMAGE_MD5)
+        if d is not edits_dir:
+            for name in (EDITS, EDITS_NEW):
+                if name in loaded.valid_lengths:
+                    _sync_file(edits_dir, d, name)
+                else:
+                    durable.remove_durably(d.file(name))
+        if not d.is_formatted():
+            log.warning("restoring unformatted name directory %s from %s", d.root,
+                        image_dir.root)
+            copy_file(image_dir.file("VERSION"), d.file("VERSION"))
+
+
+def _truncate(path: Path, length: int) -> None:
+    if path.stat().st_size != length:
+        with open(path, "r+b") as f:
+            f.truncate(length)
+            durable.sync_fd(f.fileno(), str(path))
+
+
+def _sync_file(src_dir: NameDir, dst_dir: NameDir, name: str) -> None:
+    src, dst = src_dir.file(name), dst_dir.file(name)
+    if dst.exists() and dst.stat().st_size == src.stat().st_size and \
+            F.file_md5(str(dst)) == F.file_md5(str(src)):
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    log.warning("resyncing %s from %s", dst, src)
+    copy_file(src, dst)
