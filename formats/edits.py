@@ -22,13 +22,17 @@ Every segment starts with START_LOG_SEGMENT and, once rolled, ends with END_LOG_
 How a reader classifies what it finds at a record boundary:
 
 * no bytes left: a clean end.
-* a partial header, a record running past the end of the file, a bad last record, or a
-  tail of zero bytes (preallocated, never written): a *torn tail*. It is reported on
-  ``EditsReader.torn_tail``; the owner of the file truncates it to ``valid_length`` before
-  appending. A torn tail can only hold an op that was never acknowledged, because an op is
-  acknowledged only after the record and everything before it are fsynced.
-* a CRC mismatch or an undecodable payload with more data after it: ``CorruptRecordError``
-  with file, offset and the txid expected there. Never skipped.
+* a partial header, a record running past the end of the file, a bad last record (one
+  followed by nothing or only by zero bytes), or a tail of zero bytes (preallocated, never
+  written): a *torn tail*. It is reported on ``EditsReader.torn_tail``; the owner of the
+  file truncates it to ``valid_length`` before appending. A torn tail can only hold an op
+  that was never acknowledged, because an op is acknowledged only after the record and
+  everything before it are fsynced.
+* a CRC mismatch or an undecodable payload with more (non-zero) data after it:
+  ``CorruptRecordError`` with file, offset and the txid expected there. Never skipped.
+* a record that looks torn but whose CRC matches the msgpack object after its header at a
+  different length, with data after that object: a damaged length field, so
+  ``CorruptRecordError`` (a bit flip in a middle record's length is not a torn tail).
 * a length above ``max_record``: ``RecordTooLargeError`` before any memory is allocated.
 * a txid other than the expected one: ``TxidGapError``.
 
@@ -41,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import mmap
 import os
+import re
 import struct
 import zlib
 from dataclasses import dataclass
@@ -320,15 +325,14 @@ def decode_payload(payload, *, path: str | None = None, offset: int | None = Non
     """Turn one payload into ``(txid, op)``; any decoding failure becomes CorruptRecordError."""
     try:
         items = msgpack.unpackb(payload, use_list=False, raw=False, strict_map_key=True)
-        cls = OPS[items[0]]
-        txid = items[1]
-        op = cls(*items[2:])
-        if type(txid) is not int:
-            raise TypeError(f"txid is {type(txid).__name__}")
-    except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException) as exc:
-        raise CorruptRecordError(f"undecodable edits record: {exc}", path=path, offset=offset,
+        if (type(items) is not tuple or len(items) < 2 or type(items[0]) is not int
+                or type(items[1]) is not int):
+            raise TypeError("payload is not an array [op_code, txid, field...] of integers")
+        op = OPS[items[0]](*items[2:])
+    except (ValueError, TypeError, KeyError, msgpack.UnpackException) as exc:
+        raise CorruptRecordError(f"undecodable edits record: {exc!r}", path=path, offset=offset,
                                  txid=expected_txid) from exc
-    return txid, op
+    return items[1], op
 
 
 def decode_header(data: bytes, *, path: str | None = None) -> int:
@@ -371,22 +375,24 @@ class EditsReader:
         self.max_record = max_record
         with open(self.path, "rb") as f:
             self.first_txid = decode_header(f.read(HEADER_SIZE), path=self.path)
+        self._reset()
+
+    def _reset(self) -> None:
         self.valid_length = HEADER_SIZE
         self.last_txid = self.first_txid - 1
         self.torn_tail: TornTail | None = None
         self.records = 0
 
     def __iter__(self) -> Iterator[tuple[int, Op]]:
+        self._reset()
         with open(self.path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size <= HEADER_SIZE:
                 return
+            # Slicing an mmap copies, so no view of it outlives the map (an exception's
+            # traceback holding a memoryview slice would make closing it raise BufferError).
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                view = memoryview(mm)
-                try:
-                    yield from self._records(view, size)
-                finally:
-                    view.release()
+                yield from self._records(mm, size)
 
     def _records(self, buf, size: int) -> Iterator[tuple[int, Op]]:
         off = HEADER_SIZE
@@ -397,32 +403,20 @@ class EditsReader:
                 self._torn(off, size, "partial record header")
                 return
             length, crc = unpack_header(buf, off)
-            if length == 0 and crc == 0 and not any(buf[off:size]):
-                self._torn(off, size, "zero-filled tail")
-                return
-            if length > self.max_record:
-                raise RecordTooLargeError(
-                    f"record claims {length} bytes, the maximum is {self.max_record}",
-                    path=self.path, offset=off, txid=expected)
             end = off + RECORD_HEADER_SIZE + length
-            if end > size:
-                self._torn(off, size, f"record of {length} bytes runs past the end")
+            if length > self.max_record or end > size:
+                self._bad_length(buf, off, end, size, expected, length)
                 return
             payload = buf[off + RECORD_HEADER_SIZE:end]
             if length == 0 or _crc32(payload, _crc32(buf[off:off + 4])) != crc:
-                if end == size:
-                    self._torn(off, size, "bad CRC in the last record")
-                    return
-                raise CorruptRecordError("edits record CRC mismatch", path=self.path,
-                                         offset=off, txid=expected)
+                self._bad_crc(buf, off, end, size, expected, crc)
+                return
             try:
                 txid, op = decode_payload(payload, path=self.path, offset=off,
                                           expected_txid=expected)
-            except CorruptRecordError:
-                if end == size:
-                    self._torn(off, size, "undecodable last record")
-                    return
-                raise
+            except CorruptRecordError as exc:
+                self._bad_record(buf, off, end, size, expected, "undecodable last record", exc)
+                return
             if txid != expected:
                 raise TxidGapError(f"expected txid {expected}, found {txid}", path=self.path,
                                    offset=off, txid=txid)
@@ -433,8 +427,67 @@ class EditsReader:
             self.last_txid = txid
             self.records += 1
 
+    def _bad_length(self, buf, off: int, end: int, size: int, expected: int,
+                    length: int) -> None:
+        """A length above the maximum is an error; one running past the end may be torn."""
+        if length > self.max_record:
+            raise RecordTooLargeError(
+                f"record claims {length} bytes, the maximum is {self.max_record}",
+                path=self.path, offset=off, txid=expected)
+        self._bad_record(buf, off, end, size, expected,
+                         f"record of {length} bytes runs past the end", None)
+
+    def _bad_crc(self, buf, off: int, end: int, size: int, expected: int, crc: int) -> None:
+        """A record failing its CRC: a zero-filled or torn tail, or a CorruptRecordError."""
+        if end == off + RECORD_HEADER_SIZE and crc == 0 and _zeros(buf, off, size):
+            self._torn(off, size, "zero-filled tail")
+            return
+        error = CorruptRecordError("edits record CRC mismatch", path=self.path, offset=off,
+                                   txid=expected)
+        self._bad_record(buf, off, end, size, expected, "bad CRC in the last record", error)
+
+    def _bad_record(self, buf, off: int, end: int, size: int, expected: int, reason: str,
+                    error: CorruptRecordError | None) -> None:
+        """A record that fails its checks is a torn tail only if nothing but zeros follows it
+        and its length field is intact; otherwise ``error`` (or a length-field error) is raised."""
+        if end < size and not _zeros(buf, end, size):
+            raise error
+        true_end = _true_end(buf, off, size, self.max_record)
+        if true_end is not None and not _zeros(buf, true_end, size):
+            raise CorruptRecordError(
+                f"edits record length field is damaged: its CRC matches a record of "
+                f"{true_end - off - RECORD_HEADER_SIZE} bytes, and data follows it",
+                path=self.path, offset=off, txid=expected) from error
+        return self._torn(off, size, reason)
+
     def _torn(self, off: int, size: int, reason: str) -> None:
         self.torn_tail = TornTail(off, size - off, reason)
+
+
+_NONZERO = re.compile(rb"[^\x00]")
+
+
+def _zeros(buf, start: int, stop: int) -> bool:
+    """True when ``buf[start:stop]`` holds only zero bytes (or nothing)."""
+    return start >= stop or _NONZERO.search(buf, start, stop) is None
+
+
+def _true_end(buf, off: int, size: int, max_record: int) -> int | None:
+    """Where the record at ``off`` ends if its length field is wrong but the rest is intact:
+    the end of the first msgpack object after the record header, if the CRC confirms it."""
+    start = off + RECORD_HEADER_SIZE
+    data = buf[start:min(size, start + max_record)]
+    unpacker = msgpack.Unpacker(max_buffer_size=max(len(data), 1))
+    unpacker.feed(data)
+    try:
+        unpacker.skip()
+    except (ValueError, msgpack.UnpackException):
+        return None
+    n = unpacker.tell()
+    (crc,) = LENGTH.unpack_from(buf, off + 4)
+    if _crc32(data[:n], _crc32(LENGTH.pack(n))) != crc:
+        return None
+    return start + n
 
 
 def read_all(path: str, **kw) -> tuple[list[tuple[int, Op]], EditsReader]:

@@ -20,7 +20,7 @@ import threading
 import time
 
 from formats import edits as E
-from namenode import durable
+from namenode import durable, faults
 from namenode.errors import StorageError
 from namenode.storage import EDITS, EDITS_NEW, NameDir
 
@@ -120,6 +120,9 @@ class Journal:
         start = time.perf_counter()
         for d, writer in list(self.streams.items()):
             try:
+                if len(data) > 1 and faults.due("journal.partial-write"):
+                    writer.write(data[:len(data) // 2 + 3])  # a torn tail, for the crash tests
+                    faults.act("journal.partial-write")
                 writer.write(data)
                 durable.sync_fd(writer.fd, writer.path)
             except OSError as exc:
