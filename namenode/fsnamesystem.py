@@ -135,14 +135,19 @@ class FSNamesystem:
         return self.identity.caller(user)
 
     def _mutate(self, method, *args):
+        result, txid = self.apply_and_log(method, *args)
+        if txid:
+            self.journal.sync(txid)
+        return result
+
+    def apply_and_log(self, method, *args) -> tuple[object, int]:
+        """Validate, apply and log one request under the lock; returns ``(result, txid)``
+        with txid 0 when nothing was logged. The op is acknowledged only once
+        ``journal.sync(txid)`` has returned (``_mutate``, or the async committer)."""
         with self.lock:
             self._check_writable()
             result, ops = method(*args)
-            if not ops:
-                return result
-            txid = self.journal.log(ops)
-        self.journal.sync(txid)
-        return result
+            return result, (self.journal.log(ops) if ops else 0)
 
     def _check_writable(self) -> None:
         if self.safe_mode:

@@ -151,6 +151,8 @@ def _build(ns: Namespace, table, meta, path: str) -> None:
     root = ns.root
     root.id, root.permission, root.owner, root.group = ids[0], perms[0], owners[0], groups[0]
     root.mtime, root.atime = mtimes[0], atimes[0]
+    if xattrs is not None and xattrs[0] is not None:
+        root.xattrs = _xattrs(xattrs[0])
     dirs = {ids[0]: root}
     files = 0
     for i in range(1, n):
@@ -178,12 +180,13 @@ def _build(ns: Namespace, table, meta, path: str) -> None:
             log.info("loading image %s: %d of %d inodes", path, i, n)
     ns.files, ns.dirs = files, len(dirs)
     ns.last_inode_id = max(ids)
-    _restore_quotas(dirs, ids, nsq, ssq)
+    _restore_quotas(ns, dirs, ids, nsq, ssq)
     ns.last_block_id = max((b[0] for bl in blocks for b in bl), default=0)
 
 
-def _restore_quotas(dirs, ids, nsq, ssq) -> None:
+def _restore_quotas(ns, dirs, ids, nsq, ssq) -> None:
     for i, inode_id in enumerate(ids):
         if (nsq[i] != NO_QUOTA or ssq[i] != NO_QUOTA) and inode_id in dirs:
             node = dirs[inode_id]
             node.quota = Quota(nsq[i], ssq[i], *usage(node))
+            ns.quota_dirs += 1

@@ -23,6 +23,8 @@ from namenode.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
 
 XATTR_NAMESPACES = ("user", "trusted", "system", "security", "raw")
 MAX_REPLICATION = 512
+MAX_PERMISSION = 0o7777
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def wall_clock_ms() -> int:
@@ -102,19 +104,16 @@ class Namespace(Tree):
     # ----------------------------------------------------------------------- mutations
 
     def mkdirs(self, path: str, permission: int, caller: Caller):
+        _check_permission(permission, path)
         parts = paths.split(path)
         nodes = self.resolve(parts)
+        P.check_traverse(caller, nodes[:-1])
         if len(nodes) == len(parts) + 1:
             if not nodes[-1].is_dir:
                 raise errors.FileAlreadyExistsError(f"Path is not a directory: {path}",
                                                     path=path)
-            P.check_traverse(caller, nodes[:-1])
             return True, []
         parent = nodes[-1]
-        if not parent.is_dir:
-            raise errors.ParentNotDirectoryError(f"{parent.path()} (is not a directory)",
-                                                 path=path)
-        P.check_traverse(caller, nodes[:-1])
         P.check(caller, parent, P.WRITE | P.EXECUTE)
         op = E.MkdirOp(paths.join(parts), self.last_inode_id + 1, permission, caller.user,
                        parent.group, self.clock())
@@ -129,6 +128,8 @@ class Namespace(Tree):
         if not parts:
             raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
         _check_replication(replication, path)
+        _check_permission(permission, path)
+        _check_long(block_size, "block size", path, minimum=1)
         nodes = self.resolve(parts)
         ops = []
         now = self.clock()
@@ -164,19 +165,18 @@ class Namespace(Tree):
 
     def delete(self, path: str, recursive: bool, caller: Caller):
         parts = paths.split(path)
-        if not parts:
-            return False, []
         nodes = self.resolve(parts)
-        if len(nodes) != len(parts) + 1:
+        found = len(nodes) == len(parts) + 1
+        P.check_traverse(caller, nodes[:-1] if found else nodes)
+        if not parts or not found:
             return False, []
         node, parent = nodes[-1], nodes[-2]
         if node.is_dir and node.children and not recursive:
             raise errors.PathIsNotEmptyDirectoryError(
                 f"`{path} is non empty': Directory is not empty", path=path)
-        P.check_traverse(caller, nodes[:-1])
         P.check(caller, parent, P.WRITE | P.EXECUTE)
         P.check_sticky(caller, parent, node, path)
-        P.check_subtree(caller, node, P.ALL) if node.is_dir and node.children else None
+        P.check_subtree(caller, node, P.ALL, skip_empty=True)
         return True, self._applied(E.DeleteOp(paths.join(parts), self.clock()))
 
     def rename_legacy(self, src: str, dst: str, caller: Caller):
@@ -224,6 +224,7 @@ class Namespace(Tree):
         return True, self._applied(op)
 
     def set_permission(self, path: str, permission: int, caller: Caller):
+        _check_permission(permission, path)
         self._owned(path, caller)
         return True, self._applied(E.SetPermissionsOp(paths.normalize(path), permission))
 
@@ -240,6 +241,8 @@ class Namespace(Tree):
         return True, self._applied(op)
 
     def set_times(self, path: str, mtime: int, atime: int, caller: Caller):
+        _check_long(mtime, "mtime", path)
+        _check_long(atime, "atime", path)
         node = self.status(path, caller)
         P.check(caller, node, P.WRITE, path)
         return True, self._applied(E.SetTimesOp(paths.normalize(path), mtime, atime))
@@ -264,6 +267,7 @@ class Namespace(Tree):
 
     def set_xattr(self, path: str, name: str, value: bytes, flag: int, caller: Caller):
         name = _xattr_name(name)
+        value = b"" if value is None else value
         if not flag & (XATTR_CREATE | XATTR_REPLACE):
             raise errors.IllegalArgumentError("XAttr flag must be CREATE and/or REPLACE",
                                               path=path)
@@ -279,9 +283,9 @@ class Namespace(Tree):
 
     def concat(self, target: str, srcs: list[str], caller: Caller):
         nodes = [self.status(p, caller) for p in [target, *srcs]]
-        for p, node in zip([target, *srcs], nodes):
-            P.check(caller, node, P.WRITE, p)
+        P.check(caller, nodes[0], P.WRITE, target)
         for p, node in zip(srcs, nodes[1:]):
+            P.check(caller, node, P.READ, p)
             P.check(caller, node.parent, P.WRITE, p)
         op = E.ConcatOp(paths.normalize(target), tuple(paths.normalize(s) for s in srcs),
                         self.clock())
@@ -390,4 +394,21 @@ def _quota_value(value: int | None, current: int, path: str) -> int:
     if value != NO_QUOTA and value <= 0:
         raise errors.IllegalArgumentError(
             f"Illegal value for quota of {path}: {value} (use -1 to remove a quota)", path=path)
+    _check_long(value, "quota", path)
     return value
+
+
+def _check_permission(permission: int, path: str) -> None:
+    """Mode bits, sticky and set-id bits included: what the fsimage column holds."""
+    if not 0 <= permission <= MAX_PERMISSION:
+        raise errors.IllegalArgumentError(
+            f"Invalid permission {permission:#o} for {path}: not within 0..{MAX_PERMISSION:#o}",
+            path=path)
+
+
+def _check_long(value: int, what: str, path: str, minimum: int = LONG_MIN) -> None:
+    """A value the edits log and the fsimage store as a signed 64-bit integer (a Java long):
+    a larger one would be applied and then fail to be logged."""
+    if not minimum <= value <= LONG_MAX:
+        raise errors.IllegalArgumentError(
+            f"Invalid {what} {value} for {path}: not within {minimum}..{LONG_MAX}", path=path)

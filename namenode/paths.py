@@ -8,34 +8,54 @@ characters in all.
 
 from __future__ import annotations
 
+import re
+
 from namenode.errors import InvalidPathError
 
 MAX_PATH_CHARS = 8000
 MAX_COMPONENT_BYTES = 255
 
 
+# An empty component, a "." or ".." component, ':' or NUL anywhere. Substring tests run
+# first because they cost far less than the regex, which only "/." (a dot file) needs.
+_BAD = re.compile(r"//|/\.\.?(?:/|$)|[:\x00]")
+
+
 def split(path: str) -> tuple[str, ...]:
     """Return the components of a valid absolute path ("/" has none)."""
-    if not isinstance(path, str) or not path.startswith("/"):
+    if type(path) is not str or path[:1] != "/":
         raise InvalidPathError(f"Invalid path name {path!r}: not an absolute path", path=path)
-    if len(path) > MAX_PATH_CHARS:
+    size = len(path)
+    if size == 1:
+        return ()
+    if size > MAX_PATH_CHARS:
         raise InvalidPathError(f"Invalid path name: longer than {MAX_PATH_CHARS} characters",
                                path=path[:100] + "...")
-    if path == "/":
-        return ()
-    body = path[1:-1] if path.endswith("/") else path[1:]
-    parts = tuple(body.split("/"))
-    for part in parts:
-        if not part or part == "." or part == ".." or ":" in part or "\0" in part:
+    if ("//" in path or ":" in path or "\0" in path) or ("/." in path and _BAD.search(path)):
+        _explain(path)
+    parts = tuple((path[1:-1] if path[-1] == "/" else path[1:]).split("/"))
+    if size > MAX_COMPONENT_BYTES // 4:
+        _check_lengths(path, parts)
+    return parts
+
+
+def _explain(path: str) -> None:
+    body = path[1:-1] if path.endswith("/") and not path.endswith("//") else path[1:]
+    for part in body.split("/"):
+        if not part or part in (".", "..") or ":" in part or "\0" in part:
             raise InvalidPathError(
                 f"Invalid path name {path!r}: component {part!r} is not allowed "
                 "(empty, '.', '..', or containing ':' or NUL)", path=path)
-        if len(part) > MAX_COMPONENT_BYTES // 4 and len(part.encode("utf-8", "surrogatepass")) \
-                > MAX_COMPONENT_BYTES:
+    raise InvalidPathError(f"Invalid path name {path!r}", path=path)
+
+
+def _check_lengths(path: str, parts: tuple) -> None:
+    for part in parts:
+        if len(part) > MAX_COMPONENT_BYTES // 4 and \
+                len(part.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES:
             raise InvalidPathError(
                 f"Invalid path name {path!r}: component longer than {MAX_COMPONENT_BYTES} bytes",
                 path=path)
-    return parts
 
 
 def join(parts) -> str:

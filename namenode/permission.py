@@ -103,12 +103,14 @@ def check_sticky(caller: Caller, parent: INode, child: INode, path: str | None =
         f"{parent.owner}:{parent.group}:{mode_string(parent)}", path=where)
 
 
-def check_subtree(caller: Caller, node: INode, access: int) -> None:
-    """``access`` on every directory of a subtree (recursive delete needs ALL on each)."""
+def check_subtree(caller: Caller, node: INode, access: int, skip_empty: bool = False) -> None:
+    """``access`` on every directory of a subtree (recursive delete needs ALL on each, and,
+    as in Hadoop's ``checkSubAccess`` with ``ignoreEmptyDir``, not on empty ones)."""
     if caller.superuser or not node.is_dir:
         return
     stack = [node]
     while stack:
         current = stack.pop()
-        check(caller, current, access)
+        if current.children or not skip_empty:
+            check(caller, current, access)
         stack.extend(c for c in current.children.values() if c.is_dir)

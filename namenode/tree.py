@@ -32,6 +32,7 @@ class Tree:
         self.last_block_id = 0
         self.files = 0
         self.dirs = 1
+        self.quota_dirs = 0       # directories with a quota; none -> quota walks are skipped
         self.max_xattrs = max_xattrs
         self.max_xattr_size = max_xattr_size
         self._appliers = {
@@ -112,6 +113,8 @@ class Tree:
                     stop: set | None = None) -> None:
         """Raise if adding the deltas under ``directory`` breaks a quota on it or above it
         (directories whose ids are in ``stop`` are skipped: they see no net change)."""
+        if not self.quota_dirs:
+            return
         node = directory
         while node is not None:
             quota = node.quota
@@ -119,8 +122,9 @@ class Tree:
                 _check_one_quota(node, quota, ns_delta, ss_delta)
             node = node.parent
 
-    @staticmethod
-    def add_usage(directory: INode, ns_delta: int, ss_delta: int) -> None:
+    def add_usage(self, directory: INode, ns_delta: int, ss_delta: int) -> None:
+        if not self.quota_dirs:
+            return
         node = directory
         while node is not None:
             if node.quota is not None:
@@ -130,9 +134,11 @@ class Tree:
 
     # ----------------------------------------------------------------------- appliers
 
-    def _mkdir(self, op: E.MkdirOp) -> None:
+    def _mkdir(self, op: E.MkdirOp, nodes: list | None = None) -> None:
+        """``nodes``: the live path's resolution of ``op.path`` under the same lock."""
         parts = paths.split(op.path)
-        nodes = self.resolve(parts)
+        if nodes is None:
+            nodes = self.resolve(parts)
         if len(nodes) == len(parts) + 1:
             raise errors.FileAlreadyExistsError(f"Path exists: {op.path}", path=op.path)
         parent = nodes[-1]
@@ -149,15 +155,18 @@ class Tree:
             parent.children[name] = node
             parent = node
         self.dirs += len(missing)
-        self.last_inode_id = max(self.last_inode_id, op.inode_id + len(missing) - 1)
+        if op.inode_id + len(missing) - 1 > self.last_inode_id:
+            self.last_inode_id = op.inode_id + len(missing) - 1
         nodes[-1].mtime = op.mtime
         self.add_usage(nodes[-1], len(missing), 0)
 
-    def _add_file(self, op: E.AddFileOp) -> None:
+    def _add_file(self, op: E.AddFileOp, parent: INodeDirectory | None = None) -> None:
+        """``parent``: the live path's resolution of the parent under the same lock."""
         parts = paths.split(op.path)
         if not parts:
             raise errors.FileAlreadyExistsError("/ is a directory", path=op.path)
-        parent = self.get_dir_for_create(parts, op.path)
+        if parent is None:
+            parent = self.get_dir_for_create(parts, op.path)
         name = parts[-1]
         old = parent.children.get(name)
         ns_delta, ss_delta = 1, op.length * op.replication
@@ -177,7 +186,8 @@ class Tree:
         if old is None:
             self.files += 1
         parent.mtime = op.mtime
-        self.last_inode_id = max(self.last_inode_id, op.inode_id)
+        if op.inode_id > self.last_inode_id:
+            self.last_inode_id = op.inode_id
         self.add_usage(parent, ns_delta, ss_delta)
 
     def _close_file(self, op: E.CloseFileOp) -> None:
@@ -249,15 +259,27 @@ class Tree:
             raise errors.PathIsNotDirectoryError(
                 f"Cannot set quota on a file: {op.path}", path=op.path)
         if op.ns_quota == NO_QUOTA and op.ss_quota == NO_QUOTA:
+            self.quota_dirs -= node.quota is not None
             node.quota = None
         elif node.quota is not None:
             node.quota.ns_quota, node.quota.ss_quota = op.ns_quota, op.ss_quota
         else:
             node.quota = Quota(op.ns_quota, op.ss_quota, *usage(node))
+            self.quota_dirs += 1
 
     def _set_xattr(self, op: E.SetXAttrOp) -> None:
         node = self.get(op.path)
         attrs = node.xattrs or {}
+        self._check_xattr(op, attrs)
+        node.xattrs = {**attrs, op.name: bytes(op.value)}
+
+    def _check_xattr(self, op: E.SetXAttrOp, attrs: dict) -> None:
+        """As Hadoop's FSDirXAttrOp: the size counts the name without its namespace prefix."""
+        size = len(op.name.partition(".")[2].encode()) + len(op.value)
+        if size > self.max_xattr_size:
+            raise errors.IllegalArgumentError(
+                f"The XAttr is too big. The maximum combined size of the name and value is "
+                f"{self.max_xattr_size}, but the total size is {size}", path=op.path)
         exists = op.name in attrs
         if exists and not op.flag & XATTR_REPLACE:
             raise errors.XAttrError(
@@ -271,11 +293,6 @@ class Tree:
             raise errors.XAttrError(
                 f"Cannot add additional XAttr to inode, would exceed limit of "
                 f"{self.max_xattrs}", path=op.path)
-        if len(op.name.encode()) + len(op.value) > self.max_xattr_size:
-            raise errors.XAttrError(
-                f"The XAttr is too big. The maximum combined size of the name and value is "
-                f"{self.max_xattr_size}", path=op.path)
-        node.xattrs = {**attrs, op.name: bytes(op.value)}
 
     def _remove_xattr(self, op: E.RemoveXAttrOp) -> None:
         node = self.get(op.path)
@@ -288,25 +305,28 @@ class Tree:
     def _concat(self, op: E.ConcatOp) -> None:
         target = self._complete_file(op.target)
         srcs = [self._complete_file(s) for s in op.srcs]
-        if not srcs or any(s is target for s in srcs) or len({id(s) for s in srcs}) != len(srcs):
-            raise errors.IllegalArgumentError(
-                "concat: the sources must be distinct files other than the target",
-                path=op.target)
+        _check_concat_sources(target, srcs, op.target)
         length = target.length + sum(s.length for s in srcs)
         ss_delta = sum(s.length * (target.replication - s.replication) for s in srcs)
         self.check_quota(target.parent, 0, ss_delta)
         blocks = target.blocks + tuple(b for s in srcs for b in s.blocks)
         for src in srcs:
             self._detach(src)
-            src.parent.mtime = op.mtime
-        self._resize(target, length)
+        # No second quota check: the net change was checked above, and a check of the target's
+        # growth alone could fail after the sources were detached.
+        self.add_usage(target.parent, 0, (length - target.length) * target.replication)
+        target.length = length
+        target.parent.mtime = op.mtime
         target.blocks = blocks
         target.checksum = None
         target.mtime = op.mtime
 
     def _truncate(self, op: E.TruncateOp) -> None:
         node = self._complete_file(op.path)
-        if not 0 <= op.new_length <= node.length:
+        if op.new_length < 0:
+            raise errors.IllegalArgumentError(
+                f"Cannot truncate to a negative file size: {op.new_length}.", path=op.path)
+        if op.new_length > node.length:
             raise errors.IllegalArgumentError(
                 f"Cannot truncate to a larger file size. Current size: {node.length}, "
                 f"truncate size: {op.new_length}.", path=op.path)
@@ -349,13 +369,20 @@ class Tree:
                 self.last_block_id = block[0]
 
     def _detach(self, node: INode) -> None:
-        """Remove a subtree from its parent and from every count."""
-        count, total = usage(node)
+        """Remove a subtree from its parent and from every count (one walk)."""
+        files = dirs = quotas = total = 0
+        for n in walk(node):
+            if n.is_dir:
+                dirs += 1
+                quotas += n.quota is not None
+            else:
+                files += 1
+                total += n.length * n.replication
         del node.parent.children[node.name]
-        dirs = sum(1 for n in walk(node) if n.is_dir) if node.is_dir else 0
         self.dirs -= dirs
-        self.files -= count - dirs
-        self.add_usage(node.parent, -count, -total)
+        self.files -= files
+        self.add_usage(node.parent, -(files + dirs), -total)
+        self.quota_dirs -= quotas
 
     def _move(self, src: str, dst: str, mtime: int, *, overwrite: bool) -> None:
         src_parts, dst_parts = paths.split(src), paths.split(dst)
@@ -392,6 +419,18 @@ class Tree:
 
 def _noop(op: E.Op) -> None:
     return None
+
+
+def _check_concat_sources(target: INodeFile, srcs: list, path: str) -> None:
+    """As Hadoop's FSDirConcatOp: distinct files other than the target, in its directory."""
+    if not srcs or any(s is target for s in srcs) or len({id(s) for s in srcs}) != len(srcs):
+        raise errors.IllegalArgumentError(
+            "concat: the sources must be distinct files other than the target", path=path)
+    for src in srcs:
+        if src.parent is not target.parent:
+            raise errors.IllegalArgumentError(
+                f"concat: source file {src.path()} is not in the same directory as the "
+                f"target {path}", path=path)
 
 
 def _check_one_quota(node: INode, quota: Quota, ns_delta: int, ss_delta: int) -> None:

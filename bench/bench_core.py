@@ -1,0 +1,271 @@
+"""Benchmarks of the core store (issue 2). Prints a table; see BENCHMARKS.md for figures.
+
+    python bench/bench_core.py writes [--ops 60000] [--callers 1,8,32]
+    python bench/bench_core.py replay [--ops 1000000]
+    python bench/bench_core.py image [--inodes 1000000]
+    python bench/bench_core.py all
+
+Every figure comes from one run on this machine; compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from formats import edits as E  # noqa: E402
+from namenode import image, loader  # noqa: E402
+from namenode.fsnamesystem import FSNamesystem, format_dirs  # noqa: E402
+from namenode.namespace import Namespace  # noqa: E402
+from namenode.storage import NameDir  # noqa: E402
+
+
+def workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="nnlite-bench-", dir=os.environ.get("BENCH_DIR")))
+
+
+# ----------------------------------------------------------------------------- writes
+
+def run_writes(kind: str, callers: int, ops: int) -> dict:
+    """``ops`` durable mkdirs (or creates) from ``callers`` threads in one process."""
+    tmp = workdir()
+    try:
+        format_dirs([NameDir(tmp / "name")])
+        fs = FSNamesystem.open([str(tmp / "name")])
+        user = fs.identity.superuser
+        for c in range(callers):
+            fs.mkdirs(f"/bench/c{c}", 0o755, user)
+        per = ops // callers
+        syncs0 = fs.journal.metrics.syncs
+        barrier = threading.Barrier(callers + 1)
+
+        def work(c: int) -> None:
+            barrier.wait()
+            if kind == "mkdir":
+                for i in range(per):
+                    fs.mkdirs(f"/bench/c{c}/d{i}", 0o755, user)
+            else:
+                for i in range(per):
+                    fs.create(f"/bench/c{c}/f{i}", user)
+
+        threads = [threading.Thread(target=work, args=(c,)) for c in range(callers)]
+        for t in threads:
+            t.start()
+        barrier.wait()
+        start = time.perf_counter()
+        for t in threads:
+            t.join()
+        took = time.perf_counter() - start
+        syncs = fs.journal.metrics.syncs - syncs0
+        fs.close()
+        done = per * callers
+        return {"op": kind, "callers": callers, "ops": done, "seconds": took,
+                "ops/s": done / took, "fsyncs/s": syncs / took, "ops/fsync": done / syncs}
+    finally:
+        shutil.rmtree(tmp)
+
+
+def run_async_writes(kind: str, callers: int, ops: int) -> dict:
+    """The same load from ``callers`` asyncio tasks on one event loop (the server's model)."""
+    import asyncio
+    from namenode.committer import AsyncCommitter
+    tmp = workdir()
+    try:
+        format_dirs([NameDir(tmp / "name")])
+        fs = FSNamesystem.open([str(tmp / "name")])
+        user = fs.identity.superuser
+        caller = fs.caller(user)
+        for c in range(callers):
+            fs.mkdirs(f"/bench/c{c}", 0o755, user)
+        per = ops // callers
+
+        async def work(committer, c: int) -> None:
+            if kind == "mkdir":
+                for i in range(per):
+                    await committer.mutate(fs.ns.mkdirs, f"/bench/c{c}/d{i}", 0o755, caller)
+            else:
+                for i in range(per):
+                    await committer.mutate(fs.ns.create, f"/bench/c{c}/f{i}", caller)
+
+        async def run() -> float:
+            committer = AsyncCommitter(fs)
+            start = time.perf_counter()
+            await asyncio.gather(*(work(committer, c) for c in range(callers)))
+            took = time.perf_counter() - start
+            committer.close()
+            return took
+
+        syncs0 = fs.journal.metrics.syncs
+        took = asyncio.run(run())
+        syncs = fs.journal.metrics.syncs - syncs0
+        fs.close()
+        done = per * callers
+        return {"op": kind, "callers": callers, "ops": done, "seconds": took,
+                "ops/s": done / took, "fsyncs/s": syncs / took, "ops/fsync": done / syncs}
+    finally:
+        shutil.rmtree(tmp)
+
+
+def bench_writes(args) -> None:
+    print(f"{'op':6} {'callers':>14} {'ops':>7} {'ops/s':>9} {'fsyncs/s':>9} {'ops/fsync':>9}")
+    for kind in ("mkdir", "create"):
+        for mode, runner in (("threads", run_writes), ("async tasks", run_async_writes)):
+            for callers in args.callers:
+                r = runner(kind, callers, args.ops)
+                who = f"{callers} {mode}"
+                print(f"{r['op']:6} {who:>14} {r['ops']:7} {r['ops/s']:9.0f} "
+                      f"{r['fsyncs/s']:9.0f} {r['ops/fsync']:9.1f}", flush=True)
+
+
+# ----------------------------------------------------------------------------- replay
+
+def write_log(path: Path, ops: int) -> None:
+    """A log of ``ops`` records shaped like a real workload: mkdirs, creates, renames,
+    set-times, deletes in a few thousand directories."""
+    writer = E.EditsWriter.create(str(path), 1)
+    buf = bytearray(E.encode_record(1, E.StartLogSegmentOp()))
+    txid, inode = 1, 16386
+    now = 1_700_000_000_000
+    dirs = 0
+    while txid < ops:
+        d = f"/data/dir{dirs}"
+        batch = [E.MkdirOp(d, inode, 0o755, "spark", "hadoop", now)]
+        inode += 2 if dirs == 0 else 1
+        for j in range(48):
+            batch.append(E.AddFileOp(f"{d}/part-{j:05d}", inode, 3, 134217728, 0, 0o644,
+                                     "spark", "hadoop", now, now, False, "", ""))
+            inode += 1
+        batch.append(E.RenameOp(f"{d}/part-00000", f"{d}/_SUCCESS", now, False))
+        batch.append(E.SetTimesOp(f"{d}/part-00001", now + 1, now + 1))
+        batch.append(E.DeleteOp(f"{d}/part-00002", now))
+        for op in batch:
+            if txid >= ops:
+                break
+            txid += 1
+            buf += E.encode_record(txid, op)
+        dirs += 1
+        if len(buf) > 1 << 22:
+            writer.write(buf)
+            buf = bytearray()
+    writer.write(buf)
+    writer.fsync()
+    writer.close()
+
+
+def bench_replay(args) -> None:
+    tmp = workdir()
+    try:
+        path = tmp / "edits"
+        write_log(path, args.ops)
+        size = path.stat().st_size
+        ns = Namespace(clock=lambda: 0)
+        start = time.perf_counter()
+        reader, count = loader.replay(ns, str(path), 0, 1)
+        took = time.perf_counter() - start
+        print(f"replay: {count} ops ({size / 1e6:.1f} MB) in {took:.2f} s = "
+              f"{count / took:,.0f} ops/s; {ns.files + ns.dirs} inodes")
+    finally:
+        shutil.rmtree(tmp)
+
+
+# ----------------------------------------------------------------------------- image
+
+def build_namespace(inodes: int) -> Namespace:
+    """``inodes`` inodes: directories of 100 files each, as a Spark output tree looks."""
+    ns = Namespace(clock=lambda: 1_700_000_000_000)
+    inode = 16386
+    d = 0
+    total = 1
+    while total < inodes:
+        path = f"/warehouse/t{d // 100}/p{d}"
+        ns.apply(E.MkdirOp(path, inode, 0o755, "spark", "hadoop", 1_700_000_000_000 + d))
+        created = 3 if d == 0 else (2 if d % 100 == 0 else 1)
+        inode += created
+        total += created
+        for j in range(min(100, inodes - total)):
+            ns.apply(E.AddFileOp(f"{path}/part-{j:05d}", inode, 3, 134217728, 4096 * j,
+                                 0o644, "spark", "hadoop", 1_700_000_000_000 + inode,
+                                 1_700_000_000_000 + inode, False, "", ""))
+            inode += 1
+            total += 1
+        d += 1
+    return ns
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def bench_image(args) -> None:
+    tmp = workdir()
+    try:
+        ns = build_namespace(args.inodes)
+        n = ns.files + ns.dirs
+        path = tmp / "fsimage"
+        start = time.perf_counter()
+        info = image.save(ns, str(path), 1, 1)
+        save_s = time.perf_counter() - start
+        del ns
+        gc.collect()
+        print(f"image: {n} inodes, {info.size / 1e6:.1f} MB; save {save_s:.2f} s", flush=True)
+        # Load in a fresh process so its resident memory is not mixed with the build above.
+        out = subprocess.run([sys.executable, __file__, "_load", str(path), info.md5_hex],
+                             capture_output=True, text=True, check=True).stdout
+        print(out, end="")
+    finally:
+        shutil.rmtree(tmp)
+
+
+def load_child(path: str, md5: str) -> None:
+    import pyarrow as pa
+    gc.collect()
+    before = rss_bytes()
+    start = time.perf_counter()
+    ns, meta = image.load(path, md5)
+    took = time.perf_counter() - start
+    gc.collect()
+    pool = pa.default_memory_pool()
+    pool.release_unused()
+    after = rss_bytes()
+    n = ns.files + ns.dirs
+    print(f"load {took:.2f} s ({n / took:,.0f} inodes/s); resident memory of the loaded "
+          f"namespace: {(after - before) / n:.0f} bytes/inode (RSS after load and gc, minus "
+          f"RSS before, with Arrow's pool released: {pool.bytes_allocated()} bytes still held)")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_load":
+        return load_child(sys.argv[2], sys.argv[3])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", choices=["writes", "replay", "image", "all"])
+    parser.add_argument("--ops", type=int, default=None)
+    parser.add_argument("--callers", type=lambda s: [int(x) for x in s.split(",")],
+                        default=[1, 8, 32])
+    parser.add_argument("--inodes", type=int, default=1_000_000)
+    args = parser.parse_args()
+    print(f"# python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
+          f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
+    if args.what in ("writes", "all"):
+        args.ops = args.ops or 60_000
+        bench_writes(args)
+        args.ops = None
+    if args.what in ("replay", "all"):
+        args.ops = args.ops or 1_000_000
+        bench_replay(args)
+    if args.what in ("image", "all"):
+        bench_image(args)
+
+
+if __name__ == "__main__":
+    main()

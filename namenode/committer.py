@@ -1,0 +1,54 @@
+"""Group commit for an asyncio event loop: ops are applied on the loop, synced in a thread.
+
+Callers on the loop ``await committer.mutate(method, *args)``. The request is applied and
+logged at once (``FSNamesystem.apply_and_log``); its future joins the pending list. One sync
+runs at a time in a worker thread (``Journal.sync`` up to the newest pending txid); when it
+returns, every future up to that txid is resolved in one pass, and if more ops arrived
+meanwhile the next sync starts immediately. A batch therefore holds every op that arrived
+during the previous fsync, without a thread per caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+
+class AsyncCommitter:
+    def __init__(self, fs, loop: asyncio.AbstractEventLoop | None = None):
+        self.fs = fs
+        self.loop = loop or asyncio.get_running_loop()
+        self._pending: deque[tuple[int, asyncio.Future]] = deque()
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="nnlite-sync")
+        self._syncing = False
+
+    async def mutate(self, method, *args):
+        result, txid = self.fs.apply_and_log(method, *args)
+        if txid:
+            future = self.loop.create_future()
+            self._pending.append((txid, future))
+            if not self._syncing:
+                self._start_sync()
+            await future
+        return result
+
+    def _start_sync(self) -> None:
+        self._syncing = True
+        target = self._pending[-1][0]
+        task = self.loop.run_in_executor(self._executor, self.fs.journal.sync, target)
+        task.add_done_callback(lambda t: self._synced(t, target))
+
+    def _synced(self, task: asyncio.Future, target: int) -> None:
+        self._syncing = False
+        error = task.exception()
+        pending = self._pending
+        while pending and pending[0][0] <= target:
+            _, future = pending.popleft()
+            if not future.done():
+                future.set_exception(error) if error else future.set_result(None)
+        if pending:
+            self._start_sync()
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)

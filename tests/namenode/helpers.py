@@ -1,0 +1,125 @@
+"""Shared helpers for the namenode tests: callers, a structural dump of a namespace, invariant
+checks, and short ways to build files that the request API cannot build (blocks, leases).
+
+``dump(ns)`` is a nested structure of plain values holding every attribute of every inode plus
+the tree's counters, so two namespaces are equal exactly when their dumps are.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from formats import edits as E
+from namenode.inode import usage
+from namenode.namespace import Namespace
+from namenode.permission import Caller
+
+CLOCK_MS = 1000
+SUPER = Caller("hdfs", frozenset({"supergroup"}), superuser=True)
+ALICE = Caller("alice", frozenset({"staff"}))
+BOB = Caller("bob", frozenset({"staff"}))
+EVE = Caller("eve", frozenset({"guests"}))
+CLIENT = "DFSClient_1"
+
+_COMMON = ("id", "name", "permission", "owner", "group", "mtime", "atime")
+_FILE = ("replication", "block_size", "length", "blocks", "checksum", "client_name",
+         "client_machine")
+
+
+def new_ns(**kw) -> Namespace:
+    """A namespace on a fixed clock (every time it hands out is CLOCK_MS)."""
+    return Namespace(clock=lambda: CLOCK_MS, **kw)
+
+
+# ------------------------------------------------------------------------------- dumping
+
+def dump(ns) -> dict:
+    """Every inode attribute and every tree counter, as comparable plain values."""
+    return {"files": ns.files, "dirs": ns.dirs, "last_inode_id": ns.last_inode_id,
+            "last_block_id": ns.last_block_id, "root": dump_node(ns.root)}
+
+
+def dump_node(node) -> dict:
+    out = {attr: getattr(node, attr) for attr in _COMMON}
+    out["xattrs"] = dict(node.xattrs) if node.xattrs else None
+    if node.is_dir:
+        q = node.quota
+        out["quota"] = None if q is None else (q.ns_quota, q.ss_quota, q.ns_used, q.ss_used)
+        out["children"] = {name: dump_node(child) for name, child in node.children.items()}
+    else:
+        out.update({attr: getattr(node, attr) for attr in _FILE})
+    return out
+
+
+def check_invariants(ns) -> None:
+    """The invariants of inode.py and tree.py, recomputed from scratch."""
+    files, dirs = _check_subtree(ns.root)
+    assert (ns.files, ns.dirs) == (files, dirs)
+
+
+def _check_subtree(node) -> tuple[int, int]:
+    if not node.is_dir:
+        assert node.blocks == tuple(tuple(b) for b in node.blocks)
+        return 1, 0
+    if node.quota is not None:
+        assert (node.quota.ns_used, node.quota.ss_used) == usage(node), node.path()
+    files, dirs = 0, 1
+    for name, child in node.children.items():
+        assert child.parent is node and child.name == name
+        f, d = _check_subtree(child)
+        files, dirs = files + f, dirs + d
+    return files, dirs
+
+
+# ------------------------------------------------------------------------------- asserting
+
+def refused(ns, error: type, call, *args, **kw) -> Exception:
+    """``call`` raises exactly ``error`` and leaves the namespace as it was."""
+    before = dump(ns)
+    with pytest.raises(error) as info:
+        call(*args, **kw)
+    assert type(info.value) is error, f"{type(info.value).__name__}: {info.value}"
+    assert dump(ns) == before
+    return info.value
+
+
+def answers_false(ns, call, *args, **kw) -> None:
+    """``call`` returns ``(False, [])`` and leaves the namespace as it was."""
+    before = dump(ns)
+    assert call(*args, **kw) == (False, [])
+    assert dump(ns) == before
+
+
+# ------------------------------------------------------------------------------- building
+
+def mkdir(ns, path: str, perm: int = 0o755, owner: str | None = None,
+          group: str | None = None) -> None:
+    """A directory made by the superuser, then handed to ``owner``/``group``."""
+    ns.mkdirs(path, perm, SUPER)
+    if owner or group:
+        ns.set_owner(path, owner, group, SUPER)
+
+
+def touch(ns, path: str, caller: Caller = SUPER, perm: int = 0o644, **kw) -> list:
+    return ns.create(path, caller, permission=perm, **kw)[1]
+
+
+def write_file(ns, path: str, sizes=(100,), replication: int = 1, caller: Caller = SUPER,
+               checksum: bytes = b"\x01\x02") -> list:
+    """Create a file under construction, add one block per size, close it. Returns the ops."""
+    ops = ns.create(path, caller, replication=replication, client_name=CLIENT,
+                    client_machine="10.0.0.1")[1]
+    inode_id = ns.get(path).id
+    for size in sizes:
+        block = (ns.last_block_id + 1, size, 1001)
+        ops += apply_ops(ns, E.AddBlockOp(path, inode_id, block))
+    node = ns.get(path)
+    ops += apply_ops(ns, E.CloseFileOp(path, inode_id, node.length, CLOCK_MS, CLOCK_MS,
+                                       node.blocks, checksum))
+    return ops
+
+
+def apply_ops(ns, *ops) -> list:
+    for op in ops:
+        ns.apply(op)
+    return list(ops)

@@ -1,0 +1,713 @@
+"""Every request method of Namespace: its result, the ops it returns, and each typed error it
+raises. A request that raises, or answers False, must leave the tree exactly as it was
+(``refused`` / ``answers_false`` compare a full dump before and after)."""
+
+import pytest
+
+from formats import edits as E
+from namenode import errors
+from namenode.inode import ROOT_INODE_ID
+from namenode.tree import XATTR_CREATE, XATTR_REPLACE
+
+from tests.namenode.helpers import (ALICE, BOB, CLIENT, CLOCK_MS, EVE, SUPER, answers_false,
+                                    check_invariants, mkdir, new_ns, refused, touch,
+                                    write_file)
+
+BOTH = XATTR_CREATE | XATTR_REPLACE
+HOME = "/home/alice"
+
+
+@pytest.fixture
+def ns():
+    """/home/alice (alice:staff 755) and /shared (bob:staff 1777, sticky)."""
+    ns = new_ns()
+    mkdir(ns, HOME, owner="alice", group="staff")
+    mkdir(ns, "/shared", 0o1777, owner="bob", group="staff")
+    yield ns
+    check_invariants(ns)
+
+
+def later(ns, ms: int = 2000) -> None:
+    """Move the injected clock forward, to tell new times from old ones."""
+    ns.clock = lambda: ms
+
+
+# ----------------------------------------------------------------------------- mkdirs
+
+def test_mkdirs_creates_missing_parents_in_one_op():
+    ns = new_ns()
+    assert ns.mkdirs("/a/b/c", 0o500, SUPER) == (
+        True, [E.MkdirOp("/a/b/c", ROOT_INODE_ID + 1, 0o500, "hdfs", "supergroup", CLOCK_MS)])
+    a, b, c = ns.get("/a"), ns.get("/a/b"), ns.get("/a/b/c")
+    assert [a.id, b.id, c.id] == [ROOT_INODE_ID + 1, ROOT_INODE_ID + 2, ROOT_INODE_ID + 3]
+    assert [a.permission, b.permission, c.permission] == [0o700, 0o700, 0o500]
+    assert ns.dirs == 4 and ns.last_inode_id == c.id
+
+
+def test_mkdirs_sets_the_parent_mtime_and_inherits_its_group(ns):
+    later(ns)
+    assert ns.mkdirs(HOME + "/x", 0o755, ALICE)[0] is True
+    node = ns.get(HOME + "/x")
+    assert (node.owner, node.group, node.mtime, node.atime) == ("alice", "staff", 2000, 2000)
+    assert ns.get(HOME).mtime == 2000
+
+
+@pytest.mark.parametrize("path", ["/", HOME, HOME + "/"])
+def test_mkdirs_of_an_existing_directory_changes_nothing(ns, path):
+    before = ns.last_inode_id
+    assert ns.mkdirs(path, 0o700, ALICE) == (True, [])
+    assert ns.last_inode_id == before
+
+
+def test_mkdirs_over_a_file_is_refused(ns):
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.FileAlreadyExistsError, ns.mkdirs, HOME + "/f", 0o755, ALICE)
+    refused(ns, errors.ParentNotDirectoryError, ns.mkdirs, HOME + "/f/x", 0o755, ALICE)
+    refused(ns, errors.ParentNotDirectoryError, ns.mkdirs, HOME + "/f/x/y", 0o755, ALICE)
+
+
+@pytest.mark.parametrize("path", ["relative", "/a/../b", "/a//b", "/a:b"])
+def test_mkdirs_of_an_invalid_path_is_refused(ns, path):
+    refused(ns, errors.InvalidPathError, ns.mkdirs, path, 0o755, SUPER)
+
+
+def test_inode_ids_are_never_reused(ns):
+    ns.mkdirs("/gone", 0o755, SUPER)
+    gone = ns.get("/gone").id
+    ns.delete("/gone", False, SUPER)
+    ns.mkdirs("/new", 0o755, SUPER)
+    assert ns.get("/new").id == gone + 1
+
+
+# ----------------------------------------------------------------------------- create
+
+def test_create_makes_a_complete_empty_file(ns):
+    later(ns)
+    ok, ops = ns.create(HOME + "/f/", ALICE, permission=0o640, replication=3)
+    node = ns.get(HOME + "/f")
+    assert ok is True
+    assert ops == [E.AddFileOp(HOME + "/f", node.id, 3, 128 << 20, 0, 0o640, "alice", "staff",
+                               2000, 2000, False, "", "")]
+    assert (node.length, node.blocks, node.client_name, node.under_construction) == \
+        (0, (), None, False)
+    assert ns.get(HOME).mtime == 2000 and ns.files == 1
+
+
+def test_create_with_a_client_name_is_under_construction(ns):
+    ns.create(HOME + "/f", ALICE, client_name=CLIENT, client_machine="10.0.0.1")
+    node = ns.get(HOME + "/f")
+    assert node.under_construction
+    assert (node.client_name, node.client_machine) == (CLIENT, "10.0.0.1")
+
+
+def test_create_refuses_an_existing_file_without_overwrite(ns):
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.FileAlreadyExistsError, ns.create, HOME + "/f", ALICE)
+
+
+def test_create_with_overwrite_replaces_the_file(ns):
+    write_file(ns, HOME + "/f", sizes=(10, 20), caller=ALICE)
+    ns.set_xattr(HOME + "/f", "user.k", b"v", XATTR_CREATE, ALICE)
+    old = ns.get(HOME + "/f")
+    ok, ops = ns.create(HOME + "/f", ALICE, overwrite=True)
+    new = ns.get(HOME + "/f")
+    assert ok and ops[0].overwrite and new is not old and new.id == ns.last_inode_id
+    assert (new.length, new.blocks, new.xattrs, ns.files) == (0, (), None, 1)
+
+
+def test_create_over_a_file_under_construction_is_a_lease_conflict(ns):
+    ns.create(HOME + "/f", ALICE, client_name=CLIENT)
+    refused(ns, errors.LeaseError, ns.create, HOME + "/f", ALICE, overwrite=True)
+    refused(ns, errors.FileAlreadyExistsError, ns.create, HOME + "/f", ALICE)
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_create_over_a_directory_is_refused(ns, overwrite):
+    ns.mkdirs(HOME + "/d", 0o755, ALICE)
+    refused(ns, errors.FileAlreadyExistsError, ns.create, HOME + "/d", ALICE,
+            overwrite=overwrite)
+    refused(ns, errors.FileAlreadyExistsError, ns.create, "/", SUPER, overwrite=overwrite)
+
+
+def test_create_without_create_parent_needs_the_parent(ns):
+    refused(ns, errors.PathNotFoundError, ns.create, HOME + "/x/f", ALICE,
+            create_parent=False)
+
+
+def test_create_with_create_parent_logs_a_mkdir_first(ns):
+    first = ns.last_inode_id + 1
+    ok, ops = ns.create(HOME + "/x/y/f", ALICE, permission=0o600)
+    assert ops[0] == E.MkdirOp(HOME + "/x/y", first, 0o700, "alice", "staff", CLOCK_MS)
+    assert type(ops[1]) is E.AddFileOp and ops[1].inode_id == first + 2
+    assert ns.get(HOME + "/x/y").id == first + 1 and ns.get(HOME + "/x/y/f").id == first + 2
+
+
+@pytest.mark.parametrize("path", [HOME + "/f/g", HOME + "/f/x/g"])
+def test_create_under_a_file_is_refused(ns, path):
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.ParentNotDirectoryError, ns.create, path, ALICE)
+
+
+@pytest.mark.parametrize("replication", [0, -1, 513])
+def test_create_refuses_a_replication_out_of_range(ns, replication):
+    refused(ns, errors.IllegalArgumentError, ns.create, HOME + "/f", ALICE,
+            replication=replication)
+
+
+@pytest.mark.parametrize("block_size", [0, -1, 1 << 63])
+def test_create_refuses_a_block_size_out_of_range(ns, block_size):
+    refused(ns, errors.IllegalArgumentError, ns.create, HOME + "/f", ALICE,
+            block_size=block_size)
+
+
+def test_create_accepts_the_maximum_replication(ns):
+    assert ns.create(HOME + "/f", ALICE, replication=512)[0] is True
+
+
+@pytest.mark.parametrize("permission", [-1, 0o10000])
+def test_create_and_mkdirs_refuse_a_permission_out_of_range(ns, permission):
+    refused(ns, errors.IllegalArgumentError, ns.create, HOME + "/f", ALICE,
+            permission=permission)
+    refused(ns, errors.IllegalArgumentError, ns.mkdirs, HOME + "/d", permission, ALICE)
+
+
+# ----------------------------------------------------------------------------- delete
+
+def test_delete_a_file(ns):
+    touch(ns, HOME + "/f", ALICE)
+    later(ns)
+    assert ns.delete(HOME + "/f", False, ALICE) == (True, [E.DeleteOp(HOME + "/f", 2000)])
+    assert ns.lookup(("home", "alice", "f")) is None
+    assert ns.files == 0 and ns.get(HOME).mtime == 2000
+
+
+def test_delete_of_a_non_empty_directory_needs_recursive(ns):
+    touch(ns, HOME + "/d/f", ALICE)
+    refused(ns, errors.PathIsNotEmptyDirectoryError, ns.delete, HOME + "/d", False, ALICE)
+    assert ns.delete(HOME + "/d", True, ALICE)[0] is True
+    assert (ns.files, ns.dirs) == (0, 4)
+
+
+def test_delete_of_an_empty_directory_needs_no_recursive(ns):
+    ns.mkdirs(HOME + "/d", 0o755, ALICE)
+    assert ns.delete(HOME + "/d", False, ALICE)[0] is True
+
+
+@pytest.mark.parametrize("path", [HOME + "/missing", "/missing/deeper", "/"])
+@pytest.mark.parametrize("recursive", [False, True])
+def test_delete_of_a_missing_path_or_the_root_answers_false(ns, path, recursive):
+    answers_false(ns, ns.delete, path, recursive, SUPER)
+
+
+def test_delete_under_a_file_is_refused(ns):
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.ParentNotDirectoryError, ns.delete, HOME + "/f/x", False, ALICE)
+
+
+# ----------------------------------------------------------------------------- rename_legacy
+
+@pytest.fixture
+def tree(ns):
+    """Adds /home/alice/{src/f, dst/, file}."""
+    touch(ns, HOME + "/src/f", ALICE)
+    ns.mkdirs(HOME + "/dst", 0o755, ALICE)
+    touch(ns, HOME + "/file", ALICE)
+    return ns
+
+
+def test_rename_legacy_moves_to_a_new_name(tree):
+    node = tree.get(HOME + "/src/f")
+    later(tree)
+    assert tree.rename_legacy(HOME + "/src/f", HOME + "/dst/g", ALICE) == (
+        True, [E.RenameOldOp(HOME + "/src/f", HOME + "/dst/g", 2000)])
+    assert tree.get(HOME + "/dst/g") is node and node.name == "g"
+    assert tree.get(HOME + "/src").mtime == tree.get(HOME + "/dst").mtime == 2000
+
+
+def test_rename_legacy_into_an_existing_directory(tree):
+    ok, ops = tree.rename_legacy(HOME + "/src", HOME + "/dst", ALICE)
+    assert ops == [E.RenameOldOp(HOME + "/src", HOME + "/dst/src", CLOCK_MS)]
+    assert tree.get(HOME + "/dst/src/f").name == "f"
+
+
+@pytest.mark.parametrize("src, dst", [
+    (HOME + "/file", HOME + "/file"),      # a file onto itself
+    (HOME + "/file", HOME),                # into the directory it is already in
+])
+def test_rename_legacy_onto_itself_is_true_without_an_op(tree, src, dst):
+    before = tree.last_inode_id
+    assert tree.rename_legacy(src, dst, ALICE) == (True, [])
+    assert tree.last_inode_id == before
+
+
+@pytest.mark.parametrize("src, dst", [
+    (HOME + "/missing", HOME + "/x"),        # source missing
+    ("/", "/x"),                             # source is the root
+    (HOME + "/src", HOME + "/src"),          # a directory "into itself"
+    (HOME + "/src", HOME + "/src/sub"),      # destination under the source
+    (HOME + "/src/f", HOME + "/nodir/g"),    # destination parent missing
+    (HOME + "/src/f", HOME + "/file"),       # destination is an existing file
+    (HOME + "/file", HOME + "/file/g"),      # destination parent is a file
+    (HOME + "/src/f", HOME + "/file/x/g"),   # a file further up the destination
+])
+def test_rename_legacy_answers_false(tree, src, dst):
+    answers_false(tree, tree.rename_legacy, src, dst, ALICE)
+
+
+def test_rename_legacy_into_a_directory_holding_that_name_answers_false(tree):
+    touch(tree, HOME + "/dst/f", ALICE)
+    answers_false(tree, tree.rename_legacy, HOME + "/src/f", HOME + "/dst", ALICE)
+
+
+# ----------------------------------------------------------------------------- rename (rename2)
+
+def test_rename_moves_to_exactly_the_destination(tree):
+    assert tree.rename(HOME + "/src", HOME + "/dst/new", False, ALICE) == (
+        True, [E.RenameOp(HOME + "/src", HOME + "/dst/new", CLOCK_MS, False)])
+    assert tree.get(HOME + "/dst/new/f").name == "f"
+
+
+def test_rename_overwrites_a_file(tree):
+    node = tree.get(HOME + "/src/f")
+    assert tree.rename(HOME + "/src/f", HOME + "/file", True, ALICE)[0] is True
+    assert tree.get(HOME + "/file") is node and tree.files == 1
+
+
+def test_rename_overwrites_an_empty_directory(tree):
+    node = tree.get(HOME + "/src")
+    assert tree.rename(HOME + "/src", HOME + "/dst", True, ALICE)[0] is True
+    assert tree.get(HOME + "/dst") is node and tree.dirs == 5
+
+
+@pytest.mark.parametrize("src, dst, overwrite, error", [
+    ("/", HOME + "/x", False, errors.NamenodeError),
+    (HOME + "/src", "/", True, errors.NamenodeError),
+    (HOME + "/missing", HOME + "/x", False, errors.PathNotFoundError),
+    (HOME + "/src", HOME + "/src", True, errors.FileAlreadyExistsError),
+    (HOME + "/src", HOME + "/src/x", False, errors.NamenodeError),
+    (HOME + "/src/f", HOME + "/file", False, errors.FileAlreadyExistsError),
+    (HOME + "/src", HOME + "/dst", False, errors.FileAlreadyExistsError),
+    (HOME + "/src/f", HOME + "/dst", True, errors.NamenodeError),        # file over dir
+    (HOME + "/dst", HOME + "/file", True, errors.NamenodeError),         # dir over file
+    (HOME + "/dst", HOME + "/src", True, errors.NamenodeError),          # non-empty dir
+    (HOME + "/file", HOME + "/nodir/x", False, errors.PathNotFoundError),
+    (HOME + "/src/f", HOME + "/file/x", False, errors.ParentNotDirectoryError),
+    (HOME + "/src/f", HOME + "/file/x/y", False, errors.ParentNotDirectoryError),
+], ids=["src root", "dst root", "missing src", "same", "under source", "file exists",
+        "dir exists", "file over dir", "dir over file", "non-empty dir", "missing dst parent",
+        "dst parent is a file", "file further up the dst"])
+def test_rename_refusals(tree, src, dst, overwrite, error):
+    refused(tree, error, tree.rename, src, dst, overwrite, ALICE)
+
+
+# ----------------------------------------------------------------------------- attributes
+
+def test_set_permission_by_the_owner(ns):
+    touch(ns, HOME + "/f", ALICE)
+    assert ns.set_permission(HOME + "/f/", 0o1600, ALICE) == (
+        True, [E.SetPermissionsOp(HOME + "/f", 0o1600)])
+    assert ns.get(HOME + "/f").permission == 0o1600
+
+
+def test_set_permission_by_others(ns):
+    touch(ns, HOME + "/f", ALICE, perm=0o666)
+    refused(ns, errors.AccessControlError, ns.set_permission, HOME + "/f", 0o600, BOB)
+    assert ns.set_permission(HOME + "/f", 0o600, SUPER)[0] is True
+    refused(ns, errors.PathNotFoundError, ns.set_permission, HOME + "/nope", 0o600, ALICE)
+
+
+@pytest.mark.parametrize("permission", [-1, 0o10000, 1 << 40])
+def test_set_permission_refuses_a_permission_out_of_range(ns, permission):
+    refused(ns, errors.IllegalArgumentError, ns.set_permission, HOME, permission, ALICE)
+
+
+def test_set_owner_by_the_superuser(ns):
+    assert ns.set_owner(HOME, "bob", "anything", SUPER) == (
+        True, [E.SetOwnerOp(HOME, "bob", "anything")])
+    ns.set_owner(HOME, None, "other", SUPER)
+    node = ns.get(HOME)
+    assert (node.owner, node.group) == ("bob", "other")
+
+
+def test_set_owner_needs_a_user_or_a_group(ns):
+    refused(ns, errors.IllegalArgumentError, ns.set_owner, HOME, None, "", SUPER)
+    refused(ns, errors.IllegalArgumentError, ns.set_owner, HOME, "", None, SUPER)
+
+
+def test_only_the_superuser_changes_an_owner(ns):
+    refused(ns, errors.AccessControlError, ns.set_owner, HOME, "bob", None, ALICE)
+    assert ns.set_owner(HOME, "alice", None, ALICE)[0] is True   # unchanged: allowed
+
+
+def test_the_owner_may_change_the_group_to_one_of_its_groups(ns):
+    touch(ns, HOME + "/f", ALICE)
+    ns.set_owner(HOME + "/f", None, "other", SUPER)
+    assert ns.set_owner(HOME + "/f", None, "staff", ALICE)[0] is True
+    refused(ns, errors.AccessControlError, ns.set_owner, HOME + "/f", None, "guests", ALICE)
+    refused(ns, errors.AccessControlError, ns.set_owner, HOME + "/f", None, "staff", BOB)
+
+
+def test_set_times(ns):
+    touch(ns, HOME + "/f", ALICE)
+    assert ns.set_times(HOME + "/f", 5, -1, ALICE) == (
+        True, [E.SetTimesOp(HOME + "/f", 5, -1)])
+    ns.set_times(HOME + "/f", -1, 7, ALICE)
+    node = ns.get(HOME + "/f")
+    assert (node.mtime, node.atime) == (5, 7)
+
+
+def test_set_times_needs_write_access(ns):
+    touch(ns, HOME + "/f", ALICE, perm=0o644)
+    refused(ns, errors.AccessControlError, ns.set_times, HOME + "/f", 5, 5, BOB)
+    refused(ns, errors.PathNotFoundError, ns.set_times, HOME + "/nope", 5, 5, ALICE)
+
+
+@pytest.mark.parametrize("time", [1 << 63, -(1 << 63) - 1])
+def test_set_times_refuses_a_time_that_is_not_a_long(ns, time):
+    refused(ns, errors.IllegalArgumentError, ns.set_times, HOME, time, -1, ALICE)
+    refused(ns, errors.IllegalArgumentError, ns.set_times, HOME, -1, time, ALICE)
+
+
+def test_set_replication(ns):
+    write_file(ns, HOME + "/f", sizes=(100,), caller=ALICE)
+    assert ns.set_replication(HOME + "/f", 3, ALICE) == (
+        True, [E.SetReplicationOp(HOME + "/f", 3)])
+    assert ns.get(HOME + "/f").replication == 3
+
+
+def test_set_replication_of_a_directory_answers_false(ns):
+    answers_false(ns, ns.set_replication, HOME, 3, ALICE)
+
+
+@pytest.mark.parametrize("replication", [0, 513])
+def test_set_replication_out_of_range(ns, replication):
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.IllegalArgumentError, ns.set_replication, HOME + "/f", replication,
+            ALICE)
+
+
+def test_set_replication_needs_write_access(ns):
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.AccessControlError, ns.set_replication, HOME + "/f", 2, BOB)
+    refused(ns, errors.PathNotFoundError, ns.set_replication, HOME + "/nope", 2, ALICE)
+
+
+# ----------------------------------------------------------------------------- quotas
+
+def test_set_quota_sets_changes_and_removes(ns):
+    assert ns.set_quota(HOME, 10, 1000, SUPER) == (True, [E.SetQuotaOp(HOME, 10, 1000)])
+    q = ns.get(HOME).quota
+    assert (q.ns_quota, q.ss_quota, q.ns_used, q.ss_used) == (10, 1000, 1, 0)
+    assert ns.set_quota(HOME, None, 500, SUPER)[1] == [E.SetQuotaOp(HOME, 10, 500)]
+    assert ns.set_quota(HOME, -1, None, SUPER)[1] == [E.SetQuotaOp(HOME, -1, 500)]
+    ns.set_quota(HOME, None, -1, SUPER)
+    assert ns.get(HOME).quota is None
+
+
+def test_set_quota_counts_what_is_already_there(ns):
+    write_file(ns, HOME + "/d/f", sizes=(100,), replication=2, caller=ALICE)
+    ns.set_quota(HOME, 100, None, SUPER)
+    q = ns.get(HOME).quota
+    assert (q.ns_used, q.ss_used) == (3, 200)
+
+
+def test_set_quota_needs_the_superuser(ns):
+    refused(ns, errors.AccessControlError, ns.set_quota, HOME, 10, None, ALICE)
+
+
+@pytest.mark.parametrize("ns_quota, ss_quota", [(0, None), (None, 0), (-2, None), (None, -5),
+                                                (1 << 63, None)])
+def test_set_quota_refuses_illegal_values(ns, ns_quota, ss_quota):
+    refused(ns, errors.IllegalArgumentError, ns.set_quota, HOME, ns_quota, ss_quota, SUPER)
+
+
+def test_set_quota_on_a_file_or_a_missing_path(ns):
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.PathIsNotDirectoryError, ns.set_quota, HOME + "/f", 5, None, SUPER)
+    refused(ns, errors.PathNotFoundError, ns.set_quota, HOME + "/nope", 5, None, SUPER)
+
+
+def test_namespace_quota_limits_mkdirs_and_create(ns):
+    ns.set_quota(HOME, 3, None, SUPER)            # the directory itself counts
+    ns.mkdirs(HOME + "/a", 0o755, ALICE)
+    refused(ns, errors.NSQuotaExceededError, ns.mkdirs, HOME + "/b/c", 0o755, ALICE)
+    refused(ns, errors.NSQuotaExceededError, ns.create, HOME + "/b/f", ALICE)
+    touch(ns, HOME + "/a/f", ALICE)
+    refused(ns, errors.NSQuotaExceededError, ns.create, HOME + "/g", ALICE)
+    refused(ns, errors.NSQuotaExceededError, ns.mkdirs, HOME + "/a/d", 0o755, ALICE)
+
+
+def test_namespace_quota_of_an_ancestor_applies(ns):
+    ns.set_quota("/home", 3, None, SUPER)         # /home and /home/alice: one left
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.NSQuotaExceededError, ns.mkdirs, HOME + "/d", 0o755, ALICE)
+
+
+def test_overwriting_a_file_needs_no_namespace_quota(ns):
+    touch(ns, HOME + "/f", ALICE)
+    ns.set_quota(HOME, 2, None, SUPER)
+    assert ns.create(HOME + "/f", ALICE, overwrite=True)[0] is True
+
+
+def test_space_quota_limits_blocks(ns):
+    ns.set_quota(HOME, None, 250, SUPER)
+    write_file(ns, HOME + "/f", sizes=(100,), replication=2, caller=ALICE)
+    ns.create(HOME + "/g", ALICE, client_name=CLIENT)
+    g = ns.get(HOME + "/g")
+    for op in (E.AddBlockOp(g.path(), g.id, (99, 60, 1)),
+               E.UpdateBlocksOp(g.path(), g.id, ((99, 60, 1),)),
+               E.CloseFileOp(g.path(), g.id, 60, 1, 1, ((99, 60, 1),), b"")):
+        refused(ns, errors.DSQuotaExceededError, ns.apply, op)
+    refused(ns, errors.DSQuotaExceededError, ns.set_replication, HOME + "/f", 3, ALICE)
+    assert ns.set_replication(HOME + "/f", 1, ALICE)[0] is True
+
+
+def test_quotas_limit_a_rename_into_the_directory(ns):
+    mkdir(ns, "/q", 0o777)
+    ns.set_quota("/q", 2, None, SUPER)
+    ns.mkdirs("/big/sub", 0o755, SUPER)
+    refused(ns, errors.NSQuotaExceededError, ns.rename, "/big", "/q/big", False, SUPER)
+    assert ns.rename_legacy("/big/sub", "/q", SUPER)[0] is True
+    write_file(ns, "/f", sizes=(100,))
+    ns.set_quota("/q", -1, 50, SUPER)
+    refused(ns, errors.DSQuotaExceededError, ns.rename, "/f", "/q/f", False, SUPER)
+    refused(ns, errors.DSQuotaExceededError, ns.rename_legacy, "/f", "/q/sub", SUPER)
+
+
+def test_a_rename_inside_a_quota_directory_is_not_counted_twice(ns):
+    touch(ns, HOME + "/a/f", ALICE)
+    ns.set_quota(HOME, 3, None, SUPER)
+    assert ns.rename(HOME + "/a/f", HOME + "/g", False, ALICE)[0] is True
+    assert ns.get(HOME).quota.ns_used == 3
+
+
+def test_quota_usage_and_content_summary(ns):
+    write_file(ns, HOME + "/d/f", sizes=(100, 50), replication=3, caller=ALICE)
+    touch(ns, HOME + "/e", ALICE)
+    summary = {"length": 150, "fileCount": 2, "directoryCount": 2, "spaceConsumed": 450,
+               "quota": -1, "spaceQuota": -1}
+    assert ns.content_summary(HOME, ALICE) == summary
+    assert ns.quota_usage(HOME, ALICE) == {"fileAndDirectoryCount": 4, "spaceConsumed": 450,
+                                           "quota": -1, "spaceQuota": -1}
+    ns.set_quota(HOME, 10, 1000, SUPER)
+    assert ns.content_summary(HOME, ALICE) == {**summary, "quota": 10, "spaceQuota": 1000}
+    assert ns.quota_usage(HOME, ALICE) == {"fileAndDirectoryCount": 4, "spaceConsumed": 450,
+                                           "quota": 10, "spaceQuota": 1000}
+    assert ns.quota_usage(HOME + "/e", ALICE)["fileAndDirectoryCount"] == 1
+
+
+# ----------------------------------------------------------------------------- xattrs
+
+def test_set_and_get_xattrs(ns):
+    assert ns.set_xattr(HOME, "USER.k", b"v", XATTR_CREATE, ALICE) == (
+        True, [E.SetXAttrOp(HOME, "user.k", b"v", XATTR_CREATE)])
+    ns.set_xattr(HOME, "user.k", b"w", XATTR_REPLACE, ALICE)
+    ns.set_xattr(HOME, "user.j", b"", BOTH, ALICE)
+    assert ns.xattrs(HOME, ALICE) == {"user.k": b"w", "user.j": b""}
+    assert ns.xattrs(HOME, ALICE, ["user.k"]) == {"user.k": b"w"}
+
+
+def test_xattr_flags(ns):
+    ns.set_xattr(HOME, "user.k", b"v", XATTR_CREATE, ALICE)
+    refused(ns, errors.XAttrError, ns.set_xattr, HOME, "user.k", b"x", XATTR_CREATE, ALICE)
+    refused(ns, errors.XAttrError, ns.set_xattr, HOME, "user.n", b"x", XATTR_REPLACE, ALICE)
+    refused(ns, errors.IllegalArgumentError, ns.set_xattr, HOME, "user.k", b"x", 0, ALICE)
+
+
+@pytest.mark.parametrize("name", ["k", "user", "user.", ".k", "bogus.k", ""])
+def test_xattr_names_need_a_known_prefix(ns, name):
+    refused(ns, errors.IllegalArgumentError, ns.set_xattr, HOME, name, b"v", BOTH, ALICE)
+    refused(ns, errors.IllegalArgumentError, ns.remove_xattr, HOME, name, ALICE)
+
+
+def test_xattr_count_limit():
+    ns = new_ns(max_xattrs=2)
+    ns.set_xattr("/", "user.a", b"", BOTH, SUPER)
+    ns.set_xattr("/", "trusted.b", b"", BOTH, SUPER)
+    refused(ns, errors.XAttrError, ns.set_xattr, "/", "user.c", b"", BOTH, SUPER)
+    assert ns.set_xattr("/", "user.a", b"replaced", BOTH, SUPER)[0] is True
+
+
+def test_xattr_size_limit_counts_the_name_without_its_prefix():
+    ns = new_ns(max_xattr_size=10)
+    assert ns.set_xattr("/", "user.kk", b"12345678", BOTH, SUPER)[0] is True
+    refused(ns, errors.IllegalArgumentError, ns.set_xattr, "/", "user.kk", b"123456789", BOTH,
+            SUPER)
+
+
+def test_an_xattr_without_a_value_is_empty(ns):
+    assert ns.set_xattr(HOME, "user.k", None, BOTH, ALICE)[1][0].value == b""
+    assert ns.xattrs(HOME, ALICE) == {"user.k": b""}
+
+
+def test_trusted_xattrs_need_the_superuser_and_are_hidden_from_others(ns):
+    refused(ns, errors.AccessControlError, ns.set_xattr, HOME, "trusted.t", b"v", BOTH, ALICE)
+    ns.set_xattr(HOME, "trusted.t", b"v", BOTH, SUPER)
+    ns.set_xattr(HOME, "user.u", b"v", BOTH, ALICE)
+    assert ns.xattrs(HOME, ALICE) == {"user.u": b"v"}
+    assert ns.xattrs(HOME, SUPER) == {"user.u": b"v", "trusted.t": b"v"}
+    refused(ns, errors.XAttrError, ns.xattrs, HOME, ALICE, ["trusted.t"])
+    refused(ns, errors.AccessControlError, ns.remove_xattr, HOME, "trusted.t", ALICE)
+
+
+@pytest.mark.parametrize("name", ["system.x", "security.x", "raw.x"])
+def test_other_xattr_namespaces_are_refused(ns, name):
+    refused(ns, errors.AccessControlError, ns.set_xattr, HOME, name, b"v", BOTH, ALICE)
+
+
+def test_user_xattrs_need_write_to_change_and_read_to_get(ns):
+    ns.set_xattr(HOME, "user.k", b"v", BOTH, ALICE)
+    ns.set_permission(HOME, 0o711, ALICE)
+    refused(ns, errors.AccessControlError, ns.set_xattr, HOME, "user.k", b"x", BOTH, BOB)
+    refused(ns, errors.AccessControlError, ns.xattrs, HOME, BOB)
+    refused(ns, errors.AccessControlError, ns.remove_xattr, HOME, "user.k", BOB)
+
+
+def test_get_xattrs_with_a_missing_name(ns):
+    ns.set_xattr(HOME, "user.k", b"v", BOTH, ALICE)
+    refused(ns, errors.XAttrError, ns.xattrs, HOME, ALICE, ["user.k", "user.missing"])
+    assert ns.xattrs(HOME, ALICE, []) == {"user.k": b"v"}
+
+
+def test_remove_xattr(ns):
+    ns.set_xattr(HOME, "user.k", b"v", BOTH, ALICE)
+    ns.set_xattr(HOME, "user.j", b"v", BOTH, ALICE)
+    assert ns.remove_xattr(HOME, "user.k", ALICE) == (True, [E.RemoveXAttrOp(HOME, "user.k")])
+    refused(ns, errors.XAttrError, ns.remove_xattr, HOME, "user.k", ALICE)
+    ns.remove_xattr(HOME, "user.j", ALICE)
+    assert ns.get(HOME).xattrs is None
+    refused(ns, errors.XAttrError, ns.remove_xattr, HOME, "user.j", ALICE)
+
+
+# ----------------------------------------------------------------------------- concat, truncate
+
+@pytest.fixture
+def parts(ns):
+    """/home/alice/{t, s1, s2}: complete files of 1, 2 and 2 blocks."""
+    write_file(ns, HOME + "/t", sizes=(10,), caller=ALICE)
+    write_file(ns, HOME + "/s1", sizes=(20, 30), caller=ALICE)
+    write_file(ns, HOME + "/s2", sizes=(40,), caller=ALICE)
+    return ns
+
+
+def test_concat_appends_the_blocks_and_deletes_the_sources(parts):
+    blocks = [parts.get(HOME + p).blocks for p in ("/t", "/s1", "/s2")]
+    later(parts)
+    assert parts.concat(HOME + "/t", [HOME + "/s1", HOME + "/s2"], ALICE) == (
+        True, [E.ConcatOp(HOME + "/t", (HOME + "/s1", HOME + "/s2"), 2000)])
+    target = parts.get(HOME + "/t")
+    assert target.blocks == blocks[0] + blocks[1] + blocks[2]
+    assert (target.length, target.mtime, target.checksum, parts.files) == (100, 2000, None, 1)
+
+
+@pytest.mark.parametrize("srcs", [[], [HOME + "/t"], [HOME + "/s1", HOME + "/s1"]],
+                         ids=["no sources", "target as source", "duplicate source"])
+def test_concat_refuses_bad_source_lists(parts, srcs):
+    refused(parts, errors.IllegalArgumentError, parts.concat, HOME + "/t", srcs, ALICE)
+
+
+def test_concat_refuses_sources_in_another_directory(parts):
+    write_file(parts, HOME + "/d/s3", sizes=(5,), caller=ALICE)
+    refused(parts, errors.IllegalArgumentError, parts.concat, HOME + "/t", [HOME + "/d/s3"],
+            ALICE)
+
+
+def test_concat_refuses_missing_paths_and_directories(parts):
+    refused(parts, errors.PathNotFoundError, parts.concat, HOME + "/t", [HOME + "/x"], ALICE)
+    refused(parts, errors.PathNotFoundError, parts.concat, HOME + "/x", [HOME + "/s1"], ALICE)
+    parts.mkdirs(HOME + "/d", 0o755, ALICE)
+    refused(parts, errors.PathNotFoundError, parts.concat, HOME + "/t", [HOME + "/d"], ALICE)
+
+
+def test_concat_refuses_files_under_construction(parts):
+    parts.create(HOME + "/uc", ALICE, client_name=CLIENT)
+    refused(parts, errors.LeaseError, parts.concat, HOME + "/uc", [HOME + "/s1"], ALICE)
+    refused(parts, errors.LeaseError, parts.concat, HOME + "/t", [HOME + "/uc"], ALICE)
+
+
+def test_concat_permissions(parts):
+    parts.set_permission(HOME, 0o777, ALICE)
+    for name, perm in (("/t", 0o644), ("/s1", 0o600), ("/s2", 0o640)):
+        parts.set_permission(HOME + name, perm, ALICE)
+    refused(parts, errors.AccessControlError, parts.concat, HOME + "/t", [HOME + "/s2"], BOB)
+    parts.set_permission(HOME + "/t", 0o666, ALICE)
+    refused(parts, errors.AccessControlError, parts.concat, HOME + "/t", [HOME + "/s1"], BOB)
+    assert parts.concat(HOME + "/t", [HOME + "/s2"], BOB)[0] is True   # READ on a source
+
+
+def test_concat_that_lowers_usage_in_an_over_quota_directory_applies_whole(ns):
+    write_file(ns, HOME + "/t", sizes=(100,), replication=1, caller=ALICE)
+    write_file(ns, HOME + "/s", sizes=(100,), replication=3, caller=ALICE)
+    ns.set_quota(HOME, None, 150, SUPER)          # already exceeded: 400 bytes used
+    assert ns.concat(HOME + "/t", [HOME + "/s"], ALICE)[0] is True
+    assert ns.get(HOME).quota.ss_used == 200 and ns.get(HOME + "/t").length == 200
+
+
+def test_concat_that_raises_usage_over_the_space_quota_is_refused(ns):
+    write_file(ns, HOME + "/t", sizes=(100,), replication=3, caller=ALICE)
+    write_file(ns, HOME + "/s", sizes=(100,), replication=1, caller=ALICE)
+    ns.set_quota(HOME, None, 450, SUPER)
+    refused(ns, errors.DSQuotaExceededError, ns.concat, HOME + "/t", [HOME + "/s"], ALICE)
+
+
+def test_truncate_cuts_blocks(ns):
+    write_file(ns, HOME + "/f", sizes=(100, 100, 100), caller=ALICE)
+    ids = [b[0] for b in ns.get(HOME + "/f").blocks]
+    assert ns.truncate(HOME + "/f", 150, ALICE) == (
+        True, [E.TruncateOp(HOME + "/f", 150, CLOCK_MS)])
+    node = ns.get(HOME + "/f")
+    assert node.blocks == ((ids[0], 100, 1001), (ids[1], 50, 1001))
+    assert (node.length, node.checksum) == (150, None)
+    ns.truncate(HOME + "/f", 0, ALICE)
+    assert (node.length, node.blocks) == (0, ())
+
+
+@pytest.mark.parametrize("length", [101, -1])
+def test_truncate_out_of_range(ns, length):
+    write_file(ns, HOME + "/f", sizes=(100,), caller=ALICE)
+    refused(ns, errors.IllegalArgumentError, ns.truncate, HOME + "/f", length, ALICE)
+
+
+def test_truncate_refusals(ns):
+    write_file(ns, HOME + "/f", sizes=(100,), caller=ALICE)
+    ns.create(HOME + "/uc", ALICE, client_name=CLIENT)
+    refused(ns, errors.LeaseError, ns.truncate, HOME + "/uc", 0, ALICE)
+    refused(ns, errors.PathNotFoundError, ns.truncate, HOME, 0, ALICE)
+    refused(ns, errors.PathNotFoundError, ns.truncate, HOME + "/nope", 0, ALICE)
+    refused(ns, errors.AccessControlError, ns.truncate, HOME + "/f", 0, BOB)
+
+
+# ----------------------------------------------------------------------------- reads
+
+def names(nodes) -> list[str]:
+    return [n.name for n in nodes]
+
+
+def test_listing_pages_in_name_order(ns):
+    for name in ("c", "a", "d", "b"):
+        touch(ns, f"{HOME}/{name}", ALICE)
+    assert names(ns.listing(HOME, ALICE)[0]) == ["a", "b", "c", "d"]
+    page, remaining = ns.listing(HOME, ALICE, limit=2)
+    assert (names(page), remaining) == (["a", "b"], 2)
+    page, remaining = ns.listing(HOME, ALICE, start_after="b", limit=1)
+    assert (names(page), remaining) == (["c"], 1)
+    assert ns.listing(HOME, ALICE, start_after="bb") == ([ns.get(HOME + "/c"),
+                                                          ns.get(HOME + "/d")], 0)
+    assert ns.listing(HOME, ALICE, start_after="d") == ([], 0)
+
+
+def test_listing_a_file_lists_the_file(ns):
+    touch(ns, HOME + "/f", ALICE)
+    assert ns.listing(HOME + "/f", ALICE, start_after="zzz") == ([ns.get(HOME + "/f")], 0)
+
+
+def test_listing_refusals(ns):
+    refused(ns, errors.PathNotFoundError, ns.listing, HOME + "/nope", ALICE)
+    ns.set_permission(HOME, 0o711, ALICE)
+    refused(ns, errors.AccessControlError, ns.listing, HOME, BOB)
+
+
+def test_status(ns):
+    assert ns.status(HOME + "/", BOB) is ns.get(HOME)
+    refused(ns, errors.PathNotFoundError, ns.status, HOME + "/nope", BOB)
+    refused(ns, errors.InvalidPathError, ns.status, "nope", BOB)

@@ -1,0 +1,207 @@
+"""The HDFS permission model: the checks of permission.py on their own, then as the request
+methods of Namespace apply them (traverse, owner/group/other, sticky bit, superuser)."""
+
+import pytest
+
+from namenode import errors
+from namenode import permission as P
+from namenode.fsnamesystem import Identity
+from namenode.inode import INodeDirectory, INodeFile
+from namenode.permission import Caller
+
+from tests.namenode.helpers import (ALICE, BOB, EVE, SUPER, answers_false, mkdir, new_ns,
+                                    refused, touch)
+
+
+def directory(perm: int, owner: str = "alice", group: str = "staff") -> INodeDirectory:
+    return INodeDirectory(1, None, "d", perm, owner, group, 0)
+
+
+def file(perm: int) -> INodeFile:
+    return INodeFile(2, None, "f", perm, "alice", "staff", 0, 0, 1, 1)
+
+
+# ----------------------------------------------------------------------------- permission.py
+
+@pytest.mark.parametrize("node, text", [
+    (directory(0o755), "drwxr-xr-x"),
+    (directory(0o1777), "drwxrwxrwt"),
+    (directory(0o1776), "drwxrwxrwT"),
+    (file(0o640), "-rw-r-----"),
+    (file(0), "----------"),
+])
+def test_mode_string(node, text):
+    assert P.mode_string(node) == text
+
+
+@pytest.mark.parametrize("caller, perm, access, expected", [
+    (ALICE, 0o700, P.ALL, True),            # owner bits
+    (ALICE, 0o077, P.READ, False),          # the owner class matches first, even if it is empty
+    (BOB, 0o070, P.ALL, True),              # group bits
+    (BOB, 0o707, P.READ, False),            # the group class matches before other
+    (EVE, 0o007, P.ALL, True),              # other bits
+    (EVE, 0o770, P.EXECUTE, False),
+    (ALICE, 0o500, P.READ | P.WRITE, False),  # every asked bit is needed
+    (SUPER, 0o000, P.ALL, True),            # the superuser passes everything
+])
+def test_allowed_picks_the_first_matching_class(caller, perm, access, expected):
+    assert P.allowed(caller, directory(perm), access) is expected
+
+
+def test_denial_message_names_user_access_and_inode():
+    with pytest.raises(errors.AccessControlError) as info:
+        P.check(EVE, directory(0o750), P.WRITE, "/d")
+    assert str(info.value) == ('Permission denied: user=eve, access=WRITE, '
+                               'inode="/d":alice:staff:drwxr-x---')
+
+
+def test_sticky_bit_lets_only_the_owners_through():
+    parent, child = directory(0o1777, owner="bob"), file(0o666)
+    for caller in (ALICE, BOB, SUPER):       # owner of the entry, of the directory, superuser
+        P.check_sticky(caller, parent, child)
+    with pytest.raises(errors.AccessControlError):
+        P.check_sticky(EVE, parent, child)
+    P.check_sticky(EVE, directory(0o777, owner="bob"), child)   # no sticky bit: no check
+
+
+def test_supergroup_members_are_superusers():
+    identity = Identity(superuser="hdfs", groups={"ops": frozenset({"supergroup"}),
+                                                  "dev": frozenset({"staff"})})
+    assert identity.caller("hdfs").superuser and identity.caller("ops").superuser
+    assert not identity.caller("dev").superuser
+    assert identity.caller("dev").groups == frozenset({"staff"})
+    assert Identity(permissions_enabled=False).caller("anyone").superuser
+
+
+def test_parse_mapping():
+    assert Identity.parse_mapping(" a = g1, g2 ;b=;; c=g3") == {
+        "a": frozenset({"g1", "g2"}), "b": frozenset(), "c": frozenset({"g3"})}
+
+
+# ----------------------------------------------------------------------------- traverse
+
+@pytest.fixture
+def ns():
+    """/private (alice 700) holding d/f and an empty e; /shared (bob 1777); /open (777)
+    holding bob's file bobs."""
+    ns = new_ns()
+    mkdir(ns, "/private", 0o700, owner="alice", group="staff")
+    touch(ns, "/private/d/f")
+    ns.mkdirs("/private/e", 0o755, SUPER)
+    mkdir(ns, "/shared", 0o1777, owner="bob", group="staff")
+    mkdir(ns, "/open", 0o777)
+    touch(ns, "/open/bobs", BOB)
+    return ns
+
+
+@pytest.mark.parametrize("call", [
+    lambda ns: ns.status("/private/d", BOB),
+    lambda ns: ns.status("/private/missing", BOB),
+    lambda ns: ns.listing("/private/d", BOB),
+    lambda ns: ns.content_summary("/private/d", BOB),
+    lambda ns: ns.quota_usage("/private/d", BOB),
+    lambda ns: ns.xattrs("/private/d", BOB),
+    lambda ns: ns.mkdirs("/private/d", 0o755, BOB),
+    lambda ns: ns.mkdirs("/private/d/x", 0o755, BOB),
+    lambda ns: ns.create("/private/d/g", BOB),
+    lambda ns: ns.delete("/private/d/f", False, BOB),
+    lambda ns: ns.delete("/private/d", False, BOB),
+    lambda ns: ns.delete("/private/missing", False, BOB),
+    lambda ns: ns.rename_legacy("/private/d/f", "/open/f", BOB),
+    lambda ns: ns.rename("/private/d/f", "/open/f", False, BOB),
+    lambda ns: ns.rename("/open/bobs", "/private/d/o", False, BOB),
+    lambda ns: ns.set_times("/private/d/f", 1, 1, BOB),
+    lambda ns: ns.set_replication("/private/d/f", 2, BOB),
+    lambda ns: ns.truncate("/private/d/f", 0, BOB),
+], ids=["status", "status of a missing path", "listing", "content_summary", "quota_usage",
+        "xattrs", "mkdirs existing", "mkdirs", "create", "delete file",
+        "delete non-empty dir", "delete missing", "rename_legacy", "rename src", "rename dst",
+        "set_times", "set_replication", "truncate"])
+def test_every_request_needs_execute_on_the_directories_it_passes(ns, call):
+    error = refused(ns, errors.AccessControlError, call, ns)
+    assert "access=EXECUTE" in str(error) and 'inode="/private"' in str(error)
+
+
+def test_the_superuser_needs_no_execute(ns):
+    ns.set_permission("/private", 0o000, SUPER)
+    assert ns.status("/private/d/f", SUPER).name == "f"
+    assert ns.delete("/private/d", True, SUPER)[0] is True
+
+
+# ----------------------------------------------------------------------------- write access
+
+def test_creating_needs_write_on_the_parent(ns):
+    refused(ns, errors.AccessControlError, ns.mkdirs, "/x", 0o755, ALICE)
+    refused(ns, errors.AccessControlError, ns.create, "/x", ALICE)
+    assert ns.mkdirs("/open/x", 0o755, EVE)[0] is True
+
+
+def test_deleting_needs_write_on_the_parent(ns):
+    touch(ns, "/open/d/f", EVE)
+    ns.set_permission("/open/d", 0o755, EVE)
+    refused(ns, errors.AccessControlError, ns.delete, "/open/d/f", False, ALICE)
+    assert ns.delete("/open/d/f", False, EVE)[0] is True
+
+
+def test_recursive_delete_needs_all_on_every_non_empty_directory(ns):
+    ns.mkdirs("/open/t", 0o777, ALICE)
+    touch(ns, "/open/t/bobs/f", BOB)
+    ns.set_permission("/open/t/bobs", 0o755, BOB)
+    ns.mkdirs("/open/t/empty", 0o000, BOB)
+    refused(ns, errors.AccessControlError, ns.delete, "/open/t", True, ALICE)
+    ns.delete("/open/t/bobs", True, BOB)
+    assert ns.delete("/open/t", True, ALICE)[0] is True     # the empty 000 dir is ignored
+
+
+def test_renaming_needs_write_on_both_parents(ns):
+    touch(ns, "/open/f", ALICE)
+    ns.mkdirs("/open/ro", 0o755, BOB)
+    refused(ns, errors.AccessControlError, ns.rename, "/open/f", "/open/ro/f", False, ALICE)
+    refused(ns, errors.AccessControlError, ns.rename_legacy, "/open/f", "/open/ro", ALICE)
+    refused(ns, errors.AccessControlError, ns.rename, "/private/d/f", "/open/g", False, ALICE)
+    assert ns.rename("/open/f", "/open/g", False, EVE)[0] is True
+
+
+# ----------------------------------------------------------------------------- sticky bit
+
+def test_sticky_bit_on_delete(ns):
+    touch(ns, "/shared/alices", ALICE, perm=0o666)
+    touch(ns, "/shared/other", ALICE, perm=0o666)
+    refused(ns, errors.AccessControlError, ns.delete, "/shared/alices", False, EVE)
+    assert ns.delete("/shared/alices", False, BOB)[0] is True      # owns the directory
+    assert ns.delete("/shared/other", False, ALICE)[0] is True     # owns the entry
+
+
+def test_sticky_bit_on_rename(ns):
+    touch(ns, "/shared/alices", ALICE, perm=0o666)
+    touch(ns, "/shared/eves", EVE, perm=0o666)
+    refused(ns, errors.AccessControlError, ns.rename, "/shared/alices", "/shared/x", False, EVE)
+    refused(ns, errors.AccessControlError, ns.rename_legacy, "/shared/alices", "/open", EVE)
+    refused(ns, errors.AccessControlError, ns.rename, "/shared/eves", "/shared/alices", True,
+            EVE)                                                    # overwrite: the target too
+    refused(ns, errors.AccessControlError, ns.create, "/shared/alices", EVE, overwrite=True)
+    assert ns.rename("/shared/alices", "/shared/x", False, ALICE)[0] is True
+
+
+def test_missing_source_under_a_readable_parent_answers_false(ns):
+    answers_false(ns, ns.rename_legacy, "/open/missing", "/open/x", EVE)
+    answers_false(ns, ns.delete, "/open/missing", True, EVE)
+
+
+# ----------------------------------------------------------------------------- superuser
+
+def test_superuser_bypasses_every_check(ns):
+    touch(ns, "/shared/alices", ALICE, perm=0o000)
+    ns.set_permission("/shared", 0o1000, BOB)
+    assert ns.set_times("/shared/alices", 5, 5, SUPER)[0] is True
+    assert ns.rename("/shared/alices", "/private/a", False, SUPER)[0] is True
+    assert ns.set_owner("/private/a", "eve", "guests", SUPER)[0] is True
+    assert ns.delete("/private", True, SUPER)[0] is True
+
+
+def test_a_supergroup_member_is_a_superuser(ns):
+    admin = Identity(superuser="hdfs", groups={"ops": frozenset({"supergroup"})}).caller("ops")
+    assert admin.superuser
+    assert ns.delete("/private", True, admin)[0] is True
+    plain = Caller("ops", frozenset({"supergroup"}))       # the group alone grants nothing here
+    refused(ns, errors.AccessControlError, ns.delete, "/shared", True, plain)

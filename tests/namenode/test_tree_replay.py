@@ -1,0 +1,283 @@
+"""Replaying what the live path logged rebuilds the same tree, three ways: ``apply`` of the ops,
+an edits file read back through ``loader.replay``, and an fsimage saved and loaded.
+
+The property tests drive a namespace with random requests (typed refusals are part of the
+game: each must leave the tree unchanged), collect the ops, and compare full dumps."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from formats import edits as E
+from formats.errors import TxidGapError
+from namenode import errors, image, loader
+from namenode.namespace import Namespace
+
+from tests.namenode.helpers import (ALICE, BOB, CLIENT, SUPER, apply_ops, check_invariants,
+                                    dump, write_file)
+
+START_MS = 1000
+
+
+def counting_clock():
+    """A clock that ticks one millisecond per reading, the same for every fresh namespace."""
+    return itertools.count(START_MS).__next__
+
+
+def fresh() -> Namespace:
+    return Namespace(clock=counting_clock())
+
+
+# ----------------------------------------------------------------------------- requests
+
+# The seed's paths, paths one step away from them, and a few deeper ones.
+PATHS = ["/a", "/a/b", "/a/f", "/b", "/b/c", "/c", "/c/a", "/a/g", "/a/b/c", "/a/b/f", "/b/a",
+         "/c/b", "/c/a/x", "/d"]
+paths = st.sampled_from(PATHS)
+any_paths = st.sampled_from(PATHS + ["/"])
+files_in_a = st.sampled_from(["/a/f", "/a/g", "/a/h"])      # concat wants siblings
+xattr_paths = st.sampled_from(["/", "/a", "/a/f", "/b/c"])
+open_paths = st.one_of(st.just("/b/c"), paths)              # /b/c is under construction
+callers = st.sampled_from([SUPER, SUPER, SUPER, ALICE, BOB])
+perms = st.sampled_from([0o755, 0o700, 0o777, 0o1777, 0o500, 0o000])
+xattr_names = st.sampled_from(["user.a", "trusted.c"])
+quotas = st.sampled_from([None, -1, 2, 3, 6, 100, 1000])
+times = st.integers(-1, 10_000)
+
+
+def request(kind: str, *args):
+    return st.tuples(st.just(kind), *args)
+
+
+REQUESTS = st.one_of(
+    request("mkdirs", paths, perms, callers),
+    request("create", paths, callers, perms, st.booleans(), st.booleans(),
+            st.integers(1, 3), st.sampled_from(["", CLIENT])),
+    request("delete", any_paths, st.booleans(), callers),
+    request("rename_legacy", any_paths, any_paths, callers),
+    request("rename", any_paths, any_paths, st.booleans(), callers),
+    request("set_permission", paths, perms, callers),
+    request("set_owner", paths, st.sampled_from([None, "alice", "bob"]),
+            st.sampled_from([None, "staff", "other"]), callers),
+    request("set_times", paths, times, times, callers),
+    request("set_replication", paths, st.integers(1, 3), callers),
+    request("set_quota", any_paths, quotas, quotas, callers),
+    request("set_xattr", xattr_paths, xattr_names, st.binary(max_size=8), st.integers(1, 3),
+            callers),
+    request("remove_xattr", xattr_paths, xattr_names, callers),
+    request("truncate", st.one_of(files_in_a, paths), st.integers(0, 200), callers),
+    request("concat", files_in_a, st.lists(st.one_of(files_in_a, paths), min_size=1,
+                                           max_size=2), callers),
+    request("add_block", open_paths, st.integers(0, 200)),
+    request("update_blocks", open_paths, st.integers(0, 200)),
+    request("close", open_paths, st.binary(max_size=4)),
+)
+
+
+def run(ns: Namespace, req) -> list:
+    """Perform one request; returns its ops ([] when it changed nothing or was refused)."""
+    kind, *args = req
+    before = dump(ns)
+    try:
+        if kind in BLOCK_OPS:
+            return apply_ops(ns, *BLOCK_OPS[kind](ns, *args))
+        if kind == "create":
+            path, caller, perm, overwrite, parent, rep, client = args
+            return ns.create(path, caller, permission=perm, overwrite=overwrite,
+                             create_parent=parent, replication=rep, client_name=client)[1]
+        return getattr(ns, kind)(*args)[1]
+    except errors.NamenodeError:
+        assert dump(ns) == before, f"refused {req} changed the tree"
+        return []
+
+
+def _inode_id(ns: Namespace, path: str) -> int:
+    node = ns.lookup(tuple(path.split("/")[1:]))
+    return node.id if node is not None else 0
+
+
+def _add_block(ns, path, size):
+    return [E.AddBlockOp(path, _inode_id(ns, path), (ns.last_block_id + 1, size, 7))]
+
+
+def _update_blocks(ns, path, size):
+    blocks = ((ns.last_block_id + 1, size, 8), (ns.last_block_id + 2, size // 2, 8))
+    return [E.UpdateBlocksOp(path, _inode_id(ns, path), blocks)]
+
+
+def _close(ns, path, checksum):
+    node = ns.lookup(tuple(path.split("/")[1:]))
+    blocks = getattr(node, "blocks", ())
+    length = sum(b[1] for b in blocks)
+    return [E.CloseFileOp(path, _inode_id(ns, path), length, 4000, 4001, blocks, checksum)]
+
+
+BLOCK_OPS = {"add_block": _add_block, "update_blocks": _update_blocks, "close": _close}
+
+
+def seed(ns: Namespace) -> list:
+    """A starting tree, so that random requests meet something: most of PATHS exist, /a is
+    open to everyone and holds three files, /b/c is under construction."""
+    ops = ns.mkdirs("/a/b", 0o777, SUPER)[1] + ns.set_permission("/a", 0o777, SUPER)[1]
+    ops += ns.mkdirs("/c/b", 0o755, SUPER)[1]
+    for path, sizes, replication in (("/a/f", (100, 50), 1), ("/a/g", (10,), 1),
+                                     ("/a/h", (40, 40), 2),
+                                     ("/a/b/f", (20,), 3), ("/b/a", (5,), 1),
+                                     ("/c/a", (30,), 2)):
+        ops += write_file(ns, path, sizes=sizes, replication=replication)
+    return ops + ns.create("/b/c", SUPER, client_name=CLIENT)[1]
+
+
+def play(requests) -> tuple[Namespace, list]:
+    ns = fresh()
+    ops = seed(ns)
+    for req in requests:
+        ops += run(ns, req)
+    check_invariants(ns)
+    return ns, ops
+
+
+# ----------------------------------------------------------------------------- properties
+
+PROPERTY = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@PROPERTY
+@given(st.lists(REQUESTS, min_size=15, max_size=60))
+def test_applying_the_logged_ops_rebuilds_the_same_tree(requests):
+    live, ops = play(requests)
+    replica = fresh()
+    apply_ops(replica, *ops)
+    assert dump(replica) == dump(live)
+
+
+@settings(PROPERTY, max_examples=60)
+@given(st.lists(REQUESTS, min_size=15, max_size=60))
+def test_replaying_an_edits_file_rebuilds_the_same_tree(requests):
+    live, ops = play(requests)
+    replica = fresh()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_edits(os.path.join(tmp, "edits"), ops)
+        reader, count = loader.replay(replica, path, 0, 1)
+    assert (count, reader.last_txid, reader.torn_tail) == (len(ops), len(ops), None)
+    assert dump(replica) == dump(live)
+
+
+@settings(PROPERTY, max_examples=60)
+@given(st.lists(REQUESTS, min_size=15, max_size=60))
+def test_an_image_round_trip_keeps_the_same_tree(requests):
+    live, ops = play(requests)
+    loaded, meta = round_trip(live, last_txid=len(ops))
+    assert meta.last_txid == len(ops)
+    assert dump(loaded) == dump(live)
+    check_invariants(loaded)
+
+
+def write_edits(path: str, ops, first_txid: int = 1) -> str:
+    writer = E.EditsWriter.create(path, first_txid)
+    for txid, op in enumerate(ops, first_txid):
+        writer.write(E.encode_record(txid, op))
+    writer.close()
+    return path
+
+
+def round_trip(ns: Namespace, last_txid: int = 0):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "fsimage")
+        info = image.save(ns, path, 42, last_txid)
+        return image.load(path, info.md5_hex, clock=counting_clock())
+
+
+# ----------------------------------------------------------------------------- image, in full
+
+def rich_namespace() -> Namespace:
+    """Every attribute the image must carry: quotas (root included), xattrs (root included),
+    blocks, checksums, files under construction, sticky and set-id bits, odd names."""
+    ns = fresh()
+    ns.mkdirs("/q/sub", 0o1770, SUPER)
+    ns.set_owner("/q", "alice", "staff", SUPER)
+    ns.set_quota("/", 1000, None, SUPER)
+    ns.set_quota("/q", 10, 10_000, SUPER)
+    ns.set_quota("/q/sub", None, 5000, SUPER)
+    write_file(ns, "/q/sub/done", sizes=(100, 50), replication=3, checksum=b"\x00md5")
+    write_file(ns, "/q/nochecksum", sizes=(1,), checksum=b"")
+    ns.create("/q/open", ALICE, client_name=CLIENT, client_machine="host-1")
+    apply_ops(ns, E.AddBlockOp("/q/open", ns.get("/q/open").id, (500, 64, 9)))
+    ns.create("/q/open-empty", BOB, client_name="other-client")
+    ns.create("/数据 with space", SUPER, permission=0o6755)
+    ns.set_times("/数据 with space", 5, 123456789, SUPER)
+    ns.set_xattr("/", "user.root", b"r", 1, SUPER)
+    ns.set_xattr("/q", "trusted.t", bytes(range(256)), 1, SUPER)
+    ns.set_xattr("/q/sub/done", "user.empty", b"", 1, SUPER)
+    return ns
+
+
+def test_an_image_keeps_every_attribute():
+    ns = rich_namespace()
+    loaded, meta = round_trip(ns, last_txid=77)
+    assert dump(loaded) == dump(ns)
+    assert (meta.namespace_id, meta.last_txid, meta.inode_count) == (42, 77, 8)
+    assert loaded.root.xattrs == {"user.root": b"r"}
+    assert loaded.get("/q/open").client_machine == "host-1"
+    check_invariants(loaded)
+
+
+def test_an_image_keeps_the_last_ids_of_deleted_inodes_and_blocks():
+    ns = fresh()
+    write_file(ns, "/a/f", sizes=(10, 10))
+    ns.delete("/a", True, SUPER)
+    loaded, _ = round_trip(ns)
+    assert (loaded.last_inode_id, loaded.last_block_id) == (ns.last_inode_id, 2)
+    loaded.mkdirs("/b", 0o755, SUPER)
+    assert loaded.get("/b").id == ns.last_inode_id + 1
+
+
+def test_an_empty_namespace_round_trips():
+    ns = fresh()
+    assert dump(round_trip(ns)[0]) == dump(ns)
+
+
+def test_a_loaded_image_continues_like_the_original():
+    ns = rich_namespace()
+    loaded, _ = round_trip(ns)
+    for target in (ns, loaded):
+        target.clock = counting_clock()
+        write_file(target, "/q/sub/more", sizes=(200,), replication=3)
+        target.rename("/q/sub", "/moved", False, SUPER)
+        target.concat("/moved/done", ["/moved/more"], SUPER)
+    assert dump(loaded) == dump(ns)
+
+
+# ----------------------------------------------------------------------------- replay errors
+
+def test_replay_skips_records_the_image_already_holds():
+    ops = [E.MkdirOp("/a", 16386, 0o755, "u", "g", 5), E.MkdirOp("/b", 16387, 0o755, "u", "g", 6)]
+    replica = fresh()
+    apply_ops(replica, ops[0])
+    with tempfile.TemporaryDirectory() as tmp:
+        _, count = loader.replay(replica, write_edits(os.path.join(tmp, "e"), ops), 1, 2)
+    assert count == 1 and replica.get("/b").id == 16387
+
+
+def test_replay_of_an_op_that_does_not_fit_is_a_replay_error():
+    ops = [E.MkdirOp("/a", 16386, 0o755, "u", "g", 5), E.DeleteOp("/missing", 6)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_edits(os.path.join(tmp, "e"), ops)
+        with pytest.raises(errors.ReplayError) as info:
+            loader.replay(fresh(), path, 0, 1)
+    assert "txid 2" in str(info.value) and isinstance(info.value.__cause__,
+                                                      errors.PathNotFoundError)
+
+
+def test_replay_of_edits_that_start_too_late_is_a_gap():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_edits(os.path.join(tmp, "e"), [E.StartLogSegmentOp()], first_txid=5)
+        with pytest.raises(TxidGapError):
+            loader.replay(fresh(), path, 0, 1)
