@@ -170,7 +170,9 @@ def bench_replay(args) -> None:
         size = path.stat().st_size
         ns = Namespace(clock=lambda: 0)
         start = time.perf_counter()
+        gc.disable()  # as namenode.loader.load does around image load and replay
         reader, count = loader.replay(ns, str(path), 0, 1)
+        gc.enable()
         took = time.perf_counter() - start
         print(f"replay: {count} ops ({size / 1e6:.1f} MB) in {took:.2f} s = "
               f"{count / took:,.0f} ops/s; {ns.files + ns.dirs} inodes")
@@ -180,8 +182,9 @@ def bench_replay(args) -> None:
 
 # ----------------------------------------------------------------------------- image
 
-def build_namespace(inodes: int) -> Namespace:
-    """``inodes`` inodes: directories of 100 files each, as a Spark output tree looks."""
+def build_namespace(inodes: int, unique_names: bool = False) -> Namespace:
+    """``inodes`` inodes: directories of 100 files each, as a Spark output tree looks
+    (``part-00000`` ... in every directory), or with every file name distinct."""
     ns = Namespace(clock=lambda: 1_700_000_000_000)
     inode = 16386
     d = 0
@@ -193,7 +196,8 @@ def build_namespace(inodes: int) -> Namespace:
         inode += created
         total += created
         for j in range(min(100, inodes - total)):
-            ns.apply(E.AddFileOp(f"{path}/part-{j:05d}", inode, 3, 134217728, 4096 * j,
+            name = f"part-{inode:09d}" if unique_names else f"part-{j:05d}"
+            ns.apply(E.AddFileOp(f"{path}/{name}", inode, 3, 134217728, 4096 * j,
                                  0o644, "spark", "hadoop", 1_700_000_000_000 + inode,
                                  1_700_000_000_000 + inode, False, "", ""))
             inode += 1
@@ -210,7 +214,7 @@ def rss_bytes() -> int:
 def bench_image(args) -> None:
     tmp = workdir()
     try:
-        ns = build_namespace(args.inodes)
+        ns = build_namespace(args.inodes, args.unique_names)
         n = ns.files + ns.dirs
         path = tmp / "fsimage"
         start = time.perf_counter()
@@ -232,7 +236,9 @@ def load_child(path: str, md5: str) -> None:
     gc.collect()
     before = rss_bytes()
     start = time.perf_counter()
+    gc.disable()  # as namenode.loader.load does around image load and replay
     ns, meta = image.load(path, md5)
+    gc.enable()
     took = time.perf_counter() - start
     gc.collect()
     pool = pa.default_memory_pool()
@@ -253,6 +259,8 @@ def main() -> None:
     parser.add_argument("--callers", type=lambda s: [int(x) for x in s.split(",")],
                         default=[1, 8, 32])
     parser.add_argument("--inodes", type=int, default=1_000_000)
+    parser.add_argument("--unique-names", action="store_true",
+                        help="image: every file name distinct (no name sharing)")
     args = parser.parse_args()
     print(f"# python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
           f"{time.strftime('%Y-%m-%d %H:%M:%S')}")

@@ -152,7 +152,12 @@ class Journal:
 
     def roll(self) -> int:
         """End the current segment and continue in ``edits.new`` (lock held).
-        Returns the last txid of the closed segment."""
+        Returns the last txid of the closed segment.
+
+        Already in ``edits.new`` (a checkpoint that was retried before its swap), it is a
+        no-op, as in Hadoop 1: starting ``edits.new`` again would truncate acknowledged ops."""
+        if self.segment_name == EDITS_NEW:
+            return next(iter(self.streams.values())).first_txid - 1
         self.log([E.EndLogSegmentOp()])
         self.sync_all_locked()
         end = self.txid

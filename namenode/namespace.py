@@ -17,7 +17,7 @@ from typing import Callable
 from formats import edits as E
 from namenode import errors, paths
 from namenode import permission as P
-from namenode.inode import NO_QUOTA, INode, usage, walk
+from namenode.inode import NO_QUOTA, STICKY, INode, usage, walk
 from namenode.permission import Caller
 from namenode.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
 
@@ -83,6 +83,7 @@ class Namespace(Tree):
 
     def quota_usage(self, path: str, caller: Caller) -> dict:
         node = self.status(path, caller)
+        P.check_subtree(caller, node, P.READ | P.EXECUTE)   # as Hadoop's getQuotaUsage
         quota = node.quota if node.is_dir else None
         count, consumed = (quota.ns_used, quota.ss_used) if quota else usage(node)
         return {"fileAndDirectoryCount": count, "spaceConsumed": consumed,
@@ -301,6 +302,8 @@ class Namespace(Tree):
 
     def _applied(self, *ops: E.Op) -> list[E.Op]:
         for op in ops:
+            _check_loggable(op)
+        for op in ops:
             self.apply(op)
         return list(ops)
 
@@ -359,13 +362,25 @@ class Namespace(Tree):
 
     def _check_xattr_access(self, caller, node, name, path):
         namespace = name.split(".", 1)[0]
-        if namespace == "user":
+        if namespace == "user" and node.is_dir and node.permission & STICKY:
+            P.check_owner(caller, node, path)     # as Hadoop's checkXAttrChangeAccess
+        elif namespace == "user":
             P.check(caller, node, P.WRITE, path)
         elif namespace == "trusted":
             P.check_superuser(caller, f"set trusted xattrs on {path}")
         else:
             raise errors.AccessControlError(
                 f"User doesn't have permission for xattr: {name}", path=path)
+
+
+def _check_loggable(op: E.Op) -> None:
+    """An op the journal could not encode (a lone surrogate in a name, an integer beyond 64
+    bits) would change the tree and then fail to be logged; refuse it before it applies."""
+    try:
+        E.encode_payload(0, op)
+    except (OverflowError, UnicodeEncodeError, TypeError, ValueError) as exc:
+        raise errors.IllegalArgumentError(
+            f"{type(op).__name__} cannot be logged: {exc}") from exc
 
 
 def _xattr_name(name: str) -> str:

@@ -2,8 +2,8 @@
 
 A valid path is absolute, has no empty component (a single trailing slash is tolerated and
 dropped, as Hadoop's ``Path`` does), no ``.`` or ``..``, no ``:`` (HDFS rejects it in names),
-no NUL, no component over ``MAX_COMPONENT_BYTES`` in UTF-8 and at most ``MAX_PATH_CHARS``
-characters in all.
+no NUL, no lone surrogate (it has no UTF-8 form), no component over ``MAX_COMPONENT_BYTES`` in
+UTF-8 and at most ``MAX_PATH_CHARS`` characters in all.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ def split(path: str) -> tuple[str, ...]:
                                path=path[:100] + "...")
     if ("//" in path or ":" in path or "\0" in path) or ("/." in path and _BAD.search(path)):
         _explain(path)
+    if not path.isascii():
+        _check_utf8(path)
     parts = tuple((path[1:-1] if path[-1] == "/" else path[1:]).split("/"))
     if size > MAX_COMPONENT_BYTES // 4:
         _check_lengths(path, parts)
@@ -47,6 +49,16 @@ def _explain(path: str) -> None:
                 f"Invalid path name {path!r}: component {part!r} is not allowed "
                 "(empty, '.', '..', or containing ':' or NUL)", path=path)
     raise InvalidPathError(f"Invalid path name {path!r}", path=path)
+
+
+def _check_utf8(path: str) -> None:
+    """A lone surrogate (say from an undecodable command-line byte) has no UTF-8 form: it
+    could be applied to the tree but neither logged nor saved."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidPathError(f"Invalid path name {path!r}: not valid UTF-8",
+                               path=path.encode("utf-8", "replace").decode()) from exc
 
 
 def _check_lengths(path: str, parts: tuple) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from formats import edits as E
-from namenode.inode import usage
+from namenode.inode import usage, walk
 from namenode.namespace import Namespace
 from namenode.permission import Caller
 
@@ -52,9 +52,12 @@ def dump_node(node) -> dict:
 
 
 def check_invariants(ns) -> None:
-    """The invariants of inode.py and tree.py, recomputed from scratch."""
+    """The invariants of inode.py and tree.py (parent links, counters, quota usage, the count
+    of quota directories that lets quota walks be skipped), recomputed from scratch."""
     files, dirs = _check_subtree(ns.root)
     assert (ns.files, ns.dirs) == (files, dirs)
+    quotas = sum(1 for n in walk(ns.root) if n.is_dir and n.quota is not None)
+    assert ns.quota_dirs == quotas
 
 
 def _check_subtree(node) -> tuple[int, int]:

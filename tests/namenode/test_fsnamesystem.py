@@ -4,9 +4,11 @@ redundant dirs resynced from each other, torn tails, corruption, and group commi
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 import subprocess
 import sys
+import textwrap
 import threading
 from pathlib import Path
 
@@ -104,10 +106,16 @@ def test_a_second_open_is_refused_while_the_first_holds_the_dirs(tmp_path):
 
 def test_another_process_cannot_open_the_dirs(tmp_path):
     dirs = formatted(tmp_path)
-    code = ("import sys\nfrom namenode.fsnamesystem import FSNamesystem\n"
-            "from namenode.errors import NameDirError\n"
-            "try:\n    FSNamesystem.open(sys.argv[1:])\n"
-            "except NameDirError as exc:\n    print(exc)\n    sys.exit(3)\n")
+    code = textwrap.dedent("""
+        import sys
+        from namenode.errors import NameDirError
+        from namenode.fsnamesystem import FSNamesystem
+        try:
+            FSNamesystem.open(sys.argv[1:])
+        except NameDirError as exc:
+            print(exc)
+            sys.exit(3)
+    """)
     with open_fs(dirs):
         done = subprocess.run([sys.executable, "-c", code, *dirs], cwd=REPO,
                               capture_output=True, text=True, timeout=60)
@@ -136,7 +144,7 @@ def test_a_refused_request_logs_nothing(tmp_path):
         with pytest.raises(errors.FileAlreadyExistsError):
             fs.create("/data/part-0", USER)
         with pytest.raises(errors.AccessControlError):
-            fs.mkdirs("/data/x", 0o755, "mallory") if False else fs.set_quota("/", 5, 5, "x")
+            fs.set_quota("/", 5, 5, "mallory")
         assert fs.delete("/missing", True, USER) is False
         assert (current(dirs[0], EDITS).stat().st_size, fs.journal.txid) == (size, txid)
 
@@ -196,6 +204,19 @@ def test_roll_then_reopen_replays_both_segments(tmp_path):
     with open_fs(dirs) as fs:
         assert (fs.loaded.segment, fs.loaded.last_txid) == (EDITS_NEW, 5)
         assert dump(fs.ns) == expected
+
+
+def test_a_second_roll_before_the_checkpoint_is_a_no_op(tmp_path):
+    dirs = formatted(tmp_path)
+    with open_fs(dirs) as fs:
+        fs.mkdirs("/a", 0o755, USER)
+        assert fs.roll_edits() == 3
+        fs.mkdirs("/b", 0o755, USER)
+        assert fs.roll_edits() == 3                         # edits.new is kept, not restarted
+        fs.mkdirs("/c", 0o755, USER)
+    with open_fs(dirs) as fs:
+        assert sorted(fs.ns.root.children) == ["a", "b", "c"]
+        assert fs.roll_edits() == 3
 
 
 # ----------------------------------------------------------------------------- redundant dirs
@@ -272,6 +293,29 @@ def test_an_unformatted_dir_is_restored_from_a_formatted_one(tmp_path):
     assert reopened_dump([b]) == expected
 
 
+@pytest.mark.parametrize("stale", [0, 1])
+def test_a_dir_left_behind_before_a_save_does_not_hide_later_ops(tmp_path, stale):
+    """A dir that missed a save (say it was dropped after an I/O error) keeps a long old
+    segment; the ops acknowledged after the save are in the other dir's short new one."""
+    dirs = formatted(tmp_path, 2)
+    with open_fs(dirs) as fs:
+        populate(fs)
+        for i in range(20):
+            fs.mkdirs(f"/bulk/{i}", 0o755, USER)
+    old = tmp_path / "old"
+    shutil.copytree(Path(dirs[stale]) / "current", old)
+    with open_fs(dirs) as fs:
+        fs.set_safe_mode(True)
+        fs.save_namespace()
+        fs.set_safe_mode(False)
+        fs.mkdirs("/acknowledged", 0o755, USER)
+        expected = dump(fs.ns)
+    shutil.rmtree(Path(dirs[stale]) / "current")
+    shutil.copytree(old, Path(dirs[stale]) / "current")
+    assert reopened_dump(dirs) == expected
+    assert same_files(dirs, IMAGE, IMAGE_MD5, EDITS)
+
+
 def test_dirs_of_different_namespaces_are_refused(tmp_path):
     [a] = formatted(tmp_path, names=["a"])
     b = str(tmp_path / "b")
@@ -343,7 +387,6 @@ def test_group_commit_batches_concurrent_writers(tmp_path):
             try:
                 for i in range(per_thread):
                     fs.mkdirs(f"/t{t}/d{i}", 0o755, USER)
-                    assert fs.journal.synced_txid >= fs.journal.txid - threads * 2 or True
             except Exception as exc:            # reported below, on the main thread
                 failures.append(exc)
 
@@ -372,8 +415,8 @@ def test_every_returned_write_is_durable(tmp_path):
         assert fs.journal.metrics.syncs == 5
 
 
-@pytest.mark.skip(reason="Journal has no fault-injection hook to fail one dir's writes; "
-                         "closing a writer's fd from a test would be monkeypatching internals")
+@pytest.mark.skip(reason="no hook makes one dir's I/O fail (namenode.faults only kills or "
+                         "sleeps); closing a writer's fd from a test would patch internals")
 def test_a_dir_failing_io_is_dropped_and_writes_continue():
     """Wanted: with two dirs, make one dir's edits writes fail (a hook in the journal's write
     path), write, and check the dir is reported unhealthy while the other stays durable."""

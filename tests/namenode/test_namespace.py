@@ -7,9 +7,10 @@ import pytest
 from formats import edits as E
 from namenode import errors
 from namenode.inode import ROOT_INODE_ID
+from namenode.permission import Caller
 from namenode.tree import XATTR_CREATE, XATTR_REPLACE
 
-from tests.namenode.helpers import (ALICE, BOB, CLIENT, CLOCK_MS, EVE, SUPER, answers_false,
+from tests.namenode.helpers import (ALICE, BOB, CLIENT, CLOCK_MS, SUPER, answers_false,
                                     check_invariants, mkdir, new_ns, refused, touch,
                                     write_file)
 
@@ -169,6 +170,15 @@ def test_create_and_mkdirs_refuse_a_permission_out_of_range(ns, permission):
     refused(ns, errors.IllegalArgumentError, ns.create, HOME + "/f", ALICE,
             permission=permission)
     refused(ns, errors.IllegalArgumentError, ns.mkdirs, HOME + "/d", permission, ALICE)
+
+
+@pytest.mark.parametrize("call", [
+    lambda ns: ns.set_owner(HOME, None, "bad\udcff", SUPER),
+    lambda ns: ns.set_xattr(HOME, "user.bad\udcff", b"", BOTH, SUPER),
+    lambda ns: ns.mkdirs(HOME + "/x", 0o755, Caller("bad\udcff", superuser=True)),
+], ids=["group", "xattr name", "owner"])
+def test_a_request_whose_op_cannot_be_logged_is_refused(ns, call):
+    refused(ns, errors.IllegalArgumentError, call, ns)
 
 
 # ----------------------------------------------------------------------------- delete

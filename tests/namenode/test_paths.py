@@ -40,6 +40,8 @@ INVALID = [
     ("component one byte too long", "/" + "n" * (paths.MAX_COMPONENT_BYTES + 1)),
     ("multi-byte component over the limit", "/" + "é" * 128),
     ("4-byte characters over the limit", "/" + "😀" * 64),
+    ("lone surrogate", "/a/\udcff"),
+    ("lone surrogate in a long component", "/" + "x" * 100 + "\ud800"),
     ("path one char too long", "/" + "/".join(["x" * 99] * 80) + "y"),
 ]
 

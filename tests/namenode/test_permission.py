@@ -153,6 +153,13 @@ def test_recursive_delete_needs_all_on_every_non_empty_directory(ns):
     assert ns.delete("/open/t", True, ALICE)[0] is True     # the empty 000 dir is ignored
 
 
+@pytest.mark.parametrize("read", ["content_summary", "quota_usage"])
+def test_summaries_need_read_execute_on_the_whole_subtree(ns, read):
+    ns.mkdirs("/open/t/closed", 0o700, ALICE)
+    assert getattr(ns, read)("/open/t", ALICE)
+    refused(ns, errors.AccessControlError, getattr(ns, read), "/open/t", BOB)
+
+
 def test_renaming_needs_write_on_both_parents(ns):
     touch(ns, "/open/f", ALICE)
     ns.mkdirs("/open/ro", 0o755, BOB)
@@ -186,6 +193,13 @@ def test_sticky_bit_on_rename(ns):
 def test_missing_source_under_a_readable_parent_answers_false(ns):
     answers_false(ns, ns.rename_legacy, "/open/missing", "/open/x", EVE)
     answers_false(ns, ns.delete, "/open/missing", True, EVE)
+
+
+def test_user_xattrs_of_a_sticky_directory_are_its_owners_alone(ns):
+    refused(ns, errors.AccessControlError, ns.set_xattr, "/shared", "user.k", b"", 3, ALICE)
+    assert ns.set_xattr("/shared", "user.k", b"", 3, BOB)[0] is True
+    refused(ns, errors.AccessControlError, ns.remove_xattr, "/shared", "user.k", ALICE)
+    assert ns.remove_xattr("/shared", "user.k", SUPER)[0] is True
 
 
 # ----------------------------------------------------------------------------- superuser

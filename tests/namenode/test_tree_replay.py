@@ -145,7 +145,7 @@ def play(requests) -> tuple[Namespace, list]:
 
 # ----------------------------------------------------------------------------- properties
 
-PROPERTY = settings(max_examples=150, deadline=None,
+PROPERTY = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -158,7 +158,7 @@ def test_applying_the_logged_ops_rebuilds_the_same_tree(requests):
     assert dump(replica) == dump(live)
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=100)
 @given(st.lists(REQUESTS, min_size=15, max_size=60))
 def test_replaying_an_edits_file_rebuilds_the_same_tree(requests):
     live, ops = play(requests)
@@ -170,7 +170,7 @@ def test_replaying_an_edits_file_rebuilds_the_same_tree(requests):
     assert dump(replica) == dump(live)
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=100)
 @given(st.lists(REQUESTS, min_size=15, max_size=60))
 def test_an_image_round_trip_keeps_the_same_tree(requests):
     live, ops = play(requests)

@@ -1,0 +1,59 @@
+"""Errors to WebHDFS ``RemoteException`` responses, in one table.
+
+Hadoop's server (ExceptionHandler in the webhdfs package) answers 404 for
+FileNotFoundException, 403 for AccessControlException and SecurityException, 400 for
+IllegalArgumentException and UnsupportedOperationException, 500 otherwise; the body is
+``{"RemoteException": {"exception": <simple name>, "javaClassName": <FQCN>, "message": ...}}``.
+A RemoteException's exception name is what the Java client re-raises, so the names are exact.
+"""
+
+from __future__ import annotations
+
+import json
+
+from formats.errors import FormatError
+from namenode import errors
+from namenode.http.server import BadRequest, Response
+
+# (error class, HTTP status); the first match wins, so subclasses come first.
+STATUS = (
+    (errors.PathNotFoundError, 404),
+    (errors.AccessControlError, 403),
+    (errors.IllegalArgumentError, 400),
+    (errors.InvalidPathError, 400),
+    (errors.UnsupportedOperationError, 400),
+    (errors.NamenodeError, 500),
+)
+
+ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
+IO_EXCEPTION = "java.io.IOException"
+
+
+def body(java_class: str, message: str) -> bytes:
+    name = java_class.rsplit(".", 1)[-1]
+    return json.dumps({"RemoteException": {"exception": name, "javaClassName": java_class,
+                                           "message": message}}).encode()
+
+
+def remote(status: int, java_class: str, message: str) -> Response:
+    return Response(status, body(java_class, message))
+
+
+def from_error(exc: Exception) -> Response:
+    if isinstance(exc, errors.NamenodeError):
+        status = next(code for cls, code in STATUS if isinstance(exc, cls))
+        return remote(status, exc.JAVA_CLASS, str(exc))
+    if isinstance(exc, BadRequest):
+        return remote(exc.status, ILLEGAL_ARGUMENT, str(exc))
+    if isinstance(exc, FormatError):
+        return remote(500, IO_EXCEPTION, str(exc))
+    raise TypeError(f"not a mapped error: {exc!r}")
+
+
+def illegal_argument(message: str) -> Response:
+    return remote(400, ILLEGAL_ARGUMENT, message)
+
+
+def parse_error_response(status: int, message: str) -> Response:
+    """For the HTTP layer's own parse errors (bad request line, oversized head or body)."""
+    return remote(status, ILLEGAL_ARGUMENT, message)

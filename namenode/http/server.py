@@ -1,0 +1,319 @@
+"""A small HTTP/1.1 server on asyncio, built for many short requests on kept-alive connections.
+
+One ``asyncio.Protocol`` per connection parses requests straight from the receive buffer
+(request line, headers, a body by Content-Length or chunked encoding) and calls the
+application: ``app(request)`` returns a Response, or an awaitable of one (a mutation waits for
+its fsync without blocking the loop). Requests on one connection are answered in order; while
+an awaitable runs, reading from that connection pauses.
+
+Limits, each answered with a 4xx and the connection closed: a head over ``max_head`` bytes
+(431), a body over ``max_body`` bytes (413), a malformed request line, header or chunk (400).
+Graceful stop: close the listener, let in-flight requests finish (up to a grace period),
+close idle connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from http import HTTPStatus
+from urllib.parse import unquote_to_bytes
+
+log = logging.getLogger(__name__)
+
+REASONS = {s.value: s.phrase for s in HTTPStatus}
+MAX_HEAD = 64 * 1024
+MAX_BODY = 1 << 20
+
+
+class BadRequest(Exception):
+    """A request that cannot be parsed; ``status`` is what the client gets."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class Request:
+    __slots__ = ("method", "target", "path", "query", "headers", "body", "keep_alive", "peer")
+
+    def __init__(self, method, target, path, query, headers, body, keep_alive, peer):
+        self.method = method
+        self.target = target      # raw request target, as sent
+        self.path = path          # percent-decoded path (str), without the query
+        self.query = query        # lower-cased name -> list of values, in order
+        self.headers = headers    # lower-cased name -> value
+        self.body = body
+        self.keep_alive = keep_alive
+        self.peer = peer
+
+    def param(self, name: str, default=None):
+        """One query parameter (names are case-insensitive). Repeats must be identical."""
+        values = self.query.get(name)
+        if not values:
+            return default
+        if len(values) > 1 and any(v != values[0] for v in values):
+            raise BadRequest(400, f'Parameter "{name}" is given more than once with '
+                                  f"different values: {values}")
+        return values[0]
+
+
+class Response:
+    __slots__ = ("status", "body", "content_type", "headers")
+
+    def __init__(self, status: int = 200, body: bytes = b"",
+                 content_type: str = "application/json", headers=None):
+        self.status = status
+        self.body = body
+        self.content_type = content_type
+        self.headers = headers or ()
+
+
+def decode_component(raw: str, what: str) -> str:
+    """Percent-decode as UTF-8; invalid UTF-8 is a client error, not a server crash."""
+    try:
+        return unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(400, f"{what} is not valid UTF-8 after percent-decoding") from exc
+
+
+def parse_query(raw: str) -> dict[str, list[str]]:
+    query: dict[str, list[str]] = {}
+    for item in raw.split("&"):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        name = decode_component(name.replace("+", " "), "a parameter name").lower()
+        value = decode_component(value.replace("+", " "), f'parameter "{name}"')
+        query.setdefault(name, []).append(value)
+    return query
+
+
+def encode_response(response: Response, keep_alive: bool) -> bytes:
+    head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"
+            f"Content-Type: {response.content_type}\r\n"
+            f"Content-Length: {len(response.body)}\r\n"]
+    for name, value in response.headers:
+        head.append(f"{name}: {value}\r\n")
+    if not keep_alive:
+        head.append("Connection: close\r\n")
+    head.append("\r\n")
+    return "".join(head).encode("latin-1") + response.body
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, server: "HttpServer"):
+        self.server = server
+        self.transport = None
+        self.buf = bytearray()
+        self.busy = False
+        self.closing = False
+        self.peer = None
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        self.peer = transport.get_extra_info("peername")
+        self.server.connections.add(self)
+
+    def connection_lost(self, exc) -> None:
+        self.server.connections.discard(self)
+        self.closing = True
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        if not self.busy:
+            self.process()
+
+    def process(self) -> None:
+        """Answer every complete request in the buffer, in order."""
+        while self.buf and not self.busy and not self.closing:
+            try:
+                request = self.parse()
+            except BadRequest as exc:
+                self.fail(exc)
+                return
+            if request is None:
+                return
+            self.server.in_flight += 1
+            try:
+                result = self.server.app(request)
+            except BaseException:
+                self.server.in_flight -= 1
+                raise
+            if isinstance(result, Response):
+                self.server.in_flight -= 1
+                self.respond(result, request.keep_alive)
+            else:
+                self.busy = True
+                self.transport.pause_reading()
+                task = asyncio.ensure_future(result)
+                task.add_done_callback(lambda t, r=request: self.finished(t, r))
+
+    def finished(self, task: asyncio.Future, request: Request) -> None:
+        self.server.in_flight -= 1
+        self.busy = False
+        if task.cancelled():
+            self.close()
+            return
+        self.respond(task.result(), request.keep_alive)
+        if not self.closing:
+            self.transport.resume_reading()
+            self.process()
+
+    def respond(self, response: Response, keep_alive: bool) -> None:
+        keep_alive = keep_alive and not self.server.stopping
+        if not self.closing:
+            self.transport.write(encode_response(response, keep_alive))
+        if not keep_alive:
+            self.close()
+
+    def fail(self, exc: BadRequest) -> None:
+        self.respond(self.server.error_response(exc.status, str(exc)), False)
+
+    def close(self) -> None:
+        self.closing = True
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    # ------------------------------------------------------------------ parsing
+
+    def parse(self) -> Request | None:
+        buf = self.buf
+        end = buf.find(b"\r\n\r\n")
+        if end < 0:
+            if len(buf) > self.server.max_head:
+                raise BadRequest(431, "Request header fields too large")
+            return None
+        if end > self.server.max_head:
+            raise BadRequest(431, "Request header fields too large")
+        try:
+            head = buf[:end].decode("latin-1")
+        except UnicodeDecodeError as exc:  # latin-1 decodes every byte; kept for clarity
+            raise BadRequest(400, "Malformed request head") from exc
+        lines = head.split("\r\n")
+        method, target, version = _request_line(lines[0])
+        headers = _headers(lines[1:])
+        body_start = end + 4
+        body, consumed = self.body(headers, body_start)
+        if body is None:
+            return None
+        del buf[:consumed]
+        keep_alive = _keep_alive(version, headers)
+        raw_path, _, raw_query = target.partition("?")
+        path = decode_component(raw_path, "the path")
+        return Request(method, target, path, parse_query(raw_query), headers, bytes(body),
+                       keep_alive, self.peer)
+
+    def body(self, headers: dict, start: int):
+        """(body, bytes consumed including the head), or (None, 0) when incomplete."""
+        buf = self.buf
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            return self.chunked(start)
+        length = headers.get("content-length")
+        if length is None:
+            return b"", start
+        if not length.isdigit():
+            raise BadRequest(400, f"Invalid Content-Length {length!r}")
+        size = int(length)
+        if size > self.server.max_body:
+            raise BadRequest(413, f"Request body of {size} bytes exceeds the limit of "
+                                  f"{self.server.max_body}")
+        if len(buf) - start < size:
+            self.expect_continue(headers)
+            return None, 0
+        return buf[start:start + size], start + size
+
+    def chunked(self, pos: int):
+        buf = self.buf
+        out = bytearray()
+        while True:
+            line_end = buf.find(b"\r\n", pos)
+            if line_end < 0:
+                return None, 0
+            size_text = bytes(buf[pos:line_end]).split(b";")[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError as exc:
+                raise BadRequest(400, f"Malformed chunk size {size_text[:20]!r}") from exc
+            if len(out) + size > self.server.max_body:
+                raise BadRequest(413, f"Chunked body exceeds the limit of "
+                                      f"{self.server.max_body} bytes")
+            pos = line_end + 2
+            if size == 0:
+                trailer_end = buf.find(b"\r\n", pos)
+                if trailer_end < 0:
+                    return None, 0
+                while trailer_end != pos:  # skip trailer fields up to the empty line
+                    pos = trailer_end + 2
+                    trailer_end = buf.find(b"\r\n", pos)
+                    if trailer_end < 0:
+                        return None, 0
+                return out, pos + 2
+            if len(buf) < pos + size + 2:
+                return None, 0
+            out += buf[pos:pos + size]
+            pos += size + 2
+
+    def expect_continue(self, headers: dict) -> None:
+        if headers.get("expect", "").lower() == "100-continue" and not getattr(
+                self, "_continued", False):
+            self._continued = True
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+
+def _request_line(line: str) -> tuple[str, str, str]:
+    parts = line.split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1]:
+        raise BadRequest(400, f"Malformed request line {line[:100]!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def _headers(lines: list[str]) -> dict[str, str]:
+    headers = {}
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip():
+            raise BadRequest(400, f"Malformed header line {line[:100]!r}")
+        headers[name.lower()] = value.strip()
+    return headers
+
+
+def _keep_alive(version: str, headers: dict) -> bool:
+    connection = headers.get("connection", "").lower()
+    if version == "HTTP/1.0":
+        return connection == "keep-alive"
+    return connection != "close"
+
+
+class HttpServer:
+    """Serves ``app`` on host:port. ``error_response(status, message)`` formats parse errors."""
+
+    def __init__(self, app, error_response, *, max_head: int = MAX_HEAD,
+                 max_body: int = MAX_BODY):
+        self.app = app
+        self.error_response = error_response
+        self.max_head = max_head
+        self.max_body = max_body
+        self.connections: set[_Connection] = set()
+        self.in_flight = 0
+        self.stopping = False
+        self._server: asyncio.AbstractServer | None = None
+
+    async def start(self, host: str, port: int) -> int:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: _Connection(self), host, port,
+                                                reuse_address=True, backlog=1024)
+        return self._server.sockets[0].getsockname()[1]
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop accepting, let in-flight requests finish, close every connection."""
+        self.stopping = True
+        if self._server is not None:
+            self._server.close()
+        deadline = asyncio.get_running_loop().time() + grace
+        while self.in_flight and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        for conn in list(self.connections):
+            conn.close()
+        if self._server is not None:
+            await self._server.wait_closed()
