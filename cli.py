@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import signal
 import sys
-import threading
 from pathlib import Path
 
 import click
@@ -84,32 +82,58 @@ def format_cmd(name_dirs, force) -> None:
                f"(namespace id {namespace_id})")
 
 
-@main.command("run")
-@name_dir_option
-@typed_errors
-def run_cmd(name_dirs) -> None:
-    """The main job: format a default name dir if none exists, then run the store."""
-    from namenode.fsnamesystem import FSNamesystem, format_dirs
+def conf_options(fn):
+    fn = click.option("-D", "defines", multiple=True, metavar="KEY=VALUE",
+                      help="Override a configuration key.")(fn)
+    return click.option("--conf", type=click.Path(dir_okay=False),
+                        help="Configuration file (key = value lines).")(fn)
+
+
+def load_config(conf, defines):
+    from namenode.config import Config, ConfigError
+    try:
+        return Config.load(conf, defines)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def log_to_file(path: str) -> None:
+    if path:
+        handler = logging.FileHandler(path)
+        handler.setFormatter(logging.getLogger().handlers[0].formatter)
+        logging.getLogger().addHandler(handler)
+
+
+def serve_namenode(name_dirs, host, port, config, format_if_missing: bool) -> None:
+    import asyncio
+    from namenode.daemon import Namenode
+    from namenode.fsnamesystem import format_dirs
     from namenode.storage import NameDir
     paths = list(name_dirs or (DEFAULT_NAME_DIR,))
-    dirs = [NameDir(p) for p in paths]
-    if not any(d.is_formatted() for d in dirs):
-        format_dirs(dirs)
-    with FSNamesystem.open(paths) as fs:
-        report = fs.report()
-        log.info("store is up: txid %d, %d files, %d directories", report["lastWrittenTxid"],
-                 report["files"], report["directories"])
-        wait_for_signal()
-    log.info("store stopped cleanly")
+    if format_if_missing and not any(NameDir(p).is_formatted() for p in paths):
+        format_dirs([NameDir(p) for p in paths])
+    log_to_file(config.get("nnlite.log.file"))
+    asyncio.run(Namenode(paths, config, host, port).run())
 
 
-def wait_for_signal() -> None:
-    """Block until SIGTERM or SIGINT."""
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    while not stop.wait(3600):
-        pass
+@main.command("namenode")
+@name_dir_option
+@click.option("--host", default=None, help="Address to bind (default 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="HTTP port (default 9870).")
+@conf_options
+@typed_errors
+def namenode_cmd(name_dirs, host, port, conf, defines) -> None:
+    """Run the namenode in the foreground (WebHDFS on http://HOST:PORT)."""
+    serve_namenode(name_dirs, host, port, load_config(conf, defines), False)
+
+
+@main.command("run")
+@name_dir_option
+@conf_options
+@typed_errors
+def run_cmd(name_dirs, conf, defines) -> None:
+    """The main job: format a default name dir if none exists, then run the namenode."""
+    serve_namenode(name_dirs, None, None, load_config(conf, defines), True)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,24 @@ class FSNamesystem:
         self.last_checkpoint_txid = loaded.image_txid
         self.last_checkpoint_time = time.time()
         self.started = time.time()
+        self.list_limit = 1000
+        self.default_replication = 1
+        self.block_size = 128 << 20
+
+    def configure(self, config) -> None:
+        """Apply the namespace settings of a namenode.config.Config."""
+        self.list_limit = config.int("dfs.ls.limit")
+        self.default_replication = config.int("dfs.replication")
+        self.block_size = config.int("dfs.blocksize")
+        self.ns.max_xattrs = config.int("dfs.namenode.fs-limits.max-xattrs-per-inode")
+        self.ns.max_xattr_size = config.int("dfs.namenode.fs-limits.max-xattr-size")
+
+    def server_defaults(self) -> dict:
+        """Hadoop's FsServerDefaults, as GETSERVERDEFAULTS returns them."""
+        return {"blockSize": self.block_size, "bytesPerChecksum": 512,
+                "writePacketSize": 65536, "replication": self.default_replication,
+                "fileBufferSize": 4096, "encryptDataTransfer": False, "trashInterval": 0,
+                "checksumType": "CRC32C", "keyProviderUri": "", "defaultStoragePolicyId": 7}
 
     @classmethod
     def open(cls, dirs: list[str], identity: Identity | None = None,

@@ -1,8 +1,10 @@
 """Errors to WebHDFS ``RemoteException`` responses, in one table.
 
 Hadoop's server (ExceptionHandler in the webhdfs package) answers 404 for
-FileNotFoundException, 403 for AccessControlException and SecurityException, 400 for
-IllegalArgumentException and UnsupportedOperationException, 500 otherwise; the body is
+FileNotFoundException, 403 for every other IOException (AccessControlException,
+FileAlreadyExistsException, SafeModeException, QuotaExceededException, ...) and for
+SecurityException, 400 for IllegalArgumentException and UnsupportedOperationException, and
+500 for anything unexpected (logged with its traceback on the server only); the body is
 ``{"RemoteException": {"exception": <simple name>, "javaClassName": <FQCN>, "message": ...}}``.
 A RemoteException's exception name is what the Java client re-raises, so the names are exact.
 """
@@ -10,23 +12,26 @@ A RemoteException's exception name is what the Java client re-raises, so the nam
 from __future__ import annotations
 
 import json
+import logging
 
 from formats.errors import FormatError
 from namenode import errors
 from namenode.http.server import BadRequest, Response
 
+log = logging.getLogger(__name__)
+
 # (error class, HTTP status); the first match wins, so subclasses come first.
 STATUS = (
     (errors.PathNotFoundError, 404),
-    (errors.AccessControlError, 403),
     (errors.IllegalArgumentError, 400),
     (errors.InvalidPathError, 400),
     (errors.UnsupportedOperationError, 400),
-    (errors.NamenodeError, 500),
+    (errors.NamenodeError, 403),
 )
 
 ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
 IO_EXCEPTION = "java.io.IOException"
+RUNTIME_EXCEPTION = "java.lang.RuntimeException"
 
 
 def body(java_class: str, message: str) -> bytes:
@@ -46,8 +51,10 @@ def from_error(exc: Exception) -> Response:
     if isinstance(exc, BadRequest):
         return remote(exc.status, ILLEGAL_ARGUMENT, str(exc))
     if isinstance(exc, FormatError):
-        return remote(500, IO_EXCEPTION, str(exc))
-    raise TypeError(f"not a mapped error: {exc!r}")
+        return remote(403, IO_EXCEPTION, str(exc))
+    log.error("internal error answering a request", exc_info=exc)
+    return remote(500, RUNTIME_EXCEPTION, f"Internal error ({type(exc).__name__}); "
+                                          "the namenode log has the details")
 
 
 def illegal_argument(message: str) -> Response:

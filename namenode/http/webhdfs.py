@@ -178,7 +178,7 @@ class WebHdfs:
             path = self._path(req)
             user = self._user(req)
             result = handler(req, path, user)
-        except (errors.NamenodeError, BadRequest) as exc:
+        except Exception as exc:  # every error becomes a RemoteException, never a traceback
             return remote.from_error(exc)
         if isinstance(result, Response):
             return result
@@ -187,7 +187,7 @@ class WebHdfs:
     async def _await(self, coroutine):
         try:
             return await coroutine
-        except (errors.NamenodeError, BadRequest) as exc:
+        except Exception as exc:
             return remote.from_error(exc)
 
     def _unknown(self, req: Request, op: str) -> Response:

@@ -1,0 +1,85 @@
+"""``nnlite namenode``: load the namespace, serve HTTP, stop cleanly on SIGTERM/SIGINT.
+
+Startup: bind the HTTP port first (so clients get SafeModeException rather than a refused
+connection while a large image loads), load the namespace in a worker thread, then serve.
+Stop: refuse new connections, let in-flight requests finish (``nnlite.shutdown.grace``
+seconds), sync the journal, release the name-dir locks, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from namenode.committer import AsyncCommitter
+from namenode.config import Config
+from namenode.fsnamesystem import FSNamesystem, Identity
+from namenode.http import remote
+from namenode.http.app import NamenodeApp
+from namenode.http.server import HttpServer
+
+log = logging.getLogger(__name__)
+
+
+def identity(config: Config) -> Identity:
+    return Identity(
+        superuser=config.superuser(),
+        supergroup=config.get("dfs.permissions.superusergroup"),
+        groups=Identity.parse_mapping(config.get("hadoop.user.group.static.mapping.overrides")),
+        permissions_enabled=config.bool("dfs.permissions.enabled"))
+
+
+class Namenode:
+    """The running service; ``await run()`` returns when a stop was requested and done."""
+
+    def __init__(self, dirs: list[str], config: Config, host: str | None = None,
+                 port: int | None = None):
+        self.dirs = dirs
+        self.config = config
+        default_host, default_port = config.address("dfs.namenode.http-address")
+        self.host = host or default_host
+        self.port = default_port if port is None else port
+        self.app = NamenodeApp()
+        self.http = HttpServer(self.app, remote.parse_error_response,
+                               max_body=config.int("nnlite.http.max-body"))
+        self.fs: FSNamesystem | None = None
+        self.committer: AsyncCommitter | None = None
+        self.stop_requested = asyncio.Event()
+
+    async def start(self) -> int:
+        self.port = await self.http.start(self.host, self.port)
+        log.info("namenode listening on http://%s:%d (safe mode while loading)", self.host,
+                 self.port)
+        loop = asyncio.get_running_loop()
+        self.fs = await loop.run_in_executor(None, self._open)
+        self.committer = AsyncCommitter(self.fs, loop)
+        self.app.ready(self.fs, self.committer, self.config)
+        report = self.fs.report()
+        log.info("namenode ready: txid %d, %d files, %d directories; safe mode off",
+                 report["lastWrittenTxid"], report["files"], report["directories"])
+        return self.port
+
+    def _open(self) -> FSNamesystem:
+        fs = FSNamesystem.open(self.dirs, identity(self.config))
+        fs.configure(self.config)
+        return fs
+
+    async def stop(self) -> None:
+        await self.http.stop(self.config.float("nnlite.shutdown.grace"))
+        if self.committer is not None:
+            self.committer.close()
+        if self.fs is not None:
+            self.fs.close()
+            log.info("namenode stopped cleanly at txid %d", self.fs.journal.txid)
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop_requested.set)
+        try:
+            await self.start()
+            await self.stop_requested.wait()
+            log.info("stop requested: finishing in-flight requests")
+        finally:
+            await self.stop()

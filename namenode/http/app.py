@@ -1,0 +1,166 @@
+"""The namenode's HTTP application: routes a request to WebHDFS, admin, JMX or metrics.
+
+Paths:
+    /webhdfs/v1/<path>?op=...        WebHDFS (webhdfs.py)
+    /admin?op=SAFEMODE&action=get|enter|leave|wait
+    /admin?op=SAVENAMESPACE | ROLLEDITS | REPORT      superuser only (user.name)
+    /jmx[?qry=Hadoop:service=NameNode,name=...]       Hadoop's JMX JSON shape
+    /metrics                                          Prometheus text format
+    /metrics.json                                     the same as JSON (plus "fsyncs")
+While the namespace loads, every WebHDFS and admin request gets SafeModeException.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from namenode import errors
+from namenode.http import remote
+from namenode.http.server import Request, Response
+from namenode.http.webhdfs import PREFIX, WebHdfs, dumps
+
+LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is still loading. "
+                               "Retry in a moment.")
+
+
+class NamenodeApp:
+    def __init__(self):
+        self.fs = None
+        self.webhdfs: WebHdfs | None = None
+        self.started = time.time()
+        self.requests = 0
+
+    def ready(self, fs, committer, config) -> None:
+        self.fs = fs
+        self.webhdfs = WebHdfs(fs, committer,
+                               default_user=config.get("hadoop.http.staticuser.user"),
+                               proxy_users=config.proxy_users())
+
+    def __call__(self, req: Request):
+        self.requests += 1
+        path = req.path
+        if path.startswith(PREFIX + "/") or path == PREFIX:
+            return self.webhdfs(req) if self.webhdfs else remote.from_error(LOADING)
+        if path == "/jmx":
+            return Response(200, dumps(self.jmx(req.param("qry"))))
+        if path == "/metrics":
+            return Response(200, self.prometheus().encode(), "text/plain; version=0.0.4")
+        if path == "/metrics.json":
+            metrics = self.metrics()
+            return Response(200, dumps({**metrics, "fsyncs": metrics.get("Syncs", 0)}))
+        if path == "/admin":
+            return self.admin(req)
+        return remote.remote(404, "java.io.FileNotFoundException",
+                             f"No handler for {req.method} {path}")
+
+    # ------------------------------------------------------------------ admin
+
+    def admin(self, req: Request):
+        if self.fs is None:
+            return remote.from_error(LOADING)
+        try:
+            user = req.param("user.name") or ""
+            if not self.fs.caller(user).superuser:
+                raise errors.AccessControlError(
+                    f"Access denied for user {user or '(none)'}. Superuser privilege is "
+                    "required")
+            op = (req.param("op") or "").upper()
+            if op == "SAFEMODE":
+                return self._safe_mode((req.param("action") or "get").lower())
+            if op == "SAVENAMESPACE" and req.method in ("PUT", "POST"):
+                return self._blocking(self.fs.save_namespace, "txid")
+            if op == "ROLLEDITS" and req.method in ("PUT", "POST"):
+                return self._blocking(self.fs.roll_edits, "txid")
+            if op == "REPORT":
+                return Response(200, dumps({"Report": self.fs.report()}))
+            return remote.illegal_argument(f"Unknown admin operation {op!r} for {req.method}")
+        except Exception as exc:
+            return remote.from_error(exc)
+
+    def _safe_mode(self, action: str):
+        if action in ("enter", "leave"):
+            self.fs.set_safe_mode(action == "enter")
+        elif action == "wait":
+            return self._wait_safe_mode()
+        elif action != "get":
+            return remote.illegal_argument(f"safemode action must be get, enter, leave or "
+                                           f"wait, not {action!r}")
+        return Response(200, dumps({"SafeMode": self.fs.safe_mode}))
+
+    async def _wait_safe_mode(self):
+        while self.fs.safe_mode:
+            await asyncio.sleep(0.1)
+        return Response(200, dumps({"SafeMode": False}))
+
+    async def _blocking(self, fn, key: str):
+        """Run a long admin action off the event loop (it takes the namesystem lock)."""
+        try:
+            value = await asyncio.get_running_loop().run_in_executor(None, fn)
+        except Exception as exc:
+            return remote.from_error(exc)
+        return Response(200, dumps({key: value}))
+
+    # ------------------------------------------------------------------ metrics
+
+    def metrics(self) -> dict:
+        fs = self.fs
+        base = {"Requests": self.requests, "UptimeSeconds": int(time.time() - self.started)}
+        if fs is None:
+            return {**base, "SafeMode": 1, "Loading": 1}
+        j = fs.journal
+        m = j.metrics
+        return {
+            **base, "Loading": 0, "SafeMode": int(fs.safe_mode),
+            "LastWrittenTransactionId": j.txid,
+            "LastSyncedTransactionId": j.synced_txid,
+            "TransactionsSinceLastCheckpoint": j.txid - fs.last_checkpoint_txid,
+            "LastCheckpointTime": int(fs.last_checkpoint_time * 1000),
+            "FilesTotal": fs.ns.files + fs.ns.dirs,
+            "DirectoriesTotal": fs.ns.dirs,
+            "Syncs": m.syncs,
+            "SyncsAvgTime": (m.sync_seconds / m.syncs * 1000) if m.syncs else 0.0,
+            "TransactionsNumOps": m.txns,
+            "TransactionsBatchedInSync": m.batched,
+            "EditsBytesWritten": m.bytes,
+            "HealthyNameDirs": sum(d.healthy for d in fs.dirs),
+            "FailedNameDirs": sum(not d.healthy for d in fs.dirs),
+        }
+
+    def jmx(self, query: str | None) -> dict:
+        beans = [
+            {"name": "Hadoop:service=NameNode,name=FSNamesystem",
+             "modelerType": "FSNamesystem", "tag.HAState": "active", **self.metrics()},
+            {"name": "Hadoop:service=NameNode,name=NameNodeInfo",
+             "modelerType": "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
+             "SoftwareVersion": "nnlite-0.1.0",
+             "Safemode": "ON" if self.fs is None or self.fs.safe_mode else "",
+             "NameDirStatuses": json.dumps(self._dir_statuses())},
+        ]
+        if query:
+            beans = [b for b in beans if b["name"] == query]
+        return {"beans": beans}
+
+    def _dir_statuses(self) -> dict:
+        if self.fs is None:
+            return {"active": {}, "failed": {}}
+        return {"active": {str(d.root): "IMAGE_AND_EDITS" for d in self.fs.dirs if d.healthy},
+                "failed": {str(d.root): d.failure for d in self.fs.dirs if not d.healthy}}
+
+    def prometheus(self) -> str:
+        lines = []
+        for name, value in self.metrics().items():
+            metric = "nnlite_namenode_" + _snake(name)
+            lines.append(f"# TYPE {metric} gauge")
+            lines.append(f"{metric} {value}")
+        return "\n".join(lines) + "\n"
+
+
+def _snake(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
