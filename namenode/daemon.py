@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 
 from namenode.committer import AsyncCommitter
 from namenode.config import Config
@@ -51,6 +52,7 @@ class Namenode:
         self.port = await self.http.start(self.host, self.port)
         log.info("namenode listening on http://%s:%d (safe mode while loading)", self.host,
                  self.port)
+        print(f"NNLITE_HTTP_PORT={self.port}", file=sys.stderr, flush=True)
         loop = asyncio.get_running_loop()
         self.fs = await loop.run_in_executor(None, self._open)
         self.committer = AsyncCommitter(self.fs, loop)

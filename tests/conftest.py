@@ -22,3 +22,17 @@ def spark():
     session.sparkContext.setLogLevel("WARN")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def namenode(tmp_path):
+    """A real namenode process on a free loopback port, stopped after the test. The test
+    user "tester" is a member of the supergroup; everyone else gets the permission model."""
+    from tests.servers import NamenodeProcess
+    server = NamenodeProcess.start(
+        [str(tmp_path / "name")],
+        "-D", "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff")
+    try:
+        yield server
+    finally:
+        server.stop()
