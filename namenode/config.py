@@ -43,6 +43,7 @@ DEFAULTS: dict[str, str] = {
     "nnlite.edits.max-record": "1048576",
     "nnlite.http.max-body": "1048576",
     "nnlite.shutdown.grace": "10",
+    "nnlite.checkpoint.secret": "",        # empty: <first name dir>/checkpoint.token
 }
 
 PROXY_KEY = re.compile(r"hadoop\.proxyuser\.[^.]+\.(hosts|groups)$")

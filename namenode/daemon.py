@@ -13,12 +13,14 @@ import logging
 import signal
 import sys
 
+from namenode.checkpoint import Checkpoints
 from namenode.committer import AsyncCommitter
 from namenode.config import Config
 from namenode.fsnamesystem import FSNamesystem, Identity
 from namenode.http import remote
 from namenode.http.app import NamenodeApp
 from namenode.http.server import HttpServer
+from namenode.http.transfer import Transfer, load_secret
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,11 @@ class Namenode:
         loop = asyncio.get_running_loop()
         self.fs = await loop.run_in_executor(None, self._open)
         self.committer = AsyncCommitter(self.fs, loop)
-        self.app.ready(self.fs, self.committer, self.config)
+        checkpoints = Checkpoints(self.fs, self.config.int("checkpoints.retained"))
+        secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
+        transfer = Transfer(checkpoints, secret)
+        self.http.streams[("PUT", "checkpoint")] = transfer.upload
+        self.app.ready(self.fs, self.committer, self.config, transfer)
         report = self.fs.report()
         log.info("namenode ready: txid %d, %d files, %d directories; safe mode off",
                  report["lastWrittenTxid"], report["files"], report["directories"])

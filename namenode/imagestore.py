@@ -18,7 +18,7 @@ import logging
 from typing import Callable
 
 from formats import fsimage as F
-from namenode import durable
+from namenode import durable, faults
 from namenode.storage import CKPT, CKPT_MD5, EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir, copy_file
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,7 @@ def finish_swap(d: NameDir, *, edits_new_to_edits: bool) -> None:
         durable.rename_durably(d.file(CKPT), d.file(IMAGE))
     durable.write_atomic(d.file(IMAGE_MD5), F.md5_sidecar_text(md5).encode())
     durable.remove_durably(d.file(CKPT_MD5))
+    faults.hit("checkpoint.between-renames")
     if edits_new_to_edits and d.file(EDITS_NEW).exists():
         durable.rename_durably(d.file(EDITS_NEW), d.file(EDITS))
 

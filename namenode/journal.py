@@ -187,6 +187,12 @@ class Journal:
         self.txid = self.synced_txid = self._buf_txid = first_txid
         self.check_writable()
 
+    def segment_renamed(self, name: str) -> None:
+        """The open segment was renamed (``edits.new -> edits`` by a checkpoint swap); the
+        descriptors stay valid, only the names they are reported under change."""
+        for d, writer in self.streams.items():
+            writer.path = str(d.file(name))
+
     def close(self) -> None:
         for writer in self.streams.values():
             writer.close()

@@ -4,6 +4,7 @@ Paths:
     /webhdfs/v1/<path>?op=...        WebHDFS (webhdfs.py)
     /admin?op=SAFEMODE&action=get|enter|leave|wait
     /admin?op=SAVENAMESPACE | ROLLEDITS | REPORT      superuser only (user.name)
+    /checkpoint/...                                   image transfer (transfer.py)
     /jmx[?qry=Hadoop:service=NameNode,name=...]       Hadoop's JMX JSON shape
     /metrics                                          Prometheus text format
     /metrics.json                                     the same as JSON (plus "fsyncs")
@@ -31,8 +32,10 @@ class NamenodeApp:
         self.webhdfs: WebHdfs | None = None
         self.started = time.time()
         self.requests = 0
+        self.transfer = None
 
-    def ready(self, fs, committer, config) -> None:
+    def ready(self, fs, committer, config, transfer=None) -> None:
+        self.transfer = transfer
         self.fs = fs
         self.webhdfs = WebHdfs(fs, committer,
                                default_user=config.get("hadoop.http.staticuser.user"),
@@ -52,6 +55,8 @@ class NamenodeApp:
             return Response(200, dumps({**metrics, "fsyncs": metrics.get("Syncs", 0)}))
         if path == "/admin":
             return self.admin(req)
+        if path.startswith("/checkpoint/"):
+            return self.transfer(req) if self.transfer else remote.from_error(LOADING)
         return remote.remote(404, "java.io.FileNotFoundException",
                              f"No handler for {req.method} {path}")
 
@@ -126,7 +131,19 @@ class NamenodeApp:
             "EditsBytesWritten": m.bytes,
             "HealthyNameDirs": sum(d.healthy for d in fs.dirs),
             "FailedNameDirs": sum(not d.healthy for d in fs.dirs),
+            **self._checkpoint_metrics(),
         }
+
+    def _checkpoint_metrics(self) -> dict:
+        if self.transfer is None:
+            return {}
+        c = self.transfer.checkpoints
+        m = c.metrics
+        return {"CheckpointPending": int(c.pending), "Checkpoints": m.checkpoints,
+                "LastCheckpointDurationSeconds": round(m.last_duration, 3),
+                "LastCheckpointImageBytes": m.last_image_size,
+                "CheckpointBytesSent": m.bytes_sent, "CheckpointBytesReceived": m.bytes_received,
+                "CheckpointTransfersRefused": m.refused}
 
     def jmx(self, query: str | None) -> dict:
         beans = [

@@ -59,14 +59,15 @@ class Request:
 
 
 class Response:
-    __slots__ = ("status", "body", "content_type", "headers")
+    __slots__ = ("status", "body", "content_type", "headers", "file")
 
     def __init__(self, status: int = 200, body: bytes = b"",
-                 content_type: str = "application/json", headers=None):
+                 content_type: str = "application/json", headers=None, file=None):
         self.status = status
         self.body = body
         self.content_type = content_type
         self.headers = headers or ()
+        self.file = file    # (open binary file, size): streamed with sendfile, then closed
 
 
 def decode_component(raw: str, what: str) -> str:
@@ -90,9 +91,10 @@ def parse_query(raw: str) -> dict[str, list[str]]:
 
 
 def encode_response(response: Response, keep_alive: bool) -> bytes:
+    length = response.file[1] if response.file else len(response.body)
     head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"
             f"Content-Type: {response.content_type}\r\n"
-            f"Content-Length: {len(response.body)}\r\n"]
+            f"Content-Length: {length}\r\n"]
     for name, value in response.headers:
         head.append(f"{name}: {value}\r\n")
     if not keep_alive:
@@ -109,6 +111,8 @@ class _Connection(asyncio.Protocol):
         self.busy = False
         self.closing = False
         self.peer = None
+        self.stream: BodyStream | None = None
+        self.continued = False
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -118,11 +122,62 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc) -> None:
         self.server.connections.discard(self)
         self.closing = True
+        if self.stream is not None:
+            self.server.in_flight -= 1
+            self.connection_lost_stream()
 
     def data_received(self, data: bytes) -> None:
+        if self.stream is not None:
+            self.feed_stream(data)
+            return
         self.buf += data
         if not self.busy:
             self.process()
+
+    def connection_lost_stream(self) -> None:
+        if self.stream is not None:
+            self.stream.sink.abort("the client closed the connection mid-body")
+            self.stream = None
+
+    def start_stream(self, request: Request, factory) -> None:
+        """Hand the body of ``request`` to a sink as it arrives (large uploads)."""
+        try:
+            sink = factory(request)
+        except Exception as exc:
+            sink = self.server.error_for(exc)
+        if isinstance(sink, Response):  # refused before the body: answer and close
+            self.respond(sink, False)
+            return
+        self.stream = BodyStream(sink, request, self.server.max_stream)
+        self.server.in_flight += 1
+        self.busy = True
+        self.expect_continue(request.headers)
+        rest, self.buf = bytes(self.buf), bytearray()
+        self.feed_stream(rest)
+
+    def feed_stream(self, data: bytes) -> None:
+        stream = self.stream
+        try:
+            leftover = stream.feed(data)
+        except BadRequest as exc:
+            self.stream = None
+            self.server.in_flight -= 1
+            stream.sink.abort(str(exc))
+            self.fail(exc)
+            return
+        except Exception as exc:
+            self.stream = None
+            self.server.in_flight -= 1
+            stream.sink.abort(str(exc))
+            self.respond(self.server.error_for(exc), False)
+            return
+        if leftover is None:
+            return
+        self.stream = None
+        self.buf += leftover
+        self.busy = False
+        self.server.in_flight -= 1
+        self.dispatch(stream.request, stream.sink.finish)
 
     def process(self) -> None:
         """Answer every complete request in the buffer, in order."""
@@ -134,20 +189,22 @@ class _Connection(asyncio.Protocol):
                 return
             if request is None:
                 return
-            self.server.in_flight += 1
-            try:
-                result = self.server.app(request)
-            except BaseException:
-                self.server.in_flight -= 1
-                raise
-            if isinstance(result, Response):
-                self.server.in_flight -= 1
-                self.respond(result, request.keep_alive)
-            else:
-                self.busy = True
-                self.transport.pause_reading()
-                task = asyncio.ensure_future(result)
-                task.add_done_callback(lambda t, r=request: self.finished(t, r))
+            self.dispatch(request, self.server.app, request)
+
+    def dispatch(self, request: Request, fn, *args) -> None:
+        self.server.in_flight += 1
+        try:
+            result = fn(*args)
+        except Exception as exc:
+            result = self.server.error_for(exc)
+        if isinstance(result, Response):
+            self.server.in_flight -= 1
+            self.respond(result, request.keep_alive)
+        else:
+            self.busy = True
+            self.transport.pause_reading()
+            task = asyncio.ensure_future(result)
+            task.add_done_callback(lambda t, r=request: self.finished(t, r))
 
     def finished(self, task: asyncio.Future, request: Request) -> None:
         self.server.in_flight -= 1
@@ -155,17 +212,47 @@ class _Connection(asyncio.Protocol):
         if task.cancelled():
             self.close()
             return
-        self.respond(task.result(), request.keep_alive)
+        error = task.exception()
+        response = self.server.error_for(error) if error else task.result()
+        self.respond(response, request.keep_alive)
         if not self.closing:
             self.transport.resume_reading()
             self.process()
 
     def respond(self, response: Response, keep_alive: bool) -> None:
         keep_alive = keep_alive and not self.server.stopping
+        if response.file is not None:
+            self.send_file(response, keep_alive)
+            return
         if not self.closing:
             self.transport.write(encode_response(response, keep_alive))
         if not keep_alive:
             self.close()
+
+    def send_file(self, response: Response, keep_alive: bool) -> None:
+        """Write the head, then stream the file with sendfile; the connection is busy
+        (reading paused) until the file is sent."""
+        self.busy = True
+        self.transport.pause_reading()
+        self.transport.write(encode_response(response, keep_alive))
+        task = asyncio.ensure_future(self._send_file(response.file))
+        task.add_done_callback(lambda t: self._file_sent(t, keep_alive))
+
+    async def _send_file(self, file) -> None:
+        handle, size = file
+        try:
+            await asyncio.get_running_loop().sendfile(self.transport, handle, 0, size)
+        finally:
+            handle.close()
+
+    def _file_sent(self, task: asyncio.Future, keep_alive: bool) -> None:
+        self.busy = False
+        if task.cancelled() or task.exception() is not None or not keep_alive:
+            self.close()
+            return
+        if not self.closing:
+            self.transport.resume_reading()
+            self.process()
 
     def fail(self, exc: BadRequest) -> None:
         self.respond(self.server.error_response(exc.status, str(exc)), False)
@@ -194,15 +281,27 @@ class _Connection(asyncio.Protocol):
         method, target, version = _request_line(lines[0])
         headers = _headers(lines[1:])
         body_start = end + 4
+        self.continued = False
+        raw_path = target.partition("?")[0]
+        factory = self.server.streams.get((method, raw_path.split("/", 2)[1]
+                                           if raw_path.count("/") else raw_path))
+        if factory is not None and (headers.get("content-length", "0") != "0"
+                                    or "transfer-encoding" in headers):
+            del buf[:body_start]
+            request = self.request(method, target, version, headers, b"")
+            self.start_stream(request, factory)
+            return None
         body, consumed = self.body(headers, body_start)
         if body is None:
             return None
         del buf[:consumed]
-        keep_alive = _keep_alive(version, headers)
+        return self.request(method, target, version, headers, bytes(body))
+
+    def request(self, method, target, version, headers, body) -> Request:
         raw_path, _, raw_query = target.partition("?")
         path = decode_component(raw_path, "the path")
-        return Request(method, target, path, parse_query(raw_query), headers, bytes(body),
-                       keep_alive, self.peer)
+        return Request(method, target, path, parse_query(raw_query), headers, body,
+                       _keep_alive(version, headers), self.peer)
 
     def body(self, headers: dict, start: int):
         """(body, bytes consumed including the head), or (None, 0) when incomplete."""
@@ -255,9 +354,8 @@ class _Connection(asyncio.Protocol):
             pos += size + 2
 
     def expect_continue(self, headers: dict) -> None:
-        if headers.get("expect", "").lower() == "100-continue" and not getattr(
-                self, "_continued", False):
-            self._continued = True
+        if headers.get("expect", "").lower() == "100-continue" and not self.continued:
+            self.continued = True
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
 
@@ -285,19 +383,100 @@ def _keep_alive(version: str, headers: dict) -> bool:
     return connection != "close"
 
 
+class BodyStream:
+    """Feeds a request body to ``sink.write`` as it arrives: by Content-Length, or decoding
+    chunked transfer encoding incrementally. ``feed`` returns None while the body is
+    incomplete, else the bytes that follow it (the next request)."""
+
+    def __init__(self, sink, request: Request, limit: int):
+        self.sink = sink
+        self.request = request
+        self.limit = limit
+        self.received = 0
+        self.chunked = request.headers.get("transfer-encoding", "").lower() == "chunked"
+        length = request.headers.get("content-length", "0")
+        if not self.chunked and not length.isdigit():
+            raise BadRequest(400, f"Invalid Content-Length {length!r}")
+        self.remaining = 0 if self.chunked else int(length)
+        self.pending = bytearray()   # chunked framing not yet decoded
+        self.state = "size"          # size | data | data-crlf | trailer
+        self._check(self.remaining)
+
+    def _check(self, more: int) -> None:
+        if self.received + more > self.limit:
+            raise BadRequest(413, f"Request body exceeds the limit of {self.limit} bytes")
+
+    def feed(self, data: bytes):
+        if not self.chunked:
+            take = data[:self.remaining]
+            if take:
+                self.sink.write(take)
+                self.received += len(take)
+                self.remaining -= len(take)
+            return data[len(take):] if self.remaining == 0 else None
+        self.pending += data
+        return self._chunks()
+
+    def _chunks(self):
+        buf = self.pending
+        while True:
+            if self.state == "data":
+                take = bytes(buf[:self.remaining])
+                if take:
+                    self.sink.write(take)
+                    self.received += len(take)
+                    self.remaining -= len(take)
+                    del buf[:len(take)]
+                if self.remaining:
+                    return None
+                self.state = "data-crlf"
+            end = buf.find(b"\r\n")
+            if end < 0:
+                if len(buf) > 4096:
+                    raise BadRequest(400, "Malformed chunked body")
+                return None
+            line = bytes(buf[:end])
+            del buf[:end + 2]
+            if self.state == "data-crlf":
+                if line:
+                    raise BadRequest(400, "Malformed chunked body: missing CRLF after data")
+                self.state = "size"
+            elif self.state == "size":
+                try:
+                    size = int(line.split(b";")[0].strip(), 16)
+                except ValueError as exc:
+                    raise BadRequest(400, f"Malformed chunk size {line[:20]!r}") from exc
+                self._check(size)
+                self.remaining = size
+                self.state = "data" if size else "trailer"
+            elif not line:  # the empty line that ends the trailer
+                return bytes(buf)
+
+
 class HttpServer:
     """Serves ``app`` on host:port. ``error_response(status, message)`` formats parse errors."""
 
     def __init__(self, app, error_response, *, max_head: int = MAX_HEAD,
-                 max_body: int = MAX_BODY):
+                 max_body: int = MAX_BODY, error_for=None, max_stream: int = 1 << 40):
         self.app = app
         self.error_response = error_response
+        # (method, first path segment) -> factory(request) -> sink, for streamed bodies
+        self.streams: dict[tuple[str, str], object] = {}
+        self.max_stream = max_stream
+        self._error_for = error_for
         self.max_head = max_head
         self.max_body = max_body
         self.connections: set[_Connection] = set()
         self.in_flight = 0
         self.stopping = False
         self._server: asyncio.AbstractServer | None = None
+
+    def error_for(self, exc: BaseException) -> Response:
+        """The response for an exception a handler let escape (never a traceback)."""
+        if self._error_for is not None:
+            return self._error_for(exc)
+        log.error("unhandled error in a request handler", exc_info=exc)
+        return self.error_response(500, f"Internal error ({type(exc).__name__})")
 
     async def start(self, host: str, port: int) -> int:
         loop = asyncio.get_running_loop()

@@ -1,0 +1,148 @@
+"""Image transfer between the namenode and the secondary (not WebHDFS; secondary only).
+
+Every request carries the shared secret in ``X-Nnlite-Secret`` (from the configuration key
+``nnlite.checkpoint.secret``, or else the token file ``<first name dir>/checkpoint.token``,
+created 0600 at first start); a wrong or missing secret gets 403 and changes nothing.
+
+    GET  /checkpoint/status   JSON: namespaceId, txid, lastCheckpointTxid, lastCheckpointTime,
+                              pending, image {name,size,md5,last_txid}, edits (when pending)
+    POST /checkpoint/roll     roll edits -> edits.new (or report the pending checkpoint); JSON
+                              as status
+    GET  /checkpoint/image    the current fsimage, streamed. Headers: Content-Length,
+                              X-MD5-Digest (hex, as Hadoop's image servlet), X-Image-Txid
+    GET  /checkpoint/edits    the rolled edits of the pending checkpoint, streamed. Headers:
+                              Content-Length, X-MD5-Digest, X-Txid-Range: "<first>-<last>"
+    PUT  /checkpoint/image?txid=N&namespaceid=I   the new image as the body, with
+                              Content-Length and X-MD5-Digest. Stored as fsimage.ckpt, verified,
+                              swapped. 200 {"txid","size","md5"}.
+
+Refusals (nothing changes on disk): 403 bad secret or wrong namespace; 409 no checkpoint
+pending, txid other than the end of the rolled edits, or another upload in progress; 410 an
+image for this txid (or a later one) is already in place; 400 short body, digest mismatch,
+unreadable image; 411 no Content-Length.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import os
+import secrets
+from pathlib import Path
+
+from namenode.checkpoint import CheckpointError, Checkpoints
+from namenode.http.server import Request, Response
+
+log = logging.getLogger(__name__)
+
+SECRET_HEADER = "x-nnlite-secret"
+TOKEN_FILE = "checkpoint.token"
+PREFIX = "/checkpoint"
+
+
+def load_secret(configured: str, first_name_dir: str) -> str:
+    """The configured secret, else the token file in the first name dir (created once)."""
+    if configured:
+        return configured
+    path = Path(first_name_dir) / TOKEN_FILE
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(32) + "\n")
+    return path.read_text().strip()
+
+
+def error(status: int, message: str) -> Response:
+    return Response(status, json.dumps({"error": message, "status": status}).encode())
+
+
+class Transfer:
+    def __init__(self, checkpoints: Checkpoints, secret: str):
+        self.checkpoints = checkpoints
+        self.secret = secret.encode()
+
+    def authorized(self, req: Request) -> bool:
+        given = req.headers.get(SECRET_HEADER, "").encode()
+        return bool(given) and hmac.compare_digest(given, self.secret)
+
+    def __call__(self, req: Request):
+        if not self.authorized(req):
+            return error(403, "Checkpoint transfer refused: missing or wrong shared secret")
+        route = (req.method, req.path)
+        try:
+            if route == ("GET", PREFIX + "/status"):
+                return Response(200, json.dumps(self.checkpoints.status()).encode())
+            if route == ("POST", PREFIX + "/roll"):
+                return self._in_thread(self.checkpoints.roll)
+            if route == ("GET", PREFIX + "/image"):
+                return self._file(self.checkpoints.image(), "X-Image-Txid")
+            if route == ("GET", PREFIX + "/edits"):
+                return self._file(self.checkpoints.rolled(), "X-Txid-Range")
+            if route == ("PUT", PREFIX + "/image"):
+                return error(400, "Image upload without a body")
+        except CheckpointError as exc:
+            return error(exc.status, str(exc))
+        return error(404, f"No checkpoint endpoint {req.method} {req.path}")
+
+    async def _in_thread(self, fn):
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(None, fn)
+        except CheckpointError as exc:
+            return error(exc.status, str(exc))
+        return Response(200, json.dumps(result).encode())
+
+    def _file(self, info, header: str) -> Response:
+        handle = open(info.name, "rb")
+        size = os.fstat(handle.fileno()).st_size
+        value = (str(info.last_txid) if header == "X-Image-Txid"
+                 else f"{info.first_txid}-{info.last_txid}")
+        self.checkpoints.metrics.bytes_sent += size
+        return Response(200, b"", "application/octet-stream",
+                        headers=(("X-MD5-Digest", info.md5), (header, value)),
+                        file=(handle, size))
+
+    # ------------------------------------------------------------------ upload (streamed)
+
+    def upload(self, req: Request):
+        """Stream factory for PUT /checkpoint/image: a sink, or a refusal Response."""
+        if not self.authorized(req):
+            return error(403, "Checkpoint transfer refused: missing or wrong shared secret")
+        if req.path != PREFIX + "/image":
+            return error(404, f"No checkpoint endpoint PUT {req.path}")
+        try:
+            length = int(req.headers["content-length"])
+            txid = int(req.param("txid", ""))
+            namespace_id = int(req.param("namespaceid", ""))
+            md5 = req.headers["x-md5-digest"]
+        except (KeyError, ValueError):
+            return error(411, "Image upload needs Content-Length, X-MD5-Digest and the txid "
+                              "and namespaceid parameters")
+        try:
+            upload = self.checkpoints.begin_upload(txid, md5, length, namespace_id)
+        except CheckpointError as exc:
+            return error(exc.status, str(exc))
+        return UploadSink(self.checkpoints, upload)
+
+
+class UploadSink:
+    """Receives the body into fsimage.ckpt; on finish verifies and swaps off the loop."""
+
+    def __init__(self, checkpoints: Checkpoints, upload):
+        self.checkpoints = checkpoints
+        self.upload = upload
+
+    def write(self, data: bytes) -> None:
+        self.upload.write(data)
+
+    def abort(self, reason: str) -> None:
+        self.checkpoints.abort(self.upload, reason)
+
+    async def finish(self) -> Response:
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(None, self.checkpoints.install, self.upload)
+        except CheckpointError as exc:
+            return error(exc.status, str(exc))
+        return Response(200, json.dumps(result).encode())
