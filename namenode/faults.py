@@ -6,13 +6,16 @@ unless the process was started with ``NNLITE_FAULTS`` naming that point::
     NNLITE_FAULTS="journal.partial-write=kill@200,checkpoint.after-roll=kill"
 
 ``POINT=kill`` SIGKILLs the process the first time the point is reached; ``kill@N`` the N-th
-time; ``sleep:S`` sleeps S seconds there. A point that must do part of its work first (a partial
+time; ``sleep:S`` sleeps S seconds there; ``error`` raises OSError(EIO) there, every time from
+the N-th on (a failing disk). ``configure(spec)`` replaces the configuration in-process, for
+tests that run the store in the test process. A point that must do part of its work first (a partial
 write) asks ``faults.due(name)``, does that part, then calls ``faults.act(name)``. Tests use real processes
 with this variable set; no internals are patched.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -35,6 +38,14 @@ def _parse(text: str) -> dict[str, tuple[str, int, float]]:
 
 
 _points = _parse(os.environ.get(ENV, ""))
+
+
+def configure(spec: str) -> None:
+    """Replace the active fault points (same syntax as NNLITE_FAULTS); "" turns them off."""
+    global _points
+    with _lock:
+        _points = _parse(spec)
+        _counts.clear()
 _counts: dict[str, int] = {}
 _lock = threading.Lock()
 
@@ -57,6 +68,8 @@ def act(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     elif kind == "sleep":
         time.sleep(arg)
+    elif kind == "error":
+        raise OSError(errno.EIO, f"injected I/O error at {name}")
 
 
 def hit(name: str) -> None:

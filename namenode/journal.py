@@ -120,6 +120,7 @@ class Journal:
         start = time.perf_counter()
         for d, writer in list(self.streams.items()):
             try:
+                faults.hit(f"journal.write:{d.root.name}")
                 if len(data) > 1 and faults.due("journal.partial-write"):
                     writer.write(data[:len(data) // 2 + 3])  # a torn tail, for the crash tests
                     faults.act("journal.partial-write")

@@ -415,8 +415,28 @@ def test_every_returned_write_is_durable(tmp_path):
         assert fs.journal.metrics.syncs == 5
 
 
-@pytest.mark.skip(reason="no hook makes one dir's I/O fail (namenode.faults only kills or "
-                         "sleeps); closing a writer's fd from a test would patch internals")
-def test_a_dir_failing_io_is_dropped_and_writes_continue():
-    """Wanted: with two dirs, make one dir's edits writes fail (a hook in the journal's write
-    path), write, and check the dir is reported unhealthy while the other stays durable."""
+def test_a_dir_failing_io_is_dropped_and_writes_continue(tmp_path):
+    """One dir's edits writes fail (the journal.write:<dir> fault point raises EIO): the dir
+    is reported failed and dropped, writes go on durably in the other, and a reopen loads
+    everything from the healthy dir and resyncs the failed one."""
+    from namenode import faults
+    dirs = formatted(tmp_path, 2, names=["good", "bad"])
+    fs = open_fs(dirs)
+    try:
+        fs.mkdirs("/before", 0o755, "root")
+        faults.configure("journal.write:bad=error")
+        fs.mkdirs("/during", 0o755, "root")
+        fs.mkdirs("/after", 0o755, "root")
+        report = fs.report()
+        states = {Path(d["path"]).name: d["healthy"] for d in report["nameDirs"]}
+        assert states == {"good": True, "bad": False}
+        assert "injected I/O error" in next(d["failure"] for d in report["nameDirs"]
+                                            if not d["healthy"])
+    finally:
+        faults.configure("")
+        fs.close()
+    with FSNamesystem.open(dirs) as again:
+        for path in ("/before", "/during", "/after"):
+            assert again.ns.lookup((path[1:],)) is not None
+    assert current(dirs[0], EDITS).read_bytes() == current(dirs[1], EDITS).read_bytes()
+
