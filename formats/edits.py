@@ -91,6 +91,7 @@ class OpCode(IntEnum):
     REMOVE_XATTR = 17
     CONCAT = 18
     TRUNCATE = 19
+    APPEND = 20
 
 
 OPS: dict[int, type["Op"]] = {}
@@ -293,6 +294,17 @@ class TruncateOp(Op):
     path: str
     new_length: int
     mtime: int
+
+
+@_op
+class AppendOp(Op):
+    """Reopen a complete file for appending: it is under construction again, leased to
+    ``client_name``, until a CLOSE_FILE records its new blocks and length."""
+    OP_CODE: ClassVar[OpCode] = OpCode.APPEND
+    path: str
+    inode_id: int
+    client_name: str
+    client_machine: str
 
 
 # --------------------------------------------------------------------------------- encoding

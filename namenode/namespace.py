@@ -298,6 +298,20 @@ class Namespace(Tree):
         return True, self._applied(E.TruncateOp(paths.normalize(path), new_length,
                                                 self.clock()))
 
+    def append(self, path: str, caller: Caller, client_name: str, client_machine: str = ""):
+        """Reopen a complete file for appending by ``client_name`` (HDFS OP_APPEND)."""
+        node = self.status(path, caller)
+        if node.is_dir:
+            raise errors.PathNotFoundError(f"Failed to append to {path}: it is a directory",
+                                           path=path)
+        P.check(caller, node, P.WRITE, path)
+        if node.client_name is not None:
+            raise errors.LeaseError(
+                f"Failed to append to {path}: it is being written by {node.client_name}",
+                path=path)
+        op = E.AppendOp(paths.normalize(path), node.id, client_name, client_machine)
+        return True, self._applied(op)
+
     # ----------------------------------------------------------------------- helpers
 
     def _applied(self, *ops: E.Op) -> list[E.Op]:

@@ -44,7 +44,7 @@ class Tree:
             E.SetTimesOp: self._set_times, E.SetReplicationOp: self._set_replication,
             E.SetQuotaOp: self._set_quota, E.SetXAttrOp: self._set_xattr,
             E.RemoveXAttrOp: self._remove_xattr, E.ConcatOp: self._concat,
-            E.TruncateOp: self._truncate,
+            E.TruncateOp: self._truncate, E.AppendOp: self._append,
         }
 
     # ----------------------------------------------------------------------- lookups
@@ -341,6 +341,17 @@ class Tree:
         node.blocks = tuple(kept)
         node.checksum = None
         node.mtime = op.mtime
+
+    def _append(self, op: E.AppendOp) -> None:
+        node = self._complete_file(op.path)
+        if node.id != op.inode_id:
+            raise errors.PathNotFoundError(
+                f"File {op.path} has inode id {node.id}, the operation names {op.inode_id}",
+                path=op.path)
+        if not op.client_name:
+            raise errors.IllegalArgumentError("append needs a client name", path=op.path)
+        node.client_name = op.client_name
+        node.client_machine = op.client_machine or None
 
     # ----------------------------------------------------------------------- helpers
 

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from formats import errors
 from formats.edits import (DEFAULT_MAX_RECORD, HEADER_SIZE, MAGIC, OPS, AddBlockOp, AddFileOp,
+                           AppendOp,
                            CloseFileOp, ConcatOp, DeleteOp, EditsReader, EditsWriter,
                            EndLogSegmentOp, MkdirOp, OpCode, RemoveXAttrOp, RenameOldOp, RenameOp,
                            SetOwnerOp, SetPermissionsOp, SetQuotaOp, SetReplicationOp, SetTimesOp,
@@ -57,6 +58,7 @@ SAMPLE_OPS = {
     OpCode.REMOVE_XATTR: RemoveXAttrOp(CKPT, "user.nnlite.batch"),
     OpCode.CONCAT: ConcatOp(f"{CKPT}/state/0", (f"{CKPT}/s1", f"{CKPT}/s2"), TS + 7),
     OpCode.TRUNCATE: TruncateOp(f"{CKPT}/offsets/0", 0, TS + 8),
+    OpCode.APPEND: AppendOp(f"{CKPT}/offsets/0", 16390, "webhdfs-append-1", "127.0.0.1"),
 }
 
 EDGE_OPS = {
