@@ -33,6 +33,13 @@ ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
 IO_EXCEPTION = "java.io.IOException"
 RUNTIME_EXCEPTION = "java.lang.RuntimeException"
 
+# WebHDFS JSON goes without a Content-Type header. Hadoop's WebHdfsFileSystem as shipped in
+# hadoop-client-api/-runtime 3.x (PySpark's jars) checks any Content-Type with a shaded JAX-RS
+# MediaType whose RuntimeDelegate is not bundled, so every JSON answer (RemoteExceptions too)
+# would fail with ClassNotFoundException ...RuntimeDelegateImpl; without the header it skips
+# the check and parses the body. The Python clients never look at the header.
+JSON = None
+
 
 def body(java_class: str, message: str) -> bytes:
     name = java_class.rsplit(".", 1)[-1]
@@ -41,7 +48,7 @@ def body(java_class: str, message: str) -> bytes:
 
 
 def remote(status: int, java_class: str, message: str) -> Response:
-    return Response(status, body(java_class, message))
+    return Response(status, body(java_class, message), JSON)
 
 
 def from_error(exc: Exception) -> Response:

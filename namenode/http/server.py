@@ -7,7 +7,13 @@ its fsync without blocking the loop). Requests on one connection are answered in
 an awaitable runs, reading from that connection pauses.
 
 Limits, each answered with a 4xx and the connection closed: a head over ``max_head`` bytes
-(431), a body over ``max_body`` bytes (413), a malformed request line, header or chunk (400).
+(431), a body over ``max_body`` bytes (413), a malformed request line, header, length or chunk
+(400). After such an answer the connection half-closes and discards what the client still sends
+for up to ``LINGER`` seconds, so a client busy sending a large body reads the answer instead of
+a reset. Lenient where HTTP allows it: bare LF line ends, empty lines before a request line,
+an absolute-form target (``http://host/path``); HEAD gets the head of the GET answer. A client
+that does not read its answers stops being read (flow control), so pipelining cannot grow the
+server's buffers without bound.
 Graceful stop: close the listener, let in-flight requests finish (up to a grace period),
 close idle connections.
 """
@@ -24,6 +30,7 @@ log = logging.getLogger(__name__)
 REASONS = {s.value: s.phrase for s in HTTPStatus}
 MAX_HEAD = 64 * 1024
 MAX_BODY = 1 << 20
+LINGER = 2.0          # seconds to drain a refused request's remaining bytes before closing
 
 
 class BadRequest(Exception):
@@ -62,7 +69,7 @@ class Response:
     __slots__ = ("status", "body", "content_type", "headers", "file")
 
     def __init__(self, status: int = 200, body: bytes = b"",
-                 content_type: str = "application/json", headers=None, file=None):
+                 content_type: str | None = "application/json", headers=None, file=None):
         self.status = status
         self.body = body
         self.content_type = content_type
@@ -71,7 +78,13 @@ class Response:
 
 
 def decode_component(raw: str, what: str) -> str:
-    """Percent-decode as UTF-8; invalid UTF-8 is a client error, not a server crash."""
+    """Percent-decode as UTF-8; invalid UTF-8 is a client error, not a server crash. ``raw``
+    was decoded from the wire as latin-1, so its code points are the bytes as sent."""
+    if raw.isascii():
+        if "%" not in raw:
+            return raw
+    else:
+        raw = raw.encode("latin-1")     # raw UTF-8 (or garbage) bytes in the request target
     try:
         return unquote_to_bytes(raw).decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -93,8 +106,9 @@ def parse_query(raw: str) -> dict[str, list[str]]:
 def encode_response(response: Response, keep_alive: bool) -> bytes:
     length = response.file[1] if response.file else len(response.body)
     head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"
-            f"Content-Type: {response.content_type}\r\n"
             f"Content-Length: {length}\r\n"]
+    if response.content_type:   # None: no Content-Type header (see remote.JSON)
+        head.append(f"Content-Type: {response.content_type}\r\n")
     for name, value in response.headers:
         head.append(f"{name}: {value}\r\n")
     if not keep_alive:
@@ -113,6 +127,8 @@ class _Connection(asyncio.Protocol):
         self.peer = None
         self.stream: BodyStream | None = None
         self.continued = False
+        self.lingering = False
+        self.write_paused = False
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -130,8 +146,21 @@ class _Connection(asyncio.Protocol):
         if self.stream is not None:
             self.feed_stream(data)
             return
+        if self.lingering:
+            return          # the rest of a refused request: discarded
         self.buf += data
         if not self.busy:
+            self.process()
+
+    def pause_writing(self) -> None:
+        """The client is not reading its answers: stop reading its requests."""
+        self.write_paused = True
+        self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if not self.busy and not self.closing:
+            self.transport.resume_reading()
             self.process()
 
     def connection_lost_stream(self) -> None:
@@ -146,9 +175,13 @@ class _Connection(asyncio.Protocol):
         except Exception as exc:
             sink = self.server.error_for(exc)
         if isinstance(sink, Response):  # refused before the body: answer and close
-            self.respond(sink, False)
+            self.refuse(sink)
             return
-        self.stream = BodyStream(sink, request, self.server.max_stream)
+        try:
+            self.stream = BodyStream(sink, request, self.server.max_stream)
+        except BadRequest as exc:
+            sink.abort(str(exc))
+            raise
         self.server.in_flight += 1
         self.busy = True
         self.expect_continue(request.headers)
@@ -169,7 +202,7 @@ class _Connection(asyncio.Protocol):
             self.stream = None
             self.server.in_flight -= 1
             stream.sink.abort(str(exc))
-            self.respond(self.server.error_for(exc), False)
+            self.refuse(self.server.error_for(exc))
             return
         if leftover is None:
             return
@@ -181,11 +214,15 @@ class _Connection(asyncio.Protocol):
 
     def process(self) -> None:
         """Answer every complete request in the buffer, in order."""
-        while self.buf and not self.busy and not self.closing:
+        while self.buf and not self.busy and not self.closing and not self.write_paused:
             try:
                 request = self.parse()
             except BadRequest as exc:
                 self.fail(exc)
+                return
+            except Exception as exc:   # a parser bug must not cost more than this connection
+                log.error("cannot parse a request", exc_info=exc)
+                self.fail(BadRequest(400, "Malformed request"))
                 return
             if request is None:
                 return
@@ -199,7 +236,7 @@ class _Connection(asyncio.Protocol):
             result = self.server.error_for(exc)
         if isinstance(result, Response):
             self.server.in_flight -= 1
-            self.respond(result, request.keep_alive)
+            self.respond(result, request.keep_alive, request.method == "HEAD")
         else:
             self.busy = True
             self.transport.pause_reading()
@@ -214,18 +251,23 @@ class _Connection(asyncio.Protocol):
             return
         error = task.exception()
         response = self.server.error_for(error) if error else task.result()
-        self.respond(response, request.keep_alive)
-        if not self.closing:
+        self.respond(response, request.keep_alive, request.method == "HEAD")
+        if not self.closing and not self.write_paused:
             self.transport.resume_reading()
             self.process()
 
-    def respond(self, response: Response, keep_alive: bool) -> None:
+    def respond(self, response: Response, keep_alive: bool, head_only: bool = False) -> None:
         keep_alive = keep_alive and not self.server.stopping
         if response.file is not None:
-            self.send_file(response, keep_alive)
-            return
+            if not head_only:
+                self.send_file(response, keep_alive)
+                return
+            response.file[0].close()
         if not self.closing:
-            self.transport.write(encode_response(response, keep_alive))
+            data = encode_response(response, keep_alive)
+            if head_only and response.body:
+                data = data[:-len(response.body)]
+            self.transport.write(data)
         if not keep_alive:
             self.close()
 
@@ -250,15 +292,36 @@ class _Connection(asyncio.Protocol):
         if task.cancelled() or task.exception() is not None or not keep_alive:
             self.close()
             return
-        if not self.closing:
+        if not self.closing and not self.write_paused:
             self.transport.resume_reading()
             self.process()
 
     def fail(self, exc: BadRequest) -> None:
-        self.respond(self.server.error_response(exc.status, str(exc)), False)
+        """Answer a request that cannot be parsed, then stop reading requests."""
+        self.refuse(self.server.error_response(exc.status, str(exc)))
+
+    def refuse(self, response: Response) -> None:
+        """Send ``response`` as the last answer, half-close, and drain what the client still
+        sends for up to LINGER seconds before closing: closing at once with unread bytes
+        would make the kernel reset the connection, and a client still busy sending its body
+        could lose the answer."""
+        transport = self.transport
+        if self.closing or transport is None or transport.is_closing():
+            self.close()
+            return
+        transport.write(encode_response(response, False))
+        if not transport.can_write_eof():
+            self.close()
+            return
+        self.closing = self.lingering = True
+        self.buf = bytearray()
+        transport.write_eof()
+        transport.resume_reading()
+        asyncio.get_running_loop().call_later(LINGER, self.close)
 
     def close(self) -> None:
         self.closing = True
+        self.lingering = False
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
@@ -266,21 +329,28 @@ class _Connection(asyncio.Protocol):
 
     def parse(self) -> Request | None:
         buf = self.buf
+        if buf[0] in b"\r\n":        # empty lines before a request line are ignored
+            del buf[:len(buf) - len(buf.lstrip(b"\r\n"))]
+            if not buf:
+                return None
         end = buf.find(b"\r\n\r\n")
+        sep = b"\r\n"
+        lf_end = buf.find(b"\n\n", 0, end if end >= 0 else len(buf))
+        if lf_end >= 0:                 # bare LF line ends (RFC 9112 2.2 allows them)
+            end, sep = lf_end, b"\n"
         if end < 0:
             if len(buf) > self.server.max_head:
                 raise BadRequest(431, "Request header fields too large")
             return None
         if end > self.server.max_head:
             raise BadRequest(431, "Request header fields too large")
-        try:
-            head = buf[:end].decode("latin-1")
-        except UnicodeDecodeError as exc:  # latin-1 decodes every byte; kept for clarity
-            raise BadRequest(400, "Malformed request head") from exc
-        lines = head.split("\r\n")
+        body_start = end + 2 * len(sep)
+        head = buf[:end].decode("latin-1")      # never fails: every byte is a code point
+        lines = head.split("\r\n") if len(sep) == 2 else head.replace("\r", "").split("\n")
         method, target, version = _request_line(lines[0])
+        if target[0] != "/":
+            target = _origin_form(target)
         headers = _headers(lines[1:])
-        body_start = end + 4
         self.continued = False
         raw_path = target.partition("?")[0]
         factory = self.server.streams.get((method, raw_path.split("/", 2)[1]
@@ -306,13 +376,16 @@ class _Connection(asyncio.Protocol):
     def body(self, headers: dict, start: int):
         """(body, bytes consumed including the head), or (None, 0) when incomplete."""
         buf = self.buf
-        if headers.get("transfer-encoding", "").lower() == "chunked":
+        coding = headers.get("transfer-encoding")
+        if coding is not None:
+            if coding.lower() != "chunked":
+                raise BadRequest(400, f"Unsupported Transfer-Encoding {coding[:40]!r}")
             return self.chunked(start)
         length = headers.get("content-length")
         if length is None:
             return b"", start
-        if not length.isdigit():
-            raise BadRequest(400, f"Invalid Content-Length {length!r}")
+        if not (length.isascii() and length.isdigit()):
+            raise BadRequest(400, f"Invalid Content-Length {length[:40]!r}")
         size = int(length)
         if size > self.server.max_body:
             raise BadRequest(413, f"Request body of {size} bytes exceeds the limit of "
@@ -329,11 +402,7 @@ class _Connection(asyncio.Protocol):
             line_end = buf.find(b"\r\n", pos)
             if line_end < 0:
                 return None, 0
-            size_text = bytes(buf[pos:line_end]).split(b";")[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError as exc:
-                raise BadRequest(400, f"Malformed chunk size {size_text[:20]!r}") from exc
+            size = _chunk_size(bytes(buf[pos:line_end]))
             if len(out) + size > self.server.max_body:
                 raise BadRequest(413, f"Chunked body exceeds the limit of "
                                       f"{self.server.max_body} bytes")
@@ -350,6 +419,8 @@ class _Connection(asyncio.Protocol):
                 return out, pos + 2
             if len(buf) < pos + size + 2:
                 return None, 0
+            if buf[pos + size:pos + size + 2] != b"\r\n":
+                raise BadRequest(400, "Malformed chunked body: missing CRLF after chunk data")
             out += buf[pos:pos + size]
             pos += size + 2
 
@@ -364,6 +435,27 @@ def _request_line(line: str) -> tuple[str, str, str]:
     if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1]:
         raise BadRequest(400, f"Malformed request line {line[:100]!r}")
     return parts[0], parts[1], parts[2]
+
+
+def _origin_form(target: str) -> str:
+    """``http://host:port/path?query`` -> ``/path?query`` (RFC 9112 3.2.2)."""
+    scheme, sep, rest = target.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        raise BadRequest(400, f"Malformed request target {target[:100]!r}")
+    slash = rest.find("/")
+    query = rest.find("?")
+    if slash < 0 or 0 <= query < slash:
+        return "/" + rest[query:] if query >= 0 else "/"
+    return rest[slash:]
+
+
+def _chunk_size(line: bytes) -> int:
+    """The hex size of a chunk-size line (extensions after ';' ignored); strictly hex digits,
+    so no sign, no '0x', no '_' (what Python's int() would let through)."""
+    text = line.split(b";", 1)[0].strip(b" \t")
+    if not text or len(text) > 16 or text.strip(b"0123456789abcdefABCDEF"):
+        raise BadRequest(400, f"Malformed chunk size {line[:20]!r}")
+    return int(text, 16)
 
 
 def _headers(lines: list[str]) -> dict[str, str]:
@@ -393,10 +485,13 @@ class BodyStream:
         self.request = request
         self.limit = limit
         self.received = 0
-        self.chunked = request.headers.get("transfer-encoding", "").lower() == "chunked"
+        coding = request.headers.get("transfer-encoding")
+        if coding is not None and coding.lower() != "chunked":
+            raise BadRequest(400, f"Unsupported Transfer-Encoding {coding[:40]!r}")
+        self.chunked = coding is not None
         length = request.headers.get("content-length", "0")
-        if not self.chunked and not length.isdigit():
-            raise BadRequest(400, f"Invalid Content-Length {length!r}")
+        if not self.chunked and not (length.isascii() and length.isdigit()):
+            raise BadRequest(400, f"Invalid Content-Length {length[:40]!r}")
         self.remaining = 0 if self.chunked else int(length)
         self.pending = bytearray()   # chunked framing not yet decoded
         self.state = "size"          # size | data | data-crlf | trailer
@@ -442,10 +537,7 @@ class BodyStream:
                     raise BadRequest(400, "Malformed chunked body: missing CRLF after data")
                 self.state = "size"
             elif self.state == "size":
-                try:
-                    size = int(line.split(b";")[0].strip(), 16)
-                except ValueError as exc:
-                    raise BadRequest(400, f"Malformed chunk size {line[:20]!r}") from exc
+                size = _chunk_size(line)
                 self._check(size)
                 self.remaining = size
                 self.state = "data" if size else "trailer"

@@ -5,7 +5,11 @@ HdfsCLI and fsspec work unmodified: a FileStatus carries pathSuffix, type, lengt
 permission (octal string), accessTime, modificationTime, blockSize, replication, fileId,
 childrenNum and storagePolicy; ops that return nothing answer 200 with an empty body;
 errors are RemoteExceptions (remote.py). Parameter names are case-insensitive, unknown
-parameters are ignored, repeated identical parameters are accepted.
+parameters are ignored, repeated identical parameters are accepted. Values parse as Hadoop's
+*Param classes do: an empty value is the default, numbers are plain decimal (permission: octal)
+within the class's range, ``destination`` is absolute and normalised like Hadoop's Path,
+``user.name`` matches UserParam's pattern; required parameters are checked as
+NamenodeWebHdfsMethods.validateOpParams does. HEAD answers as GET without the body.
 
 Reads run synchronously on the event loop under the namesystem lock; mutations are applied
 and logged at once and then awaited until their txid is durable (committer.py).
@@ -14,7 +18,9 @@ and logged at once and then awaited until their txid is durable (committer.py).
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+import re
 
 from namenode import errors, paths
 from namenode.http import remote
@@ -26,13 +32,34 @@ PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"
 QUOTA_DONT_SET = (1 << 63) - 1
 EMPTY_OK = Response(200, b"", "application/octet-stream")
-TRUE = Response(200, b'{"boolean":true}')
-FALSE = Response(200, b'{"boolean":false}')
+TRUE = Response(200, b'{"boolean":true}', remote.JSON)
+FALSE = Response(200, b'{"boolean":false}', remote.JSON)
 STORAGE_POLICY_UNSPECIFIED = 0
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+USER_PATTERN = "^[A-Za-z_][A-Za-z0-9._-]*[$]?$"        # UserParam's default domain
+_USER = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*[$]?")    # fullmatch: "$" would allow "\n"
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+_OCTAL = re.compile(r"[+-]?[0-7]+")
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
+OP_PARAM_CLASSES = {"GET": "GetOpParam", "PUT": "PutOpParam", "POST": "PostOpParam",
+                    "DELETE": "DeleteOpParam"}
+REPLICATED = "Replicated"          # ContentSummaryComputationContext.REPLICATED
+
+
+class ImpersonationError(errors.AccessControlError):
+    """A doas that the caller may not use. Hadoop's UserProvider wraps the
+    AuthorizationException in a SecurityException (403)."""
+    JAVA_CLASS = "java.lang.SecurityException"
+CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecksum.Type.id
 
 
 def dumps(obj) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def json_response(obj) -> Response:
+    """200 with ``obj`` as compact JSON (and no Content-Type header: see remote.JSON)."""
+    return Response(200, dumps(obj), remote.JSON)
 
 
 def file_status(node: INode, suffix: str) -> dict:
@@ -62,75 +89,130 @@ def _bool(req: Request, name: str, default: bool = False) -> bool:
                           'true or false')
 
 
-def _int(req: Request, name: str, default=None, lo: int = -(1 << 63), hi: int = (1 << 63) - 1):
+def _invalid(name: str, why: str) -> BadRequest:
+    return BadRequest(400, f'Invalid value for webhdfs parameter "{name}": {why}')
+
+
+def _number(req: Request, name: str, default, lo: int, hi: int, pattern=_DECIMAL,
+            radix: int = 10):
+    """LongParam/ShortParam: a blank value is the default; else digits (no '_', no spaces,
+    ASCII only) in ``radix``, within [lo, hi]."""
     value = req.param(name)
-    if value is None or value == "":
+    if value is None or not value.strip():
         return default
-    try:
-        number = int(value, 10)
-    except ValueError:
-        number = None
-    if number is None or not lo <= number <= hi:
-        raise BadRequest(400, f'Invalid value for webhdfs parameter "{name}": {value!r} is not '
-                              f"an integer in [{lo}, {hi}]")
+    if not pattern.fullmatch(value):
+        kind = "an octal" if radix == 8 else "a decimal"
+        raise _invalid(name, f'Failed to parse "{value[:40]}" as {kind} integer')
+    number = int(value, radix)
+    if not lo <= number <= hi:
+        shown = (lambda n: format(n, "o")) if radix == 8 else str
+        raise _invalid(name, f"Invalid parameter range: {name} = {value[:40]} is not within "
+                             f"[{shown(lo)}, {shown(hi)}]")
     return number
 
 
+def _int(req: Request, name: str, default=None, lo: int = LONG_MIN, hi: int = LONG_MAX):
+    return _number(req, name, default, lo, hi)
+
+
 def _permission(req: Request, default: int) -> int:
-    value = req.param("permission")
-    if value is None or value == "":
-        return default
-    try:
-        bits = int(value, 8)
-    except ValueError:
-        bits = -1
-    if not 0 <= bits <= 0o1777:
-        raise BadRequest(400, f'Invalid value for webhdfs parameter "permission": {value!r} '
-                              "is not an octal number in [0, 1777]")
-    return bits
+    return _number(req, "permission", default, 0, 0o1777, _OCTAL, 8)
 
 
-def _required(req: Request, name: str) -> str:
+def _required(req: Request, name: str, op: str) -> str:
     value = req.param(name)
     if value is None or value == "":
-        raise BadRequest(400, f'Required parameter "{name}" is missing')
+        raise errors.IllegalArgumentError(
+            f"Required param {name} for op: {op} is null or empty")
     return value
 
 
+def _destination(req: Request) -> str:
+    """DestinationParam: absolute, then what Hadoop's Path makes of it."""
+    value = _required(req, "destination", "RENAME")
+    if not value.startswith("/"):
+        raise errors.IllegalArgumentError(
+            f'Invalid parameter value: destination = "{value[:200]}" is not an absolute path.')
+    return _hadoop_path(value)
+
+
+def _hadoop_path(path: str) -> str:
+    """``new Path(s).toUri().getPath()`` for an absolute ``s``: repeated slashes collapse, a
+    trailing slash goes, "." and ".." segments resolve (a ".." above the root stays and is
+    then refused as an invalid name, as the NameNode does)."""
+    if "//" not in path and "/." not in path and (len(path) == 1 or path[-1] != "/"):
+        return path
+    out: list[str] = []
+    for part in path.split("/"):
+        if part == ".." and out and out[-1] != "..":
+            out.pop()
+        elif part and part != ".":
+            out.append(part)
+    return "/" + "/".join(out)
+
+
 def _xattr_value(text: str | None) -> bytes:
-    """Hadoop's XAttrCodec: 0x.. hex, 0s.. base64, "..." text, else the raw text."""
-    if text is None:
+    """Hadoop's XAttrCodec.decodeValue: "..." text, 0x.. hex, 0s.. base64, else the raw
+    text; no value (or an empty one) is an empty value. Bad hex is an IOException there."""
+    if not text:
         return b""
-    try:
-        if text[:2].lower() == "0x":
-            return bytes.fromhex(text[2:])
-        if text[:2].lower() == "0s":
-            return base64.b64decode(text[2:], validate=True)
-    except ValueError as exc:
-        raise BadRequest(400, f'Invalid value for webhdfs parameter "xattr.value": {exc}')
-    if len(text) >= 2 and text[0] == text[-1] == '"':
-        return text[1:-1].encode()
+    if len(text) >= 2:
+        if text[0] == '"' and text[-1] == '"':
+            return text[1:-1].encode()
+        prefix = text[:2].lower()
+        if prefix == "0x":
+            if not (text.isascii() and _HEX.fullmatch(text, 2)):
+                raise errors.NamenodeError(
+                    "org.apache.commons.codec.DecoderException: Illegal hexadecimal value "
+                    f"{text[:40]!r} (odd length or a character outside 0-9a-f)")
+            return binascii.unhexlify(text[2:])
+        if prefix == "0s":
+            return _lenient_base64(text[2:])
     return text.encode()
 
 
-def _encode_xattr(value: bytes, encoding: str | None) -> str:
-    encoding = (encoding or "").lower()
-    if encoding == "hex":
+def _lenient_base64(text: str) -> bytes:
+    """commons-codec's Base64.decode: characters outside the alphabet (standard or URL-safe)
+    are skipped, '=' ends the data, a partial last quantum decodes as far as it goes."""
+    chars = "".join(c for c in text.split("=", 1)[0] if c.isascii() and (c.isalnum()
+                                                                           or c in "+/-_"))
+    chars = chars.translate(str.maketrans("-_", "+/"))
+    if len(chars) % 4 == 1:
+        chars = chars[:-1]
+    return base64.b64decode(chars + "=" * (-len(chars) % 4))
+
+
+def _encode_xattr(value: bytes, encoding: str) -> str | None:
+    """XAttrCodec.encodeValue; an empty value is stored as none at all and shows as null."""
+    if not value:
+        return None
+    if encoding == "HEX":
         return "0x" + value.hex()
-    if encoding == "base64":
+    if encoding == "BASE64":
         return "0s" + base64.b64encode(value).decode()
-    if encoding in ("", "text"):
-        return '"' + value.decode("utf-8", "replace") + '"'
-    raise BadRequest(400, f'Invalid value for webhdfs parameter "encoding": {encoding!r}')
+    return '"' + value.decode("utf-8", "replace") + '"'
+
+
+def _encoding(req: Request) -> str:
+    encoding = _required(req, "encoding", "GETXATTRS").upper()
+    if encoding not in ("TEXT", "HEX", "BASE64"):
+        raise _invalid("encoding", f"No enum constant org.apache.hadoop.fs.XAttrCodec."
+                                   f"{encoding[:40]}")
+    return encoding
 
 
 def _xattr_flag(req: Request) -> int:
-    text = (req.param("xattr.flag") or req.param("flag") or "").upper()
+    """XAttrSetFlagParam ("flag"): a comma-separated set of CREATE and REPLACE, required."""
+    text = _required(req, "flag", "SETXATTR")
     flags = {"CREATE": XATTR_CREATE, "REPLACE": XATTR_REPLACE}
-    try:
-        return sum(flags[f.strip()] for f in text.split(",") if f.strip()) or XATTR_CREATE
-    except KeyError:
-        raise BadRequest(400, f'Invalid value for webhdfs parameter "flag": {text!r}')
+    bits = 0
+    for name in text.split(","):
+        flag = flags.get(name.strip().upper())
+        if flag is None:
+            raise _invalid("flag", f"No enum constant org.apache.hadoop.fs.XAttrSetFlag."
+                                   f"{name.strip().upper()[:40]}")
+        bits |= flag
+    return bits
 
 
 # --------------------------------------------------------------------------- the application
@@ -172,7 +254,7 @@ class WebHdfs:
     def __call__(self, req: Request):
         try:
             op = (req.param("op") or "").upper()
-            handler = self.ops.get((req.method, op))
+            handler = self.ops.get(("GET" if req.method == "HEAD" else req.method, op))
             if handler is None:
                 return self._unknown(req, op)
             path = self._path(req)
@@ -191,15 +273,18 @@ class WebHdfs:
             return remote.from_error(exc)
 
     def _unknown(self, req: Request, op: str) -> Response:
-        if not op:
-            return remote.illegal_argument('Required parameter "op" is missing')
-        known = {o for (_, o) in self.ops}
-        if op in known:
-            return remote.illegal_argument(
-                f'Invalid value for webhdfs parameter "op": {op} is not a {req.method} '
-                f"operation")
+        """As Jersey and Hadoop answer: no op is Op.NULL, which no handler supports; any other
+        op is parsed as the method's enum (GetOpParam.Op for GET, ...) and fails there."""
+        if not op or op == "NULL":
+            return remote.from_error(errors.UnsupportedOperationError(
+                "op=NULL is not supported"))
+        kind = OP_PARAM_CLASSES.get("GET" if req.method == "HEAD" else req.method)
+        if kind is None:
+            return remote.remote(405, "java.lang.UnsupportedOperationException",
+                                 f"HTTP method {req.method[:20]} is not supported")
         return remote.illegal_argument(
-            f'Invalid value for webhdfs parameter "op": No enum constant {op}')
+            f'Invalid value for webhdfs parameter "op": No enum constant '
+            f"org.apache.hadoop.hdfs.web.resources.{kind}.Op.{op[:100]}")
 
     def _path(self, req: Request) -> str:
         path = req.path[len(PREFIX):] or "/"
@@ -207,12 +292,19 @@ class WebHdfs:
         return path
 
     def _user(self, req: Request) -> str:
-        user = req.param("user.name") or self.default_user
+        user = req.param("user.name")
+        if not user:
+            user = self.default_user
+        elif not _USER.fullmatch(user):
+            raise _invalid("user.name", f'Invalid value: "{user[:100]}" does not belong to '
+                                        f"the domain {USER_PATTERN}")
         doas = req.param("doas")
         if doas and doas != user:
             if user not in self.proxy_users and not self.fs.caller(user).superuser:
-                raise errors.AccessControlError(
-                    f"User: {user} is not allowed to impersonate {doas}")
+                raise ImpersonationError(
+                    "Failed to obtain user group information: org.apache.hadoop.security."
+                    f"authorize.AuthorizationException: User: {user} is not allowed to "
+                    f"impersonate {doas[:100]}")
             return doas
         return user
 
@@ -225,15 +317,14 @@ class WebHdfs:
         caller = self.fs.caller(user)
         with self.fs.lock:
             node = self.fs.ns.status(path, caller)
-            return Response(200, dumps({"FileStatus": file_status(node, "")}))
+            return json_response({"FileStatus": file_status(node, "")})
 
     def list_status(self, req, path, user) -> Response:
         caller = self.fs.caller(user)
         with self.fs.lock:
             nodes, _ = self.fs.ns.listing(path, caller)
-            statuses = [file_status(n, n.name if n.name != _last(path) or n.is_dir else "")
-                        for n in nodes]
-        return Response(200, dumps({"FileStatuses": {"FileStatus": statuses}}))
+            statuses = self._listed(nodes, path, caller)
+        return json_response({"FileStatuses": {"FileStatus": statuses}})
 
     def list_status_batch(self, req, path, user) -> Response:
         caller = self.fs.caller(user)
@@ -241,38 +332,53 @@ class WebHdfs:
         with self.fs.lock:
             nodes, remaining = self.fs.ns.listing(path, caller, req.param("startafter") or "",
                                                   limit)
-            statuses = [file_status(n, n.name) for n in nodes]
-        return Response(200, dumps({"DirectoryListing": {
+            statuses = self._listed(nodes, path, caller)
+        return json_response({"DirectoryListing": {
             "partialListing": {"FileStatuses": {"FileStatus": statuses}},
-            "remainingEntries": remaining}}))
+            "remainingEntries": remaining}})
+
+    def _listed(self, nodes, path, caller) -> list[dict]:
+        """A file lists as itself with an empty pathSuffix (Hadoop's getListing); a directory
+        lists its children by name, a file named as the directory included. Under the lock."""
+        if len(nodes) == 1 and not nodes[0].is_dir and \
+                self.fs.ns.status(path, caller) is nodes[0]:
+            return [file_status(nodes[0], "")]
+        return [file_status(n, n.name) for n in nodes]
 
     def content_summary(self, req, path, user) -> Response:
+        """JsonUtil.toJsonMap(ContentSummary): no erasure coding and no snapshots here."""
         summary = self.fs.read(self.fs.ns.content_summary, path, self.fs.caller(user))
-        return Response(200, dumps({"ContentSummary": {**summary, "typeQuota": {}}}))
+        return json_response({"ContentSummary": {
+            **summary, "ecPolicy": "" if summary["directoryCount"] else REPLICATED,
+            "snapshotDirectoryCount": 0, "snapshotFileCount": 0, "snapshotLength": 0,
+            "snapshotSpaceConsumed": 0, "typeQuota": {}}})
 
     def quota_usage(self, req, path, user) -> Response:
         usage = self.fs.read(self.fs.ns.quota_usage, path, self.fs.caller(user))
-        return Response(200, dumps({"QuotaUsage": {**usage, "typeQuota": {}}}))
+        return json_response({"QuotaUsage": {**usage, "typeQuota": {}}})
 
     def home_directory(self, req, path, user) -> Response:
-        return Response(200, dumps({"Path": f"/user/{user}"}))
+        return json_response({"Path": f"/user/{user}"})
 
     def trash_root(self, req, path, user) -> Response:
-        return Response(200, dumps({"Path": f"/user/{user}/.Trash"}))
+        return json_response({"Path": f"/user/{user}/.Trash"})
 
     def server_defaults(self, req, path, user) -> Response:
-        return Response(200, dumps({"FsServerDefaults": self.fs.server_defaults()}))
+        defaults = self.fs.server_defaults()
+        kind = defaults.get("checksumType")   # JsonUtil sends DataChecksum.Type's id
+        defaults = {**defaults, "checksumType": CHECKSUM_TYPE_IDS.get(kind, kind)}
+        return json_response({"FsServerDefaults": defaults})
 
     def get_xattrs(self, req, path, user) -> Response:
-        names = req.query.get("xattr.name") or []
-        encoding = req.param("encoding")
+        encoding = _encoding(req)
+        names = [n for n in req.query.get("xattr.name") or () if n]
         attrs = self.fs.read(self.fs.ns.xattrs, path, self.fs.caller(user), names)
         out = [{"name": k, "value": _encode_xattr(v, encoding)} for k, v in attrs.items()]
-        return Response(200, dumps({"XAttrs": out}))
+        return json_response({"XAttrs": out})
 
     def list_xattrs(self, req, path, user) -> Response:
         attrs = self.fs.read(self.fs.ns.xattrs, path, self.fs.caller(user))
-        return Response(200, dumps({"XAttrNames": json.dumps(list(attrs))}))
+        return json_response({"XAttrNames": json.dumps(list(attrs), separators=(",", ":"))})
 
     # ------------------------------------------------------------------ mutations
 
@@ -282,11 +388,11 @@ class WebHdfs:
         return TRUE
 
     async def rename(self, req, path, user) -> Response:
-        destination = _required(req, "destination")
+        destination = _destination(req)
         paths.split(destination)
         options = req.param("renameoptions")
         caller = self.fs.caller(user)
-        if options is None:
+        if not options:         # an empty option set is the boolean rename
             ok = await self._mutate(self.fs.ns.rename_legacy, path, destination, caller)
             return TRUE if ok else FALSE
         names = {o.strip().upper() for o in options.split(",") if o.strip()}
@@ -307,6 +413,8 @@ class WebHdfs:
         return EMPTY_OK
 
     async def set_owner(self, req, path, user) -> Response:
+        if not req.param("owner") and not req.param("group"):
+            raise errors.IllegalArgumentError("Both owner and group are empty.")
         await self._mutate(self.fs.ns.set_owner, path, req.param("owner"), req.param("group"),
                            self.fs.caller(user))
         return EMPTY_OK
@@ -320,31 +428,26 @@ class WebHdfs:
         return TRUE if ok else FALSE
 
     async def set_times(self, req, path, user) -> Response:
-        await self._mutate(self.fs.ns.set_times, path, _int(req, "modificationtime", -1),
-                           _int(req, "accesstime", -1), self.fs.caller(user))
+        await self._mutate(self.fs.ns.set_times, path, _int(req, "modificationtime", -1, -1),
+                           _int(req, "accesstime", -1, -1), self.fs.caller(user))
         return EMPTY_OK
 
     async def set_xattr(self, req, path, user) -> Response:
-        await self._mutate(self.fs.ns.set_xattr, path, _required(req, "xattr.name"),
-                           _xattr_value(req.param("xattr.value")), _xattr_flag(req),
-                           self.fs.caller(user))
+        name, flag = _required(req, "xattr.name", "SETXATTR"), _xattr_flag(req)
+        await self._mutate(self.fs.ns.set_xattr, path, name,
+                           _xattr_value(req.param("xattr.value")), flag, self.fs.caller(user))
         return EMPTY_OK
 
     async def remove_xattr(self, req, path, user) -> Response:
-        await self._mutate(self.fs.ns.remove_xattr, path, _required(req, "xattr.name"),
-                           self.fs.caller(user))
+        await self._mutate(self.fs.ns.remove_xattr, path,
+                           _required(req, "xattr.name", "REMOVEXATTR"), self.fs.caller(user))
         return EMPTY_OK
 
     async def set_quota(self, req, path, user) -> Response:
-        ns_quota = _int(req, "namespacequota", QUOTA_DONT_SET)
-        ss_quota = _int(req, "storagespacequota", QUOTA_DONT_SET)
+        ns_quota = _int(req, "namespacequota", QUOTA_DONT_SET, -1)
+        ss_quota = _int(req, "storagespacequota", QUOTA_DONT_SET, -1)
         await self._mutate(self.fs.ns.set_quota, path,
                            None if ns_quota == QUOTA_DONT_SET else ns_quota,
                            None if ss_quota == QUOTA_DONT_SET else ss_quota,
                            self.fs.caller(user))
         return EMPTY_OK
-
-
-def _last(path: str) -> str:
-    parts = paths.split(path)
-    return parts[-1] if parts else ""
