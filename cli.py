@@ -136,5 +136,48 @@ def run_cmd(name_dirs, conf, defines) -> None:
     serve_namenode(name_dirs, None, None, load_config(conf, defines), True)
 
 
+@main.command("secondary")
+@click.option("--namenode", "namenode_url", metavar="URL",
+              help="The namenode's HTTP address (default http://<dfs.namenode.http-address>).")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False),
+              help="Where checkpoints are kept (laid out as a name directory).")
+@conf_options
+@click.option("--secret-file", type=click.Path(dir_okay=False),
+              help="File holding the transfer secret (e.g. <name-dir>/checkpoint.token).")
+@click.option("--checkpoint-now", is_flag=True, help="Checkpoint once, then exit.")
+@click.option("--geteditsize", is_flag=True,
+              help="Print the namenode's uncheckpointed transactions, then exit.")
+@click.option("--port", type=int, default=None,
+              help="Status HTTP port (default from dfs.namenode.secondary.http-address).")
+@typed_errors
+def secondary_cmd(namenode_url, checkpoint_dir, conf, defines, secret_file, checkpoint_now,
+                  geteditsize, port) -> None:
+    """Run the secondary: checkpoint the namenode's edits into its fsimage."""
+    from namenode.config import ConfigError
+    from secondary import daemon
+    from secondary.errors import SecondaryError, SettingError
+    config = load_config(conf, defines)
+    url = namenode_url or "http://" + config.get("dfs.namenode.http-address")
+    if checkpoint_now and geteditsize:
+        raise click.UsageError("--checkpoint-now and --geteditsize exclude each other")
+    if not geteditsize and not checkpoint_dir:
+        raise click.UsageError("--checkpoint-dir is required")
+    try:
+        secret = daemon.resolve_secret(secret_file, config)
+        if geteditsize:
+            click.echo(daemon.edits_size(url, secret, config))
+        elif checkpoint_now:
+            result = daemon.checkpoint_now(url, checkpoint_dir, secret, config)
+            click.echo(f"Checkpoint done: image txid {result.last_txid}, {result.ops} ops "
+                       f"replayed, {result.image_size} bytes")
+        else:
+            log_to_file(config.get("nnlite.log.file"))
+            daemon.serve(url, checkpoint_dir, secret, config, port)
+    except (SettingError, ConfigError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    except SecondaryError as exc:
+        raise NnliteError(exc) from exc
+
+
 if __name__ == "__main__":
     main()

@@ -44,6 +44,8 @@ DEFAULTS: dict[str, str] = {
     "nnlite.http.max-body": "1048576",
     "nnlite.shutdown.grace": "10",
     "nnlite.checkpoint.secret": "",        # empty: <first name dir>/checkpoint.token
+    # secondary
+    "dfs.image.transfer.timeout": "60000",   # ms: socket timeout of image transfers
 }
 
 PROXY_KEY = re.compile(r"hadoop\.proxyuser\.[^.]+\.(hosts|groups)$")

@@ -1,0 +1,200 @@
+"""``nnlite secondary``: the check loop and the status endpoint.
+
+Every ``checkpoint.check.period`` seconds the loop runs ``Checkpointer.check`` in a worker
+thread (the namenode's status, the trigger policy, maybe a checkpoint); a failure is logged and
+left for the next check. A small HTTP server (``dfs.namenode.secondary.http-address``, default
+127.0.0.1:9868; port 0 picks a free one, reported on stderr as
+``NNLITE_SECONDARY_HTTP_PORT=<port>``) answers:
+
+    GET /  or  /status   JSON: namenode, last checkpoint (txids, time, phases), last failure,
+                         counters, policy
+    GET /jmx[?qry=NAME]  Hadoop's JMX JSON shape: {"beans": [...]}, the SecondaryNameNodeInfo
+                         bean (as Hadoop's) and a Checkpointer bean with the counters
+
+SIGTERM/SIGINT stop the loop (a checkpoint in progress is finished first) and the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from namenode.config import Config
+from namenode.http.server import HttpServer, Response
+from secondary.checkpointer import PHASES, Checkpointer, CheckpointResult
+from secondary.client import TransferClient
+from secondary.errors import SettingError
+
+log = logging.getLogger(__name__)
+
+SOFTWARE_VERSION = "nnlite-0.1.0"
+INFO_BEAN = "Hadoop:service=SecondaryNameNode,name=SecondaryNameNodeInfo"
+CHECKPOINTER_BEAN = "Hadoop:service=SecondaryNameNode,name=Checkpointer"
+
+
+def resolve_secret(secret_file: str | None, config: Config) -> str:
+    """``--secret-file`` (e.g. the namenode's <name-dir>/checkpoint.token), else the
+    ``nnlite.checkpoint.secret`` configuration key."""
+    if secret_file:
+        try:
+            secret = Path(secret_file).read_text().strip()
+        except OSError as exc:
+            raise SettingError(f"cannot read the secret file {secret_file}: "
+                              f"{exc.strerror}") from exc
+        if not secret:
+            raise SettingError(f"the secret file {secret_file} is empty")
+        return secret
+    secret = config.get("nnlite.checkpoint.secret")
+    if not secret:
+        raise SettingError("no shared secret: pass --secret-file (the namenode's "
+                          "<name-dir>/checkpoint.token) or set nnlite.checkpoint.secret")
+    return secret
+
+
+def _error(status: int, message: str) -> Response:
+    return Response(status, json.dumps({"error": message, "status": status}).encode())
+
+
+class SecondaryDaemon:
+    """The running secondary; ``await run()`` returns after a stop was requested."""
+
+    def __init__(self, checkpointer: Checkpointer, config: Config, port: int | None = None):
+        self.checkpointer = checkpointer
+        self.check_period = config.float("checkpoint.check.period")
+        self.host, default_port = config.address("dfs.namenode.secondary.http-address")
+        self.port = default_port if port is None else port
+        self.http = HttpServer(self.app, _error)
+        self.started = time.time()
+        self.stop_requested: asyncio.Event | None = None
+
+    # ------------------------------------------------------------------ HTTP
+
+    def app(self, req) -> Response:
+        if req.method != "GET":
+            return _error(405, f"{req.method} is not supported here: the secondary's HTTP "
+                               "server is read-only")
+        if req.path in ("/", "/status"):
+            return Response(200, json.dumps(self.status()).encode())
+        if req.path == "/jmx":
+            return Response(200, json.dumps(self.jmx(req.param("qry"))).encode())
+        return _error(404, f"No such page {req.path}; try /status or /jmx")
+
+    def status(self) -> dict:
+        c = self.checkpointer
+        s = c.last_status
+        return {
+            "namenode": c.client.url, "checkpointDir": str(c.dir.root),
+            "startTime": int(self.started * 1000), "checkPeriod": self.check_period,
+            "checkpointing": c.busy.is_set(), "namespaceTxid": c.namespace_txid,
+            "namenodeStatus": None if s is None else {      # as of the last check
+                "namespaceId": s.namespace_id, "txid": s.txid, "pending": s.pending,
+                "lastCheckpointTxid": s.last_checkpoint_txid,
+                "lastCheckpointTime": int(s.last_checkpoint_time * 1000),
+                "uncheckpointedTxns": s.uncheckpointed},
+            "lastCheckpoint": c.last_result.to_json() if c.last_result else None,
+            "lastFailure": c.last_failure.to_json() if c.last_failure else None,
+            "counters": asdict(c.counters),
+            "policy": {"txns": c.policy.txns, "period": c.policy.period,
+                       "maxRetries": c.max_retries},
+        }
+
+    def jmx(self, query: str | None) -> dict:
+        beans = [self._info_bean(), self._checkpointer_bean()]
+        return {"beans": [b for b in beans if not query or b["name"] == query]}
+
+    def _info_bean(self) -> dict:
+        last = self.checkpointer.last_result
+        last_ms = int(last.finished * 1000) if last else 0
+        directory = str(self.checkpointer.dir.root)
+        return {"name": INFO_BEAN,
+                "modelerType": "org.apache.hadoop.hdfs.server.namenode.SecondaryNameNode",
+                "HostAndPort": f"{self.host}:{self.port}",
+                "StartTime": int(self.started * 1000),
+                "LastCheckpointTime": last_ms,
+                "LastCheckpointDeltaMs": int(time.time() * 1000) - last_ms if last else -1,
+                "CheckpointDirectories": [directory],
+                "CheckpointEditlogDirectories": [directory],
+                "SoftwareVersion": SOFTWARE_VERSION}
+
+    def _checkpointer_bean(self) -> dict:
+        c = self.checkpointer
+        n = c.counters
+        last = c.last_result
+        status = c.last_status
+        phases = last.phases if last else dict.fromkeys(PHASES, 0.0)
+        return {"name": CHECKPOINTER_BEAN, "modelerType": "Checkpointer",
+                "Checkpointing": int(c.busy.is_set()),
+                "Checkpoints": n.checkpoints, "CheckpointFailures": n.failures,
+                "ConsecutiveFailures": n.failures_in_row,
+                "MergeFailuresInRow": n.merge_failures_in_row,
+                "ImagesDownloaded": n.images_downloaded, "EditsDownloaded": n.edits_downloaded,
+                "BytesDownloaded": n.bytes_downloaded, "BytesUploaded": n.bytes_uploaded,
+                "LastCheckpointTxid": last.last_txid if last else -1,
+                "LastCheckpointOps": last.ops if last else 0,
+                "LastCheckpointImageBytes": last.image_size if last else 0,
+                **{f"Last{p.capitalize()}Seconds": round(s, 4) for p, s in phases.items()},
+                "NamenodeTxid": status.txid if status else -1,
+                "TransactionsSinceLastCheckpoint": status.uncheckpointed if status else -1,
+                "LastFailure": c.last_failure.error if c.last_failure else ""}
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def start(self) -> int:
+        self.port = await self.http.start(self.host, self.port)
+        log.info("secondary status on http://%s:%d/status; checking %s every %g s",
+                 self.host, self.port, self.checkpointer.client.url, self.check_period)
+        print(f"NNLITE_SECONDARY_HTTP_PORT={self.port}", file=sys.stderr, flush=True)
+        return self.port
+
+    async def checks(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self.stop_requested.is_set():
+            try:
+                await loop.run_in_executor(None, self.checkpointer.check)
+            except Exception:
+                log.exception("unexpected error in a checkpoint check; retrying at the "
+                              "next check")
+            try:
+                await asyncio.wait_for(self.stop_requested.wait(), self.check_period)
+            except asyncio.TimeoutError:
+                pass
+
+    async def run(self) -> None:
+        self.stop_requested = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop_requested.set)
+        try:
+            await self.start()
+            await self.checks()
+            log.info("secondary stopping")
+        finally:
+            await self.http.stop(1.0)
+
+
+# ---------------------------------------------------------------------- entry points (cli)
+
+def serve(namenode_url: str, checkpoint_dir: str, secret: str, config: Config,
+          port: int | None = None) -> None:
+    """Run the daemon until SIGTERM/SIGINT."""
+    with Checkpointer.from_config(namenode_url, checkpoint_dir, secret, config) as cp:
+        asyncio.run(SecondaryDaemon(cp, config, port).run())
+
+
+def checkpoint_now(namenode_url: str, checkpoint_dir: str, secret: str,
+                   config: Config) -> CheckpointResult:
+    """One forced checkpoint (raises SecondaryError when it fails)."""
+    with Checkpointer.from_config(namenode_url, checkpoint_dir, secret, config) as cp:
+        return cp.do_checkpoint("forced")
+
+
+def edits_size(namenode_url: str, secret: str, config: Config) -> int:
+    """The namenode's uncheckpointed transactions."""
+    timeout = config.int("dfs.image.transfer.timeout") / 1000
+    return TransferClient(namenode_url, secret, timeout=timeout).status().uncheckpointed

@@ -1,0 +1,131 @@
+"""``nnlite secondary``: --checkpoint-now and --geteditsize through CliRunner, and the daemon
+as a real process (checkpoints on the txns threshold, /status and /jmx, a clean SIGTERM)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from tests.secondary.conftest import mkdirs
+from tests.servers import ROOT
+
+
+def token(server) -> str:
+    return str(Path(server.name_dirs[0]) / "checkpoint.token")
+
+
+def secondary(*args: str):
+    return CliRunner().invoke(main, ["secondary", *args])
+
+
+def test_geteditsize_prints_the_uncheckpointed_txns(nn):
+    mkdirs(nn, "/a", "/b")
+    result = secondary("--namenode", nn.url, "--secret-file", token(nn), "--geteditsize")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "3"
+
+
+def test_checkpoint_now(nn, tmp_path):
+    mkdirs(nn, "/a")
+    args = ["--namenode", nn.url, "--checkpoint-dir", str(tmp_path / "ckpt"),
+            "--secret-file", token(nn)]
+    result = secondary(*args, "--checkpoint-now")
+    assert result.exit_code == 0, result.output
+    assert "Checkpoint done: image txid 3" in result.stdout
+    after = secondary("--namenode", nn.url, "--secret-file", token(nn), "--geteditsize")
+    assert after.stdout.strip() == "1"            # the START_LOG_SEGMENT of the new edits
+
+
+def test_checkpoint_now_failure_is_one_line_and_exit_1(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret\n")
+    result = secondary("--namenode", "http://127.0.0.1:9", "--checkpoint-dir",
+                       str(tmp_path / "ckpt"), "--secret-file", str(secret), "--checkpoint-now",
+                       "-D", "dfs.image.transfer.timeout=2000")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "Error: NamenodeUnreachableError: POST failed")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--checkpoint-now"], "no shared secret"),
+    (["--checkpoint-now", "-D", "nnlite.checkpoint.secret=x", "--namenode", "ftp://h"],
+     "must be http://HOST:PORT"),
+    (["--geteditsize", "--checkpoint-now", "-D", "nnlite.checkpoint.secret=x"],
+     "exclude each other"),
+])
+def test_usage_errors(tmp_path, args, message):
+    result = secondary("--checkpoint-dir", str(tmp_path / "ckpt"), *args)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+# ------------------------------------------------------------------------------ the daemon
+
+def start_daemon(nn, ckpt: Path, log: Path, *defines: str) -> tuple[subprocess.Popen, str]:
+    cmd = [sys.executable, "-m", "cli", "secondary", "--namenode", nn.url, "--checkpoint-dir",
+           str(ckpt), "--secret-file", token(nn), "--port", "0"]
+    for define in defines:
+        cmd += ["-D", define]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                env=dict(os.environ))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        for line in log.read_text().splitlines():
+            if line.startswith("NNLITE_SECONDARY_HTTP_PORT="):
+                return proc, f"http://127.0.0.1:{line.split('=', 1)[1]}"
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait()
+    raise RuntimeError(f"secondary did not start: {log.read_text()}")
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        return json.load(resp)
+
+
+def wait_for(fn, timeout: float = 15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise TimeoutError("condition not met")
+
+
+def test_daemon_checkpoints_on_txns_and_reports_it(nn, tmp_path):
+    proc, url = start_daemon(nn, tmp_path / "ckpt", tmp_path / "secondary.log",
+                             "checkpoint.check.period=0.1", "checkpoint.txns=5")
+    try:
+        assert get_json(url + "/status")["lastCheckpoint"] is None
+        mkdirs(nn, "/a", "/b", "/c", "/d")        # txid 5: 5 uncheckpointed
+        done = wait_for(lambda: get_json(url + "/status")["lastCheckpoint"])
+        assert (done["reason"], done["last_txid"]) == ("txns", 6)
+        assert set(done["phases"]) == {"roll", "download", "load", "replay", "save", "upload"}
+
+        beans = get_json(url + "/jmx")["beans"]
+        info = get_json(url + "/jmx?qry=Hadoop:service=SecondaryNameNode,"
+                              "name=SecondaryNameNodeInfo")["beans"]
+        assert [b["name"] for b in info] == [beans[0]["name"]]
+        assert info[0]["CheckpointDirectories"] == [str(tmp_path / "ckpt")]
+        assert info[0]["LastCheckpointTime"] > 0
+        assert beans[1]["Checkpoints"] == 1 and beans[1]["LastCheckpointTxid"] == 6
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(15)
+    assert code == 0, (tmp_path / "secondary.log").read_text()
+    assert "checkpoint done (txns): txids 1-6" in (tmp_path / "secondary.log").read_text()
