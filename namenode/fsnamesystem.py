@@ -90,7 +90,8 @@ class FSNamesystem:
         self.lock = lock
         self.safe_mode = False
         self.last_checkpoint_txid = loaded.image_txid
-        self.last_checkpoint_time = time.time()
+        # The image's own creation time: a restart must not reset the checkpoint.period clock.
+        self.last_checkpoint_time = loaded.image_time or time.time()
         self.started = time.time()
         self.list_limit = 1000
         self.default_replication = 1

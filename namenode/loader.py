@@ -55,6 +55,7 @@ class Loaded:
     torn_tails: list = field(default_factory=list)      # (path, TornTail)
     replayed: int = 0
     seconds: float = 0.0
+    image_time: float = 0.0   # when the loaded image was written (seconds since the epoch)
 
 
 def replay(ns: Namespace, path: str, after_txid: int, expected: int,
@@ -111,6 +112,7 @@ def _load(dirs: list[NameDir], **ns_kw) -> Loaded:
     source = _edits_source(formatted)
     loaded = _replay_dir(ns, source, meta.last_txid)
     loaded.namespace_id = namespace_id
+    loaded.image_time = meta.creation_time / 1000
     _resync(dirs, best.dir, source, loaded)
     loaded.seconds = time.perf_counter() - start
     log.info("namespace loaded: image txid %d, %d ops replayed, last txid %d, %d inodes, "
