@@ -132,8 +132,16 @@ def namenode_cmd(name_dirs, host, port, conf, defines) -> None:
 @conf_options
 @typed_errors
 def run_cmd(name_dirs, conf, defines) -> None:
-    """The main job: format a default name dir if none exists, then run the namenode."""
-    serve_namenode(name_dirs, None, None, load_config(conf, defines), True)
+    """The main job: format a default name dir if none exists, then run the namenode and its
+    secondary (checkpoints beside the name dir) until SIGTERM/SIGINT."""
+    import launcher
+    from namenode.fsnamesystem import format_dirs
+    from namenode.storage import NameDir
+    paths = list(name_dirs or (DEFAULT_NAME_DIR,))
+    if not any(NameDir(p).is_formatted() for p in paths):
+        format_dirs([NameDir(p) for p in paths])
+    conf_args = (["--conf", conf] if conf else []) + [a for d in defines for a in ("-D", d)]
+    sys.exit(launcher.run(paths, conf_args))
 
 
 @main.command("secondary")
