@@ -44,7 +44,7 @@ JSON = None
 def body(java_class: str, message: str) -> bytes:
     name = java_class.rsplit(".", 1)[-1]
     return json.dumps({"RemoteException": {"exception": name, "javaClassName": java_class,
-                                           "message": message}}).encode()
+                                           "message": message}}, separators=(",", ":")).encode()
 
 
 def remote(status: int, java_class: str, message: str) -> Response:

@@ -459,12 +459,21 @@ def _chunk_size(line: bytes) -> int:
 
 
 def _headers(lines: list[str]) -> dict[str, str]:
+    """Lower-cased names; a repeated field joins its values with ", " (RFC 9110 5.3), except
+    Content-Length, which must then repeat the same value."""
     headers = {}
     for line in lines:
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
             raise BadRequest(400, f"Malformed header line {line[:100]!r}")
-        headers[name.lower()] = value.strip()
+        name, value = name.lower(), value.strip()
+        if name in headers:
+            if name == "content-length" and headers[name] != value:
+                raise BadRequest(400, "Conflicting Content-Length fields")
+            if name != "content-length":
+                headers[name] += ", " + value
+            continue
+        headers[name] = value
     return headers
 
 

@@ -35,6 +35,7 @@ EMPTY_OK = Response(200, b"", "application/octet-stream")
 TRUE = Response(200, b'{"boolean":true}', remote.JSON)
 FALSE = Response(200, b'{"boolean":false}', remote.JSON)
 STORAGE_POLICY_UNSPECIFIED = 0
+CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecksum.Type.id
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 USER_PATTERN = "^[A-Za-z_][A-Za-z0-9._-]*[$]?$"        # UserParam's default domain
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*[$]?")    # fullmatch: "$" would allow "\n"
@@ -50,7 +51,6 @@ class ImpersonationError(errors.AccessControlError):
     """A doas that the caller may not use. Hadoop's UserProvider wraps the
     AuthorizationException in a SecurityException (403)."""
     JAVA_CLASS = "java.lang.SecurityException"
-CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecksum.Type.id
 
 
 def dumps(obj) -> bytes:

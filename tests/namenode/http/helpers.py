@@ -1,0 +1,168 @@
+"""Helpers for the HTTP tests: one seeded namenode per module, a WebHDFS client on
+``http.client`` (it sends the path exactly as given: nothing is normalised or re-encoded), and
+raw socket exchanges for requests no client library would send.
+
+``start_namenode`` formats a name dir, writes the given files into it offline (WebHDFS has no
+CREATE yet, so this is the only way to get files with blocks into the namespace), then starts
+the service on it. Users, as in tests/conftest.py: "tester" is in the supergroup, "alice" in
+"staff", everyone else ("bob") is a plain user.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+from namenode.fsnamesystem import FSNamesystem, format_dirs
+from namenode.permission import Caller
+from namenode.storage import NameDir
+from tests.namenode.helpers import write_file
+from tests.servers import NamenodeProcess
+
+USERS = "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff"
+TESTER = Caller("tester", frozenset({"supergroup"}), superuser=True)
+FILE_STATUS_KEYS = {"accessTime", "blockSize", "childrenNum", "fileId", "group", "length",
+                    "modificationTime", "owner", "pathSuffix", "permission", "replication",
+                    "storagePolicy", "type"}
+
+
+def seed(name_dir: str, files: dict[str, int]) -> None:
+    """Format ``name_dir`` and write ``{path: size}`` files (one block each, owner tester)."""
+    format_dirs([NameDir(name_dir)])
+    fs = FSNamesystem.open([name_dir])
+    try:
+        for path, size in files.items():
+            fs._mutate(fs.ns.mkdirs, path.rsplit("/", 1)[0] or "/", 0o755, TESTER)
+            fs._mutate(lambda p=path, s=size: (True, write_file(fs.ns, p, (s,), caller=TESTER)))
+    finally:
+        fs.close()
+
+
+def start_namenode(tmp_path_factory, *args: str, files: dict[str, int] | None = None
+                   ) -> NamenodeProcess:
+    root = tmp_path_factory.mktemp("nn")
+    name_dir = str(root / "name")
+    if files:
+        seed(name_dir, files)
+    return NamenodeProcess.start([name_dir], "-D", USERS, *args)
+
+
+# ------------------------------------------------------------------------------- requests
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict
+    body: bytes
+
+    @property
+    def json(self):
+        return json.loads(self.body)
+
+    @property
+    def error(self) -> tuple[int, str]:
+        """(status, exception name) of a RemoteException, checking its exact shape."""
+        remote = self.json["RemoteException"]
+        assert set(remote) == {"exception", "javaClassName", "message"}, remote
+        assert remote["javaClassName"].rsplit(".", 1)[-1] == remote["exception"]
+        return self.status, remote["exception"]
+
+    @property
+    def java_class(self) -> str:
+        return self.json["RemoteException"]["javaClassName"]
+
+    @property
+    def message(self) -> str:
+        return self.json["RemoteException"]["message"]
+
+
+class WebHdfs:
+    """``call("PUT", "/a", "MKDIRS", permission="700")``; ``user=None`` sends no user.name.
+    A list value repeats the parameter. ``query`` (raw text) replaces the encoded params."""
+
+    def __init__(self, server: NamenodeProcess):
+        self.port = server.port
+
+    def call(self, method: str, path: str, op: str | None = None, *, user: str | None = "tester",
+             query: str | None = None, body: bytes | None = None, headers=None,
+             **params) -> Reply:
+        if query is None:
+            items = ([("op", op)] if op else []) + ([("user.name", user)] if user else [])
+            items += [(k.replace("_", "."), v) for k, v in params.items()]
+            query = urlencode(items, doseq=True)
+        return self.raw(method, "/webhdfs/v1" + quote(path, safe="/") + "?" + query, body,
+                        headers)
+
+    def raw(self, method: str, target: str, body: bytes | None = None, headers=None) -> Reply:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request(method, target, body=body, headers=headers or {})
+            resp = conn.getresponse()
+            return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+        finally:
+            conn.close()
+
+    def get(self, path: str, op: str, **kw) -> Reply:
+        return self.call("GET", path, op, **kw)
+
+    def put(self, path: str, op: str, **kw) -> Reply:
+        return self.call("PUT", path, op, **kw)
+
+    def delete(self, path: str, **kw) -> Reply:
+        return self.call("DELETE", path, "DELETE", **kw)
+
+    def status(self, path: str, **kw) -> dict:
+        reply = self.get(path, "GETFILESTATUS", **kw)
+        assert reply.status == 200, reply
+        return reply.json["FileStatus"]
+
+    def names(self, path: str) -> list[str]:
+        reply = self.get(path, "LISTSTATUS")
+        assert reply.status == 200, reply
+        return [s["pathSuffix"] for s in reply.json["FileStatuses"]["FileStatus"]]
+
+    def mkdirs(self, path: str, **kw) -> None:
+        reply = self.put(path, "MKDIRS", **kw)
+        assert (reply.status, reply.json) == (200, {"boolean": True}), reply
+
+    def alive(self) -> bool:
+        """The service still answers a plain request correctly."""
+        reply = self.get("/", "GETFILESTATUS")
+        return reply.status == 200 and reply.json["FileStatus"]["type"] == "DIRECTORY"
+
+
+def exchange(port: int, data: bytes, *, timeout: float = 5, shut: bool = False) -> bytes:
+    """Send raw bytes, read until the server closes (or ``timeout``); ``shut`` half-closes
+    our side after sending. A reset after the server's answer is not an error here."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        try:
+            sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        if shut:
+            sock.shutdown(socket.SHUT_WR)
+        out = b""
+        try:
+            while chunk := sock.recv(65536):
+                out += chunk
+        except (ConnectionResetError, socket.timeout):
+            pass
+        return out
+
+
+def parse_replies(data: bytes) -> list[tuple[int, bytes]]:
+    """Split raw HTTP/1.1 answers (Content-Length framed) into (status, body) pairs."""
+    replies = []
+    while data:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        assert sep, data[:200]
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        length = next(int(v) for k, _, v in (ln.partition(": ") for ln in lines[1:])
+                      if k.lower() == "content-length")
+        replies.append((status, rest[:length]))
+        data = rest[length:]
+    return replies
