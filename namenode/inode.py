@@ -60,7 +60,7 @@ class INodeDirectory(INode):
         self.owner = owner
         self.group = group
         self.mtime = mtime
-        self.atime = mtime if atime is None else atime
+        self.atime = 0 if atime is None else atime   # HDFS keeps no access time on directories
         self.xattrs = None
         self.children: dict[str, INode] = {}
         self.quota: Quota | None = None

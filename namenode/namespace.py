@@ -90,9 +90,12 @@ class Namespace(Tree):
                 "quota": quota.ns_quota if quota else NO_QUOTA,
                 "spaceQuota": quota.ss_quota if quota else NO_QUOTA}
 
-    def xattrs(self, path: str, caller: Caller, names=None) -> dict[str, bytes]:
+    def xattrs(self, path: str, caller: Caller, names=None, *,
+               names_only: bool = False) -> dict[str, bytes]:
+        """GETXATTRS needs READ on the inode; LISTXATTRS (``names_only``) only the traverse."""
         node = self.status(path, caller)
-        P.check(caller, node, P.READ, path)
+        if not names_only:
+            P.check(caller, node, P.READ, path)
         attrs = {k: v for k, v in (node.xattrs or {}).items() if _xattr_visible(caller, k)}
         if not names:
             return attrs
@@ -169,6 +172,9 @@ class Namespace(Tree):
         nodes = self.resolve(parts)
         found = len(nodes) == len(parts) + 1
         P.check_traverse(caller, nodes[:-1] if found else nodes)
+        if not parts and self.root.children and not recursive:
+            raise errors.PathIsNotEmptyDirectoryError(
+                "`/ is non empty': Directory is not empty", path="/")
         if not parts or not found:
             return False, []
         node, parent = nodes[-1], nodes[-2]
@@ -411,16 +417,20 @@ def _xattr_visible(caller: Caller, name: str) -> bool:
 
 
 def _check_replication(replication: int, path: str) -> None:
-    if not 1 <= replication <= MAX_REPLICATION:
-        raise errors.IllegalArgumentError(
-            f"Requested replication factor of {replication} is outside 1..{MAX_REPLICATION} "
-            f"for {path}", path=path)
+    if replication < 1:
+        raise errors.NamenodeError(
+            f"Requested replication factor of {replication} is less than the required minimum "
+            f"of 1 for {path}", path=path)
+    if replication > MAX_REPLICATION:
+        raise errors.NamenodeError(
+            f"Requested replication factor of {replication} exceeds maximum of "
+            f"{MAX_REPLICATION} for {path}", path=path)
 
 
 def _quota_value(value: int | None, current: int, path: str) -> int:
     if value is None:
         return current
-    if value != NO_QUOTA and value <= 0:
+    if value < NO_QUOTA:
         raise errors.IllegalArgumentError(
             f"Illegal value for quota of {path}: {value} (use -1 to remove a quota)", path=path)
     _check_long(value, "quota", path)

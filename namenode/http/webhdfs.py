@@ -377,7 +377,7 @@ class WebHdfs:
         return json_response({"XAttrs": out})
 
     def list_xattrs(self, req, path, user) -> Response:
-        attrs = self.fs.read(self.fs.ns.xattrs, path, self.fs.caller(user))
+        attrs = self.fs.read(self.fs.ns.xattrs, path, self.fs.caller(user), names_only=True)
         return json_response({"XAttrNames": json.dumps(list(attrs), separators=(",", ":"))})
 
     # ------------------------------------------------------------------ mutations

@@ -49,7 +49,7 @@ def test_mkdirs_sets_the_parent_mtime_and_inherits_its_group(ns):
     later(ns)
     assert ns.mkdirs(HOME + "/x", 0o755, ALICE)[0] is True
     node = ns.get(HOME + "/x")
-    assert (node.owner, node.group, node.mtime, node.atime) == ("alice", "staff", 2000, 2000)
+    assert (node.owner, node.group, node.mtime, node.atime) == ("alice", "staff", 2000, 0)
     assert ns.get(HOME).mtime == 2000
 
 
@@ -151,7 +151,8 @@ def test_create_under_a_file_is_refused(ns, path):
 
 @pytest.mark.parametrize("replication", [0, -1, 513])
 def test_create_refuses_a_replication_out_of_range(ns, replication):
-    refused(ns, errors.IllegalArgumentError, ns.create, HOME + "/f", ALICE,
+    # An IOException in Hadoop (BlockManager.verifyReplication): 403 over WebHDFS.
+    refused(ns, errors.NamenodeError, ns.create, HOME + "/f", ALICE,
             replication=replication)
 
 
@@ -203,10 +204,17 @@ def test_delete_of_an_empty_directory_needs_no_recursive(ns):
     assert ns.delete(HOME + "/d", False, ALICE)[0] is True
 
 
-@pytest.mark.parametrize("path", [HOME + "/missing", "/missing/deeper", "/"])
+@pytest.mark.parametrize("path", [HOME + "/missing", "/missing/deeper"])
 @pytest.mark.parametrize("recursive", [False, True])
-def test_delete_of_a_missing_path_or_the_root_answers_false(ns, path, recursive):
+def test_delete_of_a_missing_path_answers_false(ns, path, recursive):
     answers_false(ns, ns.delete, path, recursive, SUPER)
+
+
+def test_delete_of_the_root_answers_false_or_refuses_when_not_recursive(ns):
+    # As Hadoop: a recursive delete of "/" answers false; without -r, a non-empty root is
+    # PathIsNotEmptyDirectoryException.
+    answers_false(ns, ns.delete, "/", True, SUPER)
+    refused(ns, errors.PathIsNotEmptyDirectoryError, ns.delete, "/", False, SUPER)
 
 
 def test_delete_under_a_file_is_refused(ns):
@@ -392,7 +400,7 @@ def test_set_replication_of_a_directory_answers_false(ns):
 @pytest.mark.parametrize("replication", [0, 513])
 def test_set_replication_out_of_range(ns, replication):
     touch(ns, HOME + "/f", ALICE)
-    refused(ns, errors.IllegalArgumentError, ns.set_replication, HOME + "/f", replication,
+    refused(ns, errors.NamenodeError, ns.set_replication, HOME + "/f", replication,
             ALICE)
 
 
@@ -425,8 +433,7 @@ def test_set_quota_needs_the_superuser(ns):
     refused(ns, errors.AccessControlError, ns.set_quota, HOME, 10, None, ALICE)
 
 
-@pytest.mark.parametrize("ns_quota, ss_quota", [(0, None), (None, 0), (-2, None), (None, -5),
-                                                (1 << 63, None)])
+@pytest.mark.parametrize("ns_quota, ss_quota", [(-2, None), (None, -5), (1 << 63, None)])
 def test_set_quota_refuses_illegal_values(ns, ns_quota, ss_quota):
     refused(ns, errors.IllegalArgumentError, ns.set_quota, HOME, ns_quota, ss_quota, SUPER)
 
