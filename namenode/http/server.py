@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from http import HTTPStatus
 from urllib.parse import unquote_to_bytes
 
@@ -129,6 +130,7 @@ class _Connection(asyncio.Protocol):
         self.continued = False
         self.lingering = False
         self.write_paused = False
+        self.last_active = time.monotonic()
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -143,6 +145,7 @@ class _Connection(asyncio.Protocol):
             self.connection_lost_stream()
 
     def data_received(self, data: bytes) -> None:
+        self.last_active = time.monotonic()
         if self.stream is not None:
             self.feed_stream(data)
             return
@@ -558,8 +561,11 @@ class HttpServer:
     """Serves ``app`` on host:port. ``error_response(status, message)`` formats parse errors."""
 
     def __init__(self, app, error_response, *, max_head: int = MAX_HEAD,
-                 max_body: int = MAX_BODY, error_for=None, max_stream: int = 1 << 40):
+                 max_body: int = MAX_BODY, error_for=None, max_stream: int = 1 << 40,
+                 idle_timeout: float = 60.0):
         self.app = app
+        self.idle_timeout = idle_timeout
+        self._reaper: asyncio.Task | None = None
         self.error_response = error_response
         # (method, first path segment) -> factory(request) -> sink, for streamed bodies
         self.streams: dict[tuple[str, str], object] = {}
@@ -583,11 +589,24 @@ class HttpServer:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: _Connection(self), host, port,
                                                 reuse_address=True, backlog=1024)
+        self._reaper = asyncio.ensure_future(self._reap_idle())
         return self._server.sockets[0].getsockname()[1]
+
+    async def _reap_idle(self) -> None:
+        """Close connections that sent nothing for ``idle_timeout`` seconds while not being
+        answered (as Jetty's idle timeout does): a stalled client cannot hold a socket."""
+        while True:
+            await asyncio.sleep(min(5.0, self.idle_timeout / 2))
+            cutoff = time.monotonic() - self.idle_timeout
+            for conn in list(self.connections):
+                if not conn.busy and conn.last_active < cutoff:
+                    conn.close()
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop accepting, let in-flight requests finish, close every connection."""
         self.stopping = True
+        if self._reaper is not None:
+            self._reaper.cancel()
         if self._server is not None:
             self._server.close()
         deadline = asyncio.get_running_loop().time() + grace
