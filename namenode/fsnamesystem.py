@@ -33,6 +33,7 @@ class Identity:
     supergroup: str = "supergroup"
     groups: dict[str, frozenset] = field(default_factory=dict)
     permissions_enabled: bool = True
+    _callers: dict = field(default_factory=dict, repr=False, compare=False)
 
     @staticmethod
     def parse_mapping(text: str) -> dict[str, frozenset]:
@@ -44,10 +45,16 @@ class Identity:
         return mapping
 
     def caller(self, user: str) -> Caller:
-        groups = self.groups.get(user, frozenset())
-        superuser = (not self.permissions_enabled or user == self.superuser
-                     or self.supergroup in groups)
-        return Caller(user, groups, superuser)
+        """The Caller for ``user`` (cached: the mapping is fixed for the process lifetime)."""
+        cached = self._callers.get(user)
+        if cached is None:
+            groups = self.groups.get(user, frozenset())
+            superuser = (not self.permissions_enabled or user == self.superuser
+                         or self.supergroup in groups)
+            cached = Caller(user, groups, superuser)
+            if len(self._callers) < 10_000:
+                self._callers[user] = cached
+        return cached
 
 
 def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int | None = None,

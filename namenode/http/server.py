@@ -94,12 +94,16 @@ def decode_component(raw: str, what: str) -> str:
 
 def parse_query(raw: str) -> dict[str, list[str]]:
     query: dict[str, list[str]] = {}
+    plain = raw.isascii() and "%" not in raw and "+" not in raw  # the common case: no decoding
     for item in raw.split("&"):
         if not item:
             continue
         name, _, value = item.partition("=")
-        name = decode_component(name.replace("+", " "), "a parameter name").lower()
-        value = decode_component(value.replace("+", " "), f'parameter "{name}"')
+        if plain:
+            name = name.lower()
+        else:
+            name = decode_component(name.replace("+", " "), "a parameter name").lower()
+            value = decode_component(value.replace("+", " "), f'parameter "{name}"')
         query.setdefault(name, []).append(value)
     return query
 
@@ -170,6 +174,21 @@ class _Connection(asyncio.Protocol):
         if self.stream is not None:
             self.stream.sink.abort("the client closed the connection mid-body")
             self.stream = None
+
+    def eof_received(self) -> bool | None:
+        """The client half-closed. Mid-way through a streamed body (an image upload), the body
+        is cut short: abort the sink and answer 400 before closing. Otherwise close."""
+        stream = self.stream
+        if stream is None:
+            return None
+        self.stream = None
+        self.server.in_flight -= 1
+        stream.sink.abort("the client closed its side mid-body")
+        of = "" if stream.chunked else f" of {stream.received + stream.remaining}"
+        self.refuse(self.server.error_response(
+            400, f"Request body cut short: the client closed its side after {stream.received}"
+                 f"{of} bytes"))
+        return True
 
     def start_stream(self, request: Request, factory) -> None:
         """Hand the body of ``request`` to a sink as it arrives (large uploads)."""

@@ -53,8 +53,11 @@ class ImpersonationError(errors.AccessControlError):
     JAVA_CLASS = "java.lang.SecurityException"
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps(**kw) builds one per call
+
+
 def dumps(obj) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+    return _ENCODER.encode(obj).encode()
 
 
 def json_response(obj) -> Response:
@@ -287,9 +290,8 @@ class WebHdfs:
             f"org.apache.hadoop.hdfs.web.resources.{kind}.Op.{op[:100]}")
 
     def _path(self, req: Request) -> str:
-        path = req.path[len(PREFIX):] or "/"
-        paths.split(path)
-        return path
+        """The namespace path; the namespace validates it (paths.split) when it is used."""
+        return req.path[len(PREFIX):] or "/"
 
     def _user(self, req: Request) -> str:
         user = req.param("user.name")
