@@ -1,0 +1,99 @@
+"""Full paths rebuilt from ``parent_id`` in bounded memory: one ``(parent_id, name)`` pair per
+directory, none per file.
+
+``DirectoryIndex.scan`` reads only the id, parent_id, name and type columns and keeps the
+directories; ``path_of`` climbs from a directory to the root and caches the most recent paths
+(files of one directory sit together in an image, so the cache nearly always hits). A directory
+whose chain of parents does not reach the root (a missing parent, a cycle, a second root with a
+name) has no path.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from formats import fsimage as F
+
+BATCH_ROWS = 16_384
+PATH_CACHE = 1 << 16
+ROOT_PARENT = 0
+INDEX_COLUMNS = ("id", "parent_id", "name", "type")
+
+
+def join(parent: str, name: str) -> str:
+    return parent + name if parent == "/" else f"{parent}/{name}"
+
+
+class DirectoryIndex:
+    """``dir id -> (parent_id, name)`` for every directory; paths rebuilt on demand, with the
+    most recent ones cached (files of one directory sit together, so the cache nearly always
+    hits)."""
+
+    def __init__(self, parents: dict[int, tuple[int, str]]):
+        self.parents = parents
+        self._paths: dict[int, str] = {}
+        self._unresolved: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.parents)
+
+    @classmethod
+    def scan(cls, image: str, *, batch_size: int = BATCH_ROWS,
+             expected_md5: str | None = None) -> "DirectoryIndex":
+        parents: dict[int, tuple[int, str]] = {}
+        for batch in F.iter_batches(image, batch_size=batch_size, columns=INDEX_COLUMNS,
+                                    expected_md5=expected_md5):
+            dirs = batch.filter(pc.equal(batch.column("type"), F.TYPE_DIRECTORY))
+            pairs = zip(dirs.column("parent_id").to_pylist(), dirs.column("name").to_pylist())
+            parents.update(zip(dirs.column("id").to_pylist(), pairs))
+        return cls(parents)
+
+    def path_of(self, dir_id: int) -> str | None:
+        """The full path of a directory, or None when its chain of parents does not reach the
+        root (a missing parent, a cycle, or a second root with a name)."""
+        path = self._paths.get(dir_id)
+        if path is not None:
+            return path
+        if dir_id in self._unresolved:
+            return None
+        path, chain = self._walk_up(dir_id)
+        if path is None:
+            self._unresolved.add(dir_id)
+            return None
+        for name in reversed(chain):
+            path = join(path, name)
+        if len(self._paths) >= PATH_CACHE:
+            self._paths.clear()
+        self._paths[dir_id] = path
+        return path
+
+    def _walk_up(self, dir_id: int) -> tuple[str | None, list[str]]:
+        """Climb until a cached path or the root; the names climbed, nearest first."""
+        chain: list[str] = []
+        node = dir_id
+        while True:
+            cached = self._paths.get(node)
+            if cached is not None:
+                return cached, chain
+            entry = self.parents.get(node)
+            if entry is None or node in self._unresolved or len(chain) > len(self.parents):
+                return None, chain
+            parent, name = entry
+            if parent == ROOT_PARENT:
+                return (None if name else "/"), chain
+            chain.append(name)
+            node = parent
+
+    def paths(self, batch: pa.RecordBatch) -> list[str | None]:
+        """The path of every row of a batch (None where the parent does not resolve)."""
+        out: list[str | None] = []
+        path_of = self.path_of
+        columns = (batch.column(n).to_pylist() for n in INDEX_COLUMNS)
+        for inode_id, parent_id, name, type_ in zip(*columns):
+            if type_ == F.TYPE_DIRECTORY:
+                out.append(path_of(inode_id))
+            else:
+                parent = path_of(parent_id)
+                out.append(None if parent is None else join(parent, name))
+        return out
