@@ -412,7 +412,8 @@ def _open(path: str) -> tuple[pq.ParquetFile, ImageMeta]:
     """Open the file and check its footer: format key, version, keys, schema, row count."""
     _check_leading_magic(path)
     with _reading(path, "not a readable Parquet file"):
-        parquet = pq.ParquetFile(path, page_checksum_verification=True)
+        parquet = pq.ParquetFile(path, page_checksum_verification=True,
+                                  pre_buffer=False)  # else buffered reads grow with the image
     try:
         with _reading(path, "unreadable Parquet footer"):
             footer, schema = parquet.metadata, parquet.schema_arrow
