@@ -1,0 +1,13 @@
+"""A small WebHDFS client of the namenode, and the ``hdfs dfs``-style shell the CLI runs on it.
+
+``webhdfs.py`` speaks the protocol (one keep-alive connection, ``user.name``, RemoteException
+to typed errors), ``errors.py`` holds those errors, ``shell.py`` the commands' semantics
+(``ls``, ``rm -r``, ``chmod -R``, ...), ``modes.py`` permission bits and ``chmod`` modes,
+``format.py`` the text output. Standard library only; nothing here imports the namenode.
+"""
+
+from client.errors import ClientError
+from client.shell import FsShell
+from client.webhdfs import DEFAULT_URL, WebHdfsClient
+
+__all__ = ["DEFAULT_URL", "ClientError", "FsShell", "WebHdfsClient"]

@@ -1,0 +1,181 @@
+"""Typed errors of the WebHDFS client.
+
+One root, ``ClientError``. Four families (and ``InternalError``, for a bug):
+
+* ``NamenodeUnreachableError``: no connection, a timeout, or the connection dropped before an
+  answer. Nothing is known about whether a mutation was applied.
+* ``ProtocolError``: an answer that is not WebHDFS (bad JSON, an unexpected status or shape).
+* ``BadArgumentError``: an argument refused before anything is sent (a bad mode string, a bad
+  OWNER:GROUP, a replication below 1).
+* ``RemoteError``: the namenode answered with a ``RemoteException``. Its ``javaClassName``
+  picks the subclass from ``REGISTRY`` (as kazoo's exceptions pick theirs by wire code); an
+  unknown class is a plain ``RemoteError`` that keeps the Java name. The shell raises the
+  same classes for what it finds itself (``rm`` of a directory without ``-r``), so a caller
+  sees one type per situation whoever noticed it.
+"""
+
+from __future__ import annotations
+
+
+class ClientError(Exception):
+    """Root of the client's errors; ``path`` names the path concerned, when there is one."""
+
+    def __init__(self, message: str, *, path: str | None = None):
+        self.path = path
+        super().__init__(message)
+
+
+class NamenodeUnreachableError(ClientError):
+    """The namenode could not be reached (refused, unknown host, timeout, dropped)."""
+
+    def __init__(self, message: str, *, url: str):
+        self.url = url
+        super().__init__(message)
+
+
+class ProtocolError(ClientError):
+    """The answer does not follow the WebHDFS protocol."""
+
+
+class BadArgumentError(ClientError):
+    """An argument the client refuses before sending anything."""
+
+
+class InternalError(ClientError):
+    """Something the client did not expect (a bug): reported in one line, not a traceback."""
+
+
+# ------------------------------------------------------------------------ remote exceptions
+
+REGISTRY: dict[str, type["RemoteError"]] = {}
+
+
+def _java(java_class: str):
+    """Register a RemoteError subclass for the exception Hadoop names ``java_class``."""
+    def register(cls):
+        cls.JAVA_CLASS = java_class
+        REGISTRY[java_class] = cls
+        return cls
+    return register
+
+
+class RemoteError(ClientError):
+    """A ``RemoteException`` from the namenode (or the same situation found by the client)."""
+
+    JAVA_CLASS = "java.io.IOException"
+
+    def __init__(self, message: str, *, path: str | None = None, status: int | None = None,
+                 java_class: str | None = None):
+        self.status = status
+        self.java_class = java_class or self.JAVA_CLASS
+        super().__init__(message, path=path)
+
+    @property
+    def exception(self) -> str:
+        """The Java exception's simple name, as WebHDFS's ``exception`` field carries it."""
+        return self.java_class.rsplit(".", 1)[-1]
+
+
+@_java("java.io.IOException")
+class RemoteIOError(RemoteError):
+    """Hadoop's catch-all IOException (e.g. a missing xattr)."""
+
+
+@_java("java.io.FileNotFoundException")
+class PathNotFoundError(RemoteError):
+    pass
+
+
+@_java("org.apache.hadoop.security.AccessControlException")
+class AccessControlError(RemoteError):
+    """Permission denied (or a superuser-only operation by someone else)."""
+
+
+@_java("java.lang.SecurityException")
+class ImpersonationError(AccessControlError):
+    """A ``doas`` the caller may not use."""
+
+
+@_java("org.apache.hadoop.fs.FileAlreadyExistsException")
+class FileAlreadyExistsError(RemoteError):
+    pass
+
+
+@_java("org.apache.hadoop.fs.ParentNotDirectoryException")
+class ParentNotDirectoryError(RemoteError):
+    pass
+
+
+@_java("org.apache.hadoop.fs.PathIsDirectoryException")
+class PathIsDirectoryError(RemoteError):
+    pass
+
+
+@_java("org.apache.hadoop.fs.PathIsNotDirectoryException")
+class PathIsNotDirectoryError(RemoteError):
+    pass
+
+
+@_java("org.apache.hadoop.fs.PathIsNotEmptyDirectoryException")
+class PathIsNotEmptyDirectoryError(RemoteError):
+    pass
+
+
+@_java("org.apache.hadoop.hdfs.server.namenode.SafeModeException")
+class SafeModeError(RemoteError):
+    pass
+
+
+@_java("org.apache.hadoop.hdfs.protocol.QuotaExceededException")
+class QuotaExceededError(RemoteError):
+    pass
+
+
+@_java("org.apache.hadoop.hdfs.protocol.NSQuotaExceededException")
+class NSQuotaExceededError(QuotaExceededError):
+    pass
+
+
+@_java("org.apache.hadoop.hdfs.protocol.DSQuotaExceededException")
+class DSQuotaExceededError(QuotaExceededError):
+    pass
+
+
+@_java("org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException")
+class AlreadyBeingCreatedError(RemoteError):
+    pass
+
+
+@_java("java.lang.IllegalArgumentException")
+class IllegalArgumentError(RemoteError):
+    """The namenode refused a parameter value."""
+
+
+@_java("org.apache.hadoop.fs.InvalidPathException")
+class InvalidPathError(RemoteError):
+    pass
+
+
+@_java("java.lang.UnsupportedOperationException")
+class UnsupportedOperationError(RemoteError):
+    pass
+
+
+class UnknownOperationError(UnsupportedOperationError):
+    """The namenode does not know the op at all (an older server: e.g. no CREATE yet)."""
+
+
+@_java("java.lang.RuntimeException")
+class NamenodeInternalError(RemoteError):
+    """A 500: the namenode failed unexpectedly; its log has the details."""
+
+
+def from_remote_exception(doc: dict, *, status: int, path: str | None = None) -> RemoteError:
+    """The RemoteError for a ``{"RemoteException": {...}}`` body's inner object; ``path``
+    is added to a message that does not name it."""
+    java_class = str(doc.get("javaClassName") or "java.io.IOException")
+    message = str(doc.get("message") or doc.get("exception") or "(no message)")
+    if path and path not in message:
+        message = f"{message} ({path})"
+    cls = REGISTRY.get(java_class, RemoteError)
+    return cls(message, path=path, status=status, java_class=java_class)

@@ -1,0 +1,285 @@
+"""FsShell: the ``hdfs dfs`` commands as operations on a ``WebHdfsClient``.
+
+The namenode's WebHDFS ops are lower level than the shell's commands; what Hadoop's FsShell
+checks on the client side is checked here, with the same outcomes:
+
+* A relative path is under the user's home, ``/user/<user>``; ``.`` and ``..`` resolve and
+  repeated slashes collapse. Output names absolute paths.
+* ``mkdir`` without ``-p`` refuses an existing path and a missing parent (MKDIRS itself always
+  creates parents); ``rm`` refuses a directory without ``-r`` and, with ``-f``, ignores a
+  missing path; ``mv`` into an existing directory keeps the source's name, refuses an existing
+  target and a missing target parent, and names the failure where RENAME would only answer
+  false; ``touchz`` refuses a directory and a non-empty file.
+* ``chmod``, ``chown``, ``getfattr`` with ``-R``, and ``setrep`` always, walk the subtree
+  (parent first, children sorted by name), as Hadoop's recursion does.
+* Arguments (a mode, OWNER[:GROUP], a replication, -n/-d/-x) are checked before anything is
+  sent: a bad one is ``BadArgumentError``.
+
+Reads are generators, so the command prints as it goes; the first error stops the command.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from client import errors as E
+from client.format import STAT_DEFAULT, Entry, Listed, is_dir
+from client.modes import parse_mode, permission_bits
+from client.webhdfs import WebHdfsClient
+
+_OWNER = re.compile(r"\s*([-_./@a-zA-Z0-9]+)?(?::([-_./@a-zA-Z0-9]*))?\s*")
+XATTR_ENCODINGS = ("text", "hex", "base64")
+
+
+def parent_of(path: str) -> str:
+    return path.rsplit("/", 1)[0] or "/"
+
+
+def join(parent: str, name: str) -> str:
+    return parent.rstrip("/") + "/" + name if name else parent
+
+
+def split_stat_args(args: Iterable[str]) -> tuple[str, list[str]]:
+    """``-stat [FORMAT] PATH...``: the first argument is the format if it holds a ``%``."""
+    args = list(args)
+    fmt = args.pop(0) if args and "%" in args[0] else STAT_DEFAULT
+    if not args:
+        raise E.BadArgumentError("stat: give at least one PATH (after the FORMAT)")
+    return fmt, args
+
+
+def parse_owner(spec: str) -> tuple[str | None, str | None]:
+    """``OWNER``, ``OWNER:GROUP``, ``:GROUP`` (ChownParser's characters)."""
+    match = _OWNER.fullmatch(spec)
+    if not match or not (match.group(1) or match.group(2)):
+        raise E.BadArgumentError(f"chown: {spec!r} is not OWNER[:GROUP] (letters, digits and "
+                                 "- _ . / @)")
+    return match.group(1) or None, match.group(2) or None
+
+
+class FsShell:
+    def __init__(self, client: WebHdfsClient):
+        self.client = client
+
+    # ------------------------------------------------------------------ paths
+
+    def resolve(self, path: str) -> str:
+        """Absolute, normalised; relative to ``/user/<user>``."""
+        if not path:
+            raise E.BadArgumentError("an empty path")
+        if not path.startswith("/"):
+            path = f"/user/{self.client.user}/{path}"
+        out: list[str] = []
+        for part in path.split("/"):
+            if part == "..":
+                if out:
+                    out.pop()
+            elif part and part != ".":
+                out.append(part)
+        return "/" + "/".join(out)
+
+    def _maybe_status(self, path: str) -> dict | None:
+        try:
+            return self.client.status(path)
+        except E.PathNotFoundError:
+            return None
+
+    def _status(self, path: str) -> dict:
+        try:
+            return self.client.status(path)
+        except E.PathNotFoundError as exc:
+            raise E.PathNotFoundError(f"`{path}': No such file or directory", path=path,
+                                      status=exc.status) from exc
+
+    def _children(self, path: str) -> list[tuple[str, dict]]:
+        entries = [(join(path, st["pathSuffix"]), st) for st in self.client.list(path)]
+        return sorted(entries, key=lambda e: e[0])
+
+    def _walk(self, path: str, status: dict, recursive: bool) -> Iterator[tuple[str, dict]]:
+        """``(path, status)`` first, then (with ``recursive``) its subtree, parents first."""
+        yield path, status
+        if recursive and is_dir(status):
+            for child, st in self._children(path):
+                yield from self._walk(child, st, True)
+
+    def _require_parent(self, path: str) -> None:
+        parent = parent_of(path)
+        st = self._maybe_status(parent)
+        if st is None:
+            raise E.PathNotFoundError(f"`{path}': No such file or directory (the parent "
+                                      f"{parent} does not exist)", path=path)
+        if not is_dir(st):
+            raise E.ParentNotDirectoryError(f"`{parent}': Is not a directory", path=parent)
+
+    # ------------------------------------------------------------------ reads
+
+    def ls(self, paths: Iterable[str], *, directory: bool = False,
+           recursive: bool = False) -> Iterator[Listed | Entry]:
+        for arg in paths or (".",):
+            path = self.resolve(arg)
+            st = self._status(path)
+            if is_dir(st) and not directory:
+                yield from self._ls_dir(path, recursive)
+            else:
+                yield Listed((st,), False)
+                yield Entry(path, st)
+
+    def _ls_dir(self, path: str, recursive: bool) -> Iterator[Listed | Entry]:
+        children = self._children(path)
+        yield Listed(tuple(st for _, st in children), not recursive and bool(children))
+        for child, st in children:
+            yield Entry(child, st)
+            if recursive and is_dir(st):
+                yield from self._ls_dir(child, True)
+
+    def stat(self, paths: Iterable[str]) -> Iterator[Entry]:
+        for arg in paths:
+            path = self.resolve(arg)
+            yield Entry(path, self._status(path))
+
+    def du(self, paths: Iterable[str], *, summary: bool = False) -> Iterator[tuple[str, dict]]:
+        """(path, ContentSummary) per argument (``summary``) or per child of a directory."""
+        for arg in paths or (".",):
+            path = self.resolve(arg)
+            st = self._status(path)
+            targets = ([child for child, _ in self._children(path)]
+                       if is_dir(st) and not summary else [path])
+            for target in targets:
+                yield target, self.client.content_summary(target)
+
+    def count(self, paths: Iterable[str]) -> Iterator[tuple[str, dict]]:
+        for arg in paths:
+            path = self.resolve(arg)
+            self._status(path)
+            yield path, self.client.content_summary(path)
+
+    def getfattr(self, paths: Iterable[str], *, name: str | None = None, dump: bool = False,
+                 encoding: str = "text", recursive: bool = False
+                 ) -> Iterator[tuple[str, list[dict]]]:
+        if bool(name) == bool(dump):
+            raise E.BadArgumentError("getfattr: give exactly one of -n NAME and -d")
+        if encoding.lower() not in XATTR_ENCODINGS:
+            raise E.BadArgumentError(f"getfattr: -e must be one of {', '.join(XATTR_ENCODINGS)}")
+        for arg in paths:
+            path = self.resolve(arg)
+            for p, _ in self._walk(path, self._status(path), recursive):
+                yield p, self.client.xattrs(p, [name] if name else [], encoding.upper())
+
+    # ------------------------------------------------------------------ mutations
+
+    def mkdir(self, paths: Iterable[str], *, parents: bool = False) -> None:
+        for arg in paths:
+            path = self.resolve(arg)
+            if not parents:
+                if self._maybe_status(path) is not None:
+                    raise E.FileAlreadyExistsError(f"`{path}': File exists", path=path)
+                self._require_parent(path)
+            self.client.mkdirs(path)
+
+    def rm(self, paths: Iterable[str], *, recursive: bool = False,
+           force: bool = False) -> Iterator[str]:
+        """Deletes each path; yields the ones deleted."""
+        for arg in paths:
+            path = self.resolve(arg)
+            st = self._maybe_status(path)
+            if st is None:
+                if force:
+                    continue
+                raise E.PathNotFoundError(f"`{path}': No such file or directory", path=path)
+            if is_dir(st) and not recursive:
+                raise E.PathIsDirectoryError(f"`{path}': Is a directory (rm -r deletes a "
+                                             "directory and everything in it)", path=path)
+            if path == "/":
+                raise E.RemoteIOError("the root directory cannot be deleted", path=path)
+            if not self.client.delete(path, recursive):
+                raise E.RemoteIOError(f"`{path}': not deleted (the namenode answered false)",
+                                      path=path)
+            yield path
+
+    def mv(self, sources: list[str], dest: str) -> None:
+        dst = self.resolve(dest)
+        dst_st = self._maybe_status(dst)
+        into = dst_st is not None and is_dir(dst_st)
+        if len(sources) > 1 and not into:
+            raise E.PathIsNotDirectoryError(f"`{dst}': Is not a directory (moving several "
+                                            "sources needs an existing directory)", path=dst)
+        for arg in sources:
+            src = self.resolve(arg)
+            self._status(src)
+            self._move(src, join(dst, src.rsplit("/", 1)[-1]) if into else dst)
+
+    def _move(self, src: str, target: str) -> None:
+        if target == src:
+            return
+        if target.startswith(src.rstrip("/") + "/"):
+            raise E.BadArgumentError(f"mv: cannot move `{src}' to `{target}': a subdirectory "
+                                     "of itself")
+        if self._maybe_status(target) is not None:
+            raise E.FileAlreadyExistsError(f"`{target}': File exists", path=target)
+        self._require_parent(target)
+        if not self.client.rename(src, target):
+            raise E.RemoteIOError(f"mv: `{src}' to `{target}': the namenode refused the "
+                                  "rename (answered false)", path=src)
+
+    def chmod(self, mode: str, paths: Iterable[str], *, recursive: bool = False) -> None:
+        change = parse_mode(mode)
+        for arg in paths:
+            path = self.resolve(arg)
+            for p, st in self._walk(path, self._status(path), recursive):
+                self.client.set_permission(p, change.apply(permission_bits(st), is_dir(st)))
+
+    def chown(self, spec: str, paths: Iterable[str], *, recursive: bool = False) -> None:
+        owner, group = parse_owner(spec)
+        for arg in paths:
+            path = self.resolve(arg)
+            for p, _ in self._walk(path, self._status(path), recursive):
+                self.client.set_owner(p, owner, group)
+
+    def setrep(self, replication: int, paths: Iterable[str]) -> Iterator[str]:
+        """Sets the replication of every file at or under each path; yields each file set."""
+        if replication < 1:
+            raise E.BadArgumentError(f"setrep: replication must be at least 1, not "
+                                     f"{replication}")
+        for arg in paths:
+            path = self.resolve(arg)
+            for p, st in self._walk(path, self._status(path), True):
+                if is_dir(st):
+                    continue
+                if not self.client.set_replication(p, replication):
+                    raise E.RemoteIOError(f"Could not set replication for: {p}", path=p)
+                yield p
+
+    def touchz(self, paths: Iterable[str]) -> None:
+        for arg in paths:
+            path = self.resolve(arg)
+            st = self._maybe_status(path)
+            if st is not None and is_dir(st):
+                raise E.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
+            if st is not None and int(st.get("length", 0)):
+                raise E.FileAlreadyExistsError(f"`{path}': Not a zero-length file", path=path)
+            if st is None:
+                self._require_parent(path)
+            self._create_empty(path, overwrite=st is not None)
+
+    def _create_empty(self, path: str, *, overwrite: bool) -> None:
+        try:
+            self.client.create(path, b"", overwrite=overwrite)
+        except E.UnknownOperationError as exc:
+            raise E.UnknownOperationError(
+                f"touchz needs file creation (WebHDFS CREATE), which the namenode at "
+                f"{self.client.url} does not support yet", path=path, status=exc.status,
+                java_class=exc.java_class) from exc
+
+    def setfattr(self, paths: Iterable[str], *, name: str | None = None,
+                 value: str | None = None, remove: str | None = None) -> None:
+        if bool(name) == bool(remove):
+            raise E.BadArgumentError("setfattr: give exactly one of -n NAME and -x NAME")
+        if remove and value is not None:
+            raise E.BadArgumentError("setfattr: -v VALUE goes with -n NAME, not with -x")
+        for arg in paths:
+            path = self.resolve(arg)
+            if name:
+                self.client.set_xattr(path, name, value)
+            else:
+                self.client.remove_xattr(path, remove)
