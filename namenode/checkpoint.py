@@ -72,6 +72,7 @@ class Checkpoints:
         self._image: FileInfo | None = None
         self._upload_lock = threading.Lock()
         self._roll_started = 0.0
+        self._generation = 0           # counts rolls and swaps: a stale digest is not cached
 
     # ------------------------------------------------------------------ status and roll
 
@@ -87,12 +88,24 @@ class Checkpoints:
 
     def status(self) -> dict:
         fs = self.fs
-        with fs.lock:
-            return {"namespaceId": fs.namespace_id, "txid": fs.journal.txid,
-                    "lastCheckpointTxid": fs.last_checkpoint_txid,
-                    "lastCheckpointTime": int(fs.last_checkpoint_time * 1000),
-                    "pending": self.pending, "image": asdict(self.image()),
-                    "edits": asdict(self.rolled()) if self.pending else None}
+        while True:
+            edits = self._rolled_if_pending()       # outside the lock: it may hash the file
+            with fs.lock:
+                if self.pending == (edits is not None):
+                    return {"namespaceId": fs.namespace_id, "txid": fs.journal.txid,
+                            "lastCheckpointTxid": fs.last_checkpoint_txid,
+                            "lastCheckpointTime": int(fs.last_checkpoint_time * 1000),
+                            "pending": self.pending, "image": asdict(self.image()),
+                            "edits": asdict(edits) if edits else None}
+            # a roll or a swap came in between: look again
+
+    def _rolled_if_pending(self) -> FileInfo | None:
+        try:
+            return self.rolled() if self.pending else None
+        except CheckpointError as exc:
+            if exc.status == 409:
+                return None
+            raise
 
     def roll(self) -> dict:
         """Roll ``edits`` to ``edits.new`` unless a checkpoint is already pending."""
@@ -102,6 +115,7 @@ class Checkpoints:
             if not self.pending:
                 end = fs.journal.roll()
                 self._rolled = None
+                self._generation += 1
                 self._roll_started = time.monotonic()
                 log.info("rolled edits at txid %d for a checkpoint", end)
             else:
@@ -122,17 +136,26 @@ class Checkpoints:
         return cached
 
     def rolled(self) -> FileInfo:
-        """The closed ``edits`` of the pending checkpoint (digest computed once)."""
-        if not self.pending:
-            raise CheckpointError(409, "No checkpoint is pending: roll the edits first")
-        if self._rolled is None:
+        """The closed ``edits`` of the pending checkpoint. Its txids come from its header and
+        from ``edits.new``, which continues it; its digest is computed once, outside the
+        namesystem lock (hashing a large file there would stall every writer)."""
+        fs = self.fs
+        with fs.lock:
+            if not self.pending:
+                raise CheckpointError(409, "No checkpoint is pending: roll the edits first")
+            if self._rolled is not None:
+                return self._rolled
+            generation = self._generation
+            last = fs.journal.roll()        # while pending, a no-op naming the rolled end
             path = self.primary().file(EDITS)
-            reader = E.EditsReader(str(path))
-            for _ in reader:
-                pass
-            self._rolled = FileInfo(str(path), path.stat().st_size, F.file_md5(str(path)),
-                                    reader.first_txid, reader.last_txid)
-        return self._rolled
+            size = path.stat().st_size
+        with open(path, "rb") as f:
+            first = E.decode_header(f.read(E.HEADER_SIZE), path=str(path))
+        info = FileInfo(str(path), size, F.file_md5(str(path)), first, last)
+        with fs.lock:
+            if self._generation == generation and self.pending:
+                self._rolled = info
+        return info
 
     # ------------------------------------------------------------------ upload
 
@@ -163,8 +186,11 @@ class Checkpoints:
         """Verify the stored upload and swap it in (runs in a worker thread)."""
         fs = self.fs
         try:
+            started = time.monotonic()
             meta = upload.verify()
             faults.hit("checkpoint.after-ckpt-written")
+            verified = time.monotonic()
+            rolled = self.rolled()
             with fs.lock:
                 dirs = [d for d in fs.dirs if d.healthy]
                 for d in dirs[1:]:
@@ -172,20 +198,23 @@ class Checkpoints:
                 for d in dirs:
                     imagestore.mark_verified(d, upload.md5)
                 for d in dirs:
-                    self._retain(d)
+                    self._retain(d, rolled)
                     imagestore.finish_swap(d, edits_new_to_edits=True)
                 fs.journal.segment_renamed(EDITS)
                 faults.hit("checkpoint.after-swap")
                 fs.last_checkpoint_txid = meta.last_txid
                 fs.last_checkpoint_time = time.time()
                 self._rolled = None
-            took = time.monotonic() - self._roll_started if self._roll_started else 0.0
+                self._generation += 1
+            now = time.monotonic()
+            took = now - self._roll_started if self._roll_started else 0.0
             m = self.metrics
             m.checkpoints += 1
             m.last_duration, m.last_image_size = took, upload.size
             m.bytes_received += upload.size
-            log.info("checkpoint installed: image txid %d, %d bytes, %.2f s since the roll",
-                     meta.last_txid, upload.size, took)
+            log.info("checkpoint installed: image txid %d, %d bytes, %.2f s since the roll "
+                     "(verify %.3f s, swap %.3f s)", meta.last_txid, upload.size, took,
+                     verified - started, now - verified)
             return {"txid": meta.last_txid, "size": upload.size, "md5": upload.md5}
         finally:
             self._upload_lock.release()
@@ -197,13 +226,12 @@ class Checkpoints:
 
     # ------------------------------------------------------------------ retention
 
-    def _retain(self, d: NameDir) -> None:
+    def _retain(self, d: NameDir, rolled: FileInfo) -> None:
         """Hard-link the image being replaced and its rolled edits into previous.checkpoint/,
         then keep the newest ``retained`` images and the edits after the oldest kept one."""
         area = d.root / PREVIOUS
         area.mkdir(exist_ok=True)
         old = F.read_meta(str(d.file(IMAGE))).last_txid
-        rolled = self.rolled()
         _link(d.file(IMAGE), area / f"fsimage_{old}")
         _link(d.file(IMAGE_MD5), area / f"fsimage_{old}.md5")
         _link(d.file(EDITS), area / f"edits_{rolled.first_txid}-{rolled.last_txid}")

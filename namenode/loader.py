@@ -8,7 +8,9 @@ The rule that makes every crash point recoverable (DESIGN.md):
    valid one (highest txid) wins; if it is a ckpt, its swap is finished first.
 2. Replay every record with txid > image txid from ``edits`` and then ``edits.new``, checking
    that txids continue without a gap. A torn tail is reported and truncated; corruption in
-   the middle stops startup (formats.errors).
+   the middle stops startup (formats.errors). If the image covers all of ``edits`` while
+   ``edits.new`` exists, a checkpoint swap stopped just before ``edits.new -> edits``: that
+   rename is finished.
 3. Dirs that lag (older image, shorter or missing edits, never formatted) are resynced from the
    dir that was loaded, so every healthy dir holds the same files afterwards.
 """
@@ -56,6 +58,7 @@ class Loaded:
     replayed: int = 0
     seconds: float = 0.0
     image_time: float = 0.0   # when the loaded image was written (seconds since the epoch)
+    edits_last_txid: int = -1  # the last txid in ``edits`` (-1: no edits replayed)
 
 
 def replay(ns: Namespace, path: str, after_txid: int, expected: int,
@@ -111,6 +114,7 @@ def _load(dirs: list[NameDir], **ns_kw) -> Loaded:
     ns, meta = image.load(str(best.dir.file(IMAGE)), best.md5, **ns_kw)
     source = _edits_source(formatted)
     loaded = _replay_dir(ns, source, meta.last_txid)
+    _finish_edits_rename(source, loaded)
     loaded.namespace_id = namespace_id
     loaded.image_time = meta.creation_time / 1000
     _resync(dirs, best.dir, source, loaded)
@@ -210,8 +214,25 @@ def _replay_dir(ns: Namespace, d: NameDir, image_txid: int) -> Loaded:
                         reader.torn_tail.length, reader.torn_tail.reason)
             loaded.torn_tails.append((str(path), reader.torn_tail))
         expected = max(expected, reader.last_txid + 1)
+        if name == EDITS:
+            loaded.edits_last_txid = reader.last_txid
     loaded.last_txid = expected - 1
     return loaded
+
+
+def _finish_edits_rename(d: NameDir, loaded: Loaded) -> None:
+    """``edits.new`` beside an ``edits`` that the loaded image covers entirely: a checkpoint
+    swap stopped after its image was installed and before ``edits.new -> edits`` (imagestore
+    step 5, whose ckpt sidecar is already gone). Finish it, or the namenode would resume a
+    checkpoint whose every upload is refused as already in place, and never roll again."""
+    if EDITS_NEW not in loaded.valid_lengths or loaded.edits_last_txid > loaded.image_txid:
+        return
+    log.warning("finishing an interrupted checkpoint swap in %s: the image (txid %d) covers "
+                "all of %s; %s -> %s", d.current, loaded.image_txid, EDITS, EDITS_NEW, EDITS)
+    _truncate(d.file(EDITS_NEW), loaded.valid_lengths[EDITS_NEW])
+    durable.rename_durably(d.file(EDITS_NEW), d.file(EDITS))
+    loaded.valid_lengths = {EDITS: loaded.valid_lengths[EDITS_NEW]}
+    loaded.segment = EDITS
 
 
 def _resync(dirs: list[NameDir], image_dir: NameDir, edits_dir: NameDir, loaded: Loaded):
@@ -224,11 +245,14 @@ def _resync(dirs: list[NameDir], image_dir: NameDir, edits_dir: NameDir, loaded:
             _sync_file(image_dir, d, IMAGE)
             _sync_file(image_dir, d, IMAGE_MD5)
         if d is not edits_dir:
+            # Stale segments go first: a crash between copying the source's edits and removing
+            # an old edits.new would leave two overlapping segments that no startup can replay.
+            for name in (EDITS_NEW, EDITS):
+                if name not in loaded.valid_lengths:
+                    durable.remove_durably(d.file(name))
             for name in (EDITS, EDITS_NEW):
                 if name in loaded.valid_lengths:
                     _sync_file(edits_dir, d, name)
-                else:
-                    durable.remove_durably(d.file(name))
         if not d.is_formatted():
             log.warning("restoring unformatted name directory %s from %s", d.root,
                         image_dir.root)

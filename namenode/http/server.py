@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 REASONS = {s.value: s.phrase for s in HTTPStatus}
 MAX_HEAD = 64 * 1024
 MAX_BODY = 1 << 20
+FILE_CHUNK = 256 * 1024   # bytes per write when the loop cannot sendfile
 LINGER = 2.0          # seconds to drain a refused request's remaining bytes before closing
 
 
@@ -305,13 +306,32 @@ class _Connection(asyncio.Protocol):
     async def _send_file(self, file) -> None:
         handle, size = file
         try:
-            await asyncio.get_running_loop().sendfile(self.transport, handle, 0, size)
+            try:
+                await asyncio.get_running_loop().sendfile(self.transport, handle, 0, size)
+            except NotImplementedError:     # uvloop's loop has no sendfile
+                await self._write_file(handle, size)
         finally:
             handle.close()
+
+    async def _write_file(self, handle, size: int) -> None:
+        """The file in chunks through ``transport.write``, waiting while the client is slow."""
+        left = size
+        while left > 0:
+            chunk = handle.read(min(FILE_CHUNK, left))
+            if not chunk:
+                raise OSError(f"{handle.name} ended {left} bytes short of {size}")
+            self.transport.write(chunk)
+            left -= len(chunk)
+            while self.transport.get_write_buffer_size() > FILE_CHUNK:
+                if self.transport.is_closing():
+                    raise ConnectionError("the client went away during a file download")
+                await asyncio.sleep(0.001)
 
     def _file_sent(self, task: asyncio.Future, keep_alive: bool) -> None:
         self.busy = False
         if task.cancelled() or task.exception() is not None or not keep_alive:
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("sending a file failed: %r", task.exception())
             self.close()
             return
         if not self.closing and not self.write_paused:

@@ -72,14 +72,14 @@ class Transfer:
             return error(403, "Checkpoint transfer refused: missing or wrong shared secret")
         route = (req.method, req.path)
         try:
-            if route == ("GET", PREFIX + "/status"):
-                return Response(200, json.dumps(self.checkpoints.status()).encode())
+            if route == ("GET", PREFIX + "/status"):     # threads: may hash the edits
+                return self._in_thread(self.checkpoints.status)
             if route == ("POST", PREFIX + "/roll"):
                 return self._in_thread(self.checkpoints.roll)
             if route == ("GET", PREFIX + "/image"):
                 return self._file(self.checkpoints.image(), "X-Image-Txid")
             if route == ("GET", PREFIX + "/edits"):
-                return self._file(self.checkpoints.rolled(), "X-Txid-Range")
+                return self._file_in_thread(self.checkpoints.rolled, "X-Txid-Range")
             if route == ("PUT", PREFIX + "/image"):
                 return error(400, "Image upload without a body")
         except CheckpointError as exc:
@@ -92,6 +92,13 @@ class Transfer:
         except CheckpointError as exc:
             return error(exc.status, str(exc))
         return Response(200, json.dumps(result).encode())
+
+    async def _file_in_thread(self, fn, header: str):
+        try:
+            info = await asyncio.get_running_loop().run_in_executor(None, fn)
+        except CheckpointError as exc:
+            return error(exc.status, str(exc))
+        return self._file(info, header)
 
     def _file(self, info, header: str) -> Response:
         handle = open(info.name, "rb")

@@ -1,0 +1,180 @@
+"""Image uploads the namenode must refuse, each with its status and a message that says why,
+and each leaving the name directory byte for byte as it was.
+
+One namenode serves the module: it holds a finished checkpoint (so an older image exists to
+replay) and a pending one, for which a good image was built by a checkpointer whose upload
+failed on purpose. Every refusal is sent against that pending checkpoint; the last test then
+uploads the good image and it is accepted, so no refusal left the checkpoint stuck.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+from namenode import faults
+from namenode.storage import CKPT, NameDir
+from secondary.errors import TransferError
+from tests.checkpoint import snapshot
+from tests.secondary.conftest import mkdirs, new_checkpointer, secret_of
+from tests.servers import NamenodeProcess
+
+
+@dataclass
+class Pending:
+    server: NamenodeProcess
+    secret: str
+    namespace_id: int
+    txid: int             # the pending checkpoint's txid
+    image: bytes          # a good image for it
+    md5: str
+    old_txid: int         # the checkpoint already in place, and its image
+    old_image: bytes
+    old_md5: str
+
+    @property
+    def name_dir(self) -> Path:
+        return NameDir(self.server.name_dirs[0]).root
+
+
+@pytest.fixture(scope="module")
+def pending(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("refusals")
+    server = NamenodeProcess.start([str(tmp / "name")])
+    try:
+        with new_checkpointer(server, tmp / "ckpt") as cp:
+            mkdirs(server, "/a", "/a/b")
+            old = cp.do_checkpoint()
+            old_image = cp.dir.image_path.read_bytes()
+            mkdirs(server, "/c")
+            faults.configure("secondary.during-upload=error")
+            try:
+                with pytest.raises(TransferError):
+                    cp.do_checkpoint()
+            finally:
+                faults.configure("")
+            saved = cp.namespace_txid
+            image = cp.dir.image_path.read_bytes()
+            status = cp.client.status()
+        assert status.pending and status.edits.last_txid == saved
+        yield Pending(server, secret_of(server), status.namespace_id, saved, image,
+                      hashlib.md5(image).hexdigest(),
+                      old.last_txid, old_image, old.image_md5)
+    finally:
+        server.stop()
+
+
+def put(p: Pending, body: bytes, *, txid: int | None = None, namespace_id: int | None = None,
+        md5: str | None = None, secret: str | None = None) -> requests.Response:
+    params = {"txid": p.txid if txid is None else txid,
+              "namespaceid": p.namespace_id if namespace_id is None else namespace_id}
+    headers = {"X-Nnlite-Secret": p.secret if secret is None else secret,
+               "X-MD5-Digest": p.md5 if md5 is None else md5}
+    return requests.put(p.server.url + "/checkpoint/image", params=params, headers=headers,
+                        data=body, timeout=10)
+
+
+def raw_head(p: Pending, length: int) -> socket.socket:
+    """A raw connection that sent the head of a good upload of ``length`` bytes."""
+    sock = socket.create_connection(("127.0.0.1", p.server.port), timeout=10)
+    sock.sendall((f"PUT /checkpoint/image?txid={p.txid}&namespaceid={p.namespace_id} "
+                  f"HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Nnlite-Secret: {p.secret}\r\n"
+                  f"X-MD5-Digest: {p.md5}\r\nContent-Length: {length}\r\n\r\n").encode())
+    return sock
+
+
+def read_answer(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def wait_until(predicate, what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def flipped(data: bytes) -> bytes:
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1:]
+
+
+REFUSALS = {
+    "flipped-byte": (lambda p: put(p, flipped(p.image)), 400, "does not match the announced"),
+    "wrong-txid": (lambda p: put(p, p.image, txid=p.txid + 1), 409,
+                   "covers the edits up to txid"),
+    "replayed-old-image": (lambda p: put(p, p.old_image, txid=p.old_txid, md5=p.old_md5), 410,
+                           "is already in place"),
+    "wrong-namespace": (lambda p: put(p, p.image, namespace_id=p.namespace_id + 1), 403,
+                        "this namenode serves namespace"),
+    "wrong-secret": (lambda p: put(p, p.image, secret="0" * 64), 403, "shared secret"),
+    "no-secret": (lambda p: put(p, p.image, secret=""), 403, "shared secret"),
+    "body-of-an-older-image": (lambda p: put(p, p.old_image, md5=p.old_md5), 400,
+                               "is for namespace"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_refused_and_nothing_changes_on_disk(pending, case):
+    send, status, message = REFUSALS[case]
+    before = snapshot(pending.name_dir)
+    resp = send(pending)
+    assert resp.status_code == status, resp.text
+    assert resp.json()["status"] == status and message in resp.json()["error"], resp.text
+    assert snapshot(pending.name_dir) == before
+
+
+def test_truncated_body_then_half_close_is_400(pending):
+    before = snapshot(pending.name_dir)
+    sock = raw_head(pending, len(pending.image))
+    try:
+        sock.sendall(pending.image[:len(pending.image) // 2])
+        sock.shutdown(socket.SHUT_WR)
+        answer = read_answer(sock)
+    finally:
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert b"cut short" in answer, answer
+    assert snapshot(pending.name_dir) == before
+
+
+def test_connection_closed_mid_body_changes_nothing(pending):
+    before = snapshot(pending.name_dir)
+    sock = raw_head(pending, len(pending.image))
+    sock.sendall(pending.image[:len(pending.image) // 2])
+    wait_until(lambda: NameDir(pending.name_dir).file(CKPT).exists(), "no upload started")
+    sock.close()
+    wait_until(lambda: not NameDir(pending.name_dir).file(CKPT).exists(), "ckpt left behind")
+    assert snapshot(pending.name_dir) == before
+
+
+def test_concurrent_second_upload_is_409(pending):
+    before = snapshot(pending.name_dir)
+    first = raw_head(pending, len(pending.image))
+    try:
+        first.sendall(pending.image[:100])
+        wait_until(lambda: NameDir(pending.name_dir).file(CKPT).exists(), "no upload started")
+        resp = put(pending, pending.image)
+        assert resp.status_code == 409 and "already uploading" in resp.json()["error"]
+    finally:
+        first.close()           # the first upload is abandoned: its ckpt is removed
+    wait_until(lambda: not NameDir(pending.name_dir).file(CKPT).exists(), "ckpt left behind")
+    assert snapshot(pending.name_dir) == before
+
+
+def test_the_good_image_is_accepted_after_every_refusal(pending):
+    resp = put(pending, pending.image)
+    assert resp.status_code == 200, resp.text
+    assert resp.json() == {"txid": pending.txid, "size": len(pending.image),
+                           "md5": pending.md5}
+    again = put(pending, pending.image)            # the same image once more: in place
+    assert again.status_code == 410, again.text
