@@ -20,7 +20,8 @@ Recovery is the one explicit way to discard data. It runs in two phases:
    (ReplayError at startup). A torn tail (a bad frame with only zeros, or nothing, after it)
    is truncated without asking, exactly as startup does, and reported.
 2. Write. Every file about to change (image, sidecars, edits, edits.new) in every dir is kept
-   as ``<file>.broken`` (or ``.broken.N``, the first free N) by a hard link; then a new image
+   as ``<file>.broken`` (or ``.broken.N``, the first free N), by a hard link (a copy for
+   ``fsimage.ckpt``, which is rewritten in place); then a new image
    of the recovered namespace is installed (imagestore.install) and a fresh ``edits`` holding
    only START_LOG_SEGMENT at image txid + 1 is published; ``edits.new`` is removed. The store
    then starts cleanly. A crash during this phase leaves either the old files, or the new image
@@ -375,9 +376,13 @@ def broken_name(path: Path) -> Path:
 
 
 def keep_copy(path: Path) -> Path:
-    """Keep the current content of ``path`` beside it (a hard link: the file is only ever
-    replaced by rename afterwards, never written in place)."""
+    """Keep the current content of ``path`` beside it. A hard link where the name is only
+    ever replaced by a rename afterwards; a real copy for ``fsimage.ckpt``, which
+    imagestore.stage writes in place (through a link it would overwrite the copy too)."""
     target = broken_name(path)
+    if path.name == CKPT:
+        copy_file(path, target)
+        return target
     try:
         os.link(path, target)
     except OSError:

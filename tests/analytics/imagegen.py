@@ -1,0 +1,142 @@
+"""A synthetic fsimage for the analytics tests and bench: columns generated directly (no
+namespace), written with formats.fsimage.write_image.
+
+Shape: a root with a few top-level dirs, a random tree of nested dirs (parents always listed
+before their children), Structured Streaming checkpoints (``offsets/``, ``commits/``,
+``state/``, ``sources/``) under ``/spark/streaming``, RDD checkpoint dirs (``rdd-<n>``) under
+``/spark/rdd/<app>``, two decoys that must not count (an ``offsets/`` without ``commits/``, an
+``rdd-old``), and files spread over every dir with mixed owners, replications, sizes and times.
+Deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import random
+from array import array
+from pathlib import Path
+
+import pyarrow as pa
+
+from formats import fsimage as F
+
+ROOT_ID = 16385
+AS_OF_MS = 1_760_000_000_000          # the image's creation time: ages are measured from it
+YEAR_MS = 365 * 86_400_000
+OWNERS = ("hdfs", "alice", "bob", "carol", "etl", "spark", "hive", "dave")
+OWNER_WEIGHTS = (2, 5, 4, 3, 8, 6, 3, 1)
+TOP_DIRS = ("user", "data", "tmp", "spark", "warehouse")
+
+
+class _Builder:
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+        self.next_id = ROOT_ID
+        self.dirs = []      # (id, parent_id, name, owner, depth)
+        self.files = []     # (parent_id, name, owner, replication, length, mtime, atime, client)
+        self.dir(0, "", "hdfs", -1)
+
+    def dir(self, parent: int, name: str, owner: str, parent_depth: int) -> int:
+        inode_id = self.next_id
+        self.next_id += 1
+        self.dirs.append((inode_id, parent, name, owner, parent_depth + 1))
+        return inode_id
+
+    def file(self, parent: int, name: str, length: int | None = None,
+             owner: str | None = None) -> None:
+        rng = self.rng
+        owner = owner or rng.choices(OWNERS, OWNER_WEIGHTS)[0]
+        if length is None:
+            kind = rng.random()
+            length = (0 if kind < 0.08 else int(2 ** rng.uniform(0, 20)) if kind < 0.5
+                      else int(2 ** rng.uniform(20, 28)) if kind < 0.95
+                      else int(2 ** rng.uniform(28, 32.5)))
+        mtime = AS_OF_MS - int(rng.random() ** 2 * 5 * YEAR_MS)
+        atime = 0 if rng.random() < 0.1 else min(AS_OF_MS, mtime + int(rng.random() * YEAR_MS))
+        replication = rng.choices((1, 2, 3, 10), (20, 10, 65, 1))[0]
+        client = "DFSClient_7" if rng.random() < 0.002 else None
+        self.files.append((parent, name, owner, replication, length, mtime, atime, client))
+
+    def depth(self, index: int) -> int:
+        return self.dirs[index][4]
+
+
+def generate(path: str | Path, inodes: int, *, seed: int = 7, namespace_id: int = 4242,
+             last_txid: int = 99) -> F.ImageMeta:
+    """Write an image of exactly ``inodes`` rows to ``path`` (+ its md5 sidecar)."""
+    b = _Builder(seed)
+    tops = {name: b.dir(ROOT_ID, name, "hdfs", 0) for name in TOP_DIRS}
+    nestable = list(range(1, len(b.dirs)))     # checkpoint dirs get no random subdirs
+    _spark_checkpoints(b, tops["spark"], max(2, inodes // 20_000))
+    _decoys(b, tops["data"])
+    n_dirs = max(10, inodes // 12)
+    rng = b.rng
+    while len(b.dirs) < n_dirs:
+        parent = nestable[rng.randrange(len(nestable))]
+        if b.depth(parent) < 9:
+            nestable.append(len(b.dirs))
+            b.dir(b.dirs[parent][0], f"d{len(b.dirs)}", rng.choices(OWNERS, OWNER_WEIGHTS)[0],
+                  b.depth(parent))
+    n_files = inodes - len(b.dirs)
+    if n_files <= len(b.files):
+        raise ValueError(f"{inodes} inodes are too few for the fixed structure")
+    for k in range(n_files - len(b.files) - 1):
+        b.file(b.dirs[rng.randrange(len(b.dirs))][0], f"part-{k:06d}")
+    b.files.append((ROOT_ID, "README", "hdfs", 3, 1234, AS_OF_MS - YEAR_MS, 0, None))
+    meta = F.ImageMeta(F.LAYOUT_VERSION, namespace_id, last_txid, inodes, AS_OF_MS,
+                       {"last_inode_id": b.next_id + len(b.files), "last_block_id": 0})
+    info = F.write_image(str(path), _columns(b), meta)
+    Path(str(path) + F.MD5_SUFFIX).write_text(F.md5_sidecar_text(info.md5_hex))
+    return meta
+
+
+def _spark_checkpoints(b: _Builder, spark: int, jobs: int) -> None:
+    streaming = b.dir(spark, "streaming", "spark", 1)
+    for q in range(jobs):
+        query = b.dir(streaming, f"query{q}", "spark", 2)
+        for sub in ("offsets", "commits", "sources", "state"):
+            d = b.dir(query, sub, "spark", 3)
+            for batch in range(b.rng.randrange(3, 12)):
+                b.file(d, str(batch), 300 + batch if sub != "state" else None, "spark")
+        b.file(query, "metadata", 45, "spark")
+    rdd = b.dir(spark, "rdd", "spark", 1)
+    for app in range(jobs):
+        app_dir = b.dir(rdd, f"app-{app:04x}-5e1f", "spark", 2)
+        for n in range(b.rng.randrange(1, 4)):
+            r = b.dir(app_dir, f"rdd-{n * 7 + 1}", "spark", 3)
+            for part in range(b.rng.randrange(2, 6)):
+                b.file(r, f"part-{part:05d}", None, "spark")
+
+
+def _decoys(b: _Builder, data: int) -> None:
+    half = b.dir(data, "not-a-checkpoint", "etl", 1)
+    b.file(b.dir(half, "offsets", "etl", 2), "0", 100, "etl")
+    b.file(b.dir(data, "rdd-old", "etl", 1), "x", 100, "etl")
+
+
+def _columns(b: _Builder) -> dict:
+    nd, nf = len(b.dirs), len(b.files)
+    file_ids = range(b.next_id, b.next_id + nf)
+    d, f = b.dirs, b.files
+    return {
+        "id": array("q", [x[0] for x in d]) + array("q", file_ids),
+        "parent_id": array("q", [x[1] for x in d] + [x[0] for x in f]),
+        "name": [x[2] for x in d] + [x[1] for x in f],
+        "type": array("b", [F.TYPE_DIRECTORY]) * nd + array("b", [F.TYPE_FILE]) * nf,
+        "permission": array("h", [0o755]) * nd + array("h", [0o644]) * nf,
+        "owner": [x[3] for x in d] + [x[2] for x in f],
+        "group": ["supergroup"] * (nd + nf),
+        "mtime": array("q", [AS_OF_MS - YEAR_MS] * nd + [x[5] for x in f]),
+        "atime": array("q", [AS_OF_MS - YEAR_MS] * nd + [x[6] for x in f]),
+        "replication": array("h", [0]) * nd + array("h", [x[3] for x in f]),
+        "block_size": array("q", [0]) * nd + array("q", [128 << 20]) * nf,
+        "length": array("q", [0]) * nd + array("q", [x[4] for x in f]),
+        "blocks": pa.ListArray.from_arrays(pa.array([0] * (nd + nf + 1), pa.int32()),
+                                           pa.array([], F.BLOCK_TYPE),
+                                           type=F.SCHEMA.field("blocks").type),
+        "checksum": [None] * (nd + nf),
+        "xattrs": [None] * (nd + nf),
+        "ns_quota": array("q", [F.NO_QUOTA]) * (nd + nf),
+        "ss_quota": array("q", [F.NO_QUOTA]) * (nd + nf),
+        "client_name": [None] * nd + [x[7] for x in f],
+        "client_machine": [None] * nd + [None if x[7] is None else "10.0.0.7" for x in f],
+    }

@@ -1,0 +1,76 @@
+"""``nnlite dfsadmin fetch-image DIR`` against a live namenode (tests/servers.py), and the
+whole way back: fetch, then ``--import-checkpoint`` into an empty name dir."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+from click.testing import CliRunner
+
+import cli
+from formats import fsimage as F
+from namenode import importer
+from namenode.fsnamesystem import FSNamesystem
+
+
+def call(url: str, method: str = "PUT") -> dict:
+    request = urllib.request.Request(url, method=method)
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        return json.load(resp)
+
+
+def save_namespace(server) -> int:
+    """Some dirs, then saveNamespace, so the served image holds more than the root."""
+    for path in ("/jobs/q1/offsets", "/jobs/q1/commits", "/tmp"):
+        call(server.webhdfs(path) + "?op=MKDIRS&user.name=tester")
+    admin = server.url + "/admin?user.name=tester&op="
+    call(admin + "SAFEMODE&action=enter", "GET")
+    txid = call(admin + "SAVENAMESPACE")["txid"]
+    call(admin + "SAFEMODE&action=leave", "GET")
+    return txid
+
+
+def fetch(server, out, *extra):
+    return CliRunner().invoke(cli.main, ["dfsadmin", "fetch-image", str(out), "--namenode",
+                                         server.url, *extra])
+
+
+def test_fetch_then_import(namenode, tmp_path):
+    txid = save_namespace(namenode)
+    token = tmp_path / "name" / "checkpoint.token"
+    out = tmp_path / "fetched"
+    result = fetch(namenode, out, "--secret-file", str(token))
+    assert result.exit_code == 0, result.output
+    assert f"image at txid {txid}" in result.output
+    served = tmp_path / "name" / "current" / "fsimage"
+    assert (out / "fsimage").read_bytes() == served.read_bytes()
+    assert F.parse_md5_sidecar((out / "fsimage.md5").read_text()) == F.file_md5(served)
+    assert not list(out.glob("*.download"))
+
+    importer.import_checkpoint(out, [str(tmp_path / "rebuilt")])
+    with FSNamesystem.open([str(tmp_path / "rebuilt")]) as fs:
+        assert fs.journal.txid == txid + 1
+        assert sorted(fs.ns.get("/jobs/q1").children) == ["commits", "offsets"]
+
+
+def test_secret_from_the_configuration(namenode, tmp_path):
+    secret = (tmp_path / "name" / "checkpoint.token").read_text().strip()
+    result = fetch(namenode, tmp_path / "out", "-D", f"nnlite.checkpoint.secret={secret}")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "fsimage.md5").exists()
+
+
+def test_a_wrong_secret_is_refused_and_writes_nothing(namenode, tmp_path):
+    wrong = tmp_path / "wrong.token"
+    wrong.write_text("not-the-secret\n")
+    result = fetch(namenode, tmp_path / "out", "--secret-file", str(wrong))
+    assert result.exit_code == cli.EXIT_FAILED, result.output
+    assert "403" in result.output
+    assert not list((tmp_path / "out").iterdir())
+
+
+def test_no_secret_is_a_usage_error(namenode, tmp_path):
+    result = fetch(namenode, tmp_path / "out")
+    assert result.exit_code == 2
+    assert "secret" in result.output
