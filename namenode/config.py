@@ -44,6 +44,12 @@ DEFAULTS: dict[str, str] = {
     "nnlite.http.max-body": "1048576",
     "nnlite.shutdown.grace": "10",
     "nnlite.checkpoint.secret": "",        # empty: <first name dir>/checkpoint.token
+    # data path (namenode/blocks.py, namenode/leases.py, namenode/http/data.py)
+    "nnlite.data.dir": "",                 # empty: <first name dir>-data
+    "nnlite.blocks.sweep.interval": "600",   # s between sweeps for unreferenced blocks
+    "nnlite.blocks.sweep.grace": "3600",     # s an unreferenced block is kept before removal
+    "nnlite.lease.soft-limit": "60",       # s silent before another writer may take over
+    "dfs.namenode.lease-hard-limit-sec": "1200",   # s silent before the lease is revoked
     # secondary
     "dfs.image.transfer.timeout": "60000",   # ms: socket timeout of image transfers
 }

@@ -2,6 +2,9 @@
 
 Startup: bind the HTTP port first (so clients get SafeModeException rather than a refused
 connection while a large image loads), load the namespace in a worker thread, then serve.
+After loading: open the block store (``nnlite.data.dir``) and recover the leases of uploads
+a crash cut off (namenode/leases.py); while serving, housekeeping revokes leases past their
+hard limit and sweeps unreferenced blocks every ``nnlite.blocks.sweep.interval`` seconds.
 Stop: refuse new connections, let in-flight requests finish (``nnlite.shutdown.grace``
 seconds), sync the journal, release the name-dir locks, exit 0.
 """
@@ -13,12 +16,14 @@ import logging
 import signal
 import sys
 
+from namenode import blocks, leases
 from namenode.checkpoint import Checkpoints
 from namenode.committer import AsyncCommitter
 from namenode.config import Config
 from namenode.fsnamesystem import FSNamesystem, Identity
 from namenode.http import remote
 from namenode.http.app import NamenodeApp
+from namenode.http.data import DataPath
 from namenode.http.server import HttpServer
 from namenode.http.transfer import Transfer, load_secret
 
@@ -48,6 +53,8 @@ class Namenode:
                                max_body=config.int("nnlite.http.max-body"))
         self.fs: FSNamesystem | None = None
         self.committer: AsyncCommitter | None = None
+        self.blocks: blocks.BlockStore | None = None
+        self.housekeeping: asyncio.Task | None = None
         self.stop_requested = asyncio.Event()
 
     async def start(self) -> int:
@@ -62,7 +69,13 @@ class Namenode:
         secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
         transfer = Transfer(checkpoints, secret)
         self.http.streams[("PUT", "checkpoint")] = transfer.upload
-        self.app.ready(self.fs, self.committer, self.config, transfer)
+        data = DataPath(self.fs, self.committer, self.blocks, leases.LeaseManager(
+            self.config.float("nnlite.lease.soft-limit"),
+            self.config.float("dfs.namenode.lease-hard-limit-sec")), host=self.host,
+            port=self.port)
+        self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = data.upload
+        self.app.ready(self.fs, self.committer, self.config, transfer, data)
+        self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         report = self.fs.report()
         log.info("namenode ready: txid %d, %d files, %d directories; safe mode off",
                  report["lastWrittenTxid"], report["files"], report["directories"])
@@ -70,11 +83,34 @@ class Namenode:
 
     def _open(self) -> FSNamesystem:
         fs = FSNamesystem.open(self.dirs, identity(self.config))
-        fs.configure(self.config)
+        try:
+            fs.configure(self.config)
+            root = self.config.get("nnlite.data.dir") or blocks.default_data_dir(self.dirs[0])
+            self.blocks = blocks.BlockStore.open(root, fs.namespace_id, fs.ns.last_block_id)
+            leases.recover_uploads(fs)
+        except BaseException:
+            fs.close()
+            raise
         return fs
 
+    async def _keep_house(self, data: DataPath) -> None:
+        sweeper = blocks.Sweeper(self.fs, self.blocks,
+                                 self.config.float("nnlite.blocks.sweep.grace"))
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.config.float("nnlite.blocks.sweep.interval"))
+            try:
+                data.leases.expire()
+                await loop.run_in_executor(None, sweeper.sweep)
+            except Exception:
+                log.exception("housekeeping of the data path failed (retried next time)")
+
     async def stop(self) -> None:
+        if self.housekeeping is not None:
+            self.housekeeping.cancel()
         await self.http.stop(self.config.float("nnlite.shutdown.grace"))
+        if self.blocks is not None:
+            self.blocks.close()
         if self.committer is not None:
             self.committer.close()
         if self.fs is not None:

@@ -1,7 +1,8 @@
 """The namenode's HTTP application: routes a request to WebHDFS, admin, JMX or metrics.
 
 Paths:
-    /webhdfs/v1/<path>?op=...        WebHDFS (webhdfs.py)
+    /webhdfs/v1/<path>?op=...        WebHDFS (webhdfs.py; CREATE, APPEND, OPEN... in data.py)
+    /data/v1/<path>?op=...           the data step of CREATE, APPEND, OPEN (data.py)
     /admin?op=SAFEMODE&action=get|enter|leave|wait
     /admin?op=SAVENAMESPACE | ROLLEDITS | REPORT      superuser only (user.name)
     /checkpoint/...                                   image transfer (transfer.py)
@@ -19,6 +20,7 @@ import time
 
 from namenode import errors
 from namenode.http import remote
+from namenode.http.data import DATA_PREFIX
 from namenode.http.server import Request, Response
 from namenode.http.webhdfs import PREFIX, WebHdfs, dumps
 
@@ -33,19 +35,25 @@ class NamenodeApp:
         self.started = time.time()
         self.requests = 0
         self.transfer = None
+        self.data = None
 
-    def ready(self, fs, committer, config, transfer=None) -> None:
+    def ready(self, fs, committer, config, transfer=None, data=None) -> None:
         self.transfer = transfer
         self.fs = fs
         self.webhdfs = WebHdfs(fs, committer,
                                default_user=config.get("hadoop.http.staticuser.user"),
                                proxy_users=config.proxy_users())
+        if data is not None:
+            data.attach(self.webhdfs)
+        self.data = data
 
     def __call__(self, req: Request):
         self.requests += 1
         path = req.path
         if path.startswith(PREFIX + "/") or path == PREFIX:
             return self.webhdfs(req) if self.webhdfs else remote.from_error(LOADING)
+        if path.startswith(DATA_PREFIX + "/"):
+            return self.data(req) if self.data else remote.from_error(LOADING)
         if path == "/jmx":
             return Response(200, dumps(self.jmx(req.param("qry"))))
         if path == "/metrics":

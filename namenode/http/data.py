@@ -1,0 +1,495 @@
+"""The WebHDFS data path: CREATE, APPEND and OPEN in two steps, and the ops that read or change
+file contents (GETFILECHECKSUM, GETFILEBLOCKLOCATIONS, CONCAT, TRUNCATE).
+
+Step 1 is the namenode's, as in Hadoop: ``PUT op=CREATE``, ``POST op=APPEND`` or
+``GET op=OPEN`` on ``/webhdfs/v1/<path>`` checks the request (safe mode, permissions,
+existence, ``overwrite``, the lease) and answers ``307`` with an absolute ``Location`` (or
+``200 {"Location": ...}`` with ``noredirect=true``). The Location names the data step of the
+same server, the role a DataNode has in Hadoop, and carries every parameter of the request
+(``user.name`` always, the default user if none was sent; ``noredirect`` dropped)::
+
+    http://<host>:<port>/data/v1/<path>?op=CREATE&user.name=tester&overwrite=false&...
+
+``<host>`` is the bound address (the request's Host when bound to a wildcard address).
+
+Step 2, ``/data/v1/<path>``: CREATE (PUT) and APPEND (POST) stream the body (Content-Length
+or chunked) into new blocks (namenode/blocks.py) and answer ``201`` with
+``Location: webhdfs://<host>:<port><path>`` (CREATE) or ``200`` (APPEND), both empty; OPEN
+(GET) answers ``200`` with bytes ``[offset, offset + length)``. Every check of step 1 runs
+again, and the namespace checks a third time when the upload is recorded. A Location can be
+used again: fsspec posts every chunk to one APPEND Location, Hadoop's reader re-opens the OPEN
+Location with another ``offset``.
+
+An upload changes the namespace only once its whole body arrived: its blocks are sealed
+(fsynced, published), then one batch of ops is logged ([MkdirOp], AddFileOp, CloseFileOp for
+a create; AppendOp, CloseFileOp for an append) holding blocks, length and the MD5-of-MD5-of-
+CRC32 checksum (namenode/checksum.py). A body cut off, a lost lease or a failed check deletes
+the upload's blocks at once and records nothing. The writer holds the path's lease
+(namenode/leases.py) from its first byte to the end.
+
+GETFILECHECKSUM is answered by the namenode itself (200, as HttpFS does; Hadoop's client
+takes it, and HdfsCLI and fsspec follow no redirect there). CONCAT moves blocks; TRUNCATE
+inside a block copies the kept prefix into a new block (blocks never change) and records
+[TruncateOp, AppendOp, CloseFileOp], on a block boundary a lone TruncateOp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+from namenode import blocks as B
+from namenode import checksum, errors, leases, paths
+from namenode.http import remote
+from namenode.http.server import BadRequest, Request, Response
+from namenode.http.webhdfs import (EMPTY_OK, TRUE, _bool, _int, _permission, _required,
+                                   json_response)
+
+log = logging.getLogger(__name__)
+
+DATA_PREFIX = "/data/v1"
+OCTET = "application/octet-stream"
+MEMORY_READ = 4 << 20       # ranges up to this size are read into memory, larger ones streamed
+WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
+CREATE_FLAGS = {"CREATE", "OVERWRITE", "APPEND", "SYNC_BLOCK", "LAZY_PERSIST", "NEW_BLOCK",
+                "NO_LOCAL_WRITE", "SHOULD_REPLICATE", "IGNORE_CLIENT_LOCALITY",
+                "NO_LOCAL_RACK"}
+
+
+class EndOfFileError(errors.NamenodeError):
+    JAVA_CLASS = "java.io.EOFException"
+
+
+@dataclass(frozen=True)
+class CreateOptions:
+    overwrite: bool
+    create_parent: bool
+    permission: int
+    replication: int
+    block_size: int
+
+    def namespace_kw(self) -> dict:
+        return {"overwrite": self.overwrite, "create_parent": self.create_parent,
+                "permission": self.permission, "replication": self.replication,
+                "block_size": self.block_size}
+
+
+def create_options(req: Request, fs) -> CreateOptions:
+    """CREATE's parameters as Hadoop's Param classes read them; ``createflag`` (sent by
+    createNonRecursive) decides ``overwrite`` when it is given."""
+    overwrite = _bool(req, "overwrite")
+    flags = {f.strip().upper() for f in (req.param("createflag") or "").split(",") if f.strip()}
+    if flags - CREATE_FLAGS:
+        raise BadRequest(400, f'Invalid value for webhdfs parameter "createflag": '
+                              f"{sorted(flags - CREATE_FLAGS)}")
+    if "APPEND" in flags:
+        raise errors.UnsupportedOperationError("createflag APPEND is not supported: use "
+                                               "op=APPEND to append to a file")
+    if flags:
+        overwrite = "OVERWRITE" in flags
+    block_size = _int(req, "blocksize", None, 1)
+    block_size = fs.block_size if block_size is None else block_size
+    if block_size % checksum.BYTES_PER_CRC:
+        raise errors.IllegalArgumentError(
+            f"Invalid values: dfs.bytes-per-checksum (={checksum.BYTES_PER_CRC}) must divide "
+            f"block size (={block_size}).")
+    replication = _int(req, "replication", None, 1, 32767)
+    _int(req, "buffersize", None, 1, (1 << 31) - 1)
+    return CreateOptions(overwrite, _bool(req, "createparent", True),
+                         _permission(req, 0o644),
+                         fs.default_replication if replication is None else replication,
+                         block_size)
+
+
+def offset_length(req: Request) -> tuple[int, int | None]:
+    return _int(req, "offset", 0, 0), _int(req, "length", None, 0)
+
+
+def machine(req: Request) -> str:
+    return req.peer[0] if req.peer else ""
+
+
+class DataPath:
+    """Step 1 handlers (added to the WebHDFS op table by ``attach``) and the data step
+    (``__call__`` for requests without a body, ``upload`` as the streamed-body factory)."""
+
+    def __init__(self, fs, committer, store: B.BlockStore, lease_manager: leases.LeaseManager,
+                 *, host: str, port: int):
+        self.fs = fs
+        self.committer = committer
+        self.store = store
+        self.leases = lease_manager
+        self.host = host
+        self.port = port
+        self.webhdfs = None
+
+    def attach(self, webhdfs) -> None:
+        """Serve the data ops through ``webhdfs`` (its op table, its user resolution)."""
+        self.webhdfs = webhdfs
+        webhdfs.ops.update({
+            ("PUT", "CREATE"): self.create, ("POST", "APPEND"): self.append,
+            ("GET", "OPEN"): self.open, ("GET", "GETFILECHECKSUM"): self.file_checksum,
+            ("GET", "GETFILEBLOCKLOCATIONS"): self.block_locations,
+            ("POST", "CONCAT"): self.concat, ("POST", "TRUNCATE"): self.truncate})
+
+    # ------------------------------------------------------------------ step 1
+
+    def create(self, req, path, user) -> Response:
+        self._check_create(req, path, user, create_options(req, self.fs))
+        return self.redirect(req, path)
+
+    def _check_create(self, req, path, user, options: CreateOptions) -> None:
+        with self.fs.lock:
+            self.fs._check_writable()
+            self.fs.ns.check_create(path, self.fs.caller(user), overwrite=options.overwrite,
+                                    create_parent=options.create_parent)
+        self.leases.check_free(paths.normalize(path), "create", machine(req))
+
+    def append(self, req, path, user) -> Response:
+        with self.fs.lock:
+            self.fs._check_writable()
+            self.fs.ns.writable_file(path, self.fs.caller(user), "append to")
+        self.leases.check_free(paths.normalize(path), "append to", machine(req))
+        return self.redirect(req, path)
+
+    def open(self, req, path, user) -> Response:
+        offset_length(req)
+        self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        return self.redirect(req, path)
+
+    def redirect(self, req: Request, path: str) -> Response:
+        location = self.location(req, path)
+        if _bool(req, "noredirect"):
+            return json_response({"Location": location})
+        return Response(307, b"", OCTET, headers=[("Location", location)])
+
+    def location(self, req: Request, path: str) -> str:
+        items = [(name, value) for name, values in req.query.items()
+                 if name != "noredirect" and (name != "user.name" or values[0])
+                 for value in values]
+        if not req.param("user.name"):
+            items.append(("user.name", self.webhdfs.default_user))
+        return (f"http://{self.authority(req)}{DATA_PREFIX}{quote(path, safe='/')}?"
+                f"{urlencode(items, quote_via=quote)}")
+
+    def authority(self, req: Request) -> str:
+        """host:port of this server for the client: the bound address, or when bound to a
+        wildcard address the Host the client used (loopback if it sent none usable)."""
+        if self.host not in WILDCARD_HOSTS:
+            return f"{self.host}:{self.port}"
+        host = req.headers.get("host", "")
+        if not host or not all(c.isalnum() or c in ".-:[]" for c in host):
+            return f"127.0.0.1:{self.port}"
+        return host if ":" in host.rpartition("]")[2] else f"{host}:{self.port}"
+
+    # ------------------------------------------------------------------ reads
+
+    def file_checksum(self, req, path, user):
+        node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        if checksum.is_checksum(node.checksum):
+            return json_response(checksum.to_json(node.checksum))
+        return self._computed_checksum(node.blocks)
+
+    async def _computed_checksum(self, blocks) -> Response:
+        loop = asyncio.get_running_loop()
+        value = await loop.run_in_executor(None, self.store.file_checksum, blocks)
+        return json_response(checksum.to_json(value))
+
+    def block_locations(self, req, path, user) -> Response:
+        """Hadoop 3's JSON of BlockLocation[]: the blocks overlapping [offset, offset +
+        length), every one on this server."""
+        offset, length = offset_length(req)
+        node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        end = offset + max(length, 1) if length is not None else None
+        name = f"{self.host_name(req)}:{self.port}"
+        out, pos = [], 0
+        for block in node.blocks:
+            if pos + block[1] > offset and (end is None or pos < end):
+                out.append({"cachedHosts": [], "corrupt": False, "hosts": [self.host_name(req)],
+                            "length": block[1], "names": [name], "offset": pos,
+                            "storageTypes": ["DISK"], "topologyPaths": [f"/default-rack/{name}"]})
+            pos += block[1]
+        return json_response({"BlockLocations": {"BlockLocation": out}})
+
+    def host_name(self, req: Request) -> str:
+        return self.authority(req).rsplit(":", 1)[0]
+
+    # ------------------------------------------------------------------ contents
+
+    async def concat(self, req, path, user) -> Response:
+        sources = [s for s in _required(req, "sources", "CONCAT").split(",") if s]
+        for source in (path, *sources):
+            self.leases.check_free(paths.normalize(source), "concat", machine(req))
+        await self.committer.mutate(self.fs.ns.concat, path, sources, self.fs.caller(user))
+        return EMPTY_OK
+
+    async def truncate(self, req, path, user) -> Response:
+        new_length = _int(req, "newlength", None, 0)
+        if new_length is None:
+            raise errors.IllegalArgumentError(
+                "Required param newlength for op: TRUNCATE is null or empty")
+        caller = self.fs.caller(user)
+        with self.fs.lock:
+            self.fs._check_writable()
+            node = self.fs.ns.writable_file(path, caller, "truncate")
+            inode_id, blocks, length = node.id, node.blocks, node.length
+        if new_length > length:
+            raise errors.IllegalArgumentError(
+                f"Cannot truncate to a larger file size. Current size: {length}, truncate "
+                f"size: {new_length}.", path=path)
+        lease = self.leases.acquire(paths.normalize(path), leases.TRUNCATE, machine(req))
+        lease.recording = True          # copying: another writer must not take over
+        copy = None
+        try:
+            copy, value = await self._cut(blocks, new_length)
+            await self.committer.mutate(lambda: self.fs.ns.truncate_blocks(
+                path, caller, new_length, inode_id=inode_id, expected_blocks=blocks,
+                last_block=copy, checksum=value, client_name=lease.holder,
+                client_machine=machine(req)))
+        except BaseException:
+            if copy is not None and not self.refers(path, {copy[0]}):
+                self.store.remove([copy[0]])
+            raise
+        finally:
+            self.leases.release(lease)
+            if copy is not None:
+                self.store.release([copy[0]])
+        return TRUE
+
+    async def _cut(self, blocks, new_length):
+        """(a new block holding the kept prefix of the cut block, the new file checksum)
+        for a truncate inside a block; (None, b"") on a block boundary."""
+        kept = B.segments(blocks, 0, new_length)
+        if not kept or kept[-1][2] == kept[-1][0][1]:
+            return None, b""
+        block, _, take = kept[-1]
+        loop = asyncio.get_running_loop()
+        copy, digest = await loop.run_in_executor(None, self.store.copy_prefix,
+                                                  (block[0], take))
+        try:
+            digests = await loop.run_in_executor(
+                None, lambda: [self.store.digest(b[0], b[1]) for b, _, _ in kept[:-1]])
+        except BaseException:
+            self.store.remove([copy[0]])
+            self.store.release([copy[0]])
+            raise
+        return copy, checksum.file_checksum(digests + [digest])
+
+    def refers(self, path: str, ids: set) -> bool:
+        """Whether the file at ``path`` refers to any of the block ``ids`` (a request that
+        failed after its batch was applied, e.g. while syncing the journal, must keep them)."""
+        if not ids:
+            return False
+        with self.fs.lock:
+            node = self.fs.ns.lookup(paths.split(path))
+            return node is not None and not node.is_dir and \
+                any(block[0] in ids for block in node.blocks)
+
+    # ------------------------------------------------------------------ step 2
+
+    def __call__(self, req: Request):
+        """A data-step request without a body (OPEN; CREATE or APPEND of nothing)."""
+        try:
+            op = (req.param("op") or "").upper()
+        except BadRequest as exc:
+            return remote.from_error(exc)
+        if ("GET" if req.method == "HEAD" else req.method, op) == ("GET", "OPEN"):
+            return self.read(req)
+        sink = self.upload(req)
+        if isinstance(sink, Response):
+            return sink
+        if req.body:
+            sink.write(req.body)
+        return sink.finish()
+
+    def _target(self, req: Request) -> tuple[str, str]:
+        path = req.path[len(DATA_PREFIX):] or "/"
+        paths.split(path)
+        return path, self.webhdfs._user(req)
+
+    def upload(self, req: Request):
+        """The streamed-body factory of the data step: an Upload, or a refusal."""
+        try:
+            op = (req.param("op") or "").upper()
+            path, user = self._target(req)
+            if (req.method, op) == ("PUT", "CREATE"):
+                return self._start_create(req, path, user)
+            if (req.method, op) == ("POST", "APPEND"):
+                return self._start_append(req, path, user)
+            raise errors.UnsupportedOperationError(
+                f"{req.method[:10]} op={op[:40]} is not an operation of the data step")
+        except Exception as exc:
+            return remote.from_error(exc)
+
+    def _start_create(self, req, path, user) -> "Upload":
+        options = create_options(req, self.fs)
+        caller = self.fs.caller(user)
+        self._check_create(req, path, user, options)      # step 1's checks, again
+        lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine(req))
+
+        def finalize(sealed: B.Sealed):
+            return sealed.blocks, sealed.length, checksum.file_checksum(sealed.digests)
+
+        def commit(blocks, length, value):
+            return self.fs.ns.create_complete(
+                path, caller, blocks=blocks, length=length, checksum=value,
+                client_name=lease.holder, client_machine=machine(req),
+                **options.namespace_kw())
+
+        done = Response(201, b"", OCTET,
+                        headers=[("Location", f"webhdfs://{self.authority(req)}"
+                                              f"{quote(path, safe='/')}")])
+        return Upload(self, path, lease, self.store.writer(options.block_size), finalize,
+                      commit, done)
+
+    def _start_append(self, req, path, user) -> "Upload":
+        caller = self.fs.caller(user)
+        _int(req, "buffersize", None, 1, (1 << 31) - 1)
+        with self.fs.lock:
+            self.fs._check_writable()
+            node = self.fs.ns.writable_file(path, caller, "append to")
+            inode_id, old, length = node.id, node.blocks, node.length
+            block_size, old_checksum = node.block_size, node.checksum
+        lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine(req))
+
+        def finalize(sealed: B.Sealed):
+            if not sealed.blocks and checksum.is_checksum(old_checksum):
+                return old, length, old_checksum
+            base = old[:-1] if sealed.replaces_tail else old
+            digests = [self.store.digest(b[0], b[1]) for b in base] + sealed.digests
+            return base + sealed.blocks, length + sealed.length, \
+                checksum.file_checksum(digests)
+
+        def commit(blocks, new_length, value):
+            return self.fs.ns.append_complete(
+                path, caller, inode_id=inode_id, expected_blocks=old, blocks=blocks,
+                length=new_length, checksum=value, client_name=lease.holder,
+                client_machine=machine(req))
+
+        tail = old[-1] if old else None
+        try:
+            writer = self.store.writer(block_size, tail)
+        except BaseException:
+            self.leases.release(lease)
+            raise
+        return Upload(self, path, lease, writer, finalize, commit, Response(200, b"", OCTET))
+
+    async def read(self, req: Request) -> Response:
+        try:
+            path, user = self._target(req)
+            offset, length = offset_length(req)
+            node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+            blocks, size = node.blocks, node.length
+            if offset > size:
+                raise EndOfFileError(f"Cannot seek after EOF: offset {offset} is beyond the "
+                                     f"length {size} of {path}", path=path)
+            count = size - offset if length is None else min(length, size - offset)
+            parts = B.segments(blocks, offset, count)
+            if sum(n for _, _, n in parts) != count:
+                raise B.BlockMissingError(f"The blocks of {path} hold fewer bytes than its "
+                                          f"length {size}", path=path)
+            if count <= MEMORY_READ:
+                loop = asyncio.get_running_loop()
+                data = await loop.run_in_executor(None, self._read_bytes, parts)
+                return Response(200, data, OCTET)
+            return Response(200, b"", OCTET, file=self._open_parts(parts, count))
+        except Exception as exc:
+            return remote.from_error(exc)
+
+    def _read_bytes(self, parts) -> bytes:
+        out = bytearray()
+        for block, start, count in parts:
+            with self.store.open_block(block[0], block[1]) as handle:
+                handle.seek(start)
+                out += handle.read(count)
+        return bytes(out)
+
+    def _open_parts(self, parts, count: int) -> tuple:
+        """(file, size) for the server's sendfile: the block file itself when the range is
+        one block from its start, else a RangeReader over the block files."""
+        handles = []
+        try:
+            for block, start, n in parts:
+                handles.append((self.store.open_block(block[0], block[1]), start, n))
+        except BaseException:
+            for handle, _, _ in handles:
+                handle.close()
+            raise
+        if len(handles) == 1 and handles[0][1] == 0:
+            return handles[0][0], count
+        return B.RangeReader(handles), count
+
+
+class Upload:
+    """The body sink of one CREATE or APPEND data step (see HttpServer.streams): bytes go to
+    a BlockWriter; ``finish`` seals the blocks and records them; ``abort`` (the body was cut
+    off) or a lost lease deletes them at once."""
+
+    def __init__(self, data: DataPath, path: str, lease: leases.Lease, writer: B.BlockWriter,
+                 finalize, commit, done: Response):
+        self.data = data
+        self.path = path
+        self.lease = lease
+        self.writer = writer
+        self.finalize = finalize        # Sealed -> (blocks, length, checksum), in a thread
+        self.commit = commit            # (blocks, length, checksum) -> (result, ops)
+        self.done = done
+        self.error: Exception | None = None
+        self.closed = False
+        lease.on_revoke = self._revoked
+
+    def write(self, data) -> None:
+        if self.error is not None:
+            return
+        try:
+            self.writer.write(data)
+        except Exception as exc:
+            self._fail(exc)
+            return
+        self.data.leases.renew(self.lease)
+
+    def abort(self, reason: str) -> None:
+        log.info("upload of %s by %s dropped: %s", self.path, self.lease.holder, reason)
+        self.writer.discard()
+        self._close()
+
+    async def finish(self) -> Response:
+        loop = asyncio.get_running_loop()
+        try:
+            if self.error is not None:
+                raise self.error
+            self.lease.check()
+            self.lease.recording = True
+            sealed = await loop.run_in_executor(None, self.writer.seal)
+            blocks, length, value = await loop.run_in_executor(None, self.finalize, sealed)
+            await self.data.committer.mutate(self.commit, blocks, length, value)
+        except Exception as exc:
+            if not self.data.refers(self.path, set(self.writer.ids)):
+                self.writer.discard()
+            return remote.from_error(_io_error(exc, self.path))
+        finally:
+            self._close()
+        return self.done
+
+    def _fail(self, exc: Exception) -> None:
+        self.error = _io_error(exc, self.path)
+        self.writer.discard()
+
+    def _revoked(self, reason: str) -> None:
+        self._fail(leases.LeaseExpiredError(reason, path=self.path))
+
+    def _close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.writer.close()
+            self.data.leases.release(self.lease)
+
+
+def _io_error(exc: Exception, path: str) -> Exception:
+    """Disk trouble is the client's IOException (403), not an internal error."""
+    if isinstance(exc, OSError) and not isinstance(exc, errors.NamenodeError):
+        return errors.NamenodeError(f"Cannot store or read the data of {path}: {exc}",
+                                    path=path)
+    return exc

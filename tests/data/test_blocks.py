@@ -1,0 +1,357 @@
+"""The data path without HTTP: checksums, the block store, the sweep, leases, the namespace's
+upload batches and the startup recovery of torn uploads."""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+import pytest
+
+from formats import edits as E
+from namenode import blocks as B
+from namenode import checksum as C
+from namenode import errors, leases
+from namenode.fsnamesystem import FSNamesystem, format_dirs
+from namenode.storage import NameDir
+from tests.data import cut, reference_checksum
+from tests.namenode.helpers import SUPER, dump, mkdir, new_ns, refused, write_file
+
+CONTENT = bytes(range(256)) * 40 + b"tail!"          # 10245 bytes: 20 chunks and a bit
+
+
+def reference(data: bytes, block_size: int) -> bytes:
+    return reference_checksum(cut(data, block_size))
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = B.BlockStore.open(tmp_path / "data", namespace_id=7)
+    yield s
+    s.close()
+
+
+def written(store, data: bytes, block_size: int, pieces=(1, 700, 3000), tail=None):
+    """Feed ``data`` to a writer in pieces of the given sizes (cycling), seal, close."""
+    writer = store.writer(block_size, tail)
+    pos, i = 0, 0
+    while pos < len(data):
+        step = pieces[i % len(pieces)]
+        writer.write(data[pos:pos + step])
+        pos, i = pos + step, i + 1
+    sealed = writer.seal()
+    writer.close()
+    return sealed
+
+
+def content(store, blocks) -> bytes:
+    return b"".join(store.data_path(b[0]).read_bytes()[:b[1]] for b in blocks)
+
+
+def files_in(store) -> list[str]:
+    return sorted(p.name for p in store.root.rglob("blk_*"))
+
+
+# --------------------------------------------------------------------------- checksums
+
+@pytest.mark.parametrize("pieces", [(1,), (511, 2), (512,), (513, 1000), (10**6,)])
+def test_chunk_crcs_do_not_depend_on_how_the_bytes_arrive(pieces):
+    chunker = C.CrcChunker()
+    pos, i = 0, 0
+    while pos < len(CONTENT):
+        chunker.feed(CONTENT[pos:pos + pieces[i % len(pieces)]])
+        pos, i = pos + pieces[i % len(pieces)], i + 1
+    expected = b"".join(zlib.crc32(CONTENT[i:i + 512]).to_bytes(4, "big")
+                        for i in range(0, len(CONTENT), 512))
+    assert chunker.finish() == expected == C.chunk_crcs(CONTENT)
+
+
+def test_the_empty_file_has_hadoops_magic_checksum():
+    value = C.file_checksum([])
+    assert C.to_json(value) == {"FileChecksum": {
+        "algorithm": "MD5-of-0MD5-of-0CRC32", "length": 28,
+        "bytes": "00000000000000000000000070bc8f4b72a86921468bf8e8441dce51"}}
+
+
+@pytest.mark.parametrize("size,block_size", [(1, 1024), (1024, 1024), (3000, 1024),
+                                             (4096, 1024), (5000, 1024), (10245, 512)])
+def test_file_checksum_pads_the_block_md5s_as_hadoops_buffer_does(size, block_size):
+    data = CONTENT[:size]
+    digests = [C.block_digest(C.chunk_crcs(data[i:i + block_size]))
+               for i in range(0, size, block_size)]
+    value = C.file_checksum(digests)
+    assert value == reference(data, block_size)
+    blocks = len(digests)
+    assert C.algorithm(value) == f"MD5-of-{block_size // 512 if blocks > 1 else 0}MD5-of-512CRC32"
+
+
+# --------------------------------------------------------------------------- the store
+
+def test_a_writer_cuts_blocks_and_records_their_crcs(store):
+    sealed = written(store, CONTENT, 4096)
+    assert [b[1] for b in sealed.blocks] == [4096, 4096, 2053]
+    assert content(store, sealed.blocks) == CONTENT
+    for block in sealed.blocks:
+        data = store.data_path(block[0]).read_bytes()
+        assert store.meta_path(block[0]).read_bytes() == C.chunk_crcs(data)
+    assert C.file_checksum(sealed.digests) == reference(CONTENT, 4096)
+    assert list(store.tmp.iterdir()) == [] and store.held() == set()
+
+
+def test_appending_to_a_partial_block_copies_it_into_a_new_block(store):
+    first = written(store, CONTENT[:1500], 4096)
+    tail = first.blocks[-1]
+    rest = written(store, CONTENT[1500:], 4096, pieces=(7, 4000), tail=tail)
+    assert rest.replaces_tail and rest.length == len(CONTENT) - 1500
+    assert [b[1] for b in rest.blocks] == [4096, 4096, 2053]
+    assert tail[0] not in [b[0] for b in rest.blocks]
+    assert content(store, rest.blocks) == CONTENT
+    assert store.data_path(tail[0]).read_bytes() == CONTENT[:1500]    # the old block is intact
+    merged = store.data_path(rest.blocks[0][0]).read_bytes()
+    assert store.meta_path(rest.blocks[0][0]).read_bytes() == C.chunk_crcs(merged)
+    assert C.file_checksum(rest.digests) == reference(CONTENT, 4096)
+
+
+def test_a_full_last_block_is_not_continued(store):
+    first = written(store, CONTENT[:4096], 4096)
+    rest = written(store, b"x" * 10, 4096, tail=first.blocks[-1])
+    assert not rest.replaces_tail and [b[1] for b in rest.blocks] == [10]
+
+
+def test_discard_deletes_written_and_published_blocks(store):
+    writer = store.writer(1024)
+    writer.write(CONTENT[:3000])
+    assert len(files_in(store)) == 5                  # 2 full blocks with meta, 1 open
+    writer.discard()
+    writer.close()
+    assert files_in(store) == [] and store.held() == set()
+    writer = store.writer(1024)
+    writer.write(CONTENT[:3000])
+    writer.seal()
+    writer.discard()
+    writer.close()
+    assert files_in(store) == []
+
+
+def test_copy_prefix_and_crcs_of_a_shorter_prefix(store):
+    sealed = written(store, CONTENT[:3000], 4096)
+    block = sealed.blocks[0]
+    assert store.read_crcs(block[0], 1300) == C.chunk_crcs(CONTENT[:1300])
+    copy, digest = store.copy_prefix((block[0], 1300))
+    assert copy[1] == 1300 and copy[0] != block[0]
+    assert store.data_path(copy[0]).read_bytes() == CONTENT[:1300]
+    assert digest == C.block_digest(C.chunk_crcs(CONTENT[:1300]))
+    assert copy[0] in store.held()
+
+
+def test_missing_or_short_blocks_are_reported(store):
+    with pytest.raises(B.BlockMissingError):
+        store.open_block(999, 1)
+    sealed = written(store, b"abc", 1024)
+    with pytest.raises(B.BlockMissingError):
+        store.open_block(sealed.blocks[0][0], 4)
+
+
+def test_range_reader_spans_blocks(store):
+    sealed = written(store, CONTENT, 1024)
+    parts = B.segments(sealed.blocks, 1000, 2100)
+    assert [(p[1], p[2]) for p in parts] == [(1000, 24), (0, 1024), (0, 1024), (0, 28)]
+    reader = B.RangeReader([(store.open_block(b[0], b[1]), start, n) for b, start, n in parts])
+    out, buf = b"", bytearray(100)
+    while n := reader.readinto(buf):
+        out += buf[:n]
+    assert out == CONTENT[1000:3100]
+    reader.seek(1030)
+    n = reader.readinto(buf)
+    assert bytes(buf[:n]) == CONTENT[2030:2030 + n]
+    reader.close()
+
+
+def test_opening_refuses_another_namespace_and_a_second_owner(tmp_path):
+    store = B.BlockStore.open(tmp_path / "data", namespace_id=1)
+    with pytest.raises(errors.StorageError, match="in use"):
+        B.BlockStore.open(tmp_path / "data", namespace_id=1)
+    store.close()
+    B.BlockStore.open(tmp_path / "data", namespace_id=2).close()   # empty: taken over
+    store = B.BlockStore.open(tmp_path / "data", namespace_id=2)
+    written(store, b"x", 1024)
+    store.close()
+    with pytest.raises(errors.StorageError, match="namespace 2"):
+        B.BlockStore.open(tmp_path / "data", namespace_id=3)
+
+
+def test_opening_clears_tmp_and_allocates_above_every_id(tmp_path):
+    store = B.BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=5)
+    writer = store.writer(1024)
+    writer.write(b"left behind by a crash")           # never sealed
+    store.close()
+    store = B.BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=5)
+    assert list(store.tmp.iterdir()) == []
+    sealed = written(store, b"x", 1024)
+    store.close()
+    store = B.BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=2)
+    assert store.allocate() == sealed.blocks[0][0] + 1
+    store.close()
+
+
+def test_default_data_dir_is_beside_the_first_name_dir(tmp_path):
+    assert B.default_data_dir(tmp_path / "name") == tmp_path / "name-data"
+    assert B.default_data_dir(str(tmp_path / "name") + "/") == tmp_path / "name-data"
+
+
+# --------------------------------------------------------------------------- the sweep
+
+class FakeFs:
+    def __init__(self, ns):
+        import threading
+        self.ns = ns
+        self.lock = threading.Lock()
+
+
+def test_the_sweep_removes_only_old_unreferenced_unheld_blocks(store):
+    ns = new_ns()
+    kept = written(store, b"referenced", 1024).blocks
+    orphan = written(store, b"orphan", 1024).blocks
+    held = written(store, b"held", 1024).blocks
+    young = written(store, b"young", 1024).blocks
+    ns.apply(E.AddFileOp("/f", ns.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
+                         False, "c", ""))
+    ns.apply(E.CloseFileOp("/f", ns.last_inode_id, 10, 1, 1, kept, b""))
+    store.hold(held[0][0])
+    for block in kept + orphan + held:
+        for path in (store.data_path(block[0]), store.meta_path(block[0])):
+            os.utime(path, (1, 1))
+    sweeper = B.Sweeper(FakeFs(ns), store, grace=60)
+    assert sweeper.sweep() == [orphan[0][0]]
+    assert not store.data_path(orphan[0][0]).exists()
+    for block in kept + held + young:
+        assert store.data_path(block[0]).exists() and store.meta_path(block[0]).exists()
+    assert sweeper.sweep() == []
+
+
+# --------------------------------------------------------------------------- leases
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_lease_refuses_a_second_writer_until_it_is_silent_too_long():
+    clock = Clock()
+    manager = leases.LeaseManager(soft_limit=60, hard_limit=600, clock=clock)
+    revoked = []
+    first = manager.acquire("/f", leases.CREATE, "10.0.0.1", revoked.append)
+    assert first.holder == "webhdfs-create-1" and leases.upload_kind(first.holder) == "create"
+    with pytest.raises(errors.LeaseError) as info:
+        manager.acquire("/f", leases.APPEND, "10.0.0.2")
+    assert "currently owned by webhdfs-create-1 on 10.0.0.1" in str(info.value)
+    assert info.value.JAVA_CLASS.endswith("AlreadyBeingCreatedException")
+    clock.now += 59
+    manager.renew(first)
+    clock.now += 59
+    with pytest.raises(errors.LeaseError):
+        manager.check_free("/f", "create")
+    clock.now += 2
+    second = manager.acquire("/f", leases.APPEND, "10.0.0.2")
+    assert revoked and f"{second.holder} took over" in revoked[0]
+    with pytest.raises(leases.LeaseExpiredError):
+        first.check()
+    manager.release(first)                          # a late release keeps the new holder
+    assert manager.holder("/f") is second
+
+
+def test_recording_leases_are_not_revoked_and_the_hard_limit_applies():
+    clock = Clock()
+    manager = leases.LeaseManager(soft_limit=1, hard_limit=10, clock=clock)
+    busy = manager.acquire("/a", leases.CREATE)
+    busy.recording = True
+    idle = manager.acquire("/b", leases.CREATE)
+    clock.now += 11
+    with pytest.raises(errors.LeaseError):
+        manager.acquire("/a", leases.CREATE)
+    assert manager.expire() == 1 and idle.revoked and not busy.revoked
+    assert manager.holder("/b") is None
+
+
+@pytest.mark.parametrize("name,kind", [("webhdfs-create-3", "create"),
+                                       ("webhdfs-append-12", "append"),
+                                       ("webhdfs-truncate-1", "truncate"),
+                                       ("webhdfs-create-", None), ("DFSClient_1", None),
+                                       ("webhdfs-rename-1", None), (None, None)])
+def test_upload_kinds_are_read_from_client_names(name, kind):
+    assert leases.upload_kind(name) == kind
+
+
+# --------------------------------------------------------------------------- namespace batches
+
+def test_create_complete_logs_one_batch_and_checks_overwrite():
+    ns = new_ns()
+    blocks = ((1, 10, 1001),)
+    _, ops = ns.create_complete("/a/b/f", SUPER, blocks=blocks, length=10, checksum=b"c" * 28,
+                                client_name="webhdfs-create-1", replication=1)
+    assert [type(op) for op in ops] == [E.MkdirOp, E.AddFileOp, E.CloseFileOp]
+    assert ops[1].client_name == "webhdfs-create-1"
+    node = ns.get("/a/b/f")
+    assert (node.blocks, node.length, node.checksum, node.client_name) == \
+        (blocks, 10, b"c" * 28, None)
+    refused(ns, errors.FileAlreadyExistsError, ns.create_complete, "/a/b/f", SUPER,
+            blocks=blocks, length=10, checksum=b"", client_name="webhdfs-create-2")
+
+
+def test_append_complete_refuses_a_file_changed_meanwhile():
+    ns = new_ns()
+    mkdir(ns, "/d")
+    write_file(ns, "/d/f", sizes=(100,))
+    node = ns.get("/d/f")
+    old = node.blocks
+    refused(ns, errors.NamenodeError, ns.append_complete, "/d/f", SUPER, inode_id=node.id,
+            expected_blocks=((9, 9, 9),), blocks=old, length=100, checksum=b"",
+            client_name="webhdfs-append-1")
+    _, ops = ns.append_complete("/d/f", SUPER, inode_id=node.id, expected_blocks=old,
+                                blocks=old + ((50, 20, 1001),), length=120, checksum=b"",
+                                client_name="webhdfs-append-1")
+    assert [type(op) for op in ops] == [E.AppendOp, E.CloseFileOp]
+    assert (ns.get("/d/f").length, ns.get("/d/f").client_name) == (120, None)
+
+
+def test_truncate_blocks_swaps_in_the_copied_block():
+    ns = new_ns()
+    mkdir(ns, "/d")
+    write_file(ns, "/d/f", sizes=(100, 100))
+    node = ns.get("/d/f")
+    old = node.blocks
+    _, ops = ns.truncate_blocks("/d/f", SUPER, 150, inode_id=node.id, expected_blocks=old,
+                                last_block=(77, 50, 1001), checksum=b"k",
+                                client_name="webhdfs-truncate-1")
+    assert [type(op) for op in ops] == [E.TruncateOp, E.AppendOp, E.CloseFileOp]
+    assert ns.get("/d/f").blocks == (old[0], (77, 50, 1001))
+    assert ns.truncate_blocks("/d/f", SUPER, 150, inode_id=node.id,
+                              expected_blocks=ns.get("/d/f").blocks, last_block=None,
+                              checksum=b"", client_name="x") == (True, [])
+
+
+# --------------------------------------------------------------------------- recovery
+
+def test_startup_recovery_deletes_torn_creates_and_closes_torn_appends(tmp_path):
+    name = str(tmp_path / "name")
+    format_dirs([NameDir(name)])
+    with FSNamesystem.open([name]) as fs:
+        fs._mutate(lambda: (True, write_file(fs.ns, "/appended", sizes=(100,))))
+        before = fs.ns.get("/appended").blocks
+        fs._mutate(fs.ns.append, "/appended", SUPER, "webhdfs-append-4", "h")
+        fs._mutate(lambda: fs.ns.create("/created", SUPER, client_name="webhdfs-create-3"))
+        fs._mutate(lambda: fs.ns.create("/foreign", SUPER, client_name="DFSClient_1"))
+    with FSNamesystem.open([name]) as fs:
+        done = leases.recover_uploads(fs)
+        assert sorted(done) == [("/appended", "closed with its previous blocks"),
+                                ("/created", "deleted")]
+        expected = dump(fs.ns)
+    with FSNamesystem.open([name]) as fs:               # the recovery was logged
+        assert dump(fs.ns) == expected
+        assert fs.ns.lookup(("created",)) is None
+        node = fs.ns.get("/appended")
+        assert (node.blocks, node.client_name) == (before, None)
+        assert fs.ns.get("/foreign").client_name == "DFSClient_1"

@@ -1,0 +1,234 @@
+"""File contents through Hadoop's own ``WebHdfsFileSystem`` and ``FileContext`` (PySpark's
+jars) against a real namenode: the calls Spark's checkpointing makes (create, rename with and
+without OVERWRITE, createNonRecursive, open/seek/read, getFileChecksum, block locations).
+
+The client is configured with 1 KiB blocks, so a few KiB make a multi-block file. The file
+checksum is compared with one assembled by Hadoop's own classes (MD5Hash, DataOutputBuffer,
+MD5MD5CRC32GzipFileChecksum) from the content, so the server computes what HDFS would.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import zlib
+
+import pytest
+
+from tests.data import cut
+from tests.namenode.http.helpers import start_namenode
+
+pytestmark = pytest.mark.spark
+
+BLOCK = 1024
+DATA = bytes(range(256)) * 20 + b"!"                  # 5121 bytes: 6 blocks
+_dirs = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    nn = start_namenode(tmp_path_factory)
+    try:
+        yield nn
+    finally:
+        nn.stop()
+
+
+class Java:
+    def __init__(self, spark, port: int):
+        self.gateway = spark.sparkContext._gateway
+        self.jvm = spark.sparkContext._jvm
+        self.uri = self.jvm.java.net.URI(f"webhdfs://127.0.0.1:{port}")
+        self.fs_pkg = self.jvm.org.apache.hadoop.fs
+
+    def conf(self):
+        conf = self.jvm.org.apache.hadoop.conf.Configuration()
+        conf.setBoolean("fs.webhdfs.impl.disable.cache", True)
+        conf.set("dfs.blocksize", str(BLOCK))
+        conf.set("dfs.webhdfs.socket.connect-timeout", "10s")
+        conf.set("dfs.webhdfs.socket.read-timeout", "20s")
+        return conf
+
+    def path(self, text: str):
+        return self.fs_pkg.Path(text)
+
+    def array(self, cls, items):
+        out = self.gateway.new_array(cls, len(items))
+        for i, item in enumerate(items):
+            out[i] = item
+        return out
+
+    def flags(self, *names):
+        flag = self.fs_pkg.CreateFlag
+        out = self.jvm.java.util.EnumSet.noneOf(flag.valueOf(names[0]).getDeclaringClass())
+        for name in names:
+            out.add(flag.valueOf(name))
+        return out
+
+    def rename_options(self, *names):
+        rename = self.fs_pkg.Options.Rename
+        return self.array(rename, [rename.valueOf(n) for n in names])
+
+    def read(self, fs, path: str, offset: int = 0) -> bytes:
+        stream = fs.open(self.path(path))
+        try:
+            if offset:
+                stream.seek(offset)
+            return bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        finally:
+            stream.close()
+
+    def write(self, stream, data: bytes) -> None:
+        try:
+            for piece in cut(data, 2000):
+                stream.write(bytearray(piece))
+        finally:
+            stream.close()
+
+
+def java_error(call, *args) -> str:
+    from py4j.protocol import Py4JJavaError
+    with pytest.raises(Py4JJavaError) as info:
+        call(*args)
+    return info.value.java_exception.getClass().getName()
+
+
+@pytest.fixture(scope="module")
+def java(spark, server):
+    return Java(spark, server.port)
+
+
+@pytest.fixture(scope="module")
+def fs(java):
+    handle = java.jvm.org.apache.hadoop.fs.FileSystem.newInstance(java.uri, java.conf(),
+                                                                  "tester")
+    try:
+        yield handle
+    finally:
+        handle.close()
+
+
+@pytest.fixture
+def d(fs, java) -> str:
+    path = f"/j{next(_dirs)}"
+    assert fs.mkdirs(java.path(path))
+    return path
+
+
+def hdfs_checksum(java, data: bytes):
+    """What HDFS returns for ``data`` in 1 KiB blocks, assembled by Hadoop's classes."""
+    io = java.jvm.org.apache.hadoop.io
+    buffer = io.DataOutputBuffer()
+    blocks = cut(data, BLOCK)
+    for block in blocks:
+        crcs = b"".join(zlib.crc32(block[i:i + 512]).to_bytes(4, "big")
+                        for i in range(0, len(block), 512))
+        io.MD5Hash.digest(bytearray(crcs)).write(buffer)
+    md5 = io.MD5Hash.digest(buffer.getData())
+    crc_per_block = BLOCK // 512 if len(blocks) > 1 else 0
+    return java.fs_pkg.MD5MD5CRC32GzipFileChecksum(512, crc_per_block, md5)
+
+
+# --------------------------------------------------------------------------- FileSystem
+
+def test_create_write_and_read_a_multi_block_file(fs, java, d):
+    java.write(fs.create(java.path(d + "/f"), False), DATA)
+    status = fs.getFileStatus(java.path(d + "/f"))
+    assert (status.getLen(), status.getBlockSize(), status.isFile()) == (len(DATA), BLOCK, True)
+    assert java.read(fs, d + "/f") == DATA
+    assert java.read(fs, d + "/f", offset=3000) == DATA[3000:]
+    stream = fs.open(java.path(d + "/f"))
+    try:                                   # seek back and forth on one stream
+        for offset in (4000, 10, 2048):
+            stream.seek(offset)
+            assert stream.read() == DATA[offset]
+    finally:
+        stream.close()
+    locations = fs.getFileBlockLocations(java.path(d + "/f"), 0, len(DATA))
+    assert [(b.getOffset(), b.getLength()) for b in locations] == \
+        [(i * BLOCK, len(part)) for i, part in enumerate(cut(DATA, BLOCK))]
+    assert list(locations[0].getHosts()) == ["127.0.0.1"]
+
+
+def test_overwrite_false_refuses_and_true_replaces(fs, java, d):
+    java.write(fs.create(java.path(d + "/f"), False), b"first")
+    assert java_error(fs.create, java.path(d + "/f"), False) == \
+        "org.apache.hadoop.fs.FileAlreadyExistsException"
+    java.write(fs.create(java.path(d + "/f"), True), b"second")
+    assert java.read(fs, d + "/f") == b"second"
+
+
+def test_append_truncate_and_concat(fs, java, d):
+    java.write(fs.create(java.path(d + "/f"), False), DATA[:1500])
+    java.write(fs.append(java.path(d + "/f")), DATA[1500:])
+    assert java.read(fs, d + "/f") == DATA
+    assert fs.truncate(java.path(d + "/f"), 2500) is True
+    assert java.read(fs, d + "/f") == DATA[:2500]
+    java.write(fs.create(java.path(d + "/g"), False), DATA[2500:])
+    fs.concat(java.path(d + "/f"), java.array(java.fs_pkg.Path, [java.path(d + "/g")]))
+    assert java.read(fs, d + "/f") == DATA
+    assert not fs.exists(java.path(d + "/g"))
+
+
+def test_create_non_recursive(fs, java, d):
+    create = fs.createNonRecursive
+    java.write(create(java.path(d + "/f"), True, 4096, 1, BLOCK, None), b"made")
+    assert java.read(fs, d + "/f") == b"made"
+    assert java_error(create, java.path(d + "/missing/f"), True, 4096, 1, BLOCK, None) == \
+        "java.io.FileNotFoundException"
+    permission = java.jvm.org.apache.hadoop.fs.permission.FsPermission.getFileDefault()
+    assert java_error(create, java.path(d + "/f"), permission, java.flags("CREATE"), 4096, 1,
+                      BLOCK, None) == "org.apache.hadoop.fs.FileAlreadyExistsException"
+    java.write(create(java.path(d + "/f"), permission, java.flags("CREATE", "OVERWRITE"), 4096,
+                      1, BLOCK, None), b"again")
+    assert java.read(fs, d + "/f") == b"again"
+
+
+def test_a_second_writer_gets_already_being_created(fs, java, d):
+    stream = fs.create(java.path(d + "/f"), True)
+    stream.write(bytearray(b"x" * 100))
+    time.sleep(0.2)                                 # the data step has started
+    assert java_error(fs.create, java.path(d + "/f"), True) == \
+        "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
+    stream.close()
+    assert java.read(fs, d + "/f") == b"x" * 100
+
+
+def test_get_file_checksum_is_what_hdfs_computes(fs, java, d):
+    for name, data in (("/a", DATA), ("/b", DATA), ("/c", DATA[:-1] + b"?"), ("/e", b"")):
+        java.write(fs.create(java.path(d + name), False), data)
+    a, b, c, e = (fs.getFileChecksum(java.path(d + n)) for n in ("/a", "/b", "/c", "/e"))
+    assert a.equals(b) and not a.equals(c)
+    assert a.getAlgorithmName() == "MD5-of-2MD5-of-512CRC32"
+    assert a.equals(hdfs_checksum(java, DATA))
+    assert a.getLength() == 28
+    assert e.getAlgorithmName() == "MD5-of-0MD5-of-0CRC32"
+
+
+# --------------------------------------------------------------------------- FileContext
+
+def test_file_context_create_and_rename_as_spark_checkpoints_do(fs, java, d):
+    """Spark's FileContextBasedCheckpointFileManager: create a temp file (checksum disabled),
+    then rename it into place, with OVERWRITE or without."""
+    fc = java.fs_pkg.FileContext.getFileContext(java.uri, java.conf())
+    opts = java.fs_pkg.Options
+    no_checksum = java.array(opts.CreateOpts, [
+        opts.CreateOpts.checksumParam(opts.ChecksumOpt.createDisabled())])
+
+    def create(path: str, data: bytes, *flags: str):
+        java.write(fc.create(java.path(path), java.flags(*(flags or ("CREATE",))),
+                             no_checksum), data)
+
+    create(d + "/.1.tmp", b"batch 1")
+    fc.rename(java.path(d + "/.1.tmp"), java.path(d + "/1"), java.rename_options("NONE"))
+    create(d + "/.1b.tmp", b"batch 1 again")
+    assert java_error(fc.rename, java.path(d + "/.1b.tmp"), java.path(d + "/1"),
+                      java.rename_options("NONE")) == \
+        "org.apache.hadoop.fs.FileAlreadyExistsException"
+    fc.rename(java.path(d + "/.1b.tmp"), java.path(d + "/1"), java.rename_options("OVERWRITE"))
+    assert java.read(fs, d + "/1") == b"batch 1 again"
+    assert java_error(create, d + "/1", b"x") == \
+        "org.apache.hadoop.fs.FileAlreadyExistsException"
+    create(d + "/1", b"overwritten", "CREATE", "OVERWRITE")
+    assert java.read(fs, d + "/1") == b"overwritten"
+    assert sorted(s.getPath().getName() for s in fs.listStatus(java.path(d))) == ["1"]

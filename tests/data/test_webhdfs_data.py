@@ -1,0 +1,343 @@
+"""The WebHDFS data path over raw HTTP against a real namenode process: the 307 step, the data
+step (Content-Length and chunked bodies), reads at offsets, overwrite rules, cut-off uploads,
+leases, checksums, truncate, concat, the sweep and the recovery of torn uploads.
+
+One server serves the module, with 1 KiB blocks (multi-block files stay small), a 1 s lease
+soft limit and a fast sweep (0.2 s interval, 1 s grace); each test works in its own directory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import time
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from tests.data import (block_files, cut, read, reference_checksum, request, tmp_files,
+                        upload, wait_for)
+from tests.namenode.http.helpers import WebHdfs, start_namenode
+from tests.servers import NamenodeProcess
+
+BLOCK = 1024
+DATA = bytes(range(256)) * 14 + b"the end"        # 3591 bytes: 3 full blocks and a bit
+_dirs = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    nn = start_namenode(tmp_path_factory, "-D", f"dfs.blocksize={BLOCK}",
+                        "-D", "nnlite.lease.soft-limit=1",
+                        "-D", "nnlite.blocks.sweep.interval=0.2",
+                        "-D", "nnlite.blocks.sweep.grace=1")
+    try:
+        yield nn
+    finally:
+        nn.stop()
+
+
+@pytest.fixture(scope="module")
+def w(server):
+    return WebHdfs(server)
+
+
+@pytest.fixture
+def d(w) -> str:
+    path = f"/t{next(_dirs)}"
+    w.mkdirs(path)
+    return path
+
+
+def checksum_of(w, path: str, **kw) -> dict:
+    reply = w.get(path, "GETFILECHECKSUM", **kw)
+    assert reply.status == 200, reply
+    return reply.json["FileChecksum"]
+
+
+def hex_of(blocks: list[bytes]) -> str:
+    return reference_checksum(blocks).hex()
+
+
+def lengths(w, path: str, **params) -> list[tuple[int, int]]:
+    reply = w.get(path, "GETFILEBLOCKLOCATIONS", **params)
+    assert reply.status == 200, reply
+    return [(b["offset"], b["length"]) for b in reply.json["BlockLocations"]["BlockLocation"]]
+
+
+def raw_upload_start(server, path: str, query: str) -> socket.socket:
+    """Start a chunked data-step PUT by hand and leave it open."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    sock.sendall(f"PUT /data/v1{path}?{query} HTTP/1.1\r\nHost: x\r\n"
+                 "Transfer-Encoding: chunked\r\n\r\n".encode())
+    return sock
+
+
+def send_chunk(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(b"%x\r\n" % len(data) + data + b"\r\n")
+
+
+def end_upload(sock: socket.socket) -> tuple[int, bytes]:
+    sock.sendall(b"0\r\n\r\n")
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        reply += sock.recv(65536)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length")))
+    while len(body) < length:
+        body += sock.recv(65536)
+    sock.close()
+    return int(head.split(b" ")[1]), body
+
+
+# --------------------------------------------------------------------------- the two steps
+
+def test_create_redirects_with_every_parameter(w, server, d):
+    reply = w.put(d + "/f", "CREATE", overwrite="false", permission="600", replication="1",
+                  blocksize="2048", buffersize="4096")
+    assert (reply.status, reply.body) == (307, b"")
+    location = urlsplit(reply.headers["location"])
+    assert (location.scheme, location.hostname, location.port, location.path) == \
+        ("http", "127.0.0.1", server.port, "/data/v1" + d + "/f")
+    assert dict(parse_qsl(location.query)) == {
+        "op": "CREATE", "user.name": "tester", "overwrite": "false", "permission": "600",
+        "replication": "1", "blocksize": "2048", "buffersize": "4096"}
+    assert upload(w, d + "/g", b"g").status == 201
+    anonymous = urlsplit(w.get(d + "/g", "OPEN", user=None).headers["location"])
+    assert ("user.name", "dr.who") in parse_qsl(anonymous.query)
+    assert request("GET", anonymous.geturl()).body == b"g"
+    plain = w.put(d + "/f", "CREATE", noredirect="true")
+    assert plain.status == 200 and set(plain.json) == {"Location"}
+    assert "noredirect" not in plain.json["Location"]
+
+
+def test_create_write_and_read_back(w, server, d):
+    reply = upload(w, d + "/f", DATA, permission="600")
+    assert (reply.status, reply.body) == (201, b"")
+    assert reply.headers["location"] == f"webhdfs://127.0.0.1:{server.port}{d}/f"
+    status = w.status(d + "/f")
+    assert (status["length"], status["blockSize"], status["permission"]) == \
+        (len(DATA), BLOCK, "600")
+    assert read(w, d + "/f") == DATA
+    assert lengths(w, d + "/f") == [(0, 1024), (1024, 1024), (2048, 1024), (3072, 519)]
+
+
+def test_chunked_upload_of_a_multi_block_file(w, d):
+    data = DATA * 3
+    pieces = (data[i:i + 777] for i in range(0, len(data), 777))   # http.client: chunked
+    assert upload(w, d + "/f", pieces).status == 201
+    assert read(w, d + "/f") == data
+    locations = w.get(d + "/f", "GETFILEBLOCKLOCATIONS", offset="1500", length="1000")
+    block = locations.json["BlockLocations"]["BlockLocation"][0]
+    assert set(block) == {"offset", "length", "hosts", "names", "topologyPaths",
+                          "cachedHosts", "corrupt", "storageTypes"}
+    assert (block["hosts"], block["storageTypes"], block["corrupt"]) == \
+        (["127.0.0.1"], ["DISK"], False)
+    assert lengths(w, d + "/f", offset="1500", length="1000") == [(1024, 1024), (2048, 1024)]
+
+
+def test_open_at_offsets_with_one_location(w, d):
+    upload(w, d + "/f", DATA)
+    first = w.get(d + "/f", "OPEN", offset="10", buffersize="4096")
+    location = first.headers["location"]
+    assert ("offset", "10") in parse_qsl(urlsplit(location).query)
+    assert request("GET", location).body == DATA[10:]
+    # Hadoop's reader: drop the offset, append its own, as often as it seeks
+    base = "&".join(p for p in location.split("?", 1)[1].split("&")
+                    if not p.startswith("offset="))
+    base = location.split("?", 1)[0] + "?" + base
+    for offset in (0, 1023, 1024, 2500, len(DATA) - 1, len(DATA)):
+        assert request("GET", f"{base}&offset={offset}").body == DATA[offset:]
+    assert request("GET", f"{base}&offset=1000&length=100").body == DATA[1000:1100]
+    assert read(w, d + "/f", offset="3000", length="10000") == DATA[3000:]
+    beyond = request("GET", f"{base}&offset={len(DATA) + 1}")
+    assert beyond.error == (403, "EOFException")
+    assert w.get(d + "/f", "OPEN", offset="-1").status == 400
+    assert w.get(d, "OPEN").error == (404, "FileNotFoundException")
+
+
+def test_a_large_read_is_streamed_from_the_block_files(tmp_path_factory):
+    nn = start_namenode(tmp_path_factory)            # default 128 MiB blocks
+    try:
+        w = WebHdfs(nn)
+        data = bytes(range(251)) * 40000                   # 10 MB: above the memory limit
+        assert upload(w, "/big", data).status == 201
+        assert read(w, "/big") == data
+        assert read(w, "/big", offset="12345") == data[12345:]
+    finally:
+        nn.stop()
+
+
+def test_overwrite_false_is_checked_at_both_steps_and_true_replaces(w, server, d):
+    early = w.put(d + "/f", "CREATE").headers["location"]   # before the file exists
+    assert upload(w, d + "/f", b"first").status == 201
+    assert w.put(d + "/f", "CREATE").error == (403, "FileAlreadyExistsException")
+    before = block_files(server)
+    late = request("PUT", early, b"second")
+    assert late.error == (403, "FileAlreadyExistsException")
+    assert block_files(server) <= before and tmp_files(server) == []
+    assert read(w, d + "/f") == b"first"
+    assert upload(w, d + "/f", b"third", overwrite="true").status == 201
+    assert read(w, d + "/f") == b"third"
+    assert w.put(d, "CREATE", overwrite="true").error == (403, "FileAlreadyExistsException")
+
+
+def test_create_parent_and_permissions(w, d):
+    assert upload(w, d + "/a/b/f", b"x").status == 201
+    assert w.status(d + "/a/b")["type"] == "DIRECTORY"
+    assert w.put(d + "/no/f", "CREATE", createparent="false").error == \
+        (404, "FileNotFoundException")
+    assert w.put(d + "/f", "CREATE", user="bob").error == (403, "AccessControlException")
+    upload(w, d + "/secret", b"s", permission="600")
+    assert w.get(d + "/secret", "OPEN", user="bob").error == (403, "AccessControlException")
+    forged = w.get(d + "/secret", "OPEN").headers["location"].replace("tester", "bob")
+    assert request("GET", forged).error == (403, "AccessControlException")
+    assert w.put(d + "/f", "CREATE", blocksize="1000").status == 400
+    assert w.put(d + "/f", "CREATE", createflag="CREATE,APPEND").status == 400
+
+
+def test_empty_creates_and_appends_to_one_location(w, d):
+    """fsspec's way: CREATE with no body, then every chunk POSTed to one APPEND Location."""
+    assert upload(w, d + "/f", None).status == 201
+    assert read(w, d + "/f") == b""
+    assert checksum_of(w, d + "/f")["algorithm"] == "MD5-of-0MD5-of-0CRC32"
+    location = w.call("POST", d + "/f", "APPEND").headers["location"]
+    for piece in cut(DATA, 700):
+        assert request("POST", location, piece).status == 200
+    assert read(w, d + "/f") == DATA
+    assert lengths(w, d + "/f") == [(0, 1024), (1024, 1024), (2048, 1024), (3072, 519)]
+    assert checksum_of(w, d + "/f")["bytes"] == hex_of(cut(DATA, BLOCK))
+
+
+def test_append_continues_the_last_block(w, d):
+    upload(w, d + "/f", DATA[:1500])
+    assert upload(w, d + "/f", DATA[1500:], op="APPEND").status == 200
+    assert read(w, d + "/f") == DATA
+    assert lengths(w, d + "/f") == [(0, 1024), (1024, 1024), (2048, 1024), (3072, 519)]
+    assert checksum_of(w, d + "/f")["bytes"] == hex_of(cut(DATA, BLOCK))
+    assert w.call("POST", d + "/none", "APPEND").error == (404, "FileNotFoundException")
+
+
+# --------------------------------------------------------------------------- failures
+
+def test_an_upload_cut_off_leaves_no_file_and_no_blocks(w, server, d):
+    before = block_files(server)
+    for framing in ("Content-Length: 100000", "Transfer-Encoding: chunked"):
+        location = urlsplit(w.put(d + "/f", "CREATE").headers["location"])
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(f"PUT {location.path}?{location.query} HTTP/1.1\r\nHost: x\r\n"
+                         f"{framing}\r\n\r\n".encode())
+            body = DATA * 10
+            if "chunked" in framing:
+                body = b"%x\r\n" % len(body) + body + b"\r\n"
+            sock.sendall(body)
+            time.sleep(0.2)                        # the blocks are being written...
+        wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
+        assert block_files(server) <= before
+        assert w.get(d + "/f", "GETFILESTATUS").status == 404
+
+
+def test_a_second_writer_is_refused_while_the_first_makes_progress(w, server, d):
+    sock = raw_upload_start(server, d + "/f", "op=CREATE&user.name=tester")
+    send_chunk(sock, b"first writer ")
+    time.sleep(0.1)
+    refusal = w.put(d + "/f", "CREATE", overwrite="true")
+    assert refusal.error == (403, "AlreadyBeingCreatedException")
+    assert refusal.java_class == "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
+    assert "currently owned by webhdfs-create-" in refusal.message
+    forged = request("PUT", f"http://127.0.0.1:{server.port}/data/v1{d}/f?op=CREATE&"
+                            "user.name=tester&overwrite=true", b"x")
+    assert forged.error == (403, "AlreadyBeingCreatedException")
+    send_chunk(sock, b"wins")
+    assert end_upload(sock) == (201, b"")
+    assert read(w, d + "/f") == b"first writer wins"
+
+
+def test_a_silent_writer_loses_its_lease_to_the_next(w, server, d):
+    sock = raw_upload_start(server, d + "/f", "op=CREATE&user.name=tester")
+    send_chunk(sock, b"stalled")
+    time.sleep(1.3)                                  # past the 1 s soft limit
+    assert upload(w, d + "/f", b"next writer", overwrite="true").status == 201
+    send_chunk(sock, b" and late")
+    status, body = end_upload(sock)
+    assert status == 403 and b"LeaseExpiredException" in body
+    assert read(w, d + "/f") == b"next writer"
+    wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
+
+
+# --------------------------------------------------------------------------- contents
+
+def test_checksums_are_equal_for_equal_contents(w, d):
+    upload(w, d + "/a", DATA)
+    upload(w, d + "/b", iter([DATA[:10], DATA[10:]]))
+    upload(w, d + "/c", DATA[:-1] + b"?")
+    a, b, c = (checksum_of(w, d + n) for n in ("/a", "/b", "/c"))
+    assert a == b != c
+    assert a == {"algorithm": "MD5-of-2MD5-of-512CRC32", "length": 28,
+                 "bytes": hex_of(cut(DATA, BLOCK))}
+    assert w.get(d, "GETFILECHECKSUM").error == (404, "FileNotFoundException")
+
+
+def test_truncate_inside_and_on_block_boundaries(w, d):
+    upload(w, d + "/f", DATA)
+    assert w.call("POST", d + "/f", "TRUNCATE", newlength="1500").json == {"boolean": True}
+    assert read(w, d + "/f") == DATA[:1500]
+    assert lengths(w, d + "/f") == [(0, 1024), (1024, 476)]
+    assert checksum_of(w, d + "/f")["bytes"] == hex_of(cut(DATA[:1500], BLOCK))
+    assert w.call("POST", d + "/f", "TRUNCATE", newlength="1024").json == {"boolean": True}
+    assert read(w, d + "/f") == DATA[:1024]
+    assert checksum_of(w, d + "/f")["bytes"] == hex_of([DATA[:1024]])
+    assert w.call("POST", d + "/f", "TRUNCATE", newlength="2000").error == \
+        (400, "IllegalArgumentException")
+    assert w.call("POST", d + "/f", "TRUNCATE").status == 400
+    assert upload(w, d + "/f", DATA[1024:1100], op="APPEND").status == 200
+    assert read(w, d + "/f") == DATA[:1100]
+
+
+def test_concat_joins_contents(w, d):
+    parts = {"/a": DATA[:1500], "/b": DATA[1500:2200], "/c": DATA[2200:]}
+    for name, data in parts.items():
+        upload(w, d + name, data)
+    reply = w.call("POST", d + "/a", "CONCAT", sources=f"{d}/b,{d}/c")
+    assert (reply.status, reply.body) == (200, b"")
+    assert read(w, d + "/a") == DATA
+    assert w.get(d + "/b", "GETFILESTATUS").status == 404
+    blocks = [DATA[:1024], DATA[1024:1500], DATA[1500:2200], DATA[2200:3224], DATA[3224:]]
+    assert [n for _, n in lengths(w, d + "/a")] == [len(b) for b in blocks]
+    assert checksum_of(w, d + "/a")["bytes"] == hex_of(blocks)
+
+
+# --------------------------------------------------------------------------- reclaiming
+
+def test_the_sweep_removes_blocks_no_file_refers_to(w, server, d):
+    before = block_files(server)
+    upload(w, d + "/f", DATA)
+    mine = block_files(server) - before
+    assert len(mine) == 8                               # 4 blocks, each with its meta
+    assert w.delete(d + "/f").json == {"boolean": True}
+    assert mine <= block_files(server)                  # young: kept for the 1 s grace
+    wait_for(lambda: not (mine & block_files(server)), what="the sweep")
+
+
+def test_torn_uploads_are_recovered_at_startup(tmp_path_factory):
+    from namenode.fsnamesystem import FSNamesystem
+    from tests.namenode.http.helpers import TESTER, USERS
+    nn = start_namenode(tmp_path_factory)
+    w = WebHdfs(nn)
+    assert upload(w, "/appended", DATA).status == 201
+    nn.stop()
+    # batches a crash cut off after their first ops (never acknowledged)
+    with FSNamesystem.open(nn.name_dirs) as fs:
+        fs._mutate(fs.ns.append, "/appended", TESTER, "webhdfs-append-7", "127.0.0.1")
+        fs._mutate(lambda: fs.ns.create("/created", TESTER, client_name="webhdfs-create-8"))
+    nn = NamenodeProcess.start(nn.name_dirs, "-D", USERS)
+    try:
+        w = WebHdfs(nn)
+        assert w.get("/created", "GETFILESTATUS").status == 404
+        assert read(w, "/appended") == DATA
+        assert upload(w, "/appended", b"!", op="APPEND").status == 200
+        assert read(w, "/appended") == DATA + b"!"
+    finally:
+        nn.stop()
+    assert "lease recovery: /created" in nn.log.read_text()
