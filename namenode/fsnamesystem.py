@@ -61,9 +61,7 @@ def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int |
                 clock=None) -> int:
     """Create empty name dirs: VERSION, an image of the root at txid 0, an edits log at txid 1."""
     namespace_id = namespace_id or storage.new_namespace_id()
-    for d in dirs:
-        d.lock()
-    try:
+    with storage.locked(dirs):
         for d in dirs:
             storage.prepare_for_format(d, force)
         ns = Namespace(clock=clock) if clock else Namespace()
@@ -75,9 +73,6 @@ def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int |
             writer.fsync()
             writer.close()
             d.write_version(namespace_id, int(time.time() * 1000))
-    finally:
-        for d in dirs:
-            d.unlock()
     log.info("formatted %s with namespace id %d", ", ".join(str(d.root) for d in dirs),
              namespace_id)
     return namespace_id
@@ -123,11 +118,8 @@ class FSNamesystem:
     def open(cls, dirs: list[str], identity: Identity | None = None,
              clock=None) -> "FSNamesystem":
         name_dirs = [NameDir(p) for p in dirs]
-        locked = []
+        storage.lock_all(name_dirs)
         try:
-            for d in name_dirs:
-                d.lock()
-                locked.append(d)
             kw = {"clock": clock} if clock else {}
             loaded = loader.load(name_dirs, **kw)
             lock = threading.Lock()
@@ -136,8 +128,7 @@ class FSNamesystem:
                        for d in name_dirs if d.healthy}
             journal = Journal(streams, loaded.last_txid, lock)
         except BaseException:
-            for d in locked:
-                d.unlock()
+            storage.unlock_all(name_dirs)
             raise
         return cls(name_dirs, loaded, journal, identity or Identity(), lock)
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from formats import fsimage as F
-from namenode import durable, image
+from namenode import durable, image, storage
 from namenode.errors import NameDirError
 from namenode.recovery import write_fresh_edits
 from namenode.storage import CURRENT, IMAGE, IMAGE_MD5, VERSION, NameDir, copy_file
@@ -89,19 +89,12 @@ def import_checkpoint(checkpoint_dir: str | Path, paths: list[str]) -> Checkpoin
     """Rebuild the empty name dirs at ``paths`` from a checkpoint; returns what was imported."""
     source = find_checkpoint(checkpoint_dir)
     dirs = [NameDir(p) for p in paths]
-    locked = []
-    try:
-        for d in dirs:
-            d.lock()
-            locked.append(d)
+    with storage.locked(dirs):
         for d in dirs:
             check_empty(d)
         image.load(str(source.image), None)          # digest checked above; proves it loads
         for d in dirs:
             _build(d, source)
-    finally:
-        for d in locked:
-            d.unlock()
     log.info("imported checkpoint %s (namespace %d, txid %d, %d inodes) into %s",
              source.image, source.meta.namespace_id, source.meta.last_txid,
              source.meta.inode_count, ", ".join(paths))

@@ -306,15 +306,7 @@ class Namespace(Tree):
 
     def append(self, path: str, caller: Caller, client_name: str, client_machine: str = ""):
         """Reopen a complete file for appending by ``client_name`` (HDFS OP_APPEND)."""
-        node = self.status(path, caller)
-        if node.is_dir:
-            raise errors.PathNotFoundError(f"Failed to append to {path}: it is a directory",
-                                           path=path)
-        P.check(caller, node, P.WRITE, path)
-        if node.client_name is not None:
-            raise errors.LeaseError(
-                f"Failed to append to {path}: it is being written by {node.client_name}",
-                path=path)
+        node = self.writable_file(path, caller, "append to")
         op = E.AppendOp(paths.normalize(path), node.id, client_name, client_machine)
         return True, self._applied(op)
 

@@ -46,7 +46,7 @@ from typing import Callable
 from formats import edits as E
 from formats import fsimage as F
 from formats.errors import CorruptRecordError, FormatError
-from namenode import durable, image, imagestore, loader
+from namenode import durable, image, imagestore, loader, storage
 from namenode.errors import NameDirError, NamenodeError
 from namenode.namespace import Namespace
 from namenode.storage import (CKPT, CKPT_MD5, EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir,
@@ -422,15 +422,8 @@ def recover(paths: list[str], decide: Decide, *,
             max_record: int = E.DEFAULT_MAX_RECORD) -> Outcome:
     """Recover the name dirs at ``paths`` (locked for the duration); see the module docs."""
     dirs = [NameDir(p) for p in paths]
-    locked = []
-    try:
-        for d in dirs:
-            d.lock()
-            locked.append(d)
+    with storage.locked(dirs):
         return _recover(dirs, decide, max_record)
-    finally:
-        for d in locked:
-            d.unlock()
 
 
 def _recover(dirs: list[NameDir], decide: Decide, max_record: int) -> Outcome:

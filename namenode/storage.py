@@ -23,6 +23,7 @@ import os
 import secrets
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from namenode import durable
@@ -121,6 +122,33 @@ class NameDir:
             log.error("name directory %s failed and is dropped: %s", self.root, reason)
         self.healthy = False
         self.failure = reason
+
+
+def lock_all(dirs: list[NameDir]) -> None:
+    """Lock every dir, or none: on a failure the ones already taken are released."""
+    taken = []
+    try:
+        for d in dirs:
+            d.lock()
+            taken.append(d)
+    except BaseException:
+        unlock_all(taken)
+        raise
+
+
+def unlock_all(dirs: list[NameDir]) -> None:
+    for d in dirs:
+        d.unlock()
+
+
+@contextmanager
+def locked(dirs: list[NameDir]):
+    """Hold every dir's lock for the duration of a ``with`` block."""
+    lock_all(dirs)
+    try:
+        yield dirs
+    finally:
+        unlock_all(dirs)
 
 
 def new_namespace_id() -> int:
