@@ -19,7 +19,7 @@ import json
 import time
 
 from namenode import errors
-from namenode.http import remote
+from namenode.http import remote, status
 from namenode.http.data import DATA_PREFIX
 from namenode.http.server import Request, Response
 from namenode.http.webhdfs import PREFIX, WebHdfs, dumps
@@ -54,6 +54,8 @@ class NamenodeApp:
             return self.webhdfs(req) if self.webhdfs else remote.from_error(LOADING)
         if path.startswith(DATA_PREFIX + "/"):
             return self.data(req) if self.data else remote.from_error(LOADING)
+        if path in ("/", "/index.html"):
+            return status.page(self, req)
         if path == "/jmx":
             return Response(200, dumps(self.jmx(req.param("qry"))))
         if path == "/metrics":

@@ -1,0 +1,332 @@
+"""The namenode's status page: ``GET /`` (and ``/index.html``), one self-contained HTML page.
+
+What a person checking on the service wants at a glance: health, safe mode, the txids, the
+checkpoint (how old, whether one is pending), every name dir and the data dir with its health,
+the edits size per dir, the namespace counts, uptime and version. No external assets (inline
+CSS, no script); the page reloads itself every ``REFRESH`` seconds. While the namespace loads,
+a short page (503) says so and reloads sooner.
+
+Health: *OK*; *degraded* when a name dir failed but another one still takes every write;
+*refusing writes* when the journal has no healthy name dir left (or failed).
+
+The facts are gathered in a worker thread (``FSNamesystem.report`` takes the namesystem lock,
+which a SAVENAMESPACE holds for as long as it writes the image), then rendered; every value
+goes through ``html.escape``. Blocks are counted on the data dir's disk (published blocks,
+orphans awaiting the sweep included) at most once per ``BLOCK_COUNT_TTL`` seconds: the
+namespace keeps no block counter, and walking it would hold the lock for O(inodes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import configparser
+import html
+import importlib.metadata
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from namenode.http.server import Request, Response
+from namenode.storage import EDITS_NEW
+
+REFRESH = 10              # seconds between reloads of the status page
+LOADING_REFRESH = 2       # ... of the loading page
+BLOCK_COUNT_TTL = 30.0    # seconds a block count of the data dir is reused
+CONTENT_TYPE = "text/html; charset=utf-8"
+HEADERS = (("Cache-Control", "no-store"),)
+
+
+def version() -> str:
+    """``nnlite-<version>`` (as /jmx's SoftwareVersion): the installed distribution's, else
+    (running from a source checkout) the one in setup.cfg."""
+    try:
+        return "nnlite-" + importlib.metadata.version("nnlite")
+    except importlib.metadata.PackageNotFoundError:
+        setup = configparser.ConfigParser()
+        setup.read(Path(__file__).resolve().parents[2] / "setup.cfg")
+        return "nnlite-" + setup.get("metadata", "version", fallback="unknown")
+
+
+# ---------------------------------------------------------------------- the facts
+
+@dataclass
+class DataDir:
+    """The block store's directory, as the page shows it."""
+    path: str
+    healthy: bool
+    problem: str | None = None
+
+
+@dataclass
+class Snapshot:
+    report: dict                        # FSNamesystem.report()
+    uptime: float                       # seconds since the process started serving
+    now: float
+    writable: bool = True               # the journal still has a healthy name dir
+    checkpoints: int | None = None      # checkpoints completed since start (None: unknown)
+    data_dirs: list[DataDir] = field(default_factory=list)
+    blocks: int | None = None           # None: no block store
+
+
+class BlockCounter:
+    """Counts published block files, reusing a count younger than ``ttl`` seconds."""
+
+    def __init__(self, ttl: float = BLOCK_COUNT_TTL, clock=time.monotonic):
+        self.ttl = ttl
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._counts: dict[Path, tuple[float, int]] = {}
+
+    def count(self, blocks_dir: Path) -> int:
+        with self._lock:
+            cached = self._counts.get(blocks_dir)
+            if cached is None or self.clock() - cached[0] >= self.ttl:
+                cached = (self.clock(), _count_blocks(blocks_dir))
+                self._counts[blocks_dir] = cached
+            return cached[1]
+
+
+def _count_blocks(blocks_dir: Path) -> int:
+    """``blk_<id>`` files (not their ``.meta``) in the subdirs of ``blocks_dir``."""
+    total = 0
+    try:
+        subdirs = [e.path for e in os.scandir(blocks_dir) if e.is_dir()]
+    except OSError:
+        return 0
+    for subdir in subdirs:
+        try:
+            with os.scandir(subdir) as entries:
+                total += sum(1 for e in entries
+                             if e.name.startswith("blk_") and e.name[4:].isdigit())
+        except OSError:
+            continue
+    return total
+
+
+BLOCKS = BlockCounter()
+
+
+def collect(app, counter: BlockCounter = BLOCKS) -> Snapshot:
+    """Everything the page shows (blocking: run it in a worker thread)."""
+    snap = Snapshot(report=app.fs.report(), uptime=time.time() - app.started, now=time.time(),
+                    writable=app.fs.journal.writable)
+    transfer = getattr(app, "transfer", None)
+    if transfer is not None:
+        snap.checkpoints = transfer.checkpoints.metrics.checkpoints
+    store = _block_store(app)
+    if store is not None:       # the hook: a namenode without a data path shows name dirs only
+        snap.data_dirs.append(_data_dir(store.root))
+        snap.blocks = counter.count(store.blocks)
+    return snap
+
+
+def _block_store(app):
+    return getattr(getattr(app, "data", None), "store", None)
+
+
+def _data_dir(root: Path) -> DataDir:
+    if not root.is_dir():
+        return DataDir(str(root), False, "missing")
+    if not os.access(root, os.W_OK | os.X_OK):
+        return DataDir(str(root), False, "not writable")
+    return DataDir(str(root), True)
+
+
+def health(report: dict, writable: bool) -> tuple[str, str, str]:
+    """``(css class, headline, explanation)``."""
+    failed = [d for d in report["nameDirs"] if not d["healthy"]]
+    if not writable:
+        return ("bad", "refusing writes",
+                "No healthy name directory is left: nothing can be made durable. Fix the "
+                "disks and restart the namenode.")
+    if failed:
+        return ("warn", "degraded",
+                f"{len(failed)} of {len(report['nameDirs'])} name directories failed; writes "
+                "go to the others.")
+    return ("ok", "OK", "Every name directory is healthy.")
+
+
+# ---------------------------------------------------------------------- the handler
+
+async def page(app, req: Request) -> Response:
+    """The route: GET and HEAD only."""
+    if req.method not in ("GET", "HEAD"):
+        return Response(405, f"{req.method} is not allowed here; use GET\n".encode(),
+                        "text/plain; charset=utf-8", (("Allow", "GET, HEAD"),))
+    if app.fs is None:
+        return Response(503, loading_page().encode(), CONTENT_TYPE,
+                        (*HEADERS, ("Retry-After", str(LOADING_REFRESH))))
+    snap = await asyncio.get_running_loop().run_in_executor(None, collect, app)
+    return Response(200, render(snap).encode(), CONTENT_TYPE, HEADERS)
+
+
+# ---------------------------------------------------------------------- rendering
+
+CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+  margin:0;background:#f3f5f8;color:#1d2430}
+header{background:#1f3a5f;color:#fff;padding:14px 28px;display:flex;align-items:center;gap:18px}
+header h1{font-size:20px;margin:0;font-weight:600}
+header .meta{margin-left:auto;font-size:13px;opacity:.85}
+main{padding:20px 28px;max-width:1160px}
+.badge{display:inline-block;padding:3px 12px;border-radius:12px;font-weight:700;font-size:14px}
+.ok{background:#d7f2df;color:#13582a}.warn{background:#fff0c2;color:#7a5200}
+.bad{background:#fbd5d5;color:#8b1111}.off{background:#e6e9ee;color:#3c4656}
+.banner{padding:10px 16px;border-radius:6px;margin-bottom:18px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:16px}
+section{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:12px 16px}
+h2{font-size:13px;text-transform:uppercase;letter-spacing:.06em;color:#5a6678;margin:0 0 8px}
+dl{display:grid;grid-template-columns:auto 1fr;gap:4px 14px;margin:0}
+dt{color:#5a6678;white-space:nowrap}
+dd{margin:0;font-weight:600;font-variant-numeric:tabular-nums;text-align:right;white-space:nowrap}
+table{width:100%;border-collapse:collapse;font-size:14px}
+th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e8ecf1}
+th{color:#5a6678;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.path{font-family:ui-monospace,"DejaVu Sans Mono",monospace;word-break:break-all}
+.wide{margin-top:16px}footer{color:#6b7686;font-size:12px;margin-top:16px}
+a{color:#1f5fa8}
+"""
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _document(title: str, refresh: int, body: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="refresh" content="{refresh}">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_e(title)}</title><style>{CSS}</style></head>\n<body>{body}</body>"
+            "</html>\n")
+
+
+def loading_page() -> str:
+    return _document("nnlite namenode: loading", LOADING_REFRESH,
+                     "<header><h1>nnlite NameNode</h1></header><main>"
+                     '<p class="banner warn" id="loading"><strong>The namespace is loading.'
+                     "</strong> The namenode is reading its image and edits and refuses "
+                     "requests (safe mode) until it is done. This page reloads by itself."
+                     "</p></main>")
+
+
+def render(snap: Snapshot) -> str:
+    r = snap.report
+    css, headline, why = health(r, snap.writable)
+    header = (f"<header><h1>nnlite NameNode</h1>"
+              f'<span class="badge {css}" id="health">{_e(headline)}</span>'
+              f'<span class="meta">{_e(version())} &middot; up {_e(duration(snap.uptime))}'
+              "</span></header>")
+    banner = f'<p class="banner {css}" id="health-detail">{_e(why)}</p>'
+    cards = "".join((_overview(snap, headline), _transactions(r), _checkpoint(snap),
+                     _namespace(snap)))
+    footer = (f"<footer>Generated {_e(_clock(snap.now))} &middot; reloads every {REFRESH} s"
+              ' &middot; <a href="/jmx">/jmx</a> &middot; <a href="/metrics">/metrics</a>'
+              "</footer>")
+    body = (f'{header}<main>{banner}<div class="grid">{cards}</div>'
+            f"{_storage(snap)}{footer}</main>")
+    return _document(f"nnlite namenode: {headline}", REFRESH, body)
+
+
+def _card(title: str, rows: list[tuple[str, str, object]]) -> str:
+    """A titled list of ``(id, label, value)`` rows."""
+    items = "".join(f'<dt>{_e(label)}</dt><dd id="{_e(ident)}">{_e(value)}</dd>'
+                    for ident, label, value in rows)
+    return f"<section><h2>{_e(title)}</h2><dl>{items}</dl></section>"
+
+
+def _overview(snap: Snapshot, headline: str) -> str:
+    r = snap.report
+    safe = "ON (writes refused)" if r["safeMode"] else "off"
+    return _card("Overview", [
+        ("health-text", "Health", headline), ("safe-mode", "Safe mode", safe),
+        ("uptime", "Uptime", duration(snap.uptime)), ("version", "Version", version()),
+        ("namespace-id", "Namespace id", r["namespaceId"])])
+
+
+def _transactions(r: dict) -> str:
+    return _card("Transactions", [
+        ("txid-written", "Last written txid", r["lastWrittenTxid"]),
+        ("txid-synced", "Last synced txid", r["lastSyncedTxid"]),
+        ("txid-checkpoint", "Last checkpoint txid", r["lastCheckpointTxid"]),
+        ("txns-since-checkpoint", "Since checkpoint", r["transactionsSinceLastCheckpoint"]),
+        ("segment", "Open segment", r["segment"])])
+
+
+def _checkpoint(snap: Snapshot) -> str:
+    r = snap.report
+    when = r["lastCheckpointTime"] / 1000
+    pending = "yes (edits rolled to edits.new)" if r["segment"] == EDITS_NEW else "no"
+    done = "n/a" if snap.checkpoints is None else snap.checkpoints
+    return _card("Checkpoint", [
+        ("checkpoint-age", "Last checkpoint", ago(snap.now - when)),
+        ("checkpoint-time", "At", _clock(when, zone=False)),
+        ("checkpoint-pending", "Pending", pending),
+        ("checkpoints-done", "Done since start", done)])
+
+
+def _namespace(snap: Snapshot) -> str:
+    r = snap.report
+    return _card("Namespace", [
+        ("files", "Files", f"{r['files']:,}"), ("directories", "Directories",
+                                                f"{r['directories']:,}"),
+        ("blocks", "Blocks (on disk)", "n/a" if snap.blocks is None else f"{snap.blocks:,}")])
+
+
+def _storage(snap: Snapshot) -> str:
+    edits = snap.report["editsSize"]
+    rows = []
+    for d in snap.report["nameDirs"]:
+        size = edits.get(d["path"])
+        state = ("ok", "healthy") if d["healthy"] else ("bad", f"failed: {d['failure']}")
+        rows.append(_dir_row("name (image + edits)", d["path"], state,
+                             "—" if size is None else size_text(size)))
+    for d in snap.data_dirs:
+        state = ("ok", "healthy") if d.healthy else ("bad", d.problem or "failed")
+        rows.append(_dir_row("data (blocks)", d.path, state, ""))
+    head = ("<tr><th>Kind</th><th>Directory</th><th>Status</th>"
+            '<th style="text-align:right">Edits size</th></tr>')
+    return (f'<section class="wide"><h2>Storage directories</h2><table id="dirs">{head}'
+            f'{"".join(rows)}</table></section>')
+
+
+def _dir_row(kind: str, path: str, state: tuple[str, str], size: str) -> str:
+    css, text = state
+    return (f'<tr class="dir"><td>{_e(kind)}</td><td class="path">{_e(path)}</td>'
+            f'<td><span class="badge {css}">{_e(text)}</span></td>'
+            f'<td class="num">{_e(size)}</td></tr>')
+
+
+# ---------------------------------------------------------------------- human units
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``3 min``, ``2 h 5 min``, ``4 d 3 h``."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{s // 86400} d {s % 86400 // 3600} h"
+
+
+def ago(seconds: float) -> str:
+    return "just now" if seconds < 1 else f"{duration(seconds)} ago"
+
+
+def size_text(size: int) -> str:
+    """``512 B``, ``1.5 KiB``, ``3.2 MiB`` ..."""
+    if size < 1024:
+        return f"{size} B"
+    value, unit = size / 1024, "KiB"
+    for bigger in ("MiB", "GiB", "TiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit}"
+
+
+def _clock(epoch: float, zone: bool = True) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S" + (" %Z" if zone else ""), time.localtime(epoch))
