@@ -713,6 +713,51 @@ def dfs_setfattr(client, paths, name, value, remove) -> None:
     FsShell(client).setfattr(paths, name=name, value=value, remove=remove)
 
 
+@dfs_group.command("put")
+@click.argument("sources", metavar="LOCAL...", nargs=-1, required=True)
+@click.argument("dest", metavar="DST")
+@click.option("-f", "force", is_flag=True, help="Overwrite an existing file.")
+@remote_options
+def dfs_put(client, sources, dest, force) -> None:
+    """Copy local files or directories (recursively) to DST, streamed from disk."""
+    from client.shell import FsShell
+    FsShell(client).put(list(sources), dest, force=force)
+
+
+@dfs_group.command("get")
+@click.argument("source", metavar="SRC")
+@click.argument("dest", metavar="LOCALDST")
+@click.option("-f", "force", is_flag=True, help="Overwrite an existing local file.")
+@remote_options
+def dfs_get(client, source, dest, force) -> None:
+    """Copy a file or directory (recursively) to the local LOCALDST."""
+    from client.shell import FsShell
+    FsShell(client).get(source, dest, force=force)
+
+
+@dfs_group.command("cat")
+@click.argument("paths", nargs=-1, required=True)
+@remote_options
+def dfs_cat(client, paths) -> None:
+    """Print the contents of files to standard output."""
+    from client.shell import FsShell
+    out = click.get_binary_stream("stdout")
+    for chunk in FsShell(client).cat(paths):
+        out.write(chunk)
+    out.flush()
+
+
+@dfs_group.command("appendToFile")
+@click.argument("sources", metavar="LOCAL...", nargs=-1, required=True)
+@click.argument("dest", metavar="DST")
+@remote_options
+def dfs_append_to_file(client, sources, dest) -> None:
+    """Append local files (- is standard input) to DST, creating it if missing."""
+    from client.shell import FsShell
+    FsShell(client).append_to_file(list(sources), dest,
+                                   stdin=click.get_binary_stream("stdin"))
+
+
 @dfsadmin_group.command("safemode", cls=OneLineCommand)
 @click.argument("action", metavar="ACTION",
                 type=click.Choice(["get", "enter", "leave", "wait"]))

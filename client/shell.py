@@ -20,6 +20,7 @@ Reads are generators, so the command prints as it goes; the first error stops th
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterable, Iterator
 
@@ -283,3 +284,152 @@ class FsShell:
                 self.client.set_xattr(path, name, value)
             else:
                 self.client.remove_xattr(path, remove)
+
+    # ------------------------------------------------------------------ file contents
+
+    def put(self, sources: list[str], dest: str, *, force: bool = False) -> None:
+        """``-put [-f] LOCAL... DST``: files and directories (recursively) into the namespace,
+        each file streamed from disk. DST is the target itself, or the existing directory the
+        sources go into (required for several sources). An existing target needs ``force``."""
+        dst = self.resolve(dest)
+        dst_st = self._maybe_status(dst)
+        into = dst_st is not None and is_dir(dst_st)
+        if len(sources) > 1 and not into:
+            if dst_st is None:
+                raise E.PathNotFoundError(f"`{dst}': No such file or directory", path=dst)
+            raise E.PathIsNotDirectoryError(f"`{dst}': Is not a directory", path=dst)
+        for local in sources:
+            if not os.path.lexists(local):
+                raise E.PathNotFoundError(f"`{local}': No such file or directory", path=local)
+            name = os.path.basename(os.path.normpath(local))
+            target = join(dst, name) if into else dst
+            target_st = self._maybe_status(target) if into else dst_st
+            if not into:
+                self._require_parent(target)
+            self._put_one(local, target, target_st, force)
+
+    def _put_one(self, local: str, target: str, target_st: dict | None, force: bool) -> None:
+        if os.path.isdir(local):
+            if target_st is not None and not is_dir(target_st):
+                raise E.PathIsNotDirectoryError(f"`{target}': Is not a directory (the source "
+                                                f"{local} is one)", path=target)
+            if target_st is None:
+                self.client.mkdirs(target)
+            for name in sorted(os.listdir(local)):
+                child = join(target, name)
+                self._put_one(os.path.join(local, name), child, self._maybe_status(child)
+                              if target_st is not None else None, force)
+            return
+        if target_st is not None:
+            if is_dir(target_st):
+                raise E.PathIsDirectoryError(f"`{target}': Is a directory", path=target)
+            if not force:
+                raise E.FileAlreadyExistsError(f"`{target}': File exists", path=target)
+        try:
+            handle = open(local, "rb")
+        except OSError as exc:
+            raise _local_error(local, exc) from exc
+        with handle:
+            self.client.create(target, handle, overwrite=force)
+
+    def get(self, source: str, dest: str, *, force: bool = False) -> None:
+        """``-get [-f] SRC LOCALDST``: a file (streamed into a temporary file beside the
+        target, renamed at the end) or a directory, recursively. LOCALDST is the target, or
+        an existing directory the source goes into."""
+        src = self.resolve(source)
+        st = self._status(src)
+        target = dest
+        if os.path.isdir(dest):
+            target = os.path.join(dest, src.rsplit("/", 1)[-1] or "root")
+        self._get_one(src, st, target, force)
+
+    def _get_one(self, src: str, st: dict, target: str, force: bool) -> None:
+        if is_dir(st):
+            if os.path.lexists(target) and not os.path.isdir(target):
+                raise E.PathIsNotDirectoryError(f"`{target}': Is not a directory", path=target)
+            try:
+                os.makedirs(target, exist_ok=True)
+            except OSError as exc:
+                raise _local_error(target, exc) from exc
+            for child, child_st in self._children(src):
+                self._get_one(child, child_st, os.path.join(target, child.rsplit("/", 1)[-1]),
+                              force)
+            return
+        if os.path.isdir(target):
+            raise E.PathIsDirectoryError(f"`{target}': Is a directory", path=target)
+        if os.path.lexists(target) and not force:
+            raise E.FileAlreadyExistsError(f"`{target}': File exists", path=target)
+        temp = target + "._COPYING_"
+        try:
+            with open(temp, "wb") as out:
+                for chunk in self.client.read(src):
+                    out.write(chunk)
+            os.replace(temp, target)
+        except OSError as exc:
+            _unlink(temp)
+            raise _local_error(target, exc) from exc
+        except BaseException:
+            _unlink(temp)
+            raise
+
+    def cat(self, paths: Iterable[str]) -> Iterator[bytes]:
+        """The contents of each file, in chunks; a directory is an error."""
+        for arg in paths:
+            path = self.resolve(arg)
+            st = self._status(path)
+            if is_dir(st):
+                raise E.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
+            yield from self.client.read(path)
+
+    def append_to_file(self, sources: list[str], dest: str, stdin=None) -> None:
+        """``-appendToFile LOCAL... DST``: each source appended in turn (``-`` is ``stdin``,
+        a binary stream); DST is created if missing."""
+        dst = self.resolve(dest)
+        st = self._maybe_status(dst)
+        if st is not None and is_dir(st):
+            raise E.PathIsDirectoryError(f"`{dst}': Is a directory", path=dst)
+        for local in sources:
+            if local != "-" and not os.path.isfile(local):
+                raise E.PathNotFoundError(f"`{local}': No such file or directory"
+                                          if not os.path.lexists(local) else
+                                          f"`{local}': Is not a file", path=local)
+        if st is None:
+            self._require_parent(dst)
+        exists = st is not None
+        for local in sources:
+            if local == "-":
+                body = stdin
+                self._append_or_create(dst, body, exists)
+            else:
+                try:
+                    handle = open(local, "rb")
+                except OSError as exc:
+                    raise _local_error(local, exc) from exc
+                with handle:
+                    self._append_or_create(dst, handle, exists)
+            exists = True
+
+    def _append_or_create(self, dst: str, body, exists: bool) -> None:
+        if exists:
+            self.client.append(dst, body)
+        else:
+            self.client.create(dst, body, overwrite=False)
+
+
+def _local_error(path: str, exc: OSError) -> E.ClientError:
+    """A local file problem, in the shell's classes and words."""
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return E.PathNotFoundError(f"`{path}': No such file or directory", path=path)
+    if isinstance(exc, PermissionError):
+        return E.AccessControlError(f"`{path}': Permission denied (local)", path=path)
+    if isinstance(exc, IsADirectoryError):
+        return E.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
+    return E.RemoteIOError(f"`{path}': {reason}", path=path)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

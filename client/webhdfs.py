@@ -10,7 +10,10 @@ need, over one keep-alive ``http.client`` connection (standard library only).
   while idle (it does after 60 s) is reopened once, transparently.
 * Anything else unexpected (a body that is not JSON, an unknown status) is ``ProtocolError``.
 * ``create`` follows WebHDFS's two steps: ``PUT op=CREATE`` answers 307 with a ``Location``,
-  the data goes there in a second ``PUT``.
+  the data goes there in a second ``PUT``. ``append`` (``POST op=APPEND``) and ``read``
+  (``GET op=OPEN``) follow their 307 the same way. A body may be a binary file object: it is
+  streamed, with a Content-Length when its size is known (a regular file), chunked otherwise
+  (a pipe); ``read`` yields the contents in chunks as they arrive, never the whole file.
 
 Admin endpoints (``/admin?op=SAFEMODE|SAVENAMESPACE|ROLLEDITS|REPORT``) are superuser-only
 extensions of nnlite's namenode (namenode/http/app.py); they answer JSON the same way.
@@ -19,9 +22,13 @@ extensions of nnlite's namenode (namenode/http/app.py); they answer JSON the sam
 from __future__ import annotations
 
 import http.client
+import io
 import json
+import os
 import socket
+import stat
 from dataclasses import dataclass
+from typing import Iterator
 from urllib.parse import quote, urlencode, urlsplit
 
 from client.errors import (BadArgumentError, ClientError, IllegalArgumentError,
@@ -37,6 +44,7 @@ NETWORK_ERRORS = (OSError, http.client.HTTPException)
 # The peer closed a kept-alive connection before reading the request: safe to send again.
 STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
          ConnectionAbortedError)
+CHUNK = 1 << 20             # bytes per socket write of a streamed body, per read of a download
 UNKNOWN_OP = 'Invalid value for webhdfs parameter "op": No enum constant'
 
 
@@ -72,38 +80,88 @@ class Connection:
 
     def _open(self) -> http.client.HTTPConnection:
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        return cls(self._host, self._port, timeout=self.timeout)
+        return cls(self._host, self._port, timeout=self.timeout, blocksize=CHUNK)
 
-    def request(self, method: str, target: str, body: bytes | None = None) -> Reply:
+    def request(self, method: str, target: str, body=None) -> Reply:
         """One exchange; a kept-alive connection the peer closed meanwhile is reopened once
-        (it had not read the request, so sending it again applies it once)."""
+        (it had not read the request, so sending it again applies it once). ``body``: bytes,
+        or a binary file object streamed from where it stands (sent again on a retry only if
+        it can seek back)."""
+        return self._with_retry(method, target, body, self._exchange)
+
+    def stream(self, method: str, target: str) -> http.client.HTTPResponse:
+        """Send a request without a body; the response with its body unread. The caller
+        reads it to the end (the connection is kept) or calls ``close()``."""
+        return self._with_retry(method, target, None, self._send)
+
+    def _with_retry(self, method: str, target: str, body, exchange):
+        start = _position(body)
         for attempt in (1, 2):
             reused = self._conn is not None
             if self._conn is None:
                 self._conn = self._open()
             try:
-                return self._exchange(self._conn, method, target, body)
+                return exchange(self._conn, method, target, body)
             except NETWORK_ERRORS as exc:
                 self.close()
-                if reused and attempt == 1 and isinstance(exc, STALE):
+                if (reused and attempt == 1 and isinstance(exc, STALE)
+                        and _rewind(body, start)):
                     continue
                 raise NamenodeUnreachableError(
                     f"cannot reach the namenode at {self.url} ({_describe(exc)}); is it "
                     "running? Point --namenode (or NNLITE_NAMENODE) at it", url=self.url) from exc
         raise AssertionError("not reached")
 
+    def _send(self, conn, method: str, target: str, body=None) -> http.client.HTTPResponse:
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if body is not None and not isinstance(body, (bytes, bytearray, memoryview)):
+            size = _remaining(body)
+            if size is not None:
+                headers["Content-Length"] = str(size)
+            headers["Content-Type"] = "application/octet-stream"
+        conn.request(method, target, body=body, headers=headers)
+        return conn.getresponse()
+
     def without_timeout(self) -> "Connection":
         """A new connection to the same place that waits as long as the answer takes."""
         return Connection(self.url + self.base, None)
 
-    def _exchange(self, conn, method: str, target: str, body: bytes | None) -> Reply:
-        conn.request(method, target, body=body,
-                     headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
-        resp = conn.getresponse()
+    def _exchange(self, conn, method: str, target: str, body) -> Reply:
+        resp = self._send(conn, method, target, body)
         data = resp.read()
         if resp.will_close:
             self.close()
         return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+
+
+def _position(body) -> int | None:
+    if body is None or isinstance(body, (bytes, bytearray, memoryview)):
+        return None
+    try:
+        return body.tell() if body.seekable() else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _rewind(body, start: int | None) -> bool:
+    """Whether ``body`` can be sent again (bytes, nothing, or a file sought back)."""
+    if body is None or isinstance(body, (bytes, bytearray, memoryview)):
+        return True
+    if start is None:
+        return False
+    body.seek(start)
+    return True
+
+
+def _remaining(body) -> int | None:
+    """The bytes left in a regular file from where it stands; None for a pipe (chunked)."""
+    try:
+        st = os.fstat(body.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return max(st.st_size - body.tell(), 0)
 
 
 def _describe(exc: BaseException) -> str:
@@ -264,29 +322,94 @@ class WebHdfsClient:
     def remove_xattr(self, path: str, name: str) -> None:
         self._call("PUT", path, "REMOVEXATTR", **{"xattr.name": name})
 
-    def create(self, path: str, data: bytes = b"", *, overwrite: bool = False,
-               permission: int | None = None) -> None:
-        """CREATE: the namenode redirects (307) to where the data goes; send it there."""
+    def create(self, path: str, data=b"", *, overwrite: bool = False,
+               permission: int | None = None, block_size: int | None = None) -> None:
+        """CREATE: the namenode redirects (307) to where the data goes; send it there.
+        ``data``: bytes or a binary file object (streamed)."""
         target = self._target(path, "CREATE", {"overwrite": overwrite,
-                                               "permission": _octal(permission)})
+                                               "permission": _octal(permission),
+                                               "blocksize": block_size})
         reply = self.connection.request("PUT", target)
         if reply.status == 307:
-            reply = self._put_data(reply.headers.get("location", ""), data, path)
+            reply = self._send_data("PUT", reply.headers.get("location", ""), data, path,
+                                    "CREATE")
         if reply.status not in (200, 201):
             raise self._error(reply, "CREATE", path)
 
-    def _put_data(self, location: str, data: bytes, path: str) -> Reply:
-        if not location:
-            raise ProtocolError("CREATE: a 307 without a Location header", path=path)
+    def append(self, path: str, data=b"") -> None:
+        """APPEND (POST, 307, POST the data); ``data``: bytes or a binary file object."""
+        reply = self.connection.request("POST", self._target(path, "APPEND", {}))
+        if reply.status == 307:
+            reply = self._send_data("POST", reply.headers.get("location", ""), data, path,
+                                    "APPEND")
+        if reply.status != 200:
+            raise self._error(reply, "APPEND", path)
+
+    def read(self, path: str, offset: int = 0, length: int | None = None,
+             chunk_size: int = CHUNK) -> Iterator[bytes]:
+        """OPEN: the contents in chunks of at most ``chunk_size`` bytes, as they arrive.
+        Errors (a missing file, a directory, permission) raise at the first ``next()``."""
+        params = {"offset": offset or None, "length": length}
+        reply = self.connection.request("GET", self._target(path, "OPEN", params))
+        if reply.status == 307:
+            location = reply.headers.get("location", "")
+            if not location:
+                raise ProtocolError("OPEN: a 307 without a Location header", path=path)
+            conn, target, own = self._data_connection(location)
+            try:
+                resp = conn.stream("GET", target)
+                if resp.status != 200:
+                    reply = Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()},
+                                  resp.read())
+                    if resp.will_close:
+                        conn.close()
+                    raise self._error(reply, "OPEN", path)
+                done = False
+                try:
+                    while True:
+                        chunk = resp.read(chunk_size)
+                        if not chunk:
+                            break
+                        yield chunk
+                    done = True
+                except NETWORK_ERRORS as exc:
+                    raise NamenodeUnreachableError(
+                        f"OPEN {path}: the connection to {conn.url} broke while reading "
+                        f"({_describe(exc)})", url=conn.url) from exc
+                finally:
+                    if not done or resp.will_close:
+                        conn.close()        # an abandoned body: the connection is unusable
+            finally:
+                if own:
+                    conn.close()
+            return
+        if reply.status != 200:
+            raise self._error(reply, "OPEN", path)
+        if reply.body:                      # a server that answers OPEN itself
+            yield reply.body
+
+    def _data_connection(self, location: str) -> tuple[Connection, str, bool]:
+        """(connection, request target, whether it is a new one to close) for a Location."""
         parts = urlsplit(location)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if not parts.netloc or f"{parts.scheme}://{parts.netloc}" == self.url:
-            return self.connection.request("PUT", target, data)
-        other = Connection(location, self.connection.timeout)
+            return self.connection, target, False
+        return Connection(location, self.connection.timeout), target, True
+
+    def _send_data(self, method: str, location: str, data, path: str, op: str) -> Reply:
+        if not location:
+            raise ProtocolError(f"{op}: a 307 without a Location header", path=path)
+        conn, target, own = self._data_connection(location)
         try:
-            return other.request("PUT", target, data)
+            return conn.request(method, target, data)
         finally:
-            other.close()
+            if own:
+                conn.close()
+
+    def rename_options(self, src: str, dst: str, overwrite: bool = False) -> None:
+        """RENAME with ``renameoptions`` (FileContext's rename: raises instead of false)."""
+        self._call("PUT", src, "RENAME", destination=dst,
+                   renameoptions="OVERWRITE" if overwrite else "NONE")
 
     def _boolean(self, doc: dict) -> bool:
         value = self._field(doc, "boolean")
