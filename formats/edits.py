@@ -92,6 +92,7 @@ class OpCode(IntEnum):
     CONCAT = 18
     TRUNCATE = 19
     APPEND = 20
+    DELETE_MANY = 21
 
 
 OPS: dict[int, type["Op"]] = {}
@@ -305,6 +306,16 @@ class AppendOp(Op):
     inode_id: int
     client_name: str
     client_machine: str
+
+
+@_op
+class DeleteManyOp(Op):
+    """Delete every path in ``paths`` (subtrees included) as one transaction: either all of
+    them exist, none is the root and none lies under another, or nothing changes. The
+    checkpoint catalog's rollback and retention rely on it being all or nothing."""
+    OP_CODE: ClassVar[OpCode] = OpCode.DELETE_MANY
+    paths: tuple
+    mtime: int
 
 
 # --------------------------------------------------------------------------------- encoding

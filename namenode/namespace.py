@@ -186,6 +186,34 @@ class Namespace(Tree):
         P.check_subtree(caller, node, P.ALL, skip_empty=True)
         return True, self._applied(E.DeleteOp(paths.join(parts), self.clock()))
 
+    def delete_many(self, targets, caller: Caller):
+        """Delete several paths (recursively) in one op: each must exist and pass the checks
+        of a recursive delete, or nothing is deleted. A path under another listed path is
+        dropped (deleting the ancestor removes it). Returns how many subtrees were deleted."""
+        chosen: list[tuple] = []
+        for parts in sorted({paths.split(t) for t in targets}):
+            if chosen and paths.is_ancestor(chosen[-1], parts):
+                continue
+            chosen.append(parts)
+        for parts in chosen:
+            self._check_delete(parts, caller)
+        if not chosen:
+            return 0, []
+        op = E.DeleteManyOp(tuple(paths.join(p) for p in chosen), self.clock())
+        return len(chosen), self._applied(op)
+
+    def _check_delete(self, parts: tuple, caller: Caller) -> None:
+        path = paths.join(parts)
+        if not parts:
+            raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
+        nodes = self.resolve(parts)
+        P.check_traverse(caller, nodes[:-1])
+        if len(nodes) != len(parts) + 1:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+        P.check(caller, nodes[-2], P.WRITE | P.EXECUTE)
+        P.check_sticky(caller, nodes[-2], nodes[-1], path)
+        P.check_subtree(caller, nodes[-1], P.ALL, skip_empty=True)
+
     def rename_legacy(self, src: str, dst: str, caller: Caller):
         """HDFS ``rename``: False (and no change) where HDFS answers false."""
         src_parts, dst_parts = paths.split(src), paths.split(dst)

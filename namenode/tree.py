@@ -45,6 +45,7 @@ class Tree:
             E.SetQuotaOp: self._set_quota, E.SetXAttrOp: self._set_xattr,
             E.RemoveXAttrOp: self._remove_xattr, E.ConcatOp: self._concat,
             E.TruncateOp: self._truncate, E.AppendOp: self._append,
+            E.DeleteManyOp: self._delete_many,
         }
 
     # ----------------------------------------------------------------------- lookups
@@ -220,6 +221,24 @@ class Tree:
         node = self.get(op.path, parts)
         self._detach(node)
         node.parent.mtime = op.mtime
+
+    def _delete_many(self, op: E.DeleteManyOp) -> None:
+        """All paths are checked (they exist, none is the root, none lies under another)
+        before the first is detached, so the op applies whole or not at all."""
+        parts = [paths.split(p) for p in op.paths]
+        if not all(parts):
+            raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
+        ordered = sorted(parts)
+        for before, after in zip(ordered, ordered[1:]):
+            if before == after or paths.is_ancestor(before, after):
+                raise errors.IllegalArgumentError(
+                    f"{paths.join(after)} is listed twice or lies under {paths.join(before)}",
+                    path=paths.join(after))
+        nodes = [self.get(p, split) for p, split in zip(op.paths, parts)]
+        for node in nodes:
+            parent = node.parent
+            self._detach(node)
+            parent.mtime = op.mtime
 
     def _rename_old(self, op: E.RenameOldOp) -> None:
         self._move(op.src, op.dst, op.mtime, overwrite=False)

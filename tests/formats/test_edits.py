@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from formats import errors
 from formats.edits import (DEFAULT_MAX_RECORD, HEADER_SIZE, MAGIC, OPS, AddBlockOp, AddFileOp,
-                           AppendOp,
-                           CloseFileOp, ConcatOp, DeleteOp, EditsReader, EditsWriter,
+                           AppendOp, CloseFileOp, ConcatOp, DeleteManyOp, DeleteOp, EditsReader,
+                           EditsWriter,
                            EndLogSegmentOp, MkdirOp, OpCode, RemoveXAttrOp, RenameOldOp, RenameOp,
                            SetOwnerOp, SetPermissionsOp, SetQuotaOp, SetReplicationOp, SetTimesOp,
                            SetXAttrOp, StartLogSegmentOp, TruncateOp, UpdateBlocksOp,
@@ -59,6 +59,7 @@ SAMPLE_OPS = {
     OpCode.CONCAT: ConcatOp(f"{CKPT}/state/0", (f"{CKPT}/s1", f"{CKPT}/s2"), TS + 7),
     OpCode.TRUNCATE: TruncateOp(f"{CKPT}/offsets/0", 0, TS + 8),
     OpCode.APPEND: AppendOp(f"{CKPT}/offsets/0", 16390, "webhdfs-append-1", "127.0.0.1"),
+    OpCode.DELETE_MANY: DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/state/0/0/8.delta"), TS + 9),
 }
 
 EDGE_OPS = {
@@ -409,7 +410,8 @@ INT = st.integers(-(2**63), 2**64 - 1)
 TEXT = st.text(max_size=8)
 BLOCKS = st.tuples(INT, INT, INT)
 BY_NAME = {"block": BLOCKS, "blocks": st.lists(BLOCKS, max_size=3).map(tuple),
-           "srcs": st.lists(TEXT, max_size=3).map(tuple)}
+           "srcs": st.lists(TEXT, max_size=3).map(tuple),
+           "paths": st.lists(TEXT, max_size=3).map(tuple)}
 BY_TYPE = {"str": TEXT, "int": INT, "bool": st.booleans(), "bytes": st.binary(max_size=8),
            "str | None": st.none() | TEXT}
 

@@ -222,6 +222,46 @@ def test_delete_under_a_file_is_refused(ns):
     refused(ns, errors.ParentNotDirectoryError, ns.delete, HOME + "/f/x", False, ALICE)
 
 
+# ----------------------------------------------------------------------------- delete_many
+
+def test_delete_many_is_one_op_and_drops_paths_under_other_listed_paths(ns):
+    for name in ("a/1", "a/2", "b/1", "c/1"):
+        touch(ns, f"{HOME}/{name}", ALICE)
+    later(ns)
+    count, ops = ns.delete_many([HOME + "/b", HOME + "/a/1", HOME + "/b/1", HOME + "/a/1"],
+                                ALICE)
+    assert (count, ops) == (2, [E.DeleteManyOp((HOME + "/a/1", HOME + "/b"), 2000)])
+    assert sorted(ns.get(HOME).children) == ["a", "c"] and list(ns.get(HOME + "/a").children) == ["2"]
+    assert ns.files == 2 and ns.get(HOME).mtime == ns.get(HOME + "/a").mtime == 2000
+
+
+def test_delete_many_with_one_missing_path_deletes_nothing(ns):
+    touch(ns, HOME + "/f", ALICE)
+    refused(ns, errors.PathNotFoundError, ns.delete_many, [HOME + "/f", HOME + "/nope"], ALICE)
+
+
+def test_delete_many_needs_write_permission_on_every_parent(ns):
+    touch(ns, HOME + "/f", ALICE)
+    touch(ns, "/shared/g", BOB)
+    refused(ns, errors.AccessControlError, ns.delete_many, [HOME + "/f"], BOB)
+    refused(ns, errors.AccessControlError, ns.delete_many, ["/shared/g", HOME + "/f"], BOB)
+    refused(ns, errors.IllegalArgumentError, ns.delete_many, ["/"], SUPER)
+
+
+def test_delete_many_of_nothing_logs_nothing(ns):
+    assert ns.delete_many([], ALICE) == (0, [])
+
+
+@pytest.mark.parametrize("listed", [("/a", "/a/b"), ("/a", "/a"), ("/", "/a")])
+def test_a_delete_many_op_with_nested_or_repeated_paths_is_refused_whole(listed):
+    ns = new_ns()
+    mkdir(ns, "/a/b")
+    before = (ns.files, ns.dirs)
+    with pytest.raises(errors.IllegalArgumentError):
+        ns.apply(E.DeleteManyOp(listed, 5))
+    assert (ns.files, ns.dirs) == before and ns.lookup(("a", "b")) is not None
+
+
 # ----------------------------------------------------------------------------- rename_legacy
 
 @pytest.fixture

@@ -60,6 +60,7 @@ REQUESTS = st.one_of(
     request("create", paths, callers, perms, st.booleans(), st.booleans(),
             st.integers(1, 3), st.sampled_from(["", CLIENT])),
     request("delete", any_paths, st.booleans(), callers),
+    request("delete_many", st.lists(any_paths, max_size=3), callers),
     request("rename_legacy", any_paths, any_paths, callers),
     request("rename", any_paths, any_paths, st.booleans(), callers),
     request("set_permission", paths, perms, callers),

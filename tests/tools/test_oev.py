@@ -56,6 +56,7 @@ GOLDEN_OPS = {
     E.OpCode.CONCAT: E.ConcatOp(f"{CKPT}/state/0", (f"{CKPT}/s1", f"{CKPT}/s2"), TS + 7),
     E.OpCode.TRUNCATE: E.TruncateOp(f"{CKPT}/offsets/0", 0, TS + 8),
     E.OpCode.APPEND: E.AppendOp(f"{CKPT}/offsets/0", 16390, "DFSClient_2", "10.0.0.8"),
+    E.OpCode.DELETE_MANY: E.DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/commits/7"), TS + 9),
     E.OpCode.END_LOG_SEGMENT: E.EndLogSegmentOp(),
 }
 
@@ -161,7 +162,7 @@ def _values(field_: dataclasses.Field):
         return st.lists(st.tuples(big, big, big), max_size=3).map(tuple)
     if field_.name == "block":
         return st.tuples(big, big, big)
-    if field_.name == "srcs":
+    if field_.name in ("srcs", "paths"):
         return st.lists(text, max_size=3).map(tuple)
     return {"str": text, "int": big, "bool": st.booleans(), "bytes": st.binary(max_size=12),
             "str | None": st.none() | text}[field_.type]
