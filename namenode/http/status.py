@@ -164,10 +164,16 @@ async def page(app, req: Request) -> Response:
 
 # ---------------------------------------------------------------------- rendering
 
+# Cards must never overflow, whatever the width: each dt/dd pair is its own wrapping flex line,
+# so a value too wide for the card moves under its label and then wraps inside itself. (A
+# shared two-column grid sized every row by the widest label plus the widest value: the
+# checkpoint card overflowed at 1200 px.) ``min(250px, 100%)`` lets one column shrink below
+# 250 px on a phone. tests/namenode/http/test_status_page.py measures this in Chromium.
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
   margin:0;background:#f3f5f8;color:#1d2430}
-header{background:#1f3a5f;color:#fff;padding:14px 28px;display:flex;align-items:center;gap:18px}
+header{background:#1f3a5f;color:#fff;padding:14px 28px;display:flex;flex-wrap:wrap;
+  align-items:center;gap:6px 18px}
 header h1{font-size:20px;margin:0;font-weight:600}
 header .meta{margin-left:auto;font-size:13px;opacity:.85}
 main{padding:20px 28px;max-width:1160px}
@@ -175,15 +181,19 @@ main{padding:20px 28px;max-width:1160px}
 .ok{background:#d7f2df;color:#13582a}.warn{background:#fff0c2;color:#7a5200}
 .bad{background:#fbd5d5;color:#8b1111}.off{background:#e6e9ee;color:#3c4656}
 .banner{padding:10px 16px;border-radius:6px;margin-bottom:18px}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:16px}
-section{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:12px 16px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(250px,100%),1fr));gap:16px}
+section{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:12px 16px;
+  min-width:0}
 h2{font-size:13px;text-transform:uppercase;letter-spacing:.06em;color:#5a6678;margin:0 0 8px}
-dl{display:grid;grid-template-columns:auto 1fr;gap:4px 14px;margin:0}
-dt{color:#5a6678;white-space:nowrap}
-dd{margin:0;font-weight:600;font-variant-numeric:tabular-nums;text-align:right;white-space:nowrap}
+dl{margin:0}
+dl>div{display:flex;flex-wrap:wrap;justify-content:space-between;column-gap:14px;
+  padding:2px 0}
+dt{color:#5a6678}
+dd{margin:0 0 0 auto;min-width:0;font-weight:600;font-variant-numeric:tabular-nums;
+  text-align:right;overflow-wrap:anywhere}
 table{width:100%;border-collapse:collapse;font-size:14px}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e8ecf1}
-th{color:#5a6678;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td .badge{overflow-wrap:anywhere}th{color:#5a6678;font-weight:600;white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.path{font-family:ui-monospace,"DejaVu Sans Mono",monospace;word-break:break-all}
 .wide{margin-top:16px}footer{color:#6b7686;font-size:12px;margin-top:16px}
 a{color:#1f5fa8}
@@ -231,7 +241,7 @@ def render(snap: Snapshot) -> str:
 
 def _card(title: str, rows: list[tuple[str, str, object]]) -> str:
     """A titled list of ``(id, label, value)`` rows."""
-    items = "".join(f'<dt>{_e(label)}</dt><dd id="{_e(ident)}">{_e(value)}</dd>'
+    items = "".join(f'<div><dt>{_e(label)}</dt><dd id="{_e(ident)}">{_e(value)}</dd></div>'
                     for ident, label, value in rows)
     return f"<section><h2>{_e(title)}</h2><dl>{items}</dl></section>"
 

@@ -1,12 +1,16 @@
 """The status page at / as a person sees it: rendered by headless Chromium (Debian's package,
 installed by the Makefile's set-up), checked against /jmx."""
 
+import html
 import json
+import re
 import shutil
 import subprocess
 import urllib.request
 
 import pytest
+
+from namenode.http import status
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
@@ -48,3 +52,71 @@ def test_status_page_shows_health_txids_and_dirs(namenode, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (1200, 900)
+
+
+# ---------------------------------------------------------------------- no card overflows
+
+# The page itself carries no script, so the test injects one into a copy of it: it measures every
+# element of every card (<section>) and the page, and leaves what sticks out in an attribute of
+# <body> that --dump-dom prints.
+MEASURE = """<script>
+const bad = [];
+const where = el => `<${el.tagName.toLowerCase()}${el.id ? " id=" + el.id : ""}>`;
+for (const card of document.querySelectorAll("section")) {
+  const box = card.getBoundingClientRect(), name = card.querySelector("h2").textContent;
+  for (const el of [card, ...card.querySelectorAll("*")]) {
+    const r = el.getBoundingClientRect();
+    if (r.width && (r.left < box.left - 0.5 || r.right > box.right + 0.5))
+      bad.push(`${name}: ${where(el)} spans ${r.left}..${r.right}, card ${box.left}..${box.right}`);
+    if (el.clientWidth && el.scrollWidth > el.clientWidth + 1)
+      bad.push(`${name}: ${where(el)} content ${el.scrollWidth} px wide in ${el.clientWidth} px`);
+  }
+}
+if (document.documentElement.scrollWidth > window.innerWidth)
+  bad.push(`page ${document.documentElement.scrollWidth} px wide in ${window.innerWidth} px`);
+document.body.setAttribute("data-overflow", JSON.stringify(bad));
+document.body.setAttribute("data-viewport", String(window.innerWidth));
+</script>"""
+
+
+def overflowing(page: str, width: int, tmp_path) -> list[str]:
+    """What sticks out of its card (or out of the page) when ``page`` is shown ``width`` px wide."""
+    copy = tmp_path / f"page-{width}.html"
+    copy.write_text(page.replace("</body>", MEASURE + "</body>"))
+    dom = render(copy.as_uri(), tmp_path, "--dump-dom", f"--window-size={width},900").stdout
+    found = re.search(r'data-overflow="([^"]*)" data-viewport="(\d+)"', dom)
+    assert found, f"the measuring script did not run: {dom[:500]}"
+    assert int(found.group(2)) == width
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.mark.parametrize("width", [1200, 800])
+def test_no_card_overflows_live_page(namenode, tmp_path, width):
+    with urllib.request.urlopen(namenode.url + "/") as response:
+        page = response.read().decode()
+    assert overflowing(page, width, tmp_path) == []
+
+
+def worst_case() -> status.Snapshot:
+    """Every value at its longest: failed dirs with long reasons, a pending checkpoint, big
+    counts, long paths without spaces."""
+    deep = "/var/lib/nnlite/" + "very-long-directory-name-" * 4 + "name"
+    report = {
+        "namespaceId": 2_147_483_647, "safeMode": True, "lastWrittenTxid": 123_456_789_012,
+        "lastSyncedTxid": 123_456_789_012, "lastCheckpointTxid": 123_456_000_000,
+        "lastCheckpointTime": 1_700_000_000_000, "transactionsSinceLastCheckpoint": 789_012,
+        "segment": "edits.new", "editsSize": {deep: 987_654_321_098},
+        "files": 1_234_567_890, "directories": 987_654_321,
+        "nameDirs": [{"path": deep, "healthy": True, "failure": None},
+                     {"path": deep + "2", "healthy": False,
+                      "failure": "OSError: [Errno 5] Input/output error: " + deep + "2/edits"}],
+    }
+    return status.Snapshot(report=report, uptime=400 * 86400, now=1_800_000_000,
+                           writable=True, checkpoints=123_456,
+                           data_dirs=[status.DataDir(deep + "-data", False, "not writable")],
+                           blocks=9_876_543_210)
+
+
+@pytest.mark.parametrize("width", [1200, 800, 500])
+def test_no_card_overflows_with_longest_values(tmp_path, width):
+    assert overflowing(status.render(worst_case()), width, tmp_path) == []
