@@ -122,7 +122,8 @@ def serve_namenode(name_dirs, host, port, config, format_if_missing: bool) -> No
     if format_if_missing and not any(NameDir(p).is_formatted() for p in paths):
         format_dirs([NameDir(p) for p in paths])
     log_to_file(config.get("nnlite.log.file"))
-    run_event_loop(Namenode(paths, config, host, port).run())
+    from catalog.http import install as install_catalog
+    run_event_loop(Namenode(paths, config, host, port, extensions=[install_catalog]).run())
 
 
 def run_event_loop(coroutine) -> None:
@@ -800,6 +801,31 @@ def dfsadmin_report(client, as_json) -> None:
     from client import format as F
     report = client.report()
     echo_lines([F.to_json(report)] if as_json else F.report_lines(report))
+
+
+
+# ------------------------------------------------------------ catalog: Spark checkpoints
+
+@main.group("catalog", cls=DfsGroup)
+def catalog_group() -> None:
+    """The Spark checkpoint catalog."""
+
+
+@catalog_group.command("watch")
+@click.argument("local_dir", type=click.Path(file_okay=False))
+@click.option("--into", required=True, metavar="PATH",
+              help="Where the copy lives in nnlite (an absolute path).")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds between full rescans (a safety net for lost events).")
+@click.option("--once", is_flag=True,
+              help="One reconciliation pass, then exit (0 when the copy is complete).")
+@remote_options
+@typed_errors
+def catalog_watch(client, local_dir, into, interval, once) -> None:
+    """Mirror a local Structured Streaming checkpoint directory into nnlite in commit order
+    (offsets and state before commits), until SIGTERM/SIGINT."""
+    from catalog.watch import run_watch
+    run_watch(client, local_dir, into, interval=interval, once=once)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,9 @@ def _java(java_class: str):
     return register
 
 
+register_remote = _java      # for layers above the client (the catalog) with their own classes
+
+
 class RemoteError(ClientError):
     """A ``RemoteException`` from the namenode (or the same situation found by the client)."""
 

@@ -48,6 +48,12 @@ DEFAULTS: dict[str, str] = {
     "nnlite.data.dir": "",                 # empty: <first name dir>-data
     "nnlite.blocks.sweep.interval": "600",   # s between sweeps for unreferenced blocks
     "nnlite.blocks.sweep.grace": "3600",     # s an unreferenced block is kept before removal
+    # the checkpoint catalog (catalog/): "<root>=<keep>[,<root>=<keep>...]" retention policy
+    "nnlite.catalog.retain": "",
+    "nnlite.catalog.policy.interval": "300",  # s between applications of the policy
+    "nnlite.catalog.quiet": "30",             # s without writes before rollback may act
+    "nnlite.catalog.gc.tmp-ttl": "3600",      # s before an orphan temp file is removed
+    "nnlite.catalog.gc.rdd-ttl": "604800",    # s before an untouched RDD checkpoint is removed
     "nnlite.lease.soft-limit": "60",       # s silent before another writer may take over
     "dfs.namenode.lease-hard-limit-sec": "1200",   # s silent before the lease is revoked
     # secondary

@@ -42,7 +42,7 @@ class Namenode:
     """The running service; ``await run()`` returns when a stop was requested and done."""
 
     def __init__(self, dirs: list[str], config: Config, host: str | None = None,
-                 port: int | None = None):
+                 port: int | None = None, extensions=()):
         self.dirs = dirs
         self.config = config
         default_host, default_port = config.address("dfs.namenode.http-address")
@@ -55,6 +55,8 @@ class Namenode:
         self.committer: AsyncCommitter | None = None
         self.blocks: blocks.BlockStore | None = None
         self.housekeeping: asyncio.Task | None = None
+        self.extensions = extensions      # callables(namenode) run once the namespace is up
+        self.tasks: list[asyncio.Task] = []
         self.stop_requested = asyncio.Event()
 
     async def start(self) -> int:
@@ -76,6 +78,8 @@ class Namenode:
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = data.upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
+        for extension in self.extensions:
+            extension(self)
         report = self.fs.report()
         log.info("namenode ready: txid %d, %d files, %d directories; safe mode off",
                  report["lastWrittenTxid"], report["files"], report["directories"])
@@ -105,7 +109,15 @@ class Namenode:
             except Exception:
                 log.exception("housekeeping of the data path failed (retried next time)")
 
+    def spawn(self, coroutine) -> asyncio.Task:
+        """A background task of an extension, cancelled when the namenode stops."""
+        task = asyncio.ensure_future(coroutine)
+        self.tasks.append(task)
+        return task
+
     async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
         if self.housekeeping is not None:
             self.housekeeping.cancel()
         await self.http.stop(self.config.float("nnlite.shutdown.grace"))

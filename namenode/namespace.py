@@ -34,6 +34,8 @@ def wall_clock_ms() -> int:
 class Namespace(Tree):
     """The tree plus the request methods the service calls (all take a ``Caller``)."""
 
+    max_record = E.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit
+
     def __init__(self, *, clock: Callable[[], int] = wall_clock_ms, **kw):
         kw.setdefault("mtime", clock())
         super().__init__(**kw)
@@ -477,7 +479,7 @@ class Namespace(Tree):
 
     def _applied(self, *ops: E.Op) -> list[E.Op]:
         for op in ops:
-            _check_loggable(op)
+            _check_loggable(op, self.max_record)
         for op in ops:
             self.apply(op)
         return list(ops)
@@ -548,14 +550,19 @@ class Namespace(Tree):
                 f"User doesn't have permission for xattr: {name}", path=path)
 
 
-def _check_loggable(op: E.Op) -> None:
+def _check_loggable(op: E.Op, max_record: int = E.DEFAULT_MAX_RECORD) -> None:
     """An op the journal could not encode (a lone surrogate in a name, an integer beyond 64
-    bits) would change the tree and then fail to be logged; refuse it before it applies."""
+    bits), or one larger than a reader accepts (it would be logged and then refuse to load),
+    would change the tree and then fail; refuse it before it applies."""
     try:
-        E.encode_payload(0, op)
+        size = len(E.encode_payload(0, op))
     except (OverflowError, UnicodeEncodeError, TypeError, ValueError) as exc:
         raise errors.IllegalArgumentError(
             f"{type(op).__name__} cannot be logged: {exc}") from exc
+    if size > max_record:
+        raise errors.IllegalArgumentError(
+            f"{type(op).__name__} would be a {size}-byte edits record, above the "
+            f"{max_record}-byte limit (nnlite.edits.max-record): split the request")
 
 
 def _cut(blocks: tuple, new_length: int) -> tuple[tuple, int]:

@@ -9,6 +9,7 @@ Paths:
     /jmx[?qry=Hadoop:service=NameNode,name=...]       Hadoop's JMX JSON shape
     /metrics                                          Prometheus text format
     /metrics.json                                     the same as JSON (plus "fsyncs")
+    <mounted prefix>/...                              a layer above the namenode (the catalog)
 While the namespace loads, every WebHDFS and admin request gets SafeModeException.
 """
 
@@ -36,6 +37,13 @@ class NamenodeApp:
         self.requests = 0
         self.transfer = None
         self.data = None
+        self.mounts: dict[str, object] = {}
+        self.catalog = None          # the catalog service, when one is installed
+
+    def mount(self, prefix: str, handler) -> None:
+        """Serve ``prefix`` and everything under it with ``handler`` (a layer above the
+        namenode, such as the catalog, installed by the daemon's composer)."""
+        self.mounts[prefix] = handler
 
     def ready(self, fs, committer, config, transfer=None, data=None) -> None:
         self.transfer = transfer
@@ -67,6 +75,9 @@ class NamenodeApp:
             return self.admin(req)
         if path.startswith("/checkpoint/"):
             return self.transfer(req) if self.transfer else remote.from_error(LOADING)
+        for prefix, handler in self.mounts.items():
+            if path == prefix or path.startswith(prefix + "/"):
+                return handler(req)
         return remote.remote(404, "java.io.FileNotFoundException",
                              f"No handler for {req.method} {path}")
 

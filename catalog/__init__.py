@@ -1,0 +1,18 @@
+"""The Spark checkpoint catalog: what state each job's checkpoints are in, and safe actions on them.
+
+Layers (imports point down):
+
+    layout.py     what Spark leaves in a checkpoint directory, read from namespace inodes
+    streaming.py  Structured Streaming analysis: batches, restorable batch, validate, show
+    retention.py  which files retention and rollback remove (pure planning, no I/O)
+    jobs.py       batch-job checkpoints with a Flink-style lifecycle (begin/complete/abort)
+    service.py    runs the above inside the namenode: snapshots under the lock, one edits op
+                  per change, the background retention policy
+    http.py       ``/catalog/v1/<path>?op=...`` on the namenode's HTTP server
+    client.py     the Python API over that HTTP endpoint (what the CLI and Spark drivers use)
+    spark.py      the only module that imports pyspark (lazily): job checkpoints around writes
+    watch.py      mirrors a local checkpoint directory into nnlite in commit order
+
+Everything the catalog changes goes through the namenode's request layer, so each change is
+permission-checked, logged as one edits op and durable before it is acknowledged.
+"""

@@ -1,0 +1,216 @@
+"""What Spark leaves in a checkpoint directory, read from namespace inodes.
+
+Recognised kinds (a directory is classified by its children; discovery does not descend into
+a classified directory):
+
+* ``streaming`` -- a Structured Streaming checkpoint location::
+
+      metadata                              {"id": "<query uuid>"}
+      offsets/<batch>                       "v1\\n" + batch metadata JSON + one line per source
+      commits/<batch>                       "v1\\n" + {"nextBatchWatermarkMs": ...}
+      sources/<source>/<batch>[.compact]    the source's own log
+      state/<operator>/<partition>/<version>.delta|.snapshot        (HDFS-backed store)
+      state/<operator>/<partition>/<version>[_<uuid>].zip|.changelog  (RocksDB store)
+      state/<operator>/<partition>/<store name>/<version>...        (several stores, joins)
+      state/<operator>/_metadata/...        operator metadata (not versioned state)
+
+  Batch ``b`` commits state version ``b + 1``; restarting after batch ``b`` loads it.
+* ``rdd`` -- one ``setCheckpointDir`` run: ``<uuid>/rdd-<id>/part-<n>``.
+* ``dstream`` -- ``checkpoint-<ms>`` files (and their ``.bk`` copies).
+* ``job`` -- batch-job checkpoints kept by ``catalog.jobs``: ``chk-<id>`` directories.
+
+Everything here reads inodes (anything with ``children``/``length``/``mtime``/``blocks``) and
+must be called under the namesystem lock; it keeps only plain values (``FileRef``), so the
+analysis that follows runs outside the lock. No I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+STREAMING, RDD, DSTREAM, JOB = "streaming", "rdd", "dstream", "job"
+SNAPSHOT, DELTA = "snapshot", "delta"
+STATE_SUFFIXES = {"snapshot": SNAPSHOT, "zip": SNAPSHOT, "delta": DELTA, "changelog": DELTA}
+PINS_XATTR = "user.nnlite.catalog.pins"
+JOB_PREFIX = "chk-"
+IN_PROGRESS = ".inprogress"
+_RDD = re.compile(r"rdd-\d+")
+_DSTREAM = re.compile(r"checkpoint-(\d+)(\.bk)?")
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A file as it was when scanned: enough to read it later (published blocks never
+    change) and to report on it."""
+    path: str
+    length: int
+    mtime: int
+    blocks: tuple = ()
+
+
+def ref(node, path: str) -> FileRef:
+    return FileRef(path, node.length, node.mtime, node.blocks)
+
+
+def is_temp(name: str) -> bool:
+    """Spark's checkpoint file manager writes ``.<name>.<uuid>.tmp`` and renames it."""
+    return name.endswith(".tmp") or name.startswith("_temporary")
+
+
+def batch_number(name: str) -> int | None:
+    return int(name) if name.isdigit() else None
+
+
+def kind_of(node) -> str | None:
+    """The checkpoint kind a directory inode holds, or None."""
+    children = node.children
+    if "offsets" in children and ("metadata" in children or "commits" in children):
+        return STREAMING
+    if node.xattrs and PINS_XATTR in node.xattrs and "offsets" in children:
+        return STREAMING
+    if any(c.is_dir and (n.startswith(JOB_PREFIX)) and _job_id(n) is not None
+           for n, c in children.items()):
+        return JOB
+    if any(c.is_dir and _RDD.fullmatch(n) for n, c in children.items()):
+        return RDD
+    if any(not c.is_dir and _DSTREAM.fullmatch(n) for n, c in children.items()):
+        return DSTREAM
+    return None
+
+
+def _job_id(name: str) -> int | None:
+    core = name[len(JOB_PREFIX):]
+    if core.endswith(IN_PROGRESS):
+        core = core[:-len(IN_PROGRESS)]
+    return int(core) if core.isdigit() else None
+
+
+def discover(node, path: str, limit: int = 100_000) -> list[tuple[str, str, object]]:
+    """``(path, kind, inode)`` of every checkpoint at or under ``node``, sorted by path."""
+    found, stack = [], [(path, node)]
+    while stack and len(found) < limit:
+        where, current = stack.pop()
+        kind = kind_of(current)
+        if kind is not None:
+            found.append((where, kind, current))
+            continue
+        prefix = where.rstrip("/") + "/"
+        stack.extend((prefix + name, child) for name, child in current.children.items()
+                     if child.is_dir)
+    return sorted(found, key=lambda item: item[0])
+
+
+def tree_usage(node) -> tuple[int, int, int, bool]:
+    """(files, bytes, newest mtime, any file under construction) of a subtree."""
+    files = total = 0
+    newest = node.mtime
+    writing = False
+    stack = [node]
+    while stack:
+        for child in stack.pop().children.values():
+            if child.mtime > newest:
+                newest = child.mtime
+            if child.is_dir:
+                stack.append(child)
+            else:
+                files += 1
+                total += child.length
+                writing = writing or child.client_name is not None
+    return files, total, newest, writing
+
+
+def read_pins(node) -> frozenset[int]:
+    raw = (node.xattrs or {}).get(PINS_XATTR)
+    if not raw:
+        return frozenset()
+    try:
+        return frozenset(int(b) for b in json.loads(raw))
+    except (ValueError, TypeError):
+        return frozenset()
+
+
+def encode_pins(pins) -> bytes:
+    return json.dumps(sorted(pins)).encode()
+
+
+# ------------------------------------------------------------------------ state stores
+
+@dataclass
+class Store:
+    """One state store of one partition: ``versions[v]`` maps SNAPSHOT/DELTA to a file."""
+    path: str
+    operator: str
+    partition: str
+    name: str
+    versions: dict[int, dict[str, FileRef]] = field(default_factory=dict)
+
+    def chain(self, version: int) -> list[FileRef] | None:
+        """The files a restore of ``version`` reads: the newest snapshot at or below it and
+        every delta after that (all deltas down to 1 when there is no snapshot); None when
+        one is missing. Version 0 is the empty store."""
+        needed = []
+        for v in range(version, 0, -1):
+            files = self.versions.get(v)
+            if files and SNAPSHOT in files:
+                needed.append(files[SNAPSHOT])
+                return needed
+            if not files or DELTA not in files:
+                return None
+            needed.append(files[DELTA])
+        return needed
+
+    def gap(self, version: int) -> str:
+        """Why ``version`` cannot be restored, in words."""
+        for v in range(version, 0, -1):
+            files = self.versions.get(v, {})
+            if SNAPSHOT in files:
+                break
+            if DELTA not in files:
+                below = "" if v == version else f" (needed to rebuild version {version})"
+                return (f"{self.path}: state version {v} is missing: no {v}.delta and no "
+                        f"{v}.snapshot{below}")
+        return ""
+
+
+def scan_stores(state, path: str, out: list[Store], files: list[FileRef]) -> None:
+    """Every store under ``state/``; unrecognised files go to ``files`` only."""
+    for op_name, op_node in state.children.items():
+        if not op_node.is_dir:
+            continue
+        for part_name, part in op_node.children.items():
+            if not part.is_dir or part_name.startswith("_"):
+                continue
+            where = f"{path}/{op_name}/{part_name}"
+            _scan_store(part, where, op_name, part_name, "default", out)
+            for sub_name, sub in part.children.items():
+                if sub.is_dir and not sub_name.startswith("_") and sub_name != "SSTs":
+                    _scan_store(sub, f"{where}/{sub_name}", op_name, part_name, sub_name, out)
+
+
+def _scan_store(node, path: str, operator: str, partition: str, name: str,
+                out: list[Store]) -> None:
+    store = Store(path, operator, partition, name)
+    for child_name, child in node.children.items():
+        if child.is_dir:
+            continue
+        parsed = state_file(child_name)
+        if parsed:
+            version, kind = parsed
+            store.versions.setdefault(version, {})[kind] = ref(child, f"{path}/{child_name}")
+    named = any(c.is_dir and not n.startswith("_") and n != "SSTs"
+                for n, c in node.children.items())
+    if store.versions or (name == "default" and not named):
+        out.append(store)
+
+
+def state_file(name: str) -> tuple[int, str] | None:
+    """``(version, SNAPSHOT|DELTA)`` for ``12.delta``, ``12.snapshot``, ``12.zip``,
+    ``12_<uuid>.zip``, ``12.changelog``; None for anything else."""
+    stem, dot, suffix = name.rpartition(".")
+    kind = STATE_SUFFIXES.get(suffix) if dot else None
+    if kind is None:
+        return None
+    number = stem.partition("_")[0]
+    return (int(number), kind) if number.isdigit() else None

@@ -1,0 +1,77 @@
+"""RDD and DStream checkpoints (``ls`` rows), and what ``gc`` removes.
+
+An RDD checkpoint directory is one SparkContext's ``setCheckpointDir`` run:
+``<uuid>/rdd-<id>/part-<n>``. Spark never reads it again after that context stops (unless
+``spark.cleaner.referenceTracking.cleanCheckpoints`` removed it already), so one untouched
+for the RDD TTL is abandoned. A DStream checkpoint keeps ``checkpoint-<ms>`` files; the newest
+is what a restarted StreamingContext reads.
+
+``gc`` removes temporary files (Spark's ``.<name>.<uuid>.tmp``, ``_temporary``) older than the
+temp TTL that nobody is writing, and abandoned RDD checkpoint directories. Pure planning over
+inodes, under the lock; the service deletes the plan with one DELETE_MANY op.
+"""
+
+from __future__ import annotations
+
+import re
+
+from catalog.layout import DSTREAM, RDD, is_temp, kind_of, tree_usage
+
+_RDD = re.compile(r"rdd-(\d+)")
+_DSTREAM = re.compile(r"checkpoint-(\d+)")
+
+
+def rdd_summary(node, path: str, now_ms: int, quiet_ms: int, ttl_ms: int) -> dict:
+    files, total, newest, writing = tree_usage(node)
+    rdds = sorted(int(m.group(1)) for m in map(_RDD.fullmatch, node.children) if m)
+    if writing or now_ms - newest < quiet_ms:
+        state = "writing"
+    else:
+        state = "abandoned" if now_ms - newest >= ttl_ms else "ok"
+    return {"path": path, "kind": RDD, "lastBatch": rdds[-1] if rdds else None,
+            "restorableBatch": rdds[-1] if rdds else None, "stateBytes": total,
+            "bytes": total, "files": files, "lastUpdate": newest, "health": state,
+            "pinned": [], "rdds": rdds}
+
+
+def dstream_summary(node, path: str, now_ms: int, quiet_ms: int) -> dict:
+    files, total, newest, writing = tree_usage(node)
+    times = sorted(int(m.group(1)) for m in map(_DSTREAM.fullmatch, node.children) if m)
+    good = [t for t in times if node.children[f"checkpoint-{t}"].length > 0]
+    if writing or now_ms - newest < quiet_ms:
+        state = "writing"
+    else:
+        state = "ok" if good and good[-1] == times[-1] else ("degraded" if good else "broken")
+    return {"path": path, "kind": DSTREAM, "lastBatch": times[-1] if times else None,
+            "restorableBatch": good[-1] if good else None, "stateBytes": total,
+            "bytes": total, "files": files, "lastUpdate": newest, "health": state,
+            "pinned": []}
+
+
+def plan_gc(node, path: str, now_ms: int, tmp_ttl_ms: int, rdd_ttl_ms: int) -> list[dict]:
+    """``[{"path", "reason", "bytes"}]`` to remove under ``node``."""
+    out = []
+    stack = [(path.rstrip("/"), node)]
+    while stack:
+        where, current = stack.pop()
+        if kind_of(current) == RDD:
+            files, total, newest, writing = tree_usage(current)
+            if not writing and now_ms - newest >= rdd_ttl_ms:
+                out.append({"path": where or "/", "reason": "abandoned RDD checkpoint",
+                            "bytes": total})
+                continue
+        for name, child in current.children.items():
+            target = f"{where}/{name}"
+            if is_temp(name) and _stale(child, now_ms, tmp_ttl_ms):
+                out.append({"path": target, "reason": "orphan temporary file",
+                            "bytes": tree_usage(child)[1] if child.is_dir else child.length})
+            elif child.is_dir:
+                stack.append((target, child))
+    return sorted(out, key=lambda item: item["path"])
+
+
+def _stale(node, now_ms: int, ttl_ms: int) -> bool:
+    if node.is_dir:
+        files, _, newest, writing = tree_usage(node)
+        return not writing and now_ms - newest >= ttl_ms
+    return node.client_name is None and now_ms - node.mtime >= ttl_ms

@@ -1,0 +1,100 @@
+"""Which files retention and rollback remove from a streaming checkpoint. Pure planning.
+
+``retain(keep=N)``: the kept batches are the last N committed ones, every pinned batch and
+the newest; offsets and commits of other batches below the newest are removed, and a state
+file is removed only when no kept batch's restore chain (snapshot + deltas of version b + 1)
+reads it. Nothing at or above the newest committed batch is touched (an in-flight batch's
+offsets and state stay), and neither are the source logs (sources purge their own).
+
+``rollback(to=N)``: the query restarts from batch N + 1 as if later batches never ran:
+offsets, commits and source-log entries of batches above N and state versions above N + 1
+are removed. Batch N must be restorable now.
+
+Both return the paths for one DELETE_MANY op, so the change is all or nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog import streaming
+from catalog.errors import InvalidRequestError, NotRestorableError
+from catalog.layout import FileRef
+
+
+@dataclass(frozen=True)
+class Plan:
+    paths: tuple[str, ...]
+    kept: tuple[int, ...]          # batches that stay restorable (retain) / the new last batch
+    removed_batches: tuple[int, ...]
+    removed_state_files: int
+    bytes: int
+
+    def to_json(self) -> dict:
+        return {"deletedPaths": len(self.paths), "keptBatches": list(self.kept),
+                "removedBatches": list(self.removed_batches),
+                "removedStateFiles": self.removed_state_files, "bytesFreed": self.bytes}
+
+
+def retain(layout: streaming.Layout, keep: int) -> Plan:
+    if keep < 1:
+        raise InvalidRequestError(f"keep must be at least 1, not {keep}", path=layout.path)
+    last = layout.last_committed
+    if last is None:
+        return Plan((), (), (), 0, 0)
+    committed = sorted(layout.commits)
+    kept = set(committed[-keep:]) | (layout.pins & set(committed)) | {last}
+    doomed = [f for b, f in _batch_files(layout) if b < last and b not in kept]
+    needed = set()
+    for store in layout.stores:
+        for batch in kept:
+            chain = store.chain(batch + 1)
+            if chain is None:       # broken already: keep what is there, as evidence
+                chain = [f for v, fs in store.versions.items() if v <= batch + 1
+                         for f in fs.values()]
+            needed.update(f.path for f in chain)
+    state = [f for store in layout.stores for v, files in store.versions.items()
+             if v <= last + 1 for f in files.values() if f.path not in needed]
+    removed = sorted({b for b in set(layout.offsets) | set(layout.commits)
+                      if b < last and b not in kept})
+    return _plan(doomed, state, tuple(sorted(kept)), removed)
+
+
+def rollback(layout: streaming.Layout, to_batch: int) -> Plan:
+    if to_batch < 0:
+        raise InvalidRequestError(f"--to-batch must be 0 or more, not {to_batch}",
+                                  path=layout.path)
+    if to_batch not in layout.commits:
+        committed = sorted(layout.commits)
+        raise NotRestorableError(
+            f"{layout.path}: batch {to_batch} was never committed (committed batches: "
+            f"{streaming._runs(committed) or 'none'})", path=layout.path)
+    why = streaming.problems(layout, to_batch)
+    if why:
+        raise NotRestorableError(f"{layout.path}: batch {to_batch} cannot be restored, so "
+                                 f"the query could not restart from it: {'; '.join(why)}",
+                                 path=layout.path)
+    doomed = [f for b, f in _batch_files(layout) if b > to_batch]
+    doomed += [f for entries in layout.sources.values() for name, f in entries.items()
+               if _source_batch(name) is not None and _source_batch(name) > to_batch]
+    state = [f for store in layout.stores for v, files in store.versions.items()
+             if v > to_batch + 1 for f in files.values()]
+    removed = sorted(b for b in set(layout.offsets) | set(layout.commits) if b > to_batch)
+    return _plan(doomed, state, (to_batch,), removed)
+
+
+def _batch_files(layout: streaming.Layout):
+    for section in (layout.offsets, layout.commits):
+        yield from section.items()
+
+
+def _source_batch(name: str) -> int | None:
+    """``7`` and ``9.compact`` are batch entries of a source log."""
+    stem = name[:-len(".compact")] if name.endswith(".compact") else name
+    return int(stem) if stem.isdigit() else None
+
+
+def _plan(doomed: list[FileRef], state: list[FileRef], kept: tuple, removed) -> Plan:
+    files = doomed + state
+    return Plan(tuple(sorted(f.path for f in files)), kept, tuple(removed), len(state),
+                sum(f.length for f in files))

@@ -1,0 +1,285 @@
+"""The catalog inside the namenode: reads under the lock, changes as logged namespace requests.
+
+Reads (``ls``, ``show``, ``latest``, ``validate``) run in a worker thread. Each checkpoint is
+captured under the namesystem lock on its own (``layout.scan``: plain values, milliseconds),
+so writers wait at most that long; the log files ``show`` and ``validate`` need are read from
+the block store outside the lock (published blocks never change). ``ls`` reads no file.
+
+Changes (``retain``, ``rollback``, ``pin``, ``gc`` and the job lifecycle) are requests run by
+``FSNamesystem.apply_and_log`` on the event loop: the plan is made and applied under the lock
+it holds, so nothing can change between planning and applying, and the ops are logged and
+synced (group commit) before the answer. Rollback and retention of a streaming checkpoint
+are one DELETE_MANY op; ``complete`` is one RENAME.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from catalog import jobs, layout, others, retention, streaming
+from catalog.errors import (CheckpointBusyError, CheckpointNotFoundError, InvalidRequestError,
+                            NotACheckpointError)
+from namenode import paths
+from namenode import permission as P
+from namenode.tree import XATTR_CREATE, XATTR_REPLACE
+
+log = logging.getLogger(__name__)
+
+MAX_LOG_FILE = 64 << 20
+
+
+def parse_policy(text: str) -> dict[str, int]:
+    """``"/ckpt=20, /jobs=5"`` -> ``{"/ckpt": 20, "/jobs": 5}``."""
+    policy = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        root, sep, keep = item.rpartition("=")
+        if not sep or not keep.strip().isdigit() or int(keep) < 1:
+            raise InvalidRequestError(f"nnlite.catalog.retain: {item!r} is not <root>=<keep> "
+                                      f"with keep >= 1")
+        policy[paths.normalize(root.strip())] = int(keep)
+    return policy
+
+
+class CatalogService:
+    def __init__(self, fs, committer, store, lease_manager, *, quiet: float = 30.0,
+                 tmp_ttl: float = 3600.0, rdd_ttl: float = 7 * 86400.0,
+                 clock=time.time):
+        self.fs = fs
+        self.committer = committer
+        self.store = store
+        self.leases = lease_manager
+        self.quiet_ms = int(quiet * 1000)
+        self.tmp_ttl_ms = int(tmp_ttl * 1000)
+        self.rdd_ttl_ms = int(rdd_ttl * 1000)
+        self.clock = clock
+        self.requests = 0         # ls/show/validate... answered (for /metrics)
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _node(self, path: str, user: str):
+        """The directory at ``path``, after the caller's read checks (under the lock)."""
+        caller = self.fs.caller(user)
+        node = self.fs.ns.status(path, caller)
+        if not node.is_dir:
+            raise NotACheckpointError(f"{path} is a file, not a checkpoint directory",
+                                      path=path)
+        P.check(caller, node, P.READ | P.EXECUTE, path)
+        return node
+
+    def _streaming(self, path: str, user: str) -> streaming.Layout:
+        path = paths.normalize(path)
+        with self.fs.lock:
+            node = self._node(path, user)
+            kind = layout.kind_of(node)
+            if kind != layout.STREAMING:
+                raise NotACheckpointError(
+                    f"{path} is not a Structured Streaming checkpoint (no offsets/ and "
+                    f"metadata){f'; it holds a {kind} checkpoint' if kind else ''}", path=path)
+            return streaming.scan(node, path)
+
+    def read_file(self, ref: layout.FileRef) -> bytes:
+        if ref.length > MAX_LOG_FILE:
+            raise InvalidRequestError(f"{ref.path} is {ref.length} bytes, too large for a "
+                                      f"metadata log file")
+        chunks = []
+        for block_id, num_bytes, _ in ref.blocks:
+            with self.store.open_block(block_id, num_bytes) as handle:
+                chunks.append(handle.read(num_bytes))
+        return b"".join(chunks)
+
+    def _contents(self, found: streaming.Layout) -> dict:
+        out = {}
+        for ref in streaming.log_files(found):
+            try:
+                out[ref.path] = self.read_file(ref)
+            except Exception as exc:     # a missing block is reported, not raised
+                out[ref.path] = exc
+        return out
+
+    # ------------------------------------------------------------------ reads
+
+    def ls(self, root: str, user: str) -> list[dict]:
+        """One row per checkpoint under ``root``, each captured under the lock on its own."""
+        root = paths.normalize(root)
+        with self.fs.lock:
+            found = [(p, k) for p, k, _ in layout.discover(self._node(root, user), root)]
+        rows = []
+        for path, kind in found:
+            with self.fs.lock:
+                node = self.fs.ns.lookup(paths.split(path))
+                if node is None or not node.is_dir:
+                    continue                 # deleted meanwhile
+                rows.append(self._summary(node, path, kind))
+        self.requests += 1
+        return rows
+
+    def _summary(self, node, path: str, kind: str) -> dict:
+        now = self.now_ms()
+        if kind == layout.STREAMING:
+            return streaming.summary(streaming.scan(node, path), now, self.quiet_ms)
+        if kind == layout.JOB:
+            files, total, newest, _ = layout.tree_usage(node)
+            return jobs.summary(node, path, files, total, newest, now, self.quiet_ms)
+        if kind == layout.RDD:
+            return others.rdd_summary(node, path, now, self.quiet_ms, self.rdd_ttl_ms)
+        return others.dstream_summary(node, path, now, self.quiet_ms)
+
+    def show(self, path: str, user: str) -> dict:
+        found = self._streaming(path, user)
+        self.requests += 1
+        return streaming.show(found, self._contents(found))
+
+    def validate(self, path: str, user: str) -> dict:
+        found = self._streaming(path, user)
+        self.requests += 1
+        return streaming.validate(found, self._contents(found))
+
+    def latest(self, path: str, user: str) -> dict:
+        """The last fully restorable batch of a streaming checkpoint (log files parsed),
+        or the newest complete checkpoint of a job."""
+        path = paths.normalize(path)
+        with self.fs.lock:
+            node = self._node(path, user)
+            if layout.kind_of(node) == layout.JOB or path_is_job(node):
+                best = jobs.latest(node, path)
+                return {"path": path, "kind": "job", "latest": best}
+        found = self._streaming(path, user)
+        _, bad = streaming.parse_all(found, self._contents(found))
+        batch = streaming.latest_restorable(found, set(bad))
+        self.requests += 1
+        return {"path": found.path, "kind": "streaming", "lastBatch": found.last_committed,
+                "latest": batch}
+
+    # ------------------------------------------------------------------ changes
+
+    async def _change(self, request, *args):
+        """Run one request on the loop: applied and logged under the lock, then synced."""
+        result = await self.committer.mutate(request, *args)
+        if isinstance(result, jobs.Partial):
+            raise result.error
+        return result
+
+    async def retain(self, path: str, keep: int, user: str) -> dict:
+        return await self._change(self._retain, paths.normalize(path), keep, user)
+
+    def _retain(self, path: str, keep: int, user: str):
+        caller = self.fs.caller(user)
+        node = self._node(path, user)
+        if layout.kind_of(node) == layout.JOB:
+            return jobs.retain(self.fs.ns, path, keep, caller)
+        plan = retention.retain(self._scan_streaming(node, path), keep)
+        _, ops = self.fs.ns.delete_many(plan.paths, caller)
+        return {"path": path, **plan.to_json()}, ops
+
+    def _scan_streaming(self, node, path: str) -> streaming.Layout:
+        if layout.kind_of(node) != layout.STREAMING:
+            raise NotACheckpointError(f"{path} is not a Structured Streaming checkpoint",
+                                      path=path)
+        return streaming.scan(node, path)
+
+    async def rollback(self, path: str, to_batch: int, user: str) -> dict:
+        return await self._change(self._rollback, paths.normalize(path), to_batch, user)
+
+    def _rollback(self, path: str, to_batch: int, user: str):
+        caller = self.fs.caller(user)
+        found = self._scan_streaming(self._node(path, user), path)
+        self._check_quiet(found)
+        plan = retention.rollback(found, to_batch)
+        _, ops = self.fs.ns.delete_many(plan.paths, caller)
+        log.info("catalog: rolled %s back to batch %d (%d paths, %d bytes)", path, to_batch,
+                 len(plan.paths), plan.bytes)
+        return {"path": path, "lastBatch": to_batch, **plan.to_json()}, ops
+
+    def _check_quiet(self, found: streaming.Layout) -> None:
+        held = [lease.path for lease in self.leases.leases.values()
+                if lease.path.startswith(found.path.rstrip("/") + "/")] if self.leases else []
+        if held or found.writing:
+            raise CheckpointBusyError(
+                f"{found.path} is being written ({(held or found.writing)[0]} is open): stop "
+                f"the query before rolling it back", path=found.path)
+        idle = self.now_ms() - found.newest
+        if idle < self.quiet_ms:
+            raise CheckpointBusyError(
+                f"{found.path} was written {idle / 1000:.1f} s ago (less than "
+                f"nnlite.catalog.quiet = {self.quiet_ms / 1000:g} s): stop the query and "
+                f"retry once it is quiet", path=found.path)
+
+    async def pin(self, path: str, batch: int, on: bool, user: str) -> dict:
+        return await self._change(self._pin, paths.normalize(path), batch, on, user)
+
+    def _pin(self, path: str, batch: int, on: bool, user: str):
+        caller = self.fs.caller(user)
+        node = self._node(path, user)
+        if layout.kind_of(node) == layout.JOB:
+            return jobs.set_pin(self.fs.ns, path, batch, on, caller)
+        found = self._scan_streaming(node, path)
+        if on and batch not in found.commits:
+            raise CheckpointNotFoundError(f"{path}: batch {batch} is not committed, so there "
+                                          f"is nothing to pin", path=path)
+        pins = set(found.pins) | {batch} if on else set(found.pins) - {batch}
+        if pins == set(found.pins):
+            return {"path": path, "pinned": sorted(pins)}, []
+        if pins:
+            _, ops = self.fs.ns.set_xattr(path, layout.PINS_XATTR, layout.encode_pins(pins),
+                                          XATTR_CREATE | XATTR_REPLACE, caller)
+        else:
+            _, ops = self.fs.ns.remove_xattr(path, layout.PINS_XATTR, caller)
+        return {"path": path, "pinned": sorted(pins)}, ops
+
+    async def gc(self, root: str, user: str, dry_run: bool = False) -> dict:
+        return await self._change(self._gc, paths.normalize(root), user, dry_run)
+
+    def _gc(self, root: str, user: str, dry_run: bool):
+        caller = self.fs.caller(user)
+        plan = others.plan_gc(self._node(root, user), root, self.now_ms(), self.tmp_ttl_ms,
+                              self.rdd_ttl_ms)
+        ops = [] if dry_run else self.fs.ns.delete_many([p["path"] for p in plan], caller)[1]
+        return {"root": root, "dryRun": dry_run, "removed": plan,
+                "bytesFreed": sum(p["bytes"] for p in plan)}, ops
+
+    # ------------------------------------------------------------------ jobs
+
+    async def begin(self, job: str, user: str) -> dict:
+        return await self._change(lambda: jobs.begin(self.fs.ns, job, self.fs.caller(user)))
+
+    async def complete(self, job: str, chk_id: int, expected: int | None, user: str) -> dict:
+        return await self._change(lambda: jobs.complete(self.fs.ns, job, chk_id, expected,
+                                                        self.fs.caller(user)))
+
+    async def abort(self, job: str, chk_id: int, user: str) -> dict:
+        return await self._change(lambda: jobs.abort(self.fs.ns, job, chk_id,
+                                                     self.fs.caller(user)))
+
+    # ------------------------------------------------------------------ policy
+
+    async def apply_policy(self, policy: dict[str, int], user: str) -> list[dict]:
+        """Retain every checkpoint under each root; one failure is logged, not fatal."""
+        loop = asyncio.get_running_loop()
+        done = []
+        for root, keep in policy.items():
+            try:
+                rows = await loop.run_in_executor(None, self.ls, root, user)
+            except Exception as exc:
+                log.warning("catalog policy: cannot list %s: %s", root, exc)
+                continue
+            for row in rows:
+                if row["kind"] not in (layout.STREAMING, layout.JOB):
+                    continue
+                try:
+                    result = await self.retain(row["path"], keep, user)
+                except Exception as exc:
+                    log.warning("catalog policy: retain %s failed: %s", row["path"], exc)
+                    continue
+                done.append(result)
+                if result.get("deletedPaths") or result.get("deleted"):
+                    log.info("catalog policy: %s keep %d: %s", row["path"], keep, result)
+        return done
+
+
+def path_is_job(node) -> bool:
+    return bool(node.xattrs and jobs.LAST_ID_XATTR in node.xattrs)
