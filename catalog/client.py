@@ -49,8 +49,8 @@ class CatalogClient:
     """The catalog of the namenode at ``url``, acting as ``user``."""
 
     def __init__(self, url: str = DEFAULT_URL, user: str = "dr.who", *,
-                 timeout: float | None = 600.0):
-        self.hdfs = WebHdfsClient(url, user, timeout=timeout)
+                 timeout: float | None = 600.0, hdfs: WebHdfsClient | None = None):
+        self.hdfs = hdfs or WebHdfsClient(url, user, timeout=timeout)
         self.url = self.hdfs.url
 
     def close(self) -> None:

@@ -68,7 +68,7 @@ def rollback(layout: streaming.Layout, to_batch: int) -> Plan:
         committed = sorted(layout.commits)
         raise NotRestorableError(
             f"{layout.path}: batch {to_batch} was never committed (committed batches: "
-            f"{streaming._runs(committed) or 'none'})", path=layout.path)
+            f"{streaming.runs(committed) or 'none'})", path=layout.path)
     why = streaming.problems(layout, to_batch)
     if why:
         raise NotRestorableError(f"{layout.path}: batch {to_batch} cannot be restored, so "

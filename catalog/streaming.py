@@ -303,7 +303,7 @@ def _structure_issues(layout: Layout) -> list[Issue]:
     if len(beyond) > 1:
         issues.append(Issue(ERROR, "uncommitted-offsets", layout.offsets[beyond[-1]].path,
                             f"offsets without commit beyond the last batch "
-                            f"({_runs(beyond)}); Spark plans at most one batch ahead"))
+                            f"({runs(beyond)}); Spark plans at most one batch ahead"))
     elif beyond:
         issues.append(Issue(WARNING, "pending-batch", layout.offsets[beyond[0]].path,
                             f"batch {beyond[0]} was planned but not committed; Spark "
@@ -334,10 +334,10 @@ def _gaps(layout: Layout, section: str, files: dict[int, FileRef]) -> list[Issue
     if not missing:
         return []
     return [Issue(ERROR, "gap", f"{layout.path}/{section}",
-                  f"{section} has a gap: batch {_runs(missing)} missing between {lo} and {hi}")]
+                  f"{section} has a gap: batch {runs(missing)} missing between {lo} and {hi}")]
 
 
-def _runs(numbers: list[int]) -> str:
+def runs(numbers: list[int]) -> str:
     """``[3, 4, 5, 9]`` -> ``"3-5, 9"``."""
     out, start = [], None
     for i, n in enumerate(numbers):
