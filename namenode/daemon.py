@@ -70,12 +70,13 @@ class Namenode:
         checkpoints = Checkpoints(self.fs, self.config.int("checkpoints.retained"))
         secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
         transfer = Transfer(checkpoints, secret)
-        self.http.streams[("PUT", "checkpoint")] = transfer.upload
+        self.http.streams[("PUT", "checkpoint")] = self.app.counted(transfer.upload)
         data = DataPath(self.fs, self.committer, self.blocks, leases.LeaseManager(
             self.config.float("nnlite.lease.soft-limit"),
             self.config.float("dfs.namenode.lease-hard-limit-sec")), host=self.host,
             port=self.port)
-        self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = data.upload
+        upload = self.app.counted(data.upload)
+        self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         for extension in self.extensions:

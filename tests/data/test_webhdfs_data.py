@@ -341,3 +341,16 @@ def test_torn_uploads_are_recovered_at_startup(tmp_path_factory):
     finally:
         nn.stop()
     assert "lease recovery: /created" in nn.log.read_text()
+
+
+def test_metrics_count_every_request_uploads_included(w, server, d):
+    """/metrics.json Requests counts the streamed data steps too (the benchmarks read round
+    trips from it): a CREATE is two requests, an APPEND two, an OPEN two."""
+    def served() -> int:
+        return request("GET", server.url + "/metrics.json").json["Requests"]
+
+    before = served()
+    assert upload(w, d + "/f", DATA).status == 201
+    assert upload(w, d + "/f", b"more", op="APPEND").status == 200
+    assert read(w, d + "/f") == DATA + b"more"
+    assert served() - before - 1 == 6
