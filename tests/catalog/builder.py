@@ -1,0 +1,62 @@
+"""Checkpoint-shaped namespaces for the catalog's tests, built in memory the way Spark lays
+them out (see catalog/layout.py), with the log files' contents beside them, and one helper per
+kind of damage."""
+
+from __future__ import annotations
+
+import json
+
+from tests.namenode.helpers import SUPER, new_ns, write_file
+
+BASE = "/ckpt/q1"
+QUERY_ID = "3f1c58a4-1111-4c4d-9b5e-5d1f2a7b9e01"
+
+
+def offsets_bytes(batch: int, watermark: int = 0) -> bytes:
+    meta = {"batchWatermarkMs": watermark, "batchTimestampMs": 1_700_000_000_000 + batch,
+            "conf": {"spark.sql.shuffle.partitions": "2"}}
+    return f"v1\n{json.dumps(meta)}\n{json.dumps({'logOffset': batch})}".encode()
+
+
+def commit_bytes(watermark: int = 0) -> bytes:
+    return f"v1\n{json.dumps({'nextBatchWatermarkMs': watermark})}".encode()
+
+
+class Checkpoint:
+    """A streaming checkpoint in a fresh namespace: ``files`` maps path -> bytes."""
+
+    def __init__(self, batches: int = 6, *, partitions: int = 2, snapshot_every: int = 0,
+                 pending: bool = False, base: str = BASE, ns=None):
+        self.ns = ns or new_ns()
+        self.base = base
+        self.files: dict[str, bytes] = {}
+        self.put("metadata", json.dumps({"id": QUERY_ID}).encode())
+        for batch in range(batches):
+            self.add_batch(batch, partitions, snapshot_every)
+        if pending:
+            self.put(f"offsets/{batches}", offsets_bytes(batches))
+        self.put("state/0/_metadata/metadata", b"v1\n{}")
+
+    def put(self, rel: str, data: bytes) -> str:
+        path = f"{self.base}/{rel}"
+        write_file(self.ns, path, sizes=(len(data),) if data else (), caller=SUPER)
+        self.files[path] = data
+        return path
+
+    def add_batch(self, batch: int, partitions: int = 2, snapshot_every: int = 0) -> None:
+        self.put(f"offsets/{batch}", offsets_bytes(batch, watermark=batch * 10))
+        self.put(f"sources/0/{batch}", f'v1\n{{"path":"in/{batch}.json"}}'.encode())
+        version = batch + 1
+        for p in range(partitions):
+            self.put(f"state/0/{p}/{version}.delta", b"delta" * (p + 1))
+            if snapshot_every and version % snapshot_every == 0:
+                self.put(f"state/0/{p}/{version}.snapshot", b"snapshot")
+        self.put(f"commits/{batch}", commit_bytes(batch * 10))
+
+    def remove(self, rel: str) -> None:
+        path = f"{self.base}/{rel}"
+        self.ns.delete(path, True, SUPER)
+        self.files.pop(path, None)
+
+    def node(self):
+        return self.ns.get(self.base)

@@ -1,0 +1,31 @@
+"""Catalog tests against a real namenode process: building checkpoints over WebHDFS."""
+
+from __future__ import annotations
+
+import json
+
+from client.webhdfs import WebHdfsClient
+from tests.catalog.builder import QUERY_ID, commit_bytes, offsets_bytes
+from tests.servers import NamenodeProcess
+
+USER = "tester"         # in the supergroup (see start())
+
+
+def start(tmp_path, *defines: str, env: dict | None = None, name: str = "name"):
+    args = ["-D", "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff"]
+    for d in defines:
+        args += ["-D", d]
+    return NamenodeProcess.start([str(tmp_path / name)], *args, env=env)
+
+
+def write_checkpoint(client: WebHdfsClient, base: str, batches: int, partitions: int = 2,
+                     first: int = 0) -> None:
+    """The files Spark leaves for ``batches`` batches of a one-operator stateful query."""
+    if first == 0:
+        client.create(f"{base}/metadata", json.dumps({"id": QUERY_ID}).encode())
+    for b in range(first, first + batches):
+        client.create(f"{base}/offsets/{b}", offsets_bytes(b))
+        client.create(f"{base}/sources/0/{b}", f'v1\n{{"path":"in/{b}"}}'.encode())
+        for p in range(partitions):
+            client.create(f"{base}/state/0/{p}/{b + 1}.delta", b"delta")
+        client.create(f"{base}/commits/{b}", commit_bytes())

@@ -1,0 +1,105 @@
+"""Retention and rollback plans: what they remove, what they must keep restorable, and that
+applying one is a single DELETE_MANY op that leaves a valid checkpoint."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from catalog import layout, retention, streaming
+from catalog.errors import InvalidRequestError, NotRestorableError
+from formats import edits as E
+from tests.catalog.builder import BASE, Checkpoint
+from tests.namenode.helpers import SUPER
+
+
+def apply(ckpt: Checkpoint, plan: retention.Plan) -> list:
+    _, ops = ckpt.ns.delete_many(plan.paths, SUPER)
+    for path in plan.paths:
+        ckpt.files.pop(path, None)
+    return ops
+
+
+def scan(ckpt: Checkpoint) -> streaming.Layout:
+    return streaming.scan(ckpt.node(), BASE)
+
+
+def pin(ckpt: Checkpoint, *batches: int) -> None:
+    ckpt.ns.set_xattr(BASE, layout.PINS_XATTR, layout.encode_pins(batches), 3, SUPER)
+
+
+def test_retain_keeps_the_newest_batches_and_the_state_they_need():
+    ckpt = Checkpoint(20, snapshot_every=5)
+    plan = retention.retain(scan(ckpt), keep=3)
+    assert plan.kept == (17, 18, 19) and plan.removed_batches == tuple(range(17))
+    ops = apply(ckpt, plan)
+    assert len(ops) == 1 and isinstance(ops[0], E.DeleteManyOp)
+    after = scan(ckpt)
+    assert sorted(after.commits) == [17, 18, 19]
+    for store in after.stores:      # version 18 rebuilds from snapshot 15 + deltas 16..18
+        assert sorted(store.versions) == [15, 16, 17, 18, 19, 20]
+        assert store.versions[15].keys() == {"snapshot"}
+    assert streaming.validate(after, ckpt.files)["restorable"]
+
+
+def test_a_pinned_batch_and_its_state_survive_retention():
+    ckpt = Checkpoint(12, snapshot_every=5)
+    pin(ckpt, 7)
+    apply(ckpt, retention.retain(scan(ckpt), keep=2))
+    after = scan(ckpt)
+    assert sorted(after.commits) == [7, 10, 11]
+    assert not streaming.problems(after, 7)
+    report = streaming.validate(after, ckpt.files)
+    assert report["restorable"], report["issues"]
+
+
+def test_retain_never_touches_the_in_flight_batch():
+    ckpt = Checkpoint(6, pending=True)
+    ckpt.put("state/0/0/7.delta", b"in flight")
+    apply(ckpt, retention.retain(scan(ckpt), keep=1))
+    after = scan(ckpt)
+    assert sorted(after.offsets) == [5, 6] and 7 in after.stores[0].versions or \
+        7 in after.stores[1].versions
+
+
+def test_retain_of_keep_zero_is_refused():
+    with pytest.raises(InvalidRequestError, match="at least 1"):
+        retention.retain(scan(Checkpoint(2)), keep=0)
+
+
+def test_rollback_removes_later_batches_sources_and_state():
+    ckpt = Checkpoint(10, pending=True)
+    plan = retention.rollback(scan(ckpt), 6)
+    assert plan.removed_batches == (7, 8, 9, 10)
+    apply(ckpt, plan)
+    after = scan(ckpt)
+    assert after.last_committed == 6 and max(after.offsets) == 6
+    assert max(int(n) for n in after.sources["0"]) == 6
+    assert all(max(s.versions) == 7 for s in after.stores)
+    assert streaming.validate(after, ckpt.files)["restorable"]
+
+
+def test_rollback_to_a_batch_that_cannot_be_restored_is_refused_and_changes_nothing():
+    ckpt = Checkpoint(8)
+    ckpt.remove("state/0/1/4.delta")
+    with pytest.raises(NotRestorableError, match="state version 4 is missing"):
+        retention.rollback(scan(ckpt), 5)
+    with pytest.raises(NotRestorableError, match="never committed"):
+        retention.rollback(scan(ckpt), 11)
+
+
+@settings(max_examples=40, deadline=None)
+@given(batches=st.integers(1, 14), keep=st.integers(1, 6), snapshot=st.sampled_from([0, 3, 5]),
+       pins=st.sets(st.integers(0, 13), max_size=3))
+def test_after_retain_every_kept_batch_still_restores(batches, keep, snapshot, pins):
+    ckpt = Checkpoint(batches, snapshot_every=snapshot)
+    pins = {p for p in pins if p < batches}
+    if pins:
+        pin(ckpt, *pins)
+    plan = retention.retain(scan(ckpt), keep)
+    apply(ckpt, plan)
+    after = scan(ckpt)
+    for batch in plan.kept:
+        assert not streaming.problems(after, batch), batch
+    assert set(plan.kept) >= pins | {batches - 1}
+    assert streaming.validate(after, ckpt.files)["restorable"]

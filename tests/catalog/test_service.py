@@ -1,0 +1,219 @@
+"""The catalog served by a real namenode: the HTTP API and its errors, the CLI, permissions,
+the busy check, concurrent job checkpoints, the background policy, and a rollback that is
+all or nothing across SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from catalog.client import CatalogClient, CheckpointBusy, IncompleteCheckpoint, NotRestorable
+from client import errors as client_errors
+from client.webhdfs import WebHdfsClient
+from tests.catalog.remote import USER, start, write_checkpoint
+from tests.servers import ROOT
+
+Q = "/ckpt/q1"
+
+
+@pytest.fixture
+def server(tmp_path):
+    nn = start(tmp_path, "nnlite.catalog.quiet=0")
+    try:
+        yield nn
+    finally:
+        nn.stop()
+
+
+@pytest.fixture
+def hdfs(server):
+    with WebHdfsClient(server.url, USER) as client:
+        yield client
+
+
+@pytest.fixture
+def catalog(server):
+    with CatalogClient(server.url, USER) as client:
+        yield client
+
+
+def nnlite(server, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cli", "catalog", *args, "--namenode",
+                           server.url, "--user", USER], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_ls_show_latest_validate_over_http(hdfs, catalog):
+    write_checkpoint(hdfs, Q, 4)
+    hdfs.create(f"{Q}/offsets/4", b'v1\n{"batchWatermarkMs":0,"batchTimestampMs":1}')
+    [row] = catalog.ls("/")
+    assert (row["path"], row["kind"], row["lastBatch"], row["restorableBatch"]) == (
+        Q, "streaming", 3, 3)
+    assert row["health"] == "ok" and row["files"] == 1 + 4 * 5 + 1
+    doc = catalog.show(Q)
+    assert [b["batch"] for b in doc["batches"]] == [0, 1, 2, 3, 4]
+    assert doc["batches"][-1]["commit"] is False and doc["operators"][0]["partitions"] == 2
+    assert catalog.latest(Q)["latest"] == 3
+    report = catalog.validate(Q)
+    assert report["restorable"] and [i["code"] for i in report["issues"]] == ["pending-batch"]
+
+
+def test_cli_prints_tables_and_validate_exit_codes(server, hdfs):
+    write_checkpoint(hdfs, Q, 3)
+    ls = nnlite(server, "ls", "/")
+    assert ls.returncode == 0 and ls.stdout.splitlines()[1].split()[:5] == [
+        Q, "streaming", "2", "2", "ok"]
+    assert nnlite(server, "latest", Q).stdout.strip() == "2"
+    assert nnlite(server, "validate", Q).returncode == 0
+    hdfs.create(f"{Q}/commits/2", b"v1\n{\"next", overwrite=True)
+    bad = nnlite(server, "validate", Q)
+    assert bad.returncode == 1
+    assert f"{Q}/commits/2 line 2 is not valid JSON" in bad.stdout
+    assert f"nnlite catalog rollback {Q} --to-batch 1" in bad.stdout
+    shown = nnlite(server, "show", Q, "--json")
+    assert json.loads(shown.stdout)["lastBatch"] == 2
+
+
+def test_bad_requests_get_one_line_errors(server, hdfs, catalog):
+    write_checkpoint(hdfs, Q, 2)
+    with pytest.raises(client_errors.IllegalArgumentError, match="not an integer"):
+        catalog._call("POST", Q, "ROLLBACK", "Rollback", tobatch="abc")
+    with pytest.raises(client_errors.IllegalArgumentError, match="Unknown catalog operation"):
+        catalog._call("GET", Q, "FROBNICATE", "x")
+    with pytest.raises(client_errors.PathNotFoundError):
+        catalog.show("/missing")
+    with pytest.raises(NotRestorable, match="batch 9 was never committed"):
+        catalog.rollback(Q, 9)
+    missing = nnlite(server, "rollback", Q, "--to-batch", "9")
+    assert missing.returncode == 1 and missing.stderr.count("\n") == 1
+    assert "Traceback" not in missing.stderr
+
+
+def test_others_cannot_change_a_checkpoint_they_cannot_write(server, hdfs):
+    write_checkpoint(hdfs, Q, 3)
+    with CatalogClient(server.url, "alice") as alice:
+        assert alice.ls("/")[0]["lastBatch"] == 2         # reading is allowed (755)
+        with pytest.raises(client_errors.AccessControlError):
+            alice.rollback(Q, 1)
+        with pytest.raises(client_errors.AccessControlError):
+            alice.retain(Q, 1)
+
+
+def test_rollback_is_refused_while_the_query_writes(tmp_path):
+    nn = start(tmp_path, "nnlite.catalog.quiet=600")
+    try:
+        with WebHdfsClient(nn.url, USER) as hdfs, CatalogClient(nn.url, USER) as catalog:
+            write_checkpoint(hdfs, Q, 3)
+            with pytest.raises(CheckpointBusy, match="stop the query"):
+                catalog.rollback(Q, 1)
+            assert catalog.ls("/")[0]["health"] == "writing"
+            assert catalog.latest(Q)["latest"] == 2
+    finally:
+        nn.stop()
+
+
+def test_concurrent_begins_on_one_job_get_distinct_ids(catalog, server):
+    ids, failures = [], []
+
+    def worker():
+        try:
+            with CatalogClient(server.url, USER) as mine:
+                for _ in range(5):
+                    ids.append(mine.begin("/jobs/etl")["id"])
+        except Exception as exc:       # surfaced below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures
+    assert sorted(ids) == list(range(1, 21))
+
+
+def test_job_lifecycle_over_http(hdfs, catalog):
+    first = catalog.begin("/jobs/etl")
+    hdfs.create(first["path"] + "/part-00000", b"rows")
+    hdfs.create(first["path"] + "/_SUCCESS", b"")
+    assert catalog.complete("/jobs/etl", first["id"])["path"] == "/jobs/etl/chk-1"
+    second = catalog.begin("/jobs/etl")
+    hdfs.create(second["path"] + "/part-00000", b"rows")
+    with pytest.raises(IncompleteCheckpoint, match="1 part files, 2 expected"):
+        catalog.complete("/jobs/etl", second["id"], 2)
+    assert catalog.latest_job("/jobs/etl")["id"] == 1
+    catalog.abort("/jobs/etl", second["id"])
+    assert not hdfs.exists(second["path"])
+    [row] = catalog.ls("/jobs")
+    assert (row["kind"], row["lastBatch"], row["inProgress"]) == ("job", 1, [])
+
+
+def test_gc_removes_old_temp_files_but_not_live_ones(tmp_path):
+    nn = start(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.tmp-ttl=0",
+               "nnlite.catalog.gc.rdd-ttl=0")
+    try:
+        with WebHdfsClient(nn.url, USER) as hdfs, CatalogClient(nn.url, USER) as catalog:
+            write_checkpoint(hdfs, Q, 2)
+            hdfs.create(f"{Q}/offsets/.2.5f0e.tmp", b"v1\n")
+            hdfs.create("/rdd/7a1e/rdd-3/part-00000", b"x")
+            dry = catalog.gc("/", dry_run=True)
+            assert [p["path"] for p in dry["removed"]] == [f"{Q}/offsets/.2.5f0e.tmp",
+                                                           "/rdd/7a1e"]
+            assert hdfs.exists("/rdd/7a1e")
+            catalog.gc("/")
+            assert not hdfs.exists("/rdd/7a1e") and not hdfs.exists(f"{Q}/offsets/.2.5f0e.tmp")
+            assert catalog.validate(Q)["restorable"]
+    finally:
+        nn.stop()
+
+
+def test_the_retention_policy_runs_in_the_background(tmp_path):
+    nn = start(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.retain=/ckpt=2",
+               "nnlite.catalog.policy.interval=0.2")
+    try:
+        with WebHdfsClient(nn.url, USER) as hdfs, CatalogClient(nn.url, USER) as catalog:
+            write_checkpoint(hdfs, Q, 6)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                if [b["batch"] for b in catalog.show(Q)["batches"]] == [4, 5]:
+                    break
+                time.sleep(0.1)
+            assert [b["batch"] for b in catalog.show(Q)["batches"]] == [4, 5]
+            assert catalog.validate(Q)["restorable"]
+    finally:
+        nn.stop()
+    assert "catalog policy: /ckpt/q1 keep 2" in nn.log.read_text()
+
+
+@pytest.mark.crash
+def test_rollback_is_all_or_nothing_across_sigkill(tmp_path):
+    nn = start(tmp_path, "nnlite.catalog.quiet=0")
+    with WebHdfsClient(nn.url, USER) as hdfs:
+        write_checkpoint(hdfs, Q, 8)
+    nn.stop()
+    # The rollback's record is the first write after this start; it is torn halfway.
+    nn = start(tmp_path, "nnlite.catalog.quiet=0",
+               env={"NNLITE_FAULTS": "journal.partial-write=kill@1"})
+    with CatalogClient(nn.url, USER) as catalog:
+        with pytest.raises(client_errors.NamenodeUnreachableError):
+            catalog.rollback(Q, 3)
+    nn.proc.wait(30)
+    nn = start(tmp_path, "nnlite.catalog.quiet=0")
+    try:
+        with CatalogClient(nn.url, USER) as catalog:
+            assert catalog.show(Q)["lastBatch"] == 7          # nothing of it applied
+            assert catalog.validate(Q)["restorable"]
+            catalog.rollback(Q, 3)                           # acknowledged ...
+        nn.kill()                                            # ... then a crash
+        nn = start(tmp_path, "nnlite.catalog.quiet=0")
+        with CatalogClient(nn.url, USER) as catalog:
+            doc = catalog.show(Q)
+            assert doc["lastBatch"] == 3 and [b["batch"] for b in doc["batches"]] == [0, 1, 2, 3]
+            assert catalog.validate(Q)["restorable"]
+    finally:
+        nn.stop()

@@ -1,0 +1,169 @@
+"""Structured Streaming analysis on checkpoints built in memory: the structure ``scan`` finds,
+the restorable batch, and each kind of damage ``validate`` must name precisely."""
+
+from __future__ import annotations
+
+import pytest
+
+from catalog import layout, streaming
+from tests.catalog.builder import BASE, QUERY_ID, Checkpoint
+
+
+def analyse(ckpt: Checkpoint) -> streaming.Layout:
+    return streaming.scan(ckpt.node(), BASE)
+
+
+def validate(ckpt: Checkpoint) -> dict:
+    return streaming.validate(analyse(ckpt), ckpt.files)
+
+
+def codes(report: dict) -> list[tuple[str, str]]:
+    return [(i["level"], i["code"]) for i in report["issues"]]
+
+
+def test_scan_finds_batches_sources_and_state_stores():
+    found = analyse(Checkpoint(4, partitions=3, pending=True))
+    assert sorted(found.offsets) == [0, 1, 2, 3, 4] and sorted(found.commits) == [0, 1, 2, 3]
+    assert found.last_committed == 3
+    assert sorted(found.sources["0"]) == ["0", "1", "2", "3"]
+    assert [(s.operator, s.partition, s.name) for s in
+            sorted(found.stores, key=lambda s: s.partition)] == [
+        ("0", "0", "default"), ("0", "1", "default"), ("0", "2", "default")]
+    assert found.stores[0].versions.keys() == {1, 2, 3, 4}
+    assert found.metadata.path == f"{BASE}/metadata"
+
+
+def test_a_healthy_checkpoint_with_a_planned_batch_is_restorable_with_a_warning():
+    report = validate(Checkpoint(5, pending=True))
+    assert report["restorable"] and report["lastBatch"] == report["restorableBatch"] == 4
+    assert codes(report) == [("warning", "pending-batch")]
+
+
+def test_ls_summary_reads_structure_only():
+    row = streaming.summary(analyse(Checkpoint(3)), now_ms=10**13, quiet_ms=30_000)
+    assert row["health"] == "ok" and (row["lastBatch"], row["restorableBatch"]) == (2, 2)
+    assert row["files"] == 1 + 3 * 3 + 3 * 2 + 1 and row["stateBytes"] == 3 * (5 + 10)
+
+
+def test_show_reports_watermarks_timestamps_and_operators():
+    doc = streaming.show(analyse(Checkpoint(3, snapshot_every=2)), Checkpoint(3).files)
+    assert doc["queryId"] == QUERY_ID
+    assert [(b["batch"], b["watermarkMs"], b["stateVersion"]) for b in doc["batches"]] == [
+        (0, 0, 1), (1, 10, 2), (2, 20, 3)]
+    assert doc["operators"][0]["snapshots"] == [2]
+    assert doc["operators"][0]["partitions"] == 2
+
+
+# ------------------------------------------------------------------------- damage
+
+
+def missing_commit(c):
+    c.remove("commits/5")
+
+
+def truncated_offsets(c):
+    c.files[f"{BASE}/offsets/5"] = c.files[f"{BASE}/offsets/5"][:30]
+
+
+def stray_tmp(c):
+    c.put("offsets/.6.7c3e4b8a-0d1f-4f5e-9a7b-3c2d1e0f9a8b.tmp", b"v1\n{")
+
+
+def missing_state_version(c):
+    c.remove("state/0/1/4.delta")
+
+
+def missing_metadata(c):
+    c.remove("metadata")
+
+
+def gap_in_offsets(c):
+    c.remove("offsets/2")
+    c.remove("commits/2")
+
+
+def empty_commit(c):
+    c.files[f"{BASE}/commits/5"] = b""
+
+
+DAMAGE = {
+    # name: (damage, expected (level, code), words the message must hold, restorable)
+    "missing-commit": (missing_commit, ("warning", "pending-batch"),
+                       ["batch 5 was planned but not committed"], True),
+    "truncated-offsets": (truncated_offsets, ("error", "corrupt-log"),
+                          [f"{BASE}/offsets/5", "line 2 is not valid JSON", "truncated"], False),
+    "stray-tmp": (stray_tmp, ("warning", "leftover-temp"),
+                  ["leftover temporary file", ".tmp"], True),
+    "missing-state-version": (missing_state_version, ("error", "not-restorable"),
+                              [f"{BASE}/state/0/1: state version 4 is missing",
+                               "needed to rebuild version 6"], False),
+    "missing-metadata": (missing_metadata, ("error", "missing-metadata"),
+                         [f"{BASE}/metadata is missing"], False),
+    "gap": (gap_in_offsets, ("error", "gap"), ["offsets has a gap: batch 2 missing"], False),
+    "empty-commit": (empty_commit, ("error", "corrupt-log"),
+                     [f"{BASE}/commits/5 is empty (0 bytes)"], False),
+}
+
+
+@pytest.mark.parametrize("name", DAMAGE)
+def test_validate_names_each_damage_precisely(name):
+    damage, issue, words, restorable = DAMAGE[name]
+    ckpt = Checkpoint(6)
+    damage(ckpt)
+    report = validate(ckpt)
+    matching = [i for i in report["issues"] if (i["level"], i["code"]) == issue]
+    assert matching, report["issues"]
+    assert any(all(w in i["message"] for w in words) for i in matching), matching
+    assert report["restorable"] is restorable
+
+
+def test_a_damaged_last_batch_points_at_the_newest_restorable_one():
+    ckpt = Checkpoint(6)
+    truncated_offsets(ckpt)
+    report = validate(ckpt)
+    assert report["restorableBatch"] == 4
+    assert report["advice"] == (f"nnlite catalog rollback {BASE} --to-batch 4 makes the query "
+                                f"restart from batch 5")
+
+
+def test_snapshots_shorten_the_chain_a_restore_needs():
+    ckpt = Checkpoint(8, snapshot_every=4)
+    ckpt.remove("state/0/0/2.delta")      # before the snapshot at version 4: not needed for 8
+    found = analyse(ckpt)
+    assert streaming.latest_restorable(found) == 7
+    store = next(s for s in found.stores if s.partition == "0")
+    assert [f.path.rsplit("/", 1)[1] for f in store.chain(7)] == [
+        "7.delta", "6.delta", "5.delta", "4.snapshot"]
+    assert [f.path.rsplit("/", 1)[1] for f in store.chain(8)] == ["8.snapshot"]
+    assert store.chain(3) is None
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("12.delta", (12, layout.DELTA)), ("12.snapshot", (12, layout.SNAPSHOT)),
+    ("3.zip", (3, layout.SNAPSHOT)), ("3_6c1d5b0e-8f7a-4c2b-9e1d-0a1b2c3d4e5f.zip",
+                                      (3, layout.SNAPSHOT)),
+    ("7.changelog", (7, layout.DELTA)), ("schema", None), ("x.delta", None), (".1.delta.crc", None),
+])
+def test_state_file_names(name, expected):
+    assert layout.state_file(name) == expected
+
+
+def test_discover_finds_each_kind_without_descending_into_a_checkpoint():
+    ckpt = Checkpoint(2)
+    other = Checkpoint(1, base="/ckpt/deep/q2", ns=ckpt.ns)
+    for path in ("/rdd/5c1e/rdd-7/part-00000", "/dstream/app/checkpoint-1700000000000",
+                 "/jobs/etl/chk-3/part-00000"):
+        from tests.namenode.helpers import write_file
+        write_file(ckpt.ns, path)
+    found = [(p, k) for p, k, _ in layout.discover(ckpt.ns.root, "/")]
+    assert found == [(other.base, "streaming"), (BASE, "streaming"),
+                     ("/dstream/app", "dstream"), ("/jobs/etl", "job"), ("/rdd/5c1e", "rdd")]
+
+
+def test_parse_log_refuses_what_spark_could_not_read():
+    assert streaming.parse_log(b"v1\n{\"a\":1}\n-\n{\"b\":2}", "f") == [{"a": 1}, {"b": 2}]
+    for data, words in ((b"", "empty"), (b"{\"a\":1}", "version line"),
+                        (b"v1\n{\"a\":", "line 2 is not valid JSON"),
+                        (b"v1\n\xff\xfe", "not UTF-8")):
+        with pytest.raises(streaming.LogFormatError, match=words):
+            streaming.parse_log(data, "f")
