@@ -1,0 +1,184 @@
+"""The catalog on what real PySpark writes into a real namenode: a stateful Structured
+Streaming query (ls, show, latest, validate; retention with a pin; rollback checked through
+the query's output) and batch-job checkpoints around ``df.write.parquet``, including a
+driver SIGKILLed between begin and complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from catalog.client import CatalogClient
+from catalog.spark import JobCheckpoint, read_latest, write_checkpoint
+from tests.catalog.remote import start
+from tests.servers import ROOT
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "key STRING, value LONG"
+Q = "/ckpt/agg"
+
+
+@pytest.fixture
+def server(tmp_path):
+    nn = start(tmp_path, "nnlite.catalog.quiet=0")
+    try:
+        yield nn
+    finally:
+        nn.stop()
+
+
+@pytest.fixture
+def catalog(server):
+    with CatalogClient(server.url, "root") as client:
+        yield client
+
+
+def feed(src, index: int) -> list[tuple[str, int]]:
+    """Input file ``index`` (published atomically): keys a, b and one of its own."""
+    rows = [("a", index), ("b", 1), (f"k{index}", 100)]
+    tmp = src.parent / f".{index}.tmp"
+    tmp.write_text("".join(json.dumps({"key": k, "value": v}) + "\n" for k, v in rows))
+    os.utime(tmp, (1_000_000 + index, 1_000_000 + index))
+    tmp.rename(src / f"{index:03d}.json")
+    return rows
+
+
+class Query:
+    """A stateful aggregation whose every micro-batch is recorded (batch id -> rows)."""
+
+    def __init__(self, spark, src, checkpoint: str):
+        from pyspark.sql import functions as F
+        self.batches: dict[int, dict[str, tuple[int, int]]] = {}
+        counts = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1)
+                  .json(str(src)).groupBy("key")
+                  .agg(F.count("*").alias("n"), F.sum("value").alias("total")))
+        self.query = (counts.writeStream.outputMode("update").foreachBatch(self._record)
+                      .option("checkpointLocation", checkpoint).start())
+
+    def _record(self, df, batch_id: int) -> None:
+        self.batches[batch_id] = {r["key"]: (r["n"], r["total"]) for r in df.collect()}
+
+    def run(self) -> None:
+        try:
+            self.query.processAllAvailable()
+        finally:
+            self.query.stop()
+        assert self.query.exception() is None
+
+
+def totals(*files: list) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for rows in files:
+        for key, value in rows:
+            n, total = out.get(key, (0, 0))
+            out[key] = (n + 1, total + value)
+    return out
+
+
+def test_streaming_checkpoint_seen_retained_and_rolled_back(spark, server, catalog, tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    uri = f"webhdfs://127.0.0.1:{server.port}{Q}"
+    files = [feed(src, i) for i in range(10)]
+    Query(spark, src, uri).run()                      # one file per batch: batches 0..9
+
+    [row] = catalog.ls("/ckpt")
+    assert (row["path"], row["kind"], row["lastBatch"], row["restorableBatch"], row["health"]) \
+        == (Q, "streaming", 9, 9, "ok")
+    assert row["stateBytes"] > 0 and row["files"] > 30
+    shown = catalog.show(Q)
+    assert [b["batch"] for b in shown["batches"]] == list(range(10))
+    assert all(b["offsets"] and b["commit"] and b["timestampMs"] > 0 for b in shown["batches"])
+    assert shown["operators"][0]["maxVersion"] == 10 and shown["queryId"]
+    assert catalog.latest(Q)["latest"] == 9
+    report = catalog.validate(Q)
+    assert report["restorable"], report["issues"]
+
+    # Retention: keep 5, with batch 2 pinned; the query still restarts where it was.
+    catalog.pin(Q, 2)
+    retained = catalog.retain(Q, 5)
+    assert retained["keptBatches"] == [2, 5, 6, 7, 8, 9]
+    assert [b["batch"] for b in catalog.show(Q)["batches"]] == [2, 5, 6, 7, 8, 9]
+    assert catalog.validate(Q)["restorable"]
+    files.append(feed(src, 10))
+    again = Query(spark, src, uri)
+    again.run()
+    assert sorted(again.batches) == [10]              # resumed after 9, not from scratch
+    assert again.batches[10]["a"] == totals(*files)["a"]       # state restored from nnlite
+    assert 2 in [b["batch"] for b in catalog.show(Q)["batches"]]   # the pin survived
+
+    # Rollback to batch 6: the restarted query re-processes exactly from batch 7.
+    rolled = catalog.rollback(Q, 6)
+    assert rolled["removedBatches"] == [7, 8, 9, 10]
+    assert catalog.validate(Q)["restorable"]
+    replay = Query(spark, src, uri)
+    replay.run()
+    assert min(replay.batches) == 7
+    assert replay.batches[7]["k7"] == (1, 100)        # batch 7 re-read file 7 ...
+    final = {}
+    for batch in sorted(replay.batches):
+        final.update(replay.batches[batch])
+    assert final["a"] == totals(*files)["a"]          # ... and nothing was counted twice
+    assert final["b"] == (11, 11)
+
+
+def test_batch_pipeline_job_checkpoints(spark, server, catalog):
+    job = "/jobs/daily"
+    df = spark.range(0, 1000, numPartitions=4).selectExpr("id", "id % 7 AS bucket")
+    first = write_checkpoint(catalog, job, df)
+    assert first["path"] == f"{job}/chk-1" and first["parts"] == 4
+    assert read_latest(spark, catalog, job).count() == 1000
+
+    with pytest.raises(RuntimeError, match="the job failed"):
+        with JobCheckpoint(catalog, job) as chk:
+            df.write.mode("append").parquet(chk.uri)
+            raise RuntimeError("the job failed")
+    assert catalog.latest_job(job)["id"] == 1         # aborted: chk-2 never became latest
+    assert catalog.ls("/jobs")[0]["inProgress"] == []
+
+    second = write_checkpoint(catalog, job, df.where("bucket = 0"), expected_parts=4)
+    assert second["path"] == f"{job}/chk-3"           # ids are never reused
+    assert read_latest(spark, catalog, job).count() == len([i for i in range(1000) if i % 7 == 0])
+    for _ in range(3):
+        write_checkpoint(catalog, job, df)
+    catalog.pin(job, 3)
+    assert catalog.retain(job, 2) == {"kept": [3, 5, 6], "deleted": 2}
+    assert catalog.latest_job(job)["id"] == 6
+
+
+DRIVER = """
+import sys
+from pyspark.sql import SparkSession
+from catalog.client import CatalogClient
+from catalog.spark import write_checkpoint
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+         .getOrCreate())
+with CatalogClient(sys.argv[1], "root") as catalog:
+    write_checkpoint(catalog, "/jobs/crash", spark.range(0, 50, numPartitions=2))
+print("completed")
+"""
+
+
+def test_a_driver_killed_between_begin_and_complete_leaves_the_previous_latest(
+        spark, server, catalog, tmp_path):
+    write_checkpoint(catalog, "/jobs/crash", spark.range(0, 10, numPartitions=2))
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    env = {**os.environ, "NNLITE_FAULTS": "catalog.before-complete=kill",
+           "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
+    driver = subprocess.run([sys.executable, str(script), server.url], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert driver.returncode == -9, driver.stderr[-2000:]
+    assert "completed" not in driver.stdout
+    assert catalog.latest_job("/jobs/crash")["id"] == 1
+    [row] = catalog.ls("/jobs")
+    assert row["inProgress"] == [2]                   # its parts are there, never complete
+    assert read_latest(spark, catalog, "/jobs/crash").count() == 10
+    catalog.abort("/jobs/crash", 2)
+    assert catalog.ls("/jobs")[0]["inProgress"] == []
