@@ -54,7 +54,8 @@ class CatalogService:
         self.tmp_ttl_ms = int(tmp_ttl * 1000)
         self.rdd_ttl_ms = int(rdd_ttl * 1000)
         self.clock = clock
-        self.requests = 0         # ls/show/validate... answered (for /metrics)
+        self.requests = 0         # ls/show/latest/validate answered (for /metrics)
+        self.files_read = 0       # log files read from the block store by them
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -87,6 +88,7 @@ class CatalogService:
             raise InvalidRequestError(f"{ref.path} is {ref.length} bytes, too large for a "
                                       f"metadata log file")
         chunks = []
+        self.files_read += 1
         for block_id, num_bytes, _ in ref.blocks:
             with self.store.open_block(block_id, num_bytes) as handle:
                 chunks.append(handle.read(num_bytes))
@@ -128,6 +130,9 @@ class CatalogService:
         if kind == layout.RDD:
             return others.rdd_summary(node, path, now, self.quiet_ms, self.rdd_ttl_ms)
         return others.dstream_summary(node, path, now, self.quiet_ms)
+
+    def metrics(self) -> dict:
+        return {"CatalogRequests": self.requests, "CatalogFilesRead": self.files_read}
 
     def show(self, path: str, user: str) -> dict:
         found = self._streaming(path, user)

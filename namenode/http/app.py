@@ -162,6 +162,7 @@ class NamenodeApp:
             "HealthyNameDirs": sum(d.healthy for d in fs.dirs),
             "FailedNameDirs": sum(not d.healthy for d in fs.dirs),
             **self._checkpoint_metrics(),
+            **(self.catalog.metrics() if self.catalog is not None else {}),
         }
 
     def _checkpoint_metrics(self) -> dict:
