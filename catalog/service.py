@@ -56,6 +56,7 @@ class CatalogService:
         self.clock = clock
         self.requests = 0         # ls/show/latest/validate answered (for /metrics)
         self.files_read = 0       # log files read from the block store by them
+        self._overview: tuple[float, list[dict]] | None = None
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -130,6 +131,14 @@ class CatalogService:
         if kind == layout.RDD:
             return others.rdd_summary(node, path, now, self.quiet_ms, self.rdd_ttl_ms)
         return others.dstream_summary(node, path, now, self.quiet_ms)
+
+    def overview(self, ttl: float = 15.0) -> list[dict]:
+        """Every checkpoint in the namespace as the superuser sees it, for the status page;
+        reused for ``ttl`` seconds (an ``ls`` of everything walks every checkpoint)."""
+        now = time.monotonic()
+        if self._overview is None or now - self._overview[0] >= ttl:
+            self._overview = (now, self.ls("/", self.fs.identity.superuser))
+        return self._overview[1]
 
     def metrics(self) -> dict:
         return {"CatalogRequests": self.requests, "CatalogFilesRead": self.files_read}

@@ -68,6 +68,7 @@ class Snapshot:
     checkpoints: int | None = None      # checkpoints completed since start (None: unknown)
     data_dirs: list[DataDir] = field(default_factory=list)
     blocks: int | None = None           # None: no block store
+    catalog: list[dict] | None = None   # the checkpoint catalog's rows (None: no catalog)
 
 
 class BlockCounter:
@@ -119,6 +120,9 @@ def collect(app, counter: BlockCounter = BLOCKS) -> Snapshot:
     if store is not None:       # the hook: a namenode without a data path shows name dirs only
         snap.data_dirs.append(_data_dir(store.root))
         snap.blocks = counter.count(store.blocks)
+    catalog = getattr(app, "catalog", None)
+    if catalog is not None:     # the layer above, when the daemon's composer installed it
+        snap.catalog = catalog.overview()
     return snap
 
 
@@ -235,7 +239,7 @@ def render(snap: Snapshot) -> str:
               ' &middot; <a href="/jmx">/jmx</a> &middot; <a href="/metrics">/metrics</a>'
               "</footer>")
     body = (f'{header}<main>{banner}<div class="grid">{cards}</div>'
-            f"{_storage(snap)}{footer}</main>")
+            f"{_storage(snap)}{_catalog(snap)}{footer}</main>")
     return _document(f"nnlite namenode: {headline}", REFRESH, body)
 
 
@@ -299,6 +303,42 @@ def _storage(snap: Snapshot) -> str:
             '<th style="text-align:right">Edits size</th></tr>')
     return (f'<section class="wide"><h2>Storage directories</h2><table id="dirs">{head}'
             f'{"".join(rows)}</table></section>')
+
+
+CATALOG_ROWS = 50
+HEALTH_CSS = {"ok": "ok", "writing": "ok", "empty": "warn", "degraded": "warn",
+              "abandoned": "warn", "broken": "bad"}
+
+
+def _catalog(snap: Snapshot) -> str:
+    """The Spark checkpoints the catalog finds: the unhealthy first, at most CATALOG_ROWS."""
+    if snap.catalog is None:
+        return ""
+    rows = sorted(snap.catalog, key=lambda r: (HEALTH_CSS.get(r["health"], "bad") == "ok",
+                                               r["path"]))
+    shown = "".join(_checkpoint_row(r) for r in rows[:CATALOG_ROWS])
+    more = len(rows) - CATALOG_ROWS
+    note = (f'<p class="meta">{more:,} more: <code>nnlite catalog ls</code> lists them all</p>'
+            if more > 0 else "")
+    if not rows:
+        shown = '<tr><td colspan="7">No Spark checkpoints yet.</td></tr>'
+    head = ("<tr><th>Checkpoint</th><th>Kind</th><th>Last batch</th><th>Health</th>"
+            '<th style="text-align:right">Files</th><th style="text-align:right">Size</th>'
+            "<th>Updated</th></tr>")
+    return (f'<section class="wide"><h2>Spark checkpoints ({len(rows):,})</h2>'
+            f'<table id="catalog">{head}{shown}</table>{note}</section>')
+
+
+def _checkpoint_row(r: dict) -> str:
+    last = "—" if r["lastBatch"] is None else r["lastBatch"]
+    if r["restorableBatch"] is not None and r["restorableBatch"] != r["lastBatch"]:
+        last = f"{last} (restores {r['restorableBatch']})"
+    css = HEALTH_CSS.get(r["health"], "bad")
+    return (f'<tr class="checkpoint"><td class="path">{_e(r["path"])}</td><td>{_e(r["kind"])}'
+            f'</td><td>{_e(last)}</td><td><span class="badge {css}">{_e(r["health"])}</span>'
+            f'</td><td class="num">{r["files"]:,}</td><td class="num">'
+            f'{_e(size_text(r["bytes"]))}</td><td>{_e(_clock(r["lastUpdate"] / 1000, zone=False))}'
+            "</td></tr>")
 
 
 def _dir_row(kind: str, path: str, state: tuple[str, str], size: str) -> str:

@@ -120,3 +120,26 @@ def worst_case() -> status.Snapshot:
 @pytest.mark.parametrize("width", [1200, 800, 500])
 def test_no_card_overflows_with_longest_values(tmp_path, width):
     assert overflowing(status.render(worst_case()), width, tmp_path) == []
+
+
+# ---------------------------------------------------------------------- the catalog's section
+
+def test_status_page_lists_the_spark_checkpoints(tmp_path):
+    from client.webhdfs import WebHdfsClient
+    from tests.catalog.remote import USER, start, write_checkpoint
+    nn = start(tmp_path, "nnlite.catalog.quiet=0")
+    try:
+        with WebHdfsClient(nn.url, USER) as client:
+            write_checkpoint(client, "/ckpt/good", 3)
+            write_checkpoint(client, "/ckpt/damaged", 3)
+            client.delete("/ckpt/damaged/state/0/1/3.delta")
+        dom = render(nn.url + "/", tmp_path, "--dump-dom").stdout
+    finally:
+        nn.stop()
+    section = dom[dom.index("Spark checkpoints (2)"):]
+    rows = re.findall(r'<tr class="checkpoint">(.*?)</tr>', section, re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in rows]
+    # the unhealthy one first; its last batch says which batch still restores
+    assert cells[0][0] == "/ckpt/damaged" and "degraded" in cells[0][3]
+    assert cells[0][2] == "2 (restores 1)"
+    assert cells[1][:3] == ["/ckpt/good", "streaming", "2"] and ">ok<" in cells[1][3]
