@@ -898,24 +898,19 @@ def catalog_rollback(catalog, path, to_batch, as_json) -> None:
                 lambda d: [CF.change_line("rollback", d)])
 
 
-@catalog_group.command("pin")
-@click.argument("path")
-@click.argument("batch", type=click.IntRange(min=0))
-@catalog_options
-def catalog_pin(catalog, path, batch, as_json) -> None:
-    """Protect BATCH (and the state it needs) from retention."""
-    doc = catalog.pin(path, batch)
-    echo_answer(doc, as_json, lambda d: [f"{d.get('path', path)}: pinned {d.get('pinned')}"])
+def _pin_command(name: str, on: bool, summary: str):
+    @catalog_group.command(name, help=summary)
+    @click.argument("path")
+    @click.argument("batch", type=click.IntRange(min=0))
+    @catalog_options
+    def command(catalog, path, batch, as_json) -> None:
+        doc = catalog.pin(path, batch) if on else catalog.unpin(path, batch)
+        echo_answer(doc, as_json, lambda d: [f"{d.get('path', path)}: pinned {d.get('pinned')}"])
+    return command
 
 
-@catalog_group.command("unpin")
-@click.argument("path")
-@click.argument("batch", type=click.IntRange(min=0))
-@catalog_options
-def catalog_unpin(catalog, path, batch, as_json) -> None:
-    """Let retention remove BATCH again."""
-    doc = catalog.unpin(path, batch)
-    echo_answer(doc, as_json, lambda d: [f"{d.get('path', path)}: pinned {d.get('pinned')}"])
+catalog_pin = _pin_command("pin", True, "Protect BATCH (and the state it needs) from retention.")
+catalog_unpin = _pin_command("unpin", False, "Let retention remove BATCH again.")
 
 
 @catalog_group.command("gc")

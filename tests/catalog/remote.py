@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
+from catalog.client import CatalogClient
 from client.webhdfs import WebHdfsClient
 from tests.catalog.builder import QUERY_ID, commit_bytes, offsets_bytes
 from tests.servers import NamenodeProcess
@@ -16,6 +18,17 @@ def start(tmp_path, *defines: str, env: dict | None = None, name: str = "name"):
     for d in defines:
         args += ["-D", d]
     return NamenodeProcess.start([str(tmp_path / name)], *args, env=env)
+
+
+@contextmanager
+def running(tmp_path, *defines: str, user: str = USER):
+    """A namenode with these settings, a WebHDFS client and a catalog client; all stopped."""
+    nn = start(tmp_path, *defines)
+    try:
+        with WebHdfsClient(nn.url, user) as hdfs, CatalogClient(nn.url, user) as catalog:
+            yield nn, hdfs, catalog
+    finally:
+        nn.stop()
 
 
 def write_checkpoint(client: WebHdfsClient, base: str, batches: int, partitions: int = 2,

@@ -15,31 +15,10 @@ import pytest
 from catalog.client import CatalogClient, CheckpointBusy, IncompleteCheckpoint, NotRestorable
 from client import errors as client_errors
 from client.webhdfs import WebHdfsClient
-from tests.catalog.remote import USER, start, write_checkpoint
+from tests.catalog.remote import USER, running, start, write_checkpoint
 from tests.servers import ROOT
 
 Q = "/ckpt/q1"
-
-
-@pytest.fixture
-def server(tmp_path):
-    nn = start(tmp_path, "nnlite.catalog.quiet=0")
-    try:
-        yield nn
-    finally:
-        nn.stop()
-
-
-@pytest.fixture
-def hdfs(server):
-    with WebHdfsClient(server.url, USER) as client:
-        yield client
-
-
-@pytest.fixture
-def catalog(server):
-    with CatalogClient(server.url, USER) as client:
-        yield client
 
 
 def nnlite(server, *args: str) -> subprocess.CompletedProcess:
@@ -105,16 +84,12 @@ def test_others_cannot_change_a_checkpoint_they_cannot_write(server, hdfs):
 
 
 def test_rollback_is_refused_while_the_query_writes(tmp_path):
-    nn = start(tmp_path, "nnlite.catalog.quiet=600")
-    try:
-        with WebHdfsClient(nn.url, USER) as hdfs, CatalogClient(nn.url, USER) as catalog:
-            write_checkpoint(hdfs, Q, 3)
-            with pytest.raises(CheckpointBusy, match="stop the query"):
-                catalog.rollback(Q, 1)
-            assert catalog.ls("/")[0]["health"] == "writing"
-            assert catalog.latest(Q)["latest"] == 2
-    finally:
-        nn.stop()
+    with running(tmp_path, "nnlite.catalog.quiet=600") as (_, hdfs, catalog):
+        write_checkpoint(hdfs, Q, 3)
+        with pytest.raises(CheckpointBusy, match="stop the query"):
+            catalog.rollback(Q, 1)
+        assert catalog.ls("/")[0]["health"] == "writing"
+        assert catalog.latest(Q)["latest"] == 2
 
 
 def test_concurrent_begins_on_one_job_get_distinct_ids(catalog, server):
@@ -153,40 +128,31 @@ def test_job_lifecycle_over_http(hdfs, catalog):
     assert (row["kind"], row["lastBatch"], row["inProgress"]) == ("job", 1, [])
 
 
-def test_gc_removes_old_temp_files_but_not_live_ones(tmp_path):
-    nn = start(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.tmp-ttl=0",
-               "nnlite.catalog.gc.rdd-ttl=0")
-    try:
-        with WebHdfsClient(nn.url, USER) as hdfs, CatalogClient(nn.url, USER) as catalog:
-            write_checkpoint(hdfs, Q, 2)
-            hdfs.create(f"{Q}/offsets/.2.5f0e.tmp", b"v1\n")
-            hdfs.create("/rdd/7a1e/rdd-3/part-00000", b"x")
-            dry = catalog.gc("/", dry_run=True)
-            assert [p["path"] for p in dry["removed"]] == [f"{Q}/offsets/.2.5f0e.tmp",
-                                                           "/rdd/7a1e"]
-            assert hdfs.exists("/rdd/7a1e")
-            catalog.gc("/")
-            assert not hdfs.exists("/rdd/7a1e") and not hdfs.exists(f"{Q}/offsets/.2.5f0e.tmp")
-            assert catalog.validate(Q)["restorable"]
-    finally:
-        nn.stop()
+def test_gc_removes_old_temp_files_and_abandoned_rdd_checkpoints(tmp_path):
+    with running(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.tmp-ttl=0",
+                 "nnlite.catalog.gc.rdd-ttl=0") as (_, hdfs, catalog):
+        write_checkpoint(hdfs, Q, 2)
+        hdfs.create(f"{Q}/offsets/.2.5f0e.tmp", b"v1\n")
+        hdfs.create("/rdd/7a1e/rdd-3/part-00000", b"x")
+        dry = catalog.gc("/", dry_run=True)
+        assert [p["path"] for p in dry["removed"]] == [f"{Q}/offsets/.2.5f0e.tmp", "/rdd/7a1e"]
+        assert hdfs.exists("/rdd/7a1e")
+        catalog.gc("/")
+        assert not hdfs.exists("/rdd/7a1e") and not hdfs.exists(f"{Q}/offsets/.2.5f0e.tmp")
+        assert catalog.validate(Q)["restorable"]
 
 
 def test_the_retention_policy_runs_in_the_background(tmp_path):
-    nn = start(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.retain=/ckpt=2",
-               "nnlite.catalog.policy.interval=0.2")
-    try:
-        with WebHdfsClient(nn.url, USER) as hdfs, CatalogClient(nn.url, USER) as catalog:
-            write_checkpoint(hdfs, Q, 6)
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                if [b["batch"] for b in catalog.show(Q)["batches"]] == [4, 5]:
-                    break
-                time.sleep(0.1)
-            assert [b["batch"] for b in catalog.show(Q)["batches"]] == [4, 5]
-            assert catalog.validate(Q)["restorable"]
-    finally:
-        nn.stop()
+    with running(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.retain=/ckpt=2",
+                 "nnlite.catalog.policy.interval=0.2") as (nn, hdfs, catalog):
+        write_checkpoint(hdfs, Q, 6)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if [b["batch"] for b in catalog.show(Q)["batches"]] == [4, 5]:
+                break
+            time.sleep(0.1)
+        assert [b["batch"] for b in catalog.show(Q)["batches"]] == [4, 5]
+        assert catalog.validate(Q)["restorable"]
     assert "catalog policy: /ckpt/q1 keep 2" in nn.log.read_text()
 
 

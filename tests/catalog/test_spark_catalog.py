@@ -12,30 +12,14 @@ import sys
 
 import pytest
 
-from catalog.client import CatalogClient
 from catalog.spark import JobCheckpoint, read_latest, write_checkpoint
-from tests.catalog.remote import start
 from tests.servers import ROOT
+from tests.spark.test_streaming_checkpoint import expected
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "key STRING, value LONG"
 Q = "/ckpt/agg"
-
-
-@pytest.fixture
-def server(tmp_path):
-    nn = start(tmp_path, "nnlite.catalog.quiet=0")
-    try:
-        yield nn
-    finally:
-        nn.stop()
-
-
-@pytest.fixture
-def catalog(server):
-    with CatalogClient(server.url, "root") as client:
-        yield client
 
 
 def feed(src, index: int) -> list[tuple[str, int]]:
@@ -71,15 +55,6 @@ class Query:
         assert self.query.exception() is None
 
 
-def totals(*files: list) -> dict[str, tuple[int, int]]:
-    out: dict[str, tuple[int, int]] = {}
-    for rows in files:
-        for key, value in rows:
-            n, total = out.get(key, (0, 0))
-            out[key] = (n + 1, total + value)
-    return out
-
-
 def test_streaming_checkpoint_seen_retained_and_rolled_back(spark, server, catalog, tmp_path):
     src = tmp_path / "in"
     src.mkdir()
@@ -109,7 +84,7 @@ def test_streaming_checkpoint_seen_retained_and_rolled_back(spark, server, catal
     again = Query(spark, src, uri)
     again.run()
     assert sorted(again.batches) == [10]              # resumed after 9, not from scratch
-    assert again.batches[10]["a"] == totals(*files)["a"]       # state restored from nnlite
+    assert again.batches[10]["a"] == expected(*files)["a"]       # state restored from nnlite
     assert 2 in [b["batch"] for b in catalog.show(Q)["batches"]]   # the pin survived
 
     # Rollback to batch 6: the restarted query re-processes exactly from batch 7.
@@ -123,7 +98,7 @@ def test_streaming_checkpoint_seen_retained_and_rolled_back(spark, server, catal
     final = {}
     for batch in sorted(replay.batches):
         final.update(replay.batches[batch])
-    assert final["a"] == totals(*files)["a"]          # ... and nothing was counted twice
+    assert final["a"] == expected(*files)["a"]          # ... and nothing was counted twice
     assert final["b"] == (11, 11)
 
 
@@ -154,12 +129,11 @@ def test_batch_pipeline_job_checkpoints(spark, server, catalog):
 DRIVER = """
 import sys
 from pyspark.sql import SparkSession
-from catalog.client import CatalogClient
 from catalog.spark import write_checkpoint
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
          .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
          .getOrCreate())
-with CatalogClient(sys.argv[1], "root") as catalog:
+with CatalogClient(sys.argv[1], "tester") as catalog:
     write_checkpoint(catalog, "/jobs/crash", spark.range(0, 50, numPartitions=2))
 print("completed")
 """
