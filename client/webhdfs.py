@@ -304,6 +304,10 @@ class WebHdfsClient:
     def set_owner(self, path: str, owner: str | None, group: str | None) -> None:
         self._call("PUT", path, "SETOWNER", owner=owner or None, group=group or None)
 
+    def set_times(self, path: str, mtime: int = -1, atime: int = -1) -> None:
+        """SETTIMES: modification and access time in ms since the epoch (-1: unchanged)."""
+        self._call("PUT", path, "SETTIMES", modificationtime=mtime, accesstime=atime)
+
     def set_replication(self, path: str, replication: int) -> bool:
         return self._boolean(self._call("PUT", path, "SETREPLICATION",
                                         replication=replication))
