@@ -50,6 +50,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 from enum import IntEnum
+from operator import attrgetter
 from typing import ClassVar, Iterator
 
 import msgpack
@@ -96,6 +97,7 @@ class OpCode(IntEnum):
 
 
 OPS: dict[int, type["Op"]] = {}
+ARITY: dict[int, int] = {}    # op code -> items in its payload array (op code, txid, fields)
 
 
 def _op(cls):
@@ -105,6 +107,11 @@ def _op(cls):
         raise RuntimeError(f"op code {cls.OP_CODE} registered twice")
     OPS[int(cls.OP_CODE)] = cls
     cls.FIELDS = tuple(f.name for f in dataclasses.fields(cls))
+    ARITY[int(cls.OP_CODE)] = 2 + len(cls.FIELDS)
+    if len(cls.FIELDS) > 1:
+        cls._values = staticmethod(attrgetter(*cls.FIELDS))
+    elif cls.FIELDS:
+        cls._values = staticmethod(lambda op, name=cls.FIELDS[0]: (getattr(op, name),))
     return cls
 
 
@@ -115,8 +122,16 @@ class Op:
     OP_CODE: ClassVar[OpCode]
     FIELDS: ClassVar[tuple[str, ...]]
 
+    def values(self) -> tuple:
+        """The fields in declaration order: the payload after ``[op_code, txid]``."""
+        return self._values(self)
+
     def to_list(self) -> list:
-        return [getattr(self, name) for name in self.FIELDS]
+        return list(self._values(self))
+
+    @staticmethod
+    def _values(op: "Op") -> tuple:
+        return ()
 
 
 @_op
@@ -402,11 +417,26 @@ class EditsReader:
 
     def _reset(self) -> None:
         self.valid_length = HEADER_SIZE
-        self.last_txid = self.first_txid - 1
+        self._next_txid = self.first_txid
         self.torn_tail: TornTail | None = None
-        self.records = 0
+
+    @property
+    def last_txid(self) -> int:
+        return self._next_txid - 1
+
+    @property
+    def records(self) -> int:
+        return self._next_txid - self.first_txid
 
     def __iter__(self) -> Iterator[tuple[int, Op]]:
+        ops = OPS
+        for items in self.payloads():
+            yield items[1], ops[items[0]](*items[2:])
+
+    def payloads(self) -> Iterator[tuple]:
+        """Iterate the decoded payloads ``(op_code, txid, field...)`` with every check of
+        ``__iter__`` (CRC, decodable, a known op code with its number of fields, txids), but
+        without building op objects: replay dispatches on the op code itself."""
         self._reset()
         with open(self.path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -417,38 +447,56 @@ class EditsReader:
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 yield from self._records(mm, size)
 
-    def _records(self, buf, size: int) -> Iterator[tuple[int, Op]]:
+    def _records(self, buf, size: int) -> Iterator[tuple]:
+        # The hot loop of every replay: locals only, one CRC call per record (the CRC of the
+        # length field comes from a table), and the checks of decode_payload inlined; any
+        # record that fails them goes through decode_payload again for its exact error.
         off = HEADER_SIZE
         expected = self.first_txid
         unpack_header = RECORD_HEADER.unpack_from
+        unpackb, crc32, length_crc, arity = msgpack.unpackb, _crc32, _LENGTH_CRC, ARITY
+        small, max_record = len(_LENGTH_CRC), self.max_record
         while off < size:
             if size - off < RECORD_HEADER_SIZE:
                 self._torn(off, size, "partial record header")
                 return
             length, crc = unpack_header(buf, off)
-            end = off + RECORD_HEADER_SIZE + length
-            if length > self.max_record or end > size:
+            start = off + RECORD_HEADER_SIZE
+            end = start + length
+            if length > max_record or end > size:
                 self._bad_length(buf, off, end, size, expected, length)
                 return
-            payload = buf[off + RECORD_HEADER_SIZE:end]
-            if length == 0 or _crc32(payload, _crc32(buf[off:off + 4])) != crc:
+            payload = buf[start:end]
+            if length == 0 or crc != crc32(payload, length_crc[length] if length < small
+                                           else crc32(LENGTH.pack(length))):
                 self._bad_crc(buf, off, end, size, expected, crc)
                 return
             try:
-                txid, op = decode_payload(payload, path=self.path, offset=off,
-                                          expected_txid=expected)
-            except CorruptRecordError as exc:
-                self._bad_record(buf, off, end, size, expected, "undecodable last record", exc)
+                items = unpackb(payload, use_list=False, raw=False, strict_map_key=True)
+                ok = (type(items) is tuple and arity.get(items[0], -1) == len(items)
+                      and type(items[0]) is int and type(items[1]) is int)
+            except (ValueError, TypeError, IndexError, msgpack.UnpackException):
+                ok = False
+            if not ok:
+                self._undecodable(buf, off, end, size, expected, payload)
                 return
-            if txid != expected:
-                raise TxidGapError(f"expected txid {expected}, found {txid}", path=self.path,
-                                   offset=off, txid=txid)
-            yield txid, op
-            expected += 1
-            off = end
-            self.valid_length = off
-            self.last_txid = txid
-            self.records += 1
+            if items[1] != expected:
+                raise TxidGapError(f"expected txid {expected}, found {items[1]}",
+                                   path=self.path, offset=off, txid=items[1])
+            yield items
+            # Updated after the consumer is done with the record (oev reads it mid-way).
+            self.valid_length = off = end
+            self._next_txid = expected = expected + 1
+
+    def _undecodable(self, buf, off: int, end: int, size: int, expected: int,
+                     payload: bytes) -> None:
+        try:
+            decode_payload(payload, path=self.path, offset=off, expected_txid=expected)
+            error = CorruptRecordError("edits record is not an op", path=self.path,
+                                       offset=off, txid=expected)
+        except CorruptRecordError as exc:
+            error = exc
+        self._bad_record(buf, off, end, size, expected, "undecodable last record", error)
 
     def _bad_length(self, buf, off: int, end: int, size: int, expected: int,
                     length: int) -> None:
@@ -486,6 +534,9 @@ class EditsReader:
     def _torn(self, off: int, size: int, reason: str) -> None:
         self.torn_tail = TornTail(off, size - off, reason)
 
+
+# CRC-32 of the 4-byte length field for every length below 4096 (nearly every record).
+_LENGTH_CRC = [_crc32(LENGTH.pack(n)) for n in range(4096)]
 
 _NONZERO = re.compile(rb"[^\x00]")
 

@@ -64,25 +64,47 @@ class Loaded:
 def replay(ns: Namespace, path: str, after_txid: int, expected: int,
            max_record: int = E.DEFAULT_MAX_RECORD) -> tuple[E.EditsReader, int]:
     """Apply every record of ``path`` with txid > ``after_txid``; the first applied one must be
-    ``expected``. Returns the finished reader and the number of ops applied."""
+    ``expected``. Returns the finished reader and the number of ops applied.
+
+    Records are applied straight from their decoded payloads: ``Tree.appliers`` takes an op's
+    fields in record order, so no op object is built (one is, for the message, on failure)."""
     reader = E.EditsReader(path, max_record=max_record)
     if reader.first_txid > expected:
         raise TxidGapError(f"edits needed from txid {expected} are missing: {path} starts at "
                            f"txid {reader.first_txid}", path=path, txid=expected)
-    appliers = ns._appliers
-    count = 0
-    for txid, op in reader:
-        if txid <= after_txid:
-            continue
-        try:
-            appliers[type(op)](op)
-        except NamenodeError as exc:
-            raise ReplayError(f"cannot apply txid {txid} from {path} ({op}): {exc}",
-                              path=path) from exc
-        count += 1
-        if count % PROGRESS_EVERY == 0:
-            log.info("replaying %s: %d ops, at txid %d", path, count, txid)
-    return reader, count
+    appliers = ns.appliers
+    payloads = reader.payloads()
+    skipped = 0
+    if reader.first_txid <= after_txid:     # records the image already holds come first
+        for items in payloads:
+            if items[1] > after_txid:
+                _apply(appliers, items, path)
+                break
+            skipped += 1
+    progress = PROGRESS_EVERY
+    try:
+        for items in payloads:
+            appliers[items[0]](*items[2:])
+            progress -= 1
+            if not progress:
+                progress = PROGRESS_EVERY
+                log.info("replaying %s: %d ops, at txid %d", path, reader.records - skipped + 1,
+                         items[1])
+    except NamenodeError as exc:
+        raise _replay_error(items, path, exc) from exc
+    return reader, reader.records - skipped
+
+
+def _apply(appliers: dict, items: tuple, path: str) -> None:
+    try:
+        appliers[items[0]](*items[2:])
+    except NamenodeError as exc:
+        raise _replay_error(items, path, exc) from exc
+
+
+def _replay_error(items: tuple, path: str, exc: NamenodeError) -> ReplayError:
+    op = E.OPS[items[0]](*items[2:])
+    return ReplayError(f"cannot apply txid {items[1]} from {path} ({op}): {exc}", path=path)
 
 
 def load(dirs: list[NameDir], **ns_kw) -> Loaded:

@@ -16,6 +16,7 @@ from namenode.inode import (NO_QUOTA, ROOT_INODE_ID, INode, INodeDirectory, INod
 
 XATTR_CREATE, XATTR_REPLACE = 1, 2
 IMPLICIT_UWX = 0o300
+DIR_INDEX_SIZE = 1024     # directories remembered by path; the index starts over when full
 
 
 class Tree:
@@ -23,6 +24,16 @@ class Tree:
 
     Invariant: ``files`` and ``dirs`` count the inodes of each kind (root included);
     ``last_inode_id`` is at least every inode id in the tree.
+
+    ``appliers`` maps each op code to the method that applies it; a method takes the op's
+    fields in declaration order (the payload of its edits record after the op code and txid),
+    so a replay calls it with the decoded record and never builds an op object.
+
+    ``_dir_index`` remembers recently used directories by path (``""`` for the root) so the
+    appliers find the parent of a path without splitting and walking it. Only the appliers
+    below attach, detach or move inodes (the image loader attaches to a fresh tree); detaching
+    or moving a directory empties the index, so an entry always names the directory now at
+    that path.
     """
 
     def __init__(self, *, owner: str = "root", group: str = "supergroup", mtime: int = 0,
@@ -35,23 +46,25 @@ class Tree:
         self.quota_dirs = 0       # directories with a quota; none -> quota walks are skipped
         self.max_xattrs = max_xattrs
         self.max_xattr_size = max_xattr_size
-        self._appliers = {
-            E.StartLogSegmentOp: _noop, E.EndLogSegmentOp: _noop,
-            E.MkdirOp: self._mkdir, E.AddFileOp: self._add_file, E.CloseFileOp: self._close_file,
-            E.AddBlockOp: self._add_block, E.UpdateBlocksOp: self._update_blocks,
-            E.DeleteOp: self._delete, E.RenameOldOp: self._rename_old, E.RenameOp: self._rename,
-            E.SetPermissionsOp: self._set_permissions, E.SetOwnerOp: self._set_owner,
-            E.SetTimesOp: self._set_times, E.SetReplicationOp: self._set_replication,
-            E.SetQuotaOp: self._set_quota, E.SetXAttrOp: self._set_xattr,
-            E.RemoveXAttrOp: self._remove_xattr, E.ConcatOp: self._concat,
-            E.TruncateOp: self._truncate, E.AppendOp: self._append,
-            E.DeleteManyOp: self._delete_many,
-        }
+        self._dir_index: dict[str, INodeDirectory] = {"": self.root}
+        C = E.OpCode
+        self.appliers = {int(code): fn for code, fn in {
+            C.START_LOG_SEGMENT: _noop, C.END_LOG_SEGMENT: _noop,
+            C.MKDIR: self._mkdir, C.ADD_FILE: self._add_file, C.CLOSE_FILE: self._close_file,
+            C.ADD_BLOCK: self._add_block, C.UPDATE_BLOCKS: self._update_blocks,
+            C.DELETE: self._delete, C.RENAME_OLD: self._rename_old, C.RENAME: self._rename,
+            C.SET_PERMISSIONS: self._set_permissions, C.SET_OWNER: self._set_owner,
+            C.SET_TIMES: self._set_times, C.SET_REPLICATION: self._set_replication,
+            C.SET_QUOTA: self._set_quota, C.SET_XATTR: self._set_xattr,
+            C.REMOVE_XATTR: self._remove_xattr, C.CONCAT: self._concat,
+            C.TRUNCATE: self._truncate, C.APPEND: self._append,
+            C.DELETE_MANY: self._delete_many,
+        }.items()}
 
     # ----------------------------------------------------------------------- lookups
 
     def apply(self, op: E.Op) -> None:
-        self._appliers[type(op)](op)
+        self.appliers[op.OP_CODE](*op.values())
 
     def resolve(self, parts: tuple) -> list[INode]:
         """The inodes along ``parts`` from the root, as far as they exist.
@@ -82,7 +95,7 @@ class Tree:
         return node
 
     def get(self, path: str, parts: tuple | None = None) -> INode:
-        node = self.lookup(paths.split(path) if parts is None else parts)
+        node = self._find(path) if parts is None else self.lookup(parts)
         if node is None:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         return node
@@ -107,6 +120,45 @@ class Tree:
             raise errors.ParentNotDirectoryError(
                 f"Parent path is not a directory: {paths.join(parts[:-1])}", path=path)
         return parent
+
+    # ----------------------------------------------------------------------- directory index
+
+    def _parent(self, path) -> tuple[INodeDirectory, str] | None:
+        """``(directory, name)`` for a path whose directory is in the index and whose last
+        name passes every check of ``paths.split``; None sends the caller the long way."""
+        if type(path) is str:
+            key, sep, name = path.rpartition("/")
+            parent = self._dir_index.get(key)
+            if (parent is not None and sep and name.isascii() and name and ":" not in name
+                    and "\0" not in name and name != "." and name != ".."
+                    and len(name) <= paths.MAX_COMPONENT_BYTES
+                    and len(path) <= paths.MAX_PATH_CHARS):
+                return parent, name
+        return None
+
+    def _find(self, path) -> INode | None:
+        """The inode at ``path`` or None (InvalidPathError for an invalid path)."""
+        hit = self._parent(path)
+        if hit is not None:
+            return hit[0].children.get(hit[1])
+        parts = paths.split(path)
+        if not parts:
+            return self.root
+        parent = self.lookup(parts[:-1])
+        if parent is None or not parent.is_dir:
+            return None
+        self._remember(_key(parts[:-1]), parent)
+        return parent.children.get(parts[-1])
+
+    def _remember(self, key: str, directory: INodeDirectory) -> None:
+        index = self._dir_index
+        if len(index) >= DIR_INDEX_SIZE:
+            self._forget()
+        index[key] = directory
+
+    def _forget(self) -> None:
+        self._dir_index.clear()
+        self._dir_index[""] = self.root
 
     # ----------------------------------------------------------------------- quotas
 
@@ -134,98 +186,116 @@ class Tree:
             node = node.parent
 
     # ----------------------------------------------------------------------- appliers
+    # Each takes its op's fields in declaration order (see the class docstring).
 
-    def _mkdir(self, op: E.MkdirOp, nodes: list | None = None) -> None:
-        """``nodes``: the live path's resolution of ``op.path`` under the same lock."""
-        parts = paths.split(op.path)
-        if nodes is None:
-            nodes = self.resolve(parts)
+    def _mkdir(self, path, inode_id, permission, owner, group, mtime) -> None:
+        hit = self._parent(path)
+        if hit is not None and hit[1] not in hit[0].children:
+            parent, name = hit     # the common case: one new directory in a known one
+            if self.quota_dirs:
+                self.check_quota(parent, 1, 0)
+            node = INodeDirectory(inode_id, parent, name, permission, owner, group, mtime)
+            parent.children[name] = node
+            self.dirs += 1
+            if inode_id > self.last_inode_id:
+                self.last_inode_id = inode_id
+            parent.mtime = mtime
+            if self.quota_dirs:
+                self.add_usage(parent, 1, 0)
+            self._remember(path, node)
+            return
+        parts = paths.split(path)
+        nodes = self.resolve(parts)
         if len(nodes) == len(parts) + 1:
-            raise errors.FileAlreadyExistsError(f"Path exists: {op.path}", path=op.path)
+            raise errors.FileAlreadyExistsError(f"Path exists: {path}", path=path)
         parent = nodes[-1]
         if not parent.is_dir:
             raise errors.ParentNotDirectoryError(f"{parent.path()} (is not a directory)",
-                                                 path=op.path)
+                                                 path=path)
         missing = parts[len(nodes) - 1:]
         self.check_quota(parent, len(missing), 0)
-        implicit = op.permission | IMPLICIT_UWX
+        implicit = permission | IMPLICIT_UWX
         for i, name in enumerate(missing):
-            perm = op.permission if i == len(missing) - 1 else implicit
-            node = INodeDirectory(op.inode_id + i, parent, name, perm, op.owner, op.group,
-                                  op.mtime)
+            perm = permission if i == len(missing) - 1 else implicit
+            node = INodeDirectory(inode_id + i, parent, name, perm, owner, group, mtime)
             parent.children[name] = node
             parent = node
         self.dirs += len(missing)
-        if op.inode_id + len(missing) - 1 > self.last_inode_id:
-            self.last_inode_id = op.inode_id + len(missing) - 1
-        nodes[-1].mtime = op.mtime
+        if inode_id + len(missing) - 1 > self.last_inode_id:
+            self.last_inode_id = inode_id + len(missing) - 1
+        nodes[-1].mtime = mtime
         self.add_usage(nodes[-1], len(missing), 0)
+        self._remember(_key(parts), parent)
 
-    def _add_file(self, op: E.AddFileOp, parent: INodeDirectory | None = None) -> None:
-        """``parent``: the live path's resolution of the parent under the same lock."""
-        parts = paths.split(op.path)
-        if not parts:
-            raise errors.FileAlreadyExistsError("/ is a directory", path=op.path)
-        if parent is None:
-            parent = self.get_dir_for_create(parts, op.path)
-        name = parts[-1]
+    def _add_file(self, path, inode_id, replication, block_size, length, permission, owner,
+                  group, mtime, atime, overwrite, client_name, client_machine) -> None:
+        hit = self._parent(path)
+        if hit is not None:
+            parent, name = hit
+        else:
+            parts = paths.split(path)
+            if not parts:
+                raise errors.FileAlreadyExistsError("/ is a directory", path=path)
+            parent = self.get_dir_for_create(parts, path)
+            name = parts[-1]
+            self._remember(_key(parts[:-1]), parent)
         old = parent.children.get(name)
-        ns_delta, ss_delta = 1, op.length * op.replication
+        ns_delta, ss_delta = 1, length * replication
         if old is not None:
             if old.is_dir:
                 raise errors.FileAlreadyExistsError(
-                    f"{op.path} already exists as a directory", path=op.path)
-            if not op.overwrite:
-                raise errors.FileAlreadyExistsError(f"{op.path} already exists", path=op.path)
+                    f"{path} already exists as a directory", path=path)
+            if not overwrite:
+                raise errors.FileAlreadyExistsError(f"{path} already exists", path=path)
             ns_delta, ss_delta = 0, ss_delta - space(old)
-        self.check_quota(parent, ns_delta, ss_delta)
-        node = INodeFile(op.inode_id, parent, name, op.permission, op.owner, op.group,
-                         op.mtime, op.atime, op.replication, op.block_size, op.length,
-                         client_name=op.client_name or None,
-                         client_machine=op.client_machine or None)
-        parent.children[name] = node
+        if self.quota_dirs:
+            self.check_quota(parent, ns_delta, ss_delta)
+        parent.children[name] = INodeFile(inode_id, parent, name, permission, owner, group,
+                                          mtime, atime, replication, block_size, length, (),
+                                          None, client_name or None, client_machine or None)
         if old is None:
             self.files += 1
-        parent.mtime = op.mtime
-        if op.inode_id > self.last_inode_id:
-            self.last_inode_id = op.inode_id
-        self.add_usage(parent, ns_delta, ss_delta)
+        parent.mtime = mtime
+        if inode_id > self.last_inode_id:
+            self.last_inode_id = inode_id
+        if self.quota_dirs:
+            self.add_usage(parent, ns_delta, ss_delta)
 
-    def _close_file(self, op: E.CloseFileOp) -> None:
-        node = self._under_construction(op.path, op.inode_id)
-        self._resize(node, op.length)
-        node.blocks = tuple(tuple(b) for b in op.blocks)
-        node.checksum = op.checksum or None
-        node.mtime, node.atime = op.mtime, op.atime
+    def _close_file(self, path, inode_id, length, mtime, atime, blocks, checksum) -> None:
+        node = self._under_construction(path, inode_id)
+        self._resize(node, length)
+        node.blocks = tuple(tuple(b) for b in blocks)
+        node.checksum = checksum or None
+        node.mtime, node.atime = mtime, atime
         node.client_name = node.client_machine = None
         self._note_blocks(node.blocks)
 
-    def _add_block(self, op: E.AddBlockOp) -> None:
-        node = self._under_construction(op.path, op.inode_id)
-        blocks = node.blocks + (tuple(op.block),)
+    def _add_block(self, path, inode_id, block) -> None:
+        node = self._under_construction(path, inode_id)
+        blocks = node.blocks + (tuple(block),)
         self._resize(node, sum(b[1] for b in blocks))
         node.blocks = blocks
-        self._note_blocks((op.block,))
+        self._note_blocks((block,))
 
-    def _update_blocks(self, op: E.UpdateBlocksOp) -> None:
-        node = self._under_construction(op.path, op.inode_id)
-        blocks = tuple(tuple(b) for b in op.blocks)
+    def _update_blocks(self, path, inode_id, blocks) -> None:
+        node = self._under_construction(path, inode_id)
+        blocks = tuple(tuple(b) for b in blocks)
         self._resize(node, sum(b[1] for b in blocks))
         node.blocks = blocks
         self._note_blocks(blocks)
 
-    def _delete(self, op: E.DeleteOp) -> None:
-        parts = paths.split(op.path)
-        if not parts:
+    def _delete(self, path, mtime) -> None:
+        node = self.get(path)
+        if node is self.root:    # only "/" resolves to the root
             raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
-        node = self.get(op.path, parts)
+        parent = node.parent
         self._detach(node)
-        node.parent.mtime = op.mtime
+        parent.mtime = mtime
 
-    def _delete_many(self, op: E.DeleteManyOp) -> None:
+    def _delete_many(self, paths_, mtime) -> None:
         """All paths are checked (they exist, none is the root, none lies under another)
         before the first is detached, so the op applies whole or not at all."""
-        parts = [paths.split(p) for p in op.paths]
+        parts = [paths.split(p) for p in paths_]
         if not all(parts):
             raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
         ordered = sorted(parts)
@@ -234,97 +304,99 @@ class Tree:
                 raise errors.IllegalArgumentError(
                     f"{paths.join(after)} is listed twice or lies under {paths.join(before)}",
                     path=paths.join(after))
-        nodes = [self.get(p, split) for p, split in zip(op.paths, parts)]
+        nodes = [self.get(p, split) for p, split in zip(paths_, parts)]
         for node in nodes:
             parent = node.parent
             self._detach(node)
-            parent.mtime = op.mtime
+            parent.mtime = mtime
 
-    def _rename_old(self, op: E.RenameOldOp) -> None:
-        self._move(op.src, op.dst, op.mtime, overwrite=False)
+    def _rename_old(self, src, dst, mtime) -> None:
+        self._move(src, dst, mtime, overwrite=False)
 
-    def _rename(self, op: E.RenameOp) -> None:
-        self._move(op.src, op.dst, op.mtime, overwrite=op.overwrite)
+    def _rename(self, src, dst, mtime, overwrite) -> None:
+        self._move(src, dst, mtime, overwrite=overwrite)
 
-    def _set_permissions(self, op: E.SetPermissionsOp) -> None:
-        self.get(op.path).permission = op.permission
+    def _set_permissions(self, path, permission) -> None:
+        self.get(path).permission = permission
 
-    def _set_owner(self, op: E.SetOwnerOp) -> None:
-        node = self.get(op.path)
-        if op.owner is not None:
-            node.owner = op.owner
-        if op.group is not None:
-            node.group = op.group
+    def _set_owner(self, path, owner, group) -> None:
+        node = self.get(path)
+        if owner is not None:
+            node.owner = owner
+        if group is not None:
+            node.group = group
 
-    def _set_times(self, op: E.SetTimesOp) -> None:
-        node = self.get(op.path)
-        if op.mtime != -1:
-            node.mtime = op.mtime
-        if op.atime != -1:
-            node.atime = op.atime
+    def _set_times(self, path, mtime, atime) -> None:
+        node = self.get(path)
+        if mtime != -1:
+            node.mtime = mtime
+        if atime != -1:
+            node.atime = atime
 
-    def _set_replication(self, op: E.SetReplicationOp) -> None:
-        node = self.get(op.path)
+    def _set_replication(self, path, replication) -> None:
+        node = self.get(path)
         if node.is_dir:
-            raise errors.PathNotFoundError(f"{op.path} is a directory", path=op.path)
-        ss_delta = node.length * (op.replication - node.replication)
+            raise errors.PathNotFoundError(f"{path} is a directory", path=path)
+        ss_delta = node.length * (replication - node.replication)
         self.check_quota(node.parent, 0, ss_delta)
-        node.replication = op.replication
+        node.replication = replication
         self.add_usage(node.parent, 0, ss_delta)
 
-    def _set_quota(self, op: E.SetQuotaOp) -> None:
-        node = self.get(op.path)
+    def _set_quota(self, path, ns_quota, ss_quota) -> None:
+        node = self.get(path)
         if not node.is_dir:
             raise errors.PathIsNotDirectoryError(
-                f"Cannot set quota on a file: {op.path}", path=op.path)
-        if op.ns_quota == NO_QUOTA and op.ss_quota == NO_QUOTA:
+                f"Cannot set quota on a file: {path}", path=path)
+        if ns_quota == NO_QUOTA and ss_quota == NO_QUOTA:
             self.quota_dirs -= node.quota is not None
             node.quota = None
         elif node.quota is not None:
-            node.quota.ns_quota, node.quota.ss_quota = op.ns_quota, op.ss_quota
+            node.quota.ns_quota, node.quota.ss_quota = ns_quota, ss_quota
         else:
-            node.quota = Quota(op.ns_quota, op.ss_quota, *usage(node))
+            node.quota = Quota(ns_quota, ss_quota, *usage(node))
             self.quota_dirs += 1
 
-    def _set_xattr(self, op: E.SetXAttrOp) -> None:
-        node = self.get(op.path)
+    def _set_xattr(self, path, name, value, flag) -> None:
+        node = self.get(path)
         attrs = node.xattrs or {}
-        self._check_xattr(op, attrs)
-        node.xattrs = {**attrs, op.name: bytes(op.value)}
+        self._check_xattr(path, name, value, flag, attrs)
+        node.xattrs = {**attrs, name: bytes(value)}
 
-    def _check_xattr(self, op: E.SetXAttrOp, attrs: dict) -> None:
+    def _check_xattr(self, path: str, name: str, value: bytes, flag: int,
+                     attrs: dict) -> None:
         """As Hadoop's FSDirXAttrOp: the size counts the name without its namespace prefix."""
-        size = len(op.name.partition(".")[2].encode()) + len(op.value)
+        size = len(name.partition(".")[2].encode()) + len(value)
         if size > self.max_xattr_size:
             raise errors.IllegalArgumentError(
                 f"The XAttr is too big. The maximum combined size of the name and value is "
-                f"{self.max_xattr_size}, but the total size is {size}", path=op.path)
-        exists = op.name in attrs
-        if exists and not op.flag & XATTR_REPLACE:
+                f"{self.max_xattr_size}, but the total size is {size}", path=path)
+        exists = name in attrs
+        if exists and not flag & XATTR_REPLACE:
             raise errors.XAttrError(
-                f"XAttr: {op.name} already exists. The REPLACE flag must be specified.",
-                path=op.path)
-        if not exists and not op.flag & XATTR_CREATE:
+                f"XAttr: {name} already exists. The REPLACE flag must be specified.",
+                path=path)
+        if not exists and not flag & XATTR_CREATE:
             raise errors.XAttrError(
-                f"XAttr: {op.name} does not exist. The CREATE flag must be specified.",
-                path=op.path)
+                f"XAttr: {name} does not exist. The CREATE flag must be specified.",
+                path=path)
         if not exists and len(attrs) >= self.max_xattrs:
             raise errors.XAttrError(
                 f"Cannot add additional XAttr to inode, would exceed limit of "
-                f"{self.max_xattrs}", path=op.path)
+                f"{self.max_xattrs}", path=path)
 
-    def _remove_xattr(self, op: E.RemoveXAttrOp) -> None:
-        node = self.get(op.path)
-        if not node.xattrs or op.name not in node.xattrs:
+    def _remove_xattr(self, path, name) -> None:
+        node = self.get(path)
+        if not node.xattrs or name not in node.xattrs:
             raise errors.XAttrError(
-                "No matching attributes found for remove operation", path=op.path)
-        attrs = {k: v for k, v in node.xattrs.items() if k != op.name}
+                "No matching attributes found for remove operation", path=path)
+        attrs = {k: v for k, v in node.xattrs.items() if k != name}
         node.xattrs = attrs or None
 
-    def _concat(self, op: E.ConcatOp) -> None:
-        target = self._complete_file(op.target)
-        srcs = [self._complete_file(s) for s in op.srcs]
-        _check_concat_sources(target, srcs, op.target)
+    def _concat(self, target, srcs, mtime) -> None:
+        path = target
+        target = self._complete_file(path)
+        srcs = [self._complete_file(s) for s in srcs]
+        _check_concat_sources(target, srcs, path)
         length = target.length + sum(s.length for s in srcs)
         ss_delta = sum(s.length * (target.replication - s.replication) for s in srcs)
         self.check_quota(target.parent, 0, ss_delta)
@@ -335,42 +407,42 @@ class Tree:
         # growth alone could fail after the sources were detached.
         self.add_usage(target.parent, 0, (length - target.length) * target.replication)
         target.length = length
-        target.parent.mtime = op.mtime
+        target.parent.mtime = mtime
         target.blocks = blocks
         target.checksum = None
-        target.mtime = op.mtime
+        target.mtime = mtime
 
-    def _truncate(self, op: E.TruncateOp) -> None:
-        node = self._complete_file(op.path)
-        if op.new_length < 0:
+    def _truncate(self, path, new_length, mtime) -> None:
+        node = self._complete_file(path)
+        if new_length < 0:
             raise errors.IllegalArgumentError(
-                f"Cannot truncate to a negative file size: {op.new_length}.", path=op.path)
-        if op.new_length > node.length:
+                f"Cannot truncate to a negative file size: {new_length}.", path=path)
+        if new_length > node.length:
             raise errors.IllegalArgumentError(
                 f"Cannot truncate to a larger file size. Current size: {node.length}, "
-                f"truncate size: {op.new_length}.", path=op.path)
+                f"truncate size: {new_length}.", path=path)
         kept, total = [], 0
         for block_id, num_bytes, genstamp in node.blocks:
-            if total >= op.new_length:
+            if total >= new_length:
                 break
-            take = min(num_bytes, op.new_length - total)
+            take = min(num_bytes, new_length - total)
             kept.append((block_id, take, genstamp))
             total += take
-        self._resize(node, op.new_length)
+        self._resize(node, new_length)
         node.blocks = tuple(kept)
         node.checksum = None
-        node.mtime = op.mtime
+        node.mtime = mtime
 
-    def _append(self, op: E.AppendOp) -> None:
-        node = self._complete_file(op.path)
-        if node.id != op.inode_id:
+    def _append(self, path, inode_id, client_name, client_machine) -> None:
+        node = self._complete_file(path)
+        if node.id != inode_id:
             raise errors.PathNotFoundError(
-                f"File {op.path} has inode id {node.id}, the operation names {op.inode_id}",
-                path=op.path)
-        if not op.client_name:
-            raise errors.IllegalArgumentError("append needs a client name", path=op.path)
-        node.client_name = op.client_name
-        node.client_machine = op.client_machine or None
+                f"File {path} has inode id {node.id}, the operation names {inode_id}",
+                path=path)
+        if not client_name:
+            raise errors.IllegalArgumentError("append needs a client name", path=path)
+        node.client_name = client_name
+        node.client_machine = client_machine or None
 
     # ----------------------------------------------------------------------- helpers
 
@@ -400,6 +472,14 @@ class Tree:
 
     def _detach(self, node: INode) -> None:
         """Remove a subtree from its parent and from every count (one walk)."""
+        parent = node.parent
+        if not node.is_dir:
+            del parent.children[node.name]
+            self.files -= 1
+            if self.quota_dirs:
+                self.add_usage(parent, -1, -(node.length * node.replication))
+            return
+        self._forget()
         files = dirs = quotas = total = 0
         for n in walk(node):
             if n.is_dir:
@@ -408,13 +488,53 @@ class Tree:
             else:
                 files += 1
                 total += n.length * n.replication
-        del node.parent.children[node.name]
+        del parent.children[node.name]
         self.dirs -= dirs
         self.files -= files
-        self.add_usage(node.parent, -(files + dirs), -total)
+        self.add_usage(parent, -(files + dirs), -total)
         self.quota_dirs -= quotas
 
     def _move(self, src: str, dst: str, mtime: int, *, overwrite: bool) -> None:
+        node, new_parent, name = self._move_ends(src, dst)
+        old = new_parent.children.get(name)
+        if old is not None and not overwrite:
+            raise errors.FileAlreadyExistsError(f"rename destination {dst} already exists",
+                                                path=dst)
+        if old is not None and old.is_dir and old.children:
+            raise errors.NamenodeError(f"rename destination directory is not empty: {dst}",
+                                       path=dst)
+        quotas = self.quota_dirs
+        if quotas:   # the usage walks are only needed to keep quotas right
+            count, total = usage(node)
+            old_count, old_total = usage(old) if old is not None else (0, 0)
+            common = {n.id for n in node.ancestors()}
+            self.check_quota(new_parent, count - old_count, total - old_total, stop=common)
+        if old is not None:
+            self._detach(old)
+        old_parent = node.parent
+        del old_parent.children[node.name]
+        if node.is_dir:
+            self._forget()
+        if quotas:
+            self.add_usage(old_parent, -count, -total)
+        node.name = name
+        node.parent = new_parent
+        new_parent.children[name] = node
+        if quotas:
+            self.add_usage(new_parent, count, total)
+        old_parent.mtime = new_parent.mtime = mtime
+
+    def _move_ends(self, src: str, dst: str) -> tuple[INode, INodeDirectory, str]:
+        """The inode to move, the directory it goes to and its new name, after the checks
+        that need no change: neither end is the root, ``dst`` is not under ``src``, ``src``
+        exists and ``dst``'s parent is a directory."""
+        src_hit, dst_hit = self._parent(src), self._parent(dst)
+        if (src_hit is not None and dst_hit is not None and dst != src
+                and not dst.startswith(src + "/")):
+            node = src_hit[0].children.get(src_hit[1])
+            if node is None:
+                raise errors.PathNotFoundError(f"File does not exist: {src}", path=src)
+            return node, dst_hit[0], dst_hit[1]
         src_parts, dst_parts = paths.split(src), paths.split(dst)
         if not src_parts or not dst_parts:
             raise errors.NamenodeError("Rename source or destination can not be the root",
@@ -423,32 +543,16 @@ class Tree:
             raise errors.NamenodeError(
                 f"Rename destination {dst} is a directory or file under source {src}", path=src)
         node = self.get(src, src_parts)
-        new_parent = self.get_dir_for_create(dst_parts, dst)
-        old = new_parent.children.get(dst_parts[-1])
-        if old is not None and not overwrite:
-            raise errors.FileAlreadyExistsError(f"rename destination {dst} already exists",
-                                                path=dst)
-        if old is not None and old.is_dir and old.children:
-            raise errors.NamenodeError(f"rename destination directory is not empty: {dst}",
-                                       path=dst)
-        count, total = usage(node)
-        old_count, old_total = usage(old) if old is not None else (0, 0)
-        common = {n.id for n in node.ancestors()}
-        self.check_quota(new_parent, count - old_count, total - old_total, stop=common)
-        if old is not None:
-            self._detach(old)
-        old_parent = node.parent
-        del old_parent.children[node.name]
-        self.add_usage(old_parent, -count, -total)
-        node.name = dst_parts[-1]
-        node.parent = new_parent
-        new_parent.children[node.name] = node
-        self.add_usage(new_parent, count, total)
-        old_parent.mtime = new_parent.mtime = mtime
+        return node, self.get_dir_for_create(dst_parts, dst), dst_parts[-1]
 
 
-def _noop(op: E.Op) -> None:
+def _noop(*fields) -> None:
     return None
+
+
+def _key(parts: tuple) -> str:
+    """The directory index's key for a directory: its path, ``""`` for the root."""
+    return "/" + "/".join(parts) if parts else ""
 
 
 def _check_concat_sources(target: INodeFile, srcs: list, path: str) -> None:

@@ -396,6 +396,26 @@ def test_reading_twice_gives_the_same_state(tmp_path):
     assert reader.records == len(LOG.records) - 1 and reader.torn_tail is not None
 
 
+def test_payloads_are_the_records_fields_in_order(tmp_path):
+    log = corrupt.build(list(SAMPLE_OPS.values()))
+    reader = EditsReader(corrupt.write(tmp_path / "edits", log.data))
+    payloads = list(reader.payloads())
+    assert payloads == [(int(op.OP_CODE), txid, *op.values()) for txid, op in log.records]
+    assert [OPS[p[0]](*p[2:]) for p in payloads] == [op for _, op in log.records]
+    assert reader.records == len(log.records) and reader.valid_length == len(log.data)
+
+
+@pytest.mark.parametrize("size", [4096 - 60, 4096, 70_000])
+def test_records_longer_than_the_length_crc_table_are_checked(tmp_path, size):
+    big = SetXAttrOp(CKPT, "user.big", b"v" * size, 3)
+    log = corrupt.build([StartLogSegmentOp(), big, SAMPLE_OPS[OpCode.DELETE]])
+    path = corrupt.write(tmp_path / "edits", log.data)
+    assert read_all(path)[0] == log.records
+    flipped = corrupt.write(tmp_path / "flipped", corrupt.flip_bit(log.data, log.start(1) + 100, 3))
+    with pytest.raises(errors.CorruptRecordError):
+        read_all(flipped)
+
+
 def test_abandoned_iteration_releases_the_file(tmp_path):
     path = corrupt.write(tmp_path / "edits", LOG.data)
     records = iter(EditsReader(path))

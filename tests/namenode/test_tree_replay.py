@@ -6,6 +6,7 @@ game: each must leave the tree unchanged), collect the ops, and compare full dum
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import os
 import tempfile
@@ -282,3 +283,62 @@ def test_replay_of_edits_that_start_too_late_is_a_gap():
         path = write_edits(os.path.join(tmp, "e"), [E.StartLogSegmentOp()], first_txid=5)
         with pytest.raises(TxidGapError):
             loader.replay(fresh(), path, 0, 1)
+
+
+# ----------------------------------------------------------------------------- appliers
+
+def test_every_op_code_has_an_applier_taking_its_fields_in_order():
+    ns = fresh()
+    assert set(ns.appliers) == set(E.OPS)
+    for code, cls in E.OPS.items():
+        applier = ns.appliers[code]
+        if cls.FIELDS:
+            names = tuple(n.rstrip("_") for n in inspect.signature(applier).parameters)
+            assert names[:len(cls.FIELDS)] == cls.FIELDS, cls.__name__
+
+
+def mkdir_op(path: str, inode_id: int) -> E.MkdirOp:
+    return E.MkdirOp(path, inode_id, 0o755, "u", "g", 5)
+
+
+def file_op(path: str, inode_id: int) -> E.AddFileOp:
+    return E.AddFileOp(path, inode_id, 1, 1024, 0, 0o644, "u", "g", 5, 5, False, "", "")
+
+
+@pytest.mark.parametrize("move", [
+    E.RenameOp("/a", "/c", 6, False),
+    E.RenameOldOp("/a", "/c", 6),
+    E.DeleteOp("/a", 6),
+    E.DeleteManyOp(("/a",), 6),
+])
+def test_the_directory_index_forgets_a_moved_or_deleted_directory(move):
+    ns = fresh()
+    apply_ops(ns, mkdir_op("/a/b", 16386), file_op("/a/b/f", 16388))  # /a/b is now known
+    apply_ops(ns, move)
+    with pytest.raises(errors.PathNotFoundError):
+        ns.apply(file_op("/a/b/g", 16389))
+    with pytest.raises(errors.PathNotFoundError):
+        ns.apply(E.SetTimesOp("/a/b/f", 7, 7))
+    if isinstance(move, (E.RenameOp, E.RenameOldOp)):
+        apply_ops(ns, file_op("/c/b/g", 16389))
+        assert ns.get("/c/b/g").parent is ns.get("/c/b")
+    check_invariants(ns)
+
+
+def test_the_directory_index_is_used_only_for_plain_names():
+    ns = fresh()
+    apply_ops(ns, mkdir_op("/a", 16386), file_op("/a/f", 16387))
+    for bad in ("/a/.", "/a/..", "/a/x:y", "/a/x\0", "/a/" + "x" * 256, "a/f", "/a//f"):
+        with pytest.raises(errors.InvalidPathError):
+            ns.apply(file_op(bad, 16390))
+    apply_ops(ns, file_op("/a/é", 16390), file_op("/a/b/", 16391))
+    assert ns.get("/a/é").id == 16390 and ns.get("/a/b").id == 16391
+    check_invariants(ns)
+
+
+def test_a_full_directory_index_starts_over():
+    ns = fresh()
+    ops = [mkdir_op(f"/d{i}", 16386 + i) for i in range(3000)]
+    apply_ops(ns, *ops, *(file_op(f"/d{i}/f", 20000 + i) for i in range(3000)))
+    assert len(ns._dir_index) <= 1024 and ns.files == 3000
+    check_invariants(ns)
