@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 STREAMING, RDD, DSTREAM, JOB = "streaming", "rdd", "dstream", "job"
 SNAPSHOT, DELTA = "snapshot", "delta"
@@ -40,10 +41,9 @@ _RDD = re.compile(r"rdd-\d+")
 _DSTREAM = re.compile(r"checkpoint-(\d+)(\.bk)?")
 
 
-@dataclass(frozen=True, slots=True)
-class FileRef:
+class FileRef(NamedTuple):
     """A file as it was when scanned: enough to read it later (published blocks never
-    change) and to report on it."""
+    change) and to report on it. (A tuple: a scan makes one per file.)"""
     path: str
     length: int
     mtime: int
@@ -145,6 +145,7 @@ class Store:
     partition: str
     name: str
     versions: dict[int, dict[str, FileRef]] = field(default_factory=dict)
+    node: object = None         # the directory inode (set for ``names_only`` scans)
 
     def chain(self, version: int) -> list[FileRef] | None:
         """The files a restore of ``version`` reads: the newest snapshot at or below it and
@@ -174,8 +175,10 @@ class Store:
         return ""
 
 
-def scan_stores(state, path: str, out: list[Store], files: list[FileRef]) -> None:
-    """Every store under ``state/``; unrecognised files go to ``files`` only."""
+def scan_stores(state, path: str, out: list[Store], files: list[FileRef], *,
+                names_only: bool = False) -> None:
+    """Every store under ``state/``. ``names_only``: the stores' directories without their
+    files (``Store.node``), for a check by name."""
     for op_name, op_node in state.children.items():
         if not op_node.is_dir:
             continue
@@ -183,25 +186,31 @@ def scan_stores(state, path: str, out: list[Store], files: list[FileRef]) -> Non
             if not part.is_dir or part_name.startswith("_"):
                 continue
             where = f"{path}/{op_name}/{part_name}"
-            _scan_store(part, where, op_name, part_name, "default", out)
+            _scan_store(part, where, op_name, part_name, "default", out, names_only)
             for sub_name, sub in part.children.items():
-                if sub.is_dir and not sub_name.startswith("_") and sub_name != "SSTs":
-                    _scan_store(sub, f"{where}/{sub_name}", op_name, part_name, sub_name, out)
+                if _is_store_dir(sub_name, sub):
+                    _scan_store(sub, f"{where}/{sub_name}", op_name, part_name, sub_name, out,
+                                names_only)
+
+
+def _is_store_dir(name: str, node) -> bool:
+    return node.is_dir and not name.startswith("_") and name != "SSTs"
 
 
 def _scan_store(node, path: str, operator: str, partition: str, name: str,
-                out: list[Store]) -> None:
-    store = Store(path, operator, partition, name)
-    for child_name, child in node.children.items():
-        if child.is_dir:
-            continue
-        parsed = state_file(child_name)
-        if parsed:
-            version, kind = parsed
-            store.versions.setdefault(version, {})[kind] = ref(child, f"{path}/{child_name}")
-    named = any(c.is_dir and not n.startswith("_") and n != "SSTs"
-                for n, c in node.children.items())
-    if store.versions or (name == "default" and not named):
+                out: list[Store], names_only: bool) -> None:
+    """A partition's default store is kept unless the partition holds only named stores
+    (joins); a named store when it has files (any, for a ``names_only`` check)."""
+    store = Store(path, operator, partition, name, node=node)
+    if not names_only:
+        for child_name, child in node.children.items():
+            parsed = None if child.is_dir else state_file(child_name)
+            if parsed:
+                version, kind = parsed
+                store.versions.setdefault(version, {})[kind] = ref(child,
+                                                                   f"{path}/{child_name}")
+    named = name == "default" and any(_is_store_dir(n, c) for n, c in node.children.items())
+    if store.versions or not named and (name == "default" or names_only):
         out.append(store)
 
 

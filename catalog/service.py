@@ -124,7 +124,7 @@ class CatalogService:
     def _summary(self, node, path: str, kind: str) -> dict:
         now = self.now_ms()
         if kind == layout.STREAMING:
-            return streaming.summary(streaming.scan(node, path), now, self.quiet_ms)
+            return streaming.quick_summary(node, path, now, self.quiet_ms)
         if kind == layout.JOB:
             files, total, newest, _ = layout.tree_usage(node)
             return jobs.summary(node, path, files, total, newest, now, self.quiet_ms)

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 
 from catalog.layout import (FileRef, Store, batch_number, is_temp, read_pins, ref,
-                            scan_stores)
+                            scan_stores, tree_usage)
 
 ERROR, WARNING = "error", "warning"
 LOG_VERSION_PREFIX = b"v"
@@ -84,12 +84,9 @@ def scan(node, path: str) -> Layout:
     state = children.get("state")
     if state is not None and state.is_dir:
         scan_stores(state, f"{base}/state", layout.stores, [])
-        for store in layout.stores:
-            for files in store.versions.values():
-                for f in files.values():
-                    layout.state_bytes += f.length
-                    if f.length == 0:
-                        layout.empty_state.append(f)
+        layout.state_bytes = tree_usage(state)[1]       # operator metadata included
+        layout.empty_state = [f for store in layout.stores for files in store.versions.values()
+                              for f in files.values() if f.length == 0]
     return layout
 
 
@@ -185,6 +182,63 @@ def summary(layout: Layout, now_ms: int, quiet_ms: int) -> dict:
             "bytes": layout.bytes, "files": layout.files, "lastUpdate": layout.newest,
             "health": health(layout, restorable, now_ms, quiet_ms),
             "pinned": sorted(layout.pins)}
+
+
+def quick_summary(node, path: str, now_ms: int, quiet_ms: int) -> dict:
+    """The same row as ``summary(scan(node))`` without capturing every file: counts come
+    from one walk, and the newest committed batch is checked by looking its files up by
+    name. Only a checkpoint that check cannot vouch for (damaged, or state files with
+    unusual names) is scanned in full. Under the lock, like ``scan``."""
+    files = total = state_bytes = 0
+    newest, writing = node.mtime, False
+    for name, child in node.children.items():
+        if child.is_dir:
+            f, t, n, w = tree_usage(child)
+        else:
+            f, t, n, w = 1, child.length, child.mtime, child.client_name is not None
+        files, total, newest, writing = files + f, total + t, max(newest, n), writing or w
+        if name == "state":
+            state_bytes = t
+    commits = _numbers(node.children.get("commits"))
+    last = max(commits) if commits else None
+    if last is not None and not _vouch(node, last):
+        return summary(scan(node, path), now_ms, quiet_ms)
+    fresh = writing or now_ms - newest < quiet_ms
+    state = "writing" if fresh else ("ok" if last is not None else (
+        "empty" if "metadata" in node.children else "broken"))
+    return {"path": path.rstrip("/") or "/", "kind": "streaming", "lastBatch": last,
+            "restorableBatch": last, "stateBytes": state_bytes, "bytes": total,
+            "files": files, "lastUpdate": newest, "health": state,
+            "pinned": sorted(read_pins(node))}
+
+
+def _numbers(node) -> list[int]:
+    if node is None or not node.is_dir:
+        return []
+    return [int(n) for n, c in node.children.items() if n.isdigit() and not c.is_dir]
+
+
+def _vouch(node, batch: int) -> bool:
+    """True only when batch's offsets, commit and metadata exist and every state store
+    holds plainly named files rebuilding version batch + 1."""
+    meta, offsets = node.children.get("metadata"), node.children.get("offsets")
+    if meta is None or meta.is_dir or offsets is None or str(batch) not in offsets.children:
+        return False
+    stores: list[Store] = []
+    state = node.children.get("state")
+    if state is not None and state.is_dir:
+        scan_stores(state, "", stores, [], names_only=True)
+    return all(_plain_chain(store.node, batch + 1) for store in stores)
+
+
+def _plain_chain(directory, version: int) -> bool:
+    children = directory.children
+    for v in range(version, 0, -1):
+        if f"{v}.snapshot" in children or f"{v}.zip" in children:
+            return True
+        if f"{v}.delta" not in children and f"{v}.changelog" not in children:
+            return False
+    return True
 
 
 # ------------------------------------------------------------------------- log files
