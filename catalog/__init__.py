@@ -11,7 +11,9 @@ Layers (imports point down):
     http.py       ``/catalog/v1/<path>?op=...`` on the namenode's HTTP server
     client.py     the Python API over that HTTP endpoint (what the CLI and Spark drivers use)
     spark.py      the only module that imports pyspark (lazily): job checkpoints around writes
-    watch.py      mirrors a local checkpoint directory into nnlite in commit order
+    mirror.py     one reconciliation pass of a local checkpoint dir into nnlite
+    watch.py      the watcher daemon: watchdog events and rescans drive mirror.py
+    format.py     how ``nnlite catalog`` prints answers for people
 
 Everything the catalog changes goes through the namenode's request layer, so each change is
 permission-checked, logged as one edits op and durable before it is acknowledged.
