@@ -92,6 +92,19 @@ def test_rollback_is_refused_while_the_query_writes(tmp_path):
         assert catalog.latest(Q)["latest"] == 2
 
 
+def test_rollback_is_refused_while_a_file_of_the_query_is_open(server, hdfs, catalog):
+    from tests.data.test_webhdfs_data import end_upload, raw_upload_start, send_chunk
+    write_checkpoint(hdfs, Q, 3)
+    sock = raw_upload_start(server, f"{Q}/state/0/0/4.delta", f"op=CREATE&user.name={USER}")
+    send_chunk(sock, b"half a delta")
+    time.sleep(0.2)
+    with pytest.raises(CheckpointBusy, match=f"{Q}/state/0/0/4.delta is open"):
+        catalog.rollback(Q, 1)
+    send_chunk(sock, b", the rest")
+    assert end_upload(sock)[0] == 201
+    assert catalog.rollback(Q, 1)["removedBatches"] == [2]
+
+
 def test_concurrent_begins_on_one_job_get_distinct_ids(catalog, server):
     ids, failures = [], []
 
