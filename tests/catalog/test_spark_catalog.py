@@ -129,6 +129,7 @@ def test_batch_pipeline_job_checkpoints(spark, server, catalog):
 DRIVER = """
 import sys
 from pyspark.sql import SparkSession
+from catalog.client import CatalogClient
 from catalog.spark import write_checkpoint
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
          .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
