@@ -83,6 +83,22 @@ def rollback(layout: streaming.Layout, to_batch: int) -> Plan:
     return _plan(doomed, state, (to_batch,), removed)
 
 
+def chunks(paths_: tuple[str, ...], budget: int) -> list[tuple[str, ...]]:
+    """``paths_`` in order, cut into runs whose encoded size stays under ``budget`` bytes
+    (a path costs its UTF-8 length plus a few bytes of msgpack framing)."""
+    out, current, size = [], [], 0
+    for path in paths_:
+        cost = len(path.encode("utf-8", "surrogatepass")) + 5
+        if current and size + cost > budget:
+            out.append(tuple(current))
+            current, size = [], 0
+        current.append(path)
+        size += cost
+    if current:
+        out.append(tuple(current))
+    return out
+
+
 def _batch_files(layout: streaming.Layout):
     for section in (layout.offsets, layout.commits):
         yield from section.items()

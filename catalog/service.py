@@ -187,7 +187,14 @@ class CatalogService:
         if layout.kind_of(node) == layout.JOB:
             return jobs.retain(self.fs.ns, path, keep, caller)
         plan = retention.retain(self._scan_streaming(node, path), keep)
-        _, ops = self.fs.ns.delete_many(plan.paths, caller)
+        # Retention need not be one op (every kept batch stays restorable whichever of its
+        # deletes happened), so a large plan is split to keep each record well under the
+        # edits record limit; all of them are logged and synced together.
+        result, ops = jobs.steps(*(
+            (lambda chunk=chunk: self.fs.ns.delete_many(chunk, caller))
+            for chunk in retention.chunks(plan.paths, self.fs.ns.max_record // 2)))
+        if isinstance(result, jobs.Partial):
+            return result, ops
         return {"path": path, **plan.to_json()}, ops
 
     def _scan_streaming(self, node, path: str) -> streaming.Layout:

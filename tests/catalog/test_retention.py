@@ -103,3 +103,16 @@ def test_after_retain_every_kept_batch_still_restores(batches, keep, snapshot, p
         assert not streaming.problems(after, batch), batch
     assert set(plan.kept) >= pins | {batches - 1}
     assert streaming.validate(after, ckpt.files)["restorable"]
+
+
+def test_a_large_retention_is_cut_into_records_under_the_limit():
+    ckpt = Checkpoint(40, partitions=3)
+    ckpt.ns.max_record = 2048           # as if the checkpoint were much larger
+    plan = retention.retain(scan(ckpt), keep=2)
+    pieces = retention.chunks(plan.paths, ckpt.ns.max_record // 2)
+    assert len(pieces) > 1 and sum(pieces, ()) == plan.paths
+    ops = []
+    for piece in pieces:
+        ops += ckpt.ns.delete_many(piece, SUPER)[1]
+    assert all(len(E.encode_payload(1, op)) <= ckpt.ns.max_record for op in ops)
+    assert sorted(scan(ckpt).commits) == [38, 39]
