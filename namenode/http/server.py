@@ -21,6 +21,7 @@ close idle connections.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from http import HTTPStatus
@@ -376,38 +377,49 @@ class _Connection(asyncio.Protocol):
             if not buf:
                 return None
         end = buf.find(b"\r\n\r\n")
-        sep = b"\r\n"
         lf_end = buf.find(b"\n\n", 0, end if end >= 0 else len(buf))
-        if lf_end >= 0:                 # bare LF line ends (RFC 9112 2.2 allows them)
-            end, sep = lf_end, b"\n"
-        if end < 0:
+        bare_lf = lf_end >= 0           # bare LF line ends (RFC 9112 2.2 allows them)
+        if bare_lf:
+            end = lf_end
+        elif end < 0:
             if len(buf) > self.server.max_head:
                 raise BadRequest(431, "Request header fields too large")
             return None
         if end > self.server.max_head:
             raise BadRequest(431, "Request header fields too large")
-        body_start = end + 2 * len(sep)
         head = buf[:end].decode("latin-1")      # never fails: every byte is a code point
-        lines = head.split("\r\n") if len(sep) == 2 else head.replace("\r", "").split("\n")
+        if bare_lf:
+            body_start = end + 2
+            lines = head.replace("\r", "").split("\n")
+        else:
+            body_start = end + 4
+            lines = head.split("\r\n")
         method, target, version = _request_line(lines[0])
         if target[0] != "/":
             target = _origin_form(target)
-        headers = _headers(lines[1:])
+        headers = _headers(lines) if len(lines) > 1 else {}
         self.continued = False
-        raw_path = target.partition("?")[0]
-        factory = self.server.streams.get((method, raw_path.split("/", 2)[1]
-                                           if raw_path.count("/") else raw_path))
-        if factory is not None and (headers.get("content-length", "0") != "0"
-                                    or "transfer-encoding" in headers):
+        raw_path, _, raw_query = target.partition("?")
+        if ("transfer-encoding" in headers or headers.get("content-length", "0") != "0") \
+                and self.server.streams:
+            factory = self.server.streams.get(
+                (method, raw_path.split("/", 2)[1] if raw_path.count("/") else raw_path))
+            if factory is not None:
+                del buf[:body_start]
+                self.start_stream(self.request(method, target, version, headers, b""), factory)
+                return None
+        if "transfer-encoding" not in headers and "content-length" not in headers:
+            body = b""                  # no body: the common GET
             del buf[:body_start]
-            request = self.request(method, target, version, headers, b"")
-            self.start_stream(request, factory)
-            return None
-        body, consumed = self.body(headers, body_start)
-        if body is None:
-            return None
-        del buf[:consumed]
-        return self.request(method, target, version, headers, bytes(body))
+        else:
+            body, consumed = self.body(headers, body_start)
+            if body is None:
+                return None
+            del buf[:consumed]
+            body = bytes(body)
+        return Request(method, target, decode_component(raw_path, "the path"),
+                       parse_query(raw_query), headers, body, _keep_alive(version, headers),
+                       self.peer)
 
     def request(self, method, target, version, headers, body) -> Request:
         raw_path, _, raw_query = target.partition("?")
@@ -501,10 +513,11 @@ def _chunk_size(line: bytes) -> int:
 
 
 def _headers(lines: list[str]) -> dict[str, str]:
-    """Lower-cased names; a repeated field joins its values with ", " (RFC 9110 5.3), except
-    Content-Length, which must then repeat the same value."""
+    """The header fields of ``lines[1:]`` (``lines[0]`` is the request line). Lower-cased
+    names; a repeated field joins its values with ", " (RFC 9110 5.3), except Content-Length,
+    which must then repeat the same value."""
     headers = {}
-    for line in lines:
+    for line in itertools.islice(lines, 1, None):
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
             raise BadRequest(400, f"Malformed header line {line[:100]!r}")
