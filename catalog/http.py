@@ -110,8 +110,7 @@ def install(namenode) -> CatalogService:
     status page's section, and the retention policy of ``nnlite.catalog.retain``."""
     config = namenode.config
     app = namenode.app
-    service = CatalogService(namenode.fs, namenode.committer, namenode.blocks,
-                             app.data.leases if app.data else None,
+    service = CatalogService(namenode.fs, namenode.committer, namenode.blocks, app.data.leases,
                              quiet=config.float("nnlite.catalog.quiet"),
                              tmp_ttl=config.float("nnlite.catalog.gc.tmp-ttl"),
                              rdd_ttl=config.float("nnlite.catalog.gc.rdd-ttl"))

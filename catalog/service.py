@@ -217,8 +217,7 @@ class CatalogService:
         return {"path": path, "lastBatch": to_batch, **plan.to_json()}, ops
 
     def _check_quiet(self, found: streaming.Layout) -> None:
-        held = [lease.path for lease in self.leases.leases.values()
-                if lease.path.startswith(found.path.rstrip("/") + "/")] if self.leases else []
+        held = [lease.path for lease in self.leases.held_under(found.path)]
         if held or found.writing:
             raise CheckpointBusyError(
                 f"{found.path} is being written ({(held or found.writing)[0]} is open): stop "

@@ -86,6 +86,12 @@ class LeaseManager:
     def holder(self, path: str) -> Lease | None:
         return self.leases.get(path)
 
+    def held_under(self, directory: str) -> list[Lease]:
+        """Leases on files below ``directory`` whose holders still make progress."""
+        prefix = directory.rstrip("/") + "/"
+        return [lease for path, lease in self.leases.items()
+                if path.startswith(prefix) and not self._expired(lease)]
+
     def check_free(self, path: str, action: str, machine: str = "") -> None:
         """Raise LeaseError if a writer that still makes progress holds ``path``."""
         lease = self.leases.get(path)
