@@ -880,7 +880,8 @@ def catalog_validate(catalog, path, as_json) -> None:
               help="How many of the newest batches (or job checkpoints) stay restorable.")
 @catalog_options
 def catalog_retain(catalog, path, keep, as_json) -> None:
-    """Delete batches older than the newest KEEP (pinned ones stay), in one atomic op."""
+    """Delete batches older than the newest KEEP (pinned ones stay); every kept batch stays
+    restorable, and the deletes are durable before it answers."""
     from catalog import format as CF
     echo_answer(catalog.retain(path, keep), as_json, lambda d: [CF.change_line("retain", d)])
 

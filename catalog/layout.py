@@ -63,6 +63,12 @@ def batch_number(name: str) -> int | None:
     return int(name) if name.isdigit() else None
 
 
+def source_batch(name: str) -> int | None:
+    """The batch of a source-log entry: ``7`` and ``9.compact``; None for anything else."""
+    stem = name[:-len(".compact")] if name.endswith(".compact") else name
+    return int(stem) if stem.isdigit() else None
+
+
 def kind_of(node) -> str | None:
     """The checkpoint kind a directory inode holds, or None."""
     children = node.children

@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
+from catalog.layout import source_batch, state_file
 from client.errors import PathNotFoundError
 from client.webhdfs import WebHdfsClient
 from namenode import faults
@@ -51,8 +51,6 @@ TEMP_SUFFIX = ".mirror.tmp"
 COMMITS = "commits"
 # Kinds, in the order a batch's files are published: a batch's commit comes last.
 SUPPORT, OFFSETS, SOURCES, STATE, COMMIT = range(5)
-_STATE_FILE = re.compile(r"(\d+)(?:_[^.]*)?\.(?:delta|snapshot|zip|changelog)")
-_SOURCE_FILE = re.compile(r"(\d+)(?:\.compact)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +92,10 @@ def classify(rel: str) -> tuple[int, int]:
     name = parts[-1]
     if len(parts) == 2 and name.isdigit() and parts[0] in (COMMITS, "offsets"):
         return (COMMIT if parts[0] == COMMITS else OFFSETS), int(name)
-    if parts[0] == "sources" and len(parts) == 3 and (m := _SOURCE_FILE.fullmatch(name)):
-        return SOURCES, int(m.group(1))
-    if parts[0] == "state" and (m := _STATE_FILE.fullmatch(name)):
-        return STATE, int(m.group(1)) - 1
+    if parts[0] == "sources" and len(parts) == 3 and (batch := source_batch(name)) is not None:
+        return SOURCES, batch
+    if parts[0] == "state" and (version := state_file(name)) is not None:
+        return STATE, version[0] - 1
     return SUPPORT, -1      # metadata, state/<op>/_metadata, RocksDB SSTs, anything else
 
 

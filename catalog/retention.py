@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from catalog import streaming
 from catalog.errors import InvalidRequestError, NotRestorableError
-from catalog.layout import FileRef
+from catalog.layout import FileRef, source_batch
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def rollback(layout: streaming.Layout, to_batch: int) -> Plan:
                                  path=layout.path)
     doomed = [f for b, f in _batch_files(layout) if b > to_batch]
     doomed += [f for entries in layout.sources.values() for name, f in entries.items()
-               if _source_batch(name) is not None and _source_batch(name) > to_batch]
+               if source_batch(name) is not None and source_batch(name) > to_batch]
     state = [f for store in layout.stores for v, files in store.versions.items()
              if v > to_batch + 1 for f in files.values()]
     removed = sorted(b for b in set(layout.offsets) | set(layout.commits) if b > to_batch)
@@ -102,12 +102,6 @@ def chunks(paths_: tuple[str, ...], budget: int) -> list[tuple[str, ...]]:
 def _batch_files(layout: streaming.Layout):
     for section in (layout.offsets, layout.commits):
         yield from section.items()
-
-
-def _source_batch(name: str) -> int | None:
-    """``7`` and ``9.compact`` are batch entries of a source log."""
-    stem = name[:-len(".compact")] if name.endswith(".compact") else name
-    return int(stem) if stem.isdigit() else None
 
 
 def _plan(doomed: list[FileRef], state: list[FileRef], kept: tuple, removed) -> Plan:
