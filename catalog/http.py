@@ -24,6 +24,7 @@ import logging
 
 from catalog.errors import InvalidRequestError
 from catalog.service import CatalogService, parse_policy
+from namenode import paths
 from namenode.http import remote
 from namenode.http.server import Request, Response
 from namenode.http.webhdfs import dumps
@@ -113,7 +114,9 @@ def install(namenode) -> CatalogService:
     service = CatalogService(namenode.fs, namenode.committer, namenode.blocks, app.data.leases,
                              quiet=config.float("nnlite.catalog.quiet"),
                              tmp_ttl=config.float("nnlite.catalog.gc.tmp-ttl"),
-                             rdd_ttl=config.float("nnlite.catalog.gc.rdd-ttl"))
+                             rdd_ttl=config.float("nnlite.catalog.gc.rdd-ttl"),
+                             roots=[paths.normalize(r.strip()) for r in
+                                    config.get("nnlite.catalog.roots").split(",") if r.strip()])
     app.mount(PREFIX, CatalogHttp(service, app.webhdfs))
     app.catalog = service
     policy = parse_policy(config.get("nnlite.catalog.retain"))

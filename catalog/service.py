@@ -44,7 +44,7 @@ def parse_policy(text: str) -> dict[str, int]:
 
 class CatalogService:
     def __init__(self, fs, committer, store, lease_manager, *, quiet: float = 30.0,
-                 tmp_ttl: float = 3600.0, rdd_ttl: float = 7 * 86400.0,
+                 tmp_ttl: float = 3600.0, rdd_ttl: float = 7 * 86400.0, roots=("/",),
                  clock=time.time):
         self.fs = fs
         self.committer = committer
@@ -53,6 +53,7 @@ class CatalogService:
         self.quiet_ms = int(quiet * 1000)
         self.tmp_ttl_ms = int(tmp_ttl * 1000)
         self.rdd_ttl_ms = int(rdd_ttl * 1000)
+        self.roots = tuple(roots)
         self.clock = clock
         self.requests = 0         # ls/show/latest/validate answered (for /metrics)
         self.files_read = 0       # log files read from the block store by them
@@ -133,11 +134,15 @@ class CatalogService:
         return others.dstream_summary(node, path, now, self.quiet_ms)
 
     def overview(self, ttl: float = 15.0) -> list[dict]:
-        """Every checkpoint in the namespace as the superuser sees it, for the status page;
-        reused for ``ttl`` seconds (an ``ls`` of everything walks every checkpoint)."""
+        """Every checkpoint under the configured roots as the superuser sees it, for the
+        status page; reused for ``ttl`` seconds (an ``ls`` walks every checkpoint)."""
         now = time.monotonic()
         if self._overview is None or now - self._overview[0] >= ttl:
-            self._overview = (now, self.ls("/", self.fs.identity.superuser))
+            rows = []
+            for root in self.roots:
+                if self.fs.read(self.fs.ns.lookup, paths.split(root)) is not None:
+                    rows += self.ls(root, self.fs.identity.superuser)
+            self._overview = (now, rows)
         return self._overview[1]
 
     def metrics(self) -> dict:

@@ -49,6 +49,7 @@ DEFAULTS: dict[str, str] = {
     "nnlite.blocks.sweep.interval": "600",   # s between sweeps for unreferenced blocks
     "nnlite.blocks.sweep.grace": "3600",     # s an unreferenced block is kept before removal
     # the checkpoint catalog (catalog/): "<root>=<keep>[,<root>=<keep>...]" retention policy
+    "nnlite.catalog.roots": "/",              # where the status page looks for checkpoints
     "nnlite.catalog.retain": "",
     "nnlite.catalog.policy.interval": "300",  # s between applications of the policy
     "nnlite.catalog.quiet": "30",             # s without writes before rollback may act
