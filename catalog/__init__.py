@@ -3,7 +3,8 @@
 Layers (imports point down):
 
     layout.py     what Spark leaves in a checkpoint directory, read from namespace inodes
-    streaming.py  Structured Streaming analysis: batches, restorable batch, validate, show
+    streaming.py  Structured Streaming structure: batches, state chains, restorable batch, ls
+    report.py     validate and show: the log files parsed, every problem named
     retention.py  which files retention and rollback remove (pure planning, no I/O)
     jobs.py       batch-job checkpoints with a Flink-style lifecycle (begin/complete/abort)
     service.py    runs the above inside the namenode: snapshots under the lock, one edits op

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import time
 
-from catalog import jobs, layout, others, retention, streaming
+from catalog import jobs, layout, others, report, retention, streaming
 from catalog.errors import (CheckpointBusyError, CheckpointNotFoundError, InvalidRequestError,
                             NotACheckpointError)
 from namenode import paths
@@ -151,12 +151,12 @@ class CatalogService:
     def show(self, path: str, user: str) -> dict:
         found = self._streaming(path, user)
         self.requests += 1
-        return streaming.show(found, self._contents(found))
+        return report.show(found, self._contents(found))
 
     def validate(self, path: str, user: str) -> dict:
         found = self._streaming(path, user)
         self.requests += 1
-        return streaming.validate(found, self._contents(found))
+        return report.validate(found, self._contents(found))
 
     def latest(self, path: str, user: str) -> dict:
         """The last fully restorable batch of a streaming checkpoint (log files parsed),
@@ -168,7 +168,7 @@ class CatalogService:
                 best = jobs.latest(node, path)
                 return {"path": path, "kind": "job", "latest": best}
         found = self._streaming(path, user)
-        _, bad = streaming.parse_all(found, self._contents(found))
+        _, bad = report.parse_all(found, self._contents(found))
         batch = streaming.latest_restorable(found, set(bad))
         self.requests += 1
         return {"path": found.path, "kind": "streaming", "lastBatch": found.last_committed,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from catalog import layout, retention, streaming
+from catalog import layout, report, retention, streaming
 from catalog.errors import InvalidRequestError, NotRestorableError
 from formats import edits as E
 from tests.catalog.builder import BASE, Checkpoint
@@ -39,7 +39,7 @@ def test_retain_keeps_the_newest_batches_and_the_state_they_need():
     for store in after.stores:      # version 18 rebuilds from snapshot 15 + deltas 16..18
         assert sorted(store.versions) == [15, 16, 17, 18, 19, 20]
         assert store.versions[15].keys() == {"snapshot"}
-    assert streaming.validate(after, ckpt.files)["restorable"]
+    assert report.validate(after, ckpt.files)["restorable"]
 
 
 def test_a_pinned_batch_and_its_state_survive_retention():
@@ -49,8 +49,8 @@ def test_a_pinned_batch_and_its_state_survive_retention():
     after = scan(ckpt)
     assert sorted(after.commits) == [7, 10, 11]
     assert not streaming.problems(after, 7)
-    report = streaming.validate(after, ckpt.files)
-    assert report["restorable"], report["issues"]
+    result = report.validate(after, ckpt.files)
+    assert result["restorable"], result["issues"]
 
 
 def test_retain_never_touches_the_in_flight_batch():
@@ -76,7 +76,7 @@ def test_rollback_removes_later_batches_sources_and_state():
     assert after.last_committed == 6 and max(after.offsets) == 6
     assert max(int(n) for n in after.sources["0"]) == 6
     assert all(max(s.versions) == 7 for s in after.stores)
-    assert streaming.validate(after, ckpt.files)["restorable"]
+    assert report.validate(after, ckpt.files)["restorable"]
 
 
 def test_rollback_to_a_batch_that_cannot_be_restored_is_refused_and_changes_nothing():
@@ -102,7 +102,7 @@ def test_after_retain_every_kept_batch_still_restores(batches, keep, snapshot, p
     for batch in plan.kept:
         assert not streaming.problems(after, batch), batch
     assert set(plan.kept) >= pins | {batches - 1}
-    assert streaming.validate(after, ckpt.files)["restorable"]
+    assert report.validate(after, ckpt.files)["restorable"]
 
 
 def test_a_large_retention_is_cut_into_records_under_the_limit():

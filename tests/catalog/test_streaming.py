@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalog import layout, streaming
+from catalog import layout, report, streaming
 from tests.catalog.builder import BASE, QUERY_ID, Checkpoint
 
 
@@ -14,7 +14,7 @@ def analyse(ckpt: Checkpoint) -> streaming.Layout:
 
 
 def validate(ckpt: Checkpoint) -> dict:
-    return streaming.validate(analyse(ckpt), ckpt.files)
+    return report.validate(analyse(ckpt), ckpt.files)
 
 
 def codes(report: dict) -> list[tuple[str, str]]:
@@ -47,7 +47,7 @@ def test_ls_summary_reads_structure_only():
 
 
 def test_show_reports_watermarks_timestamps_and_operators():
-    doc = streaming.show(analyse(Checkpoint(3, snapshot_every=2)), Checkpoint(3).files)
+    doc = report.show(analyse(Checkpoint(3, snapshot_every=2)), Checkpoint(3).files)
     assert doc["queryId"] == QUERY_ID
     assert [(b["batch"], b["watermarkMs"], b["stateVersion"]) for b in doc["batches"]] == [
         (0, 0, 1), (1, 10, 2), (2, 20, 3)]
@@ -162,12 +162,12 @@ def test_discover_finds_each_kind_without_descending_into_a_checkpoint():
 
 
 def test_parse_log_refuses_what_spark_could_not_read():
-    assert streaming.parse_log(b"v1\n{\"a\":1}\n-\n{\"b\":2}", "f") == [{"a": 1}, {"b": 2}]
+    assert report.parse_log(b"v1\n{\"a\":1}\n-\n{\"b\":2}", "f") == [{"a": 1}, {"b": 2}]
     for data, words in ((b"", "empty"), (b"{\"a\":1}", "version line"),
                         (b"v1\n{\"a\":", "line 2 is not valid JSON"),
                         (b"v1\n\xff\xfe", "not UTF-8")):
-        with pytest.raises(streaming.LogFormatError, match=words):
-            streaming.parse_log(data, "f")
+        with pytest.raises(report.LogFormatError, match=words):
+            report.parse_log(data, "f")
 
 
 @pytest.mark.parametrize("damage", [None, missing_commit, missing_state_version,

@@ -1,0 +1,236 @@
+"""What ``validate`` and ``show`` say about a streaming checkpoint, from its structure
+(``streaming.scan``) and the contents of its small log files (``streaming.log_files``).
+
+A Spark metadata-log file (offsets, commits, source logs) is ``v<N>`` on its first line and
+one JSON value per line after it; ``metadata`` is one JSON object with the query ``id``. A file
+that does not parse is reported with its path, line and what is wrong, and makes the batches
+that need it unrestorable. Pure functions: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from catalog.layout import FileRef
+from catalog.streaming import (ERROR, WARNING, Layout, latest_restorable, log_files,
+                               problems, runs)
+
+
+@dataclass(frozen=True)
+class Issue:
+    level: str          # ERROR makes the checkpoint not restorable as it is
+    code: str           # stable, for machines: missing-metadata, gap, corrupt-log, ...
+    path: str
+    message: str
+
+    def to_json(self) -> dict:
+        return {"level": self.level, "code": self.code, "path": self.path,
+                "message": self.message}
+
+
+# ------------------------------------------------------------------------- log files
+
+class LogFormatError(ValueError):
+    pass
+
+
+def parse_log(data: bytes, what: str) -> list:
+    """The JSON entries of a Spark metadata-log file: ``v<N>`` on the first line, then one
+    JSON value per line ("-" for a source without an offset)."""
+    if not data:
+        raise LogFormatError(f"{what} is empty (0 bytes): the write was cut off")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LogFormatError(f"{what} is not UTF-8 at byte {exc.start}") from exc
+    head, _, rest = text.partition("\n")
+    if not head.startswith("v") or not head[1:].isdigit():
+        raise LogFormatError(f"{what} does not start with a version line like 'v1' "
+                             f"(found {head[:20]!r})")
+    entries = []
+    for number, line in enumerate(rest.split("\n"), start=2):
+        if not line or line == "-":
+            continue
+        try:
+            entries.append(json.loads(line))
+        except ValueError as exc:
+            raise LogFormatError(f"{what} line {number} is not valid JSON ({exc.msg} at "
+                                 f"column {exc.colno}): truncated or corrupt") from exc
+    return entries
+
+
+def check_entry(section: str, data: bytes, path: str) -> dict:
+    """Parse one offsets/commits/metadata file; the batch metadata it carries."""
+    if section == "metadata":
+        try:
+            doc = json.loads(data.decode("utf-8")) if data else None
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise LogFormatError(f"{path} is not valid JSON: truncated or corrupt") from exc
+        if not isinstance(doc, dict) or "id" not in doc:
+            raise LogFormatError(f"{path} has no query id (expected {{\"id\": ...}})")
+        return doc
+    entries = parse_log(data, path)
+    if section in ("offsets", "commits") and (not entries or not isinstance(entries[0], dict)):
+        raise LogFormatError(f"{path} has no batch metadata line: truncated")
+    if section == "offsets" and "batchTimestampMs" not in entries[0]:
+        raise LogFormatError(f"{path}: the batch metadata has no batchTimestampMs")
+    return entries[0] if entries and isinstance(entries[0], dict) else {}
+
+
+def _section(layout: Layout, path: str) -> str:
+    rel = path[len(layout.path.rstrip("/")) + 1:]
+    return rel.split("/", 1)[0]
+
+
+def parse_all(layout: Layout, contents: dict[str, bytes]) -> tuple[dict, dict]:
+    """``(parsed, bad)``: batch metadata by path, and error messages by path."""
+    parsed, bad = {}, {}
+    for entry in log_files(layout):
+        data = contents.get(entry.path)
+        if isinstance(data, Exception):
+            bad[entry.path] = f"{entry.path} could not be read: {data}"
+            continue
+        try:
+            parsed[entry.path] = check_entry(_section(layout, entry.path), data or b"",
+                                             entry.path)
+        except LogFormatError as exc:
+            bad[entry.path] = str(exc)
+    return parsed, bad
+
+
+# -------------------------------------------------------------------------- validate
+
+def validate(layout: Layout, contents: dict[str, bytes]) -> dict:
+    """Every problem found, and whether Spark can restart the query as it is."""
+    _, bad = parse_all(layout, contents)
+    issues = [Issue(ERROR, "corrupt-log", path, message) for path, message in bad.items()]
+    issues += _structure_issues(layout)
+    last = layout.last_committed
+    restorable = latest_restorable(layout, set(bad))
+    if last is not None and restorable != last:
+        for message in problems(layout, last, set(bad)):
+            issues.append(Issue(ERROR, "not-restorable", layout.path,
+                                f"batch {last} (the last committed) cannot be restored: "
+                                f"{message}"))
+    pending = last + 1 if last is not None else 0
+    if layout.offsets.get(pending) and layout.offsets[pending].path in bad:
+        issues.append(Issue(ERROR, "corrupt-pending", layout.offsets[pending].path,
+                            f"batch {pending} is planned but its offsets do not parse: "
+                            f"Spark fails reading it on restart"))
+    ok = not any(i.level == ERROR for i in issues) and (last is not None or
+                                                        layout.metadata is not None)
+    advice = None
+    if not ok and restorable is not None and restorable != last:
+        advice = (f"nnlite catalog rollback {layout.path} --to-batch {restorable} makes the "
+                  f"query restart from batch {restorable + 1}")
+    return {"path": layout.path, "restorable": ok, "lastBatch": last,
+            "restorableBatch": restorable, "advice": advice,
+            "issues": [i.to_json() for i in sorted(issues, key=_issue_order)]}
+
+
+def _structure_issues(layout: Layout) -> list[Issue]:
+    issues = []
+    if layout.metadata is None:
+        issues.append(Issue(ERROR, "missing-metadata", f"{layout.path}/metadata",
+                            f"{layout.path}/metadata is missing: Spark cannot tell which "
+                            f"query this checkpoint belongs to"))
+    issues += _gaps(layout, "offsets", layout.offsets)
+    issues += _gaps(layout, "commits", layout.commits)
+    last = layout.last_committed
+    for batch in sorted(set(layout.commits) - set(layout.offsets)):
+        issues.append(Issue(ERROR, "commit-without-offsets", layout.commits[batch].path,
+                            f"commits/{batch} exists but offsets/{batch} does not"))
+    beyond = sorted(b for b in layout.offsets if last is None or b > last)
+    if len(beyond) > 1:
+        issues.append(Issue(ERROR, "uncommitted-offsets", layout.offsets[beyond[-1]].path,
+                            f"offsets without commit beyond the last batch "
+                            f"({runs(beyond)}); Spark plans at most one batch ahead"))
+    elif beyond:
+        issues.append(Issue(WARNING, "pending-batch", layout.offsets[beyond[0]].path,
+                            f"batch {beyond[0]} was planned but not committed; Spark "
+                            f"re-runs it on restart"))
+    for f in layout.temps:
+        issues.append(Issue(WARNING, "leftover-temp", f.path,
+                            f"leftover temporary file {f.path} ({f.length} bytes): a write "
+                            f"that was never renamed into place"))
+    for f in layout.strays:
+        issues.append(Issue(WARNING, "unexpected-file", f.path,
+                            f"{f.path} is not a batch file"))
+    for f in layout.empty_state:
+        issues.append(Issue(ERROR, "empty-state-file", f.path,
+                            f"state file {f.path} is empty (0 bytes): truncated"))
+    for path in layout.writing:
+        issues.append(Issue(WARNING, "being-written", path, f"{path} is still being written"))
+    return issues
+
+
+def _gaps(layout: Layout, section: str, files: dict[int, FileRef]) -> list[Issue]:
+    """Missing ids between the oldest unpinned batch and the newest (pinned batches kept
+    below a retention cut are islands, not gaps)."""
+    live = [b for b in files if b not in layout.pins]
+    if not live:
+        return []
+    lo, hi = min(live), max(files)
+    missing = [b for b in range(lo, hi + 1) if b not in files]
+    if not missing:
+        return []
+    return [Issue(ERROR, "gap", f"{layout.path}/{section}",
+                  f"{section} has a gap: batch {runs(missing)} missing between {lo} and {hi}")]
+
+
+def _issue_order(issue: Issue):
+    return (issue.level != ERROR, issue.path, issue.code)
+
+
+# ------------------------------------------------------------------------------ show
+
+def show(layout: Layout, contents: dict[str, bytes]) -> dict:
+    """Per batch: offsets and commit present, watermark, timestamp, bytes, restorable; per
+    operator: partitions, stores and the state versions on disk."""
+    parsed, bad = parse_all(layout, contents)
+    batches = []
+    for batch in sorted(set(layout.offsets) | set(layout.commits)):
+        offsets, commit = layout.offsets.get(batch), layout.commits.get(batch)
+        meta = parsed.get(offsets.path, {}) if offsets else {}
+        state = _state_bytes(layout, batch + 1)
+        batches.append({
+            "batch": batch, "offsets": offsets is not None, "commit": commit is not None,
+            "watermarkMs": meta.get("batchWatermarkMs"),
+            "timestampMs": meta.get("batchTimestampMs"),
+            "bytes": (offsets.length if offsets else 0) + (commit.length if commit else 0),
+            "stateVersion": batch + 1, "stateBytes": state,
+            "pinned": batch in layout.pins,
+            "restorable": commit is not None and not problems(layout, batch, set(bad)),
+        })
+    query_id = parsed.get(layout.metadata.path, {}).get("id") if layout.metadata else None
+    return {"path": layout.path, "queryId": query_id, "lastBatch": layout.last_committed,
+            "batches": batches, "operators": operators(layout),
+            "sources": {name: len(entries) for name, entries in sorted(layout.sources.items())},
+            "corrupt": sorted(bad.values())}
+
+
+def _state_bytes(layout: Layout, version: int) -> int:
+    total = 0
+    for store in layout.stores:
+        files = store.versions.get(version, {})
+        total += sum(f.length for f in files.values())
+    return total
+
+
+def operators(layout: Layout) -> list[dict]:
+    out = []
+    for op in layout.operators:
+        stores = [s for s in layout.stores if s.operator == op]
+        versions = sorted({v for s in stores for v in s.versions})
+        out.append({
+            "operator": op, "partitions": len({s.partition for s in stores}),
+            "stores": sorted({s.name for s in stores}),
+            "minVersion": versions[0] if versions else None,
+            "maxVersion": versions[-1] if versions else None,
+            "snapshots": sorted({v for s in stores for v, f in s.versions.items()
+                                 if "snapshot" in f}),
+            "bytes": sum(f.length for s in stores for fs in s.versions.values()
+                         for f in fs.values()),
+        })
+    return out
