@@ -126,6 +126,11 @@ class Op:
         """The fields in declaration order: the payload after ``[op_code, txid]``."""
         return self._values(self)
 
+    def payload(self, txid: int = 0) -> tuple:
+        """The record payload ``(op_code, txid, field...)``, as ``EditsReader.payloads``
+        yields it (txid 0: not assigned yet, as for a live op before the journal logs it)."""
+        return (self.OP_CODE.value, txid, *self._values(self))
+
     def to_list(self) -> list:
         return list(self._values(self))
 
@@ -345,7 +350,7 @@ def encode_header(first_txid: int) -> bytes:
 
 
 def encode_payload(txid: int, op: Op) -> bytes:
-    return _packb([op.OP_CODE, txid, *op.to_list()])
+    return _packb(op.payload(txid))
 
 
 def frame(payload: bytes) -> bytes:
@@ -444,13 +449,13 @@ class EditsReader:
                 return
             # Slicing an mmap copies, so no view of it outlives the map (an exception's
             # traceback holding a memoryview slice would make closing it raise BufferError).
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                yield from self._records(mm, size)
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+                yield from self._records(buf, size)
 
     def _records(self, buf, size: int) -> Iterator[tuple]:
-        # The hot loop of every replay: locals only, one CRC call per record (the CRC of the
-        # length field comes from a table), and the checks of decode_payload inlined; any
-        # record that fails them goes through decode_payload again for its exact error.
+        """The hot loop of every replay: locals only, one CRC call per record (the CRC of
+        the length field comes from a table), decode_payload's checks inlined; a record that
+        fails them goes through decode_payload again for its exact error."""
         off = HEADER_SIZE
         expected = self.first_txid
         unpack_header = RECORD_HEADER.unpack_from

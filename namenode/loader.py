@@ -66,8 +66,8 @@ def replay(ns: Namespace, path: str, after_txid: int, expected: int,
     """Apply every record of ``path`` with txid > ``after_txid``; the first applied one must be
     ``expected``. Returns the finished reader and the number of ops applied.
 
-    Records are applied straight from their decoded payloads: ``Tree.appliers`` takes an op's
-    fields in record order, so no op object is built (one is, for the message, on failure)."""
+    Records are applied straight from their decoded payloads (``Tree.appliers`` take the
+    payload tuple), so no op object is built (one is, for the message, on failure)."""
     reader = E.EditsReader(path, max_record=max_record)
     if reader.first_txid > expected:
         raise TxidGapError(f"edits needed from txid {expected} are missing: {path} starts at "
@@ -84,7 +84,7 @@ def replay(ns: Namespace, path: str, after_txid: int, expected: int,
     progress = PROGRESS_EVERY
     try:
         for items in payloads:
-            appliers[items[0]](*items[2:])
+            appliers[items[0]](items)
             progress -= 1
             if not progress:
                 progress = PROGRESS_EVERY
@@ -97,7 +97,7 @@ def replay(ns: Namespace, path: str, after_txid: int, expected: int,
 
 def _apply(appliers: dict, items: tuple, path: str) -> None:
     try:
-        appliers[items[0]](*items[2:])
+        appliers[items[0]](items)
     except NamenodeError as exc:
         raise _replay_error(items, path, exc) from exc
 
