@@ -755,6 +755,22 @@ def test_pipelined_requests_are_answered_in_order(nn):
         [f"/user/u{i}" for i in range(50)] + ["/user/last"]
 
 
+def test_pipelined_mutations_then_a_half_close_are_all_answered_in_order(nn, w):
+    """Mutations are awaited (fsync) while the client's next requests wait in the buffer;
+    a half-close sent behind them closes the connection only after the last answer."""
+    w.mkdirs("/pipe")
+    data = b"".join(b"PUT /webhdfs/v1/pipe/d%d?op=MKDIRS&user.name=tester HTTP/1.1\r\n"
+                    b"Content-Length: 0\r\n\r\n"
+                    b"GET /webhdfs/v1/pipe/d%d?op=GETFILESTATUS&user.name=tester HTTP/1.1\r\n"
+                    b"\r\n" % (i, i) for i in range(20))
+    replies = parse_replies(exchange(nn.port, data, shut=True))
+    assert [status for status, _ in replies] == [200] * 40
+    assert all(json.loads(b) == {"boolean": True} for _, b in replies[::2])
+    assert [json.loads(b)["FileStatus"]["type"] for _, b in replies[1::2]] == ["DIRECTORY"] * 20
+    assert w.names("/pipe") == sorted(f"d{i}" for i in range(20))
+    assert w.alive()
+
+
 def test_lenient_but_valid_http(nn):
     """Bare LF line ends, empty lines before a request, an absolute-form target, HTTP/1.0,
     HEAD (the GET answer's head, no body: the next answer must still parse)."""
