@@ -93,10 +93,12 @@ cd "$ROOT"
 NN_PID=$!
 for _ in $(seq 1 300); do
     kill -0 "$NN_PID" 2>/dev/null || { echo "peers.sh: namenode exited; see $NN_LOG" >&2; tail -5 "$NN_LOG" >&2; exit 1; }
-    curl -sf -o /dev/null "$URL/metrics.json" && break
+    # the port answers while the namespace loads (safe mode): wait for "Loading":0
+    curl -sf "$URL/metrics.json" 2>/dev/null | grep -q '"Loading":0' && break
     sleep 0.2
 done
-curl -sf -o /dev/null "$URL/metrics.json" || { echo "peers.sh: namenode not ready after 60 s" >&2; exit 1; }
+curl -sf "$URL/metrics.json" | grep -q '"Loading":0' \
+    || { echo "peers.sh: namenode not ready after 60 s" >&2; exit 1; }
 
 # --- 3. / writable for "bench", which stays an ordinary user ----------------------------------
 SUPER=$(id -un)   # the namenode's superuser: the OS user running it (nnlite.superuser unset)
@@ -113,6 +115,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$URL/webhdfs/v1/?op=SETOWN
     echo "# peers.sh run $RUN_ID at $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname): $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# namenode pid $NN_PID: $NN_PYTHON $ROOT/cli.py namenode --name-dir $NN_DIR --host 127.0.0.1 --port $PORT"
     echo "# / is 1777 (set by $SUPER); bench is not a superuser (SETOWNER -> 403); git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+dirty')"
+    echo "# namenode event loop: $("$NN_PYTHON" -c 'import uvloop; print("uvloop", uvloop.__version__)' 2>/dev/null || echo 'asyncio (uvloop not installed)')"
 } | tee "$LOG"
 
 # --- 4. the harness ---------------------------------------------------------------------------
