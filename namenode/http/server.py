@@ -30,10 +30,15 @@ from urllib.parse import unquote_to_bytes
 log = logging.getLogger(__name__)
 
 REASONS = {s.value: s.phrase for s in HTTPStatus}
+_STATUS_LINES = {code: f"HTTP/1.1 {code} {reason}\r\n".encode("latin-1")
+                 for code, reason in REASONS.items()}
 MAX_HEAD = 64 * 1024
 MAX_BODY = 1 << 20
 FILE_CHUNK = 256 * 1024   # bytes per write when the loop cannot sendfile
 LINGER = 2.0          # seconds to drain a refused request's remaining bytes before closing
+QUERY_CACHE = 4096    # parsed query strings kept (parse_query)
+QUERY_CACHE_KEY = 512  # longer query strings are parsed every time
+_QUERIES: dict[str, dict[str, tuple[str, ...]]] = {}
 
 
 class BadRequest(Exception):
@@ -51,7 +56,7 @@ class Request:
         self.method = method
         self.target = target      # raw request target, as sent
         self.path = path          # percent-decoded path (str), without the query
-        self.query = query        # lower-cased name -> list of values, in order
+        self.query = query        # lower-cased name -> tuple of values, in order
         self.headers = headers    # lower-cased name -> value
         self.body = body
         self.keep_alive = keep_alive
@@ -64,7 +69,7 @@ class Request:
             return default
         if len(values) > 1 and any(v != values[0] for v in values):
             raise BadRequest(400, f'Parameter "{name}" is given more than once with '
-                                  f"different values: {values}")
+                                  f"different values: {list(values)}")
         return values[0]
 
 
@@ -94,7 +99,19 @@ def decode_component(raw: str, what: str) -> str:
         raise BadRequest(400, f"{what} is not valid UTF-8 after percent-decoding") from exc
 
 
-def parse_query(raw: str) -> dict[str, list[str]]:
+def parse_query(raw: str) -> dict[str, tuple[str, ...]]:
+    """Lower-cased name -> its values in order. Clients repeat the same few query strings
+    (``op=GETFILESTATUS&user.name=u``), so parses are kept, up to QUERY_CACHE of them, and
+    each request gets its own copy of the dict (the value tuples are immutable)."""
+    cached = _QUERIES.get(raw)
+    if cached is None:
+        cached = _parse_query(raw)
+        if len(raw) <= QUERY_CACHE_KEY and len(_QUERIES) < QUERY_CACHE:
+            _QUERIES[raw] = cached
+    return cached.copy()
+
+
+def _parse_query(raw: str) -> dict[str, tuple[str, ...]]:
     query: dict[str, list[str]] = {}
     plain = raw.isascii() and "%" not in raw and "+" not in raw  # the common case: no decoding
     for item in raw.split("&"):
@@ -107,10 +124,15 @@ def parse_query(raw: str) -> dict[str, list[str]]:
             name = decode_component(name.replace("+", " "), "a parameter name").lower()
             value = decode_component(value.replace("+", " "), f'parameter "{name}"')
         query.setdefault(name, []).append(value)
-    return query
+    return {name: tuple(values) for name, values in query.items()}
 
 
 def encode_response(response: Response, keep_alive: bool) -> bytes:
+    if response.content_type is None and keep_alive and not response.headers \
+            and response.file is None and response.status in _STATUS_LINES:
+        # the common WebHDFS answer (JSON goes without a Content-Type: see remote.JSON)
+        return b"%sContent-Length: %d\r\n\r\n%s" % (
+            _STATUS_LINES[response.status], len(response.body), response.body)
     length = response.file[1] if response.file else len(response.body)
     head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"
             f"Content-Length: {length}\r\n"]
