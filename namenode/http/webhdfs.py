@@ -40,6 +40,8 @@ CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecks
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 USER_PATTERN = "^[A-Za-z_][A-Za-z0-9._-]*[$]?$"        # UserParam's default domain
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*[$]?")    # fullmatch: "$" would allow "\n"
+_VALID_USERS: set[str] = set()                         # names that matched _USER
+VALID_USERS_KEPT = 10_000
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
 _OCTAL = re.compile(r"[+-]?[0-7]+")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
@@ -328,7 +330,12 @@ class WebHdfs:
         user = req.param("user.name")
         if not user:
             user = self.default_user
-        elif not _USER.fullmatch(user):
+        elif user in _VALID_USERS:
+            pass
+        elif _USER.fullmatch(user):
+            if len(_VALID_USERS) < VALID_USERS_KEPT:
+                _VALID_USERS.add(user)
+        else:
             raise _invalid("user.name", f'Invalid value: "{user[:100]}" does not belong to '
                                         f"the domain {USER_PATTERN}")
         doas = req.param("doas")
