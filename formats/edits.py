@@ -108,6 +108,9 @@ def _op(cls):
     OPS[int(cls.OP_CODE)] = cls
     cls.FIELDS = tuple(f.name for f in dataclasses.fields(cls))
     ARITY[int(cls.OP_CODE)] = 2 + len(cls.FIELDS)
+    cls.CODE = int(cls.OP_CODE)     # a plain int: an IntEnum's .value is a slow property
+    if cls.FIELDS:
+        cls.__init__ = _fast_init(cls)
     if len(cls.FIELDS) > 1:
         cls._values = staticmethod(attrgetter(*cls.FIELDS))
     elif cls.FIELDS:
@@ -115,11 +118,31 @@ def _op(cls):
     return cls
 
 
+def _fast_init(cls):
+    """The dataclass's ``__init__`` with each field set through its slot descriptor, about
+    twice as fast as the generated one (``object.__setattr__`` per field, to get past the
+    frozen ``__setattr__``). Only for ops without defaults or ``__post_init__``."""
+    fields = dataclasses.fields(cls)
+    if hasattr(cls, "__post_init__") or any(
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            for f in fields):
+        return cls.__init__
+    names = [f.name for f in fields]
+    scope = {f"_set_{name}": getattr(cls, name).__set__ for name in names}
+    body = "".join(f"    _set_{name}(self, {name})\n" for name in names)
+    exec(f"def __init__(self, {', '.join(names)}):\n{body}", scope)
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    return init
+
+
 class Op:
     """Base of every op. Subclasses are frozen dataclasses; txids live beside them, not in them."""
 
     __slots__ = ()
     OP_CODE: ClassVar[OpCode]
+    CODE: ClassVar[int]
     FIELDS: ClassVar[tuple[str, ...]]
 
     def values(self) -> tuple:
@@ -129,7 +152,7 @@ class Op:
     def payload(self, txid: int = 0) -> tuple:
         """The record payload ``(op_code, txid, field...)``, as ``EditsReader.payloads``
         yields it (txid 0: not assigned yet, as for a live op before the journal logs it)."""
-        return (self.OP_CODE.value, txid, *self._values(self))
+        return (self.CODE, txid, *self._values(self))
 
     def to_list(self) -> list:
         return list(self._values(self))
@@ -342,6 +365,7 @@ class DeleteManyOp(Op):
 
 _packb = msgpack.Packer(use_bin_type=True).pack
 _crc32 = zlib.crc32
+_pack_record_header = RECORD_HEADER.pack
 
 
 def encode_header(first_txid: int) -> bytes:
@@ -360,7 +384,11 @@ def frame(payload: bytes) -> bytes:
 
 
 def encode_record(txid: int, op: Op) -> bytes:
-    return frame(encode_payload(txid, op))
+    """``frame(encode_payload(txid, op))``, with the length field's CRC from the table."""
+    payload = _packb(op.payload(txid))
+    n = len(payload)
+    crc = _crc32(payload, _LENGTH_CRC[n] if n < len(_LENGTH_CRC) else _crc32(LENGTH.pack(n)))
+    return _pack_record_header(n, crc) + payload
 
 
 def decode_payload(payload, *, path: str | None = None, offset: int | None = None,
@@ -478,11 +506,10 @@ class EditsReader:
                 return
             try:
                 items = unpackb(payload, use_list=False, raw=False, strict_map_key=True)
-                ok = (type(items) is tuple and arity.get(items[0], -1) == len(items)
-                      and type(items[0]) is int and type(items[1]) is int)
+                if (type(items) is not tuple or arity.get(items[0], -1) != len(items)
+                        or type(items[0]) is not int or type(items[1]) is not int):
+                    raise TypeError("not an op")    # handled just below, like the others
             except (ValueError, TypeError, IndexError, msgpack.UnpackException):
-                ok = False
-            if not ok:
                 self._undecodable(buf, off, end, size, expected, payload)
                 return
             if items[1] != expected:

@@ -6,6 +6,11 @@ runs at a time in a worker thread (``Journal.sync`` up to the newest pending txi
 returns, every future up to that txid is resolved in one pass, and if more ops arrived
 meanwhile the next sync starts immediately. A batch therefore holds every op that arrived
 during the previous fsync, without a thread per caller.
+
+With no sync running, the first op does not start one at once: it schedules the start with
+``call_soon``, so it runs after every callback already due in this turn of the loop. The
+callers woken by the previous batch each log their next op first and the sync takes them
+all; started at once it would take one op and leave the others waiting a whole fsync.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ class AsyncCommitter:
         self.loop = loop or asyncio.get_running_loop()
         self._pending: deque[tuple[int, asyncio.Future]] = deque()
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="nnlite-sync")
-        self._syncing = False
+        self._syncing = False     # a sync is running or scheduled to start
 
     async def mutate(self, method, *args):
         result, txid = self.fs.apply_and_log(method, *args)
@@ -29,7 +34,8 @@ class AsyncCommitter:
             future = self.loop.create_future()
             self._pending.append((txid, future))
             if not self._syncing:
-                self._start_sync()
+                self._syncing = True
+                self.loop.call_soon(self._start_sync)
             await future
         return result
 

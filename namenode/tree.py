@@ -12,11 +12,12 @@ from __future__ import annotations
 from formats import edits as E
 from namenode import errors, paths
 from namenode.inode import (NO_QUOTA, ROOT_INODE_ID, INode, INodeDirectory, INodeFile, Quota,
-                            space, usage, walk)
+                            new_file, space, usage, walk)
 
 XATTR_CREATE, XATTR_REPLACE = 1, 2
 IMPLICIT_UWX = 0o300
 DIR_INDEX_SIZE = 1024     # directories remembered by path; the index starts over when full
+PLAIN_NAMES_SIZE = 4096   # names known to be valid, likewise
 
 
 class Tree:
@@ -48,6 +49,7 @@ class Tree:
         self.max_xattrs = max_xattrs
         self.max_xattr_size = max_xattr_size
         self._dir_index: dict[str, INodeDirectory] = {"": self.root}
+        self._plain_names: set[str] = set()
         C = E.OpCode
         self.appliers = {int(code): fn for code, fn in {
             C.START_LOG_SEGMENT: _noop, C.END_LOG_SEGMENT: _noop,
@@ -65,7 +67,7 @@ class Tree:
     # ----------------------------------------------------------------------- lookups
 
     def apply(self, op: E.Op) -> None:
-        self.appliers[op.OP_CODE](op.payload())
+        self.appliers[op.CODE](op.payload())
 
     def resolve(self, parts: tuple) -> list[INode]:
         """The inodes along ``parts`` from the root, as far as they exist.
@@ -130,12 +132,21 @@ class Tree:
         if type(path) is str:
             key, sep, name = path.rpartition("/")
             parent = self._dir_index.get(key)
-            if (parent is not None and sep and name.isascii() and name and ":" not in name
-                    and "\0" not in name and name != "." and name != ".."
-                    and len(name) <= paths.MAX_COMPONENT_BYTES
-                    and len(path) <= paths.MAX_PATH_CHARS):
+            if parent is not None and sep and len(path) <= paths.MAX_PATH_CHARS and (
+                    name in self._plain_names or self._plain(name)):
                 return parent, name
         return None
+
+    def _plain(self, name: str) -> bool:
+        """A name ``paths.split`` accepts that needs no encoding check (ASCII); remembered,
+        as names repeat (``part-00000`` in every Spark output directory)."""
+        if (name.isascii() and name and ":" not in name and "\0" not in name
+                and name != "." and name != ".." and len(name) <= paths.MAX_COMPONENT_BYTES):
+            if len(self._plain_names) >= PLAIN_NAMES_SIZE:
+                self._plain_names.clear()
+            self._plain_names.add(name)
+            return True
+        return False
 
     def _find(self, path) -> INode | None:
         """The inode at ``path`` or None (InvalidPathError for an invalid path)."""
@@ -227,6 +238,7 @@ class Tree:
             self.last_inode_id = inode_id + len(missing) - 1
         nodes[-1].mtime = mtime
         self.add_usage(nodes[-1], len(missing), 0)
+        self._remember(_key(parts[:-1]), parent.parent)   # where its siblings will go
         self._remember(_key(parts), parent)
 
     def _add_file(self, record: tuple) -> None:
@@ -243,25 +255,26 @@ class Tree:
             name = parts[-1]
             self._remember(_key(parts[:-1]), parent)
         old = parent.children.get(name)
-        ns_delta, ss_delta = 1, length * replication
         if old is not None:
             if old.is_dir:
                 raise errors.FileAlreadyExistsError(
                     f"{path} already exists as a directory", path=path)
             if not overwrite:
                 raise errors.FileAlreadyExistsError(f"{path} already exists", path=path)
-            ns_delta, ss_delta = 0, ss_delta - space(old)
-        if self.quota_dirs:
+        quotas = self.quota_dirs
+        if quotas:
+            ns_delta = 1 if old is None else 0
+            ss_delta = length * replication - (0 if old is None else space(old))
             self.check_quota(parent, ns_delta, ss_delta)
-        parent.children[name] = INodeFile(inode_id, parent, name, permission, owner, group,
-                                          mtime, atime, replication, block_size, length, (),
-                                          None, client_name or None, client_machine or None)
+        parent.children[name] = new_file(inode_id, parent, name, permission, owner, group,
+                                         mtime, atime, replication, block_size, length,
+                                         client_name or None, client_machine or None)
         if old is None:
             self.files += 1
         parent.mtime = mtime
         if inode_id > self.last_inode_id:
             self.last_inode_id = inode_id
-        if self.quota_dirs:
+        if quotas:
             self.add_usage(parent, ns_delta, ss_delta)
 
     def _close_file(self, record: tuple) -> None:

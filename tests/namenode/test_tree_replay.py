@@ -359,3 +359,18 @@ def test_a_full_directory_index_starts_over():
     apply_ops(ns, *ops, *(file_op(f"/d{i}/f", 20000 + i) for i in range(3000)))
     assert len(ns._dir_index) <= 1024 and ns.files == 3000
     check_invariants(ns)
+
+
+def test_new_file_builds_what_the_inode_file_class_builds():
+    from namenode.inode import INodeFile, new_file
+    parent = fresh().root
+    args = (16390, parent, "f", 0o644, "u", "g", 5, 6, 3, 1024, 77)
+    fast, slow = new_file(*args, "client", "host"), INodeFile(*args, (), None, "client", "host")
+    slots = [s for cls in INodeFile.__mro__ for s in getattr(cls, "__slots__", ())]
+    assert [getattr(fast, s) for s in slots] == [getattr(slow, s) for s in slots]
+
+
+def test_directories_made_after_the_index_starts_over_find_their_parent_in_it():
+    ns = fresh()
+    apply_ops(ns, *(mkdir_op(f"/p/d{i}", 16386 + 2 * i) for i in range(2000)))
+    assert "/p" in ns._dir_index and ns.dirs == 2002
