@@ -490,10 +490,11 @@ class EditsReader:
         unpackb, crc32, length_crc, arity = msgpack.unpackb, _crc32, _LENGTH_CRC, ARITY
         small, max_record = len(_LENGTH_CRC), self.max_record
         while off < size:
-            if size - off < RECORD_HEADER_SIZE:
+            try:
+                length, crc = unpack_header(buf, off)
+            except struct.error:
                 self._torn(off, size, "partial record header")
                 return
-            length, crc = unpack_header(buf, off)
             start = off + RECORD_HEADER_SIZE
             end = start + length
             if length > max_record or end > size:

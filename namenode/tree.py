@@ -244,10 +244,11 @@ class Tree:
     def _add_file(self, record: tuple) -> None:
         (_op, _txid, path, inode_id, replication, block_size, length, permission, owner, group,
          mtime, atime, overwrite, client_name, client_machine) = record
-        hit = self._parent(path)
-        if hit is not None:
-            parent, name = hit
-        else:
+        # _parent, inlined: this is the op a replay meets most
+        key, sep, name = path.rpartition("/") if type(path) is str else ("", "", "")
+        parent = self._dir_index.get(key)
+        if parent is None or not sep or len(path) > paths.MAX_PATH_CHARS or (
+                name not in self._plain_names and not self._plain(name)):
             parts = paths.split(path)
             if not parts:
                 raise errors.FileAlreadyExistsError("/ is a directory", path=path)
