@@ -159,6 +159,12 @@ class _Builder:
     def _list(column, lo: int, hi: int) -> list:
         return column.slice(lo, hi - lo).to_pylist()
 
+    def _shared(self, column, lo: int, hi: int) -> list:
+        """Equal ints as one object, for columns with few distinct values (permissions,
+        block sizes): each int above 256 is otherwise its own 28-byte object per inode."""
+        cache = self.ints
+        return [cache.setdefault(v, v) for v in column.slice(lo, hi - lo).to_pylist()]
+
     def _xattrs(self, c, lo: int, hi: int) -> list:
         """The xattrs of rows lo..hi as dicts (None for none); cheap when no row has any."""
         column = c["xattrs"].slice(lo, hi - lo)
@@ -181,7 +187,7 @@ class _Builder:
     def _add_dirs(self, c, lo: int, hi: int) -> None:
         dirs = self.dirs
         rows = zip(self._list(c["id"], lo, hi), self._list(c["parent_id"], lo, hi),
-                   self._strs(c["name"], lo, hi), self._list(c["permission"], lo, hi),
+                   self._strs(c["name"], lo, hi), self._shared(c["permission"], lo, hi),
                    self._strs(c["owner"], lo, hi), self._strs(c["group"], lo, hi),
                    self._list(c["mtime"], lo, hi), self._list(c["atime"], lo, hi),
                    self._list(c["ns_quota"], lo, hi), self._list(c["ss_quota"], lo, hi),
@@ -200,14 +206,14 @@ class _Builder:
                 self._note_quota(node, nsq, ssq)
 
     def _add_files(self, c, lo: int, hi: int) -> None:
-        dirs, ints = self.dirs, self.ints
+        dirs = self.dirs
         blocks = _blocks(c["blocks"].slice(lo, hi - lo))
         rows = zip(self._list(c["id"], lo, hi), self._list(c["parent_id"], lo, hi),
-                   self._strs(c["name"], lo, hi), self._list(c["permission"], lo, hi),
+                   self._strs(c["name"], lo, hi), self._shared(c["permission"], lo, hi),
                    self._strs(c["owner"], lo, hi), self._strs(c["group"], lo, hi),
                    self._list(c["mtime"], lo, hi), self._list(c["atime"], lo, hi),
                    self._list(c["replication"], lo, hi),
-                   [ints.setdefault(v, v) for v in self._list(c["block_size"], lo, hi)],
+                   self._shared(c["block_size"], lo, hi),
                    self._list(c["length"], lo, hi), blocks,
                    self._list(c["checksum"], lo, hi), self._list(c["client_name"], lo, hi),
                    self._strs(c["client_machine"], lo, hi), self._xattrs(c, lo, hi))
