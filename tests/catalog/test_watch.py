@@ -31,6 +31,8 @@ from catalog.mirror import TEMP_SUFFIX, scan_remote
 from catalog.watch import IncompleteMirrorError, Progress, Watcher
 from client.webhdfs import WebHdfsClient
 from tests.servers import ROOT, NamenodeProcess
+from tests.spark.test_streaming_checkpoint import expected, start_query
+from tests.spark.test_streaming_checkpoint import write_batch as publish_input
 
 NNLITE = str(ROOT / ".venv" / "bin" / "nnlite")
 SUPERGROUP = ("-D", "hadoop.user.group.static.mapping.overrides=tester=supergroup")
@@ -335,32 +337,6 @@ def _statuses(client: WebHdfsClient, root: str) -> dict[str, dict]:
 
 
 # ------------------------------------------------------------------ a real Spark query
-
-SCHEMA = "key STRING, value LONG"
-
-
-def publish_input(src: Path, name: str, rows: list[tuple[str, int]]) -> None:
-    tmp = src.parent / f".{name}.tmp"
-    tmp.write_text("".join(json.dumps({"key": k, "value": v}) + "\n" for k, v in rows))
-    tmp.rename(src / name)
-
-
-def start_query(spark, src: Path, location: str, name: str):
-    from pyspark.sql import functions as F
-    counts = (spark.readStream.schema(SCHEMA).json(str(src))
-              .groupBy("key").agg(F.count("*").alias("n"), F.sum("value").alias("total")))
-    return (counts.writeStream.format("memory").queryName(name).outputMode("complete")
-            .option("checkpointLocation", location).start())
-
-
-def expected(*batches) -> dict[str, tuple[int, int]]:
-    out: dict[str, tuple[int, int]] = {}
-    for rows in batches:
-        for key, value in rows:
-            n, total = out.get(key, (0, 0))
-            out[key] = (n + 1, total + value)
-    return out
-
 
 @pytest.mark.spark
 def test_live_query_is_mirrored_and_restarts_from_the_copy(spark, client, namenode, tmp_path):
