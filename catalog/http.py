@@ -57,7 +57,7 @@ class CatalogHttp:
         try:
             op = (req.param("op") or "").upper()
             path = req.path[len(PREFIX):] or "/"
-            user = self.webhdfs._user(req)
+            user = self.webhdfs.identify(req)
             if req.method in ("GET", "HEAD") and op in READS:
                 key, name = READS[op]
                 return self._read(key, getattr(self.service, name), path, user)

@@ -181,7 +181,7 @@ class Store:
         return ""
 
 
-def scan_stores(state, path: str, out: list[Store], files: list[FileRef], *,
+def scan_stores(state, path: str, out: list[Store], *,
                 names_only: bool = False) -> None:
     """Every store under ``state/``. ``names_only``: the stores' directories without their
     files (``Store.node``), for a check by name."""

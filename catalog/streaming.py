@@ -71,7 +71,7 @@ def scan(node, path: str) -> Layout:
                                         if not f.is_dir and not n.startswith(".")}
     state = children.get("state")
     if state is not None and state.is_dir:
-        scan_stores(state, f"{base}/state", layout.stores, [])
+        scan_stores(state, f"{base}/state", layout.stores)
         layout.state_bytes = tree_usage(state)[1]       # operator metadata included
         layout.empty_state = [f for store in layout.stores for files in store.versions.values()
                               for f in files.values() if f.length == 0]
@@ -215,7 +215,7 @@ def _vouch(node, batch: int) -> bool:
     stores: list[Store] = []
     state = node.children.get("state")
     if state is not None and state.is_dir:
-        scan_stores(state, "", stores, [], names_only=True)
+        scan_stores(state, "", stores, names_only=True)
     return all(_plain_chain(store.node, batch + 1) for store in stores)
 
 

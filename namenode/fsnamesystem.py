@@ -189,9 +189,6 @@ class FSNamesystem:
     def delete(self, path: str, recursive: bool, user: str) -> bool:
         return self._mutate(self.ns.delete, path, recursive, self.caller(user))
 
-    def delete_many(self, targets, user: str) -> int:
-        return self._mutate(self.ns.delete_many, targets, self.caller(user))
-
     def rename_legacy(self, src: str, dst: str, user: str) -> bool:
         return self._mutate(self.ns.rename_legacy, src, dst, self.caller(user))
 

@@ -183,9 +183,7 @@ class Namespace(Tree):
         if node.is_dir and node.children and not recursive:
             raise errors.PathIsNotEmptyDirectoryError(
                 f"`{path} is non empty': Directory is not empty", path=path)
-        P.check(caller, parent, P.WRITE | P.EXECUTE)
-        P.check_sticky(caller, parent, node, path)
-        P.check_subtree(caller, node, P.ALL, skip_empty=True)
+        _check_removal(caller, parent, node, path)
         return True, self._applied(E.DeleteOp(paths.join(parts), self.clock()))
 
     def delete_many(self, targets, caller: Caller):
@@ -212,9 +210,7 @@ class Namespace(Tree):
         P.check_traverse(caller, nodes[:-1])
         if len(nodes) != len(parts) + 1:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
-        P.check(caller, nodes[-2], P.WRITE | P.EXECUTE)
-        P.check_sticky(caller, nodes[-2], nodes[-1], path)
-        P.check_subtree(caller, nodes[-1], P.ALL, skip_empty=True)
+        _check_removal(caller, nodes[-2], nodes[-1], path)
 
     def rename_legacy(self, src: str, dst: str, caller: Caller):
         """HDFS ``rename``: False (and no change) where HDFS answers false."""
@@ -550,6 +546,13 @@ class Namespace(Tree):
                 f"User doesn't have permission for xattr: {name}", path=path)
 
 
+def _check_removal(caller: Caller, parent: INode, node: INode, path: str) -> None:
+    """What deleting ``node`` from ``parent`` asks of the caller, as HDFS's delete does."""
+    P.check(caller, parent, P.WRITE | P.EXECUTE)
+    P.check_sticky(caller, parent, node, path)
+    P.check_subtree(caller, node, P.ALL, skip_empty=True)
+
+
 def _check_loggable(op: E.Op, max_record: int = E.DEFAULT_MAX_RECORD) -> None:
     """An op the journal could not encode (a lone surrogate in a name, an integer beyond 64
     bits), or one larger than a reader accepts (it would be logged and then refuse to load),
@@ -562,7 +565,7 @@ def _check_loggable(op: E.Op, max_record: int = E.DEFAULT_MAX_RECORD) -> None:
     if size > max_record:
         raise errors.IllegalArgumentError(
             f"{type(op).__name__} would be a {size}-byte edits record, above the "
-            f"{max_record}-byte limit (nnlite.edits.max-record): split the request")
+            f"{max_record}-byte limit of the edits log: split the request")
 
 
 def _cut(blocks: tuple, new_length: int) -> tuple[tuple, int]:

@@ -307,7 +307,7 @@ class DataPath:
     def _target(self, req: Request) -> tuple[str, str]:
         path = req.path[len(DATA_PREFIX):] or "/"
         paths.split(path)
-        return path, self.webhdfs._user(req)
+        return path, self.webhdfs.identify(req)
 
     def upload(self, req: Request):
         """The streamed-body factory of the data step: an Upload, or a refusal."""

@@ -294,7 +294,7 @@ class WebHdfs:
             if handler is None:
                 return self._unknown(req, op)
             path = self._path(req)
-            user = self._user(req)
+            user = self.identify(req)
             result = handler(req, path, user)
         except Exception as exc:  # every error becomes a RemoteException, never a traceback
             return remote.from_error(exc)
@@ -326,7 +326,10 @@ class WebHdfs:
         """The namespace path; the namespace validates it (paths.split) when it is used."""
         return req.path[len(PREFIX):] or "/"
 
-    def _user(self, req: Request) -> str:
+    def identify(self, req: Request) -> str:
+        """Who a request acts as, by Hadoop's simple authentication: ``user.name`` (else the
+        static user), or the ``doas`` user it may impersonate. The data step and the catalog
+        use the same rules."""
         user = req.param("user.name")
         if not user:
             user = self.default_user
