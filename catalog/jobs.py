@@ -26,7 +26,7 @@ from catalog.errors import (CheckpointNotFoundError, IncompleteCheckpointError,
                             InvalidRequestError, NotACheckpointError)
 from catalog.layout import IN_PROGRESS, JOB_PREFIX
 from namenode import paths
-from namenode.tree import XATTR_CREATE, XATTR_REPLACE
+from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
 
 LAST_ID_XATTR = "user.nnlite.catalog.last-id"
 PINNED_XATTR = "user.nnlite.catalog.pinned"

@@ -23,7 +23,7 @@ from catalog.errors import (CheckpointBusyError, CheckpointNotFoundError, Invali
                             NotACheckpointError)
 from namenode import paths
 from namenode import permission as P
-from namenode.tree import XATTR_CREATE, XATTR_REPLACE
+from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
 
 log = logging.getLogger(__name__)
 

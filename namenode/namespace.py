@@ -19,7 +19,8 @@ from namenode import errors, paths
 from namenode import permission as P
 from namenode.inode import NO_QUOTA, STICKY, INode, INodeFile, usage, walk
 from namenode.permission import Caller
-from namenode.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
+from namenode.tree import IMPLICIT_UWX, Tree
+from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
 
 XATTR_NAMESPACES = ("user", "trusted", "system", "security", "raw")
 MAX_REPLICATION = 512

@@ -13,15 +13,18 @@ from formats import edits as E
 from namenode import errors, paths
 from namenode.inode import (NO_QUOTA, ROOT_INODE_ID, INode, INodeDirectory, INodeFile, Quota,
                             new_file, space, usage, walk)
+from namenode.tree_attrs import AttributeAppliers
+from namenode.tree_content import ContentAppliers
 
-XATTR_CREATE, XATTR_REPLACE = 1, 2
 IMPLICIT_UWX = 0o300
 DIR_INDEX_SIZE = 1024     # directories remembered by path; the index starts over when full
 PLAIN_NAMES_SIZE = 4096   # names known to be valid, likewise
 
 
-class Tree:
-    """Inodes from the root down, counters, and the last ids handed out.
+class Tree(AttributeAppliers, ContentAppliers):
+    """Inodes from the root down, counters, and the last ids handed out. The appliers of
+    attribute and file-content ops live in ``tree_attrs`` and ``tree_content``; the structural
+    ones (mkdir, add file, delete, rename), which move inodes and keep the index, live here.
 
     Invariant: ``files`` and ``dirs`` count the inodes of each kind (root included);
     ``last_inode_id`` is at least every inode id in the tree.
@@ -278,32 +281,6 @@ class Tree:
         if quotas:
             self.add_usage(parent, ns_delta, ss_delta)
 
-    def _close_file(self, record: tuple) -> None:
-        _op, _txid, path, inode_id, length, mtime, atime, blocks, checksum = record
-        node = self._under_construction(path, inode_id)
-        self._resize(node, length)
-        node.blocks = tuple(tuple(b) for b in blocks)
-        node.checksum = checksum or None
-        node.mtime, node.atime = mtime, atime
-        node.client_name = node.client_machine = None
-        self._note_blocks(node.blocks)
-
-    def _add_block(self, record: tuple) -> None:
-        _op, _txid, path, inode_id, block = record
-        node = self._under_construction(path, inode_id)
-        blocks = node.blocks + (tuple(block),)
-        self._resize(node, sum(b[1] for b in blocks))
-        node.blocks = blocks
-        self._note_blocks((block,))
-
-    def _update_blocks(self, record: tuple) -> None:
-        _op, _txid, path, inode_id, blocks = record
-        node = self._under_construction(path, inode_id)
-        blocks = tuple(tuple(b) for b in blocks)
-        self._resize(node, sum(b[1] for b in blocks))
-        node.blocks = blocks
-        self._note_blocks(blocks)
-
     def _delete(self, record: tuple) -> None:
         _op, _txid, path, mtime = record
         node = self.get(path)
@@ -340,169 +317,7 @@ class Tree:
         _op, _txid, src, dst, mtime, overwrite = record
         self._move(src, dst, mtime, overwrite=overwrite)
 
-    def _set_permissions(self, record: tuple) -> None:
-        _op, _txid, path, permission = record
-        self.get(path).permission = permission
-
-    def _set_owner(self, record: tuple) -> None:
-        _op, _txid, path, owner, group = record
-        node = self.get(path)
-        if owner is not None:
-            node.owner = owner
-        if group is not None:
-            node.group = group
-
-    def _set_times(self, record: tuple) -> None:
-        _op, _txid, path, mtime, atime = record
-        node = self.get(path)
-        if mtime != -1:
-            node.mtime = mtime
-        if atime != -1:
-            node.atime = atime
-
-    def _set_replication(self, record: tuple) -> None:
-        _op, _txid, path, replication = record
-        node = self.get(path)
-        if node.is_dir:
-            raise errors.PathNotFoundError(f"{path} is a directory", path=path)
-        ss_delta = node.length * (replication - node.replication)
-        self.check_quota(node.parent, 0, ss_delta)
-        node.replication = replication
-        self.add_usage(node.parent, 0, ss_delta)
-
-    def _set_quota(self, record: tuple) -> None:
-        _op, _txid, path, ns_quota, ss_quota = record
-        node = self.get(path)
-        if not node.is_dir:
-            raise errors.PathIsNotDirectoryError(
-                f"Cannot set quota on a file: {path}", path=path)
-        if ns_quota == NO_QUOTA and ss_quota == NO_QUOTA:
-            self.quota_dirs -= node.quota is not None
-            node.quota = None
-        elif node.quota is not None:
-            node.quota.ns_quota, node.quota.ss_quota = ns_quota, ss_quota
-        else:
-            node.quota = Quota(ns_quota, ss_quota, *usage(node))
-            self.quota_dirs += 1
-
-    def _set_xattr(self, record: tuple) -> None:
-        _op, _txid, path, name, value, flag = record
-        node = self.get(path)
-        attrs = node.xattrs or {}
-        self._check_xattr(path, name, value, flag, attrs)
-        node.xattrs = {**attrs, name: bytes(value)}
-
-    def _check_xattr(self, path: str, name: str, value: bytes, flag: int,
-                     attrs: dict) -> None:
-        """As Hadoop's FSDirXAttrOp: the size counts the name without its namespace prefix."""
-        size = len(name.partition(".")[2].encode()) + len(value)
-        if size > self.max_xattr_size:
-            raise errors.IllegalArgumentError(
-                f"The XAttr is too big. The maximum combined size of the name and value is "
-                f"{self.max_xattr_size}, but the total size is {size}", path=path)
-        exists = name in attrs
-        if exists and not flag & XATTR_REPLACE:
-            raise errors.XAttrError(
-                f"XAttr: {name} already exists. The REPLACE flag must be specified.",
-                path=path)
-        if not exists and not flag & XATTR_CREATE:
-            raise errors.XAttrError(
-                f"XAttr: {name} does not exist. The CREATE flag must be specified.",
-                path=path)
-        if not exists and len(attrs) >= self.max_xattrs:
-            raise errors.XAttrError(
-                f"Cannot add additional XAttr to inode, would exceed limit of "
-                f"{self.max_xattrs}", path=path)
-
-    def _remove_xattr(self, record: tuple) -> None:
-        _op, _txid, path, name = record
-        node = self.get(path)
-        if not node.xattrs or name not in node.xattrs:
-            raise errors.XAttrError(
-                "No matching attributes found for remove operation", path=path)
-        attrs = {k: v for k, v in node.xattrs.items() if k != name}
-        node.xattrs = attrs or None
-
-    def _concat(self, record: tuple) -> None:
-        _op, _txid, target, srcs, mtime = record
-        path = target
-        target = self._complete_file(path)
-        srcs = [self._complete_file(s) for s in srcs]
-        _check_concat_sources(target, srcs, path)
-        length = target.length + sum(s.length for s in srcs)
-        ss_delta = sum(s.length * (target.replication - s.replication) for s in srcs)
-        self.check_quota(target.parent, 0, ss_delta)
-        blocks = target.blocks + tuple(b for s in srcs for b in s.blocks)
-        for src in srcs:
-            self._detach(src)
-        # No second quota check: the net change was checked above, and a check of the target's
-        # growth alone could fail after the sources were detached.
-        self.add_usage(target.parent, 0, (length - target.length) * target.replication)
-        target.length = length
-        target.parent.mtime = mtime
-        target.blocks = blocks
-        target.checksum = None
-        target.mtime = mtime
-
-    def _truncate(self, record: tuple) -> None:
-        _op, _txid, path, new_length, mtime = record
-        node = self._complete_file(path)
-        if new_length < 0:
-            raise errors.IllegalArgumentError(
-                f"Cannot truncate to a negative file size: {new_length}.", path=path)
-        if new_length > node.length:
-            raise errors.IllegalArgumentError(
-                f"Cannot truncate to a larger file size. Current size: {node.length}, "
-                f"truncate size: {new_length}.", path=path)
-        kept, total = [], 0
-        for block_id, num_bytes, genstamp in node.blocks:
-            if total >= new_length:
-                break
-            take = min(num_bytes, new_length - total)
-            kept.append((block_id, take, genstamp))
-            total += take
-        self._resize(node, new_length)
-        node.blocks = tuple(kept)
-        node.checksum = None
-        node.mtime = mtime
-
-    def _append(self, record: tuple) -> None:
-        _op, _txid, path, inode_id, client_name, client_machine = record
-        node = self._complete_file(path)
-        if node.id != inode_id:
-            raise errors.PathNotFoundError(
-                f"File {path} has inode id {node.id}, the operation names {inode_id}",
-                path=path)
-        if not client_name:
-            raise errors.IllegalArgumentError("append needs a client name", path=path)
-        node.client_name = client_name
-        node.client_machine = client_machine or None
-
     # ----------------------------------------------------------------------- helpers
-
-    def _under_construction(self, path: str, inode_id: int) -> INodeFile:
-        node = self.get_file(path, inode_id)
-        if node.client_name is None:
-            raise errors.LeaseError(f"File is not under construction: {path}", path=path)
-        return node
-
-    def _complete_file(self, path: str) -> INodeFile:
-        node = self.get_file(path)
-        if node.client_name is not None:
-            raise errors.LeaseError(
-                f"{path} is under construction by {node.client_name}", path=path)
-        return node
-
-    def _resize(self, node: INodeFile, length: int) -> None:
-        ss_delta = (length - node.length) * node.replication
-        self.check_quota(node.parent, 0, ss_delta)
-        node.length = length
-        self.add_usage(node.parent, 0, ss_delta)
-
-    def _note_blocks(self, blocks) -> None:
-        for block in blocks:
-            if block[0] > self.last_block_id:
-                self.last_block_id = block[0]
 
     def _detach(self, node: INode) -> None:
         """Remove a subtree from its parent and from every count (one walk)."""
@@ -587,18 +402,6 @@ def _noop(record: tuple) -> None:
 def _key(parts: tuple) -> str:
     """The directory index's key for a directory: its path, ``""`` for the root."""
     return "/" + "/".join(parts) if parts else ""
-
-
-def _check_concat_sources(target: INodeFile, srcs: list, path: str) -> None:
-    """As Hadoop's FSDirConcatOp: distinct files other than the target, in its directory."""
-    if not srcs or any(s is target for s in srcs) or len({id(s) for s in srcs}) != len(srcs):
-        raise errors.IllegalArgumentError(
-            "concat: the sources must be distinct files other than the target", path=path)
-    for src in srcs:
-        if src.parent is not target.parent:
-            raise errors.IllegalArgumentError(
-                f"concat: source file {src.path()} is not in the same directory as the "
-                f"target {path}", path=path)
 
 
 def _check_one_quota(node: INode, quota: Quota, ns_delta: int, ss_delta: int) -> None:

@@ -27,7 +27,7 @@ from namenode import errors, paths
 from namenode.http import remote
 from namenode.http.server import BadRequest, Request, Response
 from namenode.inode import INode
-from namenode.tree import XATTR_CREATE, XATTR_REPLACE
+from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
 
 PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"

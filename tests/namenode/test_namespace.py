@@ -8,7 +8,7 @@ from formats import edits as E
 from namenode import errors
 from namenode.inode import ROOT_INODE_ID
 from namenode.permission import Caller
-from namenode.tree import XATTR_CREATE, XATTR_REPLACE
+from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
 
 from tests.namenode.helpers import (ALICE, BOB, CLIENT, CLOCK_MS, SUPER, answers_false,
                                     check_invariants, mkdir, new_ns, refused, touch,
