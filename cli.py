@@ -238,11 +238,13 @@ def secondary_cmd(namenode_url, checkpoint_dir, conf, defines, secret_file, chec
         if geteditsize:
             click.echo(daemon.edits_size(url, secret, config))
         elif checkpoint_now:
+            daemon.lower_priority(config)
             result = daemon.checkpoint_now(url, checkpoint_dir, secret, config)
             click.echo(f"Checkpoint done: image txid {result.last_txid}, {result.ops} ops "
                        f"replayed, {result.image_size} bytes")
         else:
             log_to_file(config.get("nnlite.log.file"))
+            daemon.lower_priority(config)
             daemon.serve(url, checkpoint_dir, secret, config, port)
     except (SettingError, ConfigError) as exc:
         raise click.UsageError(str(exc)) from exc

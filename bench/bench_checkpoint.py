@@ -158,6 +158,12 @@ class Load:
         return json.loads(self.out.read_text())
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def window_stats(samples: list, start: float, end: float) -> dict:
     lat = sorted(latency for t, latency in samples if start <= t <= end)
     if not lat:
@@ -191,12 +197,13 @@ def phases(secondary_log: str) -> dict:
 
 # ----------------------------------------------------------------------------- the run
 
-def run_checkpoint(server: NamenodeProcess, tmp: Path) -> dict:
+def run_checkpoint(server: NamenodeProcess, tmp: Path, nice: int) -> dict:
     token = Path(server.name_dirs[0]) / "checkpoint.token"
     log = tmp / "secondary.log"
     cmd = [sys.executable, "-m", "cli", "secondary", "--namenode", server.url,
            "--checkpoint-dir", str(tmp / "ckpt"), "--secret-file", str(token),
-           "--checkpoint-now", "-D", "dfs.image.transfer.timeout=600000"]
+           "--checkpoint-now", "-D", "dfs.image.transfer.timeout=600000",
+           "-D", f"nnlite.secondary.nice={nice}"]
     start = time.perf_counter()
     with open(log, "w") as out:
         done = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
@@ -212,20 +219,37 @@ def run_checkpoint(server: NamenodeProcess, tmp: Path) -> dict:
 
 
 def measure(args, server: NamenodeProcess, tmp: Path) -> dict:
+    """Both windows, and the CPU seconds each process used over the checkpoint's process
+    lifetime and over the window without one (which tells what the two cores were shared by)."""
     load = Load(server.port, args.connections, "with", tmp / "with.json")
     time.sleep(WARMUP)
-    ckpt = run_checkpoint(server, tmp)
+    before = (cpu_seconds(server.proc.pid), cpu_seconds(load.proc.pid),
+              os.times().children_user + os.times().children_system, time.time())
+    ckpt = run_checkpoint(server, tmp, args.secondary_nice)
+    after = (cpu_seconds(server.proc.pid), cpu_seconds(load.proc.pid),
+             os.times().children_user + os.times().children_system, time.time())
     time.sleep(0.5)
     with_ckpt = window_stats(load.stop(), *ckpt["window"])
+    with_ckpt["cpu"] = _cpu_shares(before, after)
     length = ckpt["window"][1] - ckpt["window"][0]
     load = Load(server.port, args.connections, "without", tmp / "without.json")
     time.sleep(WARMUP)
     start = time.time()
+    before = (cpu_seconds(server.proc.pid), cpu_seconds(load.proc.pid), 0.0, start)
     time.sleep(length)
     end = time.time()
+    after = (cpu_seconds(server.proc.pid), cpu_seconds(load.proc.pid), 0.0, end)
     time.sleep(0.5)
     without = window_stats(load.stop(), start, end)
+    without["cpu"] = _cpu_shares(before, after)
     return {"checkpoint": ckpt, "with": with_ckpt, "without": without}
+
+
+def _cpu_shares(before: tuple, after: tuple) -> dict:
+    """Cores used on average by the namenode, the load generator and the secondary."""
+    wall = after[3] - before[3]
+    names = ("namenode", "load", "secondary")
+    return {n: (after[i] - before[i]) / wall for i, n in enumerate(names)}
 
 
 def report(args, prep: dict, startup: float, m: dict) -> None:
@@ -251,6 +275,9 @@ def report(args, prep: dict, startup: float, m: dict) -> None:
     for label, s in (("without checkpoint", wo), ("during checkpoint", w)):
         print(f"  {label:20} {s['ops_per_s']:9.0f} {s['p50_ms']:8.1f} {s['p99_ms']:8.1f} "
               f"{s['max_ms']:8.1f}")
+    for label, s in (("without checkpoint", wo), ("during checkpoint", w)):
+        print(f"  cores used {label:20} " + ", ".join(
+            f"{n} {v:.2f}" for n, v in s["cpu"].items()))
     ratio = w["ops_per_s"] / wo["ops_per_s"] if wo["ops_per_s"] else 0.0
     print(f"  throughput during / without: {ratio:.0%}; p99 during / without: "
           f"{w['p99_ms'] / wo['p99_ms'] if wo['p99_ms'] else 0:.1f}x")
@@ -264,6 +291,8 @@ def main() -> None:
     parser.add_argument("--inodes", type=int, default=1_000_000)
     parser.add_argument("--edits", type=int, default=1_000_000)
     parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--secondary-nice", type=int, default=10,
+                        help="the secondary's nnlite.secondary.nice (its default: 10)")
     parser.add_argument("--keep", action="store_true", help="keep the work dir")
     args = parser.parse_args()
     print(f"# python {sys.version.split()[0]}, {os.cpu_count()} cpus, "

@@ -59,6 +59,7 @@ DEFAULTS: dict[str, str] = {
     "dfs.namenode.lease-hard-limit-sec": "1200",   # s silent before the lease is revoked
     # secondary
     "dfs.image.transfer.timeout": "60000",   # ms: socket timeout of image transfers
+    "nnlite.secondary.nice": "10",           # CPU niceness 0-19: the merge yields to the namenode
 }
 
 PROXY_KEY = re.compile(r"hadoop\.proxyuser\.[^.]+\.(hosts|groups)$")

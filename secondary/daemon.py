@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 import time
@@ -36,6 +37,30 @@ log = logging.getLogger(__name__)
 SOFTWARE_VERSION = "nnlite-0.1.0"
 INFO_BEAN = "Hadoop:service=SecondaryNameNode,name=SecondaryNameNodeInfo"
 CHECKPOINTER_BEAN = "Hadoop:service=SecondaryNameNode,name=Checkpointer"
+
+
+def lower_priority(config: Config) -> int:
+    """Run this process at ``nnlite.secondary.nice`` (0-19) and return the niceness it has.
+
+    A checkpoint is background work of a few CPU-seconds per million edits; on a host it
+    shares with the namenode it should give way to the namenode's requests, as compaction
+    threads are lowered in databases (RocksDB's LowerThreadPoolCPUPriority). On Linux the
+    niceness belongs to each thread, and a new thread inherits its creator's: so every thread
+    that exists now (imports already started some, e.g. jemalloc's background thread) is
+    lowered, and the ones started later follow. A niceness already higher
+    (``nice -n 19 nnlite secondary``) is kept; going back down would need privileges."""
+    nice = config.int("nnlite.secondary.nice")
+    if not 0 <= nice <= 19:
+        raise SettingError(f"nnlite.secondary.nice must be within 0..19, not {nice}")
+    current = os.getpriority(os.PRIO_PROCESS, 0)
+    if nice <= current:
+        return current
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
+        except ProcessLookupError:
+            pass                              # the thread ended meanwhile
+    return nice
 
 
 def resolve_secret(secret_file: str | None, config: Config) -> str:

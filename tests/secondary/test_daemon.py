@@ -25,7 +25,8 @@ def token(server) -> str:
 
 
 def secondary(*args: str):
-    return CliRunner().invoke(main, ["secondary", *args])
+    """In this process: nice 0, or the rest of the test session would run niced."""
+    return CliRunner().invoke(main, ["secondary", "-D", "nnlite.secondary.nice=0", *args])
 
 
 def test_geteditsize_prints_the_uncheckpointed_txns(nn):
@@ -63,6 +64,8 @@ def test_checkpoint_now_failure_is_one_line_and_exit_1(tmp_path):
      "must be http://HOST:PORT"),
     (["--geteditsize", "--checkpoint-now", "-D", "nnlite.checkpoint.secret=x"],
      "exclude each other"),
+    (["--checkpoint-now", "-D", "nnlite.checkpoint.secret=x", "-D", "nnlite.secondary.nice=25"],
+     "nnlite.secondary.nice must be within 0..19, not 25"),
 ])
 def test_usage_errors(tmp_path, args, message):
     result = secondary("--checkpoint-dir", str(tmp_path / "ckpt"), *args)
@@ -90,6 +93,14 @@ def start_daemon(nn, ckpt: Path, log: Path, *defines: str) -> tuple[subprocess.P
     proc.kill()
     proc.wait()
     raise RuntimeError(f"secondary did not start: {log.read_text()}")
+
+
+def thread_niceness(pid: int) -> set[int]:
+    """The nice values of a live process's threads (field 19 of /proc/PID/task/TID/stat)."""
+    values = set()
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        values.add(int(stat.read_text().rsplit(")", 1)[1].split()[16]))
+    return values
 
 
 def get_json(url: str) -> dict:
@@ -124,6 +135,9 @@ def test_daemon_checkpoints_on_txns_and_reports_it(nn, tmp_path):
         assert info[0]["CheckpointDirectories"] == [str(tmp_path / "ckpt")]
         assert info[0]["LastCheckpointTime"] > 0
         assert beans[1]["Checkpoints"] == 1 and beans[1]["LastCheckpointTxid"] == 6
+        # every thread, the pool threads the merge started included, runs at the default
+        # nnlite.secondary.nice: the checkpoint yields the CPU to the namenode
+        assert thread_niceness(proc.pid) == {10}
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(15)
