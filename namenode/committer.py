@@ -1,7 +1,9 @@
 """Group commit for an asyncio event loop: ops are applied on the loop, synced in a thread.
 
 Callers on the loop ``await committer.mutate(method, *args)``. The request is applied and
-logged at once (``FSNamesystem.apply_and_log``); its future joins the pending list. One sync
+logged at once (``FSNamesystem.apply_and_log``); its future joins the pending list. A caller
+that has applied and logged by itself asks ``durable(txid, value)`` for that future: the
+HTTP layer answers a WebHDFS write when it resolves, with no task or coroutine per request. One sync
 runs at a time in a worker thread (``Journal.sync`` up to the newest pending txid); when it
 returns, every future up to that txid is resolved in one pass, and if more ops arrived
 meanwhile the next sync starts immediately. A batch therefore holds every op that arrived
@@ -24,20 +26,26 @@ class AsyncCommitter:
     def __init__(self, fs, loop: asyncio.AbstractEventLoop | None = None):
         self.fs = fs
         self.loop = loop or asyncio.get_running_loop()
-        self._pending: deque[tuple[int, asyncio.Future]] = deque()
+        self._pending: deque[tuple[int, asyncio.Future, object]] = deque()
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="nnlite-sync")
         self._syncing = False     # a sync is running or scheduled to start
 
     async def mutate(self, method, *args):
         result, txid = self.fs.apply_and_log(method, *args)
         if txid:
-            future = self.loop.create_future()
-            self._pending.append((txid, future))
-            if not self._syncing:
-                self._syncing = True
-                self.loop.call_soon(self._start_sync)
-            await future
+            await self.durable(txid)
         return result
+
+    def durable(self, txid: int, value=None) -> asyncio.Future:
+        """A future that resolves to ``value`` once ``txid`` is durable, or fails with the
+        sync's error. ``txid`` was logged on this loop after every pending one (the pending
+        list stays in txid order: nothing awaits between a log and this call)."""
+        future = self.loop.create_future()
+        self._pending.append((txid, future, value))
+        if not self._syncing:
+            self._syncing = True
+            self.loop.call_soon(self._start_sync)
+        return future
 
     def _start_sync(self) -> None:
         self._syncing = True
@@ -50,9 +58,9 @@ class AsyncCommitter:
         error = task.exception()
         pending = self._pending
         while pending and pending[0][0] <= target:
-            _, future = pending.popleft()
+            _, future, value = pending.popleft()
             if not future.done():
-                future.set_exception(error) if error else future.set_result(None)
+                future.set_exception(error) if error else future.set_result(value)
         if pending:
             self._start_sync()
 

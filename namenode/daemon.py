@@ -50,7 +50,8 @@ class Namenode:
         self.port = default_port if port is None else port
         self.app = NamenodeApp()
         self.http = HttpServer(self.app, remote.parse_error_response,
-                               max_body=config.int("nnlite.http.max-body"))
+                               max_body=config.int("nnlite.http.max-body"),
+                               error_for=remote.from_error)
         self.fs: FSNamesystem | None = None
         self.committer: AsyncCommitter | None = None
         self.blocks: blocks.BlockStore | None = None

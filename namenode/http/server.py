@@ -36,6 +36,7 @@ MAX_HEAD = 64 * 1024
 MAX_BODY = 1 << 20
 FILE_CHUNK = 256 * 1024   # bytes per write when the loop cannot sendfile
 LINGER = 2.0          # seconds to drain a refused request's remaining bytes before closing
+PIPELINE_LIMIT = 64 * 1024   # bytes read ahead while a request is answered; then reading pauses
 QUERY_CACHE = 4096    # parsed query strings kept (parse_query)
 QUERY_CACHE_KEY = 512  # longer query strings are parsed every time
 _QUERIES: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -158,6 +159,8 @@ class _Connection(asyncio.Protocol):
         self.continued = False
         self.lingering = False
         self.write_paused = False
+        self.read_paused = False     # paused because a busy connection buffered PIPELINE_LIMIT
+        self.eof = False             # the client half-closed while a request was answered
         self.last_active = time.monotonic()
 
     def connection_made(self, transport) -> None:
@@ -182,6 +185,12 @@ class _Connection(asyncio.Protocol):
         self.buf += data
         if not self.busy:
             self.process()
+        elif len(self.buf) > PIPELINE_LIMIT and not self.read_paused:
+            # A client pipelining far ahead of its answers: leave the rest in the kernel.
+            # (Reading is not paused for every request: a client that waits for its answer
+            # sends nothing meanwhile, and each pause and resume is an epoll_ctl call.)
+            self.read_paused = True
+            self.transport.pause_reading()
 
     def pause_writing(self) -> None:
         """The client is not reading its answers: stop reading its requests."""
@@ -191,8 +200,12 @@ class _Connection(asyncio.Protocol):
     def resume_writing(self) -> None:
         self.write_paused = False
         if not self.busy and not self.closing:
-            self.transport.resume_reading()
+            self.resume_reading()
             self.process()
+
+    def resume_reading(self) -> None:
+        self.read_paused = False
+        self.transport.resume_reading()
 
     def connection_lost_stream(self) -> None:
         if self.stream is not None:
@@ -201,9 +214,14 @@ class _Connection(asyncio.Protocol):
 
     def eof_received(self) -> bool | None:
         """The client half-closed. Mid-way through a streamed body (an image upload), the body
-        is cut short: abort the sink and answer 400 before closing. Otherwise close."""
+        is cut short: abort the sink and answer 400 before closing. While a request is being
+        answered, keep the connection open until the requests that came before the half-close
+        are answered (``finished``). Otherwise close."""
         stream = self.stream
         if stream is None:
+            if self.busy:
+                self.eof = True      # answer what came before the half-close, then close
+                return True
             return None
         self.stream = None
         self.server.in_flight -= 1
@@ -285,8 +303,7 @@ class _Connection(asyncio.Protocol):
             self.respond(result, request.keep_alive, request.method == "HEAD")
         else:
             self.busy = True
-            self.transport.pause_reading()
-            task = asyncio.ensure_future(result)
+            task = asyncio.ensure_future(result)    # a future (a durable write) stays itself
             task.add_done_callback(lambda t, r=request: self.finished(t, r))
 
     def finished(self, task: asyncio.Future, request: Request) -> None:
@@ -299,8 +316,11 @@ class _Connection(asyncio.Protocol):
         response = self.server.error_for(error) if error else task.result()
         self.respond(response, request.keep_alive, request.method == "HEAD")
         if not self.closing and not self.write_paused:
-            self.transport.resume_reading()
+            if self.read_paused:
+                self.resume_reading()
             self.process()
+            if self.eof and not self.busy:
+                self.close()
 
     def respond(self, response: Response, keep_alive: bool, head_only: bool = False) -> None:
         keep_alive = keep_alive and not self.server.stopping
@@ -358,7 +378,7 @@ class _Connection(asyncio.Protocol):
             self.close()
             return
         if not self.closing and not self.write_paused:
-            self.transport.resume_reading()
+            self.resume_reading()
             self.process()
 
     def fail(self, exc: BadRequest) -> None:

@@ -17,6 +17,7 @@ and logged at once and then awaited until their txid is durable (committer.py).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -35,6 +36,18 @@ QUOTA_DONT_SET = (1 << 63) - 1
 EMPTY_OK = Response(200, b"", "application/octet-stream")
 TRUE = Response(200, b'{"boolean":true}', remote.JSON)
 FALSE = Response(200, b'{"boolean":false}', remote.JSON)
+
+
+def _true(_result) -> Response:
+    return TRUE
+
+
+def _boolean(ok: bool) -> Response:
+    return TRUE if ok else FALSE
+
+
+def _empty(_result) -> Response:
+    return EMPTY_OK
 STORAGE_POLICY_UNSPECIFIED = 0
 CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecksum.Type.id
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
@@ -298,7 +311,7 @@ class WebHdfs:
             result = handler(req, path, user)
         except Exception as exc:  # every error becomes a RemoteException, never a traceback
             return remote.from_error(exc)
-        if isinstance(result, Response):
+        if isinstance(result, (Response, asyncio.Future)):
             return result
         return self._await(result)
 
@@ -351,8 +364,13 @@ class WebHdfs:
             return doas
         return user
 
-    def _mutate(self, method, *args):
-        return self.committer.mutate(method, *args)
+    def _answer(self, respond, method, *args):
+        """Apply and log the request now (its errors raise here); answer ``respond(result)``
+        once its ops are durable: a future the HTTP layer waits on (a failed sync becomes a
+        RemoteException there), or the response itself when nothing was logged."""
+        result, txid = self.fs.apply_and_log(method, *args)
+        response = respond(result)
+        return self.committer.durable(txid, response) if txid else response
 
     # ------------------------------------------------------------------ reads
 
@@ -427,72 +445,63 @@ class WebHdfs:
 
     # ------------------------------------------------------------------ mutations
 
-    async def mkdirs(self, req, path, user) -> Response:
-        permission = _permission(req, 0o755)
-        await self._mutate(self.fs.ns.mkdirs, path, permission, self.fs.caller(user))
-        return TRUE
+    def mkdirs(self, req, path, user):
+        return self._answer(_true, self.fs.ns.mkdirs, path, _permission(req, 0o755),
+                            self.fs.caller(user))
 
-    async def rename(self, req, path, user) -> Response:
+    def rename(self, req, path, user):
         destination = _destination(req)
         paths.split(destination)
         options = req.param("renameoptions")
         caller = self.fs.caller(user)
         if not options:         # an empty option set is the boolean rename
-            ok = await self._mutate(self.fs.ns.rename_legacy, path, destination, caller)
-            return TRUE if ok else FALSE
+            return self._answer(_boolean, self.fs.ns.rename_legacy, path, destination, caller)
         names = {o.strip().upper() for o in options.split(",") if o.strip()}
         if not names <= {"NONE", "OVERWRITE", "TO_TRASH"}:
             raise BadRequest(400, f'Invalid value for webhdfs parameter "renameoptions": '
                                   f"{options!r}")
-        await self._mutate(self.fs.ns.rename, path, destination, "OVERWRITE" in names, caller)
-        return EMPTY_OK
+        return self._answer(_empty, self.fs.ns.rename, path, destination, "OVERWRITE" in names,
+                            caller)
 
-    async def delete(self, req, path, user) -> Response:
-        ok = await self._mutate(self.fs.ns.delete, path, _bool(req, "recursive"),
-                                self.fs.caller(user))
-        return TRUE if ok else FALSE
+    def delete(self, req, path, user):
+        return self._answer(_boolean, self.fs.ns.delete, path, _bool(req, "recursive"),
+                            self.fs.caller(user))
 
-    async def set_permission(self, req, path, user) -> Response:
-        await self._mutate(self.fs.ns.set_permission, path, _permission(req, 0o755),
-                           self.fs.caller(user))
-        return EMPTY_OK
+    def set_permission(self, req, path, user):
+        return self._answer(_empty, self.fs.ns.set_permission, path, _permission(req, 0o755),
+                            self.fs.caller(user))
 
-    async def set_owner(self, req, path, user) -> Response:
+    def set_owner(self, req, path, user):
         if not req.param("owner") and not req.param("group"):
             raise errors.IllegalArgumentError("Both owner and group are empty.")
-        await self._mutate(self.fs.ns.set_owner, path, req.param("owner"), req.param("group"),
-                           self.fs.caller(user))
-        return EMPTY_OK
+        return self._answer(_empty, self.fs.ns.set_owner, path, req.param("owner"),
+                            req.param("group"), self.fs.caller(user))
 
-    async def set_replication(self, req, path, user) -> Response:
+    def set_replication(self, req, path, user):
         replication = _int(req, "replication", None, 1, 32767)
         if replication is None:
             replication = self.fs.default_replication
-        ok = await self._mutate(self.fs.ns.set_replication, path, replication,
-                                self.fs.caller(user))
-        return TRUE if ok else FALSE
+        return self._answer(_boolean, self.fs.ns.set_replication, path, replication,
+                            self.fs.caller(user))
 
-    async def set_times(self, req, path, user) -> Response:
-        await self._mutate(self.fs.ns.set_times, path, _int(req, "modificationtime", -1, -1),
-                           _int(req, "accesstime", -1, -1), self.fs.caller(user))
-        return EMPTY_OK
+    def set_times(self, req, path, user):
+        return self._answer(_empty, self.fs.ns.set_times, path,
+                            _int(req, "modificationtime", -1, -1),
+                            _int(req, "accesstime", -1, -1), self.fs.caller(user))
 
-    async def set_xattr(self, req, path, user) -> Response:
+    def set_xattr(self, req, path, user):
         name, flag = _required(req, "xattr.name", "SETXATTR"), _xattr_flag(req)
-        await self._mutate(self.fs.ns.set_xattr, path, name,
-                           _xattr_value(req.param("xattr.value")), flag, self.fs.caller(user))
-        return EMPTY_OK
+        return self._answer(_empty, self.fs.ns.set_xattr, path, name,
+                            _xattr_value(req.param("xattr.value")), flag, self.fs.caller(user))
 
-    async def remove_xattr(self, req, path, user) -> Response:
-        await self._mutate(self.fs.ns.remove_xattr, path,
-                           _required(req, "xattr.name", "REMOVEXATTR"), self.fs.caller(user))
-        return EMPTY_OK
+    def remove_xattr(self, req, path, user):
+        return self._answer(_empty, self.fs.ns.remove_xattr, path,
+                            _required(req, "xattr.name", "REMOVEXATTR"), self.fs.caller(user))
 
-    async def set_quota(self, req, path, user) -> Response:
+    def set_quota(self, req, path, user):
         ns_quota = _int(req, "namespacequota", QUOTA_DONT_SET, -1)
         ss_quota = _int(req, "storagespacequota", QUOTA_DONT_SET, -1)
-        await self._mutate(self.fs.ns.set_quota, path,
-                           None if ns_quota == QUOTA_DONT_SET else ns_quota,
-                           None if ss_quota == QUOTA_DONT_SET else ss_quota,
-                           self.fs.caller(user))
-        return EMPTY_OK
+        return self._answer(_empty, self.fs.ns.set_quota, path,
+                            None if ns_quota == QUOTA_DONT_SET else ns_quota,
+                            None if ss_quota == QUOTA_DONT_SET else ss_quota,
+                            self.fs.caller(user))
