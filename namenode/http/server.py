@@ -185,7 +185,7 @@ class _Connection(asyncio.Protocol):
         self.buf += data
         if not self.busy:
             self.process()
-        elif len(self.buf) > PIPELINE_LIMIT and not self.read_paused:
+        if self.busy and len(self.buf) > PIPELINE_LIMIT and not self.read_paused:
             # A client pipelining far ahead of its answers: leave the rest in the kernel.
             # (Reading is not paused for every request: a client that waits for its answer
             # sends nothing meanwhile, and each pause and resume is an epoll_ctl call.)

@@ -771,6 +771,20 @@ def test_pipelined_mutations_then_a_half_close_are_all_answered_in_order(nn, w):
     assert w.alive()
 
 
+def test_a_client_pipelining_far_ahead_is_paused_then_answered_in_order(nn, w):
+    """1,500 writes sent at once: more than the 64 KiB a busy connection reads ahead, so
+    reading pauses while a write is made durable and resumes after; every answer comes back,
+    in order, and the connection closes after the last one."""
+    w.mkdirs("/far")
+    data = b"".join(b"PUT /webhdfs/v1/far/d%d?op=MKDIRS&user.name=tester HTTP/1.1\r\n"
+                    b"Content-Length: 0\r\n\r\n" % i for i in range(1500))
+    assert len(data) > 64 * 1024
+    replies = parse_replies(exchange(nn.port, data, shut=True, timeout=60))
+    assert [status for status, _ in replies] == [200] * 1500
+    assert len(w.names("/far")) == 1500
+    assert w.alive()
+
+
 def test_lenient_but_valid_http(nn):
     """Bare LF line ends, empty lines before a request, an absolute-form target, HTTP/1.0,
     HEAD (the GET answer's head, no body: the next answer must still parse)."""
