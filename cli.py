@@ -744,7 +744,7 @@ def dfs_get(client, source, dest, force) -> None:
 def dfs_cat(client, paths) -> None:
     """Print the contents of files to standard output."""
     from client.shell import FsShell
-    out = click.get_binary_stream("stdout")
+    out = click.open_file("-", "wb")       # the binary stdout, left open
     for chunk in FsShell(client).cat(paths):
         out.write(chunk)
     out.flush()
@@ -758,7 +758,7 @@ def dfs_append_to_file(client, sources, dest) -> None:
     """Append local files (- is standard input) to DST, creating it if missing."""
     from client.shell import FsShell
     FsShell(client).append_to_file(list(sources), dest,
-                                   stdin=click.get_binary_stream("stdin"))
+                                   stdin=click.open_file("-", "rb"))
 
 
 @dfsadmin_group.command("safemode", cls=OneLineCommand)
