@@ -90,12 +90,14 @@ def run_async_writes(kind: str, callers: int, ops: int) -> dict:
         per = ops // callers
 
         async def work(committer, c: int) -> None:
+            # as a WebHDFS write: apply and log, then wait on the committer's future
+            apply, durable = fs.apply_and_log, committer.durable
             if kind == "mkdir":
                 for i in range(per):
-                    await committer.mutate(fs.ns.mkdirs, f"/bench/c{c}/d{i}", 0o755, caller)
+                    await durable(apply(fs.ns.mkdirs, f"/bench/c{c}/d{i}", 0o755, caller)[1])
             else:
                 for i in range(per):
-                    await committer.mutate(fs.ns.create, f"/bench/c{c}/f{i}", caller)
+                    await durable(apply(fs.ns.create, f"/bench/c{c}/f{i}", caller)[1])
 
         async def run() -> float:
             committer = AsyncCommitter(fs)
