@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-import cli
+from client import cli_dfs
 from client.webhdfs import WebHdfsClient
 from tests.cli import closed_port, dfs, failed, ok
 from tests.namenode.http.helpers import start_namenode
@@ -153,7 +153,7 @@ def test_user_and_namenode_defaults(server):
         "`/user/eve/rel/x': No such file or directory"          # HADOOP_USER_NAME
     assert failed(dfs(server, "ls", "rel/x", user=None), "PathNotFoundError", 1) == \
         f"`/user/{getpass.getuser()}/rel/x': No such file or directory"   # the OS user
-    option = next(p for p in cli.dfs_ls.params if p.name == "namenode_url")
+    option = next(p for p in cli_dfs.dfs_ls.params if p.name == "namenode_url")
     assert (option.envvar, option.default) == ("NNLITE_NAMENODE", "http://127.0.0.1:9870")
 
 
