@@ -3,7 +3,10 @@
 ``webhdfs.py`` speaks the protocol (one keep-alive connection, ``user.name``, RemoteException
 to typed errors), ``errors.py`` holds those errors, ``shell.py`` the commands' semantics
 (``ls``, ``rm -r``, ``chmod -R``, ...), ``modes.py`` permission bits and ``chmod`` modes,
-``format.py`` the text output. Standard library only; nothing here imports the namenode.
+``format.py`` the text output. Those are standard library only and import nothing of the
+namenode, so a program can use the client alone. The command line on top of them is here too:
+``cli_dfs.py`` (``nnlite dfs`` and ``dfsadmin``) and ``cli_support.py`` (exit codes and typed
+errors of every command); they use click and the namenode's error classes.
 """
 
 from client.errors import ClientError

@@ -17,23 +17,23 @@ from typing import Callable
 from formats import edits as E
 from namenode import errors, paths
 from namenode import permission as P
-from namenode.inode import NO_QUOTA, STICKY, INode, INodeFile, usage, walk
+from namenode.checks import check_loggable, check_long, check_permission, check_replication
+from namenode.inode import NO_QUOTA, STICKY, INode, usage, walk
+from namenode.namespace_data import DataPathRequests
 from namenode.permission import Caller
 from namenode.tree import IMPLICIT_UWX, Tree
 from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
 
 XATTR_NAMESPACES = ("user", "trusted", "system", "security", "raw")
-MAX_REPLICATION = 512
-MAX_PERMISSION = 0o7777
-LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class Namespace(Tree):
-    """The tree plus the request methods the service calls (all take a ``Caller``)."""
+class Namespace(DataPathRequests, Tree):
+    """The tree plus the request methods the service calls (all take a ``Caller``); the
+    requests of the WebHDFS data path (uploads) are in ``namespace_data``."""
 
     max_record = E.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit
 
@@ -111,7 +111,7 @@ class Namespace(Tree):
     # ----------------------------------------------------------------------- mutations
 
     def mkdirs(self, path: str, permission: int, caller: Caller):
-        _check_permission(permission, path)
+        check_permission(permission, path)
         parts = paths.split(path)
         nodes = self.resolve(parts)
         P.check_traverse(caller, nodes[:-1])
@@ -131,44 +131,55 @@ class Namespace(Tree):
                block_size: int = 128 << 20, client_name: str = "", client_machine: str = ""):
         """Create a file entry: complete and empty with no ``client_name``, else under
         construction and leased to that client."""
-        parts = paths.split(path)
-        if not parts:
-            raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
-        _check_replication(replication, path)
-        _check_permission(permission, path)
-        _check_long(block_size, "block size", path, minimum=1)
-        nodes = self.resolve(parts)
+        check_replication(replication, path)
+        check_permission(permission, path)
+        check_long(block_size, "block size", path, minimum=1)
+        parts, nodes = self.check_create(path, caller, overwrite=overwrite,
+                                         create_parent=create_parent)
         ops = []
         now = self.clock()
         if len(nodes) < len(parts):
-            if not create_parent:
-                raise errors.PathNotFoundError(
-                    f"Parent directory doesn't exist: {paths.join(parts[:-1])}", path=path)
             ancestor = nodes[-1]
-            if not ancestor.is_dir:
-                raise errors.ParentNotDirectoryError(
-                    f"{ancestor.path()} (is not a directory)", path=path)
-            P.check_traverse(caller, nodes[:-1])
-            P.check(caller, ancestor, P.WRITE | P.EXECUTE)
             self.check_quota(ancestor, len(parts) - len(nodes) + 1, 0)
             ops.append(E.MkdirOp(paths.join(parts[:-1]), self.last_inode_id + 1,
                                  permission | IMPLICIT_UWX, caller.user, ancestor.group, now))
             group = ancestor.group
         else:
-            parent = nodes[len(parts) - 1]
-            if not parent.is_dir:
-                raise errors.ParentNotDirectoryError(
-                    f"Parent path is not a directory: {parent.path()}", path=path)
-            P.check_traverse(caller, nodes[:len(parts)])
-            P.check(caller, parent, P.WRITE | P.EXECUTE)
-            if len(nodes) == len(parts) + 1:
-                self._check_overwrite(nodes[-1], parent, caller, overwrite, path)
-            group = parent.group
+            group = nodes[len(parts) - 1].group
         first_id = self.last_inode_id + 1 + (len(parts) - len(nodes) if ops else 0)
         ops.append(E.AddFileOp(paths.join(parts), first_id, replication, block_size, 0,
                                permission, caller.user, group, now, now, overwrite,
                                client_name, client_machine))
         return True, self._applied(*ops)
+
+    def check_create(self, path: str, caller: Caller, *, overwrite: bool = False,
+                     create_parent: bool = True) -> tuple[tuple, list[INode]]:
+        """Raise what ``create`` would raise for the path, the permissions and ``overwrite``
+        (its quota check aside); change nothing. Returns the path's components and the inodes
+        along it that exist (``resolve``)."""
+        parts = paths.split(path)
+        if not parts:
+            raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
+        nodes = self.resolve(parts)
+        if len(nodes) < len(parts):
+            if not create_parent:
+                raise errors.PathNotFoundError(
+                    f"Parent directory doesn't exist: {paths.join(parts[:-1])}", path=path)
+            if not nodes[-1].is_dir:
+                raise errors.ParentNotDirectoryError(
+                    f"{nodes[-1].path()} (is not a directory)", path=path)
+            P.check_traverse(caller, nodes[:-1])
+            P.check(caller, nodes[-1], P.WRITE | P.EXECUTE)
+            return parts, nodes
+        parent = nodes[len(parts) - 1]
+        if not parent.is_dir:
+            raise errors.ParentNotDirectoryError(
+                f"Parent path is not a directory: {parent.path()}", path=path)
+        P.check_traverse(caller, nodes[:len(parts)])
+        P.check(caller, parent, P.WRITE | P.EXECUTE)
+        if len(nodes) == len(parts) + 1:
+            self._check_overwrite(nodes[-1], parent, caller, overwrite, path)
+        return parts, nodes
 
     def delete(self, path: str, recursive: bool, caller: Caller):
         parts = paths.split(path)
@@ -258,7 +269,7 @@ class Namespace(Tree):
         return True, self._applied(op)
 
     def set_permission(self, path: str, permission: int, caller: Caller):
-        _check_permission(permission, path)
+        check_permission(permission, path)
         self._owned(path, caller)
         return True, self._applied(E.SetPermissionsOp(paths.normalize(path), permission))
 
@@ -275,8 +286,8 @@ class Namespace(Tree):
         return True, self._applied(op)
 
     def set_times(self, path: str, mtime: int, atime: int, caller: Caller):
-        _check_long(mtime, "mtime", path)
-        _check_long(atime, "atime", path)
+        check_long(mtime, "mtime", path)
+        check_long(atime, "atime", path)
         node = self.status(path, caller)
         P.check(caller, node, P.WRITE, path)
         return True, self._applied(E.SetTimesOp(paths.normalize(path), mtime, atime))
@@ -285,7 +296,7 @@ class Namespace(Tree):
         node = self.status(path, caller)
         if node.is_dir:
             return False, []
-        _check_replication(replication, path)
+        check_replication(replication, path)
         P.check(caller, node, P.WRITE, path)
         return True, self._applied(E.SetReplicationOp(paths.normalize(path), replication))
 
@@ -337,146 +348,11 @@ class Namespace(Tree):
         op = E.AppendOp(paths.normalize(path), node.id, client_name, client_machine)
         return True, self._applied(op)
 
-    # ----------------------------------------------------------------------- data path
-    # WebHDFS uploads (namenode/http/data.py) record a whole upload as one batch of ops at
-    # its end; the checks below run before the bytes arrive, the *_complete methods at the
-    # end (namenode/leases.py explains the client names and the recovery of torn batches).
-
-    def check_create(self, path: str, caller: Caller, *, overwrite: bool = False,
-                     create_parent: bool = True) -> None:
-        """Raise what ``create`` would raise for these arguments; change nothing."""
-        parts = paths.split(path)
-        if not parts:
-            raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
-        nodes = self.resolve(parts)
-        if len(nodes) < len(parts):
-            if not create_parent:
-                raise errors.PathNotFoundError(
-                    f"Parent directory doesn't exist: {paths.join(parts[:-1])}", path=path)
-            if not nodes[-1].is_dir:
-                raise errors.ParentNotDirectoryError(
-                    f"{nodes[-1].path()} (is not a directory)", path=path)
-            P.check_traverse(caller, nodes[:-1])
-            P.check(caller, nodes[-1], P.WRITE | P.EXECUTE)
-            return
-        parent = nodes[len(parts) - 1]
-        if not parent.is_dir:
-            raise errors.ParentNotDirectoryError(
-                f"Parent path is not a directory: {parent.path()}", path=path)
-        P.check_traverse(caller, nodes[:len(parts)])
-        P.check(caller, parent, P.WRITE | P.EXECUTE)
-        if len(nodes) == len(parts) + 1:
-            self._check_overwrite(nodes[-1], parent, caller, overwrite, path)
-
-    def readable_file(self, path: str, caller: Caller) -> INodeFile:
-        """The file at ``path`` if ``caller`` may read it (OPEN, checksum, block locations)."""
-        node = self.status(path, caller)
-        if node.is_dir:
-            raise errors.PathNotFoundError(f"Path is not a file: {path}", path=path)
-        P.check(caller, node, P.READ, path)
-        return node
-
-    def writable_file(self, path: str, caller: Caller, action: str) -> INodeFile:
-        """The complete file at ``path`` if ``caller`` may write it (APPEND, TRUNCATE)."""
-        node = self.status(path, caller)
-        if node.is_dir:
-            raise errors.PathNotFoundError(f"Failed to {action} {path}: it is a directory",
-                                           path=path)
-        P.check(caller, node, P.WRITE, path)
-        if node.client_name is not None:
-            raise errors.LeaseError(
-                f"Failed to {action} {path}: it is being written by {node.client_name}",
-                path=path)
-        return node
-
-    def create_complete(self, path: str, caller: Caller, *, blocks: tuple, length: int,
-                        checksum: bytes, client_name: str, client_machine: str = "",
-                        **create_kw):
-        """A whole CREATE upload: [MkdirOp], AddFileOp under construction by
-        ``client_name``, CloseFileOp with the blocks, length and checksum."""
-        self.check_create(path, caller, overwrite=create_kw.get("overwrite", False),
-                          create_parent=create_kw.get("create_parent", True))
-        parts = paths.split(path)
-        self._check_growth(parts, length * create_kw.get("replication", 1))
-        norm, now = paths.join(parts), self.clock()
-        _check_loggable(E.CloseFileOp(norm, self.last_inode_id + len(parts) + 1, length, now,
-                                      now, tuple(blocks), checksum))
-        _, ops = self.create(path, caller, client_name=client_name,
-                             client_machine=client_machine, **create_kw)
-        node = self.get_file(norm)
-        close = E.CloseFileOp(norm, node.id, length, now, now, tuple(blocks), checksum)
-        return True, ops + self._applied(close)
-
-    def append_complete(self, path: str, caller: Caller, *, inode_id: int,
-                        expected_blocks: tuple, blocks: tuple, length: int, checksum: bytes,
-                        client_name: str, client_machine: str = ""):
-        """A whole APPEND upload: AppendOp, CloseFileOp with the new blocks and length. The
-        file must still be the one (``inode_id``, ``expected_blocks``) the upload started on."""
-        node = self._unchanged(path, caller, inode_id, expected_blocks, "append to")
-        self.check_quota(node.parent, 0, (length - node.length) * node.replication)
-        close = E.CloseFileOp(paths.normalize(path), node.id, length, self.clock(),
-                              node.atime, tuple(blocks), checksum)
-        _check_loggable(close)
-        _, ops = self.append(path, caller, client_name, client_machine)
-        return True, ops + self._applied(close)
-
-    def truncate_blocks(self, path: str, caller: Caller, new_length: int, *, inode_id: int,
-                        expected_blocks: tuple, last_block: tuple | None, checksum: bytes,
-                        client_name: str, client_machine: str = ""):
-        """TRUNCATE with copy-on-write: a TruncateOp; when the cut falls inside a block, also
-        AppendOp and CloseFileOp putting ``last_block`` (a new block holding the kept prefix)
-        in place of the cut block. Truncating to the current length changes nothing."""
-        node = self._unchanged(path, caller, inode_id, expected_blocks, "truncate")
-        if new_length == node.length:
-            return True, []
-        if last_block is None:
-            return self.truncate(path, new_length, caller)
-        whole, take = _cut(node.blocks, new_length)
-        if last_block[1] != take:
-            raise errors.IllegalArgumentError(
-                f"truncate of {path}: the copied block holds {last_block[1]} bytes, the cut "
-                f"keeps {take}", path=path)
-        close = E.CloseFileOp(paths.normalize(path), node.id, new_length, self.clock(),
-                              node.atime, whole + (tuple(last_block),), checksum)
-        _check_loggable(close)
-        _, ops = self.truncate(path, new_length, caller)
-        _, more = self.append(path, caller, client_name, client_machine)
-        return True, ops + more + self._applied(close)
-
-    def recover_upload(self, path: str, inode_id: int, delete: bool):
-        """Startup lease recovery of a torn upload batch: delete the file, or close it with
-        the blocks it has."""
-        node = self.get_file(path, inode_id)
-        if node.client_name is None:
-            return True, []
-        if delete:
-            return True, self._applied(E.DeleteOp(paths.normalize(path), self.clock()))
-        close = E.CloseFileOp(paths.normalize(path), node.id, node.length, node.mtime,
-                              node.atime, node.blocks, node.checksum)
-        return True, self._applied(close)
-
-    def _unchanged(self, path, caller, inode_id, expected_blocks, action) -> INodeFile:
-        node = self.writable_file(path, caller, action)
-        if node.id != inode_id or node.blocks != tuple(expected_blocks):
-            raise errors.NamenodeError(
-                f"Failed to {action} {path}: the file was replaced, truncated or "
-                "concatenated while the data was being written; retry", path=path)
-        return node
-
-    def _check_growth(self, parts: tuple, ss_delta: int) -> None:
-        """The space-quota check of an upload's CloseFileOp, made before anything applies
-        (an overwritten file's space is given back first)."""
-        nodes = self.resolve(parts)
-        if len(nodes) == len(parts) + 1:
-            ss_delta -= nodes[-1].length * nodes[-1].replication
-            nodes = nodes[:-1]
-        self.check_quota(nodes[-1], 0, ss_delta)
-
     # ----------------------------------------------------------------------- helpers
 
     def _applied(self, *ops: E.Op) -> list[E.Op]:
         for op in ops:
-            _check_loggable(op, self.max_record)
+            check_loggable(op, self.max_record)
         for op in ops:
             self.apply(op)
         return list(ops)
@@ -554,32 +430,6 @@ def _check_removal(caller: Caller, parent: INode, node: INode, path: str) -> Non
     P.check_subtree(caller, node, P.ALL, skip_empty=True)
 
 
-def _check_loggable(op: E.Op, max_record: int = E.DEFAULT_MAX_RECORD) -> None:
-    """An op the journal could not encode (a lone surrogate in a name, an integer beyond 64
-    bits), or one larger than a reader accepts (it would be logged and then refuse to load),
-    would change the tree and then fail; refuse it before it applies."""
-    try:
-        size = len(E.encode_payload(0, op))
-    except (OverflowError, UnicodeEncodeError, TypeError, ValueError) as exc:
-        raise errors.IllegalArgumentError(
-            f"{type(op).__name__} cannot be logged: {exc}") from exc
-    if size > max_record:
-        raise errors.IllegalArgumentError(
-            f"{type(op).__name__} would be a {size}-byte edits record, above the "
-            f"{max_record}-byte limit of the edits log: split the request")
-
-
-def _cut(blocks: tuple, new_length: int) -> tuple[tuple, int]:
-    """The blocks a truncate to ``new_length`` keeps whole, and how many bytes of the next
-    block it keeps (0 < new_length < the file's length)."""
-    total = 0
-    for i, block in enumerate(blocks):
-        if total + block[1] >= new_length:
-            return blocks[:i], new_length - total
-        total += block[1]
-    return blocks, 0
-
-
 def _xattr_name(name: str) -> str:
     prefix, dot, rest = (name or "").partition(".")
     if not dot or not rest or prefix.lower() not in XATTR_NAMESPACES:
@@ -593,38 +443,13 @@ def _xattr_visible(caller: Caller, name: str) -> bool:
     return name.startswith("user.") or caller.superuser
 
 
-def _check_replication(replication: int, path: str) -> None:
-    if replication < 1:
-        raise errors.NamenodeError(
-            f"Requested replication factor of {replication} is less than the required minimum "
-            f"of 1 for {path}", path=path)
-    if replication > MAX_REPLICATION:
-        raise errors.NamenodeError(
-            f"Requested replication factor of {replication} exceeds maximum of "
-            f"{MAX_REPLICATION} for {path}", path=path)
-
-
 def _quota_value(value: int | None, current: int, path: str) -> int:
     if value is None:
         return current
     if value < NO_QUOTA:
         raise errors.IllegalArgumentError(
             f"Illegal value for quota of {path}: {value} (use -1 to remove a quota)", path=path)
-    _check_long(value, "quota", path)
+    check_long(value, "quota", path)
     return value
 
 
-def _check_permission(permission: int, path: str) -> None:
-    """Mode bits, sticky and set-id bits included: what the fsimage column holds."""
-    if not 0 <= permission <= MAX_PERMISSION:
-        raise errors.IllegalArgumentError(
-            f"Invalid permission {permission:#o} for {path}: not within 0..{MAX_PERMISSION:#o}",
-            path=path)
-
-
-def _check_long(value: int, what: str, path: str, minimum: int = LONG_MIN) -> None:
-    """A value the edits log and the fsimage store as a signed 64-bit integer (a Java long):
-    a larger one would be applied and then fail to be logged."""
-    if not minimum <= value <= LONG_MAX:
-        raise errors.IllegalArgumentError(
-            f"Invalid {what} {value} for {path}: not within {minimum}..{LONG_MAX}", path=path)
