@@ -1,10 +1,10 @@
 """A small HTTP/1.1 server on asyncio, built for many short requests on kept-alive connections.
 
 One ``asyncio.Protocol`` per connection parses requests straight from the receive buffer
-(request line, headers, a body by Content-Length or chunked encoding) and calls the
-application: ``app(request)`` returns a Response, or an awaitable of one (a mutation waits for
-its fsync without blocking the loop). Requests on one connection are answered in order; while
-an awaitable runs, reading from that connection pauses.
+(request line, headers, a body by Content-Length or chunked encoding; the pieces are in
+wire.py, streamed bodies and file answers in stream.py) and calls the application:
+``app(request)`` returns a Response, or an awaitable of one (a mutation waits for its fsync
+without blocking the loop). Requests on one connection are answered in order.
 
 Limits, each answered with a 4xx and the connection closed: a head over ``max_head`` bytes
 (431), a body over ``max_body`` bytes (413), a malformed request line, header, length or chunk
@@ -12,139 +12,29 @@ Limits, each answered with a 4xx and the connection closed: a head over ``max_he
 for up to ``LINGER`` seconds, so a client busy sending a large body reads the answer instead of
 a reset. Lenient where HTTP allows it: bare LF line ends, empty lines before a request line,
 an absolute-form target (``http://host/path``); HEAD gets the head of the GET answer. A client
-that does not read its answers stops being read (flow control), so pipelining cannot grow the
-server's buffers without bound.
-Graceful stop: close the listener, let in-flight requests finish (up to a grace period),
-close idle connections.
+that does not read its answers, or pipelines more than PIPELINE_LIMIT bytes ahead of them,
+stops being read (flow control). Graceful stop: close the listener, let in-flight requests
+finish (up to a grace period), close idle connections.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import time
-from http import HTTPStatus
-from urllib.parse import unquote_to_bytes
+
+from namenode.http.stream import BodyStream, write_file
+# BadRequest, Request and Response are this module's API (handlers import them from here)
+from namenode.http.wire import (BadRequest, Request, Response, decode_component, encode_response,
+                                keeps_alive, origin_form, parse_headers, parse_query,
+                                parse_request_line, read_body)
 
 log = logging.getLogger(__name__)
 
-REASONS = {s.value: s.phrase for s in HTTPStatus}
-_STATUS_LINES = {code: f"HTTP/1.1 {code} {reason}\r\n".encode("latin-1")
-                 for code, reason in REASONS.items()}
 MAX_HEAD = 64 * 1024
 MAX_BODY = 1 << 20
-FILE_CHUNK = 256 * 1024   # bytes per write when the loop cannot sendfile
 LINGER = 2.0          # seconds to drain a refused request's remaining bytes before closing
 PIPELINE_LIMIT = 64 * 1024   # bytes read ahead while a request is answered; then reading pauses
-QUERY_CACHE = 4096    # parsed query strings kept (parse_query)
-QUERY_CACHE_KEY = 512  # longer query strings are parsed every time
-_QUERIES: dict[str, dict[str, tuple[str, ...]]] = {}
-
-
-class BadRequest(Exception):
-    """A request that cannot be parsed; ``status`` is what the client gets."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-
-
-class Request:
-    __slots__ = ("method", "target", "path", "query", "headers", "body", "keep_alive", "peer")
-
-    def __init__(self, method, target, path, query, headers, body, keep_alive, peer):
-        self.method = method
-        self.target = target      # raw request target, as sent
-        self.path = path          # percent-decoded path (str), without the query
-        self.query = query        # lower-cased name -> tuple of values, in order
-        self.headers = headers    # lower-cased name -> value
-        self.body = body
-        self.keep_alive = keep_alive
-        self.peer = peer
-
-    def param(self, name: str, default=None):
-        """One query parameter (names are case-insensitive). Repeats must be identical."""
-        values = self.query.get(name)
-        if not values:
-            return default
-        if len(values) > 1 and any(v != values[0] for v in values):
-            raise BadRequest(400, f'Parameter "{name}" is given more than once with '
-                                  f"different values: {list(values)}")
-        return values[0]
-
-
-class Response:
-    __slots__ = ("status", "body", "content_type", "headers", "file")
-
-    def __init__(self, status: int = 200, body: bytes = b"",
-                 content_type: str | None = "application/json", headers=None, file=None):
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.headers = headers or ()
-        self.file = file    # (open binary file, size): streamed with sendfile, then closed
-
-
-def decode_component(raw: str, what: str) -> str:
-    """Percent-decode as UTF-8; invalid UTF-8 is a client error, not a server crash. ``raw``
-    was decoded from the wire as latin-1, so its code points are the bytes as sent."""
-    if raw.isascii():
-        if "%" not in raw:
-            return raw
-    else:
-        raw = raw.encode("latin-1")     # raw UTF-8 (or garbage) bytes in the request target
-    try:
-        return unquote_to_bytes(raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadRequest(400, f"{what} is not valid UTF-8 after percent-decoding") from exc
-
-
-def parse_query(raw: str) -> dict[str, tuple[str, ...]]:
-    """Lower-cased name -> its values in order. Clients repeat the same few query strings
-    (``op=GETFILESTATUS&user.name=u``), so parses are kept, up to QUERY_CACHE of them, and
-    each request gets its own copy of the dict (the value tuples are immutable)."""
-    cached = _QUERIES.get(raw)
-    if cached is None:
-        cached = _parse_query(raw)
-        if len(raw) <= QUERY_CACHE_KEY and len(_QUERIES) < QUERY_CACHE:
-            _QUERIES[raw] = cached
-    return cached.copy()
-
-
-def _parse_query(raw: str) -> dict[str, tuple[str, ...]]:
-    query: dict[str, list[str]] = {}
-    plain = raw.isascii() and "%" not in raw and "+" not in raw  # the common case: no decoding
-    for item in raw.split("&"):
-        if not item:
-            continue
-        name, _, value = item.partition("=")
-        if plain:
-            name = name.lower()
-        else:
-            name = decode_component(name.replace("+", " "), "a parameter name").lower()
-            value = decode_component(value.replace("+", " "), f'parameter "{name}"')
-        query.setdefault(name, []).append(value)
-    return {name: tuple(values) for name, values in query.items()}
-
-
-def encode_response(response: Response, keep_alive: bool) -> bytes:
-    if response.content_type is None and keep_alive and not response.headers \
-            and response.file is None and response.status in _STATUS_LINES:
-        # the common WebHDFS answer (JSON goes without a Content-Type: see remote.JSON)
-        return b"%sContent-Length: %d\r\n\r\n%s" % (
-            _STATUS_LINES[response.status], len(response.body), response.body)
-    length = response.file[1] if response.file else len(response.body)
-    head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"
-            f"Content-Length: {length}\r\n"]
-    if response.content_type:   # None: no Content-Type header (see remote.JSON)
-        head.append(f"Content-Type: {response.content_type}\r\n")
-    for name, value in response.headers:
-        head.append(f"{name}: {value}\r\n")
-    if not keep_alive:
-        head.append("Connection: close\r\n")
-    head.append("\r\n")
-    return "".join(head).encode("latin-1") + response.body
 
 
 class _Connection(asyncio.Protocol):
@@ -343,32 +233,8 @@ class _Connection(asyncio.Protocol):
         self.busy = True
         self.transport.pause_reading()
         self.transport.write(encode_response(response, keep_alive))
-        task = asyncio.ensure_future(self._send_file(response.file))
+        task = asyncio.ensure_future(write_file(self.transport, response.file))
         task.add_done_callback(lambda t: self._file_sent(t, keep_alive))
-
-    async def _send_file(self, file) -> None:
-        handle, size = file
-        try:
-            try:
-                await asyncio.get_running_loop().sendfile(self.transport, handle, 0, size)
-            except NotImplementedError:     # uvloop's loop has no sendfile
-                await self._write_file(handle, size)
-        finally:
-            handle.close()
-
-    async def _write_file(self, handle, size: int) -> None:
-        """The file in chunks through ``transport.write``, waiting while the client is slow."""
-        left = size
-        while left > 0:
-            chunk = handle.read(min(FILE_CHUNK, left))
-            if not chunk:
-                raise OSError(f"{handle.name} ended {left} bytes short of {size}")
-            self.transport.write(chunk)
-            left -= len(chunk)
-            while self.transport.get_write_buffer_size() > FILE_CHUNK:
-                if self.transport.is_closing():
-                    raise ConnectionError("the client went away during a file download")
-                await asyncio.sleep(0.001)
 
     def _file_sent(self, task: asyncio.Future, keep_alive: bool) -> None:
         self.busy = False
@@ -436,10 +302,10 @@ class _Connection(asyncio.Protocol):
         else:
             body_start = end + 4
             lines = head.split("\r\n")
-        method, target, version = _request_line(lines[0])
+        method, target, version = parse_request_line(lines[0])
         if target[0] != "/":
-            target = _origin_form(target)
-        headers = _headers(lines) if len(lines) > 1 else {}
+            target = origin_form(target)
+        headers = parse_headers(lines) if len(lines) > 1 else {}
         self.continued = False
         raw_path, _, raw_query = target.partition("?")
         if ("transfer-encoding" in headers or headers.get("content-length", "0") != "0") \
@@ -448,207 +314,29 @@ class _Connection(asyncio.Protocol):
                 (method, raw_path.split("/", 2)[1] if raw_path.count("/") else raw_path))
             if factory is not None:
                 del buf[:body_start]
-                self.start_stream(self.request(method, target, version, headers, b""), factory)
+                self.start_stream(Request(method, target, decode_component(raw_path, "the path"),
+                                          parse_query(raw_query), headers, b"",
+                                          keeps_alive(version, headers), self.peer), factory)
                 return None
         if "transfer-encoding" not in headers and "content-length" not in headers:
             body = b""                  # no body: the common GET
             del buf[:body_start]
         else:
-            body, consumed = self.body(headers, body_start)
+            body, consumed = read_body(buf, headers, body_start, self.server.max_body)
             if body is None:
+                if "transfer-encoding" not in headers:    # a chunked body is not invited
+                    self.expect_continue(headers)
                 return None
             del buf[:consumed]
             body = bytes(body)
         return Request(method, target, decode_component(raw_path, "the path"),
-                       parse_query(raw_query), headers, body, _keep_alive(version, headers),
+                       parse_query(raw_query), headers, body, keeps_alive(version, headers),
                        self.peer)
-
-    def request(self, method, target, version, headers, body) -> Request:
-        raw_path, _, raw_query = target.partition("?")
-        path = decode_component(raw_path, "the path")
-        return Request(method, target, path, parse_query(raw_query), headers, body,
-                       _keep_alive(version, headers), self.peer)
-
-    def body(self, headers: dict, start: int):
-        """(body, bytes consumed including the head), or (None, 0) when incomplete."""
-        buf = self.buf
-        coding = headers.get("transfer-encoding")
-        if coding is not None:
-            if coding.lower() != "chunked":
-                raise BadRequest(400, f"Unsupported Transfer-Encoding {coding[:40]!r}")
-            return self.chunked(start)
-        length = headers.get("content-length")
-        if length is None:
-            return b"", start
-        if not (length.isascii() and length.isdigit()):
-            raise BadRequest(400, f"Invalid Content-Length {length[:40]!r}")
-        size = int(length)
-        if size > self.server.max_body:
-            raise BadRequest(413, f"Request body of {size} bytes exceeds the limit of "
-                                  f"{self.server.max_body}")
-        if len(buf) - start < size:
-            self.expect_continue(headers)
-            return None, 0
-        return buf[start:start + size], start + size
-
-    def chunked(self, pos: int):
-        buf = self.buf
-        out = bytearray()
-        while True:
-            line_end = buf.find(b"\r\n", pos)
-            if line_end < 0:
-                return None, 0
-            size = _chunk_size(bytes(buf[pos:line_end]))
-            if len(out) + size > self.server.max_body:
-                raise BadRequest(413, f"Chunked body exceeds the limit of "
-                                      f"{self.server.max_body} bytes")
-            pos = line_end + 2
-            if size == 0:
-                trailer_end = buf.find(b"\r\n", pos)
-                if trailer_end < 0:
-                    return None, 0
-                while trailer_end != pos:  # skip trailer fields up to the empty line
-                    pos = trailer_end + 2
-                    trailer_end = buf.find(b"\r\n", pos)
-                    if trailer_end < 0:
-                        return None, 0
-                return out, pos + 2
-            if len(buf) < pos + size + 2:
-                return None, 0
-            if buf[pos + size:pos + size + 2] != b"\r\n":
-                raise BadRequest(400, "Malformed chunked body: missing CRLF after chunk data")
-            out += buf[pos:pos + size]
-            pos += size + 2
 
     def expect_continue(self, headers: dict) -> None:
         if headers.get("expect", "").lower() == "100-continue" and not self.continued:
             self.continued = True
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-
-
-def _request_line(line: str) -> tuple[str, str, str]:
-    parts = line.split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1]:
-        raise BadRequest(400, f"Malformed request line {line[:100]!r}")
-    return parts[0], parts[1], parts[2]
-
-
-def _origin_form(target: str) -> str:
-    """``http://host:port/path?query`` -> ``/path?query`` (RFC 9112 3.2.2)."""
-    scheme, sep, rest = target.partition("://")
-    if not sep or scheme.lower() not in ("http", "https"):
-        raise BadRequest(400, f"Malformed request target {target[:100]!r}")
-    slash = rest.find("/")
-    query = rest.find("?")
-    if slash < 0 or 0 <= query < slash:
-        return "/" + rest[query:] if query >= 0 else "/"
-    return rest[slash:]
-
-
-def _chunk_size(line: bytes) -> int:
-    """The hex size of a chunk-size line (extensions after ';' ignored); strictly hex digits,
-    so no sign, no '0x', no '_' (what Python's int() would let through)."""
-    text = line.split(b";", 1)[0].strip(b" \t")
-    if not text or len(text) > 16 or text.strip(b"0123456789abcdefABCDEF"):
-        raise BadRequest(400, f"Malformed chunk size {line[:20]!r}")
-    return int(text, 16)
-
-
-def _headers(lines: list[str]) -> dict[str, str]:
-    """The header fields of ``lines[1:]`` (``lines[0]`` is the request line). Lower-cased
-    names; a repeated field joins its values with ", " (RFC 9110 5.3), except Content-Length,
-    which must then repeat the same value."""
-    headers = {}
-    for line in itertools.islice(lines, 1, None):
-        name, sep, value = line.partition(":")
-        if not sep or not name or name != name.strip():
-            raise BadRequest(400, f"Malformed header line {line[:100]!r}")
-        name, value = name.lower(), value.strip()
-        if name in headers:
-            if name == "content-length" and headers[name] != value:
-                raise BadRequest(400, "Conflicting Content-Length fields")
-            if name != "content-length":
-                headers[name] += ", " + value
-            continue
-        headers[name] = value
-    return headers
-
-
-def _keep_alive(version: str, headers: dict) -> bool:
-    connection = headers.get("connection", "").lower()
-    if version == "HTTP/1.0":
-        return connection == "keep-alive"
-    return connection != "close"
-
-
-class BodyStream:
-    """Feeds a request body to ``sink.write`` as it arrives: by Content-Length, or decoding
-    chunked transfer encoding incrementally. ``feed`` returns None while the body is
-    incomplete, else the bytes that follow it (the next request)."""
-
-    def __init__(self, sink, request: Request, limit: int):
-        self.sink = sink
-        self.request = request
-        self.limit = limit
-        self.received = 0
-        coding = request.headers.get("transfer-encoding")
-        if coding is not None and coding.lower() != "chunked":
-            raise BadRequest(400, f"Unsupported Transfer-Encoding {coding[:40]!r}")
-        self.chunked = coding is not None
-        length = request.headers.get("content-length", "0")
-        if not self.chunked and not (length.isascii() and length.isdigit()):
-            raise BadRequest(400, f"Invalid Content-Length {length[:40]!r}")
-        self.remaining = 0 if self.chunked else int(length)
-        self.pending = bytearray()   # chunked framing not yet decoded
-        self.state = "size"          # size | data | data-crlf | trailer
-        self._check(self.remaining)
-
-    def _check(self, more: int) -> None:
-        if self.received + more > self.limit:
-            raise BadRequest(413, f"Request body exceeds the limit of {self.limit} bytes")
-
-    def feed(self, data: bytes):
-        if not self.chunked:
-            take = data[:self.remaining]
-            if take:
-                self.sink.write(take)
-                self.received += len(take)
-                self.remaining -= len(take)
-            return data[len(take):] if self.remaining == 0 else None
-        self.pending += data
-        return self._chunks()
-
-    def _chunks(self):
-        buf = self.pending
-        while True:
-            if self.state == "data":
-                take = bytes(buf[:self.remaining])
-                if take:
-                    self.sink.write(take)
-                    self.received += len(take)
-                    self.remaining -= len(take)
-                    del buf[:len(take)]
-                if self.remaining:
-                    return None
-                self.state = "data-crlf"
-            end = buf.find(b"\r\n")
-            if end < 0:
-                if len(buf) > 4096:
-                    raise BadRequest(400, "Malformed chunked body")
-                return None
-            line = bytes(buf[:end])
-            del buf[:end + 2]
-            if self.state == "data-crlf":
-                if line:
-                    raise BadRequest(400, "Malformed chunked body: missing CRLF after data")
-                self.state = "size"
-            elif self.state == "size":
-                size = _chunk_size(line)
-                self._check(size)
-                self.remaining = size
-                self.state = "data" if size else "trailer"
-            elif not line:  # the empty line that ends the trailer
-                return bytes(buf)
 
 
 class HttpServer:

@@ -1,0 +1,241 @@
+"""HTTP/1.1 messages on the wire: the Request parsed from bytes and the Response encoded to them.
+
+Functions of the bytes the connection (server.py) has read, which it then consumes; no I/O.
+Invariants they rely on:
+- A head is decoded as latin-1, so each code point of a target or header is the byte as
+  sent; ``decode_component`` turns percent-escapes and raw non-ASCII back into UTF-8 (invalid
+  UTF-8 is a 400, never a crash).
+- Header names are lower-cased; a repeated field joins its values with ", " except
+  Content-Length, which must repeat the same value. Lengths and chunk sizes are strict digits
+  (no sign, ``0x`` or ``_``, which ``int()`` would let through).
+- A chunked body is ``<hex size>[;ext]\\r\\n<data>\\r\\n`` repeated, then ``0\\r\\n``,
+  trailer fields and an empty line; ``read_chunked`` needs all of it in the buffer.
+- Parsed query strings are cached (at most QUERY_CACHE of at most QUERY_CACHE_KEY characters);
+  each request gets its own copy of the dict, whose value tuples are immutable.
+- The common answer (keep-alive, no Content-Type, no other header, a known status) is the
+  status line, ``Content-Length: n`` and the body; anything else is built field by field.
+"""
+
+from __future__ import annotations
+
+import itertools
+from http import HTTPStatus
+from urllib.parse import unquote_to_bytes
+
+REASONS = {s.value: s.phrase for s in HTTPStatus}
+_STATUS_LINES = {code: f"HTTP/1.1 {code} {reason}\r\n".encode("latin-1")
+                 for code, reason in REASONS.items()}
+QUERY_CACHE = 4096    # parsed query strings kept (parse_query)
+QUERY_CACHE_KEY = 512  # longer query strings are parsed every time
+_QUERIES: dict[str, dict[str, tuple[str, ...]]] = {}
+
+
+class BadRequest(Exception):
+    """A request that cannot be parsed; ``status`` is what the client gets."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class Request:
+    __slots__ = ("method", "target", "path", "query", "headers", "body", "keep_alive", "peer")
+
+    def __init__(self, method, target, path, query, headers, body, keep_alive, peer):
+        self.method = method
+        self.target = target      # raw request target, as sent
+        self.path = path          # percent-decoded path (str), without the query
+        self.query = query        # lower-cased name -> tuple of values, in order
+        self.headers = headers    # lower-cased name -> value
+        self.body = body
+        self.keep_alive = keep_alive
+        self.peer = peer
+
+    def param(self, name: str, default=None):
+        """One query parameter (names are case-insensitive). Repeats must be identical."""
+        values = self.query.get(name)
+        if not values:
+            return default
+        if len(values) > 1 and any(v != values[0] for v in values):
+            raise BadRequest(400, f'Parameter "{name}" is given more than once with '
+                                  f"different values: {list(values)}")
+        return values[0]
+
+
+class Response:
+    __slots__ = ("status", "body", "content_type", "headers", "file")
+
+    def __init__(self, status: int = 200, body: bytes = b"",
+                 content_type: str | None = "application/json", headers=None, file=None):
+        self.status = status
+        self.body = body
+        self.content_type = content_type
+        self.headers = headers or ()
+        self.file = file    # (open binary file, size): streamed with sendfile, then closed
+
+
+def decode_component(raw: str, what: str) -> str:
+    """Percent-decode as UTF-8; invalid UTF-8 is a client error, not a server crash. ``raw``
+    was decoded from the wire as latin-1, so its code points are the bytes as sent."""
+    if raw.isascii():
+        if "%" not in raw:
+            return raw
+    else:
+        raw = raw.encode("latin-1")     # raw UTF-8 (or garbage) bytes in the request target
+    try:
+        return unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(400, f"{what} is not valid UTF-8 after percent-decoding") from exc
+
+
+def parse_query(raw: str) -> dict[str, tuple[str, ...]]:
+    """Lower-cased name -> its values in order. Clients repeat the same few query strings
+    (``op=GETFILESTATUS&user.name=u``), so parses are kept, up to QUERY_CACHE of them, and
+    each request gets its own copy of the dict (the value tuples are immutable)."""
+    cached = _QUERIES.get(raw)
+    if cached is None:
+        cached = _parse_query(raw)
+        if len(raw) <= QUERY_CACHE_KEY and len(_QUERIES) < QUERY_CACHE:
+            _QUERIES[raw] = cached
+    return cached.copy()
+
+
+def _parse_query(raw: str) -> dict[str, tuple[str, ...]]:
+    query: dict[str, list[str]] = {}
+    plain = raw.isascii() and "%" not in raw and "+" not in raw  # the common case: no decoding
+    for item in raw.split("&"):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        if plain:
+            name = name.lower()
+        else:
+            name = decode_component(name.replace("+", " "), "a parameter name").lower()
+            value = decode_component(value.replace("+", " "), f'parameter "{name}"')
+        query.setdefault(name, []).append(value)
+    return {name: tuple(values) for name, values in query.items()}
+
+
+def encode_response(response: Response, keep_alive: bool) -> bytes:
+    if response.content_type is None and keep_alive and not response.headers \
+            and response.file is None and response.status in _STATUS_LINES:
+        # the common WebHDFS answer (JSON goes without a Content-Type: see remote.JSON)
+        return b"%sContent-Length: %d\r\n\r\n%s" % (
+            _STATUS_LINES[response.status], len(response.body), response.body)
+    length = response.file[1] if response.file else len(response.body)
+    head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"
+            f"Content-Length: {length}\r\n"]
+    if response.content_type:   # None: no Content-Type header (see remote.JSON)
+        head.append(f"Content-Type: {response.content_type}\r\n")
+    for name, value in response.headers:
+        head.append(f"{name}: {value}\r\n")
+    if not keep_alive:
+        head.append("Connection: close\r\n")
+    head.append("\r\n")
+    return "".join(head).encode("latin-1") + response.body
+
+
+def parse_request_line(line: str) -> tuple[str, str, str]:
+    parts = line.split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1]:
+        raise BadRequest(400, f"Malformed request line {line[:100]!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def origin_form(target: str) -> str:
+    """``http://host:port/path?query`` -> ``/path?query`` (RFC 9112 3.2.2)."""
+    scheme, sep, rest = target.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        raise BadRequest(400, f"Malformed request target {target[:100]!r}")
+    slash = rest.find("/")
+    query = rest.find("?")
+    if slash < 0 or 0 <= query < slash:
+        return "/" + rest[query:] if query >= 0 else "/"
+    return rest[slash:]
+
+
+def parse_chunk_size(line: bytes) -> int:
+    """The hex size of a chunk-size line (extensions after ';' ignored); strictly hex digits,
+    so no sign, no '0x', no '_' (what Python's int() would let through)."""
+    text = line.split(b";", 1)[0].strip(b" \t")
+    if not text or len(text) > 16 or text.strip(b"0123456789abcdefABCDEF"):
+        raise BadRequest(400, f"Malformed chunk size {line[:20]!r}")
+    return int(text, 16)
+
+
+def parse_headers(lines: list[str]) -> dict[str, str]:
+    """The header fields of ``lines[1:]`` (``lines[0]`` is the request line). Lower-cased
+    names; a repeated field joins its values with ", " (RFC 9110 5.3), except Content-Length,
+    which must then repeat the same value."""
+    headers = {}
+    for line in itertools.islice(lines, 1, None):
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip():
+            raise BadRequest(400, f"Malformed header line {line[:100]!r}")
+        name, value = name.lower(), value.strip()
+        if name in headers:
+            if name == "content-length" and headers[name] != value:
+                raise BadRequest(400, "Conflicting Content-Length fields")
+            if name != "content-length":
+                headers[name] += ", " + value
+            continue
+        headers[name] = value
+    return headers
+
+
+def keeps_alive(version: str, headers: dict) -> bool:
+    connection = headers.get("connection", "").lower()
+    if version == "HTTP/1.0":
+        return connection == "keep-alive"
+    return connection != "close"
+
+
+def read_body(buf: bytearray, headers: dict, start: int, max_body: int):
+    """The body that starts at ``buf[start]``, framed by ``headers``: (body, offset just past
+    it), or (None, 0) while incomplete. Over ``max_body`` bytes is a 413."""
+    coding = headers.get("transfer-encoding")
+    if coding is not None:
+        if coding.lower() != "chunked":
+            raise BadRequest(400, f"Unsupported Transfer-Encoding {coding[:40]!r}")
+        return read_chunked(buf, start, max_body)
+    length = headers.get("content-length")
+    if length is None:
+        return b"", start
+    if not (length.isascii() and length.isdigit()):
+        raise BadRequest(400, f"Invalid Content-Length {length[:40]!r}")
+    size = int(length)
+    if size > max_body:
+        raise BadRequest(413, f"Request body of {size} bytes exceeds the limit of {max_body}")
+    if len(buf) - start < size:
+        return None, 0
+    return buf[start:start + size], start + size
+
+
+def read_chunked(buf: bytearray, pos: int, max_body: int):
+    """The chunked body that starts at ``buf[pos]``: (body, offset just past its trailer), or
+    (None, 0) while incomplete. Over ``max_body`` bytes is a 413."""
+    out = bytearray()
+    while True:
+        line_end = buf.find(b"\r\n", pos)
+        if line_end < 0:
+            return None, 0
+        size = parse_chunk_size(bytes(buf[pos:line_end]))
+        if len(out) + size > max_body:
+            raise BadRequest(413, f"Chunked body exceeds the limit of {max_body} bytes")
+        pos = line_end + 2
+        if size == 0:
+            trailer_end = buf.find(b"\r\n", pos)
+            if trailer_end < 0:
+                return None, 0
+            while trailer_end != pos:  # skip trailer fields up to the empty line
+                pos = trailer_end + 2
+                trailer_end = buf.find(b"\r\n", pos)
+                if trailer_end < 0:
+                    return None, 0
+            return out, pos + 2
+        if len(buf) < pos + size + 2:
+            return None, 0
+        if buf[pos + size:pos + size + 2] != b"\r\n":
+            raise BadRequest(400, "Malformed chunked body: missing CRLF after chunk data")
+        out += buf[pos:pos + size]
+        pos += size + 2
