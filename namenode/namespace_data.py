@@ -51,7 +51,7 @@ class DataPathRequests:
         self._check_growth(parts, length * create_kw.get("replication", 1))
         norm, now = paths.join(parts), self.clock()
         check_loggable(E.CloseFileOp(norm, self.last_inode_id + len(parts) + 1, length, now,
-                                      now, tuple(blocks), checksum))
+                                     now, tuple(blocks), checksum), self.max_record)
         _, ops = self.create(path, caller, client_name=client_name,
                              client_machine=client_machine, **create_kw)
         node = self.get_file(norm)
@@ -67,7 +67,7 @@ class DataPathRequests:
         self.check_quota(node.parent, 0, (length - node.length) * node.replication)
         close = E.CloseFileOp(paths.normalize(path), node.id, length, self.clock(),
                               node.atime, tuple(blocks), checksum)
-        check_loggable(close)
+        check_loggable(close, self.max_record)
         _, ops = self.append(path, caller, client_name, client_machine)
         return True, ops + self._applied(close)
 
@@ -89,7 +89,7 @@ class DataPathRequests:
                 f"keeps {take}", path=path)
         close = E.CloseFileOp(paths.normalize(path), node.id, new_length, self.clock(),
                               node.atime, whole + (tuple(last_block),), checksum)
-        check_loggable(close)
+        check_loggable(close, self.max_record)
         _, ops = self.truncate(path, new_length, caller)
         _, more = self.append(path, caller, client_name, client_machine)
         return True, ops + more + self._applied(close)

@@ -301,6 +301,24 @@ def test_create_complete_logs_one_batch_and_checks_overwrite():
             blocks=blocks, length=10, checksum=b"", client_name="webhdfs-create-2")
 
 
+def test_an_upload_whose_close_exceeds_the_record_limit_changes_nothing():
+    """The CloseFileOp of an upload is checked against the namespace's own record limit
+    before the batch's first op applies (a smaller nnlite.edits.max-record, many blocks)."""
+    ns = new_ns()
+    ns.max_record = 4096
+    mkdir(ns, "/d")
+    many = tuple((i, 10, 1001) for i in range(1, 600))
+    error = refused(ns, errors.IllegalArgumentError, ns.create_complete, "/d/f", SUPER,
+                    blocks=many, length=10 * len(many), checksum=b"",
+                    client_name="webhdfs-create-1")
+    assert "4096-byte limit" in str(error)
+    write_file(ns, "/d/g", sizes=(100,))
+    node = ns.get("/d/g")
+    refused(ns, errors.IllegalArgumentError, ns.append_complete, "/d/g", SUPER,
+            inode_id=node.id, expected_blocks=node.blocks, blocks=node.blocks + many,
+            length=100 + 10 * len(many), checksum=b"", client_name="webhdfs-append-1")
+
+
 def test_append_complete_refuses_a_file_changed_meanwhile():
     ns = new_ns()
     mkdir(ns, "/d")
