@@ -27,7 +27,7 @@ from catalog.service import CatalogService, parse_policy
 from namenode import paths
 from namenode.http import remote
 from namenode.http.server import Request, Response
-from namenode.http.webhdfs import dumps
+from namenode.http.webhdfs_json import dumps
 
 log = logging.getLogger(__name__)
 

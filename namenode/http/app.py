@@ -23,7 +23,8 @@ from namenode import errors
 from namenode.http import remote, status
 from namenode.http.data import DATA_PREFIX
 from namenode.http.server import Request, Response
-from namenode.http.webhdfs import PREFIX, WebHdfs, dumps
+from namenode.http.webhdfs import PREFIX, WebHdfs
+from namenode.http.webhdfs_json import dumps
 
 LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is still loading. "
                                "Retry in a moment.")

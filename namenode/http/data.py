@@ -20,12 +20,8 @@ again, and the namespace checks a third time when the upload is recorded. A Loca
 used again: fsspec posts every chunk to one APPEND Location, Hadoop's reader re-opens the OPEN
 Location with another ``offset``.
 
-An upload changes the namespace only once its whole body arrived: its blocks are sealed
-(fsynced, published), then one batch of ops is logged ([MkdirOp], AddFileOp, CloseFileOp for
-a create; AppendOp, CloseFileOp for an append) holding blocks, length and the MD5-of-MD5-of-
-CRC32 checksum (namenode/checksum.py). A body cut off, a lost lease or a failed check deletes
-the upload's blocks at once and records nothing. The writer holds the path's lease
-(namenode/leases.py) from its first byte to the end.
+An upload changes the namespace only once its whole body arrived (upload.py holds the body
+sink). Parameters are read by params.py.
 
 GETFILECHECKSUM is answered by the namenode itself (200, as HttpFS does; Hadoop's client
 takes it, and HdfsCLI and fsspec follow no redirect there). CONCAT moves blocks; TRUNCATE
@@ -36,75 +32,25 @@ inside a block copies the kept prefix into a new block (blocks never change) and
 from __future__ import annotations
 
 import asyncio
-import logging
-from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from namenode import blocks as B
 from namenode import checksum, errors, leases, paths
 from namenode.http import remote
+from namenode.http.params import (CreateOptions, _bool, _int, _required, create_options,
+                                  offset_length)
 from namenode.http.server import BadRequest, Request, Response
-from namenode.http.webhdfs import (EMPTY_OK, TRUE, _bool, _int, _permission, _required,
-                                   json_response)
-
-log = logging.getLogger(__name__)
+from namenode.http.upload import Upload
+from namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
 
 DATA_PREFIX = "/data/v1"
 OCTET = "application/octet-stream"
 MEMORY_READ = 4 << 20       # ranges up to this size are read into memory, larger ones streamed
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
-CREATE_FLAGS = {"CREATE", "OVERWRITE", "APPEND", "SYNC_BLOCK", "LAZY_PERSIST", "NEW_BLOCK",
-                "NO_LOCAL_WRITE", "SHOULD_REPLICATE", "IGNORE_CLIENT_LOCALITY",
-                "NO_LOCAL_RACK"}
 
 
 class EndOfFileError(errors.NamenodeError):
     JAVA_CLASS = "java.io.EOFException"
-
-
-@dataclass(frozen=True)
-class CreateOptions:
-    overwrite: bool
-    create_parent: bool
-    permission: int
-    replication: int
-    block_size: int
-
-    def namespace_kw(self) -> dict:
-        return {"overwrite": self.overwrite, "create_parent": self.create_parent,
-                "permission": self.permission, "replication": self.replication,
-                "block_size": self.block_size}
-
-
-def create_options(req: Request, fs) -> CreateOptions:
-    """CREATE's parameters as Hadoop's Param classes read them; ``createflag`` (sent by
-    createNonRecursive) decides ``overwrite`` when it is given."""
-    overwrite = _bool(req, "overwrite")
-    flags = {f.strip().upper() for f in (req.param("createflag") or "").split(",") if f.strip()}
-    if flags - CREATE_FLAGS:
-        raise BadRequest(400, f'Invalid value for webhdfs parameter "createflag": '
-                              f"{sorted(flags - CREATE_FLAGS)}")
-    if "APPEND" in flags:
-        raise errors.UnsupportedOperationError("createflag APPEND is not supported: use "
-                                               "op=APPEND to append to a file")
-    if flags:
-        overwrite = "OVERWRITE" in flags
-    block_size = _int(req, "blocksize", None, 1)
-    block_size = fs.block_size if block_size is None else block_size
-    if block_size % checksum.BYTES_PER_CRC:
-        raise errors.IllegalArgumentError(
-            f"Invalid values: dfs.bytes-per-checksum (={checksum.BYTES_PER_CRC}) must divide "
-            f"block size (={block_size}).")
-    replication = _int(req, "replication", None, 1, 32767)
-    _int(req, "buffersize", None, 1, (1 << 31) - 1)
-    return CreateOptions(overwrite, _bool(req, "createparent", True),
-                         _permission(req, 0o644),
-                         fs.default_replication if replication is None else replication,
-                         block_size)
-
-
-def offset_length(req: Request) -> tuple[int, int | None]:
-    return _int(req, "offset", 0, 0), _int(req, "length", None, 0)
 
 
 def machine(req: Request) -> str:
@@ -323,7 +269,7 @@ class DataPath:
         except Exception as exc:
             return remote.from_error(exc)
 
-    def _start_create(self, req, path, user) -> "Upload":
+    def _start_create(self, req, path, user) -> Upload:
         options = create_options(req, self.fs)
         caller = self.fs.caller(user)
         self._check_create(req, path, user, options)      # step 1's checks, again
@@ -344,7 +290,7 @@ class DataPath:
         return Upload(self, path, lease, self.store.writer(options.block_size), finalize,
                       commit, done)
 
-    def _start_append(self, req, path, user) -> "Upload":
+    def _start_append(self, req, path, user) -> Upload:
         caller = self.fs.caller(user)
         _int(req, "buffersize", None, 1, (1 << 31) - 1)
         with self.fs.lock:
@@ -420,76 +366,3 @@ class DataPath:
         if len(handles) == 1 and handles[0][1] == 0:
             return handles[0][0], count
         return B.RangeReader(handles), count
-
-
-class Upload:
-    """The body sink of one CREATE or APPEND data step (see HttpServer.streams): bytes go to
-    a BlockWriter; ``finish`` seals the blocks and records them; ``abort`` (the body was cut
-    off) or a lost lease deletes them at once."""
-
-    def __init__(self, data: DataPath, path: str, lease: leases.Lease, writer: B.BlockWriter,
-                 finalize, commit, done: Response):
-        self.data = data
-        self.path = path
-        self.lease = lease
-        self.writer = writer
-        self.finalize = finalize        # Sealed -> (blocks, length, checksum), in a thread
-        self.commit = commit            # (blocks, length, checksum) -> (result, ops)
-        self.done = done
-        self.error: Exception | None = None
-        self.closed = False
-        lease.on_revoke = self._revoked
-
-    def write(self, data) -> None:
-        if self.error is not None:
-            return
-        try:
-            self.writer.write(data)
-        except Exception as exc:
-            self._fail(exc)
-            return
-        self.data.leases.renew(self.lease)
-
-    def abort(self, reason: str) -> None:
-        log.info("upload of %s by %s dropped: %s", self.path, self.lease.holder, reason)
-        self.writer.discard()
-        self._close()
-
-    async def finish(self) -> Response:
-        loop = asyncio.get_running_loop()
-        try:
-            if self.error is not None:
-                raise self.error
-            self.lease.check()
-            self.lease.recording = True
-            sealed = await loop.run_in_executor(None, self.writer.seal)
-            blocks, length, value = await loop.run_in_executor(None, self.finalize, sealed)
-            await self.data.committer.mutate(self.commit, blocks, length, value)
-        except Exception as exc:
-            if not self.data.refers(self.path, set(self.writer.ids)):
-                self.writer.discard()
-            return remote.from_error(_io_error(exc, self.path))
-        finally:
-            self._close()
-        return self.done
-
-    def _fail(self, exc: Exception) -> None:
-        self.error = _io_error(exc, self.path)
-        self.writer.discard()
-
-    def _revoked(self, reason: str) -> None:
-        self._fail(leases.LeaseExpiredError(reason, path=self.path))
-
-    def _close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.writer.close()
-            self.data.leases.release(self.lease)
-
-
-def _io_error(exc: Exception, path: str) -> Exception:
-    """Disk trouble is the client's IOException (403), not an internal error."""
-    if isinstance(exc, OSError) and not isinstance(exc, errors.NamenodeError):
-        return errors.NamenodeError(f"Cannot store or read the data of {path}: {exc}",
-                                    path=path)
-    return exc

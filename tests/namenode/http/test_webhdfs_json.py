@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from namenode.http.webhdfs import dumps, file_status, file_status_json, file_statuses_json
+from namenode.http.webhdfs_json import dumps, file_status, file_status_json, file_statuses_json
 from namenode.inode import INodeDirectory, INodeFile
 
 NAMES = ["", "part-00000", "a b", 'quo"te', "back\\slash", "tab\there", "nl\nx", "ümlaut",

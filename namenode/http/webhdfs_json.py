@@ -1,0 +1,133 @@
+"""The JSON that WebHDFS answers: Hadoop's JsonUtil shapes (FileStatus, listings, content
+summary, quota usage, server defaults, xattrs) and the fixed answers of ops that return a
+boolean or nothing.
+
+Invariant: every body is compact JSON (``,`` and ``:`` without spaces, ASCII only, keys of a
+FileStatus in sorted order) exactly as ``dumps`` writes it; the pre-formatted FileStatus of
+the hot read path (``file_status_json``) gives the same bytes as ``dumps(file_status(...))``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from json.encoder import encode_basestring_ascii
+
+from namenode.http import remote
+from namenode.http.server import Response
+from namenode.inode import INode
+
+STORAGE_POLICY_UNSPECIFIED = 0
+CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecksum.Type.id
+REPLICATED = "Replicated"          # ContentSummaryComputationContext.REPLICATED
+EMPTY_OK = Response(200, b"", "application/octet-stream")
+TRUE = Response(200, b'{"boolean":true}', remote.JSON)
+FALSE = Response(200, b'{"boolean":false}', remote.JSON)
+
+
+def _true(_result) -> Response:
+    return TRUE
+
+
+def _boolean(ok: bool) -> Response:
+    return TRUE if ok else FALSE
+
+
+def _empty(_result) -> Response:
+    return EMPTY_OK
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps(**kw) builds one per call
+_string = encode_basestring_ascii     # how _ENCODER writes a str (ensure_ascii)
+
+
+def dumps(obj) -> bytes:
+    return _ENCODER.encode(obj).encode()
+
+
+def json_response(obj) -> Response:
+    """200 with ``obj`` as compact JSON (and no Content-Type header: see remote.JSON)."""
+    return Response(200, dumps(obj), remote.JSON)
+
+
+def file_status(node: INode, suffix: str) -> dict:
+    """Hadoop's JsonUtil.toJsonMap(HdfsFileStatus). ``file_status_json`` is the same object
+    already encoded, for the hot read path."""
+    if node.is_dir:
+        kind, length, block_size, replication = "DIRECTORY", 0, 0, 0
+        children = len(node.children)
+    else:
+        kind, length, block_size = "FILE", node.length, node.block_size
+        replication, children = node.replication, 0
+    return {"accessTime": node.atime, "blockSize": block_size, "childrenNum": children,
+            "fileId": node.id, "group": node.group, "length": length,
+            "modificationTime": node.mtime, "owner": node.owner, "pathSuffix": suffix,
+            "permission": format(node.permission & 0o1777, "o"), "replication": replication,
+            "storagePolicy": STORAGE_POLICY_UNSPECIFIED, "type": kind}
+
+
+def file_status_json(node: INode, suffix: str) -> str:
+    """``dumps(file_status(node, suffix))`` as a str, built in one format: the read path's
+    JSON without a dict and an encoder pass. Keys in the encoder's order (sorted); strings
+    escaped by the encoder's own function; a non-int time (never made by the namespace) takes
+    the encoder's path, so the bytes are always the encoder's."""
+    mtime, atime = node.mtime, node.atime
+    if type(mtime) is not int or type(atime) is not int:
+        return _ENCODER.encode(file_status(node, suffix))
+    if node.is_dir:
+        return (f'{{"accessTime":{atime},"blockSize":0,"childrenNum":{len(node.children)},'
+                f'"fileId":{node.id},"group":{_string(node.group)},"length":0,'
+                f'"modificationTime":{mtime},"owner":{_string(node.owner)},'
+                f'"pathSuffix":{_string(suffix)},"permission":"{node.permission & 0o1777:o}",'
+                f'"replication":0,"storagePolicy":{STORAGE_POLICY_UNSPECIFIED},'
+                f'"type":"DIRECTORY"}}')
+    return (f'{{"accessTime":{atime},"blockSize":{node.block_size},"childrenNum":0,'
+            f'"fileId":{node.id},"group":{_string(node.group)},"length":{node.length},'
+            f'"modificationTime":{mtime},"owner":{_string(node.owner)},'
+            f'"pathSuffix":{_string(suffix)},"permission":"{node.permission & 0o1777:o}",'
+            f'"replication":{node.replication},"storagePolicy":{STORAGE_POLICY_UNSPECIFIED},'
+            f'"type":"FILE"}}')
+
+
+def file_statuses_json(statuses: list[str]) -> str:
+    """``{"FileStatuses":{"FileStatus":[...]}}`` around already encoded statuses."""
+    return '{"FileStatuses":{"FileStatus":[' + ",".join(statuses) + "]}}"
+
+
+def content_summary_json(summary: dict) -> dict:
+    """JsonUtil.toJsonMap(ContentSummary): no erasure coding and no snapshots here."""
+    return {"ContentSummary": {
+        **summary, "ecPolicy": "" if summary["directoryCount"] else REPLICATED,
+        "snapshotDirectoryCount": 0, "snapshotFileCount": 0, "snapshotLength": 0,
+        "snapshotSpaceConsumed": 0, "typeQuota": {}}}
+
+
+def quota_usage_json(usage: dict) -> dict:
+    return {"QuotaUsage": {**usage, "typeQuota": {}}}
+
+
+def server_defaults_json(defaults: dict) -> dict:
+    kind = defaults.get("checksumType")   # JsonUtil sends DataChecksum.Type's id
+    return {"FsServerDefaults": {**defaults, "checksumType": CHECKSUM_TYPE_IDS.get(kind, kind)}}
+
+
+def _encode_xattr(value: bytes, encoding: str) -> str | None:
+    """XAttrCodec.encodeValue; an empty value is stored as none at all and shows as null."""
+    if not value:
+        return None
+    if encoding == "HEX":
+        return "0x" + value.hex()
+    if encoding == "BASE64":
+        return "0s" + base64.b64encode(value).decode()
+    return '"' + value.decode("utf-8", "replace") + '"'
+
+
+def xattrs_json(attrs: dict, encoding: str) -> dict:
+    """GETXATTRS: each name with its value in ``encoding`` (TEXT, HEX or BASE64)."""
+    return {"XAttrs": [{"name": k, "value": _encode_xattr(v, encoding)}
+                       for k, v in attrs.items()]}
+
+
+def xattr_names_json(names) -> dict:
+    """LISTXATTRS: the names as a JSON array inside a string, as Hadoop sends them."""
+    return {"XAttrNames": json.dumps(list(names), separators=(",", ":"))}
