@@ -12,6 +12,7 @@ seconds), sync the journal, release the name-dir locks, exit 0.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -89,6 +90,13 @@ class Namenode:
 
     def _open(self) -> FSNamesystem:
         fs = FSNamesystem.open(self.dirs, identity(self.config))
+        # The loaded namespace lives as long as this process. Frozen out of the cyclic
+        # collector's reach, it is no longer rescanned by every full collection (0.29 s per
+        # collection at 1 M inodes, one each time a quarter more objects have piled up);
+        # only what is created later is. Deleted subtrees are still freed: Tree._detach
+        # cuts their cycles.
+        gc.collect()
+        gc.freeze()
         try:
             fs.configure(self.config)
             root = self.config.get("nnlite.data.dir") or blocks.default_data_dir(self.dirs[0])

@@ -320,7 +320,12 @@ class Tree(AttributeAppliers, ContentAppliers):
     # ----------------------------------------------------------------------- helpers
 
     def _detach(self, node: INode) -> None:
-        """Remove a subtree from its parent and from every count (one walk)."""
+        """Remove a subtree from its parent and from every count (one walk).
+
+        A directory and its children refer to each other (``children``, ``parent``); the
+        walk cuts every ``parent`` link of the subtree, so reference counting frees it at
+        once. The namenode freezes its loaded tree out of the cyclic collector's reach
+        (``daemon.Namenode``), which would never free a frozen cycle."""
         parent = node.parent
         if not node.is_dir:
             del parent.children[node.name]
@@ -331,6 +336,7 @@ class Tree(AttributeAppliers, ContentAppliers):
         self._forget()
         files = dirs = quotas = total = 0
         for n in walk(node):
+            n.parent = None
             if n.is_dir:
                 dirs += 1
                 quotas += n.quota is not None
