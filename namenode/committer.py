@@ -2,8 +2,8 @@
 
 Callers on the loop ``await committer.mutate(method, *args)``. The request is applied and
 logged at once (``FSNamesystem.apply_and_log``); its future joins the pending list. A caller
-that has applied and logged by itself asks ``durable(txid, value)`` for that future: the
-HTTP layer answers a WebHDFS write when it resolves, with no task or coroutine per request. One sync
+that has applied and logged by itself asks ``durable(txid, value)`` for that future: the HTTP
+layer answers a WebHDFS write when it resolves, with no task or coroutine per request. One sync
 runs at a time in a worker thread (``Journal.sync`` up to the newest pending txid); when it
 returns, every future up to that txid is resolved in one pass, and if more ops arrived
 meanwhile the next sync starts immediately. A batch therefore holds every op that arrived

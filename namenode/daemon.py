@@ -91,8 +91,8 @@ class Namenode:
     def _open(self) -> FSNamesystem:
         fs = FSNamesystem.open(self.dirs, identity(self.config))
         # The loaded namespace lives as long as this process. Frozen out of the cyclic
-        # collector's reach, it is no longer rescanned by every full collection (0.29 s per
-        # collection at 1 M inodes, one each time a quarter more objects have piled up);
+        # collector's reach, it is no longer rescanned by every full collection (a quarter of
+        # a second at 1 M inodes, one each time a quarter more objects have piled up);
         # only what is created later is. Deleted subtrees are still freed: Tree._detach
         # cuts their cycles.
         gc.collect()
