@@ -37,8 +37,8 @@ from urllib.parse import quote, urlencode
 from namenode import blocks as B
 from namenode import checksum, errors, leases, paths
 from namenode.http import remote
-from namenode.http.params import (CreateOptions, _bool, _int, _required, create_options,
-                                  offset_length)
+from namenode.http.params import (CreateOptions, create_options, offset_length, param_bool,
+                                  param_int, param_required)
 from namenode.http.server import BadRequest, Request, Response
 from namenode.http.upload import Upload
 from namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
@@ -107,7 +107,7 @@ class DataPath:
 
     def redirect(self, req: Request, path: str) -> Response:
         location = self.location(req, path)
-        if _bool(req, "noredirect"):
+        if param_bool(req, "noredirect"):
             return json_response({"Location": location})
         return Response(307, b"", OCTET, headers=[("Location", location)])
 
@@ -165,14 +165,14 @@ class DataPath:
     # ------------------------------------------------------------------ contents
 
     async def concat(self, req, path, user) -> Response:
-        sources = [s for s in _required(req, "sources", "CONCAT").split(",") if s]
+        sources = [s for s in param_required(req, "sources", "CONCAT").split(",") if s]
         for source in (path, *sources):
             self.leases.check_free(paths.normalize(source), "concat", machine(req))
         await self.committer.mutate(self.fs.ns.concat, path, sources, self.fs.caller(user))
         return EMPTY_OK
 
     async def truncate(self, req, path, user) -> Response:
-        new_length = _int(req, "newlength", None, 0)
+        new_length = param_int(req, "newlength", None, 0)
         if new_length is None:
             raise errors.IllegalArgumentError(
                 "Required param newlength for op: TRUNCATE is null or empty")
@@ -292,7 +292,7 @@ class DataPath:
 
     def _start_append(self, req, path, user) -> Upload:
         caller = self.fs.caller(user)
-        _int(req, "buffersize", None, 1, (1 << 31) - 1)
+        param_int(req, "buffersize", None, 1, (1 << 31) - 1)
         with self.fs.lock:
             self.fs._check_writable()
             node = self.fs.ns.writable_file(path, caller, "append to")

@@ -28,7 +28,7 @@ CREATE_FLAGS = {"CREATE", "OVERWRITE", "APPEND", "SYNC_BLOCK", "LAZY_PERSIST", "
                 "NO_LOCAL_RACK"}
 
 
-def _bool(req: Request, name: str, default: bool = False) -> bool:
+def param_bool(req: Request, name: str, default: bool = False) -> bool:
     value = req.param(name)
     if value is None or value == "":
         return default
@@ -38,11 +38,11 @@ def _bool(req: Request, name: str, default: bool = False) -> bool:
                           'true or false')
 
 
-def _invalid(name: str, why: str) -> BadRequest:
+def invalid_param(name: str, why: str) -> BadRequest:
     return BadRequest(400, f'Invalid value for webhdfs parameter "{name}": {why}')
 
 
-def _number(req: Request, name: str, default, lo: int, hi: int, pattern=_DECIMAL,
+def param_number(req: Request, name: str, default, lo: int, hi: int, pattern=_DECIMAL,
             radix: int = 10):
     """LongParam/ShortParam: a blank value is the default; else digits (no '_', no spaces,
     ASCII only) in ``radix``, within [lo, hi]."""
@@ -51,24 +51,24 @@ def _number(req: Request, name: str, default, lo: int, hi: int, pattern=_DECIMAL
         return default
     if not pattern.fullmatch(value):
         kind = "an octal" if radix == 8 else "a decimal"
-        raise _invalid(name, f'Failed to parse "{value[:40]}" as {kind} integer')
+        raise invalid_param(name, f'Failed to parse "{value[:40]}" as {kind} integer')
     number = int(value, radix)
     if not lo <= number <= hi:
         shown = (lambda n: format(n, "o")) if radix == 8 else str
-        raise _invalid(name, f"Invalid parameter range: {name} = {value[:40]} is not within "
+        raise invalid_param(name, f"Invalid parameter range: {name} = {value[:40]} is not within "
                              f"[{shown(lo)}, {shown(hi)}]")
     return number
 
 
-def _int(req: Request, name: str, default=None, lo: int = LONG_MIN, hi: int = LONG_MAX):
-    return _number(req, name, default, lo, hi)
+def param_int(req: Request, name: str, default=None, lo: int = LONG_MIN, hi: int = LONG_MAX):
+    return param_number(req, name, default, lo, hi)
 
 
-def _permission(req: Request, default: int) -> int:
-    return _number(req, "permission", default, 0, 0o1777, _OCTAL, 8)
+def param_permission(req: Request, default: int) -> int:
+    return param_number(req, "permission", default, 0, 0o1777, _OCTAL, 8)
 
 
-def _required(req: Request, name: str, op: str) -> str:
+def param_required(req: Request, name: str, op: str) -> str:
     value = req.param(name)
     if value is None or value == "":
         raise errors.IllegalArgumentError(
@@ -76,16 +76,16 @@ def _required(req: Request, name: str, op: str) -> str:
     return value
 
 
-def _destination(req: Request) -> str:
+def param_destination(req: Request) -> str:
     """DestinationParam: absolute, then what Hadoop's Path makes of it."""
-    value = _required(req, "destination", "RENAME")
+    value = param_required(req, "destination", "RENAME")
     if not value.startswith("/"):
         raise errors.IllegalArgumentError(
             f'Invalid parameter value: destination = "{value[:200]}" is not an absolute path.')
-    return _hadoop_path(value)
+    return hadoop_path(value)
 
 
-def _hadoop_path(path: str) -> str:
+def hadoop_path(path: str) -> str:
     """``new Path(s).toUri().getPath()`` for an absolute ``s``: repeated slashes collapse, a
     trailing slash goes, "." and ".." segments resolve (a ".." above the root stays and is
     then refused as an invalid name, as the NameNode does)."""
@@ -102,7 +102,7 @@ def _hadoop_path(path: str) -> str:
 
 # --------------------------------------------------------------------------- xattrs
 
-def _xattr_value(text: str | None) -> bytes:
+def param_xattr_value(text: str | None) -> bytes:
     """Hadoop's XAttrCodec.decodeValue: "..." text, 0x.. hex, 0s.. base64, else the raw
     text; no value (or an empty one) is an empty value. Bad hex is an IOException there."""
     if not text:
@@ -118,11 +118,11 @@ def _xattr_value(text: str | None) -> bytes:
                     f"{text[:40]!r} (odd length or a character outside 0-9a-f)")
             return binascii.unhexlify(text[2:])
         if prefix == "0s":
-            return _lenient_base64(text[2:])
+            return lenient_base64(text[2:])
     return text.encode()
 
 
-def _lenient_base64(text: str) -> bytes:
+def lenient_base64(text: str) -> bytes:
     """commons-codec's Base64.decode: characters outside the alphabet (standard or URL-safe)
     are skipped, '=' ends the data, a partial last quantum decodes as far as it goes."""
     chars = "".join(c for c in text.split("=", 1)[0] if c.isascii() and (c.isalnum()
@@ -133,23 +133,23 @@ def _lenient_base64(text: str) -> bytes:
     return base64.b64decode(chars + "=" * (-len(chars) % 4))
 
 
-def _encoding(req: Request) -> str:
-    encoding = _required(req, "encoding", "GETXATTRS").upper()
+def param_encoding(req: Request) -> str:
+    encoding = param_required(req, "encoding", "GETXATTRS").upper()
     if encoding not in ("TEXT", "HEX", "BASE64"):
-        raise _invalid("encoding", f"No enum constant org.apache.hadoop.fs.XAttrCodec."
+        raise invalid_param("encoding", f"No enum constant org.apache.hadoop.fs.XAttrCodec."
                                    f"{encoding[:40]}")
     return encoding
 
 
-def _xattr_flag(req: Request) -> int:
+def param_xattr_flag(req: Request) -> int:
     """XAttrSetFlagParam ("flag"): a comma-separated set of CREATE and REPLACE, required."""
-    text = _required(req, "flag", "SETXATTR")
+    text = param_required(req, "flag", "SETXATTR")
     flags = {"CREATE": XATTR_CREATE, "REPLACE": XATTR_REPLACE}
     bits = 0
     for name in text.split(","):
         flag = flags.get(name.strip().upper())
         if flag is None:
-            raise _invalid("flag", f"No enum constant org.apache.hadoop.fs.XAttrSetFlag."
+            raise invalid_param("flag", f"No enum constant org.apache.hadoop.fs.XAttrSetFlag."
                                    f"{name.strip().upper()[:40]}")
         bits |= flag
     return bits
@@ -174,7 +174,7 @@ class CreateOptions:
 def create_options(req: Request, fs) -> CreateOptions:
     """CREATE's parameters as Hadoop's Param classes read them; ``createflag`` (sent by
     createNonRecursive) decides ``overwrite`` when it is given."""
-    overwrite = _bool(req, "overwrite")
+    overwrite = param_bool(req, "overwrite")
     flags = {f.strip().upper() for f in (req.param("createflag") or "").split(",") if f.strip()}
     if flags - CREATE_FLAGS:
         raise BadRequest(400, f'Invalid value for webhdfs parameter "createflag": '
@@ -184,19 +184,19 @@ def create_options(req: Request, fs) -> CreateOptions:
                                                "op=APPEND to append to a file")
     if flags:
         overwrite = "OVERWRITE" in flags
-    block_size = _int(req, "blocksize", None, 1)
+    block_size = param_int(req, "blocksize", None, 1)
     block_size = fs.block_size if block_size is None else block_size
     if block_size % checksum.BYTES_PER_CRC:
         raise errors.IllegalArgumentError(
             f"Invalid values: dfs.bytes-per-checksum (={checksum.BYTES_PER_CRC}) must divide "
             f"block size (={block_size}).")
-    replication = _int(req, "replication", None, 1, 32767)
-    _int(req, "buffersize", None, 1, (1 << 31) - 1)
-    return CreateOptions(overwrite, _bool(req, "createparent", True),
-                         _permission(req, 0o644),
+    replication = param_int(req, "replication", None, 1, 32767)
+    param_int(req, "buffersize", None, 1, (1 << 31) - 1)
+    return CreateOptions(overwrite, param_bool(req, "createparent", True),
+                         param_permission(req, 0o644),
                          fs.default_replication if replication is None else replication,
                          block_size)
 
 
 def offset_length(req: Request) -> tuple[int, int | None]:
-    return _int(req, "offset", 0, 0), _int(req, "length", None, 0)
+    return param_int(req, "offset", 0, 0), param_int(req, "length", None, 0)

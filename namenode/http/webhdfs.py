@@ -23,13 +23,14 @@ import re
 
 from namenode import errors, paths
 from namenode.http import remote
-from namenode.http.params import (_bool, _destination, _encoding, _int, _invalid, _permission,
-                                  _required, _xattr_flag, _xattr_value)
+from namenode.http.params import (invalid_param, param_bool, param_destination, param_encoding,
+                                  param_int, param_permission, param_required, param_xattr_flag,
+                                  param_xattr_value)
 from namenode.http.server import BadRequest, Request, Response
-from namenode.http.webhdfs_json import (_boolean, _empty, _true, content_summary_json,
-                                        file_status_json, file_statuses_json, json_response,
-                                        quota_usage_json, server_defaults_json,
-                                        xattr_names_json, xattrs_json)
+from namenode.http.webhdfs_json import (answer_boolean, answer_empty, answer_true,
+                                        content_summary_json, file_status_json,
+                                        file_statuses_json, json_response, quota_usage_json,
+                                        server_defaults_json, xattr_names_json, xattrs_json)
 
 PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"
@@ -136,7 +137,7 @@ class WebHdfs:
             if len(_VALID_USERS) < VALID_USERS_KEPT:
                 _VALID_USERS.add(user)
         else:
-            raise _invalid("user.name", f'Invalid value: "{user[:100]}" does not belong to '
+            raise invalid_param("user.name", f'Invalid value: "{user[:100]}" does not belong to '
                                         f"the domain {USER_PATTERN}")
         doas = req.param("doas")
         if doas and doas != user:
@@ -210,7 +211,7 @@ class WebHdfs:
         return json_response(server_defaults_json(self.fs.server_defaults()))
 
     def get_xattrs(self, req, path, user) -> Response:
-        encoding = _encoding(req)
+        encoding = param_encoding(req)
         names = [n for n in req.query.get("xattr.name") or () if n]
         attrs = self.fs.read(self.fs.ns.xattrs, path, self.fs.caller(user), names)
         return json_response(xattrs_json(attrs, encoding))
@@ -222,62 +223,62 @@ class WebHdfs:
     # ------------------------------------------------------------------ mutations
 
     def mkdirs(self, req, path, user):
-        return self._answer(_true, self.fs.ns.mkdirs, path, _permission(req, 0o755),
+        return self._answer(answer_true, self.fs.ns.mkdirs, path, param_permission(req, 0o755),
                             self.fs.caller(user))
 
     def rename(self, req, path, user):
-        destination = _destination(req)
+        destination = param_destination(req)
         paths.split(destination)
         options = req.param("renameoptions")
         caller = self.fs.caller(user)
         if not options:         # an empty option set is the boolean rename
-            return self._answer(_boolean, self.fs.ns.rename_legacy, path, destination, caller)
+            return self._answer(answer_boolean, self.fs.ns.rename_legacy, path, destination, caller)
         names = {o.strip().upper() for o in options.split(",") if o.strip()}
         if not names <= {"NONE", "OVERWRITE", "TO_TRASH"}:
             raise BadRequest(400, f'Invalid value for webhdfs parameter "renameoptions": '
                                   f"{options!r}")
-        return self._answer(_empty, self.fs.ns.rename, path, destination, "OVERWRITE" in names,
-                            caller)
+        return self._answer(answer_empty, self.fs.ns.rename, path, destination,
+                            "OVERWRITE" in names, caller)
 
     def delete(self, req, path, user):
-        return self._answer(_boolean, self.fs.ns.delete, path, _bool(req, "recursive"),
-                            self.fs.caller(user))
+        return self._answer(answer_boolean, self.fs.ns.delete, path,
+                            param_bool(req, "recursive"), self.fs.caller(user))
 
     def set_permission(self, req, path, user):
-        return self._answer(_empty, self.fs.ns.set_permission, path, _permission(req, 0o755),
-                            self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.ns.set_permission, path,
+                            param_permission(req, 0o755), self.fs.caller(user))
 
     def set_owner(self, req, path, user):
         if not req.param("owner") and not req.param("group"):
             raise errors.IllegalArgumentError("Both owner and group are empty.")
-        return self._answer(_empty, self.fs.ns.set_owner, path, req.param("owner"),
+        return self._answer(answer_empty, self.fs.ns.set_owner, path, req.param("owner"),
                             req.param("group"), self.fs.caller(user))
 
     def set_replication(self, req, path, user):
-        replication = _int(req, "replication", None, 1, 32767)
+        replication = param_int(req, "replication", None, 1, 32767)
         if replication is None:
             replication = self.fs.default_replication
-        return self._answer(_boolean, self.fs.ns.set_replication, path, replication,
+        return self._answer(answer_boolean, self.fs.ns.set_replication, path, replication,
                             self.fs.caller(user))
 
     def set_times(self, req, path, user):
-        return self._answer(_empty, self.fs.ns.set_times, path,
-                            _int(req, "modificationtime", -1, -1),
-                            _int(req, "accesstime", -1, -1), self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.ns.set_times, path,
+                            param_int(req, "modificationtime", -1, -1),
+                            param_int(req, "accesstime", -1, -1), self.fs.caller(user))
 
     def set_xattr(self, req, path, user):
-        name, flag = _required(req, "xattr.name", "SETXATTR"), _xattr_flag(req)
-        return self._answer(_empty, self.fs.ns.set_xattr, path, name,
-                            _xattr_value(req.param("xattr.value")), flag, self.fs.caller(user))
+        name, flag = param_required(req, "xattr.name", "SETXATTR"), param_xattr_flag(req)
+        return self._answer(answer_empty, self.fs.ns.set_xattr, path, name,
+                            param_xattr_value(req.param("xattr.value")), flag, self.fs.caller(user))
 
     def remove_xattr(self, req, path, user):
-        return self._answer(_empty, self.fs.ns.remove_xattr, path,
-                            _required(req, "xattr.name", "REMOVEXATTR"), self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.ns.remove_xattr, path,
+                            param_required(req, "xattr.name", "REMOVEXATTR"), self.fs.caller(user))
 
     def set_quota(self, req, path, user):
-        ns_quota = _int(req, "namespacequota", QUOTA_DONT_SET, -1)
-        ss_quota = _int(req, "storagespacequota", QUOTA_DONT_SET, -1)
-        return self._answer(_empty, self.fs.ns.set_quota, path,
+        ns_quota = param_int(req, "namespacequota", QUOTA_DONT_SET, -1)
+        ss_quota = param_int(req, "storagespacequota", QUOTA_DONT_SET, -1)
+        return self._answer(answer_empty, self.fs.ns.set_quota, path,
                             None if ns_quota == QUOTA_DONT_SET else ns_quota,
                             None if ss_quota == QUOTA_DONT_SET else ss_quota,
                             self.fs.caller(user))

@@ -25,15 +25,15 @@ TRUE = Response(200, b'{"boolean":true}', remote.JSON)
 FALSE = Response(200, b'{"boolean":false}', remote.JSON)
 
 
-def _true(_result) -> Response:
+def answer_true(_result) -> Response:
     return TRUE
 
 
-def _boolean(ok: bool) -> Response:
+def answer_boolean(ok: bool) -> Response:
     return TRUE if ok else FALSE
 
 
-def _empty(_result) -> Response:
+def answer_empty(_result) -> Response:
     return EMPTY_OK
 
 
