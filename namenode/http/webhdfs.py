@@ -18,7 +18,6 @@ and logged at once and then awaited until their txid is durable (committer.py).
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 from namenode import errors, paths
@@ -86,6 +85,7 @@ class WebHdfs:
         }
 
     def __call__(self, req: Request):
+        """A Response, or for a write the future of one (``_answer``)."""
         try:
             op = (req.param("op") or "").upper()
             handler = self.ops.get(("GET" if req.method == "HEAD" else req.method, op))
@@ -93,17 +93,8 @@ class WebHdfs:
                 return self._unknown(req, op)
             path = self._path(req)
             user = self.identify(req)
-            result = handler(req, path, user)
+            return handler(req, path, user)
         except Exception as exc:  # every error becomes a RemoteException, never a traceback
-            return remote.from_error(exc)
-        if isinstance(result, (Response, asyncio.Future)):
-            return result
-        return self._await(result)
-
-    async def _await(self, coroutine):
-        try:
-            return await coroutine
-        except Exception as exc:
             return remote.from_error(exc)
 
     def _unknown(self, req: Request, op: str) -> Response:
