@@ -1,13 +1,22 @@
 """Group commit for an asyncio event loop: ops are applied on the loop, synced in a thread.
 
-Callers on the loop ``await committer.mutate(method, *args)``. The request is applied and
-logged at once (``FSNamesystem.apply_and_log``); its future joins the pending list. A caller
-that has applied and logged by itself asks ``durable(txid, value)`` for that future: the HTTP
-layer answers a WebHDFS write when it resolves, with no task or coroutine per request. One sync
-runs at a time in a worker thread (``Journal.sync`` up to the newest pending txid); when it
-returns, every future up to that txid is resolved in one pass, and if more ops arrived
-meanwhile the next sync starts immediately. A batch therefore holds every op that arrived
-during the previous fsync, without a thread per caller.
+A request is applied and logged at once (``FSNamesystem.apply_and_log``), in txid order on the
+loop. Its waiter then joins the pending list, which stays in txid order because nothing awaits
+between a log and the call that adds the waiter. One sync runs at a time, in the committer's own
+thread (``Journal.sync`` up to the newest pending txid). When it returns, every waiter up to that
+txid is released in one pass on the loop, and if more ops arrived meanwhile the next sync starts
+at once. A batch therefore holds every op that arrived during the previous fsync.
+
+Two ways to wait:
+
+- ``durable(txid, value)`` returns a ``Durable``. The HTTP layer answers a WebHDFS write with
+  ``then(callback, arg)``: the callback runs straight from the release pass, so a write costs
+  no future, task or callback handle.
+- ``await committer.mutate(method, *args)`` (or awaiting a ``Durable``) is for coroutines; it
+  costs one future.
+
+The sync thread is a plain thread fed by a queue, not an executor: it hands each result back
+with one ``call_soon_threadsafe`` and no future of its own.
 
 With no sync running, the first op does not start one at once: it schedules the start with
 ``call_soon``, so it runs after every callback already due in this turn of the loop. The
@@ -18,51 +27,98 @@ all; started at once it would take one op and leave the others waiting a whole f
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from queue import SimpleQueue
+
+log = logging.getLogger("namenode.committer")
+
+
+class Durable:
+    """A write's answer, released once its ops are durable: ``then(callback, arg)`` calls
+    ``callback(value, error, arg)`` on the loop exactly once, with ``error`` None after the
+    sync, or the sync's exception. Cheaper than a future: no callback handle per op."""
+
+    __slots__ = ("committer", "txid", "value")
+
+    def __init__(self, committer: AsyncCommitter, txid: int, value):
+        self.committer = committer
+        self.txid = txid
+        self.value = value
+
+    def then(self, callback, arg=None) -> None:
+        self.committer.when_durable(self.txid, callback, self.value, arg)
+
+    def __await__(self):
+        future = self.committer.loop.create_future()
+        self.then(_settle, future)
+        return future.__await__()
+
+
+def _settle(value, error, future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_exception(error) if error else future.set_result(value)
 
 
 class AsyncCommitter:
     def __init__(self, fs, loop: asyncio.AbstractEventLoop | None = None):
         self.fs = fs
         self.loop = loop or asyncio.get_running_loop()
-        self._pending: deque[tuple[int, asyncio.Future, object]] = deque()
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix="nnlite-sync")
+        self._pending: deque[tuple[int, object, object, object]] = deque()
         self._syncing = False     # a sync is running or scheduled to start
+        self._targets: SimpleQueue[int | None] = SimpleQueue()
+        self._thread = threading.Thread(target=self._sync_loop, name="nnlite-sync", daemon=True)
+        self._thread.start()
 
     async def mutate(self, method, *args):
         result, txid = self.fs.apply_and_log(method, *args)
         if txid:
-            await self.durable(txid)
+            await Durable(self, txid, None)
         return result
 
-    def durable(self, txid: int, value=None) -> asyncio.Future:
-        """A future that resolves to ``value`` once ``txid`` is durable, or fails with the
-        sync's error. ``txid`` was logged on this loop after every pending one (the pending
-        list stays in txid order: nothing awaits between a log and this call)."""
-        future = self.loop.create_future()
-        self._pending.append((txid, future, value))
+    def durable(self, txid: int, value=None) -> Durable:
+        """``value``, released once ``txid`` is durable (``Durable.then``). ``txid`` was logged
+        on this loop after every pending one (the pending list stays in txid order: nothing
+        awaits between a log and this call)."""
+        return Durable(self, txid, value)
+
+    def when_durable(self, txid: int, callback, value, arg) -> None:
+        """Call ``callback(value, error, arg)`` on the loop once ``txid`` is durable."""
+        self._pending.append((txid, callback, value, arg))
         if not self._syncing:
             self._syncing = True
             self.loop.call_soon(self._start_sync)
-        return future
 
     def _start_sync(self) -> None:
         self._syncing = True
-        target = self._pending[-1][0]
-        task = self.loop.run_in_executor(self._executor, self.fs.journal.sync, target)
-        task.add_done_callback(lambda t: self._synced(t, target))
+        self._targets.put(self._pending[-1][0])
 
-    def _synced(self, task: asyncio.Future, target: int) -> None:
+    def _sync_loop(self) -> None:
+        """The sync thread: one ``Journal.sync`` per target, the result handed to the loop."""
+        while (target := self._targets.get()) is not None:
+            try:
+                self.fs.journal.sync(target)
+                error = None
+            except Exception as exc:    # handed to every waiter of this batch
+                error = exc
+            try:
+                self.loop.call_soon_threadsafe(self._synced, target, error)
+            except RuntimeError:        # the loop is closed: nobody is waiting any more
+                return
+
+    def _synced(self, target: int, error: Exception | None) -> None:
         self._syncing = False
-        error = task.exception()
         pending = self._pending
         while pending and pending[0][0] <= target:
-            _, future, value = pending.popleft()
-            if not future.done():
-                future.set_exception(error) if error else future.set_result(value)
+            _, callback, value, arg = pending.popleft()
+            try:
+                callback(value, error, arg)
+            except Exception:   # one waiter's failure must not strand the rest of the batch
+                log.exception("releasing a durable op failed")
         if pending:
             self._start_sync()
 
     def close(self) -> None:
-        self._executor.shutdown(wait=True)
+        self._targets.put(None)
+        self._thread.join()

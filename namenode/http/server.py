@@ -3,8 +3,11 @@
 One ``asyncio.Protocol`` per connection parses requests straight from the receive buffer
 (request line, headers, a body by Content-Length or chunked encoding; the pieces are in
 wire.py, streamed bodies and file answers in stream.py) and calls the application:
-``app(request)`` returns a Response, or an awaitable of one (a mutation waits for its fsync
-without blocking the loop). Requests on one connection are answered in order.
+``app(request)`` returns a Response; or a deferred one, which has ``then(callback, arg)`` and
+calls ``callback(response, error, arg)`` exactly once on the loop (a durable write: the
+committer's ``Durable``, released when its ops are synced, with no future per request); or an
+awaitable of one. Nothing blocks the loop meanwhile. Requests on one connection are answered in
+order.
 
 Limits, each answered with a 4xx and the connection closed: a head over ``max_head`` bytes
 (431), a body over ``max_body`` bytes (413), a malformed request line, header, length or chunk
@@ -191,19 +194,29 @@ class _Connection(asyncio.Protocol):
         if isinstance(result, Response):
             self.server.in_flight -= 1
             self.respond(result, request.keep_alive, request.method == "HEAD")
+        elif hasattr(result, "then"):   # deferred: a durable write, answered once synced
+            self.busy = True
+            result.then(self.released, request)
         else:
             self.busy = True
-            task = asyncio.ensure_future(result)    # a future (a durable write) stays itself
+            task = asyncio.ensure_future(result)
             task.add_done_callback(lambda t, r=request: self.finished(t, r))
 
     def finished(self, task: asyncio.Future, request: Request) -> None:
-        self.server.in_flight -= 1
-        self.busy = False
         if task.cancelled():
+            self.server.in_flight -= 1
+            self.busy = False
             self.close()
             return
         error = task.exception()
-        response = self.server.error_for(error) if error else task.result()
+        self.released(None if error else task.result(), error, request)
+
+    def released(self, response: Response | None, error: Exception | None,
+                 request: Request) -> None:
+        self.server.in_flight -= 1
+        self.busy = False
+        if error is not None:
+            response = self.server.error_for(error)
         self.respond(response, request.keep_alive, request.method == "HEAD")
         if not self.closing and not self.write_paused:
             if self.read_paused:

@@ -85,7 +85,7 @@ class WebHdfs:
         }
 
     def __call__(self, req: Request):
-        """A Response, or for a write the future of one (``_answer``)."""
+        """A Response, or for a write one released once it is durable (``_answer``)."""
         try:
             op = (req.param("op") or "").upper()
             handler = self.ops.get(("GET" if req.method == "HEAD" else req.method, op))
@@ -142,8 +142,9 @@ class WebHdfs:
 
     def _answer(self, respond, method, *args):
         """Apply and log the request now (its errors raise here); answer ``respond(result)``
-        once its ops are durable: a future the HTTP layer waits on (a failed sync becomes a
-        RemoteException there), or the response itself when nothing was logged."""
+        once its ops are durable: the committer's ``Durable``, which the HTTP layer waits on
+        (a failed sync becomes a RemoteException there), or the response itself when nothing
+        was logged."""
         result, txid = self.fs.apply_and_log(method, *args)
         response = respond(result)
         return self.committer.durable(txid, response) if txid else response

@@ -54,3 +54,104 @@ def test_a_refused_request_raises_and_logs_nothing(tmp_path):
     with FSNamesystem.open(dirs, IDENTITY) as fs:
         asyncio.run(scenario(fs))
         assert fs.journal.txid == fs.journal.synced_txid == 2
+
+
+async def _released(fs: FSNamesystem, committer: AsyncCommitter, paths, callback=None):
+    """Log a mkdir per path, wait on each with ``Durable.then``; return the releases seen as
+    (value, error, txid, synced_txid at release)."""
+    caller = fs.caller(USER)
+    seen, done = [], asyncio.get_running_loop().create_future()
+
+    def release(value, error, txid):
+        seen.append((value, error, txid, fs.journal.synced_txid))
+        if callback is not None:
+            callback(txid)
+        if len(seen) == len(paths) and not done.done():
+            done.set_result(None)
+
+    for path in paths:
+        result, txid = fs.apply_and_log(fs.ns.mkdirs, path, 0o755, caller)
+        committer.durable(txid, f"answer {path}").then(release, txid)
+    await asyncio.wait_for(done, 10)
+    return seen
+
+
+def test_durable_releases_each_write_once_in_txid_order_after_its_sync(tmp_path):
+    dirs = formatted(tmp_path)
+
+    async def scenario(fs):
+        committer = AsyncCommitter(fs)
+        try:
+            first = await _released(fs, committer, [f"/a{i}" for i in range(20)])
+            second = await _released(fs, committer, [f"/b{i}" for i in range(5)])
+            return first + second
+        finally:
+            committer.close()
+
+    with open_fs(dirs) as fs:
+        seen = asyncio.run(scenario(fs))
+        assert fs.journal.metrics.syncs < 25        # the twenty logged in one turn share syncs
+    txids = [txid for _, _, txid, _ in seen]
+    assert txids == sorted(txids) and len(set(txids)) == 25
+    assert all(error is None and synced >= txid for _, error, txid, synced in seen)
+    assert [value for value, *_ in seen][:2] == ["answer /a0", "answer /a1"]
+
+
+def test_a_failed_sync_is_handed_to_every_waiter_of_its_batch(tmp_path):
+    """The only name dir fails its writes (the journal.write:<dir> fault point raises EIO):
+    every waiter gets the error, none is answered as durable, and later writes are refused."""
+    from namenode import faults
+    dirs = formatted(tmp_path, names=["only"])
+
+    async def scenario(fs):
+        committer = AsyncCommitter(fs)
+        try:
+            faults.configure("journal.write:only=error")
+            seen = await _released(fs, committer, [f"/d{i}" for i in range(6)])
+            with pytest.raises(errors.NamenodeError):
+                await committer.mutate(fs.ns.mkdirs, "/later", 0o755, fs.caller(USER))
+            return seen
+        finally:
+            faults.configure("")
+            committer.close()
+
+    with open_fs(dirs) as fs:
+        seen = asyncio.run(scenario(fs))
+    assert len(seen) == 6
+    assert all(isinstance(error, errors.NamenodeError) for _, error, _, _ in seen)
+    assert all("No healthy name directory is left" in str(error) for _, error, _, _ in seen)
+
+
+def test_a_waiter_that_raises_does_not_strand_the_rest_of_its_batch(tmp_path, caplog):
+    dirs = formatted(tmp_path)
+
+    def explode_on_third(txid):
+        if txid == 4:
+            raise RuntimeError("the client went away")
+
+    async def scenario(fs):
+        committer = AsyncCommitter(fs)
+        try:
+            return await _released(fs, committer, [f"/e{i}" for i in range(8)],
+                                   explode_on_third)
+        finally:
+            committer.close()
+
+    with open_fs(dirs) as fs:
+        seen = asyncio.run(scenario(fs))
+    assert len(seen) == 8
+    assert "releasing a durable op failed" in caplog.text
+
+
+def test_close_stops_the_sync_thread(tmp_path):
+    dirs = formatted(tmp_path)
+
+    async def scenario(fs):
+        committer = AsyncCommitter(fs)
+        assert await committer.mutate(fs.ns.mkdirs, "/x", 0o755, fs.caller(USER)) is True
+        committer.close()
+        return committer._thread
+
+    with open_fs(dirs) as fs:
+        thread = asyncio.run(scenario(fs))
+    assert not thread.is_alive()
