@@ -105,8 +105,11 @@ def _op(cls):
     cls = dataclass(frozen=True, slots=True)(cls)
     if cls.OP_CODE in OPS:
         raise RuntimeError(f"op code {cls.OP_CODE} registered twice")
-    OPS[int(cls.OP_CODE)] = cls
     cls.FIELDS = tuple(f.name for f in dataclasses.fields(cls))
+    if 2 + len(cls.FIELDS) > 15 or not 0 < cls.OP_CODE < 0x80:
+        # record_at relies on it: a fixarray head and a one-byte positive fixint code
+        raise RuntimeError(f"{cls.__name__}: at most 13 fields and an op code below 128")
+    OPS[int(cls.OP_CODE)] = cls
     ARITY[int(cls.OP_CODE)] = 2 + len(cls.FIELDS)
     cls.CODE = int(cls.OP_CODE)     # a plain int: an IntEnum's .value is a slow property
     if cls.FIELDS:
@@ -385,10 +388,39 @@ def frame(payload: bytes) -> bytes:
 
 def encode_record(txid: int, op: Op) -> bytes:
     """``frame(encode_payload(txid, op))``, with the length field's CRC from the table."""
-    payload = _packb(op.payload(txid))
+    return _framed(_packb(op.payload(txid)))
+
+
+def _framed(payload: bytes) -> bytes:
     n = len(payload)
     crc = _crc32(payload, _LENGTH_CRC[n] if n < len(_LENGTH_CRC) else _crc32(LENGTH.pack(n)))
     return _pack_record_header(n, crc) + payload
+
+
+def pack_untimed(op: Op) -> bytes:
+    """The op's payload before the journal assigns its txid: ``encode_payload(0, op)``.
+    Every op's payload is a msgpack fixarray (at most 15 items, enforced when an op class is
+    registered) whose first item is the op code as a one-byte positive fixint, so these bytes
+    are ``<array head> <op code> 0x00 <fields>``; ``record_at`` puts the txid in that place."""
+    return _packb(op.payload(0))
+
+
+def record_at(txid: int, untimed: bytes) -> bytes:
+    """``encode_record(txid, op)`` from ``pack_untimed(op)``, byte for byte, without packing
+    the op again: the txid's msgpack bytes replace the 0x00 at offset 2 (layout above)."""
+    return _framed(untimed[:2] + _packb(txid) + untimed[3:])
+
+
+class PackedOps(list):
+    """Ops in the order they applied, with each one's ``pack_untimed`` bytes in ``packed``
+    (same order): the namespace packed them to check their size, so the journal frames them
+    with ``record_at`` instead of packing each op a second time."""
+
+    __slots__ = ("packed",)
+
+    def __init__(self, ops, packed: list[bytes]):
+        super().__init__(ops)
+        self.packed = packed
 
 
 def decode_payload(payload, *, path: str | None = None, offset: int | None = None,

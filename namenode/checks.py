@@ -13,21 +13,28 @@ from namenode import errors
 MAX_REPLICATION = 512
 MAX_PERMISSION = 0o7777
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+TXID_ROOM = 8         # a txid's msgpack bytes beyond the untimed payload's one-byte 0
 
 
-def check_loggable(op: E.Op, max_record: int = E.DEFAULT_MAX_RECORD) -> None:
+def check_loggable(op: E.Op, max_record: int = E.DEFAULT_MAX_RECORD) -> bytes:
     """An op the journal could not encode (a lone surrogate in a name, an integer beyond 64
     bits), or one larger than a reader accepts (it would be logged and then refuse to load),
-    would change the tree and then fail; refuse it before it applies."""
+    would change the tree and then fail; refuse it before it applies. Returns the op packed
+    without its txid (``E.pack_untimed``), which the journal frames as it logs the op.
+
+    The size is checked with room for the txid the journal will assign: its msgpack bytes
+    (at most 9, for a uint64) replace the untimed payload's one-byte 0."""
     try:
-        size = len(E.encode_payload(0, op))
+        untimed = E.pack_untimed(op)
     except (OverflowError, UnicodeEncodeError, TypeError, ValueError) as exc:
         raise errors.IllegalArgumentError(
             f"{type(op).__name__} cannot be logged: {exc}") from exc
+    size = len(untimed) + TXID_ROOM
     if size > max_record:
         raise errors.IllegalArgumentError(
-            f"{type(op).__name__} would be a {size}-byte edits record, above the "
+            f"{type(op).__name__} would be an edits record of up to {size} bytes, above the "
             f"{max_record}-byte limit of the edits log: split the request")
+    return untimed
 
 
 def check_replication(replication: int, path: str) -> None:

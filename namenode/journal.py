@@ -72,12 +72,18 @@ class Journal:
     # ------------------------------------------------------------------ logging and sync
 
     def log(self, ops) -> int:
-        """Assign txids and buffer the records (namesystem lock held). Returns the last txid."""
+        """Assign txids and buffer the records (namesystem lock held). Returns the last txid.
+        Ops the namespace already packed (``E.PackedOps``) are framed, not packed again."""
         txid = self.txid
         buf = self._buf
-        for op in ops:
-            txid += 1
-            buf += E.encode_record(txid, op)
+        if type(ops) is E.PackedOps and len(ops.packed) == len(ops):
+            for untimed in ops.packed:
+                txid += 1
+                buf += E.record_at(txid, untimed)
+        else:
+            for op in ops:
+                txid += 1
+                buf += E.encode_record(txid, op)
         self.txid = txid
         self.metrics.txns += len(ops)
         return txid

@@ -350,12 +350,13 @@ class Namespace(DataPathRequests, Tree):
 
     # ----------------------------------------------------------------------- helpers
 
-    def _applied(self, *ops: E.Op) -> list[E.Op]:
-        for op in ops:
-            check_loggable(op, self.max_record)
+    def _applied(self, *ops: E.Op) -> E.PackedOps:
+        """Check every op, then apply them in order; returns them with the bytes the checks
+        packed, which the journal logs (``E.PackedOps``)."""
+        packed = [check_loggable(op, self.max_record) for op in ops]
         for op in ops:
             self.apply(op)
-        return list(ops)
+        return E.PackedOps(ops, packed)
 
     def _owned(self, path: str, caller: Caller) -> INode:
         node = self.status(path, caller)

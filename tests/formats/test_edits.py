@@ -28,7 +28,7 @@ from formats.edits import (DEFAULT_MAX_RECORD, HEADER_SIZE, MAGIC, OPS, AddBlock
                            SetOwnerOp, SetPermissionsOp, SetQuotaOp, SetReplicationOp, SetTimesOp,
                            SetXAttrOp, StartLogSegmentOp, TruncateOp, UpdateBlocksOp,
                            decode_payload, encode_header, encode_payload, encode_record, frame,
-                           read_all)
+                           pack_untimed, read_all, record_at)
 from tests.formats import corrupt
 
 GOLDEN = Path(__file__).parent / "golden" / "edits_v1.bin"
@@ -122,6 +122,29 @@ def test_round_trip_of_every_op(code):
 @pytest.mark.parametrize("op", EDGE_OPS.values(), ids=EDGE_OPS.keys())
 def test_round_trip_of_edge_values(op):
     assert_round_trip(op, txid=2**64 - 1)
+
+
+@given(op=st.sampled_from([*SAMPLE_OPS.values(), *EDGE_OPS.values()]),
+       txid=st.one_of(st.sampled_from([0, 1, 127, 128, 255, 256, 2**16, 2**32, 2**64 - 1]),
+                      st.integers(0, 2**64 - 1)))
+def test_a_record_framed_from_the_untimed_payload_is_the_encoded_record(op, txid):
+    """The journal frames the bytes the namespace packed to check an op's size (txid 0)
+    instead of packing the op again: the result must be the same record, byte for byte,
+    whatever width the txid's msgpack encoding takes."""
+    assert record_at(txid, pack_untimed(op)) == encode_record(txid, op)
+    assert pack_untimed(op) == encode_payload(0, op)
+
+
+@pytest.mark.parametrize("fields, code", [(14, 100), (1, 128)], ids=["14 fields", "code 128"])
+def test_an_op_class_that_breaks_the_untimed_layout_is_refused_at_registration(fields, code):
+    """record_at needs every payload to be a msgpack fixarray (<= 15 items) whose op code
+    is a one-byte fixint (< 128): a class that breaks either is refused, not registered."""
+    from formats.edits import Op, _op
+
+    namespace = {"__annotations__": {f"f{i}": int for i in range(fields)}, "OP_CODE": code}
+    with pytest.raises(RuntimeError, match="at most 13 fields and an op code below 128"):
+        _op(type("Wide", (Op,), namespace))
+    assert code not in OPS
 
 
 def test_writer_output_reads_back(tmp_path):
