@@ -29,8 +29,8 @@ import time
 from namenode.http.stream import BodyStream, write_file
 # BadRequest, Request and Response are this module's API (handlers import them from here)
 from namenode.http.wire import (BadRequest, Request, Response, decode_component, encode_response,
-                                keeps_alive, origin_form, parse_headers, parse_query,
-                                parse_request_line, read_body)
+                                keeps_alive, origin_form, parse_header_block, parse_headers,
+                                parse_query, parse_request_line, read_body)
 
 log = logging.getLogger(__name__)
 
@@ -312,13 +312,15 @@ class _Connection(asyncio.Protocol):
         if bare_lf:
             body_start = end + 2
             lines = head.replace("\r", "").split("\n")
+            request_line = lines[0]
+            headers = parse_headers(lines)
         else:
             body_start = end + 4
-            lines = head.split("\r\n")
-        method, target, version = parse_request_line(lines[0])
+            request_line, _, fields = head.partition("\r\n")
+            headers = parse_header_block(fields)
+        method, target, version = parse_request_line(request_line)
         if target[0] != "/":
             target = origin_form(target)
-        headers = parse_headers(lines) if len(lines) > 1 else {}
         self.continued = False
         raw_path, _, raw_query = target.partition("?")
         if ("transfer-encoding" in headers or headers.get("content-length", "0") != "0") \
@@ -331,8 +333,8 @@ class _Connection(asyncio.Protocol):
                                           parse_query(raw_query), headers, b"",
                                           keeps_alive(version, headers), self.peer), factory)
                 return None
-        if "transfer-encoding" not in headers and "content-length" not in headers:
-            body = b""                  # no body: the common GET
+        if "transfer-encoding" not in headers and headers.get("content-length", "0") == "0":
+            body = b""                  # no body: the common GET, and a PUT of length 0
             del buf[:body_start]
         else:
             body, consumed = read_body(buf, headers, body_start, self.server.max_body)

@@ -11,7 +11,8 @@ Invariants they rely on:
 - A chunked body is ``<hex size>[;ext]\\r\\n<data>\\r\\n`` repeated, then ``0\\r\\n``,
   trailer fields and an empty line; ``read_chunked`` needs all of it in the buffer.
 - Parsed query strings are cached (at most QUERY_CACHE of at most QUERY_CACHE_KEY characters);
-  each request gets its own copy of the dict, whose value tuples are immutable.
+  each request gets its own copy of the dict, whose value tuples are immutable. Header blocks
+  (the field lines of a CRLF head) are cached the same way (HEAD_CACHE, HEAD_CACHE_KEY).
 - The common answer (keep-alive, no Content-Type, no other header, a known status) is the
   status line, ``Content-Length: n`` and the body; anything else is built field by field.
 """
@@ -28,6 +29,9 @@ _STATUS_LINES = {code: f"HTTP/1.1 {code} {reason}\r\n".encode("latin-1")
 QUERY_CACHE = 4096    # parsed query strings kept (parse_query)
 QUERY_CACHE_KEY = 512  # longer query strings are parsed every time
 _QUERIES: dict[str, dict[str, tuple[str, ...]]] = {}
+HEAD_CACHE = 1024     # parsed header blocks kept (parse_header_block)
+HEAD_CACHE_KEY = 512  # longer blocks are parsed every time
+_HEADS: dict[str, dict[str, str]] = {}
 
 
 class BadRequest(Exception):
@@ -163,12 +167,24 @@ def parse_chunk_size(line: bytes) -> int:
     return int(text, 16)
 
 
-def parse_headers(lines: list[str]) -> dict[str, str]:
-    """The header fields of ``lines[1:]`` (``lines[0]`` is the request line). Lower-cased
-    names; a repeated field joins its values with ", " (RFC 9110 5.3), except Content-Length,
-    which must then repeat the same value."""
+def parse_header_block(text: str) -> dict[str, str]:
+    """``parse_headers`` of a head's field lines as sent, CRLF-separated (the text after the
+    request line's CRLF). A client sends the same fields with every request, so parses are
+    kept as query strings are (``parse_query``); each request gets its own copy."""
+    cached = _HEADS.get(text)
+    if cached is None:
+        cached = parse_headers(text.split("\r\n"), 0) if text else {}
+        if len(text) <= HEAD_CACHE_KEY and len(_HEADS) < HEAD_CACHE:
+            _HEADS[text] = cached
+    return cached.copy()
+
+
+def parse_headers(lines: list[str], first: int = 1) -> dict[str, str]:
+    """The header fields of ``lines[first:]`` (by default ``lines[0]`` is the request line).
+    Lower-cased names; a repeated field joins its values with ", " (RFC 9110 5.3), except
+    Content-Length, which must then repeat the same value."""
     headers = {}
-    for line in itertools.islice(lines, 1, None):
+    for line in itertools.islice(lines, first, None):
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
             raise BadRequest(400, f"Malformed header line {line[:100]!r}")
