@@ -78,7 +78,8 @@ def run_writes(kind: str, callers: int, ops: int) -> dict:
 
 
 def run_async_writes(kind: str, callers: int, ops: int) -> dict:
-    """The same load from ``callers`` asyncio tasks on one event loop (the server's model)."""
+    """The same load from ``callers`` callers on one event loop, each driven as the server
+    drives a connection (the server's model)."""
     import asyncio
     from namenode.committer import AsyncCommitter
     tmp = workdir()
@@ -91,21 +92,36 @@ def run_async_writes(kind: str, callers: int, ops: int) -> dict:
             fs.mkdirs(f"/bench/c{c}", 0o755, user)
         per = ops // callers
 
-        async def work(committer, c: int) -> None:
-            # as a WebHDFS write: apply and log, then wait on the committer's future
+        def start(committer, c: int, finished: asyncio.Future, left: list) -> None:
+            # as a WebHDFS connection drives a write: apply and log, then the next op when the
+            # committer releases this one (Durable.then), with no coroutine or future per op
             apply, durable = fs.apply_and_log, committer.durable
             if kind == "mkdir":
-                for i in range(per):
-                    await durable(apply(fs.ns.mkdirs, f"/bench/c{c}/d{i}", 0o755, caller)[1])
+                def request(i): return apply(fs.ns.mkdirs, f"/bench/c{c}/d{i}", 0o755, caller)
             else:
-                for i in range(per):
-                    await durable(apply(fs.ns.create, f"/bench/c{c}/f{i}", caller)[1])
+                def request(i): return apply(fs.ns.create, f"/bench/c{c}/f{i}", caller)
+
+            def step(_value, error, i: int) -> None:
+                if error is not None:
+                    if not finished.done():
+                        finished.set_exception(error)
+                elif i < per:
+                    durable(request(i)[1]).then(step, i + 1)
+                else:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        finished.set_result(None)
+            step(None, None, 0)
 
         async def run() -> float:
             committer = AsyncCommitter(fs)
-            start = time.perf_counter()
-            await asyncio.gather(*(work(committer, c) for c in range(callers)))
-            took = time.perf_counter() - start
+            finished = asyncio.get_running_loop().create_future()
+            start_time = time.perf_counter()
+            left = [callers]
+            for c in range(callers):
+                start(committer, c, finished, left)
+            await finished
+            took = time.perf_counter() - start_time
             committer.close()
             return took
 
@@ -123,7 +139,7 @@ def run_async_writes(kind: str, callers: int, ops: int) -> dict:
 def bench_writes(args) -> None:
     print(f"{'op':6} {'callers':>14} {'ops':>7} {'ops/s':>9} {'fsyncs/s':>9} {'ops/fsync':>9}")
     for kind in ("mkdir", "create"):
-        for mode, runner in (("threads", run_writes), ("async tasks", run_async_writes)):
+        for mode, runner in (("threads", run_writes), ("loop callers", run_async_writes)):
             for callers in args.callers:
                 r = runner(kind, callers, args.ops)
                 who = f"{callers} {mode}"

@@ -67,6 +67,7 @@ class AsyncCommitter:
         self.loop = loop or asyncio.get_running_loop()
         self._pending: deque[tuple[int, object, object, object]] = deque()
         self._syncing = False     # a sync is running or scheduled to start
+        self.syncs_started = 0    # each one covers at least one op nothing synced before
         self._targets: SimpleQueue[int | None] = SimpleQueue()
         self._thread = threading.Thread(target=self._sync_loop, name="nnlite-sync", daemon=True)
         self._thread.start()
@@ -92,6 +93,7 @@ class AsyncCommitter:
 
     def _start_sync(self) -> None:
         self._syncing = True
+        self.syncs_started += 1
         self._targets.put(self._pending[-1][0])
 
     def _sync_loop(self) -> None:
@@ -108,7 +110,9 @@ class AsyncCommitter:
                 return
 
     def _synced(self, target: int, error: Exception | None) -> None:
-        self._syncing = False
+        # Still "syncing" while the batch is released: an op that a callback logs (the next
+        # pipelined request of a connection) joins the pending list and the sync started
+        # below, rather than scheduling a second start of its own.
         pending = self._pending
         while pending and pending[0][0] <= target:
             _, callback, value, arg = pending.popleft()
@@ -118,6 +122,8 @@ class AsyncCommitter:
                 log.exception("releasing a durable op failed")
         if pending:
             self._start_sync()
+        else:
+            self._syncing = False
 
     def close(self) -> None:
         self._targets.put(None)

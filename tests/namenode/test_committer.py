@@ -155,3 +155,41 @@ def test_close_stops_the_sync_thread(tmp_path):
     with open_fs(dirs) as fs:
         thread = asyncio.run(scenario(fs))
     assert not thread.is_alive()
+
+
+def test_an_op_logged_while_its_predecessor_is_released_joins_the_next_sync(tmp_path):
+    """A connection answers a write and at once logs its next pipelined one, inside the
+    release pass. That op must ride the one sync started after the pass: no second start
+    is scheduled for it, so every sync started makes an op durable (syncs_started equals the
+    journal's real syncs) and each op is released after its own sync."""
+    dirs = formatted(tmp_path)
+    chain = 200
+
+    async def scenario(fs):
+        committer = AsyncCommitter(fs)
+        caller = fs.caller(USER)
+        done = asyncio.get_running_loop().create_future()
+        seen = []
+
+        def step(_value, error, i):
+            assert error is None
+            if i:
+                seen.append(fs.journal.synced_txid)
+            if i == chain:
+                done.set_result(None)
+                return
+            _, txid = fs.apply_and_log(fs.ns.mkdirs, f"/chain/d{i}", 0o755, caller)
+            committer.durable(txid).then(step, i + 1)
+
+        syncs0 = fs.journal.metrics.syncs
+        try:
+            step(None, None, 0)
+            await asyncio.wait_for(done, 30)
+        finally:
+            committer.close()
+        return committer.syncs_started, fs.journal.metrics.syncs - syncs0, seen
+
+    with open_fs(dirs) as fs:
+        started, synced, seen = asyncio.run(scenario(fs))
+    assert started == synced == chain
+    assert seen == sorted(seen) and len(set(seen)) == chain
