@@ -38,6 +38,7 @@ MAX_HEAD = 64 * 1024
 MAX_BODY = 1 << 20
 LINGER = 2.0          # seconds to drain a refused request's remaining bytes before closing
 PIPELINE_LIMIT = 64 * 1024   # bytes read ahead while a request is answered; then reading pauses
+TURN_REQUESTS = 16    # requests one connection answers in a row before the others get a turn
 
 
 class _Connection(asyncio.Protocol):
@@ -54,6 +55,7 @@ class _Connection(asyncio.Protocol):
         self.write_paused = False
         self.read_paused = False     # paused because a busy connection buffered PIPELINE_LIMIT
         self.eof = False             # the client half-closed while a request was answered
+        self.deferred = False        # yielded its turn with requests left (TURN_REQUESTS)
         self.last_active = time.monotonic()
 
     def connection_made(self, transport) -> None:
@@ -76,9 +78,10 @@ class _Connection(asyncio.Protocol):
         if self.lingering:
             return          # the rest of a refused request: discarded
         self.buf += data
-        if not self.busy:
+        if not self.busy and not self.deferred:
             self.process()
-        if self.busy and len(self.buf) > PIPELINE_LIMIT and not self.read_paused:
+        if (self.busy or self.deferred) and len(self.buf) > PIPELINE_LIMIT \
+                and not self.read_paused:
             # A client pipelining far ahead of its answers: leave the rest in the kernel.
             # (Reading is not paused for every request: a client that waits for its answer
             # sends nothing meanwhile, and each pause and resume is an epoll_ctl call.)
@@ -94,7 +97,8 @@ class _Connection(asyncio.Protocol):
         self.write_paused = False
         if not self.busy and not self.closing:
             self.resume_reading()
-            self.process()
+            if not self.deferred:        # else its turn comes (take_turn)
+                self.process()
 
     def resume_reading(self) -> None:
         self.read_paused = False
@@ -112,7 +116,7 @@ class _Connection(asyncio.Protocol):
         are answered (``finished``). Otherwise close."""
         stream = self.stream
         if stream is None:
-            if self.busy:
+            if self.busy or self.deferred:
                 self.eof = True      # answer what came before the half-close, then close
                 return True
             return None
@@ -170,8 +174,16 @@ class _Connection(asyncio.Protocol):
         self.dispatch(stream.request, stream.sink.finish)
 
     def process(self) -> None:
-        """Answer every complete request in the buffer, in order."""
+        """Answer the complete requests in the buffer, in order: TURN_REQUESTS in a row at
+        most, then the rest in a later turn of the loop (``take_turn``), so that a client
+        pipelining many requests, cheap or not, cannot keep every other connection waiting."""
+        answered = 0
         while self.buf and not self.busy and not self.closing and not self.write_paused:
+            if answered == TURN_REQUESTS:
+                self.deferred = True
+                asyncio.get_running_loop().call_soon(self.take_turn)
+                return
+            answered += 1
             try:
                 request = self.parse()
             except BadRequest as exc:
@@ -218,11 +230,19 @@ class _Connection(asyncio.Protocol):
         if error is not None:
             response = self.server.error_for(error)
         self.respond(response, request.keep_alive, request.method == "HEAD")
-        if not self.closing and not self.write_paused:
+        self.carry_on()
+
+    def take_turn(self) -> None:
+        self.deferred = False
+        self.carry_on()
+
+    def carry_on(self) -> None:
+        """Go on with the requests buffered behind an answer, or a yielded turn."""
+        if not self.closing and not self.write_paused and not self.deferred:
             if self.read_paused:
                 self.resume_reading()
             self.process()
-            if self.eof and not self.busy:
+            if self.eof and not self.busy and not self.deferred:
                 self.close()
 
     def respond(self, response: Response, keep_alive: bool, head_only: bool = False) -> None:

@@ -755,6 +755,15 @@ def test_pipelined_requests_are_answered_in_order(nn):
         [f"/user/u{i}" for i in range(50)] + ["/user/last"]
 
 
+def test_many_pipelined_reads_then_a_half_close_are_all_answered_in_order(nn):
+    """A connection answers 16 requests in a row, then lets the others have a turn: 300
+    reads sent at once span many turns, and a half-close behind them waits for the last."""
+    data = b"".join(b"GET /webhdfs/v1/?op=GETHOMEDIRECTORY&user.name=p%d HTTP/1.1\r\n\r\n" % i
+                    for i in range(300))
+    replies = parse_replies(exchange(nn.port, data, shut=True))
+    assert [json.loads(b)["Path"] for _, b in replies] == [f"/user/p{i}" for i in range(300)]
+
+
 def test_pipelined_mutations_then_a_half_close_are_all_answered_in_order(nn, w):
     """Mutations are awaited (fsync) while the client's next requests wait in the buffer;
     a half-close sent behind them closes the connection only after the last answer."""
@@ -801,7 +810,8 @@ def test_lenient_but_valid_http(nn):
 
 def test_a_client_that_never_reads_cannot_stall_the_service(nn, w):
     """Pipelined requests whose answers are never read: the service stops reading that
-    connection and goes on serving everyone else."""
+    connection and goes on serving everyone else, also while it still works through the
+    requests it read (each connection answers 16 in a row, then the others get a turn)."""
     import socket
     sock = socket.create_connection(("127.0.0.1", nn.port))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
