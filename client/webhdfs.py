@@ -1,19 +1,16 @@
 """A small WebHDFS client of the namenode: the ops the ``nnlite dfs`` and ``dfsadmin`` commands
-need, over one keep-alive ``http.client`` connection (standard library only).
+need, each one request (or two) over one keep-alive connection (standard library only).
 
 * Every request names ``user.name``; paths are absolute and sent percent-encoded.
-* A ``RemoteException`` answer becomes the ``client.errors`` class registered for its
-  ``javaClassName``; an op the namenode does not know at all (an older server) becomes
-  ``UnknownOperationError``, so a caller can say "not supported yet" instead of "bad argument".
-* No connection, a timeout, or a connection dropped before the answer is
-  ``NamenodeUnreachableError`` naming the URL. A kept-alive connection that the namenode closed
-  while idle (it does after 60 s) is reopened once, transparently.
-* Anything else unexpected (a body that is not JSON, an unknown status) is ``ProtocolError``.
+* The transport (keep-alive, reopening a stale connection once, streaming bodies, network
+  errors as ``NamenodeUnreachableError`` naming the URL) is connection.py; what an answer
+  means (a ``RemoteException`` as a typed ``client.errors`` class, an op an older namenode does
+  not know as ``UnknownOperationError``, anything unexpected as ``ProtocolError``) is
+  replies.py. This module only builds requests and reads the fields of their answers.
 * ``create`` follows WebHDFS's two steps: ``PUT op=CREATE`` answers 307 with a ``Location``,
   the data goes there in a second ``PUT``. ``append`` (``POST op=APPEND``) and ``read``
   (``GET op=OPEN``) follow their 307 the same way. A body may be a binary file object: it is
-  streamed, with a Content-Length when its size is known (a regular file), chunked otherwise
-  (a pipe); ``read`` yields the contents in chunks as they arrive, never the whole file.
+  streamed; ``read`` yields the contents in chunks as they arrive, never the whole file.
 
 Admin endpoints (``/admin?op=SAFEMODE|SAVENAMESPACE|ROLLEDITS|REPORT``) are superuser-only
 extensions of nnlite's namenode (namenode/http/app.py); they answer JSON the same way.
@@ -21,159 +18,22 @@ extensions of nnlite's namenode (namenode/http/app.py); they answer JSON the sam
 
 from __future__ import annotations
 
-import http.client
-import io
-import json
-import os
-import socket
-import stat
-from dataclasses import dataclass
 from typing import Iterator
 from urllib.parse import quote, urlencode, urlsplit
 
-from client.errors import (BadArgumentError, ClientError, IllegalArgumentError,
-                           NamenodeUnreachableError, PathNotFoundError, ProtocolError,
-                           UnknownOperationError, from_remote_exception)
+from client import replies
+from client.connection import (CHUNK, NETWORK_ERRORS, STALE, TIMEOUT, USER_AGENT, Connection,
+                               Reply, describe)
+from client.errors import (BadArgumentError, ClientError, NamenodeUnreachableError,
+                           PathNotFoundError, ProtocolError)
+from client.replies import UNKNOWN_OP
+
+__all__ = ["ADMIN", "CHUNK", "DEFAULT_URL", "NETWORK_ERRORS", "PREFIX", "STALE", "TIMEOUT",
+           "UNKNOWN_OP", "USER_AGENT", "Connection", "Reply", "WebHdfsClient"]
 
 DEFAULT_URL = "http://127.0.0.1:9870"
 PREFIX = "/webhdfs/v1"
 ADMIN = "/admin"
-TIMEOUT = 30.0
-USER_AGENT = "nnlite-client/0.1"
-NETWORK_ERRORS = (OSError, http.client.HTTPException)
-# The peer closed a kept-alive connection before reading the request: safe to send again.
-STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
-         ConnectionAbortedError)
-CHUNK = 1 << 20             # bytes per socket write of a streamed body, per read of a download
-UNKNOWN_OP = 'Invalid value for webhdfs parameter "op": No enum constant'
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    status: int
-    headers: dict            # lower-case names
-    body: bytes
-
-
-class Connection:
-    """One keep-alive HTTP connection to ``url``'s host and port."""
-
-    def __init__(self, url: str, timeout: float | None = TIMEOUT):
-        parts = urlsplit(url if "://" in url else f"http://{url}")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BadArgumentError(f"the namenode URL must be http://HOST:PORT, not {url!r}")
-        try:
-            port = parts.port
-        except ValueError as exc:
-            raise BadArgumentError(f"bad port in the namenode URL {url!r}") from exc
-        self.url = f"{parts.scheme}://{parts.netloc}"
-        self.base = parts.path.rstrip("/")
-        self.timeout = timeout
-        self._https = parts.scheme == "https"
-        self._host, self._port = parts.hostname, port
-        self._conn: http.client.HTTPConnection | None = None
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def _open(self) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        return cls(self._host, self._port, timeout=self.timeout, blocksize=CHUNK)
-
-    def request(self, method: str, target: str, body=None) -> Reply:
-        """One exchange; a kept-alive connection the peer closed meanwhile is reopened once
-        (it had not read the request, so sending it again applies it once). ``body``: bytes,
-        or a binary file object streamed from where it stands (sent again on a retry only if
-        it can seek back)."""
-        return self._with_retry(method, target, body, self._exchange)
-
-    def stream(self, method: str, target: str) -> http.client.HTTPResponse:
-        """Send a request without a body; the response with its body unread. The caller
-        reads it to the end (the connection is kept) or calls ``close()``."""
-        return self._with_retry(method, target, None, self._send)
-
-    def _with_retry(self, method: str, target: str, body, exchange):
-        start = _position(body)
-        for attempt in (1, 2):
-            reused = self._conn is not None
-            if self._conn is None:
-                self._conn = self._open()
-            try:
-                return exchange(self._conn, method, target, body)
-            except NETWORK_ERRORS as exc:
-                self.close()
-                if (reused and attempt == 1 and isinstance(exc, STALE)
-                        and _rewind(body, start)):
-                    continue
-                raise NamenodeUnreachableError(
-                    f"cannot reach the namenode at {self.url} ({_describe(exc)}); is it "
-                    "running? Point --namenode (or NNLITE_NAMENODE) at it", url=self.url) from exc
-        raise AssertionError("not reached")
-
-    def _send(self, conn, method: str, target: str, body=None) -> http.client.HTTPResponse:
-        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
-        if body is not None and not isinstance(body, (bytes, bytearray, memoryview)):
-            size = _remaining(body)
-            if size is not None:
-                headers["Content-Length"] = str(size)
-            headers["Content-Type"] = "application/octet-stream"
-        conn.request(method, target, body=body, headers=headers)
-        return conn.getresponse()
-
-    def without_timeout(self) -> "Connection":
-        """A new connection to the same place that waits as long as the answer takes."""
-        return Connection(self.url + self.base, None)
-
-    def _exchange(self, conn, method: str, target: str, body) -> Reply:
-        resp = self._send(conn, method, target, body)
-        data = resp.read()
-        if resp.will_close:
-            self.close()
-        return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
-
-
-def _position(body) -> int | None:
-    if body is None or isinstance(body, (bytes, bytearray, memoryview)):
-        return None
-    try:
-        return body.tell() if body.seekable() else None
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def _rewind(body, start: int | None) -> bool:
-    """Whether ``body`` can be sent again (bytes, nothing, or a file sought back)."""
-    if body is None or isinstance(body, (bytes, bytearray, memoryview)):
-        return True
-    if start is None:
-        return False
-    body.seek(start)
-    return True
-
-
-def _remaining(body) -> int | None:
-    """The bytes left in a regular file from where it stands; None for a pipe (chunked)."""
-    try:
-        st = os.fstat(body.fileno())
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return max(st.st_size - body.tell(), 0)
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, socket.gaierror):
-        return f"unknown host: {exc.strerror or exc}"
-    if isinstance(exc, (socket.timeout, TimeoutError)):
-        return "no answer in time"
-    if isinstance(exc, http.client.RemoteDisconnected):
-        return "the connection closed before an answer"
-    return str(exc) or type(exc).__name__
 
 
 class WebHdfsClient:
@@ -196,7 +56,7 @@ class WebHdfsClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ transport
+    # ------------------------------------------------------------------ requests and answers
 
     def _target(self, path: str, op: str, params: dict) -> str:
         query = [("op", op), ("user.name", self.user)]
@@ -210,40 +70,17 @@ class WebHdfsClient:
             raise self._error(reply, op, path)
         return self._json(reply, op)
 
+    # The answer's meaning is replies.py's; these name this server. catalog/client.py calls
+    # _error, _field and _json for its own ops.
+
     def _json(self, reply: Reply, what: str) -> dict:
-        if not reply.body:
-            return {}
-        try:
-            doc = json.loads(reply.body)
-        except ValueError as exc:
-            raise ProtocolError(f"{what}: the namenode at {self.url} answered something "
-                                f"other than JSON: {reply.body[:200]!r}") from exc
-        if not isinstance(doc, dict):
-            raise ProtocolError(f"{what}: expected a JSON object, got {reply.body[:200]!r}")
-        return doc
+        return replies.json_object(reply, what, self.url)
 
     def _error(self, reply: Reply, op: str, path: str | None) -> ClientError:
-        try:
-            remote = json.loads(reply.body)["RemoteException"]
-            error = from_remote_exception(remote, status=reply.status, path=path)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return ProtocolError(f"{op}: HTTP {reply.status} from {self.url} without a "
-                                 f"RemoteException: {reply.body[:200]!r}", path=path)
-        if isinstance(error, IllegalArgumentError) and str(error).startswith(UNKNOWN_OP):
-            return UnknownOperationError(
-                f"the namenode at {self.url} does not support op={op} yet", path=path,
-                status=reply.status, java_class=error.java_class)
-        return error
+        return replies.remote_error(reply, op, path, self.url)
 
-    @staticmethod
-    def _field(doc: dict, *keys: str):
-        value = doc
-        try:
-            for key in keys:
-                value = value[key]
-        except (KeyError, TypeError) as exc:
-            raise ProtocolError(f"missing {'.'.join(keys)} in {str(doc)[:200]}") from exc
-        return value
+    _field = staticmethod(replies.field)
+    _boolean = staticmethod(replies.boolean)
 
     # ------------------------------------------------------------------ reads
 
@@ -379,7 +216,7 @@ class WebHdfsClient:
                 except NETWORK_ERRORS as exc:
                     raise NamenodeUnreachableError(
                         f"OPEN {path}: the connection to {conn.url} broke while reading "
-                        f"({_describe(exc)})", url=conn.url) from exc
+                        f"({describe(exc)})", url=conn.url) from exc
                 finally:
                     if not done or resp.will_close:
                         conn.close()        # an abandoned body: the connection is unusable
@@ -414,12 +251,6 @@ class WebHdfsClient:
         """RENAME with ``renameoptions`` (FileContext's rename: raises instead of false)."""
         self._call("PUT", src, "RENAME", destination=dst,
                    renameoptions="OVERWRITE" if overwrite else "NONE")
-
-    def _boolean(self, doc: dict) -> bool:
-        value = self._field(doc, "boolean")
-        if not isinstance(value, bool):
-            raise ProtocolError(f"expected a boolean answer, got {str(doc)[:200]}")
-        return value
 
     # ------------------------------------------------------------------ admin (superuser)
 

@@ -1,0 +1,163 @@
+"""One keep-alive HTTP connection to the namenode (standard library ``http.client`` only): the
+client's transport, which moves requests and answers and knows nothing of WebHDFS.
+
+* No connection, a timeout, or a connection dropped before the answer is
+  ``NamenodeUnreachableError`` naming the URL; nothing else of the network escapes.
+* A kept-alive connection that the namenode closed while idle (it does after 60 s) is reopened
+  and the request sent again, once, and only when the connection was reused, the error says
+  the peer had not read the request (``STALE``), and the body can be sent again from where it
+  started (bytes, none, or a file that seeks back). So a retried request is applied once.
+* A body may be a binary file object: it is streamed from where it stands, with a
+  Content-Length when its size is known (a regular file), chunked otherwise (a pipe).
+* An answer the server will close after is read to the end and the connection dropped, so the
+  next request opens a fresh one.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import os
+import socket
+import stat
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from client.errors import BadArgumentError, NamenodeUnreachableError
+
+TIMEOUT = 30.0
+USER_AGENT = "nnlite-client/0.1"
+NETWORK_ERRORS = (OSError, http.client.HTTPException)
+# The peer closed a kept-alive connection before reading the request: safe to send again.
+STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+         ConnectionAbortedError)
+CHUNK = 1 << 20             # bytes per socket write of a streamed body, per read of a download
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    status: int
+    headers: dict            # lower-case names
+    body: bytes
+
+
+class Connection:
+    """One keep-alive HTTP connection to ``url``'s host and port."""
+
+    def __init__(self, url: str, timeout: float | None = TIMEOUT):
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise BadArgumentError(f"the namenode URL must be http://HOST:PORT, not {url!r}")
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise BadArgumentError(f"bad port in the namenode URL {url!r}") from exc
+        self.url = f"{parts.scheme}://{parts.netloc}"
+        self.base = parts.path.rstrip("/")
+        self.timeout = timeout
+        self._https = parts.scheme == "https"
+        self._host, self._port = parts.hostname, port
+        self._conn: http.client.HTTPConnection | None = None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _open(self) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        return cls(self._host, self._port, timeout=self.timeout, blocksize=CHUNK)
+
+    def request(self, method: str, target: str, body=None) -> Reply:
+        """One exchange; a kept-alive connection the peer closed meanwhile is reopened once
+        (it had not read the request, so sending it again applies it once). ``body``: bytes,
+        or a binary file object streamed from where it stands (sent again on a retry only if
+        it can seek back)."""
+        return self._with_retry(method, target, body, self._exchange)
+
+    def stream(self, method: str, target: str) -> http.client.HTTPResponse:
+        """Send a request without a body; the response with its body unread. The caller
+        reads it to the end (the connection is kept) or calls ``close()``."""
+        return self._with_retry(method, target, None, self._send)
+
+    def _with_retry(self, method: str, target: str, body, exchange):
+        start = _position(body)
+        for attempt in (1, 2):
+            reused = self._conn is not None
+            if self._conn is None:
+                self._conn = self._open()
+            try:
+                return exchange(self._conn, method, target, body)
+            except NETWORK_ERRORS as exc:
+                self.close()
+                if (reused and attempt == 1 and isinstance(exc, STALE)
+                        and _rewind(body, start)):
+                    continue
+                raise NamenodeUnreachableError(
+                    f"cannot reach the namenode at {self.url} ({describe(exc)}); is it "
+                    "running? Point --namenode (or NNLITE_NAMENODE) at it", url=self.url) from exc
+        raise AssertionError("not reached")
+
+    def _send(self, conn, method: str, target: str, body=None) -> http.client.HTTPResponse:
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if body is not None and not isinstance(body, (bytes, bytearray, memoryview)):
+            size = _remaining(body)
+            if size is not None:
+                headers["Content-Length"] = str(size)
+            headers["Content-Type"] = "application/octet-stream"
+        conn.request(method, target, body=body, headers=headers)
+        return conn.getresponse()
+
+    def without_timeout(self) -> "Connection":
+        """A new connection to the same place that waits as long as the answer takes."""
+        return Connection(self.url + self.base, None)
+
+    def _exchange(self, conn, method: str, target: str, body) -> Reply:
+        resp = self._send(conn, method, target, body)
+        data = resp.read()
+        if resp.will_close:
+            self.close()
+        return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+
+
+def _position(body) -> int | None:
+    if body is None or isinstance(body, (bytes, bytearray, memoryview)):
+        return None
+    try:
+        return body.tell() if body.seekable() else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _rewind(body, start: int | None) -> bool:
+    """Whether ``body`` can be sent again (bytes, nothing, or a file sought back)."""
+    if body is None or isinstance(body, (bytes, bytearray, memoryview)):
+        return True
+    if start is None:
+        return False
+    body.seek(start)
+    return True
+
+
+def _remaining(body) -> int | None:
+    """The bytes left in a regular file from where it stands; None for a pipe (chunked)."""
+    try:
+        st = os.fstat(body.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return max(st.st_size - body.tell(), 0)
+
+
+def describe(exc: BaseException) -> str:
+    """A network error in a few words, for a message that already names the URL."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, socket.gaierror):
+        return f"unknown host: {exc.strerror or exc}"
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return "no answer in time"
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "the connection closed before an answer"
+    return str(exc) or type(exc).__name__
