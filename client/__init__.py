@@ -1,7 +1,8 @@
 """A small WebHDFS client of the namenode, and the ``hdfs dfs``-style shell the CLI runs on it.
 
-``webhdfs.py`` speaks the protocol (one keep-alive connection, ``user.name``, RemoteException
-to typed errors), ``errors.py`` holds those errors, ``shell.py`` the commands' semantics
+``webhdfs.py`` speaks the protocol (the operations, ``user.name``, redirects) over
+``connection.py`` (one keep-alive connection, network errors) and reads answers with
+``replies.py`` (JSON, RemoteException to typed errors); ``errors.py`` holds those errors, ``shell.py`` the commands' semantics
 (``ls``, ``rm -r``, ``chmod -R``, ...), ``modes.py`` permission bits and ``chmod`` modes,
 ``format.py`` the text output. Those are standard library only and import nothing of the
 namenode, so a program can use the client alone. The command line on top of them is here too:
