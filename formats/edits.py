@@ -393,8 +393,14 @@ def encode_record(txid: int, op: Op) -> bytes:
 
 def _framed(payload: bytes) -> bytes:
     n = len(payload)
-    crc = _crc32(payload, _LENGTH_CRC[n] if n < len(_LENGTH_CRC) else _crc32(LENGTH.pack(n)))
-    return _pack_record_header(n, crc) + payload
+    return _pack_record_header(n, frame_crc(payload)) + payload
+
+
+def frame_crc(payload) -> int:
+    """The CRC a record's header holds for ``payload``: over the length field, then the
+    payload (the length field's part from a table)."""
+    n = len(payload)
+    return _crc32(payload, _LENGTH_CRC[n] if n < len(_LENGTH_CRC) else _crc32(LENGTH.pack(n)))
 
 
 def pack_untimed(op: Op) -> bytes:
@@ -624,7 +630,7 @@ def _true_end(buf, off: int, size: int, max_record: int) -> int | None:
         return None
     n = unpacker.tell()
     (crc,) = LENGTH.unpack_from(buf, off + 4)
-    if _crc32(data[:n], _crc32(LENGTH.pack(n))) != crc:
+    if frame_crc(data[:n]) != crc:
         return None
     return start + n
 

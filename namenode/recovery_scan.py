@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import mmap
 import os
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +47,7 @@ def _frame_at(buf, off: int, size: int, max_record: int) -> _Frame | str:
     if end > size:
         return f"record of {length} bytes runs past the end of the file"
     payload = buf[off + E.RECORD_HEADER_SIZE:end]
-    if zlib.crc32(payload, zlib.crc32(buf[off:off + 4])) != crc:
+    if E.frame_crc(payload) != crc:
         return "record CRC mismatch"
     try:
         txid, op = E.decode_payload(payload)
