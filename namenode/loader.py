@@ -126,7 +126,7 @@ def _load(dirs: list[NameDir], **ns_kw) -> Loaded:
     if not formatted:
         raise NameDirError("No formatted name directory among " +
                            ", ".join(str(d.root) for d in dirs) + "; run `nnlite format`")
-    namespace_id = _namespace_id(formatted)
+    namespace_id = namespace_id_of(formatted)
     best = _best_image(formatted, namespace_id)
     if best.name == CKPT:
         log.warning("finishing an interrupted image swap in %s", best.dir.current)
@@ -134,7 +134,7 @@ def _load(dirs: list[NameDir], **ns_kw) -> Loaded:
     for d in formatted:
         imagestore.discard_ckpt(d)
     ns, meta = image.load(str(best.dir.file(IMAGE)), best.md5, **ns_kw)
-    source = _edits_source(formatted)
+    source = edits_source(formatted)
     loaded = _replay_dir(ns, source, meta.last_txid)
     _finish_edits_rename(source, loaded)
     loaded.namespace_id = namespace_id
@@ -147,7 +147,8 @@ def _load(dirs: list[NameDir], **ns_kw) -> Loaded:
     return loaded
 
 
-def _namespace_id(dirs: list[NameDir]) -> int:
+def namespace_id_of(dirs: list[NameDir]) -> int:
+    """The namespace id every dir's VERSION holds; dirs of different namespaces are refused."""
     ids = {d: d.namespace_id() for d in dirs}
     if len(set(ids.values())) > 1:
         raise NameDirError("Name directories belong to different namespaces: " +
@@ -197,7 +198,7 @@ def _verified_md5(d: NameDir, name: str, sidecar: str) -> str:
     raise F.ImageCorruptError(f"digest {actual} matches no sidecar", path=str(d.file(name)))
 
 
-def _edits_source(dirs: list[NameDir]) -> NameDir:
+def edits_source(dirs: list[NameDir]) -> NameDir:
     """The dir whose edits reach furthest: the one holding the newest segment (highest first
     txid), then the longest copy of it. Sizes alone would prefer a dir dropped before a
     checkpoint, whose old segment is long but ends before the acknowledged ops of the others."""

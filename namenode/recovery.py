@@ -103,11 +103,11 @@ def _recover(dirs: list[NameDir], decide: Decide, max_record: int) -> Outcome:
         raise NameDirError("No formatted name directory among " +
                            ", ".join(str(d.root) for d in dirs))
     out = Outcome(dirs=[str(d.root) for d in dirs])
-    out.namespace_id = loader._namespace_id(formatted)          # the checks startup makes
+    out.namespace_id = loader.namespace_id_of(formatted)    # the checks startup makes
     image_path, md5, meta = _best_image(formatted, out.namespace_id)
     ns, _ = image.load(str(image_path), md5)
     out.image_txid = meta.last_txid
-    source = loader._edits_source(formatted)                    # the dir startup replays
+    source = loader.edits_source(formatted)                 # the dir startup replays
     segments = [source.file(n) for n in (EDITS, EDITS_NEW) if source.file(n).exists()]
     replay = Replay(ns, meta.last_txid, decide, max_record, out)
     replay.segments(segments)
