@@ -424,9 +424,11 @@ class PackedOps(list):
 
     __slots__ = ("packed",)
 
-    def __init__(self, ops, packed: list[bytes]):
-        super().__init__(ops)
-        self.packed = packed
+    @classmethod
+    def of(cls, ops, packed: list[bytes]) -> "PackedOps":
+        batch = cls(ops)        # list's own constructor: no Python-level __init__ per request
+        batch.packed = packed
+        return batch
 
 
 def decode_payload(payload, *, path: str | None = None, offset: int | None = None,

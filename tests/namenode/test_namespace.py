@@ -11,7 +11,7 @@ from namenode.permission import Caller
 from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
 
 from tests.namenode.helpers import (ALICE, BOB, CLIENT, CLOCK_MS, SUPER, answers_false,
-                                    check_invariants, mkdir, new_ns, refused, touch,
+                                    check_invariants, dump, mkdir, new_ns, refused, touch,
                                     write_file)
 
 BOTH = XATTR_CREATE | XATTR_REPLACE
@@ -51,6 +51,39 @@ def test_mkdirs_sets_the_parent_mtime_and_inherits_its_group(ns):
     node = ns.get(HOME + "/x")
     assert (node.owner, node.group, node.mtime, node.atime) == ("alice", "staff", 2000, 0)
     assert ns.get(HOME).mtime == 2000
+
+
+def _mkdirs_tree():
+    """/home/alice (755), /private (bob 700) with /private/in, /shared (1777) holding a
+    file, /ro (alice 555): one tree for both of mkdirs' ways of finding a parent."""
+    ns = new_ns()
+    mkdir(ns, HOME, owner="alice", group="staff")
+    mkdir(ns, "/private/in", 0o700, owner="bob", group="staff")
+    mkdir(ns, "/shared", 0o1777, owner="bob", group="staff")
+    touch(ns, "/shared/file")
+    mkdir(ns, "/ro", 0o555, owner="alice", group="staff")
+    return ns
+
+
+@pytest.mark.parametrize("caller", [SUPER, ALICE, BOB], ids=lambda c: c.user)
+@pytest.mark.parametrize("path", [
+    HOME + "/new", HOME, "/private/in/new", "/private/in", "/private/new", "/shared/new",
+    "/shared/file", "/shared/file/below", "/ro/new", "/ro", "/top", "/a/b/c", HOME + "/x/y"])
+def test_mkdirs_answers_alike_by_the_directory_index_and_by_resolving(caller, path):
+    """A parent the tree's directory index knows is found there, its ancestors by parent
+    links; otherwise the path is split and resolved. Both ways must answer, refuse (same
+    error, same message) and change the tree alike, for every caller."""
+    outcomes = []
+    for indexed in (True, False):
+        ns = _mkdirs_tree()
+        if not indexed:
+            ns._forget()        # only the root stays known: every deeper parent is resolved
+        try:
+            outcome = ns.mkdirs(path, 0o750, caller)
+        except errors.NamenodeError as exc:
+            outcome = (type(exc), str(exc))
+        outcomes.append((outcome, dump(ns)))
+    assert outcomes[0] == outcomes[1]
 
 
 @pytest.mark.parametrize("path", ["/", HOME, HOME + "/"])
