@@ -115,32 +115,29 @@ class Namespace(DataPathRequests, Tree):
         hit = self._parent(path)
         if hit is not None:
             # The common case: a directory the tree's index knows, and a plain last name
-            # (the checks paths.split makes, made by the index). Same checks, in the same
-            # order, as the general case below; the ancestors come from parent links.
+            # (the checks paths.split makes, made by the index). The same checks in the same
+            # order as the general case, with the ancestors taken from parent links.
             parent, name = hit
             node = parent.children.get(name)
             if not caller.superuser:
                 P.check_traverse(caller, _root_down(parent if node is not None
                                                     else parent.parent))
-            if node is None:
-                P.check(caller, parent, P.WRITE | P.EXECUTE)
-                return True, self._applied(E.MkdirOp(
-                    path, self.last_inode_id + 1, permission, caller.user, parent.group,
-                    self.clock()))
-            nodes = [node]
+            logged = path
         else:
             parts = paths.split(path)
             nodes = self.resolve(parts)
             P.check_traverse(caller, nodes[:-1])
-            if len(nodes) != len(parts) + 1:
-                parent = nodes[-1]
-                P.check(caller, parent, P.WRITE | P.EXECUTE)
-                op = E.MkdirOp(paths.join(parts), self.last_inode_id + 1, permission,
-                               caller.user, parent.group, self.clock())
-                return True, self._applied(op)
-        if not nodes[-1].is_dir:
-            raise errors.FileAlreadyExistsError(f"Path is not a directory: {path}", path=path)
-        return True, []
+            node = nodes[-1] if len(nodes) == len(parts) + 1 else None
+            parent = nodes[-1]          # the deepest existing ancestor, when node is None
+            logged = paths.join(parts)
+        if node is not None:
+            if not node.is_dir:
+                raise errors.FileAlreadyExistsError(f"Path is not a directory: {path}",
+                                                    path=path)
+            return True, []
+        P.check(caller, parent, P.WRITE | P.EXECUTE)
+        return True, self._applied(E.MkdirOp(logged, self.last_inode_id + 1, permission,
+                                             caller.user, parent.group, self.clock()))
 
     def create(self, path: str, caller: Caller, *, permission: int = 0o644,
                overwrite: bool = False, create_parent: bool = True, replication: int = 1,
