@@ -101,6 +101,14 @@ def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, delay):
         query = start_query(spark, src, checkpoint, "nnlite_crash_again")
         try:
             query.processAllAvailable()
+            # processAllAvailable can return while the last batch's commit-log file is still
+            # being written (its data is already in the sink); stopping the query then would
+            # interrupt that write. Wait for it: an acknowledged commit that never shows up
+            # still fails the check below.
+            deadline = time.monotonic() + 30
+            while (batch_ids(nn.url, "/ckpt/crash/commits") != list(range(FILES))
+                   and time.monotonic() < deadline):
+                time.sleep(0.1)
             resumed = sorted({p["batchId"] for p in query.recentProgress})
             # it picks up where the committed log ends (re-running an uncommitted batch at
             # most), never from scratch
