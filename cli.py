@@ -21,12 +21,16 @@ from pathlib import Path
 
 import click
 
-from catalog.cli_catalog import catalog_group
-from client.cli_dfs import dfs_group, dfsadmin_group
-from client.cli_support import (  # noqa: F401  (exit_code and EXIT_* are re-exported)
-    EXIT_CORRUPT, EXIT_FAILED, EXIT_STORAGE, EXIT_USAGE, NnliteError, conf_options, exit_code,
-    load_config, typed_errors)
-from tools.cli_tools import analyze_cmd, edits_group, fsimage_group, oev_cmd, oiv_cmd
+from nnlite.commands.catalog import catalog_group
+from nnlite.commands.dfs import dfs_group, dfsadmin_group
+from nnlite.commands.support import (
+    NnliteError,
+    conf_options,
+    load_config,
+    typed_errors,
+)
+from nnlite.commands.tools import analyze_cmd, edits_group, fsimage_group, oev_cmd, oiv_cmd
+from nnlite.namenode.recovery.dialog import ANSWERS, Prompter
 
 DEFAULT_NAME_DIR = str(Path.home() / ".nnlite" / "name")
 
@@ -54,8 +58,8 @@ def main(verbose: bool) -> None:
 @typed_errors
 def format_cmd(name_dirs, force) -> None:
     """Create empty name directories."""
-    from namenode.fsnamesystem import format_dirs
-    from namenode.storage import NameDir
+    from nnlite.namenode.fsnamesystem import format_dirs
+    from nnlite.namenode.image.namedir import NameDir
     dirs = [NameDir(p) for p in (name_dirs or (DEFAULT_NAME_DIR,))]
     namespace_id = format_dirs(dirs, force=force)
     click.echo(f"Formatted {', '.join(str(d.root) for d in dirs)} "
@@ -70,15 +74,14 @@ def log_to_file(path: str) -> None:
 
 
 def serve_namenode(name_dirs, host, port, config, format_if_missing: bool) -> None:
-    import asyncio
-    from namenode.daemon import Namenode
-    from namenode.fsnamesystem import format_dirs
-    from namenode.storage import NameDir
+    from nnlite.namenode.daemon import Namenode
+    from nnlite.namenode.fsnamesystem import format_dirs
+    from nnlite.namenode.image.namedir import NameDir
     paths = list(name_dirs or (DEFAULT_NAME_DIR,))
     if format_if_missing and not any(NameDir(p).is_formatted() for p in paths):
         format_dirs([NameDir(p) for p in paths])
     log_to_file(config.get("nnlite.log.file"))
-    from catalog.http import install as install_catalog
+    from nnlite.catalog.http import install as install_catalog
     run_event_loop(Namenode(paths, config, host, port, extensions=[install_catalog]).run())
 
 
@@ -107,9 +110,9 @@ def startup_options(fn):
 
 
 def recover_namenode(name_dirs, config, force: bool) -> None:
-    from namenode import recovery
-    prompter = recovery.Prompter(
-        ask=lambda text: click.prompt(text, type=click.Choice(sorted(recovery.ANSWERS),
+    from nnlite.namenode.recovery import recover as recovery
+    prompter = Prompter(
+        ask=lambda text: click.prompt(text, type=click.Choice(sorted(ANSWERS),
                                                               case_sensitive=False)),
         say=click.echo, force=force)
     outcome = recovery.recover(list(name_dirs or (DEFAULT_NAME_DIR,)), prompter,
@@ -118,7 +121,7 @@ def recover_namenode(name_dirs, config, force: bool) -> None:
 
 
 def import_from_checkpoint(name_dirs, checkpoint_dir) -> None:
-    from namenode import importer
+    from nnlite.namenode.image import importer
     paths = list(name_dirs or (DEFAULT_NAME_DIR,))
     got = importer.import_checkpoint(checkpoint_dir, paths)
     click.echo(f"Imported {got.image} (namespace {got.meta.namespace_id}, txid "
@@ -153,14 +156,14 @@ def namenode_cmd(name_dirs, host, port, conf, defines, recover, force,
 def run_cmd(name_dirs, conf, defines) -> None:
     """The main job: format a default name dir if none exists, then run the namenode and its
     secondary (checkpoints beside the name dir) until SIGTERM/SIGINT."""
-    import launcher
-    from namenode.fsnamesystem import format_dirs
-    from namenode.storage import NameDir
+    from nnlite.commands import supervisor
+    from nnlite.namenode.fsnamesystem import format_dirs
+    from nnlite.namenode.image.namedir import NameDir
     paths = list(name_dirs or (DEFAULT_NAME_DIR,))
     if not any(NameDir(p).is_formatted() for p in paths):
         format_dirs([NameDir(p) for p in paths])
     conf_args = (["--conf", conf] if conf else []) + [a for d in defines for a in ("-D", d)]
-    sys.exit(launcher.run(paths, conf_args))
+    sys.exit(supervisor.run(paths, conf_args))
 
 
 @main.command("secondary")
@@ -180,9 +183,9 @@ def run_cmd(name_dirs, conf, defines) -> None:
 def secondary_cmd(namenode_url, checkpoint_dir, conf, defines, secret_file, checkpoint_now,
                   geteditsize, port) -> None:
     """Run the secondary: checkpoint the namenode's edits into its fsimage."""
-    from namenode.config import ConfigError
-    from secondary import daemon
-    from secondary.errors import SecondaryError, SettingError
+    from nnlite.namenode.config import ConfigError
+    from nnlite.secondary import daemon
+    from nnlite.secondary.errors import SecondaryError, SettingError
     config = load_config(conf, defines)
     url = namenode_url or "http://" + config.get("dfs.namenode.http-address")
     if checkpoint_now and geteditsize:

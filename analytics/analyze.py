@@ -52,7 +52,15 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from formats import fsimage as F
+from nnlite.formats.fsimage.layout import (
+    IMAGE_NAME,
+    MD5_SUFFIX,
+    TYPE_DIRECTORY,
+    TYPE_FILE,
+    ImageMeta,
+)
+from nnlite.formats.fsimage.md5 import parse_md5_sidecar, verify_md5
+from nnlite.formats.fsimage.read import read_meta
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +85,7 @@ ORPHANED = "/.orphaned"
 @dataclass
 class Analysis:
     image: str
-    meta: F.ImageMeta
+    meta: ImageMeta
     as_of_ms: int
     small_bytes: int
     top: int
@@ -92,19 +100,19 @@ def find_image(path: str | Path) -> Path:
     """An image file, or the image of a name/checkpoint dir (``current/fsimage``, ``fsimage``)."""
     path = Path(path)
     if path.is_dir():
-        for candidate in (path / "current" / F.IMAGE_NAME, path / F.IMAGE_NAME):
+        for candidate in (path / "current" / IMAGE_NAME, path / IMAGE_NAME):
             if candidate.is_file():
                 return candidate
         raise FileNotFoundError(f"no fsimage in {path} (nor in {path / 'current'})")
     return path
 
 
-def check_image(path: Path) -> F.ImageMeta:
+def check_image(path: Path) -> ImageMeta:
     """The footer's metadata; the digest too when a sidecar lies beside the image."""
-    sidecar = path.with_name(path.name + F.MD5_SUFFIX)
+    sidecar = path.with_name(path.name + MD5_SUFFIX)
     if sidecar.is_file():
-        F.verify_md5(path, F.parse_md5_sidecar(sidecar.read_text(), path=str(sidecar)))
-    return F.read_meta(path)
+        verify_md5(path, parse_md5_sidecar(sidecar.read_text(), path=str(sidecar)))
+    return read_meta(path)
 
 
 def new_session(master: str = DEFAULT_MASTER):
@@ -228,8 +236,8 @@ class _Job:
         inodes = self.spark.read.parquet(self.r.image).select(
             "id", "parent_id", "name", "type", "owner", "replication", "length", "mtime",
             "atime", "client_name")
-        dirs = inodes.filter(S.col("type") == F.TYPE_DIRECTORY)
-        files = self._files(inodes.filter(S.col("type") == F.TYPE_FILE))
+        dirs = inodes.filter(S.col("type") == TYPE_DIRECTORY)
+        files = self._files(inodes.filter(S.col("type") == TYPE_FILE))
         paths = dir_paths(dirs.select("id", "parent_id", "name"))
         per_dir = self._per_dir(files, paths).cache()
         facts = self._collect(self._facts(files))

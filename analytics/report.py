@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-from analytics.analyze import Analysis
+from nnlite.analytics.analyze import Analysis
 
 BYTE_COLUMNS = {"bytes", "raw_bytes", "small_bytes", "length", "checkpoint_bytes"}
 TIME_COLUMNS = {"mtime", "atime", "last_touched", "last_modified"}

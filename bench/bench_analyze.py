@@ -20,8 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analytics import analyze as A  # noqa: E402
-from analytics import report  # noqa: E402
+from nnlite.analytics import (
+    analyze,  # noqa: E402
+    report,  # noqa: E402
+)
 from tests.analytics.imagegen import generate  # noqa: E402
 
 
@@ -44,10 +46,10 @@ def main() -> None:
         timed(f"generate {args.inodes:,} inodes", generate, image, args.inodes)
         print(f"image: {image.stat().st_size / 1e6:.1f} MB; load average "
               f"{os.getloadavg()[0]:.1f}", flush=True)
-        spark = timed(f"start SparkSession ({args.master})", A.new_session, args.master)
+        spark = timed(f"start SparkSession ({args.master})", analyze.new_session, args.master)
         try:
             for run in range(1, args.runs + 1):
-                result = timed(f"analyze, run {run}", A.analyze, image, spark=spark)
+                result = timed(f"analyze, run {run}", analyze.analyze, image, spark=spark)
             timed("write report (tables, charts, html)", report.write, result, tmp / "out")
         finally:
             spark.stop()

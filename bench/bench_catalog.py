@@ -31,11 +31,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from namenode import blocks, image, imagestore  # noqa: E402
-from namenode.fsnamesystem import format_dirs  # noqa: E402
-from namenode.namespace import Namespace  # noqa: E402
-from namenode.permission import Caller  # noqa: E402
-from namenode.storage import NameDir  # noqa: E402
+from nnlite.namenode.blocks import store as blocks
+from nnlite.namenode.fsnamesystem import format_dirs  # noqa: E402
+from nnlite.namenode.image import columns, install  # noqa: E402
+from nnlite.namenode.image.namedir import NameDir  # noqa: E402
+from nnlite.namenode.namespace.namespace import Namespace  # noqa: E402
+from nnlite.namenode.namespace.permission import Caller  # noqa: E402
 from tests.catalog.builder import commit_bytes, offsets_bytes  # noqa: E402
 from tests.servers import NamenodeProcess  # noqa: E402
 
@@ -107,7 +108,7 @@ def prepare(work: Path, args) -> Path:
     files = build(ns, shared, args.checkpoints, args.batches, args.partitions,
                   args.snapshot_every)
     built = time.perf_counter()
-    info = imagestore.install([d], lambda p: image.save(ns, p, namespace_id, 1))
+    info = install.install([d], lambda p: columns.save(ns, p, namespace_id, 1))
     print(f"built {files:,} files and {ns.dirs:,} directories in {built - start:.1f} s; "
           f"image {info.size / 1e6:.1f} MB saved in {time.perf_counter() - built:.1f} s")
     return name

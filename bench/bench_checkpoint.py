@@ -38,10 +38,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_core  # noqa: E402
-from formats import edits as E  # noqa: E402
-from namenode import image, imagestore  # noqa: E402
-from namenode.fsnamesystem import format_dirs  # noqa: E402
-from namenode.storage import EDITS, NameDir  # noqa: E402
+
+from nnlite.formats import edits as E  # noqa: E402
+from nnlite.namenode.fsnamesystem import format_dirs  # noqa: E402
+from nnlite.namenode.image import columns, install  # noqa: E402
+from nnlite.namenode.image.namedir import EDITS, NameDir  # noqa: E402
 from tests.servers import ROOT, NamenodeProcess  # noqa: E402
 
 IMAGE_TXID = 1_000_000
@@ -94,7 +95,7 @@ def prepare(name: Path, inodes: int, edits: int) -> dict:
     built = time.perf_counter()
     d = NameDir(name)
     namespace_id = format_dirs([d])
-    info = imagestore.install([d], lambda p: image.save(ns, p, namespace_id, IMAGE_TXID))
+    info = install.install([d], lambda p: columns.save(ns, p, namespace_id, IMAGE_TXID))
     saved = time.perf_counter()
     last = write_edits(d.file(EDITS), IMAGE_TXID + 1, ns.last_inode_id + 1, edits)
     written = time.perf_counter()
@@ -200,7 +201,7 @@ def phases(secondary_log: str) -> dict:
 def run_checkpoint(server: NamenodeProcess, tmp: Path, nice: int) -> dict:
     token = Path(server.name_dirs[0]) / "checkpoint.token"
     log = tmp / "secondary.log"
-    cmd = [sys.executable, "-m", "cli", "secondary", "--namenode", server.url,
+    cmd = [sys.executable, "-m", "nnlite.cli", "secondary", "--namenode", server.url,
            "--checkpoint-dir", str(tmp / "ckpt"), "--secret-file", str(token),
            "--checkpoint-now", "-D", "dfs.image.transfer.timeout=600000",
            "-D", f"nnlite.secondary.nice={nice}"]

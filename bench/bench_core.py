@@ -24,12 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from formats import edits as E  # noqa: E402
-from namenode import image, loader  # noqa: E402
-from namenode.fsnamesystem import FSNamesystem, format_dirs  # noqa: E402
-from namenode.inode import walk  # noqa: E402
-from namenode.namespace import Namespace  # noqa: E402
-from namenode.storage import NameDir  # noqa: E402
+from nnlite.formats import edits  # noqa: E402
+from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs  # noqa: E402
+from nnlite.namenode.image import columns, startup  # noqa: E402
+from nnlite.namenode.image.namedir import NameDir  # noqa: E402
+from nnlite.namenode.namespace.inode import walk  # noqa: E402
+from nnlite.namenode.namespace.namespace import Namespace  # noqa: E402
 
 
 def workdir() -> Path:
@@ -81,7 +81,8 @@ def run_async_writes(kind: str, callers: int, ops: int) -> dict:
     """The same load from ``callers`` callers on one event loop, each driven as the server
     drives a connection (the server's model)."""
     import asyncio
-    from namenode.committer import AsyncCommitter
+
+    from nnlite.namenode.journal.committer import AsyncCommitter
     tmp = workdir()
     try:
         format_dirs([NameDir(tmp / "name")])
@@ -152,27 +153,27 @@ def bench_writes(args) -> None:
 def write_log(path: Path, ops: int) -> None:
     """A log of ``ops`` records shaped like a real workload: mkdirs, creates, renames,
     set-times, deletes in a few thousand directories."""
-    writer = E.EditsWriter.create(str(path), 1)
-    buf = bytearray(E.encode_record(1, E.StartLogSegmentOp()))
+    writer = edits.EditsWriter.create(str(path), 1)
+    buf = bytearray(edits.encode_record(1, edits.StartLogSegmentOp()))
     txid, inode = 1, 16386
     now = 1_700_000_000_000
     dirs = 0
     while txid < ops:
         d = f"/data/dir{dirs}"
-        batch = [E.MkdirOp(d, inode, 0o755, "spark", "hadoop", now)]
+        batch = [edits.MkdirOp(d, inode, 0o755, "spark", "hadoop", now)]
         inode += 2 if dirs == 0 else 1
         for j in range(48):
-            batch.append(E.AddFileOp(f"{d}/part-{j:05d}", inode, 3, 134217728, 0, 0o644,
+            batch.append(edits.AddFileOp(f"{d}/part-{j:05d}", inode, 3, 134217728, 0, 0o644,
                                      "spark", "hadoop", now, now, False, "", ""))
             inode += 1
-        batch.append(E.RenameOp(f"{d}/part-00000", f"{d}/_SUCCESS", now, False))
-        batch.append(E.SetTimesOp(f"{d}/part-00001", now + 1, now + 1))
-        batch.append(E.DeleteOp(f"{d}/part-00002", now))
+        batch.append(edits.RenameOp(f"{d}/part-00000", f"{d}/_SUCCESS", now, False))
+        batch.append(edits.SetTimesOp(f"{d}/part-00001", now + 1, now + 1))
+        batch.append(edits.DeleteOp(f"{d}/part-00002", now))
         for op in batch:
             if txid >= ops:
                 break
             txid += 1
-            buf += E.encode_record(txid, op)
+            buf += edits.encode_record(txid, op)
         dirs += 1
         if len(buf) > 1 << 22:
             writer.write(buf)
@@ -191,7 +192,7 @@ def bench_replay(args) -> None:
         ns = Namespace(clock=lambda: 0)
         start, cpu = time.perf_counter(), time.process_time()
         gc.disable()  # as namenode.loader.load does around image load and replay
-        reader, count = loader.replay(ns, str(path), 0, 1)
+        reader, count = startup.replay(ns, str(path), 0, 1)
         gc.enable()
         took, cpu = time.perf_counter() - start, time.process_time() - cpu
         # CPU time too: on a shared machine the wall time includes waiting for a core.
@@ -213,13 +214,13 @@ def build_namespace(inodes: int, unique_names: bool = False) -> Namespace:
     total = 1
     while total < inodes:
         path = f"/warehouse/t{d // 100}/p{d}"
-        ns.apply(E.MkdirOp(path, inode, 0o755, "spark", "hadoop", 1_700_000_000_000 + d))
+        ns.apply(edits.MkdirOp(path, inode, 0o755, "spark", "hadoop", 1_700_000_000_000 + d))
         created = 3 if d == 0 else (2 if d % 100 == 0 else 1)
         inode += created
         total += created
         for j in range(min(100, inodes - total)):
             name = f"part-{inode:09d}" if unique_names else f"part-{j:05d}"
-            ns.apply(E.AddFileOp(f"{path}/{name}", inode, 3, 134217728, 4096 * j,
+            ns.apply(edits.AddFileOp(f"{path}/{name}", inode, 3, 134217728, 4096 * j,
                                  0o644, "spark", "hadoop", 1_700_000_000_000 + inode,
                                  1_700_000_000_000 + inode, False, "", ""))
             inode += 1
@@ -240,7 +241,7 @@ def bench_image(args) -> None:
         n = ns.files + ns.dirs
         path = tmp / "fsimage"
         start = time.perf_counter()
-        info = image.save(ns, str(path), 1, 1)
+        info = columns.save(ns, str(path), 1, 1)
         save_s = time.perf_counter() - start
         del ns
         gc.collect()
@@ -259,7 +260,7 @@ def load_child(path: str, md5: str) -> None:
     before = rss_bytes()
     start = time.perf_counter()
     gc.disable()  # as namenode.loader.load does around image load and replay
-    ns, meta = image.load(path, md5)
+    ns, meta = columns.load(path, md5)
     gc.enable()
     took = time.perf_counter() - start
     gc.collect()
@@ -292,7 +293,7 @@ def bench_gc(args) -> None:
     victim = max(ns.root.children.values(), key=lambda d: len(d.children) if d.is_dir else 0)
     count = sum(1 for _ in walk(victim))
     rss = rss_bytes()
-    ns.apply(E.DeleteOp(victim.path(), 1_700_000_000_000))
+    ns.apply(edits.DeleteOp(victim.path(), 1_700_000_000_000))
     del victim
     freed = rss - rss_bytes()
     print(f"deleting {count:,} frozen inodes gave back {freed / 2**20:.1f} MiB of RSS "

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-BASELINE = "import cli, pyarrow.parquet, tools.oiv"
+BASELINE = "import nnlite.cli, pyarrow.parquet, nnlite.tools.oiv"
 # Built in a child too: a child forked from a big parent would report the parent's RSS as its
 # own peak (ru_maxrss counts the pages it shared before exec), so this process stays small.
 BUILD = ("import sys, time; from tests.tools import images; t = time.perf_counter(); "

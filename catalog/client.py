@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
-from client.errors import RemoteError, register_remote
-from client.webhdfs import DEFAULT_URL, WebHdfsClient
-from catalog.http import PREFIX
+from nnlite.catalog.http import PREFIX
+from nnlite.client.errors import RemoteError, register_remote
+from nnlite.client.webhdfs import DEFAULT_URL, WebHdfsClient
 
 
 @register_remote("org.nnlite.catalog.CatalogException")

@@ -7,7 +7,7 @@ maps the Java class name back to the same class (``REGISTRY``).
 
 from __future__ import annotations
 
-from namenode import errors
+from nnlite.namenode import errors
 
 
 class CatalogError(errors.NamenodeError):

@@ -22,12 +22,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from catalog.errors import InvalidRequestError
-from catalog.service import CatalogService, parse_policy
-from namenode import paths
-from namenode.http import remote
-from namenode.http.server import Request, Response
-from namenode.http.webhdfs_json import dumps
+from nnlite.catalog.errors import InvalidRequestError
+from nnlite.catalog.service import CatalogService, parse_policy
+from nnlite.namenode.http import remote
+from nnlite.namenode.http.webhdfs_json import dumps
+from nnlite.namenode.http.wire import Request, Response
+from nnlite.namenode.namespace import paths
 
 log = logging.getLogger(__name__)
 

@@ -22,11 +22,15 @@ the service, which logs the ops and waits for them to be durable.
 
 from __future__ import annotations
 
-from catalog.errors import (CheckpointNotFoundError, IncompleteCheckpointError,
-                            InvalidRequestError, NotACheckpointError)
-from catalog.layout import IN_PROGRESS, JOB_PREFIX
-from namenode import paths
-from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
+from nnlite.catalog.errors import (
+    CheckpointNotFoundError,
+    IncompleteCheckpointError,
+    InvalidRequestError,
+    NotACheckpointError,
+)
+from nnlite.catalog.layout import IN_PROGRESS, JOB_PREFIX
+from nnlite.namenode.namespace import paths
+from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 LAST_ID_XATTR = "user.nnlite.catalog.last-id"
 PINNED_XATTR = "user.nnlite.catalog.pinned"

@@ -40,10 +40,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from catalog.layout import source_batch, state_file
-from client.errors import PathNotFoundError
-from client.webhdfs import WebHdfsClient
-from namenode import faults
+from nnlite.catalog.layout import source_batch, state_file
+from nnlite.client.errors import PathNotFoundError
+from nnlite.client.webhdfs import WebHdfsClient
+from nnlite.durability import faults
 
 log = logging.getLogger("nnlite.catalog.watch")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from catalog.layout import DSTREAM, RDD, is_temp, kind_of, tree_usage
+from nnlite.catalog.layout import DSTREAM, RDD, is_temp, kind_of, tree_usage
 
 _RDD = re.compile(r"rdd-(\d+)")
 _DSTREAM = re.compile(r"checkpoint-(\d+)")

@@ -12,9 +12,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from catalog.layout import FileRef
-from catalog.streaming import (ERROR, WARNING, Layout, latest_restorable, log_files,
-                               problems, runs)
+from nnlite.catalog.layout import FileRef
+from nnlite.catalog.streaming import (
+    ERROR,
+    WARNING,
+    Layout,
+    latest_restorable,
+    log_files,
+    problems,
+    runs,
+)
 
 
 @dataclass(frozen=True)

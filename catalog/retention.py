@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog import streaming
-from catalog.errors import InvalidRequestError, NotRestorableError
-from catalog.layout import FileRef, source_batch
+from nnlite.catalog import streaming
+from nnlite.catalog.errors import InvalidRequestError, NotRestorableError
+from nnlite.catalog.layout import FileRef, source_batch
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,15 @@ import asyncio
 import logging
 import time
 
-from catalog import jobs, layout, others, report, retention, streaming
-from catalog.errors import (CheckpointBusyError, CheckpointNotFoundError, InvalidRequestError,
-                            NotACheckpointError)
-from namenode import paths
-from namenode import permission as P
-from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
+from nnlite.catalog import jobs, layout, others, report, retention, streaming
+from nnlite.catalog.errors import (
+    CheckpointBusyError,
+    CheckpointNotFoundError,
+    InvalidRequestError,
+    NotACheckpointError,
+)
+from nnlite.namenode.namespace import paths, permission
+from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +74,7 @@ class CatalogService:
         if not node.is_dir:
             raise NotACheckpointError(f"{path} is a file, not a checkpoint directory",
                                       path=path)
-        P.check(caller, node, P.READ | P.EXECUTE, path)
+        permission.check(caller, node, permission.READ | permission.EXECUTE, path)
         return node
 
     def _streaming(self, path: str, user: str) -> streaming.Layout:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-from catalog.client import CatalogClient
-from namenode import faults
+from nnlite.catalog.client import CatalogClient
+from nnlite.durability import faults
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,6 @@ def read_latest(spark, catalog: CatalogClient, job: str, fmt: str = "parquet"):
 
 
 def _check_dataframe(df) -> None:
-    from pyspark.sql import DataFrame           # lazily: the spark extra
+    from pyspark.sql import DataFrame  # lazily: the spark extra
     if not isinstance(df, DataFrame):
         raise TypeError(f"write_checkpoint needs a pyspark DataFrame, not {type(df).__name__}")

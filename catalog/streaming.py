@@ -15,8 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from catalog.layout import (FileRef, Store, batch_number, is_temp, read_pins, ref,
-                            scan_stores, tree_usage)
+from nnlite.catalog.layout import (
+    FileRef,
+    Store,
+    batch_number,
+    is_temp,
+    read_pins,
+    ref,
+    scan_stores,
+    tree_usage,
+)
 
 ERROR, WARNING = "error", "warning"
 LOG_VERSION_PREFIX = b"v"

@@ -33,10 +33,10 @@ from typing import Callable
 from watchdog.events import FileSystemEventHandler
 from watchdog.observers import Observer
 
-from catalog.errors import CatalogError
-from catalog.mirror import Mirror, PassResult, skipped
-from client.errors import ClientError
-from client.webhdfs import WebHdfsClient
+from nnlite.catalog.errors import CatalogError
+from nnlite.catalog.mirror import Mirror, PassResult, skipped
+from nnlite.client.errors import ClientError
+from nnlite.client.webhdfs import WebHdfsClient
 
 log = logging.getLogger("nnlite.catalog.watch")
 

@@ -10,8 +10,8 @@ namenode, so a program can use the client alone. The command line on top of them
 errors of every command); they use click and the namenode's error classes.
 """
 
-from client.errors import ClientError
-from client.shell import FsShell
-from client.webhdfs import DEFAULT_URL, WebHdfsClient
+from nnlite.client.errors import ClientError
+from nnlite.client.shell import FsShell
+from nnlite.client.webhdfs import DEFAULT_URL, WebHdfsClient
 
 __all__ = ["DEFAULT_URL", "ClientError", "FsShell", "WebHdfsClient"]

@@ -23,7 +23,7 @@ import stat
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from client.errors import BadArgumentError, NamenodeUnreachableError
+from nnlite.client.errors import BadArgumentError, NamenodeUnreachableError
 
 TIMEOUT = 30.0
 USER_AGENT = "nnlite-client/0.1"

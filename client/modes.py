@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from client.errors import BadArgumentError
+from nnlite.client.errors import BadArgumentError
 
 STICKY = 0o1000
 _OCTAL = re.compile(r"[01]?[0-7]{1,3}")

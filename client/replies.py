@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import json
 
-from client.connection import Reply
-from client.errors import (ClientError, IllegalArgumentError, ProtocolError,
-                           UnknownOperationError, from_remote_exception)
+from nnlite.client.connection import Reply
+from nnlite.client.errors import (
+    ClientError,
+    IllegalArgumentError,
+    ProtocolError,
+    UnknownOperationError,
+    from_remote_exception,
+)
 
 UNKNOWN_OP = 'Invalid value for webhdfs parameter "op": No enum constant'
 

@@ -24,10 +24,10 @@ import os
 import re
 from typing import Iterable, Iterator
 
-from client import errors as E
-from client.format import STAT_DEFAULT, Entry, Listed, is_dir
-from client.modes import parse_mode, permission_bits
-from client.webhdfs import WebHdfsClient
+from nnlite.client import errors
+from nnlite.client.display import STAT_DEFAULT, Entry, Listed, is_dir
+from nnlite.client.modes import parse_mode, permission_bits
+from nnlite.client.webhdfs import WebHdfsClient
 
 _OWNER = re.compile(r"\s*([-_./@a-zA-Z0-9]+)?(?::([-_./@a-zA-Z0-9]*))?\s*")
 XATTR_ENCODINGS = ("text", "hex", "base64")
@@ -46,7 +46,7 @@ def split_stat_args(args: Iterable[str]) -> tuple[str, list[str]]:
     args = list(args)
     fmt = args.pop(0) if args and "%" in args[0] else STAT_DEFAULT
     if not args:
-        raise E.BadArgumentError("stat: give at least one PATH (after the FORMAT)")
+        raise errors.BadArgumentError("stat: give at least one PATH (after the FORMAT)")
     return fmt, args
 
 
@@ -54,7 +54,7 @@ def parse_owner(spec: str) -> tuple[str | None, str | None]:
     """``OWNER``, ``OWNER:GROUP``, ``:GROUP`` (ChownParser's characters)."""
     match = _OWNER.fullmatch(spec)
     if not match or not (match.group(1) or match.group(2)):
-        raise E.BadArgumentError(f"chown: {spec!r} is not OWNER[:GROUP] (letters, digits and "
+        raise errors.BadArgumentError(f"chown: {spec!r} is not OWNER[:GROUP] (letters, digits and "
                                  "- _ . / @)")
     return match.group(1) or None, match.group(2) or None
 
@@ -68,7 +68,7 @@ class FsShell:
     def resolve(self, path: str) -> str:
         """Absolute, normalised; relative to ``/user/<user>``."""
         if not path:
-            raise E.BadArgumentError("an empty path")
+            raise errors.BadArgumentError("an empty path")
         if not path.startswith("/"):
             path = f"/user/{self.client.user}/{path}"
         out: list[str] = []
@@ -83,14 +83,14 @@ class FsShell:
     def _maybe_status(self, path: str) -> dict | None:
         try:
             return self.client.status(path)
-        except E.PathNotFoundError:
+        except errors.PathNotFoundError:
             return None
 
     def _status(self, path: str) -> dict:
         try:
             return self.client.status(path)
-        except E.PathNotFoundError as exc:
-            raise E.PathNotFoundError(f"`{path}': No such file or directory", path=path,
+        except errors.PathNotFoundError as exc:
+            raise errors.PathNotFoundError(f"`{path}': No such file or directory", path=path,
                                       status=exc.status) from exc
 
     def _children(self, path: str) -> list[tuple[str, dict]]:
@@ -108,10 +108,10 @@ class FsShell:
         parent = parent_of(path)
         st = self._maybe_status(parent)
         if st is None:
-            raise E.PathNotFoundError(f"`{path}': No such file or directory (the parent "
+            raise errors.PathNotFoundError(f"`{path}': No such file or directory (the parent "
                                       f"{parent} does not exist)", path=path)
         if not is_dir(st):
-            raise E.ParentNotDirectoryError(f"`{parent}': Is not a directory", path=parent)
+            raise errors.ParentNotDirectoryError(f"`{parent}': Is not a directory", path=parent)
 
     # ------------------------------------------------------------------ reads
 
@@ -159,9 +159,9 @@ class FsShell:
                  encoding: str = "text", recursive: bool = False
                  ) -> Iterator[tuple[str, list[dict]]]:
         if bool(name) == bool(dump):
-            raise E.BadArgumentError("getfattr: give exactly one of -n NAME and -d")
+            raise errors.BadArgumentError("getfattr: give exactly one of -n NAME and -d")
         if encoding.lower() not in XATTR_ENCODINGS:
-            raise E.BadArgumentError(f"getfattr: -e must be one of {', '.join(XATTR_ENCODINGS)}")
+            raise errors.BadArgumentError(f"getfattr: -e must be one of {', '.join(XATTR_ENCODINGS)}")
         for arg in paths:
             path = self.resolve(arg)
             for p, _ in self._walk(path, self._status(path), recursive):
@@ -174,7 +174,7 @@ class FsShell:
             path = self.resolve(arg)
             if not parents:
                 if self._maybe_status(path) is not None:
-                    raise E.FileAlreadyExistsError(f"`{path}': File exists", path=path)
+                    raise errors.FileAlreadyExistsError(f"`{path}': File exists", path=path)
                 self._require_parent(path)
             self.client.mkdirs(path)
 
@@ -187,14 +187,14 @@ class FsShell:
             if st is None:
                 if force:
                     continue
-                raise E.PathNotFoundError(f"`{path}': No such file or directory", path=path)
+                raise errors.PathNotFoundError(f"`{path}': No such file or directory", path=path)
             if is_dir(st) and not recursive:
-                raise E.PathIsDirectoryError(f"`{path}': Is a directory (rm -r deletes a "
+                raise errors.PathIsDirectoryError(f"`{path}': Is a directory (rm -r deletes a "
                                              "directory and everything in it)", path=path)
             if path == "/":
-                raise E.RemoteIOError("the root directory cannot be deleted", path=path)
+                raise errors.RemoteIOError("the root directory cannot be deleted", path=path)
             if not self.client.delete(path, recursive):
-                raise E.RemoteIOError(f"`{path}': not deleted (the namenode answered false)",
+                raise errors.RemoteIOError(f"`{path}': not deleted (the namenode answered false)",
                                       path=path)
             yield path
 
@@ -203,7 +203,7 @@ class FsShell:
         dst_st = self._maybe_status(dst)
         into = dst_st is not None and is_dir(dst_st)
         if len(sources) > 1 and not into:
-            raise E.PathIsNotDirectoryError(f"`{dst}': Is not a directory (moving several "
+            raise errors.PathIsNotDirectoryError(f"`{dst}': Is not a directory (moving several "
                                             "sources needs an existing directory)", path=dst)
         for arg in sources:
             src = self.resolve(arg)
@@ -214,13 +214,13 @@ class FsShell:
         if target == src:
             return
         if target.startswith(src.rstrip("/") + "/"):
-            raise E.BadArgumentError(f"mv: cannot move `{src}' to `{target}': a subdirectory "
+            raise errors.BadArgumentError(f"mv: cannot move `{src}' to `{target}': a subdirectory "
                                      "of itself")
         if self._maybe_status(target) is not None:
-            raise E.FileAlreadyExistsError(f"`{target}': File exists", path=target)
+            raise errors.FileAlreadyExistsError(f"`{target}': File exists", path=target)
         self._require_parent(target)
         if not self.client.rename(src, target):
-            raise E.RemoteIOError(f"mv: `{src}' to `{target}': the namenode refused the "
+            raise errors.RemoteIOError(f"mv: `{src}' to `{target}': the namenode refused the "
                                   "rename (answered false)", path=src)
 
     def chmod(self, mode: str, paths: Iterable[str], *, recursive: bool = False) -> None:
@@ -240,7 +240,7 @@ class FsShell:
     def setrep(self, replication: int, paths: Iterable[str]) -> Iterator[str]:
         """Sets the replication of every file at or under each path; yields each file set."""
         if replication < 1:
-            raise E.BadArgumentError(f"setrep: replication must be at least 1, not "
+            raise errors.BadArgumentError(f"setrep: replication must be at least 1, not "
                                      f"{replication}")
         for arg in paths:
             path = self.resolve(arg)
@@ -248,7 +248,7 @@ class FsShell:
                 if is_dir(st):
                     continue
                 if not self.client.set_replication(p, replication):
-                    raise E.RemoteIOError(f"Could not set replication for: {p}", path=p)
+                    raise errors.RemoteIOError(f"Could not set replication for: {p}", path=p)
                 yield p
 
     def touchz(self, paths: Iterable[str]) -> None:
@@ -256,9 +256,9 @@ class FsShell:
             path = self.resolve(arg)
             st = self._maybe_status(path)
             if st is not None and is_dir(st):
-                raise E.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
+                raise errors.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
             if st is not None and int(st.get("length", 0)):
-                raise E.FileAlreadyExistsError(f"`{path}': Not a zero-length file", path=path)
+                raise errors.FileAlreadyExistsError(f"`{path}': Not a zero-length file", path=path)
             if st is None:
                 self._require_parent(path)
             self._create_empty(path, overwrite=st is not None)
@@ -266,8 +266,8 @@ class FsShell:
     def _create_empty(self, path: str, *, overwrite: bool) -> None:
         try:
             self.client.create(path, b"", overwrite=overwrite)
-        except E.UnknownOperationError as exc:
-            raise E.UnknownOperationError(
+        except errors.UnknownOperationError as exc:
+            raise errors.UnknownOperationError(
                 f"touchz needs file creation (WebHDFS CREATE), which the namenode at "
                 f"{self.client.url} does not support yet", path=path, status=exc.status,
                 java_class=exc.java_class) from exc
@@ -275,9 +275,9 @@ class FsShell:
     def setfattr(self, paths: Iterable[str], *, name: str | None = None,
                  value: str | None = None, remove: str | None = None) -> None:
         if bool(name) == bool(remove):
-            raise E.BadArgumentError("setfattr: give exactly one of -n NAME and -x NAME")
+            raise errors.BadArgumentError("setfattr: give exactly one of -n NAME and -x NAME")
         if remove and value is not None:
-            raise E.BadArgumentError("setfattr: -v VALUE goes with -n NAME, not with -x")
+            raise errors.BadArgumentError("setfattr: -v VALUE goes with -n NAME, not with -x")
         for arg in paths:
             path = self.resolve(arg)
             if name:
@@ -296,11 +296,11 @@ class FsShell:
         into = dst_st is not None and is_dir(dst_st)
         if len(sources) > 1 and not into:
             if dst_st is None:
-                raise E.PathNotFoundError(f"`{dst}': No such file or directory", path=dst)
-            raise E.PathIsNotDirectoryError(f"`{dst}': Is not a directory", path=dst)
+                raise errors.PathNotFoundError(f"`{dst}': No such file or directory", path=dst)
+            raise errors.PathIsNotDirectoryError(f"`{dst}': Is not a directory", path=dst)
         for local in sources:
             if not os.path.lexists(local):
-                raise E.PathNotFoundError(f"`{local}': No such file or directory", path=local)
+                raise errors.PathNotFoundError(f"`{local}': No such file or directory", path=local)
             name = os.path.basename(os.path.normpath(local))
             target = join(dst, name) if into else dst
             target_st = self._maybe_status(target) if into else dst_st
@@ -311,7 +311,7 @@ class FsShell:
     def _put_one(self, local: str, target: str, target_st: dict | None, force: bool) -> None:
         if os.path.isdir(local):
             if target_st is not None and not is_dir(target_st):
-                raise E.PathIsNotDirectoryError(f"`{target}': Is not a directory (the source "
+                raise errors.PathIsNotDirectoryError(f"`{target}': Is not a directory (the source "
                                                 f"{local} is one)", path=target)
             if target_st is None:
                 self.client.mkdirs(target)
@@ -322,9 +322,9 @@ class FsShell:
             return
         if target_st is not None:
             if is_dir(target_st):
-                raise E.PathIsDirectoryError(f"`{target}': Is a directory", path=target)
+                raise errors.PathIsDirectoryError(f"`{target}': Is a directory", path=target)
             if not force:
-                raise E.FileAlreadyExistsError(f"`{target}': File exists", path=target)
+                raise errors.FileAlreadyExistsError(f"`{target}': File exists", path=target)
         try:
             handle = open(local, "rb")
         except OSError as exc:
@@ -346,7 +346,7 @@ class FsShell:
     def _get_one(self, src: str, st: dict, target: str, force: bool) -> None:
         if is_dir(st):
             if os.path.lexists(target) and not os.path.isdir(target):
-                raise E.PathIsNotDirectoryError(f"`{target}': Is not a directory", path=target)
+                raise errors.PathIsNotDirectoryError(f"`{target}': Is not a directory", path=target)
             try:
                 os.makedirs(target, exist_ok=True)
             except OSError as exc:
@@ -356,9 +356,9 @@ class FsShell:
                               force)
             return
         if os.path.isdir(target):
-            raise E.PathIsDirectoryError(f"`{target}': Is a directory", path=target)
+            raise errors.PathIsDirectoryError(f"`{target}': Is a directory", path=target)
         if os.path.lexists(target) and not force:
-            raise E.FileAlreadyExistsError(f"`{target}': File exists", path=target)
+            raise errors.FileAlreadyExistsError(f"`{target}': File exists", path=target)
         temp = target + "._COPYING_"
         try:
             with open(temp, "wb") as out:
@@ -378,7 +378,7 @@ class FsShell:
             path = self.resolve(arg)
             st = self._status(path)
             if is_dir(st):
-                raise E.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
+                raise errors.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
             yield from self.client.read(path)
 
     def append_to_file(self, sources: list[str], dest: str, stdin=None) -> None:
@@ -387,10 +387,10 @@ class FsShell:
         dst = self.resolve(dest)
         st = self._maybe_status(dst)
         if st is not None and is_dir(st):
-            raise E.PathIsDirectoryError(f"`{dst}': Is a directory", path=dst)
+            raise errors.PathIsDirectoryError(f"`{dst}': Is a directory", path=dst)
         for local in sources:
             if local != "-" and not os.path.isfile(local):
-                raise E.PathNotFoundError(f"`{local}': No such file or directory"
+                raise errors.PathNotFoundError(f"`{local}': No such file or directory"
                                           if not os.path.lexists(local) else
                                           f"`{local}': Is not a file", path=local)
         if st is None:
@@ -416,16 +416,16 @@ class FsShell:
             self.client.create(dst, body, overwrite=False)
 
 
-def _local_error(path: str, exc: OSError) -> E.ClientError:
+def _local_error(path: str, exc: OSError) -> errors.ClientError:
     """A local file problem, in the shell's classes and words."""
     reason = exc.strerror or str(exc)
     if isinstance(exc, FileNotFoundError):
-        return E.PathNotFoundError(f"`{path}': No such file or directory", path=path)
+        return errors.PathNotFoundError(f"`{path}': No such file or directory", path=path)
     if isinstance(exc, PermissionError):
-        return E.AccessControlError(f"`{path}': Permission denied (local)", path=path)
+        return errors.AccessControlError(f"`{path}': Permission denied (local)", path=path)
     if isinstance(exc, IsADirectoryError):
-        return E.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
-    return E.RemoteIOError(f"`{path}': {reason}", path=path)
+        return errors.PathIsDirectoryError(f"`{path}': Is a directory", path=path)
+    return errors.RemoteIOError(f"`{path}': {reason}", path=path)
 
 
 def _unlink(path: str) -> None:

@@ -21,12 +21,25 @@ from __future__ import annotations
 from typing import Iterator
 from urllib.parse import quote, urlencode, urlsplit
 
-from client import replies
-from client.connection import (CHUNK, NETWORK_ERRORS, STALE, TIMEOUT, USER_AGENT, Connection,
-                               Reply, describe)
-from client.errors import (BadArgumentError, ClientError, NamenodeUnreachableError,
-                           PathNotFoundError, ProtocolError)
-from client.replies import UNKNOWN_OP
+from nnlite.client import replies
+from nnlite.client.connection import (
+    CHUNK,
+    NETWORK_ERRORS,
+    STALE,
+    TIMEOUT,
+    USER_AGENT,
+    Connection,
+    Reply,
+    describe,
+)
+from nnlite.client.errors import (
+    BadArgumentError,
+    ClientError,
+    NamenodeUnreachableError,
+    PathNotFoundError,
+    ProtocolError,
+)
+from nnlite.client.replies import UNKNOWN_OP
 
 __all__ = ["ADMIN", "CHUNK", "DEFAULT_URL", "NETWORK_ERRORS", "PREFIX", "STALE", "TIMEOUT",
            "UNKNOWN_OP", "USER_AGENT", "Connection", "Reply", "WebHdfsClient"]

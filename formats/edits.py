@@ -55,8 +55,13 @@ from typing import ClassVar, Iterator
 
 import msgpack
 
-from formats.errors import (BadHeaderError, CorruptRecordError, RecordTooLargeError,
-                            TxidGapError, UnsupportedVersionError)
+from nnlite.formats.errors import (
+    BadHeaderError,
+    CorruptRecordError,
+    RecordTooLargeError,
+    TxidGapError,
+    UnsupportedVersionError,
+)
 
 MAGIC = b"NNLEDITS"
 LAYOUT_VERSION = 1

@@ -17,16 +17,17 @@ import logging
 import signal
 import sys
 
-from namenode import blocks, leases
-from namenode.checkpoint import Checkpoints
-from namenode.committer import AsyncCommitter
-from namenode.config import Config
-from namenode.fsnamesystem import FSNamesystem, Identity
-from namenode.http import remote
-from namenode.http.app import NamenodeApp
-from namenode.http.data import DataPath
-from namenode.http.server import HttpServer
-from namenode.http.transfer import Transfer, load_secret
+from nnlite.namenode.blocks import leases, store
+from nnlite.namenode.blocks.sweep import Sweeper
+from nnlite.namenode.config import Config
+from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
+from nnlite.namenode.http import remote
+from nnlite.namenode.http.app import NamenodeApp
+from nnlite.namenode.http.data import DataPath
+from nnlite.namenode.http.server import HttpServer
+from nnlite.namenode.http.transfer import Transfer, load_secret
+from nnlite.namenode.image.checkpoint import Checkpoints
+from nnlite.namenode.journal.committer import AsyncCommitter
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class Namenode:
                                error_for=remote.from_error)
         self.fs: FSNamesystem | None = None
         self.committer: AsyncCommitter | None = None
-        self.blocks: blocks.BlockStore | None = None
+        self.blocks: store.BlockStore | None = None
         self.housekeeping: asyncio.Task | None = None
         self.extensions = extensions      # callables(namenode) run once the namespace is up
         self.tasks: list[asyncio.Task] = []
@@ -99,8 +100,8 @@ class Namenode:
         gc.freeze()
         try:
             fs.configure(self.config)
-            root = self.config.get("nnlite.data.dir") or blocks.default_data_dir(self.dirs[0])
-            self.blocks = blocks.BlockStore.open(root, fs.namespace_id, fs.ns.last_block_id)
+            root = self.config.get("nnlite.data.dir") or store.default_data_dir(self.dirs[0])
+            self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.ns.last_block_id)
             leases.recover_uploads(fs)
         except BaseException:
             fs.close()
@@ -108,7 +109,7 @@ class Namenode:
         return fs
 
     async def _keep_house(self, data: DataPath) -> None:
-        sweeper = blocks.Sweeper(self.fs, self.blocks,
+        sweeper = Sweeper(self.fs, self.blocks,
                                  self.config.float("nnlite.blocks.sweep.grace"))
         loop = asyncio.get_running_loop()
         while True:

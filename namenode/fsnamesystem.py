@@ -15,13 +15,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from formats import edits as E
-from namenode import image, imagestore, loader, storage
-from namenode.errors import SafeModeError
-from namenode.journal import Journal
-from namenode.namespace import Namespace
-from namenode.permission import Caller
-from namenode.storage import EDITS, NameDir
+from nnlite.formats import edits
+from nnlite.namenode.errors import SafeModeError
+from nnlite.namenode.image import columns, install, namedir, startup
+from nnlite.namenode.image.namedir import EDITS, NameDir
+from nnlite.namenode.journal.journal import Journal
+from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.permission import Caller
 
 log = logging.getLogger(__name__)
 
@@ -60,16 +60,16 @@ class Identity:
 def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int | None = None,
                 clock=None) -> int:
     """Create empty name dirs: VERSION, an image of the root at txid 0, an edits log at txid 1."""
-    namespace_id = namespace_id or storage.new_namespace_id()
-    with storage.locked(dirs):
+    namespace_id = namespace_id or namedir.new_namespace_id()
+    with namedir.locked(dirs):
         for d in dirs:
-            storage.prepare_for_format(d, force)
+            namedir.prepare_for_format(d, force)
         ns = Namespace(clock=clock) if clock else Namespace()
         ns.root.owner = getpass.getuser()
-        imagestore.install(dirs, lambda path: image.save(ns, path, namespace_id, 0))
+        install.install(dirs, lambda path: columns.save(ns, path, namespace_id, 0))
         for d in dirs:
-            writer = E.EditsWriter.create(str(d.file(EDITS)), 1)
-            writer.write(E.encode_record(1, E.StartLogSegmentOp()))
+            writer = edits.EditsWriter.create(str(d.file(EDITS)), 1)
+            writer.write(edits.encode_record(1, edits.StartLogSegmentOp()))
             writer.fsync()
             writer.close()
             d.write_version(namespace_id, int(time.time() * 1000))
@@ -81,7 +81,7 @@ def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int |
 class FSNamesystem:
     """The store. Construct with ``open``; ``close`` releases the dirs."""
 
-    def __init__(self, dirs: list[NameDir], loaded: loader.Loaded, journal: Journal,
+    def __init__(self, dirs: list[NameDir], loaded: startup.Loaded, journal: Journal,
                  identity: Identity, lock: threading.Lock):
         self.dirs = dirs
         self.ns = loaded.ns
@@ -118,17 +118,17 @@ class FSNamesystem:
     def open(cls, dirs: list[str], identity: Identity | None = None,
              clock=None) -> "FSNamesystem":
         name_dirs = [NameDir(p) for p in dirs]
-        storage.lock_all(name_dirs)
+        namedir.lock_all(name_dirs)
         try:
             kw = {"clock": clock} if clock else {}
-            loaded = loader.load(name_dirs, **kw)
+            loaded = startup.load(name_dirs, **kw)
             lock = threading.Lock()
-            streams = {d: E.EditsWriter.open_append(str(d.file(loaded.segment)),
+            streams = {d: edits.EditsWriter.open_append(str(d.file(loaded.segment)),
                                                     loaded.valid_lengths.get(loaded.segment))
                        for d in name_dirs if d.healthy}
             journal = Journal(streams, loaded.last_txid, lock)
         except BaseException:
-            storage.unlock_all(name_dirs)
+            namedir.unlock_all(name_dirs)
             raise
         return cls(name_dirs, loaded, journal, identity or Identity(), lock)
 
@@ -240,7 +240,7 @@ class FSNamesystem:
             self.journal.sync_all_locked()
             txid = self.journal.txid
             healthy = [d for d in self.dirs if d.healthy]
-            imagestore.install(healthy, lambda p: image.save(self.ns, p, self.namespace_id,
+            install.install(healthy, lambda p: columns.save(self.ns, p, self.namespace_id,
                                                              txid))
             self.journal.restart_segment()
             self.last_checkpoint_txid = txid

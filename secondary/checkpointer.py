@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from formats import edits as E
-from namenode.namespace import Namespace
-from secondary.client import NamenodeStatus, TransferClient
-from secondary.errors import CheckpointDirError, MergeError, SecondaryError
-from secondary.merge import AFTER_DOWNLOAD, AFTER_ROLL, DURING_MERGE, Merger
-from secondary.outcome import PHASES, CheckpointResult, Counters, Failure, Phases
-from secondary.storage import CheckpointDir
+from nnlite.formats import edits
+from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.secondary.client import NamenodeStatus, TransferClient
+from nnlite.secondary.errors import CheckpointDirError, MergeError, SecondaryError
+from nnlite.secondary.merge import AFTER_DOWNLOAD, AFTER_ROLL, DURING_MERGE, Merger
+from nnlite.secondary.outcome import PHASES, CheckpointResult, Counters, Failure, Phases
+from nnlite.secondary.storage import CheckpointDir
 
 __all__ = ["AFTER_DOWNLOAD", "AFTER_ROLL", "DURING_MERGE", "PHASES", "CheckpointResult",
            "Checkpointer", "Counters", "Failure", "TriggerPolicy"]
@@ -64,7 +64,7 @@ class Checkpointer:
 
     def __init__(self, client: TransferClient, checkpoint_dir: str | Path, *,
                  policy: TriggerPolicy, max_retries: int = 3,
-                 max_record: int = E.DEFAULT_MAX_RECORD, clock: Callable[[], float] = time.time):
+                 max_record: int = edits.DEFAULT_MAX_RECORD, clock: Callable[[], float] = time.time):
         self.merger = Merger(client, CheckpointDir(checkpoint_dir), Counters(),
                              max_record=max_record, clock=clock)
         self.policy = policy

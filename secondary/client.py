@@ -30,10 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from namenode import durable, faults
-from secondary.errors import (DigestMismatchError, NamenodeUnreachableError, ProtocolError,
-                              RefusedError, SettingError, ShortTransferError,
-                              TransferError)
+from nnlite.durability import durable, faults
+from nnlite.secondary.errors import (
+    DigestMismatchError,
+    NamenodeUnreachableError,
+    ProtocolError,
+    RefusedError,
+    SettingError,
+    ShortTransferError,
+    TransferError,
+)
 
 PREFIX = "/checkpoint"
 SECRET_HEADER = "X-Nnlite-Secret"

@@ -26,11 +26,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from namenode.config import Config
-from namenode.http.server import HttpServer, Response
-from secondary.checkpointer import PHASES, Checkpointer, CheckpointResult
-from secondary.client import TransferClient
-from secondary.errors import SettingError
+from nnlite.namenode.config import Config
+from nnlite.namenode.http.server import HttpServer
+from nnlite.namenode.http.wire import Response
+from nnlite.secondary.checkpointer import Checkpointer
+from nnlite.secondary.client import TransferClient
+from nnlite.secondary.errors import SettingError
+from nnlite.secondary.outcome import PHASES, CheckpointResult
 
 log = logging.getLogger(__name__)
 

@@ -30,15 +30,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
-from formats import fsimage as F
-from formats.errors import FormatError
-from namenode import durable, faults, image, loader
-from namenode.errors import NamenodeError
-from namenode.namespace import Namespace
-from secondary.client import NamenodeStatus, RemoteFile, TransferClient
-from secondary.errors import ImageVerifyError, MergeError, ProtocolError
-from secondary.outcome import CheckpointResult, Counters, Phases
-from secondary.storage import CheckpointDir, ImageRef, remove, verify_image
+from nnlite.durability import durable, faults
+from nnlite.formats.errors import FormatError
+from nnlite.formats.fsimage.md5 import file_md5
+from nnlite.formats.fsimage.read import read_meta
+from nnlite.namenode.errors import NamenodeError
+from nnlite.namenode.image import columns, startup
+from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.secondary.client import NamenodeStatus, RemoteFile, TransferClient
+from nnlite.secondary.errors import ImageVerifyError, MergeError, ProtocolError
+from nnlite.secondary.outcome import CheckpointResult, Counters, Phases
+from nnlite.secondary.storage import CheckpointDir, ImageRef, remove, verify_image
 
 # The checkpointer's logger: these lines were its own before the steps had a module.
 log = logging.getLogger("secondary.checkpointer")
@@ -128,7 +130,7 @@ class Merger:
                 self.local = self._download_image(status)
         with phases("load"), _gc_paused():
             try:
-                ns, meta = image.load(str(self.dir.image_path), self.local.md5)
+                ns, meta = columns.load(str(self.dir.image_path), self.local.md5)
             except (FormatError, NamenodeError, OSError) as exc:
                 self.local = None         # distrust the local copy: download it next time
                 raise MergeError(f"cannot load {self.dir.image_path}: {exc}",
@@ -141,7 +143,7 @@ class Merger:
         self.counters.images_downloaded += 1
         self.counters.bytes_downloaded += got.size
         try:
-            meta = F.read_meta(str(got.path))
+            meta = read_meta(str(got.path))
         except FormatError as exc:
             self.dir.discard_ckpt()
             raise ProtocolError(f"the downloaded image is not readable: {exc}",
@@ -173,7 +175,7 @@ class Merger:
         (it may hold part of the edits)."""
         path = str(self.dir.edits_path)
         try:
-            reader, count = loader.replay(merged.ns, path, merged.txid, merged.txid + 1,
+            reader, count = startup.replay(merged.ns, path, merged.txid, merged.txid + 1,
                                           self.max_record)
             if reader.last_txid != edits.last_txid or reader.torn_tail is not None:
                 raise FormatError(f"the edits end at txid {reader.last_txid}; the namenode "
@@ -191,7 +193,7 @@ class Merger:
         """Write the new image to ``fsimage.ckpt``, verify it, install it as ``fsimage``."""
         ckpt = self.dir.ckpt_path
         try:
-            info = image.save(merged.ns, str(ckpt), namespace_id, merged.txid)
+            info = columns.save(merged.ns, str(ckpt), namespace_id, merged.txid)
             durable.sync_file(ckpt)
             ref = verify_image(ckpt, info, namespace_id, merged.txid)
         except ImageVerifyError:
@@ -207,7 +209,7 @@ class Merger:
     def _upload(self, merged: Merged, namespace_id: int, *, recheck: bool) -> None:
         """Upload the saved image; one saved by an earlier try is checked again first."""
         ref, path = merged.saved, self.dir.image_path
-        if recheck and (not path.exists() or F.file_md5(str(path)) != ref.md5):
+        if recheck and (not path.exists() or file_md5(str(path)) != ref.md5):
             merged.saved = self.local = None
             raise ImageVerifyError(f"{path} is not the image saved for txid {ref.txid} any "
                                    "more; it will be saved again", phase="upload",

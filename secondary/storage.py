@@ -23,13 +23,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from formats import fsimage as F
-from formats.errors import FormatError
-from namenode import imagestore
-from namenode.errors import NameDirError
-from namenode.storage import CKPT, CKPT_MD5, EDITS, IMAGE, IMAGE_MD5, NameDir
-from secondary.client import TMP_SUFFIX
-from secondary.errors import CheckpointDirError, ImageVerifyError
+from nnlite.formats.errors import FormatError, ImageCorruptError
+from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar, verify_md5
+from nnlite.formats.fsimage.read import read_meta
+from nnlite.formats.fsimage.write import ImageInfo
+from nnlite.namenode.errors import NameDirError
+from nnlite.namenode.image import install
+from nnlite.namenode.image.namedir import CKPT, CKPT_MD5, EDITS, IMAGE, IMAGE_MD5, NameDir
+from nnlite.secondary.client import TMP_SUFFIX
+from nnlite.secondary.errors import CheckpointDirError, ImageVerifyError
 
 log = logging.getLogger(__name__)
 
@@ -89,13 +91,13 @@ class CheckpointDir:
         d = self.name_dir
         if d.file(CKPT_MD5).exists() and (d.file(CKPT).exists() or d.file(IMAGE).exists()):
             try:
-                if _sidecar(d.file(CKPT_MD5)) == F.file_md5(str(_ckpt_or_image(d))):
+                if _sidecar(d.file(CKPT_MD5)) == file_md5(str(_ckpt_or_image(d))):
                     log.warning("finishing an interrupted image swap in %s", d.current)
-                    imagestore.finish_swap(d, edits_new_to_edits=False)
+                    install.finish_swap(d, edits_new_to_edits=False)
                     return
             except FormatError as exc:
                 log.warning("unreadable %s: %s", d.file(CKPT_MD5), exc)
-        imagestore.discard_ckpt(d)
+        install.discard_ckpt(d)
 
     # ------------------------------------------------------------------ identity
 
@@ -127,8 +129,8 @@ class CheckpointDir:
             return None
         try:
             md5 = _sidecar(self.name_dir.file(IMAGE_MD5))
-            F.verify_md5(str(path), md5)
-            meta = F.read_meta(str(path))
+            verify_md5(str(path), md5)
+            meta = read_meta(str(path))
         except (FormatError, OSError) as exc:
             log.warning("not using the local image %s: %s", path, exc)
             return None
@@ -136,21 +138,21 @@ class CheckpointDir:
 
     def install_ckpt(self, ref: ImageRef) -> ImageRef:
         """``fsimage.ckpt`` (fsynced, checked as ``ref``) becomes ``fsimage`` durably."""
-        imagestore.mark_verified(self.name_dir, ref.md5)
-        imagestore.finish_swap(self.name_dir, edits_new_to_edits=False)
+        install.mark_verified(self.name_dir, ref.md5)
+        install.finish_swap(self.name_dir, edits_new_to_edits=False)
         return ref
 
     def discard_ckpt(self) -> None:
-        imagestore.discard_ckpt(self.name_dir)
+        install.discard_ckpt(self.name_dir)
 
 
 def _sidecar(path: Path) -> str:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise F.ImageCorruptError(f"cannot read the sidecar: {exc.strerror}",
+        raise ImageCorruptError(f"cannot read the sidecar: {exc.strerror}",
                                   path=str(path)) from exc
-    return F.parse_md5_sidecar(text, path=str(path))
+    return parse_md5_sidecar(text, path=str(path))
 
 
 def _ckpt_or_image(d: NameDir) -> Path:
@@ -164,15 +166,15 @@ def remove(path: Path) -> None:
         pass
 
 
-def verify_image(path: Path, info: F.ImageInfo, namespace_id: int, txid: int) -> ImageRef:
+def verify_image(path: Path, info: ImageInfo, namespace_id: int, txid: int) -> ImageRef:
     """Read the written image back: size, MD5, footer txid and namespace."""
-    size, md5 = os.stat(path).st_size, F.file_md5(str(path))
+    size, md5 = os.stat(path).st_size, file_md5(str(path))
     if (size, md5) != (info.size, info.md5_hex):
         raise ImageVerifyError(f"{path} reads back as {size} bytes MD5 {md5}; {info.size} "
                                f"bytes MD5 {info.md5_hex} were written", phase="save",
                                txid=txid)
     try:
-        meta = F.read_meta(str(path))
+        meta = read_meta(str(path))
     except FormatError as exc:
         raise ImageVerifyError(f"{path} does not read back: {exc}", phase="save",
                                txid=txid) from exc

@@ -31,13 +31,13 @@ class NamenodeProcess:
     @classmethod
     def start(cls, name_dirs: list[str], *args: str, env: dict | None = None,
               timeout: float = 30) -> "NamenodeProcess":
-        from namenode.fsnamesystem import format_dirs
-        from namenode.storage import NameDir
+        from nnlite.namenode.fsnamesystem import format_dirs
+        from nnlite.namenode.image.namedir import NameDir
         dirs = [NameDir(d) for d in name_dirs]
         if not any(d.is_formatted() for d in dirs):
             format_dirs(dirs)
         log = Path(name_dirs[0]).parent / f"namenode-{time.monotonic_ns()}.log"
-        cmd = [sys.executable, "-m", "cli", "namenode", "--port", "0"]
+        cmd = [sys.executable, "-m", "nnlite.cli", "namenode", "--port", "0"]
         for d in name_dirs:
             cmd += ["--name-dir", d]
         logfile = open(log, "wb")

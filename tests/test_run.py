@@ -27,7 +27,7 @@ def test_run_starts_namenode_and_secondary_and_checkpoints(tmp_path):
     log = tmp_path / "run.log"
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cli", "run", "--name-dir", str(tmp_path / "name"),
+            [sys.executable, "-m", "nnlite.cli", "run", "--name-dir", str(tmp_path / "name"),
              "-D", "dfs.namenode.http-address=127.0.0.1:0",
              "-D", "dfs.namenode.secondary.http-address=127.0.0.1:0",
              "-D", "checkpoint.check.period=0.2", "-D", "checkpoint.txns=5"],

@@ -13,7 +13,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from formats import fsimage as F
+from nnlite.formats.fsimage.layout import TYPE_DIRECTORY
+from nnlite.formats.fsimage.read import iter_batches
 
 BATCH_ROWS = 16_384
 PATH_CACHE = 1 << 16
@@ -42,9 +43,9 @@ class DirectoryIndex:
     def scan(cls, image: str, *, batch_size: int = BATCH_ROWS,
              expected_md5: str | None = None) -> "DirectoryIndex":
         parents: dict[int, tuple[int, str]] = {}
-        for batch in F.iter_batches(image, batch_size=batch_size, columns=INDEX_COLUMNS,
+        for batch in iter_batches(image, batch_size=batch_size, columns=INDEX_COLUMNS,
                                     expected_md5=expected_md5):
-            dirs = batch.filter(pc.equal(batch.column("type"), F.TYPE_DIRECTORY))
+            dirs = batch.filter(pc.equal(batch.column("type"), TYPE_DIRECTORY))
             pairs = zip(dirs.column("parent_id").to_pylist(), dirs.column("name").to_pylist())
             parents.update(zip(dirs.column("id").to_pylist(), pairs))
         return cls(parents)
@@ -91,7 +92,7 @@ class DirectoryIndex:
         path_of = self.path_of
         columns = (batch.column(n).to_pylist() for n in INDEX_COLUMNS)
         for inode_id, parent_id, name, type_ in zip(*columns):
-            if type_ == F.TYPE_DIRECTORY:
+            if type_ == TYPE_DIRECTORY:
                 out.append(path_of(inode_id))
             else:
                 parent = path_of(parent_id)

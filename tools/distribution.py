@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from formats import fsimage as F
-from tools.errors import MissingDependencyError, OptionError
+from nnlite.formats.fsimage.layout import TYPE_DIRECTORY, TYPE_FILE
+from nnlite.tools.errors import MissingDependencyError, OptionError
 
 DEFAULT_STEP = 2 << 20          # 2 MiB
 DEFAULT_MAX = 128 << 30         # 128 GiB
@@ -53,8 +53,8 @@ class FileDistribution:
     def add(self, batch: pa.RecordBatch) -> None:
         types = batch.column("type")
         self.inodes += batch.num_rows
-        self.directories += pc.sum(pc.equal(types, F.TYPE_DIRECTORY)).as_py() or 0
-        files = batch.filter(pc.equal(types, F.TYPE_FILE))
+        self.directories += pc.sum(pc.equal(types, TYPE_DIRECTORY)).as_py() or 0
+        files = batch.filter(pc.equal(types, TYPE_FILE))
         if files.num_rows:
             self._add_files(files)
 

@@ -16,12 +16,12 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 
-from formats import edits as E
-from formats.errors import FormatError
-from tools import OEV_PROCESSORS
-from tools.errors import OptionError
-from tools.render import open_text_output, xml_attr
-from tools.values import to_json, to_xml
+from nnlite.formats import edits
+from nnlite.formats.errors import FormatError
+from nnlite.tools import OEV_PROCESSORS
+from nnlite.tools.errors import OptionError
+from nnlite.tools.render import open_text_output, xml_attr
+from nnlite.tools.values import to_json, to_xml
 
 PROCESSORS = OEV_PROCESSORS
 
@@ -42,8 +42,8 @@ class ViewResult:
     header: Header
     records: int = 0
     last_txid: int = 0
-    valid_length: int = E.HEADER_SIZE
-    torn_tail: E.TornTail | None = None
+    valid_length: int = edits.HEADER_SIZE
+    torn_tail: edits.TornTail | None = None
     error: FormatError | None = None
 
     def summary(self) -> dict:
@@ -62,11 +62,11 @@ def error_record(exc: FormatError) -> dict:
             "txid": exc.txid}
 
 
-def scan(reader: E.EditsReader, sink) -> ViewResult:
+def scan(reader: edits.EditsReader, sink) -> ViewResult:
     """Feed every record to ``sink`` (begin, record, end); an error after the header ends the
     rendering and is returned in the result."""
     result = ViewResult(reader.path, os.path.getsize(reader.path),
-                        Header(E.LAYOUT_VERSION, reader.first_txid))
+                        Header(edits.LAYOUT_VERSION, reader.first_txid))
     sink.begin(result.header)
     try:
         for txid, op in reader:
@@ -80,8 +80,8 @@ def scan(reader: E.EditsReader, sink) -> ViewResult:
     return result
 
 
-def op_name(op: E.Op) -> str:
-    return E.OpCode(op.OP_CODE).name
+def op_name(op: edits.Op) -> str:
+    return edits.OpCode(op.OP_CODE).name
 
 
 # ------------------------------------------------------------------------------------ sinks
@@ -94,11 +94,11 @@ class JsonSink:
         self._separator = ""
 
     def begin(self, header: Header) -> None:
-        head = {"magic": E.MAGIC.decode(), "layout_version": header.layout_version,
+        head = {"magic": edits.MAGIC.decode(), "layout_version": header.layout_version,
                 "first_txid": header.first_txid}
         self.out.write('{\n"header": ' + json.dumps(head) + ',\n"records": [\n')
 
-    def record(self, offset: int, txid: int, op: E.Op) -> None:
+    def record(self, offset: int, txid: int, op: edits.Op) -> None:
         fields = {name: to_json(getattr(op, name)) for name in op.FIELDS}
         rec = {"offset": offset, "txid": txid, "op": op_name(op), "op_code": int(op.OP_CODE),
                "fields": fields}
@@ -118,10 +118,10 @@ class XmlSink:
 
     def begin(self, header: Header) -> None:
         self.out.write(f'<?xml version="1.0" encoding="UTF-8"?>\n<edits magic='
-                       f'{xml_attr(E.MAGIC.decode())} layout_version="{header.layout_version}"'
+                       f'{xml_attr(edits.MAGIC.decode())} layout_version="{header.layout_version}"'
                        f' first_txid="{header.first_txid}">\n')
 
-    def record(self, offset: int, txid: int, op: E.Op) -> None:
+    def record(self, offset: int, txid: int, op: edits.Op) -> None:
         fields = "".join(to_xml(name, getattr(op, name)) for name in op.FIELDS)
         attrs = f'offset="{offset}" txid="{txid}" op="{op_name(op)}" op_code="{op.OP_CODE:d}"'
         self.out.write(f"<record {attrs}>{fields}</record>\n" if fields
@@ -156,7 +156,7 @@ class StatsSink:
     def begin(self, header: Header) -> None:
         pass
 
-    def record(self, offset: int, txid: int, op: E.Op) -> None:
+    def record(self, offset: int, txid: int, op: edits.Op) -> None:
         self._close_last(offset)
         self.counts[int(op.OP_CODE)] += 1
         self._last = (offset, int(op.OP_CODE))
@@ -179,7 +179,7 @@ def render_stats(result: ViewResult, counts: Counter, sizes: Counter) -> str:
              f"records: {result.records}, {txids}, valid length {result.valid_length}",
              "", f"{'op':<20} {'code':>4} {'records':>10} {'bytes':>12}"]
     for code in sorted(counts):
-        lines.append(f"{E.OpCode(code).name:<20} {code:>4} {counts[code]:>10} {sizes[code]:>12}")
+        lines.append(f"{edits.OpCode(code).name:<20} {code:>4} {counts[code]:>10} {sizes[code]:>12}")
     lines.append(f"{'total':<20} {'':>4} {sum(counts.values()):>10} {sum(sizes.values()):>12}")
     if result.torn_tail:
         t = result.torn_tail
@@ -192,13 +192,13 @@ def render_stats(result: ViewResult, counts: Counter, sizes: Counter) -> str:
 SINKS = {"JSON": JsonSink, "XML": XmlSink, "stats": StatsSink}
 
 
-def view(path: str, output: str, processor: str, *, max_record: int = E.DEFAULT_MAX_RECORD
+def view(path: str, output: str, processor: str, *, max_record: int = edits.DEFAULT_MAX_RECORD
          ) -> ViewResult:
     """Render ``path`` into the file ``output`` (``-``: standard output). A bad header raises
     before the output is created."""
     if processor not in SINKS:
         raise OptionError(f"unknown processor {processor!r}; one of {tuple(SINKS)}")
-    reader = E.EditsReader(os.fspath(path), max_record=max_record)
+    reader = edits.EditsReader(os.fspath(path), max_record=max_record)
     with open_text_output(output) as out:
         return scan(reader, SINKS[processor](out))
 

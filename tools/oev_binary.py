@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from formats import edits as E
-from namenode import durable
-from tools.errors import InputError
-from tools.oev import Header
-from tools.values import from_json, from_xml
+from nnlite.durability import durable
+from nnlite.formats import edits
+from nnlite.tools.errors import InputError
+from nnlite.tools.oev import Header
+from nnlite.tools.values import from_json, from_xml
 
 WRITE_BUFFER = 1 << 20
 _INT = re.compile(r"-?[0-9]+")
@@ -33,17 +33,17 @@ _INT = re.compile(r"-?[0-9]+")
 class Parsed:
     """One record read back from a rendering."""
     txid: int
-    op: E.Op
+    op: edits.Op
 
 
-def make_op(name, code, fields, where: str) -> E.Op:
+def make_op(name, code, fields, where: str) -> edits.Op:
     """The op a rendering describes, after checking name, code and field names."""
-    opcode = E.OpCode.__members__.get(name) if isinstance(name, str) else None
+    opcode = edits.OpCode.__members__.get(name) if isinstance(name, str) else None
     if opcode is None:
         raise InputError(f"unknown op {name!r}", where=where)
     if type(code) is not int or code != int(opcode):
         raise InputError(f"op {name} has code {int(opcode)}, not {code!r}", where=where)
-    cls = E.OPS[int(opcode)]
+    cls = edits.OPS[int(opcode)]
     if set(fields) != set(cls.FIELDS):
         raise InputError(f"op {name} takes fields {list(cls.FIELDS)}, not {list(fields)}",
                          where=where)
@@ -63,8 +63,8 @@ def _json_header(head, where: str) -> Header:
     if not isinstance(head, dict) or not all(type(head.get(k)) is int
                                              for k in ("layout_version", "first_txid")):
         raise InputError("header needs integer layout_version and first_txid", where=where)
-    if head.get("magic", E.MAGIC.decode()) != E.MAGIC.decode():
-        raise InputError(f"header magic {head.get('magic')!r} is not {E.MAGIC.decode()}",
+    if head.get("magic", edits.MAGIC.decode()) != edits.MAGIC.decode():
+        raise InputError(f"header magic {head.get('magic')!r} is not {edits.MAGIC.decode()}",
                          where=where)
     return Header(head["layout_version"], head["first_txid"])
 
@@ -122,8 +122,8 @@ def read_xml(path: str) -> tuple[Header, Iterator[Parsed], dict]:
     if root.tag != "edits":
         raise InputError(f"root element is <{root.tag}>, expected <edits>", path=path)
     head = {k: _xml_int(root.get(k), k, path) for k in ("layout_version", "first_txid")}
-    if root.get("magic", E.MAGIC.decode()) != E.MAGIC.decode():
-        raise InputError(f"magic {root.get('magic')!r} is not {E.MAGIC.decode()}", path=path)
+    if root.get("magic", edits.MAGIC.decode()) != edits.MAGIC.decode():
+        raise InputError(f"magic {root.get('magic')!r} is not {edits.MAGIC.decode()}", path=path)
     return Header(**head), _xml_records(path, events, root, end), end
 
 
@@ -189,9 +189,9 @@ def to_binary(source: str, target: str) -> BinaryResult:
     """Write the edits file a rendering describes; txids must run on from first_txid. The
     file is published atomically (temp, fsync, rename), so a failure leaves no partial file."""
     header, records, end = read_rendering(os.fspath(source))
-    if header.layout_version != E.LAYOUT_VERSION:
+    if header.layout_version != edits.LAYOUT_VERSION:
         raise InputError(f"layout version {header.layout_version}; this build writes "
-                         f"{E.LAYOUT_VERSION}", path=source, where="header")
+                         f"{edits.LAYOUT_VERSION}", path=source, where="header")
     target = Path(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
@@ -206,7 +206,7 @@ def to_binary(source: str, target: str) -> BinaryResult:
 
 def _write_records(tmp: str, first_txid: int, records: Iterator[Parsed],
                    source: str) -> tuple[int, int]:
-    writer = E.EditsWriter.create(tmp, first_txid)
+    writer = edits.EditsWriter.create(tmp, first_txid)
     try:
         buffer, count = bytearray(), 0
         for parsed in records:
@@ -229,7 +229,7 @@ def _write_records(tmp: str, first_txid: int, records: Iterator[Parsed],
 
 def _encode(parsed: Parsed, source: str, index: int) -> bytes:
     try:
-        return E.encode_record(parsed.txid, parsed.op)
+        return edits.encode_record(parsed.txid, parsed.op)
     except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"cannot encode txid {parsed.txid}: {exc}", path=source,
                          where=f"record {index}") from exc

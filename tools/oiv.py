@@ -16,7 +16,7 @@ Processors (``-p``):
   JSON, null fields omitted; a string XML cannot hold is written as ``encoding="hex"`` UTF-8.
 * ``FileDistribution``: a size histogram (tools.distribution).
 
-The first three are written by tools.oiv_writers; paths come from tools.dirindex. The image's
+The first three are written by ``oiv_writers``; paths come from ``dirindex``. The image's
 MD5 is checked first, against ``--md5`` or the ``.md5`` sidecar beside it when there is one.
 
 Memory: two passes over the file. The first reads only id, parent_id, name and type and keeps
@@ -41,16 +41,18 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from formats import fsimage as F
-from formats.errors import ImageCorruptError
-from tools import OIV_PROCESSORS
-from tools.dirindex import BATCH_ROWS, DirectoryIndex
-from tools.distribution import COLUMNS as DISTRIBUTION_COLUMNS
-from tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, load_pyplot, plot
-from tools.errors import OptionError
-from tools.oiv_writers import WRITERS
-from tools.progress import Progress
-from tools.render import open_text_output
+from nnlite.formats.errors import ImageCorruptError
+from nnlite.formats.fsimage.layout import MD5_SUFFIX, ImageMeta
+from nnlite.formats.fsimage.md5 import parse_md5_sidecar
+from nnlite.formats.fsimage.read import iter_batches, read_meta
+from nnlite.tools import OIV_PROCESSORS
+from nnlite.tools.dirindex import BATCH_ROWS, DirectoryIndex
+from nnlite.tools.distribution import COLUMNS as DISTRIBUTION_COLUMNS
+from nnlite.tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, load_pyplot, plot
+from nnlite.tools.errors import OptionError
+from nnlite.tools.oiv_writers import WRITERS
+from nnlite.tools.progress import Progress
+from nnlite.tools.render import open_text_output
 
 log = logging.getLogger("nnlite.oiv")
 
@@ -101,9 +103,9 @@ def md5_source(image: str, md5_hex: str | None) -> tuple[str | None, str]:
         if not _MD5_HEX.fullmatch(md5_hex):
             raise OptionError(f"--md5 must be 32 hex digits, not {md5_hex!r}")
         return md5_hex.lower(), "--md5"
-    sidecar = Path(image + F.MD5_SUFFIX)
+    sidecar = Path(image + MD5_SUFFIX)
     if sidecar.is_file():
-        return F.parse_md5_sidecar(sidecar.read_bytes(), path=sidecar), str(sidecar)
+        return parse_md5_sidecar(sidecar.read_bytes(), path=sidecar), str(sidecar)
     return None, str(sidecar)
 
 
@@ -120,7 +122,7 @@ def expected_md5(image: str, md5_hex: str | None) -> tuple[str | None, str]:
 @dataclass
 class OivResult:
     image: str
-    meta: F.ImageMeta
+    meta: ImageMeta
     md5_note: str
     inodes: int = 0
     written: int = 0
@@ -154,7 +156,7 @@ def run(image: str, output: str, options: OivOptions) -> OivResult:
     image = os.fspath(image)
     options.check()
     digest, note = expected_md5(image, options.md5)
-    meta = F.read_meta(image)
+    meta = read_meta(image)
     result = OivResult(image, meta, note)
     if options.processor == "FileDistribution":
         _distribution(image, output, options, digest, result)
@@ -169,7 +171,7 @@ def run(image: str, output: str, options: OivOptions) -> OivResult:
 def _render(image: str, writer, index: DirectoryIndex, options: OivOptions,
             result: OivResult) -> None:
     writer.begin(result.meta)
-    batches = F.iter_batches(image, batch_size=options.batch_size, columns=writer.columns)
+    batches = iter_batches(image, batch_size=options.batch_size, columns=writer.columns)
     with Progress(result.meta.inode_count, what="inodes",
                   label=f"oiv {options.processor}") as bar:
         for batch in batches:
@@ -187,7 +189,7 @@ def _distribution(image: str, output: str, options: OivOptions, digest: str | No
     histogram = FileDistribution(
         step=DEFAULT_STEP if options.step is None else options.step,
         max_size=DEFAULT_MAX if options.max_size is None else options.max_size)
-    batches = F.iter_batches(image, batch_size=options.batch_size, columns=DISTRIBUTION_COLUMNS,
+    batches = iter_batches(image, batch_size=options.batch_size, columns=DISTRIBUTION_COLUMNS,
                              expected_md5=digest)
     with Progress(result.meta.inode_count, what="inodes", label="oiv FileDistribution") as bar:
         for batch in batches:

@@ -12,14 +12,14 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from formats import fsimage as F
-from tools.render import xml_attr, xml_safe, xml_text
+from nnlite.formats.fsimage.layout import TYPE_DIRECTORY, TYPE_FILE, ImageMeta
+from nnlite.tools.render import xml_attr, xml_safe, xml_text
 
 PATH_CACHE = 1 << 16
 DELIMITED_HEADER = ("Path", "Replication", "ModificationTime", "AccessTime",
                     "PreferredBlockSize", "BlocksCount", "FileSize", "NSQUOTA", "DSQUOTA",
                     "Permission", "UserName", "GroupName")
-TYPE_NAMES = {F.TYPE_DIRECTORY: "DIRECTORY", F.TYPE_FILE: "FILE"}
+TYPE_NAMES = {TYPE_DIRECTORY: "DIRECTORY", TYPE_FILE: "FILE"}
 
 
 class TimeFormat:
@@ -68,7 +68,7 @@ class DelimitedWriter:
         self.header = options.header
         self.time = TimeFormat()
 
-    def begin(self, meta: F.ImageMeta) -> None:
+    def begin(self, meta: ImageMeta) -> None:
         if self.header:
             self.out.write(self.d.join(DELIMITED_HEADER) + "\n")
 
@@ -83,7 +83,7 @@ class DelimitedWriter:
                 paths, *columns, counts):
             if path is None:
                 continue
-            if typ == F.TYPE_DIRECTORY:
+            if typ == TYPE_DIRECTORY:
                 lines.append(f"{path}{d}0{d}{fmt(mt)}{d}{fmt(at)}{d}0{d}0{d}0{d}{nsq}{d}{ssq}"
                              f"{d}d{perms[perm & 0o7777]}{d}{own}{d}{grp}")
             else:
@@ -97,7 +97,7 @@ class DelimitedWriter:
         pass
 
 
-def meta_record(meta: F.ImageMeta) -> dict:
+def meta_record(meta: ImageMeta) -> dict:
     return {"layout_version": meta.layout_version, "namespace_id": meta.namespace_id,
             "last_txid": meta.last_txid, "inode_count": meta.inode_count,
             "creation_time": meta.creation_time, "extra": dict(sorted(meta.extra.items()))}
@@ -122,7 +122,7 @@ class JsonWriter:
         self.out = out
         self._separator = ""
 
-    def begin(self, meta: F.ImageMeta) -> None:
+    def begin(self, meta: ImageMeta) -> None:
         self.out.write('{"meta": ' + json.dumps(meta_record(meta)) + ',\n"inodes": [\n')
 
     def write(self, batch: pa.RecordBatch, paths: list[str | None]) -> None:
@@ -162,7 +162,7 @@ class XmlWriter:
     def __init__(self, out, options):  # options: tools.oiv.OivOptions
         self.out = out
 
-    def begin(self, meta: F.ImageMeta) -> None:
+    def begin(self, meta: ImageMeta) -> None:
         record = meta_record(meta)
         extra = record.pop("extra")
         attrs = " ".join(f"{k}={xml_attr(str(v))}" for k, v in record.items())

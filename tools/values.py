@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from tools.errors import InputError
-from tools.render import xml_safe, xml_text
+from nnlite.tools.errors import InputError
+from nnlite.tools.render import xml_safe, xml_text
 
 _INT = re.compile(r"-?[0-9]+")
 

@@ -24,13 +24,21 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from formats import edits as E
-from formats import fsimage as F
-from formats.errors import FormatError
-from namenode.recovery import next_frame
-from tools.dirindex import BATCH_ROWS, DirectoryIndex
-from tools.oiv import md5_source
-from tools.progress import Progress
+from nnlite.formats import edits
+from nnlite.formats.errors import FormatError
+from nnlite.formats.fsimage.layout import (
+    COLUMNS,
+    LAYOUT_VERSION,
+    TYPE_DIRECTORY,
+    TYPE_FILE,
+    ImageMeta,
+)
+from nnlite.formats.fsimage.md5 import file_md5
+from nnlite.formats.fsimage.read import iter_batches, read_meta
+from nnlite.namenode.recovery.scan import next_frame
+from nnlite.tools.dirindex import BATCH_ROWS, DirectoryIndex
+from nnlite.tools.oiv import md5_source
+from nnlite.tools.progress import Progress
 
 EXAMPLES = 5
 
@@ -63,17 +71,17 @@ def _error(exc: BaseException) -> str:
 
 # --------------------------------------------------------------------------------- edits
 
-def verify_edits(path: str, *, max_record: int = E.DEFAULT_MAX_RECORD) -> Report:
+def verify_edits(path: str, *, max_record: int = edits.DEFAULT_MAX_RECORD) -> Report:
     path = os.fspath(path)
     size = os.path.getsize(path)
     report = Report(f"edits {path}")
     report.info(f"file: {size} bytes")
     try:
-        reader = E.EditsReader(path, max_record=max_record)
+        reader = edits.EditsReader(path, max_record=max_record)
     except FormatError as exc:
         report.problem(f"header: {_error(exc)}")
         return report
-    report.info(f"header: magic {E.MAGIC.decode()}, layout version {E.LAYOUT_VERSION}, "
+    report.info(f"header: magic {edits.MAGIC.decode()}, layout version {edits.LAYOUT_VERSION}, "
                 f"first txid {reader.first_txid}")
     codes, error = _read_records(reader)
     _report_records(report, reader, codes, size)
@@ -89,7 +97,7 @@ def verify_edits(path: str, *, max_record: int = E.DEFAULT_MAX_RECORD) -> Report
     return report
 
 
-def _read_records(reader: E.EditsReader) -> tuple[tuple[int, int] | None, FormatError | None]:
+def _read_records(reader: edits.EditsReader) -> tuple[tuple[int, int] | None, FormatError | None]:
     """(first op code, last op code) of the records read, and the error that stopped them."""
     first = last = None
     try:
@@ -101,7 +109,7 @@ def _read_records(reader: E.EditsReader) -> tuple[tuple[int, int] | None, Format
     return (None if first is None else (first, last)), None
 
 
-def _report_records(report: Report, reader: E.EditsReader, codes, size: int) -> None:
+def _report_records(report: Report, reader: edits.EditsReader, codes, size: int) -> None:
     if not reader.records:
         report.info("records: none")
     else:
@@ -109,7 +117,7 @@ def _report_records(report: Report, reader: E.EditsReader, codes, size: int) -> 
     report.info(f"valid length: {reader.valid_length} of {size} bytes")
     if codes is None:
         return
-    first, last = (E.OpCode(c).name for c in codes)
+    first, last = (edits.OpCode(c).name for c in codes)
     opening = ("starts with START_LOG_SEGMENT" if first == "START_LOG_SEGMENT"
                else f"note: starts with {first}, not START_LOG_SEGMENT")
     closing = ("finalized (ends with END_LOG_SEGMENT)" if last == "END_LOG_SEGMENT"
@@ -138,7 +146,7 @@ def verify_image(path: str, *, md5: str | None = None, batch_size: int = BATCH_R
     report.info(f"file: {os.path.getsize(path)} bytes")
     _check_md5(report, path, md5)
     try:
-        meta = F.read_meta(path)
+        meta = read_meta(path)
     except FormatError as exc:
         report.problem(f"footer: {_error(exc)}")
         return report
@@ -159,32 +167,32 @@ def _check_md5(report: Report, path: str, md5_hex: str | None) -> None:
     if expected is None:
         report.info(f"md5: not verified (no {source}, no --md5); page checksums still are")
         return
-    actual = F.file_md5(path)
+    actual = file_md5(path)
     if actual == expected:
         report.info(f"md5: {actual}, matches {source}")
     else:
         report.problem(f"md5: the file's is {actual}, but {source} says {expected}")
 
 
-def _report_meta(report: Report, meta: F.ImageMeta) -> None:
+def _report_meta(report: Report, meta: ImageMeta) -> None:
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(meta.creation_time / 1000))
     report.info(f"meta: layout version {meta.layout_version}, namespace id "
                 f"{meta.namespace_id}, last txid {meta.last_txid}, inode count "
                 f"{meta.inode_count}, created {created}")
     if meta.extra:
         report.info("meta extra: " + ", ".join(f"{k}={v}" for k, v in sorted(meta.extra.items())))
-    report.info(f"schema: {len(F.COLUMNS)} columns as layout version {F.LAYOUT_VERSION} "
+    report.info(f"schema: {len(COLUMNS)} columns as layout version {LAYOUT_VERSION} "
                 f"defines; footer rows = inode count")
 
 
 class TreeCheck:
     """Two passes: the directory index, then every row (all columns, so every page is read)."""
 
-    def __init__(self, report: Report, meta: F.ImageMeta):
+    def __init__(self, report: Report, meta: ImageMeta):
         self.report = report
         self.meta = meta
         self.rows = 0
-        self.kinds = {F.TYPE_DIRECTORY: 0, F.TYPE_FILE: 0}
+        self.kinds = {TYPE_DIRECTORY: 0, TYPE_FILE: 0}
         self.under_construction = 0
         self.ids: list[pa.Array] = []
         self.roots: list[tuple[int, int, int, str]] = []
@@ -194,7 +202,7 @@ class TreeCheck:
         index = DirectoryIndex.scan(path, batch_size=batch_size)
         good = pa.array([d for d in index.parents if index.path_of(d) is not None], pa.int64())
         with Progress(self.meta.inode_count, what="inodes", label="verify") as bar:
-            for batch in F.iter_batches(path, batch_size=batch_size):
+            for batch in iter_batches(path, batch_size=batch_size):
                 self._check_batch(batch, good)
                 self.rows += batch.num_rows
                 bar.advance(batch.num_rows)
@@ -232,7 +240,7 @@ class TreeCheck:
         self.findings[what] = (count + len(rows), examples)
 
     def _report(self) -> None:
-        report, dirs, files = self.report, self.kinds[F.TYPE_DIRECTORY], self.kinds[F.TYPE_FILE]
+        report, dirs, files = self.report, self.kinds[TYPE_DIRECTORY], self.kinds[TYPE_FILE]
         report.info(f"rows: {self.rows} read ({dirs} directories, {files} files, "
                     f"{self.under_construction} under construction)")
         if self.rows != self.meta.inode_count:
@@ -242,7 +250,7 @@ class TreeCheck:
         messages = {
             "parents": "rows whose parent id does not resolve to a directory under the root",
             "names": "rows other than the root whose name is empty or holds '/'",
-            "types": f"rows whose type is neither {F.TYPE_DIRECTORY} nor {F.TYPE_FILE}",
+            "types": f"rows whose type is neither {TYPE_DIRECTORY} nor {TYPE_FILE}",
             "permissions": "rows whose permission is outside 0..7777 (octal)"}
         for what, message in messages.items():
             if what in self.findings:
@@ -253,7 +261,7 @@ class TreeCheck:
 
     def _report_root(self) -> None:
         roots = self.roots
-        if len(roots) == 1 and roots[0][2] == F.TYPE_DIRECTORY and roots[0][3] == "":
+        if len(roots) == 1 and roots[0][2] == TYPE_DIRECTORY and roots[0][3] == "":
             self.report.info(f"root: row {roots[0][0]}, id {roots[0][1]}")
             return
         found = "; ".join(f"row {r}: id {i}, type {t}, name {n!r}" for r, i, t, n in

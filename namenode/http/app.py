@@ -19,12 +19,12 @@ import asyncio
 import json
 import time
 
-from namenode import errors
-from namenode.http import remote, status
-from namenode.http.data import DATA_PREFIX
-from namenode.http.server import Request, Response
-from namenode.http.webhdfs import PREFIX, WebHdfs
-from namenode.http.webhdfs_json import dumps
+from nnlite.namenode import errors
+from nnlite.namenode.http import remote, status
+from nnlite.namenode.http.data import DATA_PREFIX
+from nnlite.namenode.http.webhdfs import PREFIX, WebHdfs
+from nnlite.namenode.http.webhdfs_json import dumps
+from nnlite.namenode.http.wire import Request, Response
 
 LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is still loading. "
                                "Retry in a moment.")

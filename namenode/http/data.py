@@ -34,14 +34,23 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import quote, urlencode
 
-from namenode import blocks as B
-from namenode import checksum, errors, leases, paths
-from namenode.http import remote
-from namenode.http.params import (CreateOptions, create_options, offset_length, param_bool,
-                                  param_int, param_required)
-from namenode.http.server import BadRequest, Request, Response
-from namenode.http.upload import Upload
-from namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
+from nnlite.namenode import errors
+from nnlite.namenode.blocks import checksum, leases
+from nnlite.namenode.blocks import store as B
+from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
+from nnlite.namenode.http import remote
+from nnlite.namenode.http.params import (
+    CreateOptions,
+    create_options,
+    offset_length,
+    param_bool,
+    param_int,
+    param_required,
+)
+from nnlite.namenode.http.upload import Upload
+from nnlite.namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
+from nnlite.namenode.http.wire import BadRequest, Request, Response
+from nnlite.namenode.namespace import paths
 
 DATA_PREFIX = "/data/v1"
 OCTET = "application/octet-stream"
@@ -207,7 +216,7 @@ class DataPath:
     async def _cut(self, blocks, new_length):
         """(a new block holding the kept prefix of the cut block, the new file checksum)
         for a truncate inside a block; (None, b"") on a block boundary."""
-        kept = B.segments(blocks, 0, new_length)
+        kept = segments(blocks, 0, new_length)
         if not kept or kept[-1][2] == kept[-1][0][1]:
             return None, b""
         block, _, take = kept[-1]
@@ -275,7 +284,7 @@ class DataPath:
         self._check_create(req, path, user, options)      # step 1's checks, again
         lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine(req))
 
-        def finalize(sealed: B.Sealed):
+        def finalize(sealed: Sealed):
             return sealed.blocks, sealed.length, checksum.file_checksum(sealed.digests)
 
         def commit(blocks, length, value):
@@ -300,7 +309,7 @@ class DataPath:
             block_size, old_checksum = node.block_size, node.checksum
         lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine(req))
 
-        def finalize(sealed: B.Sealed):
+        def finalize(sealed: Sealed):
             if not sealed.blocks and checksum.is_checksum(old_checksum):
                 return old, length, old_checksum
             base = old[:-1] if sealed.replaces_tail else old
@@ -332,9 +341,9 @@ class DataPath:
                 raise EndOfFileError(f"Cannot seek after EOF: offset {offset} is beyond the "
                                      f"length {size} of {path}", path=path)
             count = size - offset if length is None else min(length, size - offset)
-            parts = B.segments(blocks, offset, count)
+            parts = segments(blocks, offset, count)
             if sum(n for _, _, n in parts) != count:
-                raise B.BlockMissingError(f"The blocks of {path} hold fewer bytes than its "
+                raise BlockMissingError(f"The blocks of {path} hold fewer bytes than its "
                                           f"length {size}", path=path)
             if count <= MEMORY_READ:
                 loop = asyncio.get_running_loop()
@@ -365,4 +374,4 @@ class DataPath:
             raise
         if len(handles) == 1 and handles[0][1] == 0:
             return handles[0][0], count
-        return B.RangeReader(handles), count
+        return RangeReader(handles), count

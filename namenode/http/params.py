@@ -15,9 +15,10 @@ import binascii
 import re
 from dataclasses import dataclass
 
-from namenode import checksum, errors
-from namenode.http.server import BadRequest, Request
-from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
+from nnlite.namenode import errors
+from nnlite.namenode.blocks import checksum
+from nnlite.namenode.http.wire import BadRequest, Request
+from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 _DECIMAL = re.compile(r"[+-]?[0-9]+")

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import logging
 
-from formats.errors import FormatError
-from namenode import errors
-from namenode.http.server import BadRequest, Response
+from nnlite.formats.errors import FormatError
+from nnlite.namenode import errors
+from nnlite.namenode.http.wire import BadRequest, Response
 
 log = logging.getLogger(__name__)
 

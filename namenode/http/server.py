@@ -26,11 +26,23 @@ import asyncio
 import logging
 import time
 
-from namenode.http.stream import BodyStream, write_file
+from nnlite.namenode.http.stream import BodyStream, write_file
+
 # BadRequest, Request and Response are this module's API (handlers import them from here)
-from namenode.http.wire import (BadRequest, Request, Response, decode_component, encode_response,
-                                keeps_alive, origin_form, parse_header_block, parse_headers,
-                                parse_query, parse_request_line, read_body)
+from nnlite.namenode.http.wire import (
+    BadRequest,
+    Request,
+    Response,
+    decode_component,
+    encode_response,
+    keeps_alive,
+    origin_form,
+    parse_header_block,
+    parse_headers,
+    parse_query,
+    parse_request_line,
+    read_body,
+)
 
 log = logging.getLogger(__name__)
 

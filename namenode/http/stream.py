@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 
-from namenode.http.wire import BadRequest, Request, parse_chunk_size
+from nnlite.namenode.http.wire import BadRequest, Request, parse_chunk_size
 
 FILE_CHUNK = 256 * 1024   # bytes per write when the loop cannot sendfile
 

@@ -32,8 +32,8 @@ import os
 import secrets
 from pathlib import Path
 
-from namenode.checkpoint import CheckpointError, Checkpoints
-from namenode.http.server import Request, Response
+from nnlite.namenode.http.wire import Request, Response
+from nnlite.namenode.image.checkpoint import CheckpointError, Checkpoints
 
 log = logging.getLogger(__name__)
 

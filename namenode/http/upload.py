@@ -14,13 +14,14 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from namenode import blocks as B
-from namenode import errors, leases
-from namenode.http import remote
-from namenode.http.server import Response
+from nnlite.namenode import errors
+from nnlite.namenode.blocks import leases
+from nnlite.namenode.blocks.streams import BlockWriter
+from nnlite.namenode.http import remote
+from nnlite.namenode.http.wire import Response
 
 if TYPE_CHECKING:
-    from namenode.http.data import DataPath
+    from nnlite.namenode.http.data import DataPath
 
 log = logging.getLogger("namenode.http.data")   # the data step's logger, as before the split
 
@@ -30,7 +31,7 @@ class Upload:
     a BlockWriter; ``finish`` seals the blocks and records them; ``abort`` (the body was cut
     off) or a lost lease deletes them at once."""
 
-    def __init__(self, data: DataPath, path: str, lease: leases.Lease, writer: B.BlockWriter,
+    def __init__(self, data: DataPath, path: str, lease: leases.Lease, writer: BlockWriter,
                  finalize, commit, done: Response):
         self.data = data
         self.path = path

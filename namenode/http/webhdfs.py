@@ -20,16 +20,34 @@ from __future__ import annotations
 
 import re
 
-from namenode import errors, paths
-from namenode.http import remote
-from namenode.http.params import (invalid_param, param_bool, param_destination, param_encoding,
-                                  param_int, param_permission, param_required, param_xattr_flag,
-                                  param_xattr_value)
-from namenode.http.server import BadRequest, Request, Response
-from namenode.http.webhdfs_json import (answer_boolean, answer_empty, answer_true,
-                                        content_summary_json, file_status_json,
-                                        file_statuses_json, json_response, quota_usage_json,
-                                        server_defaults_json, xattr_names_json, xattrs_json)
+from nnlite.namenode import errors
+from nnlite.namenode.http import remote
+from nnlite.namenode.http.params import (
+    invalid_param,
+    param_bool,
+    param_destination,
+    param_encoding,
+    param_int,
+    param_permission,
+    param_required,
+    param_xattr_flag,
+    param_xattr_value,
+)
+from nnlite.namenode.http.webhdfs_json import (
+    answer_boolean,
+    answer_empty,
+    answer_true,
+    content_summary_json,
+    file_status_json,
+    file_statuses_json,
+    json_response,
+    quota_usage_json,
+    server_defaults_json,
+    xattr_names_json,
+    xattrs_json,
+)
+from nnlite.namenode.http.wire import BadRequest, Request, Response
+from nnlite.namenode.namespace import paths
 
 PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"

@@ -13,9 +13,9 @@ import base64
 import json
 from json.encoder import encode_basestring_ascii
 
-from namenode.http import remote
-from namenode.http.server import Response
-from namenode.inode import INode
+from nnlite.namenode.http import remote
+from nnlite.namenode.http.wire import Response
+from nnlite.namenode.namespace.inode import INode
 
 STORAGE_POLICY_UNSPECIFIED = 0
 CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecksum.Type.id

@@ -17,7 +17,18 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from formats import fsimage as F
+from nnlite.formats.fsimage.layout import (
+    BLOCK_TYPE,
+    LAYOUT_VERSION,
+    MD5_SUFFIX,
+    NO_QUOTA,
+    SCHEMA,
+    TYPE_DIRECTORY,
+    TYPE_FILE,
+    ImageMeta,
+)
+from nnlite.formats.fsimage.md5 import md5_sidecar_text
+from nnlite.formats.fsimage.write import write_image
 
 ROOT_ID = 16385
 AS_OF_MS = 1_760_000_000_000          # the image's creation time: ages are measured from it
@@ -61,7 +72,7 @@ class _Builder:
 
 
 def generate(path: str | Path, inodes: int, *, seed: int = 7, namespace_id: int = 4242,
-             last_txid: int = 99) -> F.ImageMeta:
+             last_txid: int = 99) -> ImageMeta:
     """Write an image of exactly ``inodes`` rows to ``path`` (+ its md5 sidecar)."""
     b = _Builder(seed)
     tops = {name: b.dir(ROOT_ID, name, "hdfs", 0) for name in TOP_DIRS}
@@ -82,10 +93,10 @@ def generate(path: str | Path, inodes: int, *, seed: int = 7, namespace_id: int 
     for k in range(n_files - len(b.files) - 1):
         b.file(b.dirs[rng.randrange(len(b.dirs))][0], f"part-{k:06d}")
     b.files.append((ROOT_ID, "README", "hdfs", 3, 1234, AS_OF_MS - YEAR_MS, 0, None))
-    meta = F.ImageMeta(F.LAYOUT_VERSION, namespace_id, last_txid, inodes, AS_OF_MS,
+    meta = ImageMeta(LAYOUT_VERSION, namespace_id, last_txid, inodes, AS_OF_MS,
                        {"last_inode_id": b.next_id + len(b.files), "last_block_id": 0})
-    info = F.write_image(str(path), _columns(b), meta)
-    Path(str(path) + F.MD5_SUFFIX).write_text(F.md5_sidecar_text(info.md5_hex))
+    info = write_image(str(path), _columns(b), meta)
+    Path(str(path) + MD5_SUFFIX).write_text(md5_sidecar_text(info.md5_hex))
     return meta
 
 
@@ -121,7 +132,7 @@ def _columns(b: _Builder) -> dict:
         "id": array("q", [x[0] for x in d]) + array("q", file_ids),
         "parent_id": array("q", [x[1] for x in d] + [x[0] for x in f]),
         "name": [x[2] for x in d] + [x[1] for x in f],
-        "type": array("b", [F.TYPE_DIRECTORY]) * nd + array("b", [F.TYPE_FILE]) * nf,
+        "type": array("b", [TYPE_DIRECTORY]) * nd + array("b", [TYPE_FILE]) * nf,
         "permission": array("h", [0o755]) * nd + array("h", [0o644]) * nf,
         "owner": [x[3] for x in d] + [x[2] for x in f],
         "group": ["supergroup"] * (nd + nf),
@@ -131,12 +142,12 @@ def _columns(b: _Builder) -> dict:
         "block_size": array("q", [0]) * nd + array("q", [128 << 20]) * nf,
         "length": array("q", [0]) * nd + array("q", [x[4] for x in f]),
         "blocks": pa.ListArray.from_arrays(pa.array([0] * (nd + nf + 1), pa.int32()),
-                                           pa.array([], F.BLOCK_TYPE),
-                                           type=F.SCHEMA.field("blocks").type),
+                                           pa.array([], BLOCK_TYPE),
+                                           type=SCHEMA.field("blocks").type),
         "checksum": [None] * (nd + nf),
         "xattrs": [None] * (nd + nf),
-        "ns_quota": array("q", [F.NO_QUOTA]) * (nd + nf),
-        "ss_quota": array("q", [F.NO_QUOTA]) * (nd + nf),
+        "ns_quota": array("q", [NO_QUOTA]) * (nd + nf),
+        "ss_quota": array("q", [NO_QUOTA]) * (nd + nf),
         "client_name": [None] * nd + [x[7] for x in f],
         "client_machine": [None] * nd + [None if x[7] is None else "10.0.0.7" for x in f],
     }

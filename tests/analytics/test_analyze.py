@@ -12,12 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-import cli
-from analytics import analyze as A
-from analytics import report
-from formats import fsimage as F
-from namenode.image import save as save_image
-from namenode.namespace import Namespace
+from nnlite import cli
+from nnlite.analytics import analyze, report
+from nnlite.commands.support import EXIT_CORRUPT
+from nnlite.formats.fsimage.layout import TYPE_DIRECTORY, TYPE_FILE
+from nnlite.formats.fsimage.read import read_image
+from nnlite.namenode.image.columns import save as save_image
+from nnlite.namenode.namespace.namespace import Namespace
 from tests.analytics.imagegen import AS_OF_MS, generate
 
 pytestmark = pytest.mark.spark
@@ -36,19 +37,19 @@ def image(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def result(image, spark):
-    return A.analyze(image, spark=spark, top=TOP, small_bytes=SMALL)
+    return analyze.analyze(image, spark=spark, top=TOP, small_bytes=SMALL)
 
 
 class Expected:
     """The same figures from pyarrow rows and Python dicts."""
 
     def __init__(self, path):
-        table, _ = F.read_image(path, expected_md5=None, columns=[
+        table, _ = read_image(path, expected_md5=None, columns=[
             "id", "parent_id", "name", "type", "owner", "replication", "length", "mtime",
             "atime", "client_name"])
         rows = table.to_pylist()
-        self.dirs = {r["id"]: r for r in rows if r["type"] == F.TYPE_DIRECTORY}
-        self.files = [r for r in rows if r["type"] == F.TYPE_FILE]
+        self.dirs = {r["id"]: r for r in rows if r["type"] == TYPE_DIRECTORY}
+        self.files = [r for r in rows if r["type"] == TYPE_FILE]
         self.paths: dict[int, str] = {}
         for inode_id in self.dirs:
             self.path(inode_id)
@@ -87,7 +88,7 @@ def rows(table, *columns):
 
 def test_directory_paths_are_rebuilt_by_spark(image, spark, expected):
     dirs = spark.read.parquet(str(image)).filter("type = 1").select("id", "parent_id", "name")
-    got = A.dir_paths(dirs).toArrow()
+    got = analyze.dir_paths(dirs).toArrow()
     assert dict(zip(got["id"].to_pylist(), got["path"].to_pylist())) == expected.paths
     depth = {p: 0 if p == "/" else p.count("/") for p in expected.paths.values()}
     assert max(got["depth"].to_pylist()) == max(depth.values()) >= 5
@@ -110,13 +111,13 @@ def test_totals(result, expected):
 def test_size_distribution(result, expected):
     want = Counter(), Counter()
     for f in expected.files:
-        b = bucket(f["length"], A.SIZE_BUCKETS)
+        b = bucket(f["length"], analyze.SIZE_BUCKETS)
         want[0][b] += 1
         want[1][b] += f["length"]
     got = result.tables["size_distribution"]
-    assert got["label"].to_pylist() == [label for label, _ in A.SIZE_BUCKETS]
+    assert got["label"].to_pylist() == [label for label, _ in analyze.SIZE_BUCKETS]
     assert rows(got, "files", "bytes") == [(want[0][i], want[1][i])
-                                           for i in range(len(A.SIZE_BUCKETS))]
+                                           for i in range(len(analyze.SIZE_BUCKETS))]
 
 
 def test_small_files_per_directory(result, expected):
@@ -186,12 +187,12 @@ def test_replication_histogram(result, expected):
 def test_untouched_age(result, expected):
     files, size = Counter(), Counter()
     for f in expected.files:
-        b = bucket(AS_OF_MS - max(f["atime"], f["mtime"]), A.AGE_BUCKETS)
+        b = bucket(AS_OF_MS - max(f["atime"], f["mtime"]), analyze.AGE_BUCKETS)
         files[b] += 1
         size[b] += f["length"]
     got = rows(result.tables["untouched_age"], "files", "bytes")
-    assert got == [(files[i], size[i]) for i in range(len(A.AGE_BUCKETS))]
-    assert all(got[i][0] for i in range(len(A.AGE_BUCKETS)))
+    assert got == [(files[i], size[i]) for i in range(len(analyze.AGE_BUCKETS))]
+    assert all(got[i][0] for i in range(len(analyze.AGE_BUCKETS)))
 
 
 def test_oldest_files(result, expected):
@@ -201,7 +202,7 @@ def test_oldest_files(result, expected):
     got = result.tables["oldest_files"]
     assert rows(got, "path", "length", "last_touched") == want
     assert got["age_days"].to_pylist()[0] == pytest.approx(
-        (AS_OF_MS - want[0][2]) / A.DAY_MS)
+        (AS_OF_MS - want[0][2]) / analyze.DAY_MS)
 
 
 def test_spark_checkpoints(result, expected):
@@ -211,9 +212,9 @@ def test_spark_checkpoints(result, expected):
     roots = {}      # root dir id -> (job dir id, kind)
     for inode_id, d in expected.dirs.items():
         if {"offsets", "commits"} <= children[inode_id]:
-            roots[inode_id] = (inode_id, A.STREAMING)
+            roots[inode_id] = (inode_id, analyze.STREAMING)
         if d["name"].startswith("rdd-") and d["name"][4:].isdigit():
-            roots[inode_id] = (d["parent_id"], A.RDD)
+            roots[inode_id] = (d["parent_id"], analyze.RDD)
     jobs = defaultdict(lambda: [set(), 0, 0, 0])
     for root, job in roots.items():
         jobs[job][0].add(root)
@@ -230,7 +231,7 @@ def test_spark_checkpoints(result, expected):
                "raw_bytes")
     assert got == want
     kinds = Counter(r[1] for r in got)
-    assert kinds[A.STREAMING] == kinds[A.RDD] == INODES // 20_000
+    assert kinds[analyze.STREAMING] == kinds[analyze.RDD] == INODES // 20_000
     assert not any(p.startswith("/data") for p, *_ in got)       # the decoys do not count
     assert result.totals["checkpoint_bytes"] == sum(r[4] for r in got)
 
@@ -273,7 +274,7 @@ def test_cli_reuses_the_active_session(spark, tmp_path):
 
 def test_an_image_of_the_root_alone(spark, tmp_path):
     save_image(Namespace(clock=lambda: AS_OF_MS), str(tmp_path / "fsimage"), 1, 0)
-    result = A.analyze(tmp_path / "fsimage", spark=spark)
+    result = analyze.analyze(tmp_path / "fsimage", spark=spark)
     assert result.totals["files"] == 0 and result.totals["dirs"] == 1
     assert result.tables["spark_checkpoints"].num_rows == 0
     assert rows(result.tables["usage_by_top_dir"], "top_dir", "files", "dirs") == [("/", 0, 0)]
@@ -285,4 +286,4 @@ def test_cli_refuses_a_damaged_image(tmp_path):
     bad = tmp_path / "fsimage"
     bad.write_bytes(b"PAR1 not really")
     result = CliRunner().invoke(cli.main, ["analyze", str(bad)])
-    assert result.exit_code == cli.EXIT_CORRUPT, result.output
+    assert result.exit_code == EXIT_CORRUPT, result.output

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 
-from catalog.client import CatalogClient
-from client.webhdfs import WebHdfsClient
+from nnlite.catalog.client import CatalogClient
+from nnlite.client.webhdfs import WebHdfsClient
 from tests.catalog.builder import QUERY_ID, commit_bytes, offsets_bytes
 from tests.servers import NamenodeProcess
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from catalog import jobs
-from catalog.errors import CheckpointNotFoundError, IncompleteCheckpointError
-from formats import edits as E
-from namenode import errors
+from nnlite.catalog import jobs
+from nnlite.catalog.errors import CheckpointNotFoundError, IncompleteCheckpointError
+from nnlite.formats import edits
+from nnlite.namenode import errors
 from tests.namenode.helpers import ALICE, BOB, SUPER, mkdir, new_ns, write_file
 
 JOB = "/jobs/etl"
@@ -30,7 +30,7 @@ def test_begin_hands_out_increasing_ids_and_a_directory_each():
     ns = new_ns()
     first, ops = begin(ns)
     assert first == {"id": 1, "path": f"{JOB}/chk-1.inprogress"}
-    assert [type(op) for op in ops] == [E.MkdirOp, E.SetXAttrOp, E.MkdirOp]
+    assert [type(op) for op in ops] == [edits.MkdirOp, edits.SetXAttrOp, edits.MkdirOp]
     assert begin(ns)[0]["id"] == 2
     assert ns.get(JOB).xattrs[jobs.LAST_ID_XATTR] == b"2"
 
@@ -48,7 +48,7 @@ def test_complete_is_one_rename_after_the_parts_are_checked():
     write_parts(ns, chk["path"], 3)
     result, ops = jobs.complete(ns, JOB, 1, 3, SUPER)
     assert result["path"] == f"{JOB}/chk-1" and result["parts"] == 3
-    assert ops == [E.RenameOp(chk["path"], f"{JOB}/chk-1", 1000, False)]
+    assert ops == [edits.RenameOp(chk["path"], f"{JOB}/chk-1", 1000, False)]
     assert jobs.latest(ns.get(JOB), JOB) == {"id": 1, "path": f"{JOB}/chk-1"}
     assert jobs.complete(ns, JOB, 1, 3, SUPER)[0]["alreadyComplete"] is True
 
@@ -89,7 +89,7 @@ def test_retain_keeps_the_newest_and_the_pinned():
     jobs.set_pin(ns, JOB, 2, True, SUPER)
     result, ops = jobs.retain(ns, JOB, 2, SUPER)
     assert result == {"kept": [2, 5, 6], "deleted": 3}
-    assert len(ops) == 1 and isinstance(ops[0], E.DeleteManyOp)
+    assert len(ops) == 1 and isinstance(ops[0], edits.DeleteManyOp)
     assert jobs.complete_ids(ns.get(JOB)) == [2, 5, 6]
 
 
@@ -101,4 +101,4 @@ def test_a_failing_step_after_others_applied_is_reported_with_their_ops():
                              lambda: jobs.begin(ns, JOB, BOB))
     assert isinstance(result, jobs.Partial)
     assert isinstance(result.error, errors.AccessControlError)
-    assert [type(op) for op in ops] == [E.MkdirOp]      # logged by the service, not lost
+    assert [type(op) for op in ops] == [edits.MkdirOp]      # logged by the service, not lost

@@ -4,11 +4,12 @@ applying one is a single DELETE_MANY op that leaves a valid checkpoint."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from catalog import layout, report, retention, streaming
-from catalog.errors import InvalidRequestError, NotRestorableError
-from formats import edits as E
+from nnlite.catalog import layout, report, retention, streaming
+from nnlite.catalog.errors import InvalidRequestError, NotRestorableError
+from nnlite.formats import edits
 from tests.catalog.builder import BASE, Checkpoint
 from tests.namenode.helpers import SUPER
 
@@ -33,7 +34,7 @@ def test_retain_keeps_the_newest_batches_and_the_state_they_need():
     plan = retention.retain(scan(ckpt), keep=3)
     assert plan.kept == (17, 18, 19) and plan.removed_batches == tuple(range(17))
     ops = apply(ckpt, plan)
-    assert len(ops) == 1 and isinstance(ops[0], E.DeleteManyOp)
+    assert len(ops) == 1 and isinstance(ops[0], edits.DeleteManyOp)
     after = scan(ckpt)
     assert sorted(after.commits) == [17, 18, 19]
     for store in after.stores:      # version 18 rebuilds from snapshot 15 + deltas 16..18
@@ -114,5 +115,5 @@ def test_a_large_retention_is_cut_into_records_under_the_limit():
     ops = []
     for piece in pieces:
         ops += ckpt.ns.delete_many(piece, SUPER)[1]
-    assert all(len(E.encode_payload(1, op)) <= ckpt.ns.max_record for op in ops)
+    assert all(len(edits.encode_payload(1, op)) <= ckpt.ns.max_record for op in ops)
     assert sorted(scan(ckpt).commits) == [38, 39]

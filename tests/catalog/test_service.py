@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from catalog.client import CatalogClient, CheckpointBusy, IncompleteCheckpoint, NotRestorable
-from client import errors as client_errors
-from client.webhdfs import WebHdfsClient
+from nnlite.catalog.client import CatalogClient, CheckpointBusy, IncompleteCheckpoint, NotRestorable
+from nnlite.client import errors as client_errors
+from nnlite.client.webhdfs import WebHdfsClient
 from tests.catalog.remote import USER, running, start, write_checkpoint
 from tests.servers import ROOT
 
@@ -22,7 +22,7 @@ Q = "/ckpt/q1"
 
 
 def nnlite(server, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", "catalog", *args, "--namenode",
+    return subprocess.run([sys.executable, "-m", "nnlite.cli", "catalog", *args, "--namenode",
                            server.url, "--user", USER], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from catalog.spark import JobCheckpoint, read_latest, write_checkpoint
+from nnlite.catalog.spark import JobCheckpoint, read_latest, write_checkpoint
 from tests.servers import ROOT
 from tests.spark.test_streaming_checkpoint import expected
 
@@ -129,8 +129,8 @@ def test_batch_pipeline_job_checkpoints(spark, server, catalog):
 DRIVER = """
 import sys
 from pyspark.sql import SparkSession
-from catalog.client import CatalogClient
-from catalog.spark import write_checkpoint
+from nnlite.catalog.client import CatalogClient
+from nnlite.catalog.spark import write_checkpoint
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
          .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
          .getOrCreate())

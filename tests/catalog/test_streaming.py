@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalog import layout, report, streaming
+from nnlite.catalog import layout, report, streaming
 from tests.catalog.builder import BASE, QUERY_ID, Checkpoint
 
 

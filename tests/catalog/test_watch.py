@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import cli
-from catalog.mirror import TEMP_SUFFIX, scan_remote
-from catalog.watch import IncompleteMirrorError, Progress, Watcher
-from client.webhdfs import WebHdfsClient
+from nnlite import cli
+from nnlite.catalog.mirror import TEMP_SUFFIX, scan_remote
+from nnlite.catalog.watch import IncompleteMirrorError, Progress, Watcher
+from nnlite.client.webhdfs import WebHdfsClient
 from tests.servers import ROOT, NamenodeProcess
 from tests.spark.test_streaming_checkpoint import expected, start_query
 from tests.spark.test_streaming_checkpoint import write_batch as publish_input

@@ -15,10 +15,20 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from formats import edits as E
-from formats import fsimage as F
-from namenode.storage import (CKPT, CKPT_MD5, EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, LOCK,
-                              VERSION, NameDir)
+from nnlite.formats import edits as E
+from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
+from nnlite.formats.fsimage.read import read_meta
+from nnlite.namenode.image.namedir import (
+    CKPT,
+    CKPT_MD5,
+    EDITS,
+    EDITS_NEW,
+    IMAGE,
+    IMAGE_MD5,
+    LOCK,
+    VERSION,
+    NameDir,
+)
 
 
 @dataclass(frozen=True)
@@ -45,9 +55,9 @@ def consistent(root: str | Path) -> DirState:
     assert {VERSION, IMAGE, IMAGE_MD5, EDITS} <= names, names
     assert not names & {CKPT, CKPT_MD5}, names
     assert names <= {VERSION, IMAGE, IMAGE_MD5, EDITS, EDITS_NEW}, names
-    md5 = F.parse_md5_sidecar(d.file(IMAGE_MD5).read_text())
-    assert F.file_md5(str(d.file(IMAGE))) == md5
-    image_txid = F.read_meta(str(d.file(IMAGE))).last_txid
+    md5 = parse_md5_sidecar(d.file(IMAGE_MD5).read_text())
+    assert file_md5(str(d.file(IMAGE))) == md5
+    image_txid = read_meta(str(d.file(IMAGE))).last_txid
     edits = segment(d.file(EDITS))
     new = segment(d.file(EDITS_NEW)) if EDITS_NEW in names else None
     if new is None:

@@ -17,11 +17,16 @@ from pathlib import Path
 import pytest
 import requests
 
-from formats import fsimage as F
-from namenode.storage import EDITS, EDITS_NEW, NameDir
+from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
+from nnlite.namenode.image.namedir import EDITS, EDITS_NEW, NameDir
 from tests.checkpoint import consistent
-from tests.namenode.test_service_crash import (CONNECTIONS, USERS, Load, acknowledged,
-                                               check_all_present)
+from tests.namenode.test_service_crash import (
+    CONNECTIONS,
+    USERS,
+    Load,
+    acknowledged,
+    check_all_present,
+)
 from tests.secondary.test_daemon import get_json, start_daemon, wait_for
 from tests.servers import NamenodeProcess
 
@@ -57,7 +62,7 @@ def check_retained(root: Path, last_image_txid: int) -> None:
     assert 0 < len(images) <= RETAINED and images[-1] < last_image_txid, images
     for txid in images:
         sidecar = (area / f"fsimage_{txid}.md5").read_text()
-        assert F.file_md5(str(area / f"fsimage_{txid}")) == F.parse_md5_sidecar(sidecar)
+        assert file_md5(str(area / f"fsimage_{txid}")) == parse_md5_sidecar(sidecar)
     for p in area.glob("edits_*"):
         assert int(p.name.split("-")[1]) > images[0], (p.name, images)
 

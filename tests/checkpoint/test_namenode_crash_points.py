@@ -14,12 +14,12 @@ from __future__ import annotations
 import pytest
 import requests
 
-from formats import edits as E
-from formats import fsimage as F
-from namenode.faults import ENV
-from namenode.storage import CKPT, CKPT_MD5, EDITS_NEW, IMAGE, NameDir
-from secondary.client import TransferClient
-from secondary.errors import TransferError
+from nnlite.durability.faults import ENV
+from nnlite.formats import edits
+from nnlite.formats.fsimage.read import read_meta
+from nnlite.namenode.image.namedir import CKPT, CKPT_MD5, EDITS_NEW, IMAGE, NameDir
+from nnlite.secondary.client import TransferClient
+from nnlite.secondary.errors import TransferError
 from tests.checkpoint import consistent, snapshot
 from tests.secondary.conftest import listing, mkdirs, new_checkpointer, secret_of
 from tests.secondary.test_checkpointer import checkpoint_txid, namenode_image
@@ -36,7 +36,7 @@ def files(root) -> set[str]:
 
 
 def image_txid(root) -> int:
-    return F.read_meta(str(NameDir(root).file(IMAGE))).last_txid
+    return read_meta(str(NameDir(root).file(IMAGE))).last_txid
 
 
 # What the kill must have left, per point: (files present, files absent, fsimage's txid), and
@@ -132,8 +132,8 @@ def test_namenode_killed_by_a_torn_write_while_a_checkpoint_is_pending(tmp_path)
             with pytest.raises(requests.ConnectionError):
                 mkdirs(nn, "/lost")
             assert nn.proc.wait(10) == -9
-            reader = E.EditsReader(str(NameDir(name).file(EDITS_NEW)))
-            assert [op for _, op in reader] == [E.StartLogSegmentOp()]
+            reader = edits.EditsReader(str(NameDir(name).file(EDITS_NEW)))
+            assert [op for _, op in reader] == [edits.StartLogSegmentOp()]
             assert reader.torn_tail is not None
 
             nn = nodes.restart()

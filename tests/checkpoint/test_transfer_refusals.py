@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from namenode import faults
-from namenode.storage import CKPT, NameDir
-from secondary.errors import TransferError
+from nnlite.durability import faults
+from nnlite.namenode.image.namedir import CKPT, NameDir
+from nnlite.secondary.errors import TransferError
 from tests.checkpoint import snapshot
 from tests.secondary.conftest import mkdirs, new_checkpointer, secret_of
 from tests.servers import NamenodeProcess

@@ -12,7 +12,7 @@ import socket
 
 from click.testing import CliRunner, Result
 
-import cli
+from nnlite import cli
 
 
 def run(server, group: str, *args: str, user: str | None = "tester") -> Result:

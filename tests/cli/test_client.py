@@ -12,12 +12,11 @@ from datetime import timezone
 
 import pytest
 
-import cli
-from client import errors as E
-from client import format as F
-from client.modes import mode_string, parse_mode
-from client.shell import FsShell, parse_owner, split_stat_args
-from client.webhdfs import WebHdfsClient
+from nnlite.client import display, errors
+from nnlite.client.modes import mode_string, parse_mode
+from nnlite.client.shell import FsShell, parse_owner, split_stat_args
+from nnlite.client.webhdfs import WebHdfsClient
+from nnlite.commands.support import exit_code
 from tests.cli import closed_port, dfs, failed
 from tests.namenode.http.helpers import start_namenode
 
@@ -25,38 +24,38 @@ from tests.namenode.http.helpers import start_namenode
 
 
 def test_every_registered_java_class_maps_back_to_its_class():
-    for java_class, cls in E.REGISTRY.items():
-        error = E.from_remote_exception({"javaClassName": java_class, "message": "m"},
+    for java_class, cls in errors.REGISTRY.items():
+        error = errors.from_remote_exception({"javaClassName": java_class, "message": "m"},
                                         status=403)
         assert type(error) is cls and cls.JAVA_CLASS == java_class
         assert error.exception == java_class.rsplit(".", 1)[-1]
-        assert isinstance(error, E.ClientError)
+        assert isinstance(error, errors.ClientError)
 
 
 def test_an_unknown_java_class_keeps_its_name_and_the_path_is_added():
-    error = E.from_remote_exception({"javaClassName": "org.example.OddException",
+    error = errors.from_remote_exception({"javaClassName": "org.example.OddException",
                                      "message": "odd"}, status=403, path="/p")
-    assert type(error) is E.RemoteError and error.exception == "OddException"
+    assert type(error) is errors.RemoteError and error.exception == "OddException"
     assert str(error) == "odd (/p)"
-    named = E.from_remote_exception({"javaClassName": "java.io.FileNotFoundException",
+    named = errors.from_remote_exception({"javaClassName": "java.io.FileNotFoundException",
                                      "message": "File /p does not exist"}, status=404, path="/p")
     assert str(named) == "File /p does not exist"
 
 
 @pytest.mark.parametrize("error, code", [
-    (E.PathNotFoundError("x"), 1),
-    (E.AccessControlError("x"), 1),
-    (E.ImpersonationError("x"), 1),
-    (E.SafeModeError("x"), 1),
-    (E.UnknownOperationError("x"), 1),
-    (E.ProtocolError("x"), 1),
-    (E.NamenodeUnreachableError("x", url="http://h:1"), 3),
-    (E.BadArgumentError("x"), 2),
-    (E.IllegalArgumentError("x"), 2),
-    (E.InvalidPathError("x"), 2),
+    (errors.PathNotFoundError("x"), 1),
+    (errors.AccessControlError("x"), 1),
+    (errors.ImpersonationError("x"), 1),
+    (errors.SafeModeError("x"), 1),
+    (errors.UnknownOperationError("x"), 1),
+    (errors.ProtocolError("x"), 1),
+    (errors.NamenodeUnreachableError("x", url="http://h:1"), 3),
+    (errors.BadArgumentError("x"), 2),
+    (errors.IllegalArgumentError("x"), 2),
+    (errors.InvalidPathError("x"), 2),
 ], ids=lambda v: type(v).__name__ if isinstance(v, Exception) else str(v))
 def test_exit_codes_are_stable_per_kind(error, code):
-    assert cli.exit_code(error) == code
+    assert exit_code(error) == code
 
 
 # ------------------------------------------------------------------------------- modes
@@ -86,7 +85,7 @@ def test_parse_mode(text, old, is_dir, new):
 @pytest.mark.parametrize("text", ["", "abc", "888", "17777", "u+q", "u+x,", "x+u", "755x",
                                   "u", "ug"])
 def test_bad_modes(text):
-    with pytest.raises(E.BadArgumentError, match="invalid mode"):
+    with pytest.raises(errors.BadArgumentError, match="invalid mode"):
         parse_mode(text)
 
 
@@ -103,8 +102,8 @@ def test_mode_string():
     (-2048, "-2 K"),
 ])
 def test_human_sizes(n, text):
-    assert F.size(n, human=True) == text
-    assert F.size(n) == str(n)
+    assert display.size(n, human=True) == text
+    assert display.size(n) == str(n)
 
 
 def status(**kw) -> dict:
@@ -115,14 +114,14 @@ def status(**kw) -> dict:
 
 
 def test_ls_layout():
-    events = [F.Listed((status(), status(type="DIRECTORY", owner="hdfs-admin", length=0,
+    events = [display.Listed((status(), status(type="DIRECTORY", owner="hdfs-admin", length=0,
                                           replication=0, permission="1777")), True),
-              F.Entry("/d/f", status()),
-              F.Entry("/d/tmp", status(type="DIRECTORY", owner="hdfs-admin", length=0,
+              display.Entry("/d/f", status()),
+              display.Entry("/d/tmp", status(type="DIRECTORY", owner="hdfs-admin", length=0,
                                        replication=0, permission="1777")),
-              F.Listed((status(length=12345678901, replication=12),), False),
-              F.Entry("/big", status(length=12345678901, replication=12))]
-    assert list(F.ls_lines(events, tz=timezone.utc)) == [
+              display.Listed((status(length=12345678901, replication=12),), False),
+              display.Entry("/big", status(length=12345678901, replication=12))]
+    assert list(display.ls_lines(events, tz=timezone.utc)) == [
         "Found 2 items",
         "-rw-r--r--   3 alice      staff       1536 2026-11-18 11:06 /d/f",
         "drwxrwxrwt   - hdfs-admin staff          0 2026-11-18 11:06 /d/tmp",
@@ -132,30 +131,30 @@ def test_ls_layout():
 
 def test_stat_line():
     st = status()
-    assert F.stat_line("%y", "/d/f", st) == "2026-11-18 11:06:40"
-    assert F.stat_line("%n %b %o %r %u %g %Y %X %F %a %A %x", "/d/f", st) == (
+    assert display.stat_line("%y", "/d/f", st) == "2026-11-18 11:06:40"
+    assert display.stat_line("%n %b %o %r %u %g %Y %X %F %a %A %x", "/d/f", st) == (
         "f 1536 134217728 3 alice staff 1795000000000 1794000000000 regular file 644 "
         "rw-r--r-- 2026-11-06 21:20:00")
-    assert F.stat_line("%F:%n:%%:%z:%", "/", status(type="DIRECTORY")) == "directory::%:z:"
+    assert display.stat_line("%F:%n:%%:%z:%", "/", status(type="DIRECTORY")) == "directory::%:z:"
 
 
 def test_du_and_count_layouts():
     rows = [("/a", {"length": 5, "spaceConsumed": 15}),
             ("/bb", {"length": 123456, "spaceConsumed": 370368})]
-    assert F.du_lines(rows) == ["5       15      /a", "123456  370368  /bb"]
-    assert F.du_lines([]) == [] and F.du_lines([], header=True) == []
+    assert display.du_lines(rows) == ["5       15      /a", "123456  370368  /bb"]
+    assert display.du_lines([]) == [] and display.du_lines([], header=True) == []
     summary = {"directoryCount": 3, "fileCount": 7, "length": 2048, "quota": 100,
                "spaceQuota": 4096, "spaceConsumed": 1024}
-    assert F.count_line("/q", summary) == \
+    assert display.count_line("/q", summary) == \
         "           3            7               2048 /q"
-    assert F.count_line("/q", summary, quota=True, human=True) == (
+    assert display.count_line("/q", summary, quota=True, human=True) == (
         "         100              90             4 K             3 K "
         "           3            7                2 K /q")
-    assert F.count_header(False) == "   DIR_COUNT   FILE_COUNT       CONTENT_SIZE PATHNAME"
+    assert display.count_header(False) == "   DIR_COUNT   FILE_COUNT       CONTENT_SIZE PATHNAME"
 
 
 def test_xattr_lines():
-    assert list(F.xattr_lines("/p", [{"name": "user.a", "value": '"x"'},
+    assert list(display.xattr_lines("/p", [{"name": "user.a", "value": '"x"'},
                                      {"name": "user.b", "value": None}])) == [
         "# file: /p", 'user.a="x"', "user.b"]
 
@@ -181,11 +180,11 @@ def test_parse_owner_and_stat_args():
     assert parse_owner(":staff") == (None, "staff")
     assert parse_owner("alice:") == ("alice", None)
     for bad in ("", ":", "a b", "a:b:c", "a;b"):
-        with pytest.raises(E.BadArgumentError):
+        with pytest.raises(errors.BadArgumentError):
             parse_owner(bad)
     assert split_stat_args(["/a"]) == ("%y", ["/a"])
     assert split_stat_args(["%n", "/a", "/b"]) == ("%n", ["/a", "/b"])
-    with pytest.raises(E.BadArgumentError):
+    with pytest.raises(errors.BadArgumentError):
         split_stat_args(["%n"])
 
 
@@ -230,16 +229,16 @@ def test_paths_are_encoded(client):
 
 
 def test_remote_exceptions_are_typed(server, client):
-    with pytest.raises(E.PathNotFoundError) as missing:
+    with pytest.raises(errors.PathNotFoundError) as missing:
         client.status("/nowhere")
     assert (missing.value.status, missing.value.exception) == (404, "FileNotFoundException")
     client.mkdirs("/private", 0o700)
     with WebHdfsClient(server.url, "bob") as bob:
-        with pytest.raises(E.AccessControlError, match="user=bob"):
+        with pytest.raises(errors.AccessControlError, match="user=bob"):
             bob.list("/private")
-        with pytest.raises(E.AccessControlError, match="Superuser"):
+        with pytest.raises(errors.AccessControlError, match="Superuser"):
             bob.report()
-    with pytest.raises(E.IllegalArgumentError, match="replication"):
+    with pytest.raises(errors.IllegalArgumentError, match="replication"):
         client.set_replication("/private", 0)
     assert client.rename("/private", "/private/inside") is False
 
@@ -261,14 +260,14 @@ def test_admin_calls(client):
 
 def test_unreachable_and_bad_settings():
     url = f"http://127.0.0.1:{closed_port()}"
-    with pytest.raises(E.NamenodeUnreachableError, match="connection refused") as exc:
+    with pytest.raises(errors.NamenodeUnreachableError, match="connection refused") as exc:
         WebHdfsClient(url, "tester").status("/")
     assert exc.value.url == url
-    with pytest.raises(E.BadArgumentError):
+    with pytest.raises(errors.BadArgumentError):
         WebHdfsClient("ftp://host/", "tester")
-    with pytest.raises(E.BadArgumentError):
+    with pytest.raises(errors.BadArgumentError):
         WebHdfsClient("http://host:notaport", "tester")
-    with pytest.raises(E.BadArgumentError, match="HADOOP_USER_NAME"):
+    with pytest.raises(errors.BadArgumentError, match="HADOOP_USER_NAME"):
         WebHdfsClient("http://127.0.0.1:9870", "")
 
 
@@ -362,7 +361,7 @@ def test_answers_that_are_not_webhdfs(raw, match):
     fake = FakeNamenode([(raw, False)])
     try:
         with WebHdfsClient(fake.url, "tester") as client:
-            with pytest.raises(E.ProtocolError, match=match):
+            with pytest.raises(errors.ProtocolError, match=match):
                 client.status("/a")
     finally:
         fake.close()
@@ -371,7 +370,7 @@ def test_answers_that_are_not_webhdfs(raw, match):
 def test_a_dropped_answer_on_a_fresh_connection_is_unreachable():
     fake = FakeNamenode([(b"", True)])
     try:
-        with pytest.raises(E.NamenodeUnreachableError, match="closed before an answer"):
+        with pytest.raises(errors.NamenodeUnreachableError, match="closed before an answer"):
             WebHdfsClient(fake.url, "tester").status("/a")
     finally:
         fake.close()
@@ -392,10 +391,10 @@ def test_an_op_unknown_to_an_older_namenode():
     fake = FakeNamenode([(UNKNOWN_CREATE, False)])
     try:
         with WebHdfsClient(fake.url, "tester") as client:
-            with pytest.raises(E.UnknownOperationError) as exc:
+            with pytest.raises(errors.UnknownOperationError) as exc:
                 client.create("/f")
         assert str(exc.value) == f"the namenode at {fake.url} does not support op=CREATE yet"
-        assert cli.exit_code(exc.value) == 1
+        assert exit_code(exc.value) == 1
     finally:
         fake.close()
 

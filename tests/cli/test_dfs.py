@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from client import cli_dfs
-from client.webhdfs import WebHdfsClient
+from nnlite.client.webhdfs import WebHdfsClient
+from nnlite.commands import dfs as cli_dfs
 from tests.cli import closed_port, dfs, failed, ok
 from tests.namenode.http.helpers import start_namenode
 
@@ -141,7 +141,7 @@ def test_usage_mistakes_are_one_line(server):
 
 
 def test_an_unexpected_failure_is_one_line_not_a_traceback(server, monkeypatch):
-    from client.webhdfs import WebHdfsClient as Client
+    from nnlite.client.webhdfs import WebHdfsClient as Client
     monkeypatch.setattr(Client, "list", lambda self, path: [{"no": "pathSuffix"}])
     message = failed(dfs(server, "ls", "/seed"), "InternalError", 1)
     assert message.startswith("KeyError: 'pathSuffix'")

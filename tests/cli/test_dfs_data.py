@@ -7,14 +7,13 @@ user. Local files live in pytest's ``tmp_path``.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 from click.testing import CliRunner
 
-import cli
-from client.webhdfs import WebHdfsClient
+from nnlite import cli
+from nnlite.client.webhdfs import WebHdfsClient
 from tests.cli import dfs, failed, ok
 from tests.namenode.http.helpers import start_namenode
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from client.webhdfs import WebHdfsClient
+from nnlite.client.webhdfs import WebHdfsClient
 from tests.cli import closed_port, dfs, dfsadmin, failed, ok
 from tests.namenode.http.helpers import start_namenode
 

@@ -8,12 +8,14 @@ import zlib
 
 import pytest
 
-from formats import edits as E
-from namenode import blocks as B
-from namenode import checksum as C
-from namenode import errors, leases
-from namenode.fsnamesystem import FSNamesystem, format_dirs
-from namenode.storage import NameDir
+from nnlite.formats import edits
+from nnlite.namenode import errors
+from nnlite.namenode.blocks import checksum, leases
+from nnlite.namenode.blocks import store as B
+from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, segments
+from nnlite.namenode.blocks.sweep import Sweeper
+from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
+from nnlite.namenode.image.namedir import NameDir
 from tests.data import cut, reference_checksum
 from tests.namenode.helpers import SUPER, dump, mkdir, new_ns, refused, write_file
 
@@ -56,19 +58,19 @@ def files_in(store) -> list[str]:
 
 @pytest.mark.parametrize("pieces", [(1,), (511, 2), (512,), (513, 1000), (10**6,)])
 def test_chunk_crcs_do_not_depend_on_how_the_bytes_arrive(pieces):
-    chunker = C.CrcChunker()
+    chunker = checksum.CrcChunker()
     pos, i = 0, 0
     while pos < len(CONTENT):
         chunker.feed(CONTENT[pos:pos + pieces[i % len(pieces)]])
         pos, i = pos + pieces[i % len(pieces)], i + 1
     expected = b"".join(zlib.crc32(CONTENT[i:i + 512]).to_bytes(4, "big")
                         for i in range(0, len(CONTENT), 512))
-    assert chunker.finish() == expected == C.chunk_crcs(CONTENT)
+    assert chunker.finish() == expected == checksum.chunk_crcs(CONTENT)
 
 
 def test_the_empty_file_has_hadoops_magic_checksum():
-    value = C.file_checksum([])
-    assert C.to_json(value) == {"FileChecksum": {
+    value = checksum.file_checksum([])
+    assert checksum.to_json(value) == {"FileChecksum": {
         "algorithm": "MD5-of-0MD5-of-0CRC32", "length": 28,
         "bytes": "00000000000000000000000070bc8f4b72a86921468bf8e8441dce51"}}
 
@@ -77,12 +79,12 @@ def test_the_empty_file_has_hadoops_magic_checksum():
                                              (4096, 1024), (5000, 1024), (10245, 512)])
 def test_file_checksum_pads_the_block_md5s_as_hadoops_buffer_does(size, block_size):
     data = CONTENT[:size]
-    digests = [C.block_digest(C.chunk_crcs(data[i:i + block_size]))
+    digests = [checksum.block_digest(checksum.chunk_crcs(data[i:i + block_size]))
                for i in range(0, size, block_size)]
-    value = C.file_checksum(digests)
+    value = checksum.file_checksum(digests)
     assert value == reference(data, block_size)
     blocks = len(digests)
-    assert C.algorithm(value) == f"MD5-of-{block_size // 512 if blocks > 1 else 0}MD5-of-512CRC32"
+    assert checksum.algorithm(value) == f"MD5-of-{block_size // 512 if blocks > 1 else 0}MD5-of-512CRC32"
 
 
 # --------------------------------------------------------------------------- the store
@@ -93,8 +95,8 @@ def test_a_writer_cuts_blocks_and_records_their_crcs(store):
     assert content(store, sealed.blocks) == CONTENT
     for block in sealed.blocks:
         data = store.data_path(block[0]).read_bytes()
-        assert store.meta_path(block[0]).read_bytes() == C.chunk_crcs(data)
-    assert C.file_checksum(sealed.digests) == reference(CONTENT, 4096)
+        assert store.meta_path(block[0]).read_bytes() == checksum.chunk_crcs(data)
+    assert checksum.file_checksum(sealed.digests) == reference(CONTENT, 4096)
     assert list(store.tmp.iterdir()) == [] and store.held() == set()
 
 
@@ -108,8 +110,8 @@ def test_appending_to_a_partial_block_copies_it_into_a_new_block(store):
     assert content(store, rest.blocks) == CONTENT
     assert store.data_path(tail[0]).read_bytes() == CONTENT[:1500]    # the old block is intact
     merged = store.data_path(rest.blocks[0][0]).read_bytes()
-    assert store.meta_path(rest.blocks[0][0]).read_bytes() == C.chunk_crcs(merged)
-    assert C.file_checksum(rest.digests) == reference(CONTENT, 4096)
+    assert store.meta_path(rest.blocks[0][0]).read_bytes() == checksum.chunk_crcs(merged)
+    assert checksum.file_checksum(rest.digests) == reference(CONTENT, 4096)
 
 
 def test_a_full_last_block_is_not_continued(store):
@@ -136,27 +138,27 @@ def test_discard_deletes_written_and_published_blocks(store):
 def test_copy_prefix_and_crcs_of_a_shorter_prefix(store):
     sealed = written(store, CONTENT[:3000], 4096)
     block = sealed.blocks[0]
-    assert store.read_crcs(block[0], 1300) == C.chunk_crcs(CONTENT[:1300])
+    assert store.read_crcs(block[0], 1300) == checksum.chunk_crcs(CONTENT[:1300])
     copy, digest = store.copy_prefix((block[0], 1300))
     assert copy[1] == 1300 and copy[0] != block[0]
     assert store.data_path(copy[0]).read_bytes() == CONTENT[:1300]
-    assert digest == C.block_digest(C.chunk_crcs(CONTENT[:1300]))
+    assert digest == checksum.block_digest(checksum.chunk_crcs(CONTENT[:1300]))
     assert copy[0] in store.held()
 
 
 def test_missing_or_short_blocks_are_reported(store):
-    with pytest.raises(B.BlockMissingError):
+    with pytest.raises(BlockMissingError):
         store.open_block(999, 1)
     sealed = written(store, b"abc", 1024)
-    with pytest.raises(B.BlockMissingError):
+    with pytest.raises(BlockMissingError):
         store.open_block(sealed.blocks[0][0], 4)
 
 
 def test_range_reader_spans_blocks(store):
     sealed = written(store, CONTENT, 1024)
-    parts = B.segments(sealed.blocks, 1000, 2100)
+    parts = segments(sealed.blocks, 1000, 2100)
     assert [(p[1], p[2]) for p in parts] == [(1000, 24), (0, 1024), (0, 1024), (0, 28)]
-    reader = B.RangeReader([(store.open_block(b[0], b[1]), start, n) for b, start, n in parts])
+    reader = RangeReader([(store.open_block(b[0], b[1]), start, n) for b, start, n in parts])
     out, buf = b"", bytearray(100)
     while n := reader.readinto(buf):
         out += buf[:n]
@@ -214,14 +216,14 @@ def test_the_sweep_removes_only_old_unreferenced_unheld_blocks(store):
     orphan = written(store, b"orphan", 1024).blocks
     held = written(store, b"held", 1024).blocks
     young = written(store, b"young", 1024).blocks
-    ns.apply(E.AddFileOp("/f", ns.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
+    ns.apply(edits.AddFileOp("/f", ns.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
                          False, "c", ""))
-    ns.apply(E.CloseFileOp("/f", ns.last_inode_id, 10, 1, 1, kept, b""))
+    ns.apply(edits.CloseFileOp("/f", ns.last_inode_id, 10, 1, 1, kept, b""))
     store.hold(held[0][0])
     for block in kept + orphan + held:
         for path in (store.data_path(block[0]), store.meta_path(block[0])):
             os.utime(path, (1, 1))
-    sweeper = B.Sweeper(FakeFs(ns), store, grace=60)
+    sweeper = Sweeper(FakeFs(ns), store, grace=60)
     assert sweeper.sweep() == [orphan[0][0]]
     assert not store.data_path(orphan[0][0]).exists()
     for block in kept + held + young:
@@ -292,7 +294,7 @@ def test_create_complete_logs_one_batch_and_checks_overwrite():
     blocks = ((1, 10, 1001),)
     _, ops = ns.create_complete("/a/b/f", SUPER, blocks=blocks, length=10, checksum=b"c" * 28,
                                 client_name="webhdfs-create-1", replication=1)
-    assert [type(op) for op in ops] == [E.MkdirOp, E.AddFileOp, E.CloseFileOp]
+    assert [type(op) for op in ops] == [edits.MkdirOp, edits.AddFileOp, edits.CloseFileOp]
     assert ops[1].client_name == "webhdfs-create-1"
     node = ns.get("/a/b/f")
     assert (node.blocks, node.length, node.checksum, node.client_name) == \
@@ -331,7 +333,7 @@ def test_append_complete_refuses_a_file_changed_meanwhile():
     _, ops = ns.append_complete("/d/f", SUPER, inode_id=node.id, expected_blocks=old,
                                 blocks=old + ((50, 20, 1001),), length=120, checksum=b"",
                                 client_name="webhdfs-append-1")
-    assert [type(op) for op in ops] == [E.AppendOp, E.CloseFileOp]
+    assert [type(op) for op in ops] == [edits.AppendOp, edits.CloseFileOp]
     assert (ns.get("/d/f").length, ns.get("/d/f").client_name) == (120, None)
 
 
@@ -344,7 +346,7 @@ def test_truncate_blocks_swaps_in_the_copied_block():
     _, ops = ns.truncate_blocks("/d/f", SUPER, 150, inode_id=node.id, expected_blocks=old,
                                 last_block=(77, 50, 1001), checksum=b"k",
                                 client_name="webhdfs-truncate-1")
-    assert [type(op) for op in ops] == [E.TruncateOp, E.AppendOp, E.CloseFileOp]
+    assert [type(op) for op in ops] == [edits.TruncateOp, edits.AppendOp, edits.CloseFileOp]
     assert ns.get("/d/f").blocks == (old[0], (77, 50, 1001))
     assert ns.truncate_blocks("/d/f", SUPER, 150, inode_id=node.id,
                               expected_blocks=ns.get("/d/f").blocks, last_block=None,

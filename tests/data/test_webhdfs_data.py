@@ -15,8 +15,16 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from tests.data import (block_files, cut, read, reference_checksum, request, tmp_files,
-                        upload, wait_for)
+from tests.data import (
+    block_files,
+    cut,
+    read,
+    reference_checksum,
+    request,
+    tmp_files,
+    upload,
+    wait_for,
+)
 from tests.namenode.http.helpers import WebHdfs, start_namenode
 from tests.servers import NamenodeProcess
 
@@ -321,7 +329,7 @@ def test_the_sweep_removes_blocks_no_file_refers_to(w, server, d):
 
 
 def test_torn_uploads_are_recovered_at_startup(tmp_path_factory):
-    from namenode.fsnamesystem import FSNamesystem
+    from nnlite.namenode.fsnamesystem import FSNamesystem
     from tests.namenode.http.helpers import TESTER, USERS
     nn = start_namenode(tmp_path_factory)
     w = WebHdfs(nn)

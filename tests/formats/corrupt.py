@@ -15,8 +15,17 @@ from dataclasses import dataclass
 
 import msgpack
 
-from formats.edits import (HEADER, LAYOUT_VERSION, MAGIC, RECORD_HEADER_SIZE, Op, encode_header,
-                           encode_record, frame, read_all)
+from nnlite.formats.edits import (
+    HEADER,
+    LAYOUT_VERSION,
+    MAGIC,
+    RECORD_HEADER_SIZE,
+    Op,
+    encode_header,
+    encode_record,
+    frame,
+    read_all,
+)
 
 
 @dataclass(frozen=True)

@@ -18,17 +18,48 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from formats import errors
-from formats.edits import (DEFAULT_MAX_RECORD, HEADER_SIZE, MAGIC, OPS, AddBlockOp, AddFileOp,
-                           AppendOp, CloseFileOp, ConcatOp, DeleteManyOp, DeleteOp, EditsReader,
-                           EditsWriter,
-                           EndLogSegmentOp, MkdirOp, OpCode, RemoveXAttrOp, RenameOldOp, RenameOp,
-                           SetOwnerOp, SetPermissionsOp, SetQuotaOp, SetReplicationOp, SetTimesOp,
-                           SetXAttrOp, StartLogSegmentOp, TruncateOp, UpdateBlocksOp,
-                           decode_payload, encode_header, encode_payload, encode_record, frame,
-                           pack_untimed, read_all, record_at)
+from nnlite.formats import errors
+from nnlite.formats.edits import (
+    DEFAULT_MAX_RECORD,
+    HEADER_SIZE,
+    MAGIC,
+    OPS,
+    AddBlockOp,
+    AddFileOp,
+    AppendOp,
+    CloseFileOp,
+    ConcatOp,
+    DeleteManyOp,
+    DeleteOp,
+    EditsReader,
+    EditsWriter,
+    EndLogSegmentOp,
+    MkdirOp,
+    OpCode,
+    RemoveXAttrOp,
+    RenameOldOp,
+    RenameOp,
+    SetOwnerOp,
+    SetPermissionsOp,
+    SetQuotaOp,
+    SetReplicationOp,
+    SetTimesOp,
+    SetXAttrOp,
+    StartLogSegmentOp,
+    TruncateOp,
+    UpdateBlocksOp,
+    decode_payload,
+    encode_header,
+    encode_payload,
+    encode_record,
+    frame,
+    pack_untimed,
+    read_all,
+    record_at,
+)
 from tests.formats import corrupt
 
 GOLDEN = Path(__file__).parent / "golden" / "edits_v1.bin"
@@ -139,7 +170,7 @@ def test_a_record_framed_from_the_untimed_payload_is_the_encoded_record(op, txid
 def test_an_op_class_that_breaks_the_untimed_layout_is_refused_at_registration(fields, code):
     """record_at needs every payload to be a msgpack fixarray (<= 15 items) whose op code
     is a one-byte fixint (< 128): a class that breaks either is refused, not registered."""
-    from formats.edits import Op, _op
+    from nnlite.formats.edits import Op, _op
 
     namespace = {"__annotations__": {f"f{i}": int for i in range(fields)}, "OP_CODE": code}
     with pytest.raises(RuntimeError, match="at most 13 fields and an op code below 128"):

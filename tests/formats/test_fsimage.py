@@ -12,8 +12,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formats import fsimage as F
-from formats.errors import FormatError, ImageCorruptError, UnsupportedVersionError
+from nnlite.formats.errors import FormatError, ImageCorruptError, UnsupportedVersionError
+from nnlite.formats.fsimage.layout import (
+    COLUMNS,
+    IMAGE_NAME,
+    LAYOUT_VERSION,
+    NO_QUOTA,
+    SCHEMA,
+    TYPE_DIRECTORY,
+    TYPE_FILE,
+    ImageMeta,
+)
+from nnlite.formats.fsimage.md5 import file_md5, md5_sidecar_text, parse_md5_sidecar
+from nnlite.formats.fsimage.read import iter_batches, read_image, read_meta
+from nnlite.formats.fsimage.write import ImageInfo, write_image
 
 ROOT_ID = 16385
 # Every example overwrites the same file in tmp_path, so sharing the fixture is harmless.
@@ -29,28 +41,28 @@ def make_rows(n_files: int) -> list[dict]:
 
 
 def _dir_row(inode_id: int, parent_id: int, name: str) -> dict:
-    return dict(id=inode_id, parent_id=parent_id, name=name, type=F.TYPE_DIRECTORY,
+    return dict(id=inode_id, parent_id=parent_id, name=name, type=TYPE_DIRECTORY,
                 permission=0o1777, owner="hdfs", group="supergroup", mtime=1_700_000_000_000,
                 atime=0, replication=0, block_size=0, length=0, blocks=[], checksum=None,
-                xattrs=None, ns_quota=1000, ss_quota=F.NO_QUOTA, client_name=None,
+                xattrs=None, ns_quota=1000, ss_quota=NO_QUOTA, client_name=None,
                 client_machine=None)
 
 
 def _file_row(inode_id: int, parent_id: int, i: int) -> dict:
     building = i % 5 == 4
-    return dict(id=inode_id, parent_id=parent_id, name=f"{i}.delta", type=F.TYPE_FILE,
+    return dict(id=inode_id, parent_id=parent_id, name=f"{i}.delta", type=TYPE_FILE,
                 permission=0o644, owner="spark", group="spark", mtime=1_700_000_000_000 + i,
                 atime=1_700_000_000_000 + i, replication=3, block_size=128 << 20,
                 length=100 * i, blocks=[((1 << 30) + i, 100 * i, 1000 + i)],
                 checksum=None if building else bytes([i % 256]) * 16,
                 xattrs={"user.batch": str(i).encode()} if i % 3 == 0 else None,
-                ns_quota=F.NO_QUOTA, ss_quota=F.NO_QUOTA,
+                ns_quota=NO_QUOTA, ss_quota=NO_QUOTA,
                 client_name=f"DFSClient_{i}" if building else None,
                 client_machine="10.0.0.7" if building else None)
 
 
 def columns_of(rows: list[dict]) -> dict[str, list]:
-    return {name: [row[name] for row in rows] for name in F.COLUMNS}
+    return {name: [row[name] for row in rows] for name in COLUMNS}
 
 
 def rows_of(table: pa.Table) -> list[dict]:
@@ -62,17 +74,17 @@ def rows_of(table: pa.Table) -> list[dict]:
     return rows
 
 
-def meta_for(n_rows: int, **changes) -> F.ImageMeta:
-    meta = F.ImageMeta(layout_version=F.LAYOUT_VERSION, namespace_id=463_011_597,
+def meta_for(n_rows: int, **changes) -> ImageMeta:
+    meta = ImageMeta(layout_version=LAYOUT_VERSION, namespace_id=463_011_597,
                        last_txid=812, inode_count=n_rows, creation_time=1_700_000_123_456,
                        extra={"last_inode_id": ROOT_ID + n_rows, "last_block_id": 1 << 30})
     return dataclasses.replace(meta, **changes)
 
 
-def write(tmp_path, rows=None, **kw) -> tuple[str, F.ImageInfo]:
+def write(tmp_path, rows=None, **kw) -> tuple[str, ImageInfo]:
     rows = make_rows(20) if rows is None else rows
-    path = str(tmp_path / F.IMAGE_NAME)
-    return path, F.write_image(path, columns_of(rows), meta_for(len(rows)), **kw)
+    path = str(tmp_path / IMAGE_NAME)
+    return path, write_image(path, columns_of(rows), meta_for(len(rows)), **kw)
 
 
 # ------------------------------------------------------------------------------- corruption
@@ -94,7 +106,7 @@ def truncate_to(path: str, size: int) -> None:
 
 def data_page_end(path: str, column: str) -> int:
     """Offset of the last byte of a column chunk in row group 0: inside page data, not a header."""
-    chunk = pq.read_metadata(path).row_group(0).column(F.COLUMNS.index(column))
+    chunk = pq.read_metadata(path).row_group(0).column(COLUMNS.index(column))
     start = chunk.dictionary_page_offset or chunk.data_page_offset
     return start + chunk.total_compressed_size - 1
 
@@ -129,11 +141,11 @@ CORRUPTIONS = {
 def test_round_trip_columns_to_table(tmp_path):
     rows = make_rows(20)
     path, _ = write(tmp_path, rows)
-    table, _ = F.read_image(path, expected_md5=None)
-    assert table.schema == F.SCHEMA
+    table, _ = read_image(path, expected_md5=None)
+    assert table.schema == SCHEMA
     assert table.schema.metadata is None
     assert rows_of(table) == rows
-    assert table.equals(pa.Table.from_pylist(rows, schema=F.SCHEMA))
+    assert table.equals(pa.Table.from_pylist(rows, schema=SCHEMA))
 
 
 def test_accepts_table_arrays_and_array_array(tmp_path):
@@ -145,25 +157,25 @@ def test_accepts_table_arrays_and_array_array(tmp_path):
     cols["blocks"] = [[dict(zip(("block_id", "num_bytes", "genstamp"), b)) for b in blocks]
                       for blocks in cols["blocks"]]  # the namenode passes dicts
     path = str(tmp_path / "a")
-    F.write_image(path, cols, meta_for(len(rows)))
-    table = pa.Table.from_pylist(rows, schema=F.SCHEMA)
+    write_image(path, cols, meta_for(len(rows)))
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
     table = table.set_column(4, "permission", table.column("permission").cast(pa.int64()))
-    F.write_image(str(tmp_path / "b"), table, meta_for(len(rows)))
-    assert rows_of(F.read_image(path, expected_md5=None)[0]) == rows
-    assert rows_of(F.read_image(tmp_path / "b", expected_md5=None)[0]) == rows
+    write_image(str(tmp_path / "b"), table, meta_for(len(rows)))
+    assert rows_of(read_image(path, expected_md5=None)[0]) == rows
+    assert rows_of(read_image(tmp_path / "b", expected_md5=None)[0]) == rows
 
 
 def test_empty_image_round_trips(tmp_path):
     path, _ = write(tmp_path, rows=[])
-    table, meta = F.read_image(path, expected_md5=None)
+    table, meta = read_image(path, expected_md5=None)
     assert table.num_rows == 0 and meta.inode_count == 0
 
 
 def test_metadata_round_trip(tmp_path):
     path, _ = write(tmp_path)
     expected = meta_for(22)
-    assert F.read_meta(path) == expected
-    assert F.read_image(path, expected_md5=None)[1] == expected
+    assert read_meta(path) == expected
+    assert read_image(path, expected_md5=None)[1] == expected
     footer = pq.read_metadata(path).metadata
     assert footer[b"nnlite.format"] == b"fsimage"
     assert footer[b"nnlite.last_txid"] == b"812"
@@ -178,25 +190,25 @@ def test_plain_pyarrow_reads_the_file(tmp_path):
 def test_row_groups_and_columns(tmp_path):
     path, _ = write(tmp_path, make_rows(98), row_group_size=25)
     assert pq.ParquetFile(path).num_row_groups == 4
-    table, _ = F.read_image(path, expected_md5=None, columns=["id", "name"])
+    table, _ = read_image(path, expected_md5=None, columns=["id", "name"])
     assert table.column_names == ["id", "name"]
     assert table.column("name")[2].as_py() == "0.delta"
 
 
 def test_iter_batches_streams_the_whole_image(tmp_path):
     path, info = write(tmp_path, make_rows(98), row_group_size=25)
-    batches = list(F.iter_batches(path, batch_size=10, expected_md5=info.md5_hex))
+    batches = list(iter_batches(path, batch_size=10, expected_md5=info.md5_hex))
     assert max(b.num_rows for b in batches) <= 10
-    whole, _ = F.read_image(path, expected_md5=None)
+    whole, _ = read_image(path, expected_md5=None)
     assert pa.Table.from_batches(batches).replace_schema_metadata(None).equals(whole)
-    ids = [b.column(0) for b in F.iter_batches(path, columns=["id"])]
+    ids = [b.column(0) for b in iter_batches(path, columns=["id"])]
     assert sum(len(c) for c in ids) == 100
 
 
 def test_unknown_read_column_is_refused(tmp_path):
     path, _ = write(tmp_path)
     with pytest.raises(ValueError, match="nope"):
-        F.read_image(path, expected_md5=None, columns=["id", "nope"])
+        read_image(path, expected_md5=None, columns=["id", "nope"])
 
 
 @st.composite
@@ -219,9 +231,9 @@ def random_rows(draw) -> list[dict]:
 @given(rows=random_rows(), row_group_size=st.integers(1, 40))
 def test_random_rows_round_trip(tmp_path, rows, row_group_size):
     path = str(tmp_path / "prop")
-    info = F.write_image(path, columns_of(rows), meta_for(len(rows)),
+    info = write_image(path, columns_of(rows), meta_for(len(rows)),
                          row_group_size=row_group_size)
-    table, meta = F.read_image(path, expected_md5=info.md5_hex)
+    table, meta = read_image(path, expected_md5=info.md5_hex)
     assert rows_of(table) == rows
     assert meta == meta_for(len(rows))
 
@@ -230,17 +242,17 @@ def test_random_rows_round_trip(tmp_path, rows, row_group_size):
 
 def test_info_is_digest_and_size_of_the_file(tmp_path):
     path, info = write(tmp_path)
-    assert info == F.ImageInfo(F.file_md5(path), os.path.getsize(path))
+    assert info == ImageInfo(file_md5(path), os.path.getsize(path))
 
 
 def test_sidecar_text():
     digest = "0123456789abcdef0123456789abcdef"
-    assert F.md5_sidecar_text(digest) == f"{digest} *fsimage\n"
-    assert F.md5_sidecar_text(digest, "fsimage.ckpt") == f"{digest} *fsimage.ckpt\n"
-    assert F.parse_md5_sidecar(F.md5_sidecar_text(digest)) == digest
-    assert F.parse_md5_sidecar(f"{digest.upper()}  fsimage") == digest  # md5sum text mode
+    assert md5_sidecar_text(digest) == f"{digest} *fsimage\n"
+    assert md5_sidecar_text(digest, "fsimage.ckpt") == f"{digest} *fsimage.ckpt\n"
+    assert parse_md5_sidecar(md5_sidecar_text(digest)) == digest
+    assert parse_md5_sidecar(f"{digest.upper()}  fsimage") == digest  # md5sum text mode
     with pytest.raises(ValueError):
-        F.md5_sidecar_text("xyz")
+        md5_sidecar_text("xyz")
 
 
 @pytest.mark.parametrize("text", [
@@ -251,7 +263,7 @@ def test_sidecar_text():
 ])
 def test_malformed_sidecar_is_corrupt(text):
     with pytest.raises(ImageCorruptError, match="fsimage.md5"):
-        F.parse_md5_sidecar(text, path="/n/current/fsimage.md5")
+        parse_md5_sidecar(text, path="/n/current/fsimage.md5")
 
 
 def test_flipped_byte_fails_digest_before_parsing(tmp_path, monkeypatch):
@@ -259,11 +271,11 @@ def test_flipped_byte_fails_digest_before_parsing(tmp_path, monkeypatch):
     flip_byte(path, data_page_end(path, "name"))
     monkeypatch.setattr(pq, "ParquetFile", _must_not_parse)
     with pytest.raises(ImageCorruptError) as caught:
-        F.read_image(path, expected_md5=info.md5_hex)
+        read_image(path, expected_md5=info.md5_hex)
     message = str(caught.value)
-    assert path in message and info.md5_hex in message and F.file_md5(path) in message
+    assert path in message and info.md5_hex in message and file_md5(path) in message
     with pytest.raises(ImageCorruptError):
-        F.iter_batches(path, expected_md5=info.md5_hex)
+        iter_batches(path, expected_md5=info.md5_hex)
 
 
 def _must_not_parse(*args, **kw):
@@ -276,10 +288,10 @@ def _must_not_parse(*args, **kw):
 def test_damaged_image_is_corrupt_without_digest(tmp_path, damage):
     path, _ = write(tmp_path)
     CORRUPTIONS[damage](path)
-    with pytest.raises(ImageCorruptError, match=F.IMAGE_NAME):
-        F.read_image(path, expected_md5=None)
-    with pytest.raises(ImageCorruptError, match=F.IMAGE_NAME):
-        list(F.iter_batches(path))
+    with pytest.raises(ImageCorruptError, match=IMAGE_NAME):
+        read_image(path, expected_md5=None)
+    with pytest.raises(ImageCorruptError, match=IMAGE_NAME):
+        list(iter_batches(path))
 
 
 @pytest.mark.parametrize("damage", ["flip-first-byte", "truncate-half", "truncate-empty"])
@@ -287,30 +299,30 @@ def test_damaged_footer_fails_read_meta(tmp_path, damage):
     path, _ = write(tmp_path)
     CORRUPTIONS[damage](path)
     with pytest.raises(ImageCorruptError):
-        F.read_meta(path)
+        read_meta(path)
 
 
 def test_non_parquet_file_is_corrupt(tmp_path):
     path = tmp_path / "fsimage"
     path.write_bytes(b"NNLEDITS" + bytes(200))
     with pytest.raises(ImageCorruptError, match="not a readable Parquet file"):
-        F.read_meta(path)
+        read_meta(path)
     with pytest.raises(ImageCorruptError):
-        F.read_image(path, expected_md5=None)
+        read_image(path, expected_md5=None)
 
 
 def test_foreign_parquet_file_is_not_an_image(tmp_path):
     path = str(tmp_path / "other.parquet")
     pq.write_table(pa.table({"id": [1, 2]}), path)
     with pytest.raises(ImageCorruptError, match="not an nnlite fsimage"):
-        F.read_meta(path)
+        read_meta(path)
 
 
 def test_missing_file_is_not_disguised_as_corruption(tmp_path):
     with pytest.raises(FileNotFoundError):
-        F.read_meta(tmp_path / "absent")
+        read_meta(tmp_path / "absent")
     with pytest.raises(FileNotFoundError):
-        F.read_image(tmp_path / "absent", expected_md5="0" * 32)
+        read_image(tmp_path / "absent", expected_md5="0" * 32)
 
 
 @pytest.mark.parametrize("version", [b"0", b"2"])
@@ -318,9 +330,9 @@ def test_other_layout_version_is_unsupported(tmp_path, version):
     path, _ = write(tmp_path)
     rewrite_footer(path, **{"nnlite.layout_version": version})
     with pytest.raises(UnsupportedVersionError, match=f"version {version.decode()}"):
-        F.read_meta(path)
+        read_meta(path)
     with pytest.raises(UnsupportedVersionError):
-        F.read_image(path, expected_md5=None)
+        read_image(path, expected_md5=None)
 
 
 @pytest.mark.parametrize("pairs, message", [
@@ -334,7 +346,7 @@ def test_bad_footer_metadata_is_corrupt(tmp_path, pairs, message):
     path, _ = write(tmp_path)
     rewrite_footer(path, **pairs)
     with pytest.raises(ImageCorruptError, match=message):
-        F.read_meta(path)
+        read_meta(path)
 
 
 def test_changed_column_type_is_corrupt(tmp_path):
@@ -342,7 +354,7 @@ def test_changed_column_type_is_corrupt(tmp_path):
     widen = lambda t: t.set_column(4, "permission", t.column("permission").cast(pa.int32()))
     rewrite_footer(path, table_change=widen)
     with pytest.raises(ImageCorruptError, match="column permission"):
-        F.read_image(path, expected_md5=None)
+        read_image(path, expected_md5=None)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=TMP_PATH_IS_FINE)
@@ -356,9 +368,9 @@ def test_any_damage_is_a_format_error_or_a_table(tmp_path, data):
     else:
         flip_byte(path, data.draw(st.integers(0, size - 1), label="offset"))
     with pytest.raises(ImageCorruptError):
-        F.read_image(path, expected_md5=info.md5_hex)
+        read_image(path, expected_md5=info.md5_hex)
     try:
-        F.read_image(path, expected_md5=None)
+        read_image(path, expected_md5=None)
     except FormatError:
         pass
 
@@ -391,7 +403,7 @@ def _setting(name, index, value):
 def test_writer_refuses_bad_columns(tmp_path, change, message):
     cols = change(columns_of(make_rows(20)))
     with pytest.raises(ValueError, match=message):
-        F.write_image(str(tmp_path / "x"), cols, meta_for(22))
+        write_image(str(tmp_path / "x"), cols, meta_for(22))
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -403,7 +415,7 @@ def test_writer_refuses_bad_columns(tmp_path, change, message):
 ])
 def test_writer_refuses_bad_meta(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
-        F.write_image(str(tmp_path / "x"), columns_of(make_rows(20)), meta_for(22, **changes))
+        write_image(str(tmp_path / "x"), columns_of(make_rows(20)), meta_for(22, **changes))
 
 
 # ------------------------------------------------------------------------------------- spark

@@ -10,7 +10,7 @@ store acknowledged; the parent kills this process with SIGKILL at a random momen
 import sys
 import threading
 
-from namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.fsnamesystem import FSNamesystem
 
 
 def main() -> None:

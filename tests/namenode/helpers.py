@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from formats import edits as E
-from namenode.inode import usage, walk
-from namenode.namespace import Namespace
-from namenode.permission import Caller
+from nnlite.formats import edits
+from nnlite.namenode.namespace.inode import usage, walk
+from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.permission import Caller
 
 CLOCK_MS = 1000
 SUPER = Caller("hdfs", frozenset({"supergroup"}), superuser=True)
@@ -115,9 +115,9 @@ def write_file(ns, path: str, sizes=(100,), replication: int = 1, caller: Caller
     inode_id = ns.get(path).id
     for size in sizes:
         block = (ns.last_block_id + 1, size, 1001)
-        ops += apply_ops(ns, E.AddBlockOp(path, inode_id, block))
+        ops += apply_ops(ns, edits.AddBlockOp(path, inode_id, block))
     node = ns.get(path)
-    ops += apply_ops(ns, E.CloseFileOp(path, inode_id, node.length, CLOCK_MS, CLOCK_MS,
+    ops += apply_ops(ns, edits.CloseFileOp(path, inode_id, node.length, CLOCK_MS, CLOCK_MS,
                                        node.blocks, checksum))
     return ops
 

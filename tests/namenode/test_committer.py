@@ -4,10 +4,9 @@ import asyncio
 
 import pytest
 
-from namenode import errors
-from namenode.committer import AsyncCommitter
-from namenode.fsnamesystem import FSNamesystem
-
+from nnlite.namenode import errors
+from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.journal.committer import AsyncCommitter
 from tests.namenode.test_fsnamesystem import IDENTITY, USER, formatted, open_fs
 
 
@@ -100,7 +99,7 @@ def test_durable_releases_each_write_once_in_txid_order_after_its_sync(tmp_path)
 def test_a_failed_sync_is_handed_to_every_waiter_of_its_batch(tmp_path):
     """The only name dir fails its writes (the journal.write:<dir> fault point raises EIO):
     every waiter gets the error, none is answered as durable, and later writes are refused."""
-    from namenode import faults
+    from nnlite.durability import faults
     dirs = formatted(tmp_path, names=["only"])
 
     async def scenario(fs):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from namenode.fsnamesystem import FSNamesystem, format_dirs
-from namenode.storage import NameDir
+from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
+from nnlite.namenode.image.namedir import NameDir
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.crash

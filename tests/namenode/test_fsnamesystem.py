@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from formats import edits as E
-from formats.errors import CorruptRecordError
-from namenode import errors
-from namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
-from namenode.storage import EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir
-
+from nnlite.formats import edits as E
+from nnlite.formats.errors import CorruptRecordError
+from nnlite.namenode import errors
+from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
+from nnlite.namenode.image.namedir import EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir
 from tests.namenode.helpers import CLOCK_MS, dump
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,8 +107,8 @@ def test_another_process_cannot_open_the_dirs(tmp_path):
     dirs = formatted(tmp_path)
     code = textwrap.dedent("""
         import sys
-        from namenode.errors import NameDirError
-        from namenode.fsnamesystem import FSNamesystem
+        from nnlite.namenode.errors import NameDirError
+        from nnlite.namenode.fsnamesystem import FSNamesystem
         try:
             FSNamesystem.open(sys.argv[1:])
         except NameDirError as exc:
@@ -419,7 +418,7 @@ def test_a_dir_failing_io_is_dropped_and_writes_continue(tmp_path):
     """One dir's edits writes fail (the journal.write:<dir> fault point raises EIO): the dir
     is reported failed and dropped, writes go on durably in the other, and a reopen loads
     everything from the healthy dir and resyncs the failed one."""
-    from namenode import faults
+    from nnlite.durability import faults
     dirs = formatted(tmp_path, 2, names=["good", "bad"])
     fs = open_fs(dirs)
     try:

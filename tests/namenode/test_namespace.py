@@ -4,15 +4,26 @@ raises. A request that raises, or answers False, must leave the tree exactly as 
 
 import pytest
 
-from formats import edits as E
-from namenode import errors
-from namenode.inode import ROOT_INODE_ID
-from namenode.permission import Caller
-from namenode.tree_attrs import XATTR_CREATE, XATTR_REPLACE
-
-from tests.namenode.helpers import (ALICE, BOB, CLIENT, CLOCK_MS, SUPER, answers_false,
-                                    check_invariants, dump, mkdir, new_ns, refused, touch,
-                                    write_file)
+from nnlite.formats import edits
+from nnlite.namenode import errors
+from nnlite.namenode.namespace.inode import ROOT_INODE_ID
+from nnlite.namenode.namespace.permission import Caller
+from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
+from tests.namenode.helpers import (
+    ALICE,
+    BOB,
+    CLIENT,
+    CLOCK_MS,
+    SUPER,
+    answers_false,
+    check_invariants,
+    dump,
+    mkdir,
+    new_ns,
+    refused,
+    touch,
+    write_file,
+)
 
 BOTH = XATTR_CREATE | XATTR_REPLACE
 HOME = "/home/alice"
@@ -38,7 +49,7 @@ def later(ns, ms: int = 2000) -> None:
 def test_mkdirs_creates_missing_parents_in_one_op():
     ns = new_ns()
     assert ns.mkdirs("/a/b/c", 0o500, SUPER) == (
-        True, [E.MkdirOp("/a/b/c", ROOT_INODE_ID + 1, 0o500, "hdfs", "supergroup", CLOCK_MS)])
+        True, [edits.MkdirOp("/a/b/c", ROOT_INODE_ID + 1, 0o500, "hdfs", "supergroup", CLOCK_MS)])
     a, b, c = ns.get("/a"), ns.get("/a/b"), ns.get("/a/b/c")
     assert [a.id, b.id, c.id] == [ROOT_INODE_ID + 1, ROOT_INODE_ID + 2, ROOT_INODE_ID + 3]
     assert [a.permission, b.permission, c.permission] == [0o700, 0o700, 0o500]
@@ -120,7 +131,7 @@ def test_create_makes_a_complete_empty_file(ns):
     ok, ops = ns.create(HOME + "/f/", ALICE, permission=0o640, replication=3)
     node = ns.get(HOME + "/f")
     assert ok is True
-    assert ops == [E.AddFileOp(HOME + "/f", node.id, 3, 128 << 20, 0, 0o640, "alice", "staff",
+    assert ops == [edits.AddFileOp(HOME + "/f", node.id, 3, 128 << 20, 0, 0o640, "alice", "staff",
                                2000, 2000, False, "", "")]
     assert (node.length, node.blocks, node.client_name, node.under_construction) == \
         (0, (), None, False)
@@ -171,8 +182,8 @@ def test_create_without_create_parent_needs_the_parent(ns):
 def test_create_with_create_parent_logs_a_mkdir_first(ns):
     first = ns.last_inode_id + 1
     ok, ops = ns.create(HOME + "/x/y/f", ALICE, permission=0o600)
-    assert ops[0] == E.MkdirOp(HOME + "/x/y", first, 0o700, "alice", "staff", CLOCK_MS)
-    assert type(ops[1]) is E.AddFileOp and ops[1].inode_id == first + 2
+    assert ops[0] == edits.MkdirOp(HOME + "/x/y", first, 0o700, "alice", "staff", CLOCK_MS)
+    assert type(ops[1]) is edits.AddFileOp and ops[1].inode_id == first + 2
     assert ns.get(HOME + "/x/y").id == first + 1 and ns.get(HOME + "/x/y/f").id == first + 2
 
 
@@ -220,7 +231,7 @@ def test_a_request_whose_op_cannot_be_logged_is_refused(ns, call):
 def test_delete_a_file(ns):
     touch(ns, HOME + "/f", ALICE)
     later(ns)
-    assert ns.delete(HOME + "/f", False, ALICE) == (True, [E.DeleteOp(HOME + "/f", 2000)])
+    assert ns.delete(HOME + "/f", False, ALICE) == (True, [edits.DeleteOp(HOME + "/f", 2000)])
     assert ns.lookup(("home", "alice", "f")) is None
     assert ns.files == 0 and ns.get(HOME).mtime == 2000
 
@@ -263,7 +274,7 @@ def test_delete_many_is_one_op_and_drops_paths_under_other_listed_paths(ns):
     later(ns)
     count, ops = ns.delete_many([HOME + "/b", HOME + "/a/1", HOME + "/b/1", HOME + "/a/1"],
                                 ALICE)
-    assert (count, ops) == (2, [E.DeleteManyOp((HOME + "/a/1", HOME + "/b"), 2000)])
+    assert (count, ops) == (2, [edits.DeleteManyOp((HOME + "/a/1", HOME + "/b"), 2000)])
     assert sorted(ns.get(HOME).children) == ["a", "c"] and list(ns.get(HOME + "/a").children) == ["2"]
     assert ns.files == 2 and ns.get(HOME).mtime == ns.get(HOME + "/a").mtime == 2000
 
@@ -291,7 +302,7 @@ def test_a_delete_many_op_with_nested_or_repeated_paths_is_refused_whole(listed)
     mkdir(ns, "/a/b")
     before = (ns.files, ns.dirs)
     with pytest.raises(errors.IllegalArgumentError):
-        ns.apply(E.DeleteManyOp(listed, 5))
+        ns.apply(edits.DeleteManyOp(listed, 5))
     assert (ns.files, ns.dirs) == before and ns.lookup(("a", "b")) is not None
 
 
@@ -310,14 +321,14 @@ def test_rename_legacy_moves_to_a_new_name(tree):
     node = tree.get(HOME + "/src/f")
     later(tree)
     assert tree.rename_legacy(HOME + "/src/f", HOME + "/dst/g", ALICE) == (
-        True, [E.RenameOldOp(HOME + "/src/f", HOME + "/dst/g", 2000)])
+        True, [edits.RenameOldOp(HOME + "/src/f", HOME + "/dst/g", 2000)])
     assert tree.get(HOME + "/dst/g") is node and node.name == "g"
     assert tree.get(HOME + "/src").mtime == tree.get(HOME + "/dst").mtime == 2000
 
 
 def test_rename_legacy_into_an_existing_directory(tree):
     ok, ops = tree.rename_legacy(HOME + "/src", HOME + "/dst", ALICE)
-    assert ops == [E.RenameOldOp(HOME + "/src", HOME + "/dst/src", CLOCK_MS)]
+    assert ops == [edits.RenameOldOp(HOME + "/src", HOME + "/dst/src", CLOCK_MS)]
     assert tree.get(HOME + "/dst/src/f").name == "f"
 
 
@@ -354,7 +365,7 @@ def test_rename_legacy_into_a_directory_holding_that_name_answers_false(tree):
 
 def test_rename_moves_to_exactly_the_destination(tree):
     assert tree.rename(HOME + "/src", HOME + "/dst/new", False, ALICE) == (
-        True, [E.RenameOp(HOME + "/src", HOME + "/dst/new", CLOCK_MS, False)])
+        True, [edits.RenameOp(HOME + "/src", HOME + "/dst/new", CLOCK_MS, False)])
     assert tree.get(HOME + "/dst/new/f").name == "f"
 
 
@@ -396,7 +407,7 @@ def test_rename_refusals(tree, src, dst, overwrite, error):
 def test_set_permission_by_the_owner(ns):
     touch(ns, HOME + "/f", ALICE)
     assert ns.set_permission(HOME + "/f/", 0o1600, ALICE) == (
-        True, [E.SetPermissionsOp(HOME + "/f", 0o1600)])
+        True, [edits.SetPermissionsOp(HOME + "/f", 0o1600)])
     assert ns.get(HOME + "/f").permission == 0o1600
 
 
@@ -414,7 +425,7 @@ def test_set_permission_refuses_a_permission_out_of_range(ns, permission):
 
 def test_set_owner_by_the_superuser(ns):
     assert ns.set_owner(HOME, "bob", "anything", SUPER) == (
-        True, [E.SetOwnerOp(HOME, "bob", "anything")])
+        True, [edits.SetOwnerOp(HOME, "bob", "anything")])
     ns.set_owner(HOME, None, "other", SUPER)
     node = ns.get(HOME)
     assert (node.owner, node.group) == ("bob", "other")
@@ -441,7 +452,7 @@ def test_the_owner_may_change_the_group_to_one_of_its_groups(ns):
 def test_set_times(ns):
     touch(ns, HOME + "/f", ALICE)
     assert ns.set_times(HOME + "/f", 5, -1, ALICE) == (
-        True, [E.SetTimesOp(HOME + "/f", 5, -1)])
+        True, [edits.SetTimesOp(HOME + "/f", 5, -1)])
     ns.set_times(HOME + "/f", -1, 7, ALICE)
     node = ns.get(HOME + "/f")
     assert (node.mtime, node.atime) == (5, 7)
@@ -462,7 +473,7 @@ def test_set_times_refuses_a_time_that_is_not_a_long(ns, time):
 def test_set_replication(ns):
     write_file(ns, HOME + "/f", sizes=(100,), caller=ALICE)
     assert ns.set_replication(HOME + "/f", 3, ALICE) == (
-        True, [E.SetReplicationOp(HOME + "/f", 3)])
+        True, [edits.SetReplicationOp(HOME + "/f", 3)])
     assert ns.get(HOME + "/f").replication == 3
 
 
@@ -486,11 +497,11 @@ def test_set_replication_needs_write_access(ns):
 # ----------------------------------------------------------------------------- quotas
 
 def test_set_quota_sets_changes_and_removes(ns):
-    assert ns.set_quota(HOME, 10, 1000, SUPER) == (True, [E.SetQuotaOp(HOME, 10, 1000)])
+    assert ns.set_quota(HOME, 10, 1000, SUPER) == (True, [edits.SetQuotaOp(HOME, 10, 1000)])
     q = ns.get(HOME).quota
     assert (q.ns_quota, q.ss_quota, q.ns_used, q.ss_used) == (10, 1000, 1, 0)
-    assert ns.set_quota(HOME, None, 500, SUPER)[1] == [E.SetQuotaOp(HOME, 10, 500)]
-    assert ns.set_quota(HOME, -1, None, SUPER)[1] == [E.SetQuotaOp(HOME, -1, 500)]
+    assert ns.set_quota(HOME, None, 500, SUPER)[1] == [edits.SetQuotaOp(HOME, 10, 500)]
+    assert ns.set_quota(HOME, -1, None, SUPER)[1] == [edits.SetQuotaOp(HOME, -1, 500)]
     ns.set_quota(HOME, None, -1, SUPER)
     assert ns.get(HOME).quota is None
 
@@ -544,9 +555,9 @@ def test_space_quota_limits_blocks(ns):
     write_file(ns, HOME + "/f", sizes=(100,), replication=2, caller=ALICE)
     ns.create(HOME + "/g", ALICE, client_name=CLIENT)
     g = ns.get(HOME + "/g")
-    for op in (E.AddBlockOp(g.path(), g.id, (99, 60, 1)),
-               E.UpdateBlocksOp(g.path(), g.id, ((99, 60, 1),)),
-               E.CloseFileOp(g.path(), g.id, 60, 1, 1, ((99, 60, 1),), b"")):
+    for op in (edits.AddBlockOp(g.path(), g.id, (99, 60, 1)),
+               edits.UpdateBlocksOp(g.path(), g.id, ((99, 60, 1),)),
+               edits.CloseFileOp(g.path(), g.id, 60, 1, 1, ((99, 60, 1),), b"")):
         refused(ns, errors.DSQuotaExceededError, ns.apply, op)
     refused(ns, errors.DSQuotaExceededError, ns.set_replication, HOME + "/f", 3, ALICE)
     assert ns.set_replication(HOME + "/f", 1, ALICE)[0] is True
@@ -590,7 +601,7 @@ def test_quota_usage_and_content_summary(ns):
 
 def test_set_and_get_xattrs(ns):
     assert ns.set_xattr(HOME, "USER.k", b"v", XATTR_CREATE, ALICE) == (
-        True, [E.SetXAttrOp(HOME, "user.k", b"v", XATTR_CREATE)])
+        True, [edits.SetXAttrOp(HOME, "user.k", b"v", XATTR_CREATE)])
     ns.set_xattr(HOME, "user.k", b"w", XATTR_REPLACE, ALICE)
     ns.set_xattr(HOME, "user.j", b"", BOTH, ALICE)
     assert ns.xattrs(HOME, ALICE) == {"user.k": b"w", "user.j": b""}
@@ -662,7 +673,7 @@ def test_get_xattrs_with_a_missing_name(ns):
 def test_remove_xattr(ns):
     ns.set_xattr(HOME, "user.k", b"v", BOTH, ALICE)
     ns.set_xattr(HOME, "user.j", b"v", BOTH, ALICE)
-    assert ns.remove_xattr(HOME, "user.k", ALICE) == (True, [E.RemoveXAttrOp(HOME, "user.k")])
+    assert ns.remove_xattr(HOME, "user.k", ALICE) == (True, [edits.RemoveXAttrOp(HOME, "user.k")])
     refused(ns, errors.XAttrError, ns.remove_xattr, HOME, "user.k", ALICE)
     ns.remove_xattr(HOME, "user.j", ALICE)
     assert ns.get(HOME).xattrs is None
@@ -684,7 +695,7 @@ def test_concat_appends_the_blocks_and_deletes_the_sources(parts):
     blocks = [parts.get(HOME + p).blocks for p in ("/t", "/s1", "/s2")]
     later(parts)
     assert parts.concat(HOME + "/t", [HOME + "/s1", HOME + "/s2"], ALICE) == (
-        True, [E.ConcatOp(HOME + "/t", (HOME + "/s1", HOME + "/s2"), 2000)])
+        True, [edits.ConcatOp(HOME + "/t", (HOME + "/s1", HOME + "/s2"), 2000)])
     target = parts.get(HOME + "/t")
     assert target.blocks == blocks[0] + blocks[1] + blocks[2]
     assert (target.length, target.mtime, target.checksum, parts.files) == (100, 2000, None, 1)
@@ -744,7 +755,7 @@ def test_truncate_cuts_blocks(ns):
     write_file(ns, HOME + "/f", sizes=(100, 100, 100), caller=ALICE)
     ids = [b[0] for b in ns.get(HOME + "/f").blocks]
     assert ns.truncate(HOME + "/f", 150, ALICE) == (
-        True, [E.TruncateOp(HOME + "/f", 150, CLOCK_MS)])
+        True, [edits.TruncateOp(HOME + "/f", 150, CLOCK_MS)])
     node = ns.get(HOME + "/f")
     assert node.blocks == ((ids[0], 100, 1001), (ids[1], 50, 1001))
     assert (node.length, node.checksum) == (150, None)

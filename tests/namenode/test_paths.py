@@ -2,8 +2,8 @@
 
 import pytest
 
-from namenode import paths
-from namenode.errors import InvalidPathError
+from nnlite.namenode.errors import InvalidPathError
+from nnlite.namenode.namespace import paths
 
 LONG_NAME = "n" * paths.MAX_COMPONENT_BYTES
 

@@ -3,14 +3,22 @@ methods of Namespace apply them (traverse, owner/group/other, sticky bit, superu
 
 import pytest
 
-from namenode import errors
-from namenode import permission as P
-from namenode.fsnamesystem import Identity
-from namenode.inode import INodeDirectory, INodeFile
-from namenode.permission import Caller
-
-from tests.namenode.helpers import (ALICE, BOB, EVE, SUPER, answers_false, mkdir, new_ns,
-                                    refused, touch)
+from nnlite.namenode import errors
+from nnlite.namenode.fsnamesystem import Identity
+from nnlite.namenode.namespace import permission
+from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile
+from nnlite.namenode.namespace.permission import Caller
+from tests.namenode.helpers import (
+    ALICE,
+    BOB,
+    EVE,
+    SUPER,
+    answers_false,
+    mkdir,
+    new_ns,
+    refused,
+    touch,
+)
 
 
 def directory(perm: int, owner: str = "alice", group: str = "staff") -> INodeDirectory:
@@ -31,26 +39,26 @@ def file(perm: int) -> INodeFile:
     (file(0), "----------"),
 ])
 def test_mode_string(node, text):
-    assert P.mode_string(node) == text
+    assert permission.mode_string(node) == text
 
 
 @pytest.mark.parametrize("caller, perm, access, expected", [
-    (ALICE, 0o700, P.ALL, True),            # owner bits
-    (ALICE, 0o077, P.READ, False),          # the owner class matches first, even if it is empty
-    (BOB, 0o070, P.ALL, True),              # group bits
-    (BOB, 0o707, P.READ, False),            # the group class matches before other
-    (EVE, 0o007, P.ALL, True),              # other bits
-    (EVE, 0o770, P.EXECUTE, False),
-    (ALICE, 0o500, P.READ | P.WRITE, False),  # every asked bit is needed
-    (SUPER, 0o000, P.ALL, True),            # the superuser passes everything
+    (ALICE, 0o700, permission.ALL, True),            # owner bits
+    (ALICE, 0o077, permission.READ, False),          # the owner class matches first, even if it is empty
+    (BOB, 0o070, permission.ALL, True),              # group bits
+    (BOB, 0o707, permission.READ, False),            # the group class matches before other
+    (EVE, 0o007, permission.ALL, True),              # other bits
+    (EVE, 0o770, permission.EXECUTE, False),
+    (ALICE, 0o500, permission.READ | permission.WRITE, False),  # every asked bit is needed
+    (SUPER, 0o000, permission.ALL, True),            # the superuser passes everything
 ])
 def test_allowed_picks_the_first_matching_class(caller, perm, access, expected):
-    assert P.allowed(caller, directory(perm), access) is expected
+    assert permission.allowed(caller, directory(perm), access) is expected
 
 
 def test_denial_message_names_user_access_and_inode():
     with pytest.raises(errors.AccessControlError) as info:
-        P.check(EVE, directory(0o750), P.WRITE, "/d")
+        permission.check(EVE, directory(0o750), permission.WRITE, "/d")
     assert str(info.value) == ('Permission denied: user=eve, access=WRITE, '
                                'inode="/d":alice:staff:drwxr-x---')
 
@@ -58,10 +66,10 @@ def test_denial_message_names_user_access_and_inode():
 def test_sticky_bit_lets_only_the_owners_through():
     parent, child = directory(0o1777, owner="bob"), file(0o666)
     for caller in (ALICE, BOB, SUPER):       # owner of the entry, of the directory, superuser
-        P.check_sticky(caller, parent, child)
+        permission.check_sticky(caller, parent, child)
     with pytest.raises(errors.AccessControlError):
-        P.check_sticky(EVE, parent, child)
-    P.check_sticky(EVE, directory(0o777, owner="bob"), child)   # no sticky bit: no check
+        permission.check_sticky(EVE, parent, child)
+    permission.check_sticky(EVE, directory(0o777, owner="bob"), child)   # no sticky bit: no check
 
 
 def test_supergroup_members_are_superusers():

@@ -18,14 +18,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formats import edits as E
-from formats.errors import TxidGapError
-from namenode import errors, image, loader
-from namenode.inode import INode
-from namenode.namespace import Namespace
-
-from tests.namenode.helpers import (ALICE, BOB, CLIENT, SUPER, apply_ops, check_invariants,
-                                    dump, write_file)
+from nnlite.formats import edits
+from nnlite.formats.errors import TxidGapError
+from nnlite.namenode import errors
+from nnlite.namenode.image import columns, startup
+from nnlite.namenode.namespace.inode import INode
+from nnlite.namenode.namespace.namespace import Namespace
+from tests.namenode.helpers import (
+    ALICE,
+    BOB,
+    CLIENT,
+    SUPER,
+    apply_ops,
+    check_invariants,
+    dump,
+    write_file,
+)
 
 START_MS = 1000
 
@@ -109,19 +117,19 @@ def _inode_id(ns: Namespace, path: str) -> int:
 
 
 def _add_block(ns, path, size):
-    return [E.AddBlockOp(path, _inode_id(ns, path), (ns.last_block_id + 1, size, 7))]
+    return [edits.AddBlockOp(path, _inode_id(ns, path), (ns.last_block_id + 1, size, 7))]
 
 
 def _update_blocks(ns, path, size):
     blocks = ((ns.last_block_id + 1, size, 8), (ns.last_block_id + 2, size // 2, 8))
-    return [E.UpdateBlocksOp(path, _inode_id(ns, path), blocks)]
+    return [edits.UpdateBlocksOp(path, _inode_id(ns, path), blocks)]
 
 
 def _close(ns, path, checksum):
     node = ns.lookup(tuple(path.split("/")[1:]))
     blocks = getattr(node, "blocks", ())
     length = sum(b[1] for b in blocks)
-    return [E.CloseFileOp(path, _inode_id(ns, path), length, 4000, 4001, blocks, checksum)]
+    return [edits.CloseFileOp(path, _inode_id(ns, path), length, 4000, 4001, blocks, checksum)]
 
 
 BLOCK_OPS = {"add_block": _add_block, "update_blocks": _update_blocks, "close": _close}
@@ -171,7 +179,7 @@ def test_replaying_an_edits_file_rebuilds_the_same_tree(requests):
     replica = fresh()
     with tempfile.TemporaryDirectory() as tmp:
         path = write_edits(os.path.join(tmp, "edits"), ops)
-        reader, count = loader.replay(replica, path, 0, 1)
+        reader, count = startup.replay(replica, path, 0, 1)
     assert (count, reader.last_txid, reader.torn_tail) == (len(ops), len(ops), None)
     assert dump(replica) == dump(live)
 
@@ -187,9 +195,9 @@ def test_an_image_round_trip_keeps_the_same_tree(requests):
 
 
 def write_edits(path: str, ops, first_txid: int = 1) -> str:
-    writer = E.EditsWriter.create(path, first_txid)
+    writer = edits.EditsWriter.create(path, first_txid)
     for txid, op in enumerate(ops, first_txid):
-        writer.write(E.encode_record(txid, op))
+        writer.write(edits.encode_record(txid, op))
     writer.close()
     return path
 
@@ -197,8 +205,8 @@ def write_edits(path: str, ops, first_txid: int = 1) -> str:
 def round_trip(ns: Namespace, last_txid: int = 0):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fsimage")
-        info = image.save(ns, path, 42, last_txid)
-        return image.load(path, info.md5_hex, clock=counting_clock())
+        info = columns.save(ns, path, 42, last_txid)
+        return columns.load(path, info.md5_hex, clock=counting_clock())
 
 
 # ----------------------------------------------------------------------------- image, in full
@@ -215,7 +223,7 @@ def rich_namespace() -> Namespace:
     write_file(ns, "/q/sub/done", sizes=(100, 50), replication=3, checksum=b"\x00md5")
     write_file(ns, "/q/nochecksum", sizes=(1,), checksum=b"")
     ns.create("/q/open", ALICE, client_name=CLIENT, client_machine="host-1")
-    apply_ops(ns, E.AddBlockOp("/q/open", ns.get("/q/open").id, (500, 64, 9)))
+    apply_ops(ns, edits.AddBlockOp("/q/open", ns.get("/q/open").id, (500, 64, 9)))
     ns.create("/q/open-empty", BOB, client_name="other-client")
     ns.create("/数据 with space", SUPER, permission=0o6755)
     ns.set_times("/数据 with space", 5, 123456789, SUPER)
@@ -264,37 +272,37 @@ def test_a_loaded_image_continues_like_the_original():
 # ----------------------------------------------------------------------------- replay errors
 
 def test_replay_skips_records_the_image_already_holds():
-    ops = [E.MkdirOp("/a", 16386, 0o755, "u", "g", 5), E.MkdirOp("/b", 16387, 0o755, "u", "g", 6)]
+    ops = [edits.MkdirOp("/a", 16386, 0o755, "u", "g", 5), edits.MkdirOp("/b", 16387, 0o755, "u", "g", 6)]
     replica = fresh()
     apply_ops(replica, ops[0])
     with tempfile.TemporaryDirectory() as tmp:
-        _, count = loader.replay(replica, write_edits(os.path.join(tmp, "e"), ops), 1, 2)
+        _, count = startup.replay(replica, write_edits(os.path.join(tmp, "e"), ops), 1, 2)
     assert count == 1 and replica.get("/b").id == 16387
 
 
 def test_replay_of_an_op_that_does_not_fit_is_a_replay_error():
-    ops = [E.MkdirOp("/a", 16386, 0o755, "u", "g", 5), E.DeleteOp("/missing", 6)]
+    ops = [edits.MkdirOp("/a", 16386, 0o755, "u", "g", 5), edits.DeleteOp("/missing", 6)]
     with tempfile.TemporaryDirectory() as tmp:
         path = write_edits(os.path.join(tmp, "e"), ops)
         with pytest.raises(errors.ReplayError) as info:
-            loader.replay(fresh(), path, 0, 1)
+            startup.replay(fresh(), path, 0, 1)
     assert "txid 2" in str(info.value) and isinstance(info.value.__cause__,
                                                       errors.PathNotFoundError)
 
 
 def test_replay_of_edits_that_start_too_late_is_a_gap():
     with tempfile.TemporaryDirectory() as tmp:
-        path = write_edits(os.path.join(tmp, "e"), [E.StartLogSegmentOp()], first_txid=5)
+        path = write_edits(os.path.join(tmp, "e"), [edits.StartLogSegmentOp()], first_txid=5)
         with pytest.raises(TxidGapError):
-            loader.replay(fresh(), path, 0, 1)
+            startup.replay(fresh(), path, 0, 1)
 
 
 # ----------------------------------------------------------------------------- appliers
 
 def test_every_op_code_has_an_applier_unpacking_its_fields_in_order():
     ns = fresh()
-    assert set(ns.appliers) == set(E.OPS)
-    for code, cls in E.OPS.items():
+    assert set(ns.appliers) == set(edits.OPS)
+    for code, cls in edits.OPS.items():
         if cls.FIELDS:
             assert unpacked_names(ns.appliers[code]) == ("_op", "_txid", *cls.FIELDS), cls
 
@@ -309,26 +317,26 @@ def unpacked_names(applier) -> tuple:
 
 
 def test_apply_passes_the_record_payload():
-    op = E.MkdirOp("/a", 16386, 0o755, "u", "g", 5)
-    assert op.payload(9) == (E.OpCode.MKDIR, 9, *op.values())
+    op = edits.MkdirOp("/a", 16386, 0o755, "u", "g", 5)
+    assert op.payload(9) == (edits.OpCode.MKDIR, 9, *op.values())
     ns = fresh()
-    ns.appliers[E.OpCode.MKDIR](op.payload(9))
+    ns.appliers[edits.OpCode.MKDIR](op.payload(9))
     assert ns.get("/a").id == 16386
 
 
-def mkdir_op(path: str, inode_id: int) -> E.MkdirOp:
-    return E.MkdirOp(path, inode_id, 0o755, "u", "g", 5)
+def mkdir_op(path: str, inode_id: int) -> edits.MkdirOp:
+    return edits.MkdirOp(path, inode_id, 0o755, "u", "g", 5)
 
 
-def file_op(path: str, inode_id: int) -> E.AddFileOp:
-    return E.AddFileOp(path, inode_id, 1, 1024, 0, 0o644, "u", "g", 5, 5, False, "", "")
+def file_op(path: str, inode_id: int) -> edits.AddFileOp:
+    return edits.AddFileOp(path, inode_id, 1, 1024, 0, 0o644, "u", "g", 5, 5, False, "", "")
 
 
 @pytest.mark.parametrize("move", [
-    E.RenameOp("/a", "/c", 6, False),
-    E.RenameOldOp("/a", "/c", 6),
-    E.DeleteOp("/a", 6),
-    E.DeleteManyOp(("/a",), 6),
+    edits.RenameOp("/a", "/c", 6, False),
+    edits.RenameOldOp("/a", "/c", 6),
+    edits.DeleteOp("/a", 6),
+    edits.DeleteManyOp(("/a",), 6),
 ])
 def test_the_directory_index_forgets_a_moved_or_deleted_directory(move):
     ns = fresh()
@@ -337,8 +345,8 @@ def test_the_directory_index_forgets_a_moved_or_deleted_directory(move):
     with pytest.raises(errors.PathNotFoundError):
         ns.apply(file_op("/a/b/g", 16389))
     with pytest.raises(errors.PathNotFoundError):
-        ns.apply(E.SetTimesOp("/a/b/f", 7, 7))
-    if isinstance(move, (E.RenameOp, E.RenameOldOp)):
+        ns.apply(edits.SetTimesOp("/a/b/f", 7, 7))
+    if isinstance(move, (edits.RenameOp, edits.RenameOldOp)):
         apply_ops(ns, file_op("/c/b/g", 16389))
         assert ns.get("/c/b/g").parent is ns.get("/c/b")
     check_invariants(ns)
@@ -364,7 +372,7 @@ def test_a_full_directory_index_starts_over():
 
 
 def test_new_file_builds_what_the_inode_file_class_builds():
-    from namenode.inode import INodeFile, new_file
+    from nnlite.namenode.namespace.inode import INodeFile, new_file
     parent = fresh().root
     args = (16390, parent, "f", 0o644, "u", "g", 5, 6, 3, 1024, 77)
     fast, slow = new_file(*args, "client", "host"), INodeFile(*args, (), None, "client", "host")

@@ -8,10 +8,11 @@ import urllib.request
 
 from click.testing import CliRunner
 
-import cli
-from formats import fsimage as F
-from namenode import importer
-from namenode.fsnamesystem import FSNamesystem
+from nnlite import cli
+from nnlite.commands.support import EXIT_FAILED
+from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
+from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.image import importer
 
 
 def call(url: str, method: str = "PUT") -> dict:
@@ -45,7 +46,7 @@ def test_fetch_then_import(namenode, tmp_path):
     assert f"image at txid {txid}" in result.output
     served = tmp_path / "name" / "current" / "fsimage"
     assert (out / "fsimage").read_bytes() == served.read_bytes()
-    assert F.parse_md5_sidecar((out / "fsimage.md5").read_text()) == F.file_md5(served)
+    assert parse_md5_sidecar((out / "fsimage.md5").read_text()) == file_md5(served)
     assert not list(out.glob("*.download"))
 
     importer.import_checkpoint(out, [str(tmp_path / "rebuilt")])
@@ -65,7 +66,7 @@ def test_a_wrong_secret_is_refused_and_writes_nothing(namenode, tmp_path):
     wrong = tmp_path / "wrong.token"
     wrong.write_text("not-the-secret\n")
     result = fetch(namenode, tmp_path / "out", "--secret-file", str(wrong))
-    assert result.exit_code == cli.EXIT_FAILED, result.output
+    assert result.exit_code == EXIT_FAILED, result.output
     assert "403" in result.output
     assert not list((tmp_path / "out").iterdir())
 

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import cli
-from formats import edits as E
-from formats import fsimage as F
-from namenode import image, importer
-from namenode.fsnamesystem import FSNamesystem, format_dirs
-from namenode.storage import NameDir
+from nnlite import cli
+from nnlite.commands.support import EXIT_CORRUPT, EXIT_STORAGE
+from nnlite.formats import edits
+from nnlite.formats.fsimage.md5 import md5_sidecar_text
+from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
+from nnlite.namenode.image import columns, importer
+from nnlite.namenode.image.namedir import NameDir
 from tests import servers
 from tests.namenode.helpers import dump, mkdir, new_ns, write_file
 
@@ -38,8 +39,8 @@ def make_checkpoint(root: Path, *, layout: str = "secondary", ns=None) -> Path:
     """A checkpoint dir: ``current/`` + VERSION (the secondary's) or flat (fetch-image's)."""
     base = root / "current" if layout == "secondary" else root
     base.mkdir(parents=True)
-    info = image.save(ns or checkpoint_namespace(), str(base / "fsimage"), NAMESPACE_ID, TXID)
-    (base / "fsimage.md5").write_text(F.md5_sidecar_text(info.md5_hex))
+    info = columns.save(ns or checkpoint_namespace(), str(base / "fsimage"), NAMESPACE_ID, TXID)
+    (base / "fsimage.md5").write_text(md5_sidecar_text(info.md5_hex))
     if layout == "secondary":
         NameDir(root).write_version(NAMESPACE_ID, 0)
     return root
@@ -48,9 +49,9 @@ def make_checkpoint(root: Path, *, layout: str = "secondary", ns=None) -> Path:
 def check_imported(name_dir: Path, expected_ns) -> None:
     version = NameDir(name_dir).read_version()
     assert int(version["namespaceID"]) == NAMESPACE_ID
-    records, reader = E.read_all(str(name_dir / "current" / "edits"))
+    records, reader = edits.read_all(str(name_dir / "current" / "edits"))
     assert reader.first_txid == TXID + 1
-    assert records == [(TXID + 1, E.StartLogSegmentOp())]
+    assert records == [(TXID + 1, edits.StartLogSegmentOp())]
     with FSNamesystem.open([str(name_dir)]) as fs:
         assert fs.namespace_id == NAMESPACE_ID
         assert fs.journal.txid == TXID + 1
@@ -65,7 +66,7 @@ def import_cli(name_dir: Path, checkpoint: Path):
 
 def start_importing(name_dir: Path, checkpoint: Path) -> servers.NamenodeProcess:
     log = name_dir.parent / "namenode-import.log"
-    cmd = [sys.executable, "-m", "cli", "namenode", "--port", "0", "--name-dir",
+    cmd = [sys.executable, "-m", "nnlite.cli", "namenode", "--port", "0", "--name-dir",
            str(name_dir), "--import-checkpoint", str(checkpoint)]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=servers.ROOT, stdout=out, stderr=subprocess.STDOUT)
@@ -124,18 +125,18 @@ def test_refused_on_a_name_dir_that_holds_an_image(tmp_path):
     format_dirs([NameDir(name_dir)])
     before = sorted(p.name for p in (name_dir / "current").iterdir())
     result = import_cli(name_dir, checkpoint)
-    assert result.exit_code == cli.EXIT_STORAGE, result.output
+    assert result.exit_code == EXIT_STORAGE, result.output
     assert "already holds an image" in result.output
     assert sorted(p.name for p in (name_dir / "current").iterdir()) == before
 
 
 @pytest.mark.parametrize("damage, code, message", [
-    (lambda c: (c / "current" / "fsimage.md5").write_text(F.md5_sidecar_text("0" * 32)),
-     cli.EXIT_CORRUPT, "MD5 mismatch"),
-    (lambda c: (c / "current" / "fsimage.md5").unlink(), cli.EXIT_STORAGE, "cannot be verified"),
-    (lambda c: NameDir(c).write_version(NAMESPACE_ID + 1, 0), cli.EXIT_STORAGE,
+    (lambda c: (c / "current" / "fsimage.md5").write_text(md5_sidecar_text("0" * 32)),
+     EXIT_CORRUPT, "MD5 mismatch"),
+    (lambda c: (c / "current" / "fsimage.md5").unlink(), EXIT_STORAGE, "cannot be verified"),
+    (lambda c: NameDir(c).write_version(NAMESPACE_ID + 1, 0), EXIT_STORAGE,
      f"names namespace {NAMESPACE_ID + 1}"),
-    (lambda c: (c / "current" / "fsimage").unlink(), cli.EXIT_STORAGE, "No checkpoint in"),
+    (lambda c: (c / "current" / "fsimage").unlink(), EXIT_STORAGE, "No checkpoint in"),
 ], ids=["digest mismatch", "no sidecar", "other namespace", "no image"])
 def test_refused_checkpoints_change_nothing(tmp_path, damage, code, message):
     checkpoint = make_checkpoint(tmp_path / "ckpt")

@@ -12,16 +12,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import cli
-from formats import edits as E
-from formats import fsimage as F
-from formats.errors import CorruptRecordError, FormatError, TxidGapError
-from namenode import image
-from namenode.errors import ReplayError
-from namenode.fsnamesystem import FSNamesystem, format_dirs
-from namenode.inode import ROOT_INODE_ID
-from namenode.namespace import Namespace
-from namenode.storage import NameDir
+from nnlite import cli
+from nnlite.commands.support import EXIT_FAILED
+from nnlite.formats import edits as E
+from nnlite.formats.errors import CorruptRecordError, FormatError, TxidGapError
+from nnlite.formats.fsimage.md5 import md5_sidecar_text
+from nnlite.formats.fsimage.read import read_meta
+from nnlite.namenode.errors import ReplayError
+from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
+from nnlite.namenode.image import columns
+from nnlite.namenode.image.namedir import NameDir
+from nnlite.namenode.namespace.inode import ROOT_INODE_ID
+from nnlite.namenode.namespace.namespace import Namespace
 from tests.formats import corrupt
 
 NAMESPACE_ID = 5150
@@ -81,7 +83,7 @@ def refuses_startup(root: Path, error: type) -> None:
 
 def check_fresh(root: Path, txid: int) -> None:
     """The recovered dir: an image at ``txid`` and an edits holding only txid + 1."""
-    assert F.read_meta(root / "current" / "fsimage").last_txid == txid
+    assert read_meta(root / "current" / "fsimage").last_txid == txid
     records, reader = E.read_all(str(root / "current" / "edits"))
     assert reader.first_txid == txid + 1
     assert records == [(txid + 1, E.StartLogSegmentOp())]
@@ -173,7 +175,7 @@ def test_quit_changes_nothing(tmp_path):
     root = new_store(tmp_path / "name", flip_payload(log, 4))
     before = snapshot(root)
     result = recover(root, answers="q\n")
-    assert result.exit_code == cli.EXIT_FAILED
+    assert result.exit_code == EXIT_FAILED
     assert "RecoveryQuit" in result.output and "nothing was changed" in result.output
     assert snapshot(root) == before
     refuses_startup(root, CorruptRecordError)
@@ -297,8 +299,8 @@ def test_an_interrupted_swap_is_recovered_from_its_verified_ckpt(tmp_path):
     for op in mkdirs(2):
         ns.apply(op)
     current = root / "current"
-    info = image.save(ns, str(current / "fsimage.ckpt"), NAMESPACE_ID, 4)
-    (current / "fsimage.ckpt.md5").write_text(F.md5_sidecar_text(info.md5_hex))
+    info = columns.save(ns, str(current / "fsimage.ckpt"), NAMESPACE_ID, 4)
+    (current / "fsimage.ckpt.md5").write_text(md5_sidecar_text(info.md5_hex))
     ckpt = (current / "fsimage.ckpt").read_bytes()
     result = recover(root, force=True)
     assert result.exit_code == 0, result.output

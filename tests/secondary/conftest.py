@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from namenode import faults
-from secondary.checkpointer import Checkpointer, TriggerPolicy
-from secondary.client import TransferClient
+from nnlite.durability import faults
+from nnlite.secondary.checkpointer import Checkpointer, TriggerPolicy
+from nnlite.secondary.client import TransferClient
 from tests.servers import NamenodeProcess
 
 

@@ -11,12 +11,17 @@ import sys
 import pytest
 import requests
 
-from namenode import faults, image
-from namenode.storage import NameDir
-from secondary.checkpointer import Checkpointer, TriggerPolicy
-from secondary.client import NamenodeStatus, RemoteFile
-from secondary.errors import (CheckpointDirError, MergeError, NamenodeUnreachableError,
-                              TransferError)
+from nnlite.durability import faults
+from nnlite.namenode.image import columns
+from nnlite.namenode.image.namedir import NameDir
+from nnlite.secondary.checkpointer import Checkpointer, TriggerPolicy
+from nnlite.secondary.client import NamenodeStatus, RemoteFile
+from nnlite.secondary.errors import (
+    CheckpointDirError,
+    MergeError,
+    NamenodeUnreachableError,
+    TransferError,
+)
 from tests.namenode.helpers import dump
 from tests.secondary.conftest import listing, mkdirs, new_checkpointer
 from tests.servers import ROOT, NamenodeProcess
@@ -92,7 +97,7 @@ def test_one_secondary_per_checkpoint_directory(tmp_path):
 # ------------------------------------------------------------------------------ end to end
 
 def namenode_image(server: NamenodeProcess):
-    ns, meta = image.load(str(NameDir(server.name_dirs[0]).file("fsimage")), None)
+    ns, meta = columns.load(str(NameDir(server.name_dirs[0]).file("fsimage")), None)
     return ns, meta
 
 
@@ -240,7 +245,7 @@ def test_secondary_killed_at_a_fault_point_then_rerun(crash_nn, tmp_path, point)
     """SIGKILL the secondary at ``point``; a rerun on the same checkpoint dir finishes the
     checkpoint (no partial download left behind, the namenode's upload slot free again)."""
     mkdirs(crash_nn, f"/{point}")
-    cmd = [sys.executable, "-m", "cli", "secondary", "--namenode", crash_nn.url,
+    cmd = [sys.executable, "-m", "nnlite.cli", "secondary", "--namenode", crash_nn.url,
            "--checkpoint-dir", str(tmp_path / "ckpt"), "--secret-file",
            str(NameDir(crash_nn.name_dirs[0]).root / "checkpoint.token"), "--checkpoint-now"]
     killed = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=30,

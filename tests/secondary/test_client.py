@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from formats import fsimage as F
-from namenode import faults
-from secondary.client import TransferClient
-from secondary.errors import (DigestMismatchError, NamenodeUnreachableError, RefusedError,
-                              SettingError, ShortTransferError, TransferError)
+from nnlite.durability import faults
+from nnlite.formats.fsimage.md5 import file_md5
+from nnlite.secondary.client import TransferClient
+from nnlite.secondary.errors import (
+    DigestMismatchError,
+    NamenodeUnreachableError,
+    RefusedError,
+    SettingError,
+    ShortTransferError,
+    TransferError,
+)
 from tests.secondary.conftest import mkdirs, secret_of
 from tests.secondary.proxy import DamagingProxy
 
@@ -44,7 +50,7 @@ def test_download_image_is_verified_and_published(shared_nn, out):
     got = client.download_image(dest)
     status = client.status()
     assert (got.size, got.md5, got.last_txid) == (status.image.size, status.image.md5, 0)
-    assert F.file_md5(str(dest)) == got.md5
+    assert file_md5(str(dest)) == got.md5
     assert leftovers(out) == ["fsimage"]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from nnlite.cli import main
 from tests.secondary.conftest import mkdirs
 from tests.servers import ROOT
 
@@ -75,7 +75,7 @@ def test_usage_errors(tmp_path, args, message):
 # ------------------------------------------------------------------------------ the daemon
 
 def start_daemon(nn, ckpt: Path, log: Path, *defines: str) -> tuple[subprocess.Popen, str]:
-    cmd = [sys.executable, "-m", "cli", "secondary", "--namenode", nn.url, "--checkpoint-dir",
+    cmd = [sys.executable, "-m", "nnlite.cli", "secondary", "--namenode", nn.url, "--checkpoint-dir",
            str(ckpt), "--secret-file", token(nn), "--port", "0"]
     for define in defines:
         cmd += ["-D", define]

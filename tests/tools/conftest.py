@@ -8,7 +8,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-import cli
+from nnlite import cli
 
 
 def set_zone(monkeypatch, zone: str) -> None:

@@ -12,7 +12,19 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from formats import fsimage as F
+from nnlite.formats.fsimage.layout import (
+    BLOCK_TYPE,
+    COLUMNS,
+    LAYOUT_VERSION,
+    MD5_SUFFIX,
+    NO_QUOTA,
+    ROW_GROUP_SIZE,
+    TYPE_DIRECTORY,
+    TYPE_FILE,
+    ImageMeta,
+)
+from nnlite.formats.fsimage.md5 import md5_sidecar_text
+from nnlite.formats.fsimage.write import write_image
 
 ROOT_ID = 16385
 TS = 1_700_000_000_000
@@ -26,7 +38,7 @@ class Synthetic:
     dirs: int
     files: int
     lengths: list[int]          # of the files, in row order
-    meta: F.ImageMeta
+    meta: ImageMeta
 
 
 def dir_parent(k: int) -> int:
@@ -44,7 +56,7 @@ def file_length(j: int) -> int:
 
 
 def build(path, inodes: int, dirs: int | None = None, *, last_txid: int = 42,
-          row_group_size: int = F.ROW_GROUP_SIZE) -> Synthetic:
+          row_group_size: int = ROW_GROUP_SIZE) -> Synthetic:
     dirs = dirs or max(2, inodes // 50)
     files = inodes - dirs
     ids = array("q", range(ROOT_ID, ROOT_ID + inodes))
@@ -55,7 +67,7 @@ def build(path, inodes: int, dirs: int | None = None, *, last_txid: int = 42,
     columns = {
         "id": ids, "parent_id": parents,
         "name": [""] + [f"d{k}" for k in range(1, dirs)] + [f"part-{j:06d}" for j in range(files)],
-        "type": array("b", [F.TYPE_DIRECTORY]) * dirs + array("b", [F.TYPE_FILE]) * files,
+        "type": array("b", [TYPE_DIRECTORY]) * dirs + array("b", [TYPE_FILE]) * files,
         "permission": array("h", [0o755]) * dirs + array("h", [0o644]) * files,
         "owner": ["spark"] * inodes, "group": ["supergroup"] * inodes,
         "mtime": array("q", (TS + 1000 * i for i in range(inodes))),
@@ -65,15 +77,15 @@ def build(path, inodes: int, dirs: int | None = None, *, last_txid: int = 42,
         "length": array("q", [0]) * dirs + array("q", lengths),
         "blocks": _blocks(dirs, lengths, ROOT_ID + inodes),
         "checksum": [None] * inodes, "xattrs": [None] * inodes,
-        "ns_quota": array("q", [F.NO_QUOTA]) * inodes,
-        "ss_quota": array("q", [F.NO_QUOTA]) * inodes,
+        "ns_quota": array("q", [NO_QUOTA]) * inodes,
+        "ss_quota": array("q", [NO_QUOTA]) * inodes,
         "client_name": [None] * inodes, "client_machine": [None] * inodes,
     }
-    meta = F.ImageMeta(F.LAYOUT_VERSION, 123456789, last_txid, inodes, TS,
+    meta = ImageMeta(LAYOUT_VERSION, 123456789, last_txid, inodes, TS,
                        {"last_inode_id": ROOT_ID + inodes - 1})
-    info = F.write_image(path, columns, meta, row_group_size=row_group_size)
-    with open(str(path) + F.MD5_SUFFIX, "w") as f:
-        f.write(F.md5_sidecar_text(info.md5_hex))
+    info = write_image(path, columns, meta, row_group_size=row_group_size)
+    with open(str(path) + MD5_SUFFIX, "w") as f:
+        f.write(md5_sidecar_text(info.md5_hex))
     return Synthetic(str(path), dirs, files, lengths, meta)
 
 
@@ -88,34 +100,34 @@ def _blocks(dirs: int, lengths: list[int], first_block: int) -> pa.Array:
     block_ids = pa.array(range(first_block, first_block + n), pa.int64())
     structs = pa.StructArray.from_arrays(
         [block_ids, pa.array(sizes, pa.int64()), pa.array([1001] * n, pa.int64())],
-        fields=list(F.BLOCK_TYPE))
+        fields=list(BLOCK_TYPE))
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs)
 
 
 DEFAULTS = {"permission": 0o755, "owner": "hdfs", "group": "supergroup", "mtime": TS, "atime": 0,
             "replication": 0, "block_size": 0, "length": 0, "blocks": [], "checksum": None,
-            "xattrs": None, "ns_quota": F.NO_QUOTA, "ss_quota": F.NO_QUOTA, "client_name": None,
+            "xattrs": None, "ns_quota": NO_QUOTA, "ss_quota": NO_QUOTA, "client_name": None,
             "client_machine": None}
 
 
-def inode(id_: int, parent_id: int, name: str, type_: int = F.TYPE_DIRECTORY, **kw) -> dict:
+def inode(id_: int, parent_id: int, name: str, type_: int = TYPE_DIRECTORY, **kw) -> dict:
     """One row; files get replication 3 and a 128 MiB block size unless told otherwise."""
     row = dict(DEFAULTS, id=id_, parent_id=parent_id, name=name, type=type_)
-    if type_ == F.TYPE_FILE:
+    if type_ == TYPE_FILE:
         row.update(permission=0o644, replication=3, block_size=BLOCK_SIZE)
     row.update(kw)
     return row
 
 
-def write_rows(path, rows: list[dict], *, last_txid: int = 7, sidecar: bool = True) -> F.ImageMeta:
+def write_rows(path, rows: list[dict], *, last_txid: int = 7, sidecar: bool = True) -> ImageMeta:
     """An image of exactly these rows, in this order (with its ``.md5`` sidecar)."""
-    columns = {name: [row[name] for row in rows] for name in F.COLUMNS}
+    columns = {name: [row[name] for row in rows] for name in COLUMNS}
     columns["blocks"] = [[dict(zip(("block_id", "num_bytes", "genstamp"), b)) for b in bl]
                          for bl in columns["blocks"]]
     columns["xattrs"] = [None if x is None else list(x.items()) for x in columns["xattrs"]]
-    meta = F.ImageMeta(F.LAYOUT_VERSION, 99, last_txid, len(rows), TS)
-    info = F.write_image(path, columns, meta)
+    meta = ImageMeta(LAYOUT_VERSION, 99, last_txid, len(rows), TS)
+    info = write_image(path, columns, meta)
     if sidecar:
-        with open(str(path) + F.MD5_SUFFIX, "w") as f:
-            f.write(F.md5_sidecar_text(info.md5_hex))
+        with open(str(path) + MD5_SUFFIX, "w") as f:
+            f.write(md5_sidecar_text(info.md5_hex))
     return meta

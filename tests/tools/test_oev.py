@@ -15,13 +15,14 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from formats import edits as E
+from nnlite.formats import edits
+from nnlite.tools import oev, oev_binary
+from nnlite.tools.errors import InputError
 from tests.formats import corrupt
 from tests.tools.conftest import exists, read
-from tools import oev, oev_binary
-from tools.errors import InputError
 
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_EDITS, GOLDEN_JSON, GOLDEN_XML = (GOLDEN / f"all_ops.{x}" for x in ("edits", "json", "xml"))
@@ -33,48 +34,48 @@ BLOCK = (1073741825, 134217728, 1001)
 
 # One op per code, in code order. A new op code needs a sample here (test_every_op_code...).
 GOLDEN_OPS = {
-    E.OpCode.START_LOG_SEGMENT: E.StartLogSegmentOp(),
-    E.OpCode.MKDIR: E.MkdirOp(CKPT, 16386, 0o755, "spark", "supergroup", TS),
-    E.OpCode.ADD_FILE: E.AddFileOp(f"{CKPT}/offsets/0", 16390, 3, 134217728, 0, 0o644, "spark",
+    edits.OpCode.START_LOG_SEGMENT: edits.StartLogSegmentOp(),
+    edits.OpCode.MKDIR: edits.MkdirOp(CKPT, 16386, 0o755, "spark", "supergroup", TS),
+    edits.OpCode.ADD_FILE: edits.AddFileOp(f"{CKPT}/offsets/0", 16390, 3, 134217728, 0, 0o644, "spark",
                                    "supergroup", TS, TS, False, "DFSClient_NONMAPREDUCE_1",
                                    "10.0.0.7"),
-    E.OpCode.CLOSE_FILE: E.CloseFileOp(f"{CKPT}/offsets/0", 16390, 245, TS + 2, TS,
+    edits.OpCode.CLOSE_FILE: edits.CloseFileOp(f"{CKPT}/offsets/0", 16390, 245, TS + 2, TS,
                                        (BLOCK, (1073741826, 117, 1002)),
                                        bytes.fromhex("9e107d9d")),
-    E.OpCode.ADD_BLOCK: E.AddBlockOp(f"{CKPT}/offsets/1", 16391, BLOCK),
-    E.OpCode.UPDATE_BLOCKS: E.UpdateBlocksOp(f"{CKPT}/offsets/1", 16391, ()),
-    E.OpCode.DELETE: E.DeleteOp(f"{CKPT}/offsets/1", TS + 3),
-    E.OpCode.RENAME_OLD: E.RenameOldOp(f"{CKPT}/tmp", f"{CKPT}/commits", TS + 4),
-    E.OpCode.RENAME: E.RenameOp(f"{CKPT}/.1.tmp", f"{CKPT}/commits/1", TS + 5, True),
-    E.OpCode.SET_PERMISSIONS: E.SetPermissionsOp(CKPT, 0o1777),
-    E.OpCode.SET_OWNER: E.SetOwnerOp(CKPT, None, "hadoop"),
-    E.OpCode.SET_TIMES: E.SetTimesOp(CKPT, -1, TS + 6),
-    E.OpCode.SET_REPLICATION: E.SetReplicationOp(f"{CKPT}/offsets/0", 2),
-    E.OpCode.SET_QUOTA: E.SetQuotaOp(CKPT, -1, 2**40),
-    E.OpCode.SET_XATTR: E.SetXAttrOp(CKPT, "user.nnlite.batch", b"\x00\xff812", 3),
-    E.OpCode.REMOVE_XATTR: E.RemoveXAttrOp(CKPT, "user.nnlite.batch"),
-    E.OpCode.CONCAT: E.ConcatOp(f"{CKPT}/state/0", (f"{CKPT}/s1", f"{CKPT}/s2"), TS + 7),
-    E.OpCode.TRUNCATE: E.TruncateOp(f"{CKPT}/offsets/0", 0, TS + 8),
-    E.OpCode.APPEND: E.AppendOp(f"{CKPT}/offsets/0", 16390, "DFSClient_2", "10.0.0.8"),
-    E.OpCode.DELETE_MANY: E.DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/commits/7"), TS + 9),
-    E.OpCode.END_LOG_SEGMENT: E.EndLogSegmentOp(),
+    edits.OpCode.ADD_BLOCK: edits.AddBlockOp(f"{CKPT}/offsets/1", 16391, BLOCK),
+    edits.OpCode.UPDATE_BLOCKS: edits.UpdateBlocksOp(f"{CKPT}/offsets/1", 16391, ()),
+    edits.OpCode.DELETE: edits.DeleteOp(f"{CKPT}/offsets/1", TS + 3),
+    edits.OpCode.RENAME_OLD: edits.RenameOldOp(f"{CKPT}/tmp", f"{CKPT}/commits", TS + 4),
+    edits.OpCode.RENAME: edits.RenameOp(f"{CKPT}/.1.tmp", f"{CKPT}/commits/1", TS + 5, True),
+    edits.OpCode.SET_PERMISSIONS: edits.SetPermissionsOp(CKPT, 0o1777),
+    edits.OpCode.SET_OWNER: edits.SetOwnerOp(CKPT, None, "hadoop"),
+    edits.OpCode.SET_TIMES: edits.SetTimesOp(CKPT, -1, TS + 6),
+    edits.OpCode.SET_REPLICATION: edits.SetReplicationOp(f"{CKPT}/offsets/0", 2),
+    edits.OpCode.SET_QUOTA: edits.SetQuotaOp(CKPT, -1, 2**40),
+    edits.OpCode.SET_XATTR: edits.SetXAttrOp(CKPT, "user.nnlite.batch", b"\x00\xff812", 3),
+    edits.OpCode.REMOVE_XATTR: edits.RemoveXAttrOp(CKPT, "user.nnlite.batch"),
+    edits.OpCode.CONCAT: edits.ConcatOp(f"{CKPT}/state/0", (f"{CKPT}/s1", f"{CKPT}/s2"), TS + 7),
+    edits.OpCode.TRUNCATE: edits.TruncateOp(f"{CKPT}/offsets/0", 0, TS + 8),
+    edits.OpCode.APPEND: edits.AppendOp(f"{CKPT}/offsets/0", 16390, "DFSClient_2", "10.0.0.8"),
+    edits.OpCode.DELETE_MANY: edits.DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/commits/7"), TS + 9),
+    edits.OpCode.END_LOG_SEGMENT: edits.EndLogSegmentOp(),
 }
 
 # Values that test the renderings' escaping and typing; they sit before END_LOG_SEGMENT.
 EDGE_OPS = [
-    E.SetOwnerOp("/a", None, None),
-    E.SetXAttrOp("/a", "user.x", b"", 1),
-    E.SetXAttrOp("/a", "user.all-bytes", bytes(range(256)), 2),
-    E.UpdateBlocksOp("/f", 2**64 - 1, ((2**64 - 1, 0, -(2**63)), BLOCK)),
-    E.ConcatOp("/t/目标", ("/t/ä", "/t/🙂", ""), TS),
-    E.RenameOp("", "  spaces  ", -1, False),
-    E.MkdirOp("/x/<&>\"'/]]>", 1, 0, "tab\there", "new\nline\r\n", 0),
-    E.DeleteOp("/ctl/\x00\x01\x1f\x7f/\ufffe", 0),
-    E.AddFileOp("/f", 9, 1, 1, 10, 0, "", "", 0, 0, True, "", ""),
+    edits.SetOwnerOp("/a", None, None),
+    edits.SetXAttrOp("/a", "user.x", b"", 1),
+    edits.SetXAttrOp("/a", "user.all-bytes", bytes(range(256)), 2),
+    edits.UpdateBlocksOp("/f", 2**64 - 1, ((2**64 - 1, 0, -(2**63)), BLOCK)),
+    edits.ConcatOp("/t/目标", ("/t/ä", "/t/🙂", ""), TS),
+    edits.RenameOp("", "  spaces  ", -1, False),
+    edits.MkdirOp("/x/<&>\"'/]]>", 1, 0, "tab\there", "new\nline\r\n", 0),
+    edits.DeleteOp("/ctl/\x00\x01\x1f\x7f/\ufffe", 0),
+    edits.AddFileOp("/f", 9, 1, 1, 10, 0, "", "", 0, 0, True, "", ""),
 ]
 
 
-def golden_records() -> list[E.Op]:
+def golden_records() -> list[edits.Op]:
     ops = list(GOLDEN_OPS.values())
     return ops[:-1] + EDGE_OPS + ops[-1:]
 
@@ -106,16 +107,16 @@ def test_golden_files_match_the_ops_and_the_renderers(tmp_path):
 
 
 def test_every_op_code_has_a_record_in_the_golden_file():
-    codes = {int(op.OP_CODE) for _, op in E.read_all(str(GOLDEN_EDITS))[0]}
-    missing = [c.name for c in E.OpCode if c not in codes]
+    codes = {int(op.OP_CODE) for _, op in edits.read_all(str(GOLDEN_EDITS))[0]}
+    missing = [c.name for c in edits.OpCode if c not in codes]
     assert not missing, (f"op codes {missing} have no record in {GOLDEN_EDITS.name}: add a "
                          f"sample to GOLDEN_OPS and regenerate with NNLITE_REGEN_GOLDEN=1")
 
 
 def test_every_op_code_has_a_sample():
-    assert list(GOLDEN_OPS) == [E.OpCode.START_LOG_SEGMENT] + [
-        c for c in E.OpCode if c not in (E.OpCode.START_LOG_SEGMENT, E.OpCode.END_LOG_SEGMENT)
-    ] + [E.OpCode.END_LOG_SEGMENT]
+    assert list(GOLDEN_OPS) == [edits.OpCode.START_LOG_SEGMENT] + [
+        c for c in edits.OpCode if c not in (edits.OpCode.START_LOG_SEGMENT, edits.OpCode.END_LOG_SEGMENT)
+    ] + [edits.OpCode.END_LOG_SEGMENT]
     assert all(op.OP_CODE == code for code, op in GOLDEN_OPS.items())
 
 
@@ -132,7 +133,7 @@ def test_golden_rendering_holds_the_header_and_every_field():
     doc = json.loads(GOLDEN_JSON.read_text(encoding="utf-8"))
     assert doc["header"] == {"magic": "NNLEDITS", "layout_version": 1, "first_txid": FIRST_TXID}
     first = doc["records"][0]
-    assert first == {"offset": E.HEADER_SIZE, "txid": FIRST_TXID, "op": "START_LOG_SEGMENT",
+    assert first == {"offset": edits.HEADER_SIZE, "txid": FIRST_TXID, "op": "START_LOG_SEGMENT",
                      "op_code": 1, "fields": {}}
     close = next(r for r in doc["records"] if r["op"] == "CLOSE_FILE")
     assert close["fields"]["checksum"] == {"$bytes": "9e107d9d"}
@@ -170,7 +171,7 @@ def _values(field_: dataclasses.Field):
 
 OP_STRATEGY = st.one_of(*[
     st.builds(cls, **{f.name: _values(f) for f in dataclasses.fields(cls)})
-    for cls in E.OPS.values()])
+    for cls in edits.OPS.values()])
 
 
 @settings(max_examples=150, deadline=None,
@@ -217,7 +218,7 @@ def test_json_with_reordered_fields_is_accepted(tmp_path):
 
 def test_an_empty_log_round_trips(tmp_path):
     empty = tmp_path / "empty"
-    empty.write_bytes(E.encode_header(7))
+    empty.write_bytes(edits.encode_header(7))
     for processor in ("JSON", "XML"):
         rendering = tmp_path / f"r.{processor}"
         oev.view(empty, str(rendering), processor)
@@ -371,16 +372,16 @@ def test_stats_count_every_op_and_its_bytes(nnlite):
     lines = result.stdout.splitlines()
     expected = {}
     for op in golden_records():
-        name = E.OpCode(op.OP_CODE).name
+        name = edits.OpCode(op.OP_CODE).name
         expected[name] = expected.get(name, 0) + 1
     rows = {line.split()[0]: line.split()[1:] for line in lines if line.split()
             and line.split()[0] in expected}
     assert {name: int(cols[1]) for name, cols in rows.items()} == expected
-    mkdir_bytes = sum(len(E.encode_record(txid, op)) for txid, op in golden_log().records
-                      if op.OP_CODE == E.OpCode.MKDIR)
+    mkdir_bytes = sum(len(edits.encode_record(txid, op)) for txid, op in golden_log().records
+                      if op.OP_CODE == edits.OpCode.MKDIR)
     assert int(rows["MKDIR"][2]) == mkdir_bytes
     total = next(line for line in lines if line.startswith("total")).split()
-    assert total[1:] == [str(len(golden_records())), str(len(golden_log().data) - E.HEADER_SIZE)]
+    assert total[1:] == [str(len(golden_records())), str(len(golden_log().data) - edits.HEADER_SIZE)]
     assert f"records: {len(golden_records())}, txids {FIRST_TXID}.." in result.stdout
 
 

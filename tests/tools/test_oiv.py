@@ -13,14 +13,15 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from formats import fsimage as F
+from nnlite.formats.fsimage.layout import COLUMNS, TYPE_DIRECTORY, TYPE_FILE
+from nnlite.formats.fsimage.md5 import file_md5
+from nnlite.tools import oiv, oiv_writers
+from nnlite.tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, human
 from tests.tools import images
 from tests.tools.conftest import exists, read
 from tests.tools.images import BLOCK_SIZE, TS, inode
-from tools import oiv, oiv_writers
-from tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, human
 
-DIR, FILE = F.TYPE_DIRECTORY, F.TYPE_FILE
+DIR, FILE = TYPE_DIRECTORY, TYPE_FILE
 T1, T2 = TS + 3_600_000, TS + 86_400_000       # 2023-11-14 23:13 and 2023-11-15 22:13 UTC
 
 ROWS = [
@@ -135,7 +136,7 @@ def test_json_holds_every_column_of_every_inode(small, tmp_path, nnlite):
                            "inode_count": 7, "creation_time": TS, "extra": {}}
     assert [r["path"] for r in doc["inodes"]] == [line.split("\t")[0] for line in DELIMITED[1:]]
     part = doc["inodes"][3]
-    assert list(part) == ["path", *F.COLUMNS]
+    assert list(part) == ["path", *COLUMNS]
     assert part == {
         "path": "/user/spark/part-0", "id": 10, "parent_id": 3, "name": "part-0", "type": "FILE",
         "permission": "0644", "owner": "spark", "group": "supergroup", "mtime": T1, "atime": T2,
@@ -202,7 +203,7 @@ def test_a_sidecar_that_does_not_match_stops_before_any_output(small, tmp_path, 
 
 def test_md5_option_overrides_the_sidecar(small, tmp_path, nnlite):
     (tmp_path / "fsimage.md5").write_text("0" * 32 + " *fsimage\n")
-    digest = F.file_md5(small)
+    digest = file_md5(small)
     result = nnlite("oiv", "-i", small, "-o", tmp_path / "out", "--md5", digest.upper())
     assert result.exit_code == 0
     assert "MD5 verified against --md5" in result.stderr

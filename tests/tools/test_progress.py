@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import logging
 
-from tools.progress import Progress
+from nnlite.tools.progress import Progress
 
 
 class Clock:

@@ -10,17 +10,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from formats import edits as E
-from formats import fsimage as F
-from namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
-from namenode.storage import EDITS, IMAGE, NameDir
+from nnlite.formats import edits
+from nnlite.formats.fsimage.layout import SCHEMA, TYPE_DIRECTORY, TYPE_FILE
+from nnlite.formats.fsimage.md5 import file_md5
+from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
+from nnlite.namenode.image.namedir import EDITS, IMAGE, NameDir
 from tests.formats import corrupt
 from tests.tools import images
 from tests.tools.images import inode
 from tests.tools.test_oev import FIRST_TXID, golden_log
 from tests.tools.test_oiv import ROWS
 
-DIR, FILE = F.TYPE_DIRECTORY, F.TYPE_FILE
+DIR, FILE = TYPE_DIRECTORY, TYPE_FILE
 
 
 def write(tmp_path, data: bytes, name: str = "edits"):
@@ -48,13 +49,13 @@ def test_clean_edits_exit_0_with_the_facts(tmp_path, nnlite):
 
 
 def test_a_header_only_log_is_clean(tmp_path, nnlite):
-    result = nnlite("edits", "verify", write(tmp_path, E.encode_header(5)))
+    result = nnlite("edits", "verify", write(tmp_path, edits.encode_header(5)))
     assert result.exit_code == 0
     assert "records: none" in result.stdout
 
 
 def test_an_open_segment_and_a_missing_start_are_reported_not_failed(tmp_path, nnlite):
-    log = corrupt.build([E.DeleteOp("/a", 1)], 3)
+    log = corrupt.build([edits.DeleteOp("/a", 1)], 3)
     result = nnlite("edits", "verify", write(tmp_path, log.data))
     assert result.exit_code == 0
     assert ("segment: note: starts with DELETE, not START_LOG_SEGMENT; in progress "
@@ -92,14 +93,14 @@ DAMAGE = {
         lambda log: rf"corrupt: first bad offset {log.start(4)}, txid {FIRST_TXID + 5}: "
                     rf"TxidGapError: expected txid {FIRST_TXID + 4}, found {FIRST_TXID + 5}"),
     "length-too-large": (
-        lambda log: corrupt.put_u32(log.data, log.start(2), E.DEFAULT_MAX_RECORD + 1),
+        lambda log: corrupt.put_u32(log.data, log.start(2), edits.DEFAULT_MAX_RECORD + 1),
         lambda log: rf"corrupt: first bad offset {log.start(2)}, txid {FIRST_TXID + 2}: "
                     rf"RecordTooLargeError"),
     "bad-magic": (
         lambda log: b"XXXXXXXX" + log.data[8:],
         lambda log: r"header: BadHeaderError: not an edits file \(magic b'XXXXXXXX'\)"),
     "newer-version": (
-        lambda log: corrupt.header(version=2) + log.data[E.HEADER_SIZE:],
+        lambda log: corrupt.header(version=2) + log.data[edits.HEADER_SIZE:],
         lambda log: r"header: UnsupportedVersionError: edits layout version 2"),
 }
 
@@ -150,7 +151,7 @@ def problems(result) -> list[str]:
 def test_clean_image_exits_0_with_the_facts(image, nnlite):
     result = nnlite("fsimage", "verify", image)
     assert result.exit_code == 0, result.output
-    digest = F.file_md5(image)
+    digest = file_md5(image)
     assert result.stdout == (
         f"fsimage {image}\n"
         f"  file: {os.path.getsize(image)} bytes\n"
@@ -177,9 +178,9 @@ def test_md5_mismatch_and_malformed_sidecar(image, nnlite):
     (image.parent / "fsimage.md5").write_text("f" * 32 + " *fsimage\n")
     result = nnlite("fsimage", "verify", image)
     assert result.exit_code == 4
-    assert problems(result) == [f"md5: the file's is {F.file_md5(image)}, but "
+    assert problems(result) == [f"md5: the file's is {file_md5(image)}, but "
                                 f"{image}.md5 says {'f' * 32}"]
-    assert nnlite("fsimage", "verify", "--md5", F.file_md5(image), image).exit_code == 0
+    assert nnlite("fsimage", "verify", "--md5", file_md5(image), image).exit_code == 0
     (image.parent / "fsimage.md5").write_text("not a digest\n")
     result = nnlite("fsimage", "verify", image)
     assert result.exit_code == 4
@@ -206,14 +207,14 @@ def test_a_truncated_image_is_a_footer_problem(image, nnlite):
     assert problems(result)[0].startswith("footer: ImageCorruptError: not a readable Parquet")
 
 
-def write_raw(path, rows, metadata: dict, schema: pa.Schema = F.SCHEMA) -> None:
+def write_raw(path, rows, metadata: dict, schema: pa.Schema = SCHEMA) -> None:
     """A Parquet file that bypasses write_image's checks (what a buggy writer could leave)."""
     table = pa.Table.from_pylist(
         [dict(r, blocks=[dict(zip(("block_id", "num_bytes", "genstamp"), b))
                          for b in r["blocks"]],
               xattrs=None if r["xattrs"] is None else list(r["xattrs"].items())) for r in rows],
-        schema=F.SCHEMA)
-    if schema is not F.SCHEMA:
+        schema=SCHEMA)
+    if schema is not SCHEMA:
         table = table.append_column("color", pa.array(["red"] * len(rows)))
     pq.write_table(table.replace_schema_metadata(metadata), path)
 
@@ -226,12 +227,12 @@ def footer(**overrides) -> dict:
 
 
 @pytest.mark.parametrize("meta, schema, message", [
-    (footer(inode_count=9), F.SCHEMA, "footer: ImageCorruptError: 7 rows but inode_count 9"),
-    (footer(layout_version=2), F.SCHEMA,
+    (footer(inode_count=9), SCHEMA, "footer: ImageCorruptError: 7 rows but inode_count 9"),
+    (footer(layout_version=2), SCHEMA,
      "footer: UnsupportedVersionError: fsimage layout version 2"),
-    (footer(), pa.schema([*F.SCHEMA, pa.field("color", pa.string())]),
+    (footer(), pa.schema([*SCHEMA, pa.field("color", pa.string())]),
      "footer: ImageCorruptError: columns ["),
-    ({b"nnlite.format": b"other"}, F.SCHEMA, "footer: ImageCorruptError: not an nnlite fsimage"),
+    ({b"nnlite.format": b"other"}, SCHEMA, "footer: ImageCorruptError: not an nnlite fsimage"),
 ], ids=["row-count", "version", "schema", "format-key"])
 def test_footer_problems(meta, schema, message, tmp_path, nnlite):
     write_raw(tmp_path / "fsimage", ROWS, meta, schema)
@@ -280,7 +281,7 @@ def test_a_bad_type_is_named(tmp_path, nnlite):
     write_raw(tmp_path / "fsimage", rows, footer(inode_count=8))
     table = pq.read_table(tmp_path / "fsimage")
     types = pa.array([r["type"] for r in ROWS] + [3], pa.int8())
-    table = table.set_column(table.schema.get_field_index("type"), F.SCHEMA.field("type"), types)
+    table = table.set_column(table.schema.get_field_index("type"), SCHEMA.field("type"), types)
     pq.write_table(table, tmp_path / "fsimage")
     result = nnlite("fsimage", "verify", tmp_path / "fsimage")
     assert result.exit_code == 4

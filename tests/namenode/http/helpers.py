@@ -16,9 +16,9 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from namenode.fsnamesystem import FSNamesystem, format_dirs
-from namenode.permission import Caller
-from namenode.storage import NameDir
+from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
+from nnlite.namenode.image.namedir import NameDir
+from nnlite.namenode.namespace.permission import Caller
 from tests.namenode.helpers import write_file
 from tests.servers import NamenodeProcess
 

@@ -1,6 +1,10 @@
-import asyncio, socket, time
-from namenode.http.server import HttpServer, Response
-from namenode.http import remote
+import asyncio
+
+from nnlite.namenode.http import remote
+from nnlite.namenode.http.server import HttpServer
+from nnlite.namenode.http.wire import Response
+
+
 def test_idle_connection_is_closed():
     async def main():
         server = HttpServer(lambda r: Response(200, b"ok"), remote.parse_error_response, idle_timeout=0.4)

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from namenode.http import status
+from nnlite.namenode.http import status
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
@@ -125,7 +125,7 @@ def test_no_card_overflows_with_longest_values(tmp_path, width):
 # ---------------------------------------------------------------------- the catalog's section
 
 def test_status_page_lists_the_spark_checkpoints(tmp_path):
-    from client.webhdfs import WebHdfsClient
+    from nnlite.client.webhdfs import WebHdfsClient
     from tests.catalog.remote import USER, start, write_checkpoint
     nn = start(tmp_path, "nnlite.catalog.quiet=0")
     try:

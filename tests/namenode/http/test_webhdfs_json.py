@@ -7,8 +7,13 @@ import json
 
 import pytest
 
-from namenode.http.webhdfs_json import dumps, file_status, file_status_json, file_statuses_json
-from namenode.inode import INodeDirectory, INodeFile
+from nnlite.namenode.http.webhdfs_json import (
+    dumps,
+    file_status,
+    file_status_json,
+    file_statuses_json,
+)
+from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile
 
 NAMES = ["", "part-00000", "a b", 'quo"te', "back\\slash", "tab\there", "nl\nx", "ümlaut",
          "日本", "emoji-\U0001f600", "\x7f\x01"]

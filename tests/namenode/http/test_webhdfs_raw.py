@@ -14,8 +14,13 @@ import json
 
 import pytest
 
-from tests.namenode.http.helpers import (FILE_STATUS_KEYS, WebHdfs, exchange, parse_replies,
-                                         start_namenode)
+from tests.namenode.http.helpers import (
+    FILE_STATUS_KEYS,
+    WebHdfs,
+    exchange,
+    parse_replies,
+    start_namenode,
+)
 
 FILES = {"/files/f1": 100, "/files/f2": 300, "/same/same": 10, "/quota/big": 1000}
 _ids = itertools.count()

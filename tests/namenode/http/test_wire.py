@@ -2,8 +2,8 @@
 
 import pytest
 
-from namenode.http import wire
-from namenode.http.wire import BadRequest, parse_header_block, parse_headers
+from nnlite.namenode.http import wire
+from nnlite.namenode.http.wire import BadRequest, parse_header_block, parse_headers
 
 FIELDS = [
     # (field lines as sent, CRLF-separated, after the request line) -> headers

@@ -1,0 +1,13 @@
+"""The ``nnlite`` command line: one module per group of commands, each a thin click layer.
+
+| module | commands |
+|---|---|
+| ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and error format (``typed_errors``), ``--conf``/``-D`` |
+| ``daemons.py`` | ``format``, ``namenode``, ``secondary``, ``run`` |
+| ``supervisor.py`` | ``run``'s supervisor of the namenode and secondary child processes |
+| ``dfs.py`` | ``dfs`` and ``dfsadmin``, over the WebHDFS client |
+| ``tools.py`` | ``oiv``, ``oev``, ``edits verify``, ``fsimage verify``, ``analyze`` |
+| ``catalog.py`` | ``catalog ...`` |
+
+``cli.py`` at the top gathers them into the ``nnlite`` group.
+"""

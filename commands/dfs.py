@@ -1,0 +1,411 @@
+"""The commands on a running namenode: the ``dfs`` group (as ``hdfs dfs``, over WebHDFS) and
+the ``dfsadmin`` group (``fetch-image`` included), with the one-line remote errors
+(``OneLineError``, ``OneLineCommand``, ``DfsGroup``, ``remote_errors``) and the options they
+share (``remote_options``, ``json_option``). ``cli.py`` adds the groups to ``nnlite`` and
+``catalog/cli_catalog.py`` reuses the helpers; the exit codes and typed errors come from
+``client/cli_support.py``, so this module never imports ``cli``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from pathlib import Path
+
+import click
+
+from nnlite.client import errors as client_errors
+from nnlite.client.webhdfs import DEFAULT_URL as DEFAULT_NAMENODE
+from nnlite.commands.support import NnliteError, conf_options, load_config, typed_errors
+
+log = logging.getLogger("nnlite")
+
+
+class OneLineError(NnliteError):
+    """The remote commands' error: ``nnlite: <Kind>: <message>`` on stderr."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"nnlite: {self.format_message()}", err=True)
+
+
+def one_line_usage(exc: click.UsageError) -> OneLineError:
+    hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+    return OneLineError(click.UsageError(" ".join(exc.format_message().split()) + hint))
+
+
+class OneLineCommand(click.Command):
+    """A usage mistake (missing argument, bad option value) is one line too, exit code 2."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise one_line_usage(exc) from exc
+
+
+def remote_errors(fn):
+    """Client errors become one line and their exit code; so does anything unexpected (its
+    traceback goes to the debug log, ``nnlite -v``), so no traceback reaches the user."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+        try:
+            return fn(*args, **kw)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except client_errors.ClientError as exc:
+            raise OneLineError(exc) from exc
+        except Exception as exc:
+            log.debug("unexpected error", exc_info=True)
+            raise OneLineError(client_errors.InternalError(
+                f"{type(exc).__name__}: {exc} (nnlite -v ... logs the traceback)")) from exc
+    return wrapper
+
+
+def _os_user() -> str:
+    import getpass
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return ""
+
+
+def remote_options(fn):
+    """``--namenode URL`` and ``--user NAME``; the command gets a ``client`` (closed after)."""
+    @remote_errors
+    @functools.wraps(fn)
+    def wrapper(*args, namenode_url, user, **kw):
+        from nnlite.client.webhdfs import WebHdfsClient
+        with WebHdfsClient(namenode_url, user) as client:
+            return fn(*args, client=client, **kw)
+    wrapper = click.option("--user", envvar="HADOOP_USER_NAME", default=_os_user,
+                           show_default="$HADOOP_USER_NAME, else the OS user",
+                           help="Act as this user.")(wrapper)
+    return click.option("--namenode", "namenode_url", metavar="URL", envvar="NNLITE_NAMENODE",
+                        default=DEFAULT_NAMENODE, show_default=True,
+                        help="The namenode's HTTP address ($NNLITE_NAMENODE).")(wrapper)
+
+
+def json_option(fn):
+    return click.option("--json", "as_json", is_flag=True,
+                        help="One JSON object per line: the namenode's own objects.")(fn)
+
+
+def echo_lines(lines) -> None:
+    for line in lines:
+        click.echo(line)
+
+
+class DfsGroup(click.Group):
+    command_class = OneLineCommand
+
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            raise one_line_usage(exc) from exc
+
+
+@click.group("dfs", cls=DfsGroup)
+def dfs_group() -> None:
+    """File-system commands on a running namenode over WebHDFS, as `hdfs dfs` (relative
+    paths are under /user/USER)."""
+
+
+@dfs_group.command("ls")
+@click.argument("paths", nargs=-1)
+@click.option("-d", "directory", is_flag=True, help="Directories as plain entries.")
+@click.option("-R", "recursive", is_flag=True, help="Recurse into subdirectories.")
+@click.option("-h", "human", is_flag=True, help="Human-readable sizes (1.5 K).")
+@json_option
+@remote_options
+def dfs_ls(client, paths, directory, recursive, human, as_json) -> None:
+    """List PATHs (default: the home directory)."""
+    from nnlite.client import display
+    from nnlite.client.shell import FsShell
+    events = FsShell(client).ls(paths, directory=directory, recursive=recursive)
+    echo_lines(display.entries_json(events) if as_json else display.ls_lines(events, human=human))
+
+
+@dfs_group.command("stat")
+@click.argument("args", metavar="[FORMAT] PATH...", nargs=-1, required=True)
+@json_option
+@remote_options
+def dfs_stat(client, args, as_json) -> None:
+    """Print each PATH's status in FORMAT (default %y): %n name, %b bytes, %o block size,
+    %r replication, %u owner, %g group, %y/%Y modified (UTC/ms), %x/%X accessed, %F type,
+    %a octal and %A symbolic permission."""
+    from nnlite.client import display
+    from nnlite.client.shell import FsShell, split_stat_args
+    fmt, paths = split_stat_args(args)
+    entries = FsShell(client).stat(paths)
+    echo_lines(display.entries_json(entries) if as_json
+               else (display.stat_line(fmt, e.path, e.status) for e in entries))
+
+
+@dfs_group.command("du")
+@click.argument("paths", nargs=-1)
+@click.option("-s", "summary", is_flag=True, help="One total per PATH, not per child.")
+@click.option("-h", "human", is_flag=True, help="Human-readable sizes.")
+@click.option("-v", "header", is_flag=True, help="Print a header line.")
+@json_option
+@remote_options
+def dfs_du(client, paths, summary, human, header, as_json) -> None:
+    """Size and space consumed (all replicas) of each child of PATH, or of PATH with -s."""
+    from nnlite.client import display
+    from nnlite.client.shell import FsShell
+    rows = FsShell(client).du(paths, summary=summary)
+    if as_json:
+        return echo_lines(display.with_path(path, s) for path, s in rows)
+    echo_lines(display.du_lines(list(rows), human=human, header=header))
+
+
+@dfs_group.command("count")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-q", "quota", is_flag=True, help="Also the quotas and what remains of them.")
+@click.option("-h", "human", is_flag=True, help="Human-readable sizes.")
+@click.option("-v", "header", is_flag=True, help="Print a header line.")
+@json_option
+@remote_options
+def dfs_count(client, paths, quota, human, header, as_json) -> None:
+    """Directories, files and bytes under each PATH."""
+    from nnlite.client import display
+    from nnlite.client.shell import FsShell
+    rows = FsShell(client).count(paths)
+    if as_json:
+        return echo_lines(display.with_path(path, s) for path, s in rows)
+    if header:
+        click.echo(display.count_header(quota))
+    echo_lines(display.count_line(path, s, quota=quota, human=human) for path, s in rows)
+
+
+@dfs_group.command("mkdir")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-p", "parents", is_flag=True, help="Create parents; an existing dir is fine.")
+@remote_options
+def dfs_mkdir(client, paths, parents) -> None:
+    """Create directories."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).mkdir(paths, parents=parents)
+
+
+@dfs_group.command("rm")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-r", "-R", "recursive", is_flag=True, help="Delete directories and contents.")
+@click.option("-f", "force", is_flag=True, help="No error for a missing PATH.")
+@remote_options
+def dfs_rm(client, paths, recursive, force) -> None:
+    """Delete PATHs (there is no trash)."""
+    from nnlite.client.shell import FsShell
+    echo_lines(f"Deleted {path}" for path in FsShell(client).rm(paths, recursive=recursive,
+                                                                 force=force))
+
+
+@dfs_group.command("mv")
+@click.argument("sources", metavar="SRC...", nargs=-1, required=True)
+@click.argument("dest", metavar="DST")
+@remote_options
+def dfs_mv(client, sources, dest) -> None:
+    """Move SRC to DST, or several SRCs into the directory DST."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).mv(list(sources), dest)
+
+
+@dfs_group.command("chmod")
+@click.argument("mode")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-R", "recursive", is_flag=True, help="The whole subtree.")
+@remote_options
+def dfs_chmod(client, mode, paths, recursive) -> None:
+    """Set permissions: MODE is octal (755) or symbolic (u+x,go-w; after -- if it starts
+    with -)."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).chmod(mode, paths, recursive=recursive)
+
+
+@dfs_group.command("chown")
+@click.argument("owner", metavar="OWNER[:GROUP]")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-R", "recursive", is_flag=True, help="The whole subtree.")
+@remote_options
+def dfs_chown(client, owner, paths, recursive) -> None:
+    """Set the owner and/or group (:GROUP alone changes only the group)."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).chown(owner, paths, recursive=recursive)
+
+
+@dfs_group.command("setrep")
+@click.argument("replication", metavar="N", type=int)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-R", "recursive", is_flag=True, hidden=True, help="Accepted; always recursive.")
+@remote_options
+def dfs_setrep(client, replication, paths, recursive) -> None:
+    """Set the replication of each file at or under PATH."""
+    from nnlite.client.shell import FsShell
+    echo_lines(f"Replication {replication} set: {path}"
+               for path in FsShell(client).setrep(replication, paths))
+
+
+@dfs_group.command("touchz")
+@click.argument("paths", nargs=-1, required=True)
+@remote_options
+def dfs_touchz(client, paths) -> None:
+    """Create empty files (an existing empty file gets a new modification time)."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).touchz(paths)
+
+
+@dfs_group.command("getfattr")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-n", "name", metavar="NAME", help="This extended attribute.")
+@click.option("-d", "dump", is_flag=True, help="Every extended attribute.")
+@click.option("-e", "encoding", type=click.Choice(["text", "hex", "base64"],
+                                                  case_sensitive=False), default="text",
+              show_default=True, help="How values are shown.")
+@click.option("-R", "recursive", is_flag=True, help="The whole subtree.")
+@json_option
+@remote_options
+def dfs_getfattr(client, paths, name, dump, encoding, recursive, as_json) -> None:
+    """Print extended attributes (-n NAME or -d)."""
+    from nnlite.client import display
+    from nnlite.client.shell import FsShell
+    for path, attrs in FsShell(client).getfattr(paths, name=name, dump=dump,
+                                                encoding=encoding, recursive=recursive):
+        echo_lines([display.with_path(path, {"XAttrs": attrs})] if as_json
+                   else display.xattr_lines(path, attrs))
+
+
+@dfs_group.command("setfattr")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-n", "name", metavar="NAME", help="Set this extended attribute.")
+@click.option("-v", "value", metavar="VALUE",
+              help='Its value: "text", 0x<hex>, 0s<base64> or plain text (default empty).')
+@click.option("-x", "remove", metavar="NAME", help="Remove this extended attribute.")
+@remote_options
+def dfs_setfattr(client, paths, name, value, remove) -> None:
+    """Set (-n NAME [-v VALUE]) or remove (-x NAME) an extended attribute."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).setfattr(paths, name=name, value=value, remove=remove)
+
+
+@dfs_group.command("put")
+@click.argument("sources", metavar="LOCAL...", nargs=-1, required=True)
+@click.argument("dest", metavar="DST")
+@click.option("-f", "force", is_flag=True, help="Overwrite an existing file.")
+@remote_options
+def dfs_put(client, sources, dest, force) -> None:
+    """Copy local files or directories (recursively) to DST, streamed from disk."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).put(list(sources), dest, force=force)
+
+
+@dfs_group.command("get")
+@click.argument("source", metavar="SRC")
+@click.argument("dest", metavar="LOCALDST")
+@click.option("-f", "force", is_flag=True, help="Overwrite an existing local file.")
+@remote_options
+def dfs_get(client, source, dest, force) -> None:
+    """Copy a file or directory (recursively) to the local LOCALDST."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).get(source, dest, force=force)
+
+
+@dfs_group.command("cat")
+@click.argument("paths", nargs=-1, required=True)
+@remote_options
+def dfs_cat(client, paths) -> None:
+    """Print the contents of files to standard output."""
+    from nnlite.client.shell import FsShell
+    out = click.open_file("-", "wb")       # the binary stdout, left open
+    for chunk in FsShell(client).cat(paths):
+        out.write(chunk)
+    out.flush()
+
+
+@dfs_group.command("appendToFile")
+@click.argument("sources", metavar="LOCAL...", nargs=-1, required=True)
+@click.argument("dest", metavar="DST")
+@remote_options
+def dfs_append_to_file(client, sources, dest) -> None:
+    """Append local files (- is standard input) to DST, creating it if missing."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).append_to_file(list(sources), dest,
+                                   stdin=click.open_file("-", "rb"))
+
+
+@click.group("dfsadmin")
+def dfsadmin_group() -> None:
+    """Administration of a running namenode."""
+
+
+@dfsadmin_group.command("fetch-image")
+@click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--namenode", "namenode_url", metavar="URL",
+              help="The namenode's HTTP address (default http://<dfs.namenode.http-address>).")
+@click.option("--secret-file", type=click.Path(dir_okay=False),
+              help="File holding the transfer secret (e.g. <name-dir>/checkpoint.token); "
+                   "else the key nnlite.checkpoint.secret.")
+@conf_options
+@typed_errors
+def fetch_image_cmd(out_dir, namenode_url, secret_file, conf, defines) -> None:
+    """Download the namenode's current fsimage to DIR/fsimage (+ fsimage.md5), verified."""
+    from nnlite.namenode.image.importer import seal_fetched
+    from nnlite.secondary.client import TransferClient
+    from nnlite.secondary.daemon import resolve_secret
+    from nnlite.secondary.errors import SecondaryError, SettingError
+    config = load_config(conf, defines)
+    url = namenode_url or "http://" + config.get("dfs.namenode.http-address")
+    try:
+        secret = resolve_secret(secret_file, config)
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        got = TransferClient(url, secret).download_image(Path(out_dir) / "fsimage")
+    except SettingError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except SecondaryError as exc:
+        raise NnliteError(exc) from exc
+    meta = seal_fetched(got.path, got.md5, got.last_txid)
+    click.echo(f"Fetched the image at txid {meta.last_txid} ({got.size} bytes, md5 {got.md5}) "
+               f"to {got.path}")
+
+
+@dfsadmin_group.command("safemode", cls=OneLineCommand)
+@click.argument("action", metavar="ACTION",
+                type=click.Choice(["get", "enter", "leave", "wait"]))
+@json_option
+@remote_options
+def dfsadmin_safemode(client, action, as_json) -> None:
+    """Safe mode: ACTION get, enter, leave, or wait (until it is off). Superuser."""
+    from nnlite.client import display
+    on = client.safe_mode(action)
+    click.echo(display.to_json({"SafeMode": on}) if as_json else display.safe_mode_line(on))
+
+
+@dfsadmin_group.command("save-namespace", cls=OneLineCommand)
+@json_option
+@remote_options
+def dfsadmin_save_namespace(client, as_json) -> None:
+    """Write a new fsimage of the whole namespace; needs safe mode (superuser)."""
+    from nnlite.client import display
+    txid = client.save_namespace()
+    click.echo(display.to_json({"txid": txid}) if as_json
+               else f"Save namespace successful (image at txid {txid})")
+
+
+@dfsadmin_group.command("roll-edits", cls=OneLineCommand)
+@json_option
+@remote_options
+def dfsadmin_roll_edits(client, as_json) -> None:
+    """Close the current edits segment and continue in edits.new (superuser)."""
+    from nnlite.client import display
+    txid = client.roll_edits()
+    click.echo(display.to_json({"txid": txid}) if as_json
+               else f"Successfully rolled edit logs (the closed segment ends at txid {txid})")
+
+
+@dfsadmin_group.command("report", cls=OneLineCommand)
+@json_option
+@remote_options
+def dfsadmin_report(client, as_json) -> None:
+    """Txids, edits size, name dirs and their health, counts (superuser)."""
+    from nnlite.client import display
+    report = client.report()
+    echo_lines([display.to_json(report)] if as_json else display.report_lines(report))

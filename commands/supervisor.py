@@ -1,0 +1,110 @@
+"""``nnlite run``: the namenode and its secondary as two supervised child processes.
+
+The namenode starts first (formatting the default name dir if none exists is done by the
+caller); once it has bound its port and written its transfer token, the secondary starts with
+``--secret-file <first name dir>/checkpoint.token`` and a checkpoint dir beside the name dir
+(``<parent of the first name dir>/namesecondary``). SIGTERM/SIGINT are forwarded to both; if
+either exits on its own, the other is stopped and ``run`` exits non-zero.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger("nnlite.run")
+
+TOKEN_FILE = "checkpoint.token"
+
+
+def _child(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "nnlite.cli", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _pump(proc: subprocess.Popen, name: str, seen_port: threading.Event, port: list) -> None:
+    """Copy a child's output to ours, prefixed; note the namenode's port line."""
+    for line in proc.stdout:
+        if line.startswith("NNLITE_HTTP_PORT="):
+            port.append(int(line.strip().split("=", 1)[1]))
+            seen_port.set()
+            continue
+        sys.stderr.write(f"[{name}] {line}")
+        sys.stderr.flush()
+
+
+def run(name_dirs: list[str], conf_args: list[str], timeout: float = 300) -> int:
+    first = Path(name_dirs[0]).absolute()
+    checkpoint_dir = first.parent / "namesecondary"
+    nn_args = ["namenode", *[a for d in name_dirs for a in ("--name-dir", d)], *conf_args]
+    namenode = _child(nn_args)
+    seen_port, port = threading.Event(), []
+    threading.Thread(target=_pump, args=(namenode, "namenode", seen_port, port),
+                     daemon=True).start()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    secondary = None
+    try:
+        if not _wait(seen_port, namenode, stop, timeout) or not _wait_file(
+                first / TOKEN_FILE, namenode, stop, timeout):
+            return _finish(namenode, None, stop)
+        url = f"http://127.0.0.1:{port[0]}"
+        log.info("namenode up at %s; starting the secondary (checkpoints in %s)", url,
+                 checkpoint_dir)
+        secondary = _child(["secondary", "--namenode", url, "--checkpoint-dir",
+                            str(checkpoint_dir), "--secret-file", str(first / TOKEN_FILE),
+                            *conf_args])
+        threading.Thread(target=_pump, args=(secondary, "secondary", threading.Event(), []),
+                         daemon=True).start()
+        while not stop.wait(0.5):
+            if namenode.poll() is not None or secondary.poll() is not None:
+                break
+        return _finish(namenode, secondary, stop)
+    finally:
+        for proc in (secondary, namenode):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+
+
+def _wait(event: threading.Event, proc: subprocess.Popen, stop: threading.Event,
+          timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not event.wait(0.1):
+        if proc.poll() is not None or stop.is_set() or time.monotonic() > deadline:
+            return False
+    return True
+
+
+def _wait_file(path: Path, proc: subprocess.Popen, stop: threading.Event,
+               timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None or stop.is_set() or time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _finish(namenode, secondary, stop: threading.Event) -> int:
+    """Stop both (secondary first: it may be mid-checkpoint against the namenode)."""
+    codes = []
+    for proc in (secondary, namenode):
+        if proc is None:
+            continue
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        codes.append(proc.returncode)
+    clean = stop.is_set() and all(c == 0 for c in codes)
+    log.info("nnlite run stopped (%s)", "cleanly" if clean else f"exit codes {codes}")
+    return 0 if clean else 1

@@ -1,0 +1,10 @@
+"""File contents: immutable block files on the namenode's own disk.
+
+| module | what |
+|---|---|
+| ``store.py`` | ``BlockStore``: the directory, block names and ids, publishing |
+| ``streams.py`` | bytes in and out of block files for one request: ``BlockWriter``, ``RangeReader`` |
+| ``sweep.py`` | removal of block files no file of the namespace refers to |
+| ``checksum.py`` | file checksums as HDFS computes them (``MD5MD5CRC32GzipFileChecksum``) |
+| ``leases.py`` | a file being written belongs to its writer; startup recovery of cut-off uploads |
+"""

@@ -1,0 +1,253 @@
+"""Bytes into and out of block files for one request: an upload's ``BlockWriter`` and a
+read's ``segments`` and ``RangeReader``. The store (``namenode.blocks``) owns the directory,
+the names, the ids and publishing; a writer works through it, a reader only reads open files.
+
+* A block is ``(id, num_bytes, genstamp)``; the generation stamp is always ``GENSTAMP``
+  (blocks are never rewritten in place).
+* Appending to a file whose last block is partial writes a new block holding the old bytes and
+  then the new ones; the old bytes are copied in the kernel (``copy_range``) when the upload
+  is sealed. The meta file's chunk CRCs (layout in ``namenode.blocks``) continue from the
+  old block's last partial chunk.
+* A block enters the namespace (in a CloseFileOp) only once published; blocks of an upload
+  that fails are deleted at once.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from nnlite.namenode import errors
+from nnlite.namenode.blocks import checksum
+
+if TYPE_CHECKING:
+    from nnlite.namenode.blocks.store import BlockStore
+
+GENSTAMP = 1001
+COPY_CHUNK = 8 << 20
+
+
+class BlockMissingError(errors.NamenodeError):
+    """A block the namespace refers to is missing or shorter than recorded on disk."""
+    JAVA_CLASS = "org.apache.hadoop.hdfs.BlockMissingException"
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """What a finished writer made: new blocks ``(id, num_bytes, genstamp)`` in file order,
+    their ``checksum.block_digest``s, and whether the first one replaces the file's tail."""
+    blocks: tuple
+    digests: list
+    replaces_tail: bool
+    length: int
+
+
+def copy_range(src, dst, count: int) -> None:
+    """Copy the first ``count`` bytes of ``src`` to offset 0 of ``dst`` (in the kernel when
+    the file system allows it)."""
+    done = 0
+    try:
+        while done < count:
+            n = os.copy_file_range(src.fileno(), dst.fileno(), count - done, done, done)
+            if n == 0:
+                break
+            done += n
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+    while done < count:
+        data = os.pread(src.fileno(), min(COPY_CHUNK, count - done), done)
+        if not data:
+            raise BlockMissingError(f"block file {src.name} ended after {done} bytes")
+        os.pwrite(dst.fileno(), data, done)
+        done += len(data)
+
+
+@dataclass
+class _Piece:
+    block_id: int
+    capacity: int
+    offset: int                 # where the new bytes start in the block (the tail's length)
+    size: int = 0
+    crcs: bytes = b""
+    handle: object = None
+    chunker: checksum.CrcChunker = field(default_factory=checksum.CrcChunker)
+
+
+class BlockWriter:
+    """Writes one upload's bytes as new blocks of ``block_size`` bytes, computing the chunk
+    CRCs on the way. With a ``tail`` (the file's partial last block) the first new block
+    continues it: the new bytes go at offset ``tail[1]`` and ``seal`` copies the old bytes in.
+
+    ``write`` only buffers into tmp/ files (it runs on the event loop); ``seal`` fsyncs and
+    publishes (run it in a thread); ``discard`` deletes everything; ``close`` releases the
+    ids. The owner calls ``close`` after recording the blocks, or ``discard`` and ``close``."""
+
+    def __init__(self, store: BlockStore, block_size: int, tail: tuple | None):
+        self.store = store
+        self.block_size = block_size
+        self.tail = tail if tail and 0 < tail[1] < block_size else None
+        self.pieces: list[_Piece] = []
+        self.current: _Piece | None = None
+        self.length = 0
+        self.closed = False
+        if self.tail is not None:
+            store.hold(self.tail[0])
+
+    @property
+    def ids(self) -> list[int]:
+        return [p.block_id for p in self.pieces]
+
+    def write(self, data) -> None:
+        view = memoryview(data)
+        while view:
+            if self.current is None:
+                self._start_piece()
+            piece = self.current
+            take = view[:piece.capacity - piece.size]
+            piece.handle.write(take)
+            piece.chunker.feed(take)
+            piece.size += len(take)
+            self.length += len(take)
+            view = view[len(take):]
+            if piece.size == piece.capacity:
+                self._end_piece()
+
+    def _start_piece(self) -> None:
+        block_id = self.store.allocate()
+        continues = self.tail is not None and not self.pieces
+        offset = self.tail[1] if continues else 0
+        piece = _Piece(block_id, self.block_size - offset, offset)
+        self.pieces.append(piece)
+        piece.handle = open(self.store.tmp_path(block_id), "wb")
+        if continues:
+            piece.handle.seek(offset)
+            piece.chunker = checksum.CrcChunker(self._tail_prefix())
+        self.current = piece
+
+    def _tail_prefix(self) -> bytes:
+        """The bytes of the tail's partial last chunk (they begin the next chunk's CRC)."""
+        block_id, num_bytes = self.tail[0], self.tail[1]
+        rest = num_bytes % checksum.BYTES_PER_CRC
+        if not rest:
+            return b""
+        with self.store.open_block(block_id, num_bytes) as handle:
+            return os.pread(handle.fileno(), rest, num_bytes - rest)
+
+    def _end_piece(self) -> None:
+        piece, self.current = self.current, None
+        piece.handle.close()
+        piece.crcs = piece.chunker.finish()
+        if not piece.offset:
+            self.store.tmp_path(piece.block_id, meta=True).write_bytes(piece.crcs)
+
+    def seal(self) -> Sealed:
+        """Finish the last block, merge the tail, fsync and publish every block."""
+        if self.current is not None:
+            self._end_piece()
+        digests = []
+        for piece in self.pieces:
+            crcs = self._merge_tail(piece) if piece.offset else piece.crcs
+            digests.append(checksum.block_digest(crcs))
+        for piece in self.pieces:
+            self.store.publish_block(piece.block_id)
+        blocks = tuple((p.block_id, p.offset + p.size, GENSTAMP) for p in self.pieces)
+        return Sealed(blocks, digests, bool(self.pieces and self.pieces[0].offset),
+                      self.length)
+
+    def _merge_tail(self, piece: _Piece) -> bytes:
+        block_id, num_bytes = self.tail[0], self.tail[1]
+        whole = num_bytes - num_bytes % checksum.BYTES_PER_CRC
+        crcs = self.store.read_crcs(block_id, whole) + piece.crcs
+        with self.store.open_block(block_id, num_bytes) as src, \
+                open(self.store.tmp_path(piece.block_id), "r+b") as dst:
+            copy_range(src, dst, num_bytes)
+        self.store.tmp_path(piece.block_id, meta=True).write_bytes(crcs)
+        return crcs
+
+    def discard(self) -> None:
+        """Delete every block this writer made, published or not (idempotent)."""
+        if self.current is not None:
+            self.current.handle.close()
+            self.current = None
+        self.store.remove(self.ids)
+
+    def close(self) -> None:
+        """Release the ids (after the blocks were recorded, or discarded)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.current is not None:
+            self.current.handle.close()
+            self.current = None
+        self.store.release(self.ids)
+        if self.tail is not None:
+            self.store.release([self.tail[0]])
+
+
+# ---------------------------------------------------------------------- reading ranges
+
+def segments(blocks, offset: int, length: int) -> list[tuple]:
+    """``(block, start in block, count)`` covering ``length`` bytes from ``offset``."""
+    out, pos, end = [], 0, offset + length
+    for block in blocks:
+        lo, hi = max(offset, pos), min(end, pos + block[1])
+        if lo < hi:
+            out.append((block, lo - pos, hi - lo))
+        pos += block[1]
+        if pos >= end:
+            break
+    return out
+
+
+class RangeReader:
+    """A read-only, file-like view of byte ranges of several block files, for the HTTP
+    server's file responses when sendfile cannot serve them (``read``, ``readinto``, ``seek``,
+    ``close``; no ``fileno``)."""
+
+    mode = "rb"
+    name = "<block ranges>"
+
+    def __init__(self, parts: list[tuple]):
+        self.parts = parts          # [(open file, start, count)]
+        self.index = 0
+        self.done = 0               # bytes read from parts[index]
+
+    def fileno(self):
+        raise io.UnsupportedOperation("a RangeReader spans several files")
+
+    def seek(self, position: int, whence: int = 0) -> int:
+        if whence:
+            raise io.UnsupportedOperation("a RangeReader seeks from the start only")
+        self.index, self.done = 0, position
+        while self.index < len(self.parts) and self.done >= self.parts[self.index][2]:
+            self.done -= self.parts[self.index][2]
+            self.index += 1
+        return position
+
+    def readinto(self, buffer) -> int:
+        while self.index < len(self.parts):
+            handle, start, count = self.parts[self.index]
+            want = min(len(buffer), count - self.done)
+            if want > 0:
+                n = os.preadv(handle.fileno(), [memoryview(buffer)[:want]], start + self.done)
+                if n <= 0:
+                    raise BlockMissingError(f"block file {handle.name} ended early")
+                self.done += n
+                return n
+            self.index, self.done = self.index + 1, 0
+        return 0
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes (from one block file at a time); b"" at the end."""
+        if size < 0:
+            size = sum(count for _, _, count in self.parts[self.index:]) - self.done
+        buffer = bytearray(min(size, 1 << 20))
+        return bytes(buffer[:self.readinto(buffer)]) if buffer else b""
+
+    def close(self) -> None:
+        for handle, _, _ in self.parts:
+            handle.close()

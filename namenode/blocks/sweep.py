@@ -1,0 +1,62 @@
+"""The sweep: removal of block files that no file of the namespace refers to.
+
+Blocks that no file refers to (deleted or overwritten files, a crash between publishing and
+logging) are removed once older than a grace period; ids held by writers in progress
+(``BlockStore.allocate``/``hold`` until ``release``) are never swept. This is the one part of
+the block store that reads the namespace.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from nnlite.namenode.namespace.inode import walk
+
+if TYPE_CHECKING:
+    from nnlite.namenode.blocks.store import BlockStore
+
+log = logging.getLogger("namenode.blocks")   # the sweep's log lines keep the store's name
+
+
+def referenced(ns) -> set[int]:
+    """Every block id a file of the namespace refers to (call under the namesystem lock)."""
+    ids = set()
+    for node in walk(ns.root):
+        if not node.is_dir:
+            ids.update(block[0] for block in node.blocks)
+    return ids
+
+
+class Sweeper:
+    """Removes block files that no file refers to and no writer holds, once they are older
+    than ``grace`` seconds. Order matters: the disk is listed first, then the held ids, then
+    the namespace, so a block published and recorded meanwhile is always seen as in use."""
+
+    def __init__(self, fs, store: BlockStore, grace: float, clock=time.time):
+        self.fs = fs
+        self.store = store
+        self.grace = grace
+        self.clock = clock
+        self.removed = 0
+
+    def sweep(self) -> list[int]:
+        cutoff = self.clock() - self.grace
+        newest: dict[int, float] = {}
+        for block_id, mtime in self.store.scan():
+            newest[block_id] = max(mtime, newest.get(block_id, mtime))
+        candidates = {b for b, mtime in newest.items() if mtime < cutoff}
+        if not candidates:
+            return []
+        candidates -= self.store.held()
+        with self.fs.lock:
+            candidates -= referenced(self.fs.ns)
+        orphans = sorted(candidates)
+        self.store.remove(orphans)
+        self.removed += len(orphans)
+        if orphans:
+            log.info("block sweep removed %d unreferenced block(s): %s", len(orphans),
+                     ", ".join(f"blk_{b}" for b in orphans[:10]) +
+                     (" ..." if len(orphans) > 10 else ""))
+        return orphans

@@ -1,0 +1,11 @@
+"""The image and its storage: name dirs, save and load, install, startup, checkpoint, import.
+
+| module | what |
+|---|---|
+| ``namedir.py`` | ``NameDir``: layout, the ownership lock, ``VERSION``, the files each holds |
+| ``columns.py`` | the namespace <-> fsimage columns: ``save`` and ``load`` |
+| ``install.py`` | installing a new image into name dirs so that a crash at any instant leaves a loadable dir |
+| ``startup.py`` | startup: the newest valid image, then every later record of ``edits`` and ``edits.new`` |
+| ``checkpoint.py`` | the namenode's side of a checkpoint: roll, serve the files, verify an upload, swap |
+| ``importer.py`` | an image from elsewhere: ``--import-checkpoint`` and ``dfsadmin fetch-image`` |
+"""

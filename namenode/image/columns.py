@@ -1,0 +1,267 @@
+"""The namespace <-> fsimage columns: turning the tree into rows and rows back into a tree.
+
+Row order: every directory first, in pre-order (the root is row 0, each directory after its
+parent), then every file. So the loader attaches each row to a parent it has already built,
+and each of its two loops handles one kind of inode. Columns are built as flat arrays
+(``array.array`` for integers, offsets plus flat fields for blocks), not as per-row dicts.
+Loading goes one record batch at a time, shares equal strings and common integers between
+inodes, and keeps a directory index only while it loads: the loaded tree holds nothing per
+inode beyond the inode objects and their names.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from array import array
+
+import pyarrow as pa
+
+from nnlite.formats.fsimage.layout import (
+    BLOCK_TYPE,
+    LAYOUT_VERSION,
+    SCHEMA,
+    TYPE_DIRECTORY,
+    TYPE_FILE,
+    ImageMeta,
+)
+from nnlite.formats.fsimage.read import iter_batches, read_meta
+from nnlite.formats.fsimage.write import ImageInfo, write_image
+from nnlite.namenode.errors import ReplayError
+from nnlite.namenode.namespace.inode import NO_QUOTA, INodeDirectory, INodeFile, Quota, usage
+from nnlite.namenode.namespace.namespace import Namespace
+
+log = logging.getLogger(__name__)
+
+PROGRESS_EVERY = 250_000
+BATCH_ROWS = 16_384   # small batches leave fewer allocator holes behind (lower RSS)
+
+
+def _directories(ns: Namespace) -> list:
+    dirs, stack = [], [ns.root]
+    while stack:
+        node = stack.pop()
+        dirs.append(node)
+        stack.extend(c for c in node.children.values() if c.is_dir)
+    return dirs
+
+
+def tree_columns(ns: Namespace) -> dict:
+    """Every inode as columns: directories (pre-order), then files."""
+    dirs = _directories(ns)
+    files = [c for d in dirs for c in d.children.values() if not c.is_dir]
+    nodes = dirs + files
+    nd, n = len(dirs), len(dirs) + len(files)
+    cols = {
+        "id": array("q", [x.id for x in nodes]),
+        "parent_id": array("q", [0] + [x.parent.id for x in nodes[1:]]),
+        "name": [x.name for x in nodes],
+        "type": array("b", [TYPE_DIRECTORY]) * nd + array("b", [TYPE_FILE]) * len(files),
+        "permission": array("h", [x.permission for x in nodes]),
+        "owner": [x.owner for x in nodes],
+        "group": [x.group for x in nodes],
+        "mtime": array("q", [x.mtime for x in nodes]),
+        "atime": array("q", [x.atime for x in nodes]),
+        "replication": array("h", [0]) * nd + array("h", [f.replication for f in files]),
+        "block_size": array("q", [0]) * nd + array("q", [f.block_size for f in files]),
+        "length": array("q", [0]) * nd + array("q", [f.length for f in files]),
+        "blocks": _blocks_array(nd, files),
+        "checksum": [None] * nd + [f.checksum for f in files],
+        "xattrs": [list(x.xattrs.items()) if x.xattrs else None for x in nodes],
+        "ns_quota": array("q", [d.quota.ns_quota if d.quota else NO_QUOTA for d in dirs])
+                    + array("q", [NO_QUOTA]) * len(files),
+        "ss_quota": array("q", [d.quota.ss_quota if d.quota else NO_QUOTA for d in dirs])
+                    + array("q", [NO_QUOTA]) * len(files),
+        "client_name": [None] * nd + [f.client_name for f in files],
+        "client_machine": [None] * nd + [f.client_machine for f in files],
+    }
+    assert len(cols["id"]) == n
+    return cols
+
+
+def _blocks_array(ndirs: int, files: list) -> pa.Array:
+    """The blocks column built from offsets and flat fields (directories have none)."""
+    offsets = array("i", [0]) * (ndirs + 1)
+    flat = [b for f in files for b in f.blocks]
+    total = 0
+    for f in files:
+        total += len(f.blocks)
+        offsets.append(total)
+    fields = [pa.array(array("q", [b[k] for b in flat]), type=pa.int64()) for k in range(3)]
+    values = pa.StructArray.from_arrays(fields, fields=list(BLOCK_TYPE))
+    return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), values,
+                                    type=SCHEMA.field("blocks").type)
+
+
+def image_meta(ns: Namespace, namespace_id: int, last_txid: int) -> ImageMeta:
+    return ImageMeta(layout_version=LAYOUT_VERSION, namespace_id=namespace_id,
+                       last_txid=last_txid, inode_count=ns.files + ns.dirs,
+                       creation_time=int(time.time() * 1000),
+                       extra={"last_inode_id": ns.last_inode_id,
+                              "last_block_id": ns.last_block_id})
+
+
+def save(ns: Namespace, path: str, namespace_id: int, last_txid: int) -> ImageInfo:
+    """Write the tree to ``path`` (the caller publishes it). Returns digest and size."""
+    start = time.perf_counter()
+    cols = tree_columns(ns)
+    info = write_image(path, cols, image_meta(ns, namespace_id, last_txid))
+    log.info("saved image of %d inodes at txid %d: %d bytes in %.2f s", len(cols["id"]),
+             last_txid, info.size, time.perf_counter() - start)
+    return info
+
+
+def load(path: str, expected_md5: str | None, **ns_kw) -> tuple[Namespace, ImageMeta]:
+    """Build a namespace from an image (its MD5 is checked before anything is parsed)."""
+    start = time.perf_counter()
+    batches = iter_batches(path, batch_size=BATCH_ROWS, expected_md5=expected_md5)
+    meta = read_meta(path)
+    ns = Namespace(**ns_kw)
+    builder = _Builder(ns, path)
+    for batch in batches:
+        builder.add(batch)
+        if builder.rows // PROGRESS_EVERY != (builder.rows - batch.num_rows) // PROGRESS_EVERY:
+            log.info("loading image %s: %d of %d inodes", path, builder.rows, meta.inode_count)
+    builder.finish(meta)
+    log.info("loaded image %s: %d inodes at txid %d in %.2f s", path, meta.inode_count,
+             meta.last_txid, time.perf_counter() - start)
+    return ns, meta
+
+
+class _Builder:
+    """Attaches record batches of an image to a namespace, checking the row order."""
+
+    def __init__(self, ns: Namespace, path: str):
+        self.ns = ns
+        self.path = path
+        self.dirs = {}
+        self.rows = 0
+        self.quotas = []
+        self.strings = {}
+        self.ints = {}
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        c = {name: batch.column(i) for i, name in enumerate(batch.schema.names)}
+        if self.rows == 0:
+            self._root(c)
+        types = c["type"].to_pylist()
+        split = types.index(TYPE_FILE) if TYPE_FILE in types else len(types)
+        first = 1 if self.rows == 0 else 0
+        if split > first:
+            self._add_dirs(c, first, split)
+        if split < len(types):
+            if TYPE_DIRECTORY in types[split:]:
+                raise self._error("a directory row follows a file row")
+            self._add_files(c, split, len(types))
+        self.rows += batch.num_rows
+
+    def _error(self, what: str) -> ReplayError:
+        return ReplayError(f"image {self.path}: {what} (rows {self.rows}..)", path=self.path)
+
+    def _strs(self, column, lo: int, hi: int) -> list:
+        """Equal strings as one object: owners, groups and also names, which repeat across
+        directories in Spark trees (part-00000, _SUCCESS, offsets, commits, ...)."""
+        cache = self.strings
+        return [cache.setdefault(v, v) for v in column.slice(lo, hi - lo).to_pylist()]
+
+    @staticmethod
+    def _list(column, lo: int, hi: int) -> list:
+        return column.slice(lo, hi - lo).to_pylist()
+
+    def _shared(self, column, lo: int, hi: int) -> list:
+        """Equal ints as one object, for columns with few distinct values (permissions,
+        block sizes): each int above 256 is otherwise its own 28-byte object per inode."""
+        cache = self.ints
+        return [cache.setdefault(v, v) for v in column.slice(lo, hi - lo).to_pylist()]
+
+    def _xattrs(self, c, lo: int, hi: int) -> list:
+        """The xattrs of rows lo..hi as dicts (None for none); cheap when no row has any."""
+        column = c["xattrs"].slice(lo, hi - lo)
+        if column.null_count == len(column):
+            return [None] * (hi - lo)
+        return [dict(v) if v else None for v in column.to_pylist()]
+
+    def _root(self, c) -> None:
+        if c["parent_id"][0].as_py() != 0 or c["type"][0].as_py() != TYPE_DIRECTORY:
+            raise self._error("the first row is not the root directory")
+        root = self.ns.root
+        root.id = c["id"][0].as_py()
+        root.permission = c["permission"][0].as_py()
+        root.owner, root.group = c["owner"][0].as_py(), c["group"][0].as_py()
+        root.mtime, root.atime = c["mtime"][0].as_py(), c["atime"][0].as_py()
+        self.dirs[root.id] = root
+        root.xattrs = self._xattrs(c, 0, 1)[0]
+        self._note_quota(root, c["ns_quota"][0].as_py(), c["ss_quota"][0].as_py())
+
+    def _add_dirs(self, c, lo: int, hi: int) -> None:
+        dirs = self.dirs
+        rows = zip(self._list(c["id"], lo, hi), self._list(c["parent_id"], lo, hi),
+                   self._strs(c["name"], lo, hi), self._shared(c["permission"], lo, hi),
+                   self._strs(c["owner"], lo, hi), self._strs(c["group"], lo, hi),
+                   self._list(c["mtime"], lo, hi), self._list(c["atime"], lo, hi),
+                   self._list(c["ns_quota"], lo, hi), self._list(c["ss_quota"], lo, hi),
+                   self._xattrs(c, lo, hi))
+        for inode_id, parent_id, name, perm, owner, group, mtime, atime, nsq, ssq, xa in rows:
+            parent = dirs.get(parent_id)
+            if parent is None:
+                raise self._error(f"directory {inode_id} names parent {parent_id}, which is "
+                                  "not a directory listed before it")
+            node = INodeDirectory(inode_id, parent, name, perm, owner, group, mtime,
+                                  mtime if atime == mtime else atime)
+            parent.children[name] = node
+            dirs[inode_id] = node
+            node.xattrs = xa
+            if nsq != NO_QUOTA or ssq != NO_QUOTA:
+                self._note_quota(node, nsq, ssq)
+
+    def _add_files(self, c, lo: int, hi: int) -> None:
+        dirs = self.dirs
+        blocks = _blocks(c["blocks"].slice(lo, hi - lo))
+        rows = zip(self._list(c["id"], lo, hi), self._list(c["parent_id"], lo, hi),
+                   self._strs(c["name"], lo, hi), self._shared(c["permission"], lo, hi),
+                   self._strs(c["owner"], lo, hi), self._strs(c["group"], lo, hi),
+                   self._list(c["mtime"], lo, hi), self._list(c["atime"], lo, hi),
+                   self._list(c["replication"], lo, hi),
+                   self._shared(c["block_size"], lo, hi),
+                   self._list(c["length"], lo, hi), blocks,
+                   self._list(c["checksum"], lo, hi), self._list(c["client_name"], lo, hi),
+                   self._strs(c["client_machine"], lo, hi), self._xattrs(c, lo, hi))
+        for (inode_id, parent_id, name, perm, owner, group, mtime, atime, rep, bsize, length,
+             blks, checksum, client, machine, xa) in rows:
+            parent = dirs.get(parent_id)
+            if parent is None:
+                raise self._error(f"file {inode_id} names parent {parent_id}, which is not a "
+                                  "directory of the image")
+            node = INodeFile(inode_id, parent, name, perm, owner, group, mtime,
+                             mtime if atime == mtime else atime, rep, bsize, length, blks,
+                             checksum, client, machine)
+            parent.children[name] = node
+            if xa is not None:
+                node.xattrs = xa
+        self.ns.files += hi - lo
+
+    def _note_quota(self, node, nsq: int, ssq: int) -> None:
+        if nsq != NO_QUOTA or ssq != NO_QUOTA:
+            self.quotas.append((node, nsq, ssq))
+
+    def finish(self, meta: ImageMeta) -> None:
+        ns = self.ns
+        ns.dirs = len(self.dirs)
+        ns.last_inode_id = max(ns.last_inode_id, meta.extra.get("last_inode_id", 0),
+                               max(self.dirs))
+        ns.last_block_id = max(ns.last_block_id, meta.extra.get("last_block_id", 0))
+        for node, nsq, ssq in self.quotas:
+            node.quota = Quota(nsq, ssq, *usage(node))
+            ns.quota_dirs += 1
+
+
+def _blocks(column) -> list:
+    offsets = column.offsets.to_pylist()
+    if offsets[-1] == offsets[0]:
+        return [()] * len(column)
+    flat = column.flatten()
+    triples = list(zip(*(flat.field(n).to_pylist() for n in ("block_id", "num_bytes",
+                                                              "genstamp"))))
+    base = offsets[0]
+    return [tuple(triples[offsets[i] - base:offsets[i + 1] - base])
+            for i in range(len(column))]

@@ -1,0 +1,223 @@
+"""The journal: txids, the open edits files of every healthy name dir, and group commit.
+
+Protocol (as HDFS's FSEditLog ``logEdit`` / ``logSync``):
+
+* ``log(ops)`` is called with the namesystem lock held, right after the ops were applied; it
+  assigns the next txids and appends the framed records to an in-memory buffer. No I/O.
+* ``sync(txid)`` is called after that lock is released. If ``txid`` is already durable it
+  returns at once; if another caller is syncing it waits for that sync; otherwise it takes the
+  whole buffer, writes it to every healthy dir and fdatasyncs each, outside the lock. So many
+  concurrent callers share one write and one fsync.
+* An op is acknowledged only when ``sync`` returned for its txid: it is then durable in every
+  healthy dir. A dir whose write or sync fails is dropped; with none left, the journal is
+  failed and every later ``sync`` raises StorageError.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from nnlite.durability import durable, faults
+from nnlite.formats import edits
+from nnlite.namenode.errors import StorageError
+from nnlite.namenode.image.namedir import EDITS, EDITS_NEW, NameDir
+
+log = logging.getLogger(__name__)
+
+
+class JournalMetrics:
+    __slots__ = ("syncs", "sync_seconds", "txns", "batched", "bytes")
+
+    def __init__(self):
+        self.syncs = 0
+        self.sync_seconds = 0.0
+        self.txns = 0
+        self.batched = 0
+        self.bytes = 0
+
+
+class Journal:
+    """Owns ``txid`` (the last one assigned) and ``synced_txid`` (the last durable one)."""
+
+    def __init__(self, streams: dict[NameDir, edits.EditsWriter], last_txid: int,
+                 lock: threading.Lock | threading.RLock):
+        self.streams = dict(streams)
+        self.txid = last_txid
+        self.synced_txid = last_txid
+        self.failure: str | None = None
+        self.metrics = JournalMetrics()
+        self._cond = threading.Condition(lock)
+        self._buf = bytearray()
+        self._buf_txid = last_txid
+        self._syncing = False
+
+    @property
+    def writable(self) -> bool:
+        return self.failure is None and bool(self.streams)
+
+    def check_writable(self) -> None:
+        if not self.writable:
+            raise StorageError(
+                f"No healthy name directory is left ({self.failure}); nothing can be made "
+                "durable, so the namenode refuses writes. Fix the disks and restart it.")
+
+    @property
+    def segment_name(self) -> str:
+        """``edits`` or ``edits.new``: the file the journal appends to."""
+        writer = next(iter(self.streams.values()), None)
+        return EDITS_NEW if writer is not None and writer.path.endswith(EDITS_NEW) else EDITS
+
+    # ------------------------------------------------------------------ logging and sync
+
+    def log(self, ops) -> int:
+        """Assign txids and buffer the records (namesystem lock held). Returns the last txid.
+        Ops the namespace already packed (``E.PackedOps``) are framed, not packed again."""
+        txid = self.txid
+        buf = self._buf
+        if type(ops) is edits.PackedOps and len(ops.packed) == len(ops):
+            for untimed in ops.packed:
+                txid += 1
+                buf += edits.record_at(txid, untimed)
+        else:
+            for op in ops:
+                txid += 1
+                buf += edits.encode_record(txid, op)
+        self.txid = txid
+        self.metrics.txns += len(ops)
+        return txid
+
+    def sync(self, txid: int) -> None:
+        """Return once ``txid`` is durable in every healthy dir (namesystem lock NOT held)."""
+        cond = self._cond
+        with cond:
+            while self.synced_txid < txid:
+                if self.failure is not None:
+                    self.check_writable()
+                if self._syncing:
+                    cond.wait()
+                    continue
+                data, end = self._take_buffer()
+                self._syncing = True
+                cond.release()
+                try:
+                    self._write_and_sync(data, end)
+                finally:
+                    cond.acquire()
+                    self._syncing = False
+                    cond.notify_all()
+
+    def sync_all_locked(self) -> None:
+        """With the namesystem lock held: make everything logged so far durable."""
+        while self._syncing:
+            self._cond.wait()
+        data, end = self._take_buffer()
+        if data:
+            self._write_and_sync(data, end)
+        self._cond.notify_all()
+        self.check_writable()
+
+    def _take_buffer(self) -> tuple[bytes, int]:
+        data, self._buf = self._buf, bytearray()
+        return data, self.txid
+
+    def _write_and_sync(self, data: bytes, end: int) -> None:
+        start = time.perf_counter()
+        for d, writer in list(self.streams.items()):
+            try:
+                faults.hit(f"journal.write:{d.root.name}")
+                if data and faults.due("journal.partial-write"):
+                    # A torn tail, for the crash tests: the batch's last record cut 3 bytes
+                    # short. (Cutting at half the batch could fall on a record boundary and
+                    # leave no tear at all.)
+                    writer.write(data[:-3])
+                    faults.act("journal.partial-write")
+                writer.write(data)
+                durable.sync_fd(writer.fd, writer.path)
+            except OSError as exc:
+                self._drop(d, f"cannot write {writer.path}: {exc}")
+        m = self.metrics
+        m.syncs += 1
+        m.sync_seconds += time.perf_counter() - start
+        m.batched += end - self.synced_txid
+        m.bytes += len(data)
+        if self.streams:
+            self.synced_txid = end
+        else:
+            self.failure = self.failure or "every name directory failed"
+            log.critical("no healthy name directory is left: refusing writes")
+
+    def _drop(self, d: NameDir, reason: str) -> None:
+        writer = self.streams.pop(d)
+        d.fail(reason)
+        try:
+            writer.close()
+        except OSError:
+            pass
+        if not self.streams:
+            self.failure = reason
+
+    # ------------------------------------------------------------------ segments
+
+    def roll(self) -> int:
+        """End the current segment and continue in ``edits.new`` (lock held).
+        Returns the last txid of the closed segment.
+
+        Already in ``edits.new`` (a checkpoint that was retried before its swap), it is a
+        no-op, as in Hadoop 1: starting ``edits.new`` again would truncate acknowledged ops."""
+        if self.segment_name == EDITS_NEW:
+            return next(iter(self.streams.values())).first_txid - 1
+        self.log([edits.EndLogSegmentOp()])
+        self.sync_all_locked()
+        end = self.txid
+        self._reopen(EDITS_NEW, end + 1, replace=False)
+        return end
+
+    def restart_segment(self) -> int:
+        """After an image covering every logged txid was saved: start a fresh ``edits`` whose
+        first record is the next txid, and remove ``edits.new`` (lock held)."""
+        self.sync_all_locked()
+        first = self.txid + 1
+        self._reopen(EDITS, first, replace=True)
+        for d in self.streams:
+            durable.remove_durably(d.file(EDITS_NEW))
+        return first
+
+    def _reopen(self, name: str, first_txid: int, *, replace: bool) -> None:
+        """Close the open files and start ``name`` in every healthy dir with a
+        START_LOG_SEGMENT record at ``first_txid``, synced before it is used."""
+        record = edits.encode_record(first_txid, edits.StartLogSegmentOp())
+        for d, writer in list(self.streams.items()):
+            writer.close()
+            try:
+                self.streams[d] = _start_file(d, name, first_txid, record, replace)
+            except OSError as exc:
+                self._drop(d, f"cannot start {d.file(name)}: {exc}")
+        self.txid = self.synced_txid = self._buf_txid = first_txid
+        self.check_writable()
+
+    def segment_renamed(self, name: str) -> None:
+        """The open segment was renamed (``edits.new -> edits`` by a checkpoint swap); the
+        descriptors stay valid, only the names they are reported under change."""
+        for d, writer in self.streams.items():
+            writer.path = str(d.file(name))
+
+    def close(self) -> None:
+        for writer in self.streams.values():
+            writer.close()
+
+
+def _start_file(d: NameDir, name: str, first_txid: int, record: bytes,
+                replace: bool) -> edits.EditsWriter:
+    target = d.file(name)
+    path = target.with_name(name + ".tmp") if replace else target
+    writer = edits.EditsWriter.create(str(path), first_txid)
+    writer.write(record)
+    durable.sync_fd(writer.fd, str(path))
+    if replace:
+        writer.close()
+        durable.rename_durably(path, target)
+        return edits.EditsWriter.open_append(str(target), writer.size)
+    durable.sync_dir(d.current)
+    return writer

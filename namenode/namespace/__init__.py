@@ -1,0 +1,11 @@
+"""The namespace, a pure in-memory tree with an injected clock; nothing here does I/O.
+
+| module | what |
+|---|---|
+| ``inode.py`` | slotted inodes (directories, files), quotas, usage, ``walk`` |
+| ``paths.py`` | path validation: every path that enters the namespace passes ``split`` |
+| ``permission.py`` | HDFS's permission model: the ``Caller``, owner/group/other bits, superuser, sticky bit |
+| ``checks.py`` | values the edits log and the fsimage can hold |
+| ``tree.py`` | ``Tree`` and ``apply(op)``: the one code path that changes the namespace, live or replayed |
+| ``namespace.py`` | ``Namespace``: the requests (permission checks, op building, HDFS's answers) on the tree |
+"""

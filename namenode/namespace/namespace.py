@@ -1,0 +1,602 @@
+"""Requests against the namespace: permission checks, op building, and HDFS's answers.
+
+Each mutating request checks the caller's permissions, builds the op(s) that express it with
+every value resolved (inode ids, times, owners), applies them through ``Tree.apply`` and
+returns ``(result, ops)``. The ops are what the caller must log; an empty list means nothing
+changed and nothing is logged. A request that raises has changed nothing.
+
+The clock is injected (milliseconds since the epoch), so tests and replays are deterministic.
+No I/O happens here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from nnlite.formats import edits
+from nnlite.namenode import errors
+from nnlite.namenode.namespace import paths
+from nnlite.namenode.namespace import permission as access
+from nnlite.namenode.namespace.checks import (
+    check_loggable,
+    check_long,
+    check_permission,
+    check_replication,
+)
+from nnlite.namenode.namespace.inode import NO_QUOTA, STICKY, INode, INodeFile, usage, walk
+from nnlite.namenode.namespace.permission import Caller
+from nnlite.namenode.namespace.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
+
+XATTR_NAMESPACES = ("user", "trusted", "system", "security", "raw")
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Namespace(Tree):
+    """The tree plus the request methods the service calls (all take a ``Caller``).
+
+    The requests of the WebHDFS data path record an upload as one batch of ops at its end:
+    ``check_create`` and the ``*_file`` checks run before the bytes arrive, the ``*_complete``
+    methods at the end (``namenode/blocks/leases.py`` explains the client names and the
+    recovery of torn batches)."""
+
+    max_record = edits.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit
+
+    def __init__(self, *, clock: Callable[[], int] = wall_clock_ms, **kw):
+        kw.setdefault("mtime", clock())
+        super().__init__(**kw)
+        self.clock = clock
+
+    # ----------------------------------------------------------------------- reads
+
+    def status(self, path: str, caller: Caller) -> INode:
+        parts = paths.split(path)
+        nodes = self.resolve(parts)
+        access.check_traverse(caller, nodes[:-1] if len(nodes) == len(parts) + 1 else nodes)
+        if len(nodes) != len(parts) + 1:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+        return nodes[-1]
+
+    def listing(self, path: str, caller: Caller, start_after: str = "",
+                limit: int | None = None) -> tuple[list[INode], int]:
+        """Children sorted by name after ``start_after`` (a file lists as itself).
+        Returns the page and how many entries remain after it."""
+        node = self.status(path, caller)
+        if not node.is_dir:
+            return [node], 0
+        access.check(caller, node, access.READ | access.EXECUTE, path)
+        names = sorted(node.children)
+        if start_after:
+            import bisect
+            names = names[bisect.bisect_right(names, start_after):]
+        page = names if limit is None else names[:limit]
+        return [node.children[n] for n in page], len(names) - len(page)
+
+    def content_summary(self, path: str, caller: Caller) -> dict:
+        node = self.status(path, caller)
+        access.check_subtree(caller, node, access.READ | access.EXECUTE)
+        files = dirs = length = consumed = 0
+        for n in walk(node):
+            if n.is_dir:
+                dirs += 1
+            else:
+                files += 1
+                length += n.length
+                consumed += n.length * n.replication
+        quota = node.quota if node.is_dir else None
+        return {"length": length, "fileCount": files, "directoryCount": dirs,
+                "spaceConsumed": consumed,
+                "quota": quota.ns_quota if quota else NO_QUOTA,
+                "spaceQuota": quota.ss_quota if quota else NO_QUOTA}
+
+    def quota_usage(self, path: str, caller: Caller) -> dict:
+        node = self.status(path, caller)
+        access.check_subtree(caller, node, access.READ | access.EXECUTE)   # as Hadoop's getQuotaUsage
+        quota = node.quota if node.is_dir else None
+        count, consumed = (quota.ns_used, quota.ss_used) if quota else usage(node)
+        return {"fileAndDirectoryCount": count, "spaceConsumed": consumed,
+                "quota": quota.ns_quota if quota else NO_QUOTA,
+                "spaceQuota": quota.ss_quota if quota else NO_QUOTA}
+
+    def xattrs(self, path: str, caller: Caller, names=None, *,
+               names_only: bool = False) -> dict[str, bytes]:
+        """GETXATTRS needs READ on the inode; LISTXATTRS (``names_only``) only the traverse."""
+        node = self.status(path, caller)
+        if not names_only:
+            access.check(caller, node, access.READ, path)
+        attrs = {k: v for k, v in (node.xattrs or {}).items() if _xattr_visible(caller, k)}
+        if not names:
+            return attrs
+        wanted = [_xattr_name(n) for n in names]
+        if any(n not in attrs for n in wanted):
+            raise errors.XAttrError(
+                "At least one of the attributes provided was not found.", path=path)
+        return {n: attrs[n] for n in wanted}
+
+    # ----------------------------------------------------------------------- mutations
+
+    def mkdirs(self, path: str, permission: int, caller: Caller):
+        check_permission(permission, path)
+        hit = self._parent(path)
+        if hit is not None:
+            # The common case: a directory the tree's index knows, and a plain last name
+            # (the checks paths.split makes, made by the index). The same checks in the same
+            # order as the general case, with the ancestors taken from parent links.
+            parent, name = hit
+            node = parent.children.get(name)
+            if not caller.superuser:
+                access.check_traverse(caller, _root_down(parent if node is not None
+                                                    else parent.parent))
+            logged = path
+        else:
+            parts = paths.split(path)
+            nodes = self.resolve(parts)
+            access.check_traverse(caller, nodes[:-1])
+            node = nodes[-1] if len(nodes) == len(parts) + 1 else None
+            parent = nodes[-1]          # the deepest existing ancestor, when node is None
+            logged = paths.join(parts)
+        if node is not None:
+            if not node.is_dir:
+                raise errors.FileAlreadyExistsError(f"Path is not a directory: {path}",
+                                                    path=path)
+            return True, []
+        access.check(caller, parent, access.WRITE | access.EXECUTE)
+        return True, self._applied(edits.MkdirOp(logged, self.last_inode_id + 1, permission,
+                                             caller.user, parent.group, self.clock()))
+
+    def create(self, path: str, caller: Caller, *, permission: int = 0o644,
+               overwrite: bool = False, create_parent: bool = True, replication: int = 1,
+               block_size: int = 128 << 20, client_name: str = "", client_machine: str = ""):
+        """Create a file entry: complete and empty with no ``client_name``, else under
+        construction and leased to that client."""
+        check_replication(replication, path)
+        check_permission(permission, path)
+        check_long(block_size, "block size", path, minimum=1)
+        parts, nodes = self.check_create(path, caller, overwrite=overwrite,
+                                         create_parent=create_parent)
+        ops = []
+        now = self.clock()
+        if len(nodes) < len(parts):
+            ancestor = nodes[-1]
+            self.check_quota(ancestor, len(parts) - len(nodes) + 1, 0)
+            ops.append(edits.MkdirOp(paths.join(parts[:-1]), self.last_inode_id + 1,
+                                 permission | IMPLICIT_UWX, caller.user, ancestor.group, now))
+            group = ancestor.group
+        else:
+            group = nodes[len(parts) - 1].group
+        first_id = self.last_inode_id + 1 + (len(parts) - len(nodes) if ops else 0)
+        ops.append(edits.AddFileOp(paths.join(parts), first_id, replication, block_size, 0,
+                               permission, caller.user, group, now, now, overwrite,
+                               client_name, client_machine))
+        return True, self._applied(*ops)
+
+    def check_create(self, path: str, caller: Caller, *, overwrite: bool = False,
+                     create_parent: bool = True) -> tuple[tuple, list[INode]]:
+        """Raise what ``create`` would raise for the path, the permissions and ``overwrite``
+        (its quota check aside); change nothing. Returns the path's components and the inodes
+        along it that exist (``resolve``)."""
+        parts = paths.split(path)
+        if not parts:
+            raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
+        nodes = self.resolve(parts)
+        if len(nodes) < len(parts):
+            if not create_parent:
+                raise errors.PathNotFoundError(
+                    f"Parent directory doesn't exist: {paths.join(parts[:-1])}", path=path)
+            if not nodes[-1].is_dir:
+                raise errors.ParentNotDirectoryError(
+                    f"{nodes[-1].path()} (is not a directory)", path=path)
+            access.check_traverse(caller, nodes[:-1])
+            access.check(caller, nodes[-1], access.WRITE | access.EXECUTE)
+            return parts, nodes
+        parent = nodes[len(parts) - 1]
+        if not parent.is_dir:
+            raise errors.ParentNotDirectoryError(
+                f"Parent path is not a directory: {parent.path()}", path=path)
+        access.check_traverse(caller, nodes[:len(parts)])
+        access.check(caller, parent, access.WRITE | access.EXECUTE)
+        if len(nodes) == len(parts) + 1:
+            self._check_overwrite(nodes[-1], parent, caller, overwrite, path)
+        return parts, nodes
+
+    def delete(self, path: str, recursive: bool, caller: Caller):
+        parts = paths.split(path)
+        nodes = self.resolve(parts)
+        found = len(nodes) == len(parts) + 1
+        access.check_traverse(caller, nodes[:-1] if found else nodes)
+        if not parts and self.root.children and not recursive:
+            raise errors.PathIsNotEmptyDirectoryError(
+                "`/ is non empty': Directory is not empty", path="/")
+        if not parts or not found:
+            return False, []
+        node, parent = nodes[-1], nodes[-2]
+        if node.is_dir and node.children and not recursive:
+            raise errors.PathIsNotEmptyDirectoryError(
+                f"`{path} is non empty': Directory is not empty", path=path)
+        _check_removal(caller, parent, node, path)
+        return True, self._applied(edits.DeleteOp(paths.join(parts), self.clock()))
+
+    def delete_many(self, targets, caller: Caller):
+        """Delete several paths (recursively) in one op: each must exist and pass the checks
+        of a recursive delete, or nothing is deleted. A path under another listed path is
+        dropped (deleting the ancestor removes it). Returns how many subtrees were deleted."""
+        chosen: list[tuple] = []
+        for parts in sorted({paths.split(t) for t in targets}):
+            if chosen and paths.is_ancestor(chosen[-1], parts):
+                continue
+            chosen.append(parts)
+        for parts in chosen:
+            self._check_delete(parts, caller)
+        if not chosen:
+            return 0, []
+        op = edits.DeleteManyOp(tuple(paths.join(p) for p in chosen), self.clock())
+        return len(chosen), self._applied(op)
+
+    def _check_delete(self, parts: tuple, caller: Caller) -> None:
+        path = paths.join(parts)
+        if not parts:
+            raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
+        nodes = self.resolve(parts)
+        access.check_traverse(caller, nodes[:-1])
+        if len(nodes) != len(parts) + 1:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+        _check_removal(caller, nodes[-2], nodes[-1], path)
+
+    def rename_legacy(self, src: str, dst: str, caller: Caller):
+        """HDFS ``rename``: False (and no change) where HDFS answers false."""
+        src_parts, dst_parts = paths.split(src), paths.split(dst)
+        src_nodes = self.resolve(src_parts)
+        if not src_parts or len(src_nodes) != len(src_parts) + 1:
+            return False, []
+        try:
+            dst_nodes = self.resolve(dst_parts)
+        except errors.ParentNotDirectoryError:
+            return False, []
+        if len(dst_nodes) == len(dst_parts) + 1 and dst_nodes[-1].is_dir:
+            dst_parts = dst_parts + (src_parts[-1],)
+            dst_nodes = self.resolve(dst_parts)
+        if dst_parts == src_parts:
+            return True, []
+        if (not dst_parts or paths.is_ancestor(src_parts, dst_parts)
+                or len(dst_nodes) != len(dst_parts) or not dst_nodes[-1].is_dir):
+            return False, []
+        self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
+        op = edits.RenameOldOp(paths.join(src_parts), paths.join(dst_parts), self.clock())
+        return True, self._applied(op)
+
+    def rename(self, src: str, dst: str, overwrite: bool, caller: Caller):
+        """HDFS ``rename2``: every refusal is a typed error."""
+        src_parts, dst_parts = paths.split(src), paths.split(dst)
+        if not src_parts or not dst_parts:
+            raise errors.NamenodeError("Rename source or destination cannot be the root",
+                                       path=src)
+        src_nodes = self.resolve(src_parts)
+        if len(src_nodes) != len(src_parts) + 1:
+            raise errors.PathNotFoundError(f"rename source {src} is not found.", path=src)
+        if src_parts == dst_parts:
+            raise errors.FileAlreadyExistsError(
+                f"The source {src} and destination {dst} are the same", path=src)
+        if paths.is_ancestor(src_parts, dst_parts):
+            raise errors.NamenodeError(
+                f"Rename destination {dst} is a directory or file under source {src}", path=src)
+        dst_nodes = self._rename2_destination(src_nodes[-1], dst_parts, dst, overwrite)
+        self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
+        if len(dst_nodes) == len(dst_parts) + 1:
+            access.check_sticky(caller, dst_nodes[-2], dst_nodes[-1], dst)
+        op = edits.RenameOp(paths.join(src_parts), paths.join(dst_parts), self.clock(), overwrite)
+        return True, self._applied(op)
+
+    def set_permission(self, path: str, permission: int, caller: Caller):
+        check_permission(permission, path)
+        self._owned(path, caller)
+        return True, self._applied(edits.SetPermissionsOp(paths.normalize(path), permission))
+
+    def set_owner(self, path: str, owner: str | None, group: str | None, caller: Caller):
+        if not owner and not group:
+            raise errors.IllegalArgumentError("Both user and group are empty", path=path)
+        node = self._owned(path, caller)
+        if owner and owner != node.owner:
+            access.check_superuser(caller, f"change the owner of {path}")
+        if group and not caller.superuser and group not in caller.groups:
+            raise errors.AccessControlError(f"User {caller.user} does not belong to {group}",
+                                            path=path)
+        op = edits.SetOwnerOp(paths.normalize(path), owner or None, group or None)
+        return True, self._applied(op)
+
+    def set_times(self, path: str, mtime: int, atime: int, caller: Caller):
+        check_long(mtime, "mtime", path)
+        check_long(atime, "atime", path)
+        node = self.status(path, caller)
+        access.check(caller, node, access.WRITE, path)
+        return True, self._applied(edits.SetTimesOp(paths.normalize(path), mtime, atime))
+
+    def set_replication(self, path: str, replication: int, caller: Caller):
+        node = self.status(path, caller)
+        if node.is_dir:
+            return False, []
+        check_replication(replication, path)
+        access.check(caller, node, access.WRITE, path)
+        return True, self._applied(edits.SetReplicationOp(paths.normalize(path), replication))
+
+    def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
+                  caller: Caller):
+        """``None`` leaves a quota as it is; -1 removes it; other values must be positive."""
+        node = self.status(path, caller)
+        access.check_superuser(caller, f"set the quota of {path}")
+        current = node.quota if node.is_dir else None
+        ns = _quota_value(ns_quota, current.ns_quota if current else NO_QUOTA, path)
+        ss = _quota_value(ss_quota, current.ss_quota if current else NO_QUOTA, path)
+        return True, self._applied(edits.SetQuotaOp(paths.normalize(path), ns, ss))
+
+    def set_xattr(self, path: str, name: str, value: bytes, flag: int, caller: Caller):
+        name = _xattr_name(name)
+        value = b"" if value is None else value
+        if not flag & (XATTR_CREATE | XATTR_REPLACE):
+            raise errors.IllegalArgumentError("XAttr flag must be CREATE and/or REPLACE",
+                                              path=path)
+        node = self.status(path, caller)
+        self._check_xattr_access(caller, node, name, path)
+        return True, self._applied(edits.SetXAttrOp(paths.normalize(path), name, value, flag))
+
+    def remove_xattr(self, path: str, name: str, caller: Caller):
+        name = _xattr_name(name)
+        node = self.status(path, caller)
+        self._check_xattr_access(caller, node, name, path)
+        return True, self._applied(edits.RemoveXAttrOp(paths.normalize(path), name))
+
+    def concat(self, target: str, srcs: list[str], caller: Caller):
+        nodes = [self.status(p, caller) for p in [target, *srcs]]
+        access.check(caller, nodes[0], access.WRITE, target)
+        for p, node in zip(srcs, nodes[1:]):
+            access.check(caller, node, access.READ, p)
+            access.check(caller, node.parent, access.WRITE, p)
+        op = edits.ConcatOp(paths.normalize(target), tuple(paths.normalize(s) for s in srcs),
+                        self.clock())
+        return True, self._applied(op)
+
+    def truncate(self, path: str, new_length: int, caller: Caller):
+        node = self.status(path, caller)
+        access.check(caller, node, access.WRITE, path)
+        return True, self._applied(edits.TruncateOp(paths.normalize(path), new_length,
+                                                self.clock()))
+
+    def append(self, path: str, caller: Caller, client_name: str, client_machine: str = ""):
+        """Reopen a complete file for appending by ``client_name`` (HDFS OP_APPEND)."""
+        node = self.writable_file(path, caller, "append to")
+        op = edits.AppendOp(paths.normalize(path), node.id, client_name, client_machine)
+        return True, self._applied(op)
+
+    # ----------------------------------------------------------------------- helpers
+
+    def _applied(self, *ops: edits.Op) -> edits.PackedOps:
+        """Check every op, then apply them in order; returns them with the bytes the checks
+        packed, which the journal logs (``E.PackedOps``)."""
+        packed = [check_loggable(op, self.max_record) for op in ops]
+        for op in ops:
+            self.apply(op)
+        return edits.PackedOps.of(ops, packed)
+
+    def _owned(self, path: str, caller: Caller) -> INode:
+        node = self.status(path, caller)
+        access.check_owner(caller, node, path)
+        return node
+
+    def _check_overwrite(self, node, parent, caller, overwrite, path):
+        if node.is_dir:
+            raise errors.FileAlreadyExistsError(
+                f"{path} already exists as a directory", path=path)
+        if not overwrite:
+            raise errors.FileAlreadyExistsError(f"{path} already exists", path=path)
+        if node.client_name is not None:
+            raise errors.LeaseError(
+                f"Failed to create {path}: it is being written by {node.client_name}",
+                path=path)
+        access.check(caller, node, access.WRITE, path)
+        access.check_sticky(caller, parent, node, path)
+
+    def _rename2_destination(self, node, dst_parts, dst, overwrite):
+        try:
+            dst_nodes = self.resolve(dst_parts)
+        except errors.ParentNotDirectoryError as exc:
+            raise errors.ParentNotDirectoryError(
+                f"rename destination parent {paths.join(dst_parts[:-1])} is a file.",
+                path=dst) from exc
+        if len(dst_nodes) < len(dst_parts):
+            raise errors.PathNotFoundError(
+                f"rename destination parent {paths.join(dst_parts[:-1])} not found.", path=dst)
+        if not dst_nodes[len(dst_parts) - 1].is_dir:
+            raise errors.ParentNotDirectoryError(
+                f"rename destination parent {paths.join(dst_parts[:-1])} is a file.", path=dst)
+        if len(dst_nodes) == len(dst_parts) + 1:
+            existing = dst_nodes[-1]
+            if not overwrite:
+                raise errors.FileAlreadyExistsError(
+                    f"rename destination {dst} already exists", path=dst)
+            if existing.is_dir != node.is_dir:
+                kind = "directories" if node.is_dir else "files"
+                raise errors.NamenodeError(
+                    f"Source {node.path()} and destination {dst} must both be {kind}", path=dst)
+            if existing.is_dir and existing.children:
+                raise errors.NamenodeError(
+                    f"rename destination directory is not empty: {dst}", path=dst)
+        return dst_nodes
+
+    def _check_move(self, caller, src_nodes, dst_dirs, src):
+        """``dst_dirs``: the root down to the destination's parent."""
+        access.check_traverse(caller, src_nodes[:-1])
+        access.check(caller, src_nodes[-2], access.WRITE | access.EXECUTE)
+        access.check_sticky(caller, src_nodes[-2], src_nodes[-1], src)
+        access.check_traverse(caller, dst_dirs[:-1])
+        access.check(caller, dst_dirs[-1], access.WRITE | access.EXECUTE)
+
+    def _check_xattr_access(self, caller, node, name, path):
+        namespace = name.split(".", 1)[0]
+        if namespace == "user" and node.is_dir and node.permission & STICKY:
+            access.check_owner(caller, node, path)     # as Hadoop's checkXAttrChangeAccess
+        elif namespace == "user":
+            access.check(caller, node, access.WRITE, path)
+        elif namespace == "trusted":
+            access.check_superuser(caller, f"set trusted xattrs on {path}")
+        else:
+            raise errors.AccessControlError(
+                f"User doesn't have permission for xattr: {name}", path=path)
+
+    # ------------------------------------------------------------ data path requests
+
+    def readable_file(self, path: str, caller: Caller) -> INodeFile:
+        """The file at ``path`` if ``caller`` may read it (OPEN, checksum, block locations)."""
+        node = self.status(path, caller)
+        if node.is_dir:
+            raise errors.PathNotFoundError(f"Path is not a file: {path}", path=path)
+        access.check(caller, node, access.READ, path)
+        return node
+
+    def writable_file(self, path: str, caller: Caller, action: str) -> INodeFile:
+        """The complete file at ``path`` if ``caller`` may write it (APPEND, TRUNCATE)."""
+        node = self.status(path, caller)
+        if node.is_dir:
+            raise errors.PathNotFoundError(f"Failed to {action} {path}: it is a directory",
+                                           path=path)
+        access.check(caller, node, access.WRITE, path)
+        if node.client_name is not None:
+            raise errors.LeaseError(
+                f"Failed to {action} {path}: it is being written by {node.client_name}",
+                path=path)
+        return node
+
+    def create_complete(self, path: str, caller: Caller, *, blocks: tuple, length: int,
+                        checksum: bytes, client_name: str, client_machine: str = "",
+                        **create_kw):
+        """A whole CREATE upload: [MkdirOp], AddFileOp under construction by
+        ``client_name``, CloseFileOp with the blocks, length and checksum."""
+        self.check_create(path, caller, overwrite=create_kw.get("overwrite", False),
+                          create_parent=create_kw.get("create_parent", True))
+        parts = paths.split(path)
+        self._check_growth(parts, length * create_kw.get("replication", 1))
+        norm, now = paths.join(parts), self.clock()
+        check_loggable(edits.CloseFileOp(norm, self.last_inode_id + len(parts) + 1, length, now,
+                                     now, tuple(blocks), checksum), self.max_record)
+        _, ops = self.create(path, caller, client_name=client_name,
+                             client_machine=client_machine, **create_kw)
+        node = self.get_file(norm)
+        close = edits.CloseFileOp(norm, node.id, length, now, now, tuple(blocks), checksum)
+        return True, ops + self._applied(close)
+
+    def append_complete(self, path: str, caller: Caller, *, inode_id: int,
+                        expected_blocks: tuple, blocks: tuple, length: int, checksum: bytes,
+                        client_name: str, client_machine: str = ""):
+        """A whole APPEND upload: AppendOp, CloseFileOp with the new blocks and length. The
+        file must still be the one (``inode_id``, ``expected_blocks``) the upload started on."""
+        node = self._unchanged(path, caller, inode_id, expected_blocks, "append to")
+        self.check_quota(node.parent, 0, (length - node.length) * node.replication)
+        close = edits.CloseFileOp(paths.normalize(path), node.id, length, self.clock(),
+                              node.atime, tuple(blocks), checksum)
+        check_loggable(close, self.max_record)
+        _, ops = self.append(path, caller, client_name, client_machine)
+        return True, ops + self._applied(close)
+
+    def truncate_blocks(self, path: str, caller: Caller, new_length: int, *, inode_id: int,
+                        expected_blocks: tuple, last_block: tuple | None, checksum: bytes,
+                        client_name: str, client_machine: str = ""):
+        """TRUNCATE with copy-on-write: a TruncateOp; when the cut falls inside a block, also
+        AppendOp and CloseFileOp putting ``last_block`` (a new block holding the kept prefix)
+        in place of the cut block. Truncating to the current length changes nothing."""
+        node = self._unchanged(path, caller, inode_id, expected_blocks, "truncate")
+        if new_length == node.length:
+            return True, []
+        if last_block is None:
+            return self.truncate(path, new_length, caller)
+        whole, take = _cut(node.blocks, new_length)
+        if last_block[1] != take:
+            raise errors.IllegalArgumentError(
+                f"truncate of {path}: the copied block holds {last_block[1]} bytes, the cut "
+                f"keeps {take}", path=path)
+        close = edits.CloseFileOp(paths.normalize(path), node.id, new_length, self.clock(),
+                              node.atime, whole + (tuple(last_block),), checksum)
+        check_loggable(close, self.max_record)
+        _, ops = self.truncate(path, new_length, caller)
+        _, more = self.append(path, caller, client_name, client_machine)
+        return True, ops + more + self._applied(close)
+
+    def recover_upload(self, path: str, inode_id: int, delete: bool):
+        """Startup lease recovery of a torn upload batch: delete the file, or close it with
+        the blocks it has."""
+        node = self.get_file(path, inode_id)
+        if node.client_name is None:
+            return True, []
+        if delete:
+            return True, self._applied(edits.DeleteOp(paths.normalize(path), self.clock()))
+        close = edits.CloseFileOp(paths.normalize(path), node.id, node.length, node.mtime,
+                              node.atime, node.blocks, node.checksum)
+        return True, self._applied(close)
+
+    def _unchanged(self, path, caller, inode_id, expected_blocks, action) -> INodeFile:
+        node = self.writable_file(path, caller, action)
+        if node.id != inode_id or node.blocks != tuple(expected_blocks):
+            raise errors.NamenodeError(
+                f"Failed to {action} {path}: the file was replaced, truncated or "
+                "concatenated while the data was being written; retry", path=path)
+        return node
+
+    def _check_growth(self, parts: tuple, ss_delta: int) -> None:
+        """The space-quota check of an upload's CloseFileOp, made before anything applies
+        (an overwritten file's space is given back first)."""
+        nodes = self.resolve(parts)
+        if len(nodes) == len(parts) + 1:
+            ss_delta -= nodes[-1].length * nodes[-1].replication
+            nodes = nodes[:-1]
+        self.check_quota(nodes[-1], 0, ss_delta)
+
+
+def _root_down(node: INode | None) -> list[INode]:
+    """``node`` and its ancestors, from the root down, as ``resolve`` lists them."""
+    chain = []
+    while node is not None:
+        chain.append(node)
+        node = node.parent
+    chain.reverse()
+    return chain
+
+
+def _check_removal(caller: Caller, parent: INode, node: INode, path: str) -> None:
+    """What deleting ``node`` from ``parent`` asks of the caller, as HDFS's delete does."""
+    access.check(caller, parent, access.WRITE | access.EXECUTE)
+    access.check_sticky(caller, parent, node, path)
+    access.check_subtree(caller, node, access.ALL, skip_empty=True)
+
+
+def _xattr_name(name: str) -> str:
+    prefix, dot, rest = (name or "").partition(".")
+    if not dot or not rest or prefix.lower() not in XATTR_NAMESPACES:
+        raise errors.IllegalArgumentError(
+            f"An XAttr name must be prefixed with user/trusted/security/system/raw, "
+            f"followed by a '.': {name!r}")
+    return prefix.lower() + "." + rest
+
+
+def _xattr_visible(caller: Caller, name: str) -> bool:
+    return name.startswith("user.") or caller.superuser
+
+
+def _quota_value(value: int | None, current: int, path: str) -> int:
+    if value is None:
+        return current
+    if value < NO_QUOTA:
+        raise errors.IllegalArgumentError(
+            f"Illegal value for quota of {path}: {value} (use -1 to remove a quota)", path=path)
+    check_long(value, "quota", path)
+    return value
+
+
+def _cut(blocks: tuple, new_length: int) -> tuple[tuple, int]:
+    """The blocks a truncate to ``new_length`` keeps whole, and how many bytes of the next
+    block it keeps (0 < new_length < the file's length)."""
+    total = 0
+    for i, block in enumerate(blocks):
+        if total + block[1] >= new_length:
+            return blocks[:i], new_length - total
+        total += block[1]
+    return blocks, 0
