@@ -17,13 +17,21 @@ venv: $(VENV)/.installed
 run: $(VENV)/.installed
 	$(VENV)/bin/nnlite run --name-dir $(NAME_DIR)
 
-# The status-page test renders the page in Debian's chromium; install it when we can (root).
+# The status-page test renders the page in Debian's chromium. As root with apt-get, `make test`
+# installs the one package `chromium` (apt-get install, no upgrade of other packages); otherwise,
+# or with NO_BROWSER=1, the test is skipped and says what to install.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
-	  || echo "chromium not installed: the status-page test will say what to install"; }
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ -n "$(NO_BROWSER)" ]; then echo "make: NO_BROWSER set: the status-page test will be skipped"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "make: installing Debian's chromium for the status-page test (apt-get install chromium; NO_BROWSER=1 skips)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-upgrade chromium \
+	  || echo "make: chromium could not be installed: the status-page test will say what to install"; \
+	else echo "make: chromium not installed: the status-page test will say what to install"; fi
 
+# Lint first (pyflakes, import order, unused names: pyproject.toml's [tool.ruff]), then the tests.
 test: $(VENV)/.installed browser
+	$(VENV)/bin/ruff check .
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 clean:
