@@ -588,7 +588,7 @@ class EditsReader:
 
     def _bad_crc(self, buf, off: int, end: int, size: int, expected: int, crc: int) -> None:
         """A record failing its CRC: a zero-filled or torn tail, or a CorruptRecordError."""
-        if end == off + RECORD_HEADER_SIZE and crc == 0 and _zeros(buf, off, size):
+        if end == off + RECORD_HEADER_SIZE and crc == 0 and only_zeros(buf, off, size):
             self._torn(off, size, "zero-filled tail")
             return
         error = CorruptRecordError("edits record CRC mismatch", path=self.path, offset=off,
@@ -599,10 +599,10 @@ class EditsReader:
                     error: CorruptRecordError | None) -> None:
         """A record that fails its checks is a torn tail only if nothing but zeros follows it
         and its length field is intact; otherwise ``error`` (or a length-field error) is raised."""
-        if end < size and not _zeros(buf, end, size):
+        if end < size and not only_zeros(buf, end, size):
             raise error
         true_end = _true_end(buf, off, size, self.max_record)
-        if true_end is not None and not _zeros(buf, true_end, size):
+        if true_end is not None and not only_zeros(buf, true_end, size):
             raise CorruptRecordError(
                 f"edits record length field is damaged: its CRC matches a record of "
                 f"{true_end - off - RECORD_HEADER_SIZE} bytes, and data follows it",
@@ -619,7 +619,7 @@ _LENGTH_CRC = [_crc32(LENGTH.pack(n)) for n in range(4096)]
 _NONZERO = re.compile(rb"[^\x00]")
 
 
-def _zeros(buf, start: int, stop: int) -> bool:
+def only_zeros(buf, start: int, stop: int) -> bool:
     """True when ``buf[start:stop]`` holds only zero bytes (or nothing)."""
     return start >= stop or _NONZERO.search(buf, start, stop) is None
 
@@ -640,6 +640,57 @@ def _true_end(buf, off: int, size: int, max_record: int) -> int | None:
     if frame_crc(data[:n]) != crc:
         return None
     return start + n
+
+
+# ------------------------------------------------------------------------------ scanning
+# For readers that look past damage (recovery, ``nnlite edits verify``): a frame is valid when
+# its length is possible, it fits in the file, its CRC matches and its payload decodes.
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One valid record found by a scan: its byte span and what it decodes to."""
+    offset: int
+    end: int
+    txid: int
+    op: Op
+
+
+def frame_at(buf, off: int, size: int, max_record: int) -> Frame | str:
+    """The record at ``off`` if its frame is valid and its payload decodes, else why not."""
+    if size - off < RECORD_HEADER_SIZE:
+        return "partial record header"
+    length, crc = RECORD_HEADER.unpack_from(buf, off)
+    end = off + RECORD_HEADER_SIZE + length
+    if length == 0 or length > max_record:
+        return f"impossible record length {length}"
+    if end > size:
+        return f"record of {length} bytes runs past the end of the file"
+    payload = buf[off + RECORD_HEADER_SIZE:end]
+    if frame_crc(payload) != crc:
+        return "record CRC mismatch"
+    try:
+        txid, op = decode_payload(payload)
+    except CorruptRecordError as exc:
+        return f"undecodable payload ({exc})"
+    return Frame(off, end, txid, op)
+
+
+def next_frame(buf, start: int, size: int, min_txid: int, max_record: int) -> Frame | None:
+    """Resync: the first offset from ``start`` holding a valid frame with txid >= min_txid."""
+    for off in range(start, size - RECORD_HEADER_SIZE):
+        length = LENGTH.unpack_from(buf, off)[0]
+        if 0 < length <= max_record and off + RECORD_HEADER_SIZE + length <= size:
+            found = frame_at(buf, off, size, max_record)
+            if isinstance(found, Frame) and found.txid >= min_txid:
+                return found
+    return None
+
+
+def claimed_end(buf, off: int, size: int) -> int:
+    """Where the record at ``off`` would end by its length field (the file's end if no header)."""
+    if size - off < RECORD_HEADER_SIZE:
+        return size
+    return off + RECORD_HEADER_SIZE + LENGTH.unpack_from(buf, off)[0]
 
 
 def read_all(path: str, **kw) -> tuple[list[tuple[int, Op]], EditsReader]:

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from nnlite.formats import edits
+from nnlite.formats.edits import next_frame
 from nnlite.formats.errors import FormatError
 from nnlite.formats.fsimage.layout import (
     COLUMNS,
@@ -35,7 +36,6 @@ from nnlite.formats.fsimage.layout import (
 )
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.formats.fsimage.read import iter_batches, read_meta
-from nnlite.namenode.recovery.scan import next_frame
 from nnlite.tools.dirindex import BATCH_ROWS, DirectoryIndex
 from nnlite.tools.oiv import md5_source
 from nnlite.tools.progress import Progress

@@ -1,7 +1,7 @@
 """Offline recovery of damaged edits: ``nnlite namenode --recover [--force]`` (as Hadoop's
 ``namenode -recover``).
 
-Normal startup never skips anything: a bad record in the middle of a log stops it (loader.py).
+Normal startup never skips anything: a bad record in the middle of a log stops it (``namenode/image/startup.py``).
 Recovery is the one explicit way to discard data. It runs in two phases:
 
 1. Read (changes nothing). Load the newest valid image, then replay ``edits`` and ``edits.new``
@@ -22,7 +22,7 @@ Recovery is the one explicit way to discard data. It runs in two phases:
 2. Write. Every file about to change (image, sidecars, edits, edits.new) in every dir is kept
    as ``<file>.broken`` (or ``.broken.N``, the first free N), by a hard link (a copy for
    ``fsimage.ckpt``, which is rewritten in place); then a new image
-   of the recovered namespace is installed (imagestore.install) and a fresh ``edits`` holding
+   of the recovered namespace is installed (``namenode/image/install.py``) and a fresh ``edits`` holding
    only START_LOG_SEGMENT at image txid + 1 is published; ``edits.new`` is removed. The store
    then starts cleanly. A crash during this phase leaves either the old files, or the new image
    beside old edits whose records it already holds (their bad bytes still stop a normal
@@ -31,9 +31,8 @@ Recovery is the one explicit way to discard data. It runs in two phases:
 ``Prompter`` is the terminal side: ``--force`` answers CONTINUE to everything without asking;
 "always continue" does so from that problem on.
 
-Modules: this one picks the starting image and runs the phases; ``recovery_scan`` is phase 1,
-``recovery_repair`` phase 2, ``recovery_dialog`` the problems, choices, outcome and the terminal
-prompter. Their public names are importable from here too.
+This module picks the starting image and runs the phases; ``scan.py`` is phase 1,
+``repair.py`` phase 2, ``dialog.py`` the problems, choices, outcome and the terminal prompter.
 """
 
 from __future__ import annotations
@@ -57,16 +56,8 @@ from nnlite.namenode.image.namedir import (
     IMAGE_MD5,
     NameDir,
 )
-
-# The moved names stay this module's API (cli uses Prompter and ANSWERS, tools/verify next_frame,
-# importer write_fresh_edits).
-from nnlite.namenode.recovery.dialog import (
-    Decide,
-    Outcome,
-)
-from nnlite.namenode.recovery.repair import (
-    rewrite,
-)
+from nnlite.namenode.recovery.dialog import Decide, Outcome
+from nnlite.namenode.recovery.repair import rewrite
 from nnlite.namenode.recovery.scan import Replay
 
 log = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
 """Phase 1 of recovery, which changes nothing: replay ``edits`` and ``edits.new`` onto the
 namespace of the starting image, frame by frame, and put every problem to ``decide``.
 
-Frames are the edits records of ``formats/edits.py``: ``length u32, crc u32, payload``, the CRC
-over the four length bytes and the payload. Invariants: ``Replay.done`` is the highest txid
+Frames are the edits records of ``formats/edits.py``, found with its ``frame_at`` and
+``next_frame``. Invariants: ``Replay.done`` is the highest txid
 applied, held by the image, or deliberately given up, so no txid at or below it is applied
 again; after a bad frame the scan resyncs at the first later offset whose frame is valid and
 decodes to a txid at least the one expected there; a torn tail (a bad frame followed by nothing
@@ -15,67 +15,16 @@ from __future__ import annotations
 import logging
 import mmap
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from nnlite.formats import edits
-from nnlite.formats.errors import CorruptRecordError, FormatError
+from nnlite.formats.edits import Frame, claimed_end, frame_at, next_frame, only_zeros
+from nnlite.formats.errors import FormatError
 from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.recovery.dialog import Choice, Decide, Outcome, Problem, RecoveryQuit
 
-log = logging.getLogger("namenode.recovery")   # the scan's log lines keep recovery's name
-
-# ------------------------------------------------------------------------------ frames
-
-@dataclass(frozen=True, slots=True)
-class _Frame:
-    offset: int
-    end: int
-    txid: int
-    op: edits.Op
-
-
-def _frame_at(buf, off: int, size: int, max_record: int) -> _Frame | str:
-    """The record at ``off`` if its frame is valid and its payload decodes, else why not."""
-    if size - off < edits.RECORD_HEADER_SIZE:
-        return "partial record header"
-    length, crc = edits.RECORD_HEADER.unpack_from(buf, off)
-    end = off + edits.RECORD_HEADER_SIZE + length
-    if length == 0 or length > max_record:
-        return f"impossible record length {length}"
-    if end > size:
-        return f"record of {length} bytes runs past the end of the file"
-    payload = buf[off + edits.RECORD_HEADER_SIZE:end]
-    if edits.frame_crc(payload) != crc:
-        return "record CRC mismatch"
-    try:
-        txid, op = edits.decode_payload(payload)
-    except CorruptRecordError as exc:
-        return f"undecodable payload ({exc})"
-    return _Frame(off, end, txid, op)
-
-
-def next_frame(buf, start: int, size: int, min_txid: int, max_record: int) -> _Frame | None:
-    """Resync: the first offset from ``start`` holding a valid frame with txid >= min_txid."""
-    for off in range(start, size - edits.RECORD_HEADER_SIZE):
-        length = edits.LENGTH.unpack_from(buf, off)[0]
-        if 0 < length <= max_record and off + edits.RECORD_HEADER_SIZE + length <= size:
-            found = _frame_at(buf, off, size, max_record)
-            if isinstance(found, _Frame) and found.txid >= min_txid:
-                return found
-    return None
-
-
-def _zeros(buf, start: int, stop: int) -> bool:
-    return buf[start:stop].count(0) == stop - start
-
-
-def _claimed_end(buf, off: int, size: int) -> int:
-    if size - off < edits.RECORD_HEADER_SIZE:
-        return size
-    return off + edits.RECORD_HEADER_SIZE + edits.LENGTH.unpack_from(buf, off)[0]
-
+log = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------------ replay
 
@@ -143,7 +92,7 @@ class Replay:
     def _records(self, path: str, buf, size: int) -> None:
         off, expected = self._header(path, buf, size)
         while 0 <= off < size:
-            found = _frame_at(buf, off, size, self.max_record)
+            found = frame_at(buf, off, size, self.max_record)
             if isinstance(found, str):
                 off, expected = self._bad_frame(path, buf, off, size, expected, found)
             elif found.txid != expected:
@@ -174,8 +123,8 @@ class Replay:
     def _bad_frame(self, path: str, buf, off: int, size: int, expected: int,
                    reason: str) -> tuple[int, int]:
         nxt = next_frame(buf, off + 1, size, expected, self.max_record)
-        if nxt is None and (_claimed_end(buf, off, size) >= size
-                            or _zeros(buf, _claimed_end(buf, off, size), size)):
+        if nxt is None and (claimed_end(buf, off, size) >= size
+                            or only_zeros(buf, claimed_end(buf, off, size), size)):
             log.warning("torn tail in %s at offset %d (%d bytes: %s): truncating it", path, off,
                         size - off, reason)
             self.out.torn_tails.append((path, off, size - off))
@@ -199,7 +148,7 @@ class Replay:
         self.done = max(self.done, nxt.txid - 1)
         return nxt.offset, nxt.txid
 
-    def _out_of_order(self, path: str, size: int, frame: _Frame,
+    def _out_of_order(self, path: str, size: int, frame: Frame,
                       expected: int) -> tuple[int, int]:
         if frame.txid > expected:
             problem = Problem("txid gap", path, frame.offset, frame.txid,
@@ -219,7 +168,7 @@ class Replay:
             return self.stop(path, frame.offset), expected
         return frame.end, expected
 
-    def _apply(self, path: str, size: int, frame: _Frame) -> tuple[int, int]:
+    def _apply(self, path: str, size: int, frame: Frame) -> tuple[int, int]:
         if frame.txid > self.done:
             try:
                 self.ns.apply(frame.op)
