@@ -39,7 +39,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_core  # noqa: E402
 
-from nnlite.formats import edits as E  # noqa: E402
+from nnlite.formats.edits import (  # noqa: E402
+    AddFileOp,
+    DeleteOp,
+    EditsWriter,
+    MkdirOp,
+    RenameOp,
+    SetTimesOp,
+    StartLogSegmentOp,
+    encode_record,
+)
 from nnlite.namenode.fsnamesystem import format_dirs  # noqa: E402
 from nnlite.namenode.image import columns, install  # noqa: E402
 from nnlite.namenode.image.namedir import EDITS, NameDir  # noqa: E402
@@ -57,26 +66,26 @@ NOW = 1_700_000_000_000
 
 def write_edits(path: Path, first_txid: int, first_inode: int, ops: int) -> int:
     """``ops`` records from ``first_txid`` (a START_LOG_SEGMENT first); returns the last txid."""
-    writer = E.EditsWriter.create(str(path), first_txid)
-    buf = bytearray(E.encode_record(first_txid, E.StartLogSegmentOp()))
+    writer = EditsWriter.create(str(path), first_txid)
+    buf = bytearray(encode_record(first_txid, StartLogSegmentOp()))
     txid, inode, last = first_txid, first_inode, first_txid + ops - 1
     batch_no = 0
     while txid < last:
         d = f"/spark/ckpt/b{batch_no}"
-        batch = [E.MkdirOp(d, inode, 0o755, "spark", "hadoop", NOW + batch_no)]
+        batch = [MkdirOp(d, inode, 0o755, "spark", "hadoop", NOW + batch_no)]
         inode += 3 if batch_no == 0 else 1
         for j in range(48):
-            batch.append(E.AddFileOp(f"{d}/part-{j:05d}", inode, 3, 134217728, 4096 * j, 0o644,
+            batch.append(AddFileOp(f"{d}/part-{j:05d}", inode, 3, 134217728, 4096 * j, 0o644,
                                      "spark", "hadoop", NOW, NOW, False, "", ""))
             inode += 1
-        batch += [E.RenameOp(f"{d}/part-00000", f"{d}/_SUCCESS", NOW, False),
-                  E.SetTimesOp(f"{d}/part-00001", NOW + 1, NOW + 1),
-                  E.DeleteOp(f"{d}/part-00002", NOW)]
+        batch += [RenameOp(f"{d}/part-00000", f"{d}/_SUCCESS", NOW, False),
+                  SetTimesOp(f"{d}/part-00001", NOW + 1, NOW + 1),
+                  DeleteOp(f"{d}/part-00002", NOW)]
         if batch_no >= RETAINED:
-            batch.append(E.DeleteOp(f"/spark/ckpt/b{batch_no - RETAINED}", NOW))
+            batch.append(DeleteOp(f"/spark/ckpt/b{batch_no - RETAINED}", NOW))
         for op in batch[:last - txid]:
             txid += 1
-            buf += E.encode_record(txid, op)
+            buf += encode_record(txid, op)
         batch_no += 1
         if len(buf) > 1 << 22:
             writer.write(buf)

@@ -36,7 +36,7 @@ from urllib.parse import quote, urlencode
 
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum, leases
-from nnlite.namenode.blocks import store as B
+from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
@@ -70,7 +70,7 @@ class DataPath:
     """Step 1 handlers (added to the WebHDFS op table by ``attach``) and the data step
     (``__call__`` for requests without a body, ``upload`` as the streamed-body factory)."""
 
-    def __init__(self, fs, committer, store: B.BlockStore, lease_manager: leases.LeaseManager,
+    def __init__(self, fs, committer, store: BlockStore, lease_manager: leases.LeaseManager,
                  *, host: str, port: int):
         self.fs = fs
         self.committer = committer

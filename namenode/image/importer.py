@@ -42,8 +42,8 @@ from nnlite.formats.fsimage.layout import MD5_SUFFIX, ImageMeta
 from nnlite.formats.fsimage.md5 import md5_sidecar_text, parse_md5_sidecar, verify_md5
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NameDirError
-from nnlite.namenode.image import columns as image
 from nnlite.namenode.image import namedir
+from nnlite.namenode.image.columns import load
 from nnlite.namenode.image.namedir import CURRENT, IMAGE, IMAGE_MD5, VERSION, NameDir, copy_file
 from nnlite.namenode.recovery.repair import write_fresh_edits
 
@@ -97,7 +97,7 @@ def import_checkpoint(checkpoint_dir: str | Path, paths: list[str]) -> Checkpoin
     with namedir.locked(dirs):
         for d in dirs:
             check_empty(d)
-        image.load(str(source.image), None)          # digest checked above; proves it loads
+        load(str(source.image), None)          # digest checked above; proves it loads
         for d in dirs:
             _build(d, source)
     log.info("imported checkpoint %s (namespace %d, txid %d, %d inodes) into %s",

@@ -11,7 +11,7 @@ import pytest
 from nnlite.formats import edits
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum, leases
-from nnlite.namenode.blocks import store as B
+from nnlite.namenode.blocks.store import BlockStore, default_data_dir
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, segments
 from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
@@ -28,7 +28,7 @@ def reference(data: bytes, block_size: int) -> bytes:
 
 @pytest.fixture
 def store(tmp_path):
-    s = B.BlockStore.open(tmp_path / "data", namespace_id=7)
+    s = BlockStore.open(tmp_path / "data", namespace_id=7)
     yield s
     s.close()
 
@@ -170,35 +170,35 @@ def test_range_reader_spans_blocks(store):
 
 
 def test_opening_refuses_another_namespace_and_a_second_owner(tmp_path):
-    store = B.BlockStore.open(tmp_path / "data", namespace_id=1)
+    store = BlockStore.open(tmp_path / "data", namespace_id=1)
     with pytest.raises(errors.StorageError, match="in use"):
-        B.BlockStore.open(tmp_path / "data", namespace_id=1)
+        BlockStore.open(tmp_path / "data", namespace_id=1)
     store.close()
-    B.BlockStore.open(tmp_path / "data", namespace_id=2).close()   # empty: taken over
-    store = B.BlockStore.open(tmp_path / "data", namespace_id=2)
+    BlockStore.open(tmp_path / "data", namespace_id=2).close()   # empty: taken over
+    store = BlockStore.open(tmp_path / "data", namespace_id=2)
     written(store, b"x", 1024)
     store.close()
     with pytest.raises(errors.StorageError, match="namespace 2"):
-        B.BlockStore.open(tmp_path / "data", namespace_id=3)
+        BlockStore.open(tmp_path / "data", namespace_id=3)
 
 
 def test_opening_clears_tmp_and_allocates_above_every_id(tmp_path):
-    store = B.BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=5)
+    store = BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=5)
     writer = store.writer(1024)
     writer.write(b"left behind by a crash")           # never sealed
     store.close()
-    store = B.BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=5)
+    store = BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=5)
     assert list(store.tmp.iterdir()) == []
     sealed = written(store, b"x", 1024)
     store.close()
-    store = B.BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=2)
+    store = BlockStore.open(tmp_path / "data", namespace_id=1, last_block_id=2)
     assert store.allocate() == sealed.blocks[0][0] + 1
     store.close()
 
 
 def test_default_data_dir_is_beside_the_first_name_dir(tmp_path):
-    assert B.default_data_dir(tmp_path / "name") == tmp_path / "name-data"
-    assert B.default_data_dir(str(tmp_path / "name") + "/") == tmp_path / "name-data"
+    assert default_data_dir(tmp_path / "name") == tmp_path / "name-data"
+    assert default_data_dir(str(tmp_path / "name") + "/") == tmp_path / "name-data"
 
 
 # --------------------------------------------------------------------------- the sweep

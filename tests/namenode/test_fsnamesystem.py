@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from nnlite.formats import edits as E
+from nnlite.formats.edits import (
+    HEADER_SIZE,
+    RECORD_HEADER_SIZE,
+    EditsReader,
+    MkdirOp,
+    encode_record,
+)
 from nnlite.formats.errors import CorruptRecordError
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
@@ -57,10 +63,10 @@ def current(d: str, name: str) -> Path:
 
 def record_starts(data: bytes) -> list[int]:
     """Offsets of the records of an edits file, from their length fields."""
-    starts, off = [], E.HEADER_SIZE
-    while off + E.RECORD_HEADER_SIZE <= len(data):
+    starts, off = [], HEADER_SIZE
+    while off + RECORD_HEADER_SIZE <= len(data):
         starts.append(off)
-        off += E.RECORD_HEADER_SIZE + struct.unpack_from("<I", data, off)[0]
+        off += RECORD_HEADER_SIZE + struct.unpack_from("<I", data, off)[0]
     return starts
 
 
@@ -185,7 +191,7 @@ def test_save_namespace_then_reopen_loads_the_image(tmp_path):
         report = fs.report()
         expected = dump(fs.ns)
     assert (report["lastCheckpointTxid"], report["transactionsSinceLastCheckpoint"]) == (7, 2)
-    reader = E.EditsReader(str(current(dirs[1], EDITS)))
+    reader = EditsReader(str(current(dirs[1], EDITS)))
     assert [txid for txid, _ in reader] == [8, 9]         # START of the new segment, mkdirs
     with open_fs(dirs) as fs:
         assert (fs.loaded.image_txid, fs.loaded.replayed, fs.loaded.last_txid) == (7, 2, 9)
@@ -270,7 +276,7 @@ def test_a_damaged_image_is_restored_from_the_other_dir(two_dirs, damaged, name,
 @pytest.mark.parametrize("damaged", [0, 1])
 @pytest.mark.parametrize("damage", [
     _delete,
-    _truncate_to(lambda p: E.HEADER_SIZE),
+    _truncate_to(lambda p: HEADER_SIZE),
     _truncate_to(lambda p: p.stat().st_size - 3),
 ], ids=["edits deleted", "edits cut to the header", "edits cut mid-record"])
 def test_lost_or_short_edits_are_restored_from_the_other_dir(two_dirs, damaged, damage):
@@ -333,7 +339,7 @@ def test_a_torn_tail_is_truncated_and_reported(tmp_path):
         expected = dump(fs.ns)
     edits = current(dirs[0], EDITS)
     good = edits.stat().st_size
-    torn = E.encode_record(8, E.MkdirOp("/torn", 99999, 0o755, "x", "y", 1))[:-3]
+    torn = encode_record(8, MkdirOp("/torn", 99999, 0o755, "x", "y", 1))[:-3]
     with open(edits, "ab") as f:
         f.write(torn)
     with open_fs(dirs) as fs:
@@ -364,7 +370,7 @@ def test_a_flipped_byte_in_the_middle_of_edits_stops_startup(tmp_path):
         populate(fs)
     edits = current(dirs[0], EDITS)
     starts = record_starts(edits.read_bytes())
-    flip_byte(edits, starts[3] + E.RECORD_HEADER_SIZE + 2)
+    flip_byte(edits, starts[3] + RECORD_HEADER_SIZE + 2)
     for _ in range(2):                          # the failed open released the dir
         with pytest.raises(CorruptRecordError) as info:
             open_fs(dirs)

@@ -14,7 +14,14 @@ from click.testing import CliRunner
 
 from nnlite import cli
 from nnlite.commands.support import EXIT_FAILED
-from nnlite.formats import edits as E
+from nnlite.formats.edits import (
+    RECORD_HEADER_SIZE,
+    DeleteOp,
+    EndLogSegmentOp,
+    MkdirOp,
+    StartLogSegmentOp,
+    read_all,
+)
 from nnlite.formats.errors import CorruptRecordError, FormatError, TxidGapError
 from nnlite.formats.fsimage.md5 import md5_sidecar_text
 from nnlite.formats.fsimage.read import read_meta
@@ -30,8 +37,8 @@ NAMESPACE_ID = 5150
 PROMPT = "[c]ontinue"
 
 
-def mkdir(i: int) -> E.MkdirOp:
-    return E.MkdirOp(f"/d{i}", ROOT_INODE_ID + 1 + i, 0o755, "hdfs", "supergroup", 1000)
+def mkdir(i: int) -> MkdirOp:
+    return MkdirOp(f"/d{i}", ROOT_INODE_ID + 1 + i, 0o755, "hdfs", "supergroup", 1000)
 
 
 def mkdirs(n: int, first: int = 0) -> list:
@@ -84,16 +91,16 @@ def refuses_startup(root: Path, error: type) -> None:
 def check_fresh(root: Path, txid: int) -> None:
     """The recovered dir: an image at ``txid`` and an edits holding only txid + 1."""
     assert read_meta(root / "current" / "fsimage").last_txid == txid
-    records, reader = E.read_all(str(root / "current" / "edits"))
+    records, reader = read_all(str(root / "current" / "edits"))
     assert reader.first_txid == txid + 1
-    assert records == [(txid + 1, E.StartLogSegmentOp())]
+    assert records == [(txid + 1, StartLogSegmentOp())]
     assert not (root / "current" / "edits.new").exists()
 
 
 # ------------------------------------------------------------------------------ corruption
 
 def test_flipped_byte_force_keeps_everything_but_the_bad_record(tmp_path):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(10)])
+    log = log_of([StartLogSegmentOp(), *mkdirs(10)])
     damaged = flip_payload(log, 4)                        # txid 5: /d3
     root = new_store(tmp_path / "name", damaged)
     refuses_startup(root, CorruptRecordError)
@@ -118,7 +125,7 @@ DAMAGES = {
     "crc field": lambda log: corrupt.xor_byte(log.data, log.field(3, "crc")[0], 0xFF),
     "length too large": lambda log: corrupt.put_u32(log.data, log.start(3), 1 << 30),
     "length off by one": lambda log: corrupt.put_u32(
-        log.data, log.start(3), log.spans[3][1] - log.start(3) - E.RECORD_HEADER_SIZE + 1),
+        log.data, log.start(3), log.spans[3][1] - log.start(3) - RECORD_HEADER_SIZE + 1),
     "zeroed record": lambda log: log.data[:log.start(3)] + bytes(
         log.spans[3][1] - log.start(3)) + log.data[log.spans[3][1]:],
 }
@@ -126,7 +133,7 @@ DAMAGES = {
 
 @pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
 def test_damaged_frame_is_skipped_and_replay_resyncs(tmp_path, damage):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(6)])
+    log = log_of([StartLogSegmentOp(), *mkdirs(6)])
     root = new_store(tmp_path / "name", damage(log))       # record 3 = txid 4 = /d2
     refuses_startup(root, FormatError)
     result = recover(root, force=True)
@@ -137,7 +144,7 @@ def test_damaged_frame_is_skipped_and_replay_resyncs(tmp_path, damage):
 
 
 def test_garbage_between_records_loses_nothing(tmp_path):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(4)])
+    log = log_of([StartLogSegmentOp(), *mkdirs(4)])
     cut = log.start(3)
     root = new_store(tmp_path / "name", log.data[:cut] + b"\x07garbage!" + log.data[cut:])
     refuses_startup(root, FormatError)
@@ -148,7 +155,7 @@ def test_garbage_between_records_loses_nothing(tmp_path):
 
 
 def test_bad_header_is_read_past(tmp_path):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(3)])
+    log = log_of([StartLogSegmentOp(), *mkdirs(3)])
     root = new_store(tmp_path / "name", corrupt.xor_byte(log.data, 2, 0x01))
     refuses_startup(root, FormatError)
     result = recover(root, force=True)
@@ -160,7 +167,7 @@ def test_bad_header_is_read_past(tmp_path):
 # ------------------------------------------------------------------------------ answers
 
 def test_stop_here_keeps_only_what_came_before(tmp_path):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(10)])
+    log = log_of([StartLogSegmentOp(), *mkdirs(10)])
     root = new_store(tmp_path / "name", flip_payload(log, 4))
     result = recover(root, answers="s\n")
     assert result.exit_code == 0, result.output
@@ -171,7 +178,7 @@ def test_stop_here_keeps_only_what_came_before(tmp_path):
 
 
 def test_quit_changes_nothing(tmp_path):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(10)])
+    log = log_of([StartLogSegmentOp(), *mkdirs(10)])
     root = new_store(tmp_path / "name", flip_payload(log, 4))
     before = snapshot(root)
     result = recover(root, answers="q\n")
@@ -182,7 +189,7 @@ def test_quit_changes_nothing(tmp_path):
 
 
 def test_always_continue_answers_every_later_problem(tmp_path):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(8)])
+    log = log_of([StartLogSegmentOp(), *mkdirs(8)])
     damaged = corrupt.xor_byte(flip_payload(log, 2), log.field(6, "payload")[3], 0x33)
     root = new_store(tmp_path / "name", damaged)
     result = recover(root, answers="a\n")
@@ -196,7 +203,7 @@ def test_always_continue_answers_every_later_problem(tmp_path):
 # ------------------------------------------------------------------------------ txids, ops
 
 def test_txid_gap(tmp_path):
-    ops = [E.StartLogSegmentOp(), *mkdirs(6)]
+    ops = [StartLogSegmentOp(), *mkdirs(6)]
     log = log_of(ops, txids=[1, 2, 3, 4, 7, 8, 9])
     root = new_store(tmp_path / "name", log.data)
     refuses_startup(root, TxidGapError)
@@ -210,7 +217,7 @@ def test_txid_gap(tmp_path):
 
 
 def test_repeated_txid_is_skipped(tmp_path):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(4), mkdir(9)], txids=[1, 2, 3, 4, 5, 3])
+    log = log_of([StartLogSegmentOp(), *mkdirs(4), mkdir(9)], txids=[1, 2, 3, 4, 5, 3])
     root = new_store(tmp_path / "name", log.data)
     refuses_startup(root, TxidGapError)
     result = recover(root, force=True)
@@ -221,7 +228,7 @@ def test_repeated_txid_is_skipped(tmp_path):
 
 @pytest.mark.parametrize("answer, kept", [("c", expect(0, 1)), ("s", expect(0))])
 def test_unappliable_op(tmp_path, answer, kept):
-    ops = [E.StartLogSegmentOp(), mkdir(0), E.DeleteOp("/missing", 1000), mkdir(1)]
+    ops = [StartLogSegmentOp(), mkdir(0), DeleteOp("/missing", 1000), mkdir(1)]
     root = new_store(tmp_path / "name", log_of(ops).data)
     refuses_startup(root, ReplayError)
     result = recover(root, answers=answer + "\n")
@@ -234,8 +241,8 @@ def test_unappliable_op(tmp_path, answer, kept):
 # ------------------------------------------------------------------------------ segments, dirs
 
 def test_edits_new_is_replayed_and_its_torn_tail_dropped(tmp_path):
-    edits = log_of([E.StartLogSegmentOp(), *mkdirs(3), E.EndLogSegmentOp()])      # 1..5
-    new = log_of([E.StartLogSegmentOp(), *mkdirs(4, first=3)], first_txid=6)       # 6..10
+    edits = log_of([StartLogSegmentOp(), *mkdirs(3), EndLogSegmentOp()])      # 1..5
+    new = log_of([StartLogSegmentOp(), *mkdirs(4, first=3)], first_txid=6)       # 6..10
     damaged_new = flip_payload(new, 2) + new.data[new.start(1):new.start(1) + 5]   # + torn tail
     root = new_store(tmp_path / "name", edits.data, damaged_new)
     result = recover(root, force=True)
@@ -248,8 +255,8 @@ def test_edits_new_is_replayed_and_its_torn_tail_dropped(tmp_path):
 
 
 def test_stop_in_edits_drops_edits_new_too(tmp_path):
-    edits = log_of([E.StartLogSegmentOp(), *mkdirs(3), E.EndLogSegmentOp()])
-    new = log_of([E.StartLogSegmentOp(), *mkdirs(2, first=3)], first_txid=6)
+    edits = log_of([StartLogSegmentOp(), *mkdirs(3), EndLogSegmentOp()])
+    new = log_of([StartLogSegmentOp(), *mkdirs(2, first=3)], first_txid=6)
     root = new_store(tmp_path / "name", flip_payload(edits, 2), new.data)
     result = recover(root, answers="s\n")
     assert result.exit_code == 0, result.output
@@ -259,7 +266,7 @@ def test_stop_in_edits_drops_edits_new_too(tmp_path):
 
 
 def test_every_name_dir_is_rewritten_and_backups_are_numbered(tmp_path):
-    log = log_of([E.StartLogSegmentOp(), *mkdirs(5)])
+    log = log_of([StartLogSegmentOp(), *mkdirs(5)])
     damaged = flip_payload(log, 2)
     a, b = tmp_path / "a", tmp_path / "b"
     format_dirs([NameDir(a), NameDir(b)], namespace_id=NAMESPACE_ID)
@@ -277,7 +284,7 @@ def test_every_name_dir_is_rewritten_and_backups_are_numbered(tmp_path):
 
 
 def test_a_clean_log_loses_nothing(tmp_path):
-    root = new_store(tmp_path / "name", log_of([E.StartLogSegmentOp(), *mkdirs(3)]).data)
+    root = new_store(tmp_path / "name", log_of([StartLogSegmentOp(), *mkdirs(3)]).data)
     result = recover(root)
     assert result.exit_code == 0, result.output
     assert "no problem found" in result.output
@@ -292,8 +299,8 @@ def test_force_without_recover_is_a_usage_error(tmp_path):
 
 
 def test_an_interrupted_swap_is_recovered_from_its_verified_ckpt(tmp_path):
-    edits = log_of([E.StartLogSegmentOp(), *mkdirs(2), E.EndLogSegmentOp()])      # 1..4
-    new = log_of([E.StartLogSegmentOp(), *mkdirs(3, first=2)], first_txid=5)       # 5..8
+    edits = log_of([StartLogSegmentOp(), *mkdirs(2), EndLogSegmentOp()])      # 1..4
+    new = log_of([StartLogSegmentOp(), *mkdirs(3, first=2)], first_txid=5)       # 5..8
     root = new_store(tmp_path / "name", edits.data, flip_payload(new, 2))          # txid 7
     ns = Namespace(clock=lambda: 1000)
     for op in mkdirs(2):
