@@ -191,7 +191,7 @@ def bench_replay(args) -> None:
         size = path.stat().st_size
         ns = Namespace(clock=lambda: 0)
         start, cpu = time.perf_counter(), time.process_time()
-        gc.disable()  # as namenode.loader.load does around image load and replay
+        gc.disable()  # as namenode.image.startup.load does around image load and replay
         reader, count = startup.replay(ns, str(path), 0, 1)
         gc.enable()
         took, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -259,7 +259,7 @@ def load_child(path: str, md5: str) -> None:
     gc.collect()
     before = rss_bytes()
     start = time.perf_counter()
-    gc.disable()  # as namenode.loader.load does around image load and replay
+    gc.disable()  # as namenode.image.startup.load does around image load and replay
     ns, meta = columns.load(path, md5)
     gc.enable()
     took = time.perf_counter() - start

@@ -54,7 +54,7 @@ from nnlite.tools.oiv_writers import WRITERS
 from nnlite.tools.progress import Progress
 from nnlite.tools.render import open_text_output
 
-log = logging.getLogger("nnlite.oiv")
+log = logging.getLogger(__name__)
 
 PROCESSORS = OIV_PROCESSORS
 ORPHAN_EXAMPLES = 5

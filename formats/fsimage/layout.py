@@ -1,8 +1,8 @@
 """The fsimage layout as code: the constants, the Arrow SCHEMA and the footer record that the
 spec in ``formats/fsimage.py`` names.
 
-Both halves of the format build on this module alone: ``fsimage_write`` encodes exactly these
-columns and keys, ``fsimage_read`` refuses anything else. Invariants: SCHEMA lists the spec's
+Both halves of the format build on this module alone: ``write.py`` encodes exactly these
+columns and keys, ``read.py`` refuses anything else. Invariants: SCHEMA lists the spec's
 columns in the spec's order with the spec's nullability; META_KEYS are the required integer keys
 of the footer, each stored as ``KEY_PREFIX + name``; changing any of it takes a new
 LAYOUT_VERSION.

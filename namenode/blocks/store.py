@@ -12,16 +12,16 @@ Layout of the data directory (``nnlite.data.dir``, default ``<first name dir>-da
 Rules:
 
 * A published block never changes. Appending or truncating inside a block writes a new
-  block (copy-on-write: an upload's ``blocks_io.BlockWriter``, truncate's ``copy_prefix``).
+  block (copy-on-write: an upload's ``streams.BlockWriter``, truncate's ``copy_prefix``).
   A reader that resolved the old block list keeps reading old files.
 * Publishing: write under ``tmp/``, fsync, rename into ``blocks/``, fsync the directory; the
   meta file is renamed first, so a published block always has its meta.
 * Ids come from one counter above every id in the namespace and on disk; an id is held from
-  ``allocate`` (or ``hold``) until ``release``, and ``blocks_sweep`` never removes a held one.
+  ``allocate`` (or ``hold``) until ``release``, and ``sweep.py`` never removes a held one.
 
 This module keeps the directory, its names and ids, reading and publishing. The upload writer
-and range reader live in ``blocks_io``, the removal of unreferenced blocks in
-``blocks_sweep``; their names are re-exported here.
+and range reader live in ``streams.py``, the removal of unreferenced blocks in
+``sweep.py``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from nnlite.namenode.namespace.inode import walk
 if TYPE_CHECKING:
     from nnlite.namenode.blocks.store import BlockStore
 
-log = logging.getLogger("namenode.blocks")   # the sweep's log lines keep the store's name
+log = logging.getLogger(__name__)
 
 
 def referenced(ns) -> set[int]:

@@ -13,7 +13,7 @@ same server, the role a DataNode has in Hadoop, and carries every parameter of t
 ``<host>`` is the bound address (the request's Host when bound to a wildcard address).
 
 Step 2, ``/data/v1/<path>``: CREATE (PUT) and APPEND (POST) stream the body (Content-Length
-or chunked) into new blocks (namenode/blocks.py) and answer ``201`` with
+or chunked) into new blocks (``namenode/blocks/store.py``) and answer ``201`` with
 ``Location: webhdfs://<host>:<port><path>`` (CREATE) or ``200`` (APPEND), both empty; OPEN
 (GET) answers ``200`` with bytes ``[offset, offset + length)``. Every check of step 1 runs
 again, and the namespace checks a third time when the upload is recorded. A Location can be

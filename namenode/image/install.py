@@ -3,7 +3,7 @@
 The sequence, per dir (each step durable before the next):
 
 1. ``fsimage.ckpt`` is written (or copied) and fsynced.
-2. ``fsimage.ckpt.md5`` is published: from here on the ckpt counts as verified (loader.py).
+2. ``fsimage.ckpt.md5`` is published: from here on the ckpt counts as verified (``startup.py``).
 3. ``fsimage.ckpt -> fsimage`` (rename, directory fsynced).
 4. ``fsimage.md5`` is published with the new digest; ``fsimage.ckpt.md5`` is removed.
 5. Only for a checkpoint: ``edits.new -> edits``.

@@ -202,7 +202,7 @@ def _verified_md5(d: NameDir, name: str, sidecar: str) -> str:
         path = d.file(side)
         if path.exists() and parse_md5_sidecar(path.read_text(), path=str(path)) == actual:
             if side != sidecar:
-                # Crashed between steps 3 and 4 of imagestore's sequence: finish it.
+                # Crashed between steps 3 and 4 of ``install.py``'s sequence: finish it.
                 log.warning("finishing an interrupted image swap in %s", d.current)
                 install.finish_swap(d, edits_new_to_edits=True)
             return actual
@@ -256,7 +256,7 @@ def _replay_dir(ns: Namespace, d: NameDir, image_txid: int) -> Loaded:
 
 def _finish_edits_rename(d: NameDir, loaded: Loaded) -> None:
     """``edits.new`` beside an ``edits`` that the loaded image covers entirely: a checkpoint
-    swap stopped after its image was installed and before ``edits.new -> edits`` (imagestore
+    swap stopped after its image was installed and before ``edits.new -> edits`` (``install.py``
     step 5, whose ckpt sidecar is already gone). Finish it, or the namenode would resume a
     checkpoint whose every upload is refused as already in place, and never roll again."""
     if EDITS_NEW not in loaded.valid_lengths or loaded.edits_last_txid > loaded.image_txid:

@@ -32,7 +32,7 @@ import threading
 from collections import deque
 from queue import SimpleQueue
 
-log = logging.getLogger("namenode.committer")
+log = logging.getLogger(__name__)
 
 
 class Durable:

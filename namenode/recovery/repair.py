@@ -3,8 +3,8 @@ install an image of the recovered namespace, and restart every dir's log just af
 
 Invariants: no file is replaced before its ``.broken`` copy (``<file>.broken``, or
 ``.broken.N`` with the first free N) exists and its directory is synced; the copy is a hard
-link except for ``fsimage.ckpt``, which imagestore.stage rewrites in place, so it gets a real
-copy. The image is installed (imagestore.install) before any ``edits`` is replaced, so a crash
+link except for ``fsimage.ckpt``, which ``install.stage`` rewrites in place, so it gets a real
+copy. The image is installed (``install.install``) before any ``edits`` is replaced, so a crash
 leaves either the old files or the new image beside old edits whose records it already holds.
 A fresh ``edits`` holds only START_LOG_SEGMENT at image txid + 1, ``edits.new`` is removed,
 and a dir that was not formatted gets the source dir's VERSION last.
@@ -48,7 +48,7 @@ def broken_name(path: Path) -> Path:
 def keep_copy(path: Path) -> Path:
     """Keep the current content of ``path`` beside it. A hard link where the name is only
     ever replaced by a rename afterwards; a real copy for ``fsimage.ckpt``, which
-    imagestore.stage writes in place (through a link it would overwrite the copy too)."""
+    ``install.stage`` writes in place (through a link it would overwrite the copy too)."""
     target = broken_name(path)
     if path.name == CKPT:
         copy_file(path, target)

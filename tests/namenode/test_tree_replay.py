@@ -1,5 +1,5 @@
 """Replaying what the live path logged rebuilds the same tree, three ways: ``apply`` of the ops,
-an edits file read back through ``loader.replay``, and an fsimage saved and loaded.
+an edits file read back through ``startup.replay``, and an fsimage saved and loaded.
 
 The property tests drive a namespace with random requests (typed refusals are part of the
 game: each must leave the tree unchanged), collect the ops, and compare full dumps."""

@@ -1,5 +1,5 @@
 """``nnlite namenode --import-checkpoint DIR``: rebuilding an empty name dir from a checkpoint
-dir laid out as the secondary keeps it (built here with namenode.image.save)."""
+dir laid out as the secondary keeps it (built here with namenode.image.columns.save)."""
 
 from __future__ import annotations
 
