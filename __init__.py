@@ -4,14 +4,15 @@ Every name is imported from the module that defines it, as ``nnlite.<folder>.<mo
 folders below are the requested top level, mapped into one package by ``setup.cfg``
 (``package_dir``), so nothing generic lands in a user's ``site-packages``.
 
-Layers (imports point down; a package imports only those below it):
+Layers, top to bottom (a module imports only from its own folder and those below it;
+``tests/test_package.py`` checks it):
 
 | folder | what |
 |---|---|
 | ``cli.py`` | the ``nnlite`` command: one click group that gathers ``commands/`` |
 | ``commands/`` | every command (daemons, dfs, dfsadmin, offline tools, catalog), their options, and the one error-to-exit-code table |
-| ``catalog/`` | the Spark checkpoint catalog: layouts, validation, retention, rollback, jobs, watcher |
 | ``analytics/`` | ``nnlite analyze``: namespace analytics as a PySpark job |
+| ``catalog/`` | the Spark checkpoint catalog: layouts, validation, retention, rollback, jobs, watcher |
 | ``tools/`` | offline viewers and verifiers of images and edits (``oiv``, ``oev``, ``verify``) |
 | ``secondary/`` | the checkpointer daemon: trigger, fetch over HTTP, replay, upload |
 | ``namenode/`` | the namespace, the journal, the image and its name dirs, recovery, blocks, the HTTP service |
