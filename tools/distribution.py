@@ -115,8 +115,7 @@ def load_pyplot():
         from matplotlib import pyplot
     except ImportError as exc:
         raise MissingDependencyError(
-            "--plot needs matplotlib (an install requirement of nnlite): pip install "
-            "'matplotlib>=3.7'") from exc
+            "--plot needs matplotlib, in nnlite's plot extra: pip install 'nnlite[plot]'") from exc
     return pyplot
 
 
