@@ -1,43 +1,20 @@
-"""``nnlite``: a thin click layer over the packages. Errors become one line and an exit code.
-
-Exit codes: 0 success, 1 the operation failed (typed error), 2 usage error (click, or an
-argument the client or the namenode refused), 3 storage or name-dir problem, or the namenode
-unreachable, 4 corrupt file.
-
-This module is the console script: the ``main`` group and the daemon commands (format,
-namenode, run, secondary). The other commands live beside the packages they drive and are
-added to ``main`` here: ``client/cli_dfs.py`` (dfs, dfsadmin), ``tools/cli_tools.py`` (oiv,
-oev, edits/fsimage verify, analyze), ``catalog/cli_catalog.py`` (catalog). The exit codes,
-typed errors and configuration options they all share are in ``client/cli_support.py``,
-which imports none of them (nor this module); they are re-exported here.
+"""``nnlite``: the command line, one click group over ``commands/`` (its ``__init__.py`` is the
+map). Whatever error escapes a command becomes one line and an exit code in
+``commands/support.py``; ``python -m nnlite.cli`` runs the same group.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
-from pathlib import Path
 
 import click
 
 from nnlite.commands.catalog import catalog_group
+from nnlite.commands.daemons import format_cmd, namenode_cmd, run_cmd, secondary_cmd
 from nnlite.commands.dfs import dfs_group, dfsadmin_group
-from nnlite.commands.support import (
-    NnliteError,
-    conf_options,
-    load_config,
-    typed_errors,
-)
+from nnlite.commands.support import CommandGroup
 from nnlite.commands.tools import analyze_cmd, edits_group, fsimage_group, oev_cmd, oiv_cmd
-from nnlite.namenode.recovery.dialog import ANSWERS, Prompter
-
-DEFAULT_NAME_DIR = str(Path.home() / ".nnlite" / "name")
-
-
-def name_dir_option(fn):
-    return click.option("--name-dir", "name_dirs", multiple=True, type=click.Path(),
-                        help="A name directory (repeat for redundant copies).")(fn)
 
 
 def setup_logging(verbose: bool = False) -> None:
@@ -45,174 +22,15 @@ def setup_logging(verbose: bool = False) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
 def main(verbose: bool) -> None:
     """nnlite: an HDFS-style metadata store (namespace, edits log, fsimage, WebHDFS)."""
     setup_logging(verbose)
 
 
-@main.command("format")
-@name_dir_option
-@click.option("--force", is_flag=True, help="Erase directories that are already formatted.")
-@typed_errors
-def format_cmd(name_dirs, force) -> None:
-    """Create empty name directories."""
-    from nnlite.namenode.fsnamesystem import format_dirs
-    from nnlite.namenode.image.namedir import NameDir
-    dirs = [NameDir(p) for p in (name_dirs or (DEFAULT_NAME_DIR,))]
-    namespace_id = format_dirs(dirs, force=force)
-    click.echo(f"Formatted {', '.join(str(d.root) for d in dirs)} "
-               f"(namespace id {namespace_id})")
-
-
-def log_to_file(path: str) -> None:
-    if path:
-        handler = logging.FileHandler(path)
-        handler.setFormatter(logging.getLogger().handlers[0].formatter)
-        logging.getLogger().addHandler(handler)
-
-
-def serve_namenode(name_dirs, host, port, config, format_if_missing: bool) -> None:
-    from nnlite.namenode.daemon import Namenode
-    from nnlite.namenode.fsnamesystem import format_dirs
-    from nnlite.namenode.image.namedir import NameDir
-    paths = list(name_dirs or (DEFAULT_NAME_DIR,))
-    if format_if_missing and not any(NameDir(p).is_formatted() for p in paths):
-        format_dirs([NameDir(p) for p in paths])
-    log_to_file(config.get("nnlite.log.file"))
-    from nnlite.catalog.http import install as install_catalog
-    run_event_loop(Namenode(paths, config, host, port, extensions=[install_catalog]).run())
-
-
-def run_event_loop(coroutine) -> None:
-    """uvloop when installed (its transports are C; the pure-Python selector loop costs
-    ~10-15 us more per request), unless NNLITE_EVENT_LOOP=asyncio asks for the standard one."""
-    import asyncio
-    if os.environ.get("NNLITE_EVENT_LOOP", "uvloop") == "uvloop":
-        try:
-            import uvloop
-        except ImportError:
-            uvloop = None
-        if uvloop is not None:
-            return uvloop.run(coroutine)
-    asyncio.run(coroutine)
-
-
-def startup_options(fn):
-    fn = click.option("--import-checkpoint", type=click.Path(exists=True, file_okay=False),
-                      metavar="DIR", help="First rebuild the (empty) name dirs from the "
-                      "secondary's checkpoint in DIR, then serve.")(fn)
-    fn = click.option("--force", is_flag=True,
-                      help="With --recover: continue past every problem without asking.")(fn)
-    return click.option("--recover", is_flag=True, help="Offline recovery of damaged edits: "
-                        "ask about each problem, save a new image, exit.")(fn)
-
-
-def recover_namenode(name_dirs, config, force: bool) -> None:
-    from nnlite.namenode.recovery import recover as recovery
-    prompter = Prompter(
-        ask=lambda text: click.prompt(text, type=click.Choice(sorted(ANSWERS),
-                                                              case_sensitive=False)),
-        say=click.echo, force=force)
-    outcome = recovery.recover(list(name_dirs or (DEFAULT_NAME_DIR,)), prompter,
-                               max_record=config.int("nnlite.edits.max-record"))
-    click.echo(outcome.summary())
-
-
-def import_from_checkpoint(name_dirs, checkpoint_dir) -> None:
-    from nnlite.namenode.image import importer
-    paths = list(name_dirs or (DEFAULT_NAME_DIR,))
-    got = importer.import_checkpoint(checkpoint_dir, paths)
-    click.echo(f"Imported {got.image} (namespace {got.meta.namespace_id}, txid "
-               f"{got.meta.last_txid}, {got.meta.inode_count} inodes) into {', '.join(paths)}")
-
-
-@main.command("namenode")
-@name_dir_option
-@click.option("--host", default=None, help="Address to bind (default 127.0.0.1).")
-@click.option("--port", type=int, default=None, help="HTTP port (default 9870).")
-@conf_options
-@startup_options
-@typed_errors
-def namenode_cmd(name_dirs, host, port, conf, defines, recover, force,
-                 import_checkpoint) -> None:
-    """Run the namenode in the foreground (WebHDFS on http://HOST:PORT)."""
-    config = load_config(conf, defines)
-    if (force and not recover) or (recover and import_checkpoint):
-        raise click.UsageError("--force goes with --recover; --recover and "
-                               "--import-checkpoint exclude each other")
-    if recover:
-        return recover_namenode(name_dirs, config, force)
-    if import_checkpoint:
-        import_from_checkpoint(name_dirs, import_checkpoint)
-    serve_namenode(name_dirs, host, port, config, False)
-
-
-@main.command("run")
-@name_dir_option
-@conf_options
-@typed_errors
-def run_cmd(name_dirs, conf, defines) -> None:
-    """The main job: format a default name dir if none exists, then run the namenode and its
-    secondary (checkpoints beside the name dir) until SIGTERM/SIGINT."""
-    from nnlite.commands import supervisor
-    from nnlite.namenode.fsnamesystem import format_dirs
-    from nnlite.namenode.image.namedir import NameDir
-    paths = list(name_dirs or (DEFAULT_NAME_DIR,))
-    if not any(NameDir(p).is_formatted() for p in paths):
-        format_dirs([NameDir(p) for p in paths])
-    conf_args = (["--conf", conf] if conf else []) + [a for d in defines for a in ("-D", d)]
-    sys.exit(supervisor.run(paths, conf_args))
-
-
-@main.command("secondary")
-@click.option("--namenode", "namenode_url", metavar="URL",
-              help="The namenode's HTTP address (default http://<dfs.namenode.http-address>).")
-@click.option("--checkpoint-dir", type=click.Path(file_okay=False),
-              help="Where checkpoints are kept (laid out as a name directory).")
-@conf_options
-@click.option("--secret-file", type=click.Path(dir_okay=False),
-              help="File holding the transfer secret (e.g. <name-dir>/checkpoint.token).")
-@click.option("--checkpoint-now", is_flag=True, help="Checkpoint once, then exit.")
-@click.option("--geteditsize", is_flag=True,
-              help="Print the namenode's uncheckpointed transactions, then exit.")
-@click.option("--port", type=int, default=None,
-              help="Status HTTP port (default from dfs.namenode.secondary.http-address).")
-@typed_errors
-def secondary_cmd(namenode_url, checkpoint_dir, conf, defines, secret_file, checkpoint_now,
-                  geteditsize, port) -> None:
-    """Run the secondary: checkpoint the namenode's edits into its fsimage."""
-    from nnlite.namenode.config import ConfigError
-    from nnlite.secondary import daemon
-    from nnlite.secondary.errors import SecondaryError, SettingError
-    config = load_config(conf, defines)
-    url = namenode_url or "http://" + config.get("dfs.namenode.http-address")
-    if checkpoint_now and geteditsize:
-        raise click.UsageError("--checkpoint-now and --geteditsize exclude each other")
-    if not geteditsize and not checkpoint_dir:
-        raise click.UsageError("--checkpoint-dir is required")
-    try:
-        secret = daemon.resolve_secret(secret_file, config)
-        if geteditsize:
-            click.echo(daemon.edits_size(url, secret, config))
-        elif checkpoint_now:
-            daemon.lower_priority(config)
-            result = daemon.checkpoint_now(url, checkpoint_dir, secret, config)
-            click.echo(f"Checkpoint done: image txid {result.last_txid}, {result.ops} ops "
-                       f"replayed, {result.image_size} bytes")
-        else:
-            log_to_file(config.get("nnlite.log.file"))
-            daemon.lower_priority(config)
-            daemon.serve(url, checkpoint_dir, secret, config, port)
-    except (SettingError, ConfigError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    except SecondaryError as exc:
-        raise NnliteError(exc) from exc
-
-
-for command in (oiv_cmd, oev_cmd, edits_group, fsimage_group, analyze_cmd, dfsadmin_group,
-                dfs_group, catalog_group):
+for command in (format_cmd, namenode_cmd, run_cmd, secondary_cmd, oiv_cmd, oev_cmd, edits_group,
+                fsimage_group, analyze_cmd, dfsadmin_group, dfs_group, catalog_group):
     main.add_command(command)
 
 

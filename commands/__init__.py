@@ -2,7 +2,7 @@
 
 | module | commands |
 |---|---|
-| ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and error format (``typed_errors``), ``--conf``/``-D`` |
+| ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and the one error line (``CommandGroup``), ``--conf``/``-D``, the default name dir |
 | ``daemons.py`` | ``format``, ``namenode``, ``secondary``, ``run`` |
 | ``supervisor.py`` | ``run``'s supervisor of the namenode and secondary child processes |
 | ``dfs.py`` | ``dfs`` and ``dfsadmin``, over the WebHDFS client |

@@ -1,8 +1,7 @@
 """The ``catalog`` group: ``nnlite catalog`` over the namenode's /catalog/v1 (ls, show,
 latest, validate, retain, rollback, pin/unpin, gc, the job-checkpoint lifecycle) and ``watch``,
 the mirror of a local checkpoint directory. ``cli.py`` adds the group to ``nnlite``; it reuses
-the remote helpers of ``client/cli_dfs.py`` and the exit codes of ``client/cli_support.py``,
-and never imports ``cli``.
+the remote options of ``commands/dfs.py``; its errors become one line in ``commands/support.py``.
 """
 
 from __future__ import annotations
@@ -11,11 +10,11 @@ import functools
 
 import click
 
-from nnlite.commands.dfs import DfsGroup, echo_lines, json_option, remote_options
-from nnlite.commands.support import EXIT_FAILED, typed_errors
+from nnlite.commands.dfs import echo_lines, json_option, remote_options
+from nnlite.commands.support import EXIT_FAILED
 
 
-@click.group("catalog", cls=DfsGroup)
+@click.group("catalog")
 def catalog_group() -> None:
     """The Spark checkpoint catalog: Structured Streaming, RDD, DStream and job checkpoints
     kept in nnlite (over the namenode's /catalog/v1)."""
@@ -172,7 +171,6 @@ def catalog_abort(catalog, job, chk_id, as_json) -> None:
 @click.option("--once", is_flag=True,
               help="One reconciliation pass, then exit (0 when the copy is complete).")
 @remote_options
-@typed_errors
 def catalog_watch(client, local_dir, into, interval, once) -> None:
     """Mirror a local Structured Streaming checkpoint directory into nnlite in commit order
     (offsets and state before commits), until SIGTERM/SIGINT."""

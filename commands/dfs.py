@@ -1,64 +1,18 @@
 """The commands on a running namenode: the ``dfs`` group (as ``hdfs dfs``, over WebHDFS) and
-the ``dfsadmin`` group (``fetch-image`` included), with the one-line remote errors
-(``OneLineError``, ``OneLineCommand``, ``DfsGroup``, ``remote_errors``) and the options they
-share (``remote_options``, ``json_option``). ``cli.py`` adds the groups to ``nnlite`` and
-``catalog/cli_catalog.py`` reuses the helpers; the exit codes and typed errors come from
-``client/cli_support.py``, so this module never imports ``cli``.
+the ``dfsadmin`` group (``fetch-image`` included), and the options they share
+(``remote_options``, ``json_option``), which ``commands/catalog.py`` reuses. Their errors
+become one line in ``commands/support.py``, as every command's do.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 from pathlib import Path
 
 import click
 
-from nnlite.client import errors as client_errors
 from nnlite.client.webhdfs import DEFAULT_URL as DEFAULT_NAMENODE
-from nnlite.commands.support import NnliteError, conf_options, load_config, typed_errors
-
-log = logging.getLogger("nnlite")
-
-
-class OneLineError(NnliteError):
-    """The remote commands' error: ``nnlite: <Kind>: <message>`` on stderr."""
-
-    def show(self, file=None) -> None:
-        click.echo(f"nnlite: {self.format_message()}", err=True)
-
-
-def one_line_usage(exc: click.UsageError) -> OneLineError:
-    hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
-    return OneLineError(click.UsageError(" ".join(exc.format_message().split()) + hint))
-
-
-class OneLineCommand(click.Command):
-    """A usage mistake (missing argument, bad option value) is one line too, exit code 2."""
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            raise one_line_usage(exc) from exc
-
-
-def remote_errors(fn):
-    """Client errors become one line and their exit code; so does anything unexpected (its
-    traceback goes to the debug log, ``nnlite -v``), so no traceback reaches the user."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
-        try:
-            return fn(*args, **kw)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except client_errors.ClientError as exc:
-            raise OneLineError(exc) from exc
-        except Exception as exc:
-            log.debug("unexpected error", exc_info=True)
-            raise OneLineError(client_errors.InternalError(
-                f"{type(exc).__name__}: {exc} (nnlite -v ... logs the traceback)")) from exc
-    return wrapper
+from nnlite.commands.support import conf_options, default_name_dir, load_config
 
 
 def _os_user() -> str:
@@ -71,7 +25,6 @@ def _os_user() -> str:
 
 def remote_options(fn):
     """``--namenode URL`` and ``--user NAME``; the command gets a ``client`` (closed after)."""
-    @remote_errors
     @functools.wraps(fn)
     def wrapper(*args, namenode_url, user, **kw):
         from nnlite.client.webhdfs import WebHdfsClient
@@ -95,17 +48,7 @@ def echo_lines(lines) -> None:
         click.echo(line)
 
 
-class DfsGroup(click.Group):
-    command_class = OneLineCommand
-
-    def resolve_command(self, ctx, args):
-        try:
-            return super().resolve_command(ctx, args)
-        except click.UsageError as exc:
-            raise one_line_usage(exc) from exc
-
-
-@click.group("dfs", cls=DfsGroup)
+@click.group("dfs")
 def dfs_group() -> None:
     """File-system commands on a running namenode over WebHDFS, as `hdfs dfs` (relative
     paths are under /user/USER)."""
@@ -339,35 +282,41 @@ def dfsadmin_group() -> None:
 
 @dfsadmin_group.command("fetch-image")
 @click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False))
-@click.option("--namenode", "namenode_url", metavar="URL",
-              help="The namenode's HTTP address (default http://<dfs.namenode.http-address>).")
+@click.option("--namenode", "namenode_url", metavar="URL", envvar="NNLITE_NAMENODE",
+              help="The namenode's HTTP address ($NNLITE_NAMENODE, else "
+                   "http://<dfs.namenode.http-address>).")
 @click.option("--secret-file", type=click.Path(dir_okay=False),
-              help="File holding the transfer secret (e.g. <name-dir>/checkpoint.token); "
-                   "else the key nnlite.checkpoint.secret.")
+              help="File holding the image-transfer secret: the namenode writes it to "
+                   "<first name dir>/checkpoint.token. Default: the key "
+                   "nnlite.checkpoint.secret, else ~/.nnlite/name/checkpoint.token.")
 @conf_options
-@typed_errors
 def fetch_image_cmd(out_dir, namenode_url, secret_file, conf, defines) -> None:
-    """Download the namenode's current fsimage to DIR/fsimage (+ fsimage.md5), verified."""
+    """Download the namenode's most recent fsimage to DIR/fsimage (+ fsimage.md5), verified.
+    As Hadoop's dfsadmin -fetchImage, that is the image of the last checkpoint: edits logged
+    since are not in it (dfsadmin save-namespace first for an image of the live namespace)."""
     from nnlite.namenode.image.importer import seal_fetched
     from nnlite.secondary.client import TransferClient
-    from nnlite.secondary.daemon import resolve_secret
-    from nnlite.secondary.errors import SecondaryError, SettingError
     config = load_config(conf, defines)
     url = namenode_url or "http://" + config.get("dfs.namenode.http-address")
-    try:
-        secret = resolve_secret(secret_file, config)
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        got = TransferClient(url, secret).download_image(Path(out_dir) / "fsimage")
-    except SettingError as exc:
-        raise click.UsageError(str(exc)) from exc
-    except SecondaryError as exc:
-        raise NnliteError(exc) from exc
+    secret = transfer_secret(secret_file, config)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    got = TransferClient(url, secret).download_image(Path(out_dir) / "fsimage")
     meta = seal_fetched(got.path, got.md5, got.last_txid)
-    click.echo(f"Fetched the image at txid {meta.last_txid} ({got.size} bytes, md5 {got.md5}) "
-               f"to {got.path}")
+    click.echo(f"Fetched the last checkpoint's image, txid {meta.last_txid} ({got.size} bytes, "
+               f"md5 {got.md5}), to {got.path}; later edits are not in it")
 
 
-@dfsadmin_group.command("safemode", cls=OneLineCommand)
+def transfer_secret(secret_file, config) -> str:
+    """``--secret-file``, else ``nnlite.checkpoint.secret``, else the token a namenode on the
+    default name dir wrote (the one ``make run`` starts)."""
+    from nnlite.secondary.daemon import resolve_secret
+    default = Path(default_name_dir()) / "checkpoint.token"
+    if not secret_file and not config.get("nnlite.checkpoint.secret") and default.is_file():
+        secret_file = str(default)
+    return resolve_secret(secret_file, config)
+
+
+@dfsadmin_group.command("safemode")
 @click.argument("action", metavar="ACTION",
                 type=click.Choice(["get", "enter", "leave", "wait"]))
 @json_option
@@ -379,7 +328,7 @@ def dfsadmin_safemode(client, action, as_json) -> None:
     click.echo(display.to_json({"SafeMode": on}) if as_json else display.safe_mode_line(on))
 
 
-@dfsadmin_group.command("save-namespace", cls=OneLineCommand)
+@dfsadmin_group.command("save-namespace")
 @json_option
 @remote_options
 def dfsadmin_save_namespace(client, as_json) -> None:
@@ -390,7 +339,7 @@ def dfsadmin_save_namespace(client, as_json) -> None:
                else f"Save namespace successful (image at txid {txid})")
 
 
-@dfsadmin_group.command("roll-edits", cls=OneLineCommand)
+@dfsadmin_group.command("roll-edits")
 @json_option
 @remote_options
 def dfsadmin_roll_edits(client, as_json) -> None:
@@ -401,7 +350,7 @@ def dfsadmin_roll_edits(client, as_json) -> None:
                else f"Successfully rolled edit logs (the closed segment ends at txid {txid})")
 
 
-@dfsadmin_group.command("report", cls=OneLineCommand)
+@dfsadmin_group.command("report")
 @json_option
 @remote_options
 def dfsadmin_report(client, as_json) -> None:

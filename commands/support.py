@@ -1,55 +1,111 @@
-"""What every ``nnlite`` command module shares: the exit codes and the typed errors that map to
-them (``exit_code``, ``NnliteError``, ``typed_errors``), and the ``--conf``/``-D`` options with
-``load_config``. ``cli.py`` and the command modules (``client/cli_dfs.py``,
-``tools/cli_tools.py``, ``catalog/cli_catalog.py``) import it; it imports none of them, so
-there is no cycle, also when ``cli`` runs as ``python -m cli``.
+"""What every ``nnlite`` command shares: the exit codes, the one table that maps an error to
+its code, the one error format, and the ``--conf``/``-D`` options with ``load_config``.
+
+Every error a command lets escape reaches ``CommandGroup.main`` (the ``nnlite`` group's class),
+which writes exactly one line on stderr and exits with the code of ``exit_code``:
+
+    nnlite: <Kind>: <message>                 a typed error of any package, or an OSError
+    nnlite: UsageError: <message> (see 'nnlite <command> --help')
+    nnlite: <message>                         a command's own refusal (click.ClickException)
+
+| code | meaning |
+|---|---|
+| 0 | success |
+| 1 | the operation failed |
+| 2 | usage error: a bad argument or option, refused by the command, the client or the namenode |
+| 3 | the environment: a name-dir or storage problem, an address in use, an unreachable namenode |
+| 4 | a corrupt file |
+
+An error nothing here expected is still one line (``InternalError: <Kind>: <message>``, exit 1);
+its traceback goes to the debug log (``nnlite -v``), never to the user's terminal.
 """
 
 from __future__ import annotations
 
-import functools
+import errno
+import logging
+import sys
+from pathlib import Path
 
 import click
 
 from nnlite.client import errors as client_errors
 from nnlite.formats.errors import FormatError
+from nnlite.namenode.config import ConfigError
 from nnlite.namenode.errors import NameDirError, NamenodeError, StorageError
+from nnlite.secondary.errors import NamenodeUnreachableError as TransferUnreachableError
+from nnlite.secondary.errors import SecondaryError, SettingError
+from nnlite.tools.errors import OptionError, ToolError
 
-EXIT_FAILED, EXIT_USAGE, EXIT_STORAGE, EXIT_CORRUPT = 1, 2, 3, 4
-# Arguments refused before or by the namenode: usage errors, as click's own are.
-CLIENT_USAGE_ERRORS = (client_errors.BadArgumentError, client_errors.IllegalArgumentError,
-                       client_errors.InvalidPathError)
+log = logging.getLogger(__name__)
+
+
+
+def default_name_dir() -> str:
+    """The name dir ``make run`` formats and uses: ``~/.nnlite/name`` (read at call time)."""
+    return str(Path.home() / ".nnlite" / "name")
+
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORAGE, EXIT_CORRUPT = 0, 1, 2, 3, 4
+
+# The one table, first match wins: (error classes, exit code).
+EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
+    ((FormatError,), EXIT_CORRUPT),
+    ((NameDirError, StorageError, client_errors.NamenodeUnreachableError,
+      TransferUnreachableError), EXIT_STORAGE),
+    ((click.UsageError, OptionError, SettingError, ConfigError, client_errors.BadArgumentError,
+      client_errors.IllegalArgumentError, client_errors.InvalidPathError), EXIT_USAGE),
+)
+# Errors whose class name and message are the whole story; anything else is unexpected.
+TYPED_ERRORS = (FormatError, NamenodeError, client_errors.ClientError, SecondaryError, ToolError,
+                ConfigError, OSError)
 
 
 def exit_code(exc: BaseException) -> int:
-    if isinstance(exc, FormatError):
-        return EXIT_CORRUPT
-    if isinstance(exc, (NameDirError, StorageError, client_errors.NamenodeUnreachableError)):
-        return EXIT_STORAGE
-    if isinstance(exc, (click.UsageError, *CLIENT_USAGE_ERRORS)):
-        return EXIT_USAGE
-    return EXIT_FAILED
+    for classes, code in EXIT_CODES:
+        if isinstance(exc, classes):
+            return code
+    return exc.exit_code if isinstance(exc, click.ClickException) else EXIT_FAILED
 
 
-class NnliteError(click.ClickException):
-    def __init__(self, exc: BaseException):
-        super().__init__(str(exc))
-        self.exit_code = exit_code(exc)
-        self.kind = type(exc).__name__
+def error_line(exc: BaseException) -> str:
+    """The one line a failed command writes on stderr."""
+    if isinstance(exc, click.UsageError):
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+        return f"nnlite: UsageError: {' '.join(exc.format_message().split())}{hint}"
+    if isinstance(exc, click.ClickException):
+        return f"nnlite: {' '.join(exc.format_message().splitlines())}"
+    text = " ".join(str(exc).splitlines())
+    if isinstance(exc, TYPED_ERRORS):
+        return f"nnlite: {type(exc).__name__}: {text}"
+    return f"nnlite: InternalError: {type(exc).__name__}: {text} (nnlite -v logs the traceback)"
 
-    def format_message(self) -> str:
-        return f"{self.kind}: {self.message}"
 
+class CommandGroup(click.Group):
+    """The ``nnlite`` group: runs a command and turns whatever escapes it into one line."""
 
-def typed_errors(fn):
-    """Turn the packages' typed errors into one clear line and a stable exit code."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            return fn(*args, **kw)
-        except (FormatError, NamenodeError) as exc:
-            raise NnliteError(exc) from exc
-    return wrapper
+            result = super().main(args, prog_name, complete_var, False, **extra)
+        except click.Abort:
+            click.echo("nnlite: Aborted", err=True)
+            sys.exit(EXIT_FAILED)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:     # the reader went away (| head): nothing to say
+                sys.exit(EXIT_FAILED)
+            fail(exc)
+        except Exception as exc:            # noqa: BLE001 - the one place errors become lines
+            fail(exc)
+        sys.exit(result if isinstance(result, int) else EXIT_OK)
+
+
+def fail(exc: BaseException):
+    if not isinstance(exc, (click.ClickException, *TYPED_ERRORS)):
+        log.debug("unexpected error", exc_info=exc)
+    click.echo(error_line(exc), err=True)
+    sys.exit(exit_code(exc))
 
 
 def conf_options(fn):
@@ -60,8 +116,5 @@ def conf_options(fn):
 
 
 def load_config(conf, defines):
-    from nnlite.namenode.config import Config, ConfigError
-    try:
-        return Config.load(conf, defines)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from exc
+    from nnlite.namenode.config import Config
+    return Config.load(conf, defines)

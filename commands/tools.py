@@ -1,32 +1,15 @@
 """The offline tools' commands: ``oiv``, ``oev``, ``edits verify``, ``fsimage verify`` and
-``analyze``, with their option helpers and ``tool_errors``. ``cli.py`` adds them to ``nnlite``;
-the shared exit codes and typed errors come from ``client/cli_support.py``, so this module
-never imports ``cli``. pyarrow and pyspark are imported inside the commands.
+``analyze``, with their option helpers. ``cli.py`` adds them to ``nnlite``; their errors become
+one line in ``commands/support.py``. pyarrow and pyspark are imported inside the commands.
 """
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import click
 
-from nnlite.commands.support import EXIT_CORRUPT, NnliteError, typed_errors
-
-
-def tool_errors(fn):
-    """The tools' own errors: a bad option value is a usage error (2); a bad rendering given to
-    ``oev -p binary`` or an unreadable/unwritable file exits 1; damage in a file exits 4."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
-        from nnlite.tools.errors import OptionError, ToolError
-        try:
-            return fn(*args, **kw)
-        except OptionError as exc:
-            raise click.UsageError(str(exc)) from exc
-        except (ToolError, OSError) as exc:
-            raise NnliteError(exc) from exc
-    return typed_errors(wrapper)
+from nnlite.commands.support import EXIT_CORRUPT
 
 
 def input_option(help_text: str):
@@ -71,7 +54,6 @@ OIV_CHOICES, OEV_CHOICES = _tools_processors()
               help="FileDistribution: also draw the histogram as a PNG bar chart.")
 @click.option("--md5", default=None, help="Expected MD5 of the image (default: the digest in "
               "FSIMAGE.md5, when that file exists).")
-@tool_errors
 def oiv_cmd(input_path, output, processor, delimiter, no_header, step, max_size, plot,
             md5) -> None:
     """Offline image viewer: render an fsimage, one inode per line or record."""
@@ -89,7 +71,6 @@ def oiv_cmd(input_path, output, processor, delimiter, no_header, step, max_size,
 @output_option
 @processor_option(OEV_CHOICES, "XML")
 @max_record_option
-@tool_errors
 def oev_cmd(input_path, output, processor, max_record) -> None:
     """Offline edits viewer: render an edits file as JSON, XML or stats; -p binary turns a
     JSON or XML rendering back into an edits file."""
@@ -114,7 +95,6 @@ def edits_group() -> None:
 @edits_group.command("verify")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @max_record_option
-@tool_errors
 def edits_verify_cmd(path, max_record) -> None:
     """Check an edits file (frames, CRCs, txids); exit 0 only if it is clean."""
     from nnlite.tools import oev, verify
@@ -132,7 +112,6 @@ def fsimage_group() -> None:
 @fsimage_group.command("verify")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--md5", default=None, help="Expected MD5 (default: the digest in PATH.md5).")
-@tool_errors
 def fsimage_verify_cmd(path, md5) -> None:
     """Check an fsimage (MD5, footer, schema, every page, the tree); exit 0 only if clean."""
     from nnlite.tools import verify
@@ -151,7 +130,6 @@ def fsimage_verify_cmd(path, md5) -> None:
               help="Rows of the top-N tables.")
 @click.option("--small-file-size", "small_bytes", type=click.IntRange(min=1),
               default=1 << 20, show_default=True, help="Files shorter than this are small.")
-@typed_errors
 def analyze_cmd(fsimage, out, master, top, small_bytes) -> None:
     """Analyse an fsimage (or a name/checkpoint dir) with PySpark: sizes, small files,
     owners, top-level dirs, replication, oldest data, Spark checkpoints."""
@@ -161,7 +139,7 @@ def analyze_cmd(fsimage, out, master, top, small_bytes) -> None:
         from nnlite.analytics import analyze, report
     except ImportError as exc:
         raise click.ClickException(f"nnlite analyze needs pyspark and matplotlib ({exc}): "
-                                   "pip install 'nnlite[spark]'") from exc
+                                   "pip install 'nnlite[spark,plot]'") from exc
     try:
         result = analyze.analyze(fsimage, master=master, top=top, small_bytes=small_bytes)
     except FileNotFoundError as exc:

@@ -9,10 +9,11 @@ import urllib.request
 from click.testing import CliRunner
 
 from nnlite import cli
-from nnlite.commands.support import EXIT_FAILED
+from nnlite.commands.support import EXIT_FAILED, EXIT_STORAGE
 from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.image import importer
+from tests.cli import closed_port
 
 
 def call(url: str, method: str = "PUT") -> dict:
@@ -32,9 +33,10 @@ def save_namespace(server) -> int:
     return txid
 
 
-def fetch(server, out, *extra):
-    return CliRunner().invoke(cli.main, ["dfsadmin", "fetch-image", str(out), "--namenode",
-                                         server.url, *extra])
+def fetch(server, out, *extra, home=None):
+    env = {"NNLITE_NAMENODE": None, "HOME": str(home or out.parent / "home")}
+    return CliRunner(env=env).invoke(cli.main, ["dfsadmin", "fetch-image", str(out),
+                                                "--namenode", server.url, *extra])
 
 
 def test_fetch_then_import(namenode, tmp_path):
@@ -43,7 +45,8 @@ def test_fetch_then_import(namenode, tmp_path):
     out = tmp_path / "fetched"
     result = fetch(namenode, out, "--secret-file", str(token))
     assert result.exit_code == 0, result.output
-    assert f"image at txid {txid}" in result.output
+    assert f"Fetched the last checkpoint's image, txid {txid} " in result.output
+    assert "later edits are not in it" in result.output
     served = tmp_path / "name" / "current" / "fsimage"
     assert (out / "fsimage").read_bytes() == served.read_bytes()
     assert parse_md5_sidecar((out / "fsimage.md5").read_text()) == file_md5(served)
@@ -75,3 +78,29 @@ def test_no_secret_is_a_usage_error(namenode, tmp_path):
     result = fetch(namenode, tmp_path / "out")
     assert result.exit_code == 2
     assert "secret" in result.output
+
+
+def test_the_namenode_from_the_environment_and_the_default_token(namenode, tmp_path):
+    """NNLITE_NAMENODE as the dfs commands take it, and the token a namenode on the default
+    name dir (~/.nnlite/name, what make run uses) wrote."""
+    home = tmp_path / "home"
+    token = home / ".nnlite" / "name" / "checkpoint.token"
+    token.parent.mkdir(parents=True)
+    token.write_text((tmp_path / "name" / "checkpoint.token").read_text())
+    env = {"NNLITE_NAMENODE": namenode.url, "HOME": str(home)}
+    result = CliRunner(env=env).invoke(cli.main, ["dfsadmin", "fetch-image",
+                                                  str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "fsimage.md5").exists()
+
+
+def test_an_unreachable_namenode_is_exit_3_in_one_line(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret\n")
+    env = {"NNLITE_NAMENODE": f"http://127.0.0.1:{closed_port()}", "HOME": str(tmp_path)}
+    result = CliRunner(env=env).invoke(cli.main, ["dfsadmin", "fetch-image",
+                                                  str(tmp_path / "out"), "--secret-file",
+                                                  str(secret)])
+    assert result.exit_code == EXIT_STORAGE, result.output
+    assert result.stderr.startswith("nnlite: NamenodeUnreachableError: ")
+    assert len(result.stderr.splitlines()) == 1

@@ -47,15 +47,15 @@ def test_checkpoint_now(nn, tmp_path):
     assert after.stdout.strip() == "1"            # the START_LOG_SEGMENT of the new edits
 
 
-def test_checkpoint_now_failure_is_one_line_and_exit_1(tmp_path):
+def test_an_unreachable_namenode_is_one_line_and_exit_3(tmp_path):
     secret = tmp_path / "secret"
     secret.write_text("s3cret\n")
     result = secondary("--namenode", "http://127.0.0.1:9", "--checkpoint-dir",
                        str(tmp_path / "ckpt"), "--secret-file", str(secret), "--checkpoint-now",
                        "-D", "dfs.image.transfer.timeout=2000")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert result.stderr.strip().splitlines()[-1].startswith(
-        "Error: NamenodeUnreachableError: POST failed")
+        "nnlite: NamenodeUnreachableError: POST failed")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -269,7 +269,7 @@ def test_bad_json_rendering_fails_with_one_line_and_no_file(name, tmp_path, nnli
     result = nnlite("oev", "-i", edited_json(tmp_path, edit), "-o", out, "-p", "binary")
     assert result.exit_code == 1, result.output
     assert message in result.stderr
-    assert result.stderr.startswith("Error: InputError: ")
+    assert result.stderr.startswith("nnlite: InputError: ")
     assert sorted(os.listdir(tmp_path)) == ["edited.json"]   # no output, no temp file
 
 
@@ -335,7 +335,7 @@ def test_corruption_renders_the_records_before_it_and_exits_4(tmp_path, nnlite):
     assert result.exit_code == 4
     offset, txid = log.start(5), FIRST_TXID + 5
     assert result.stderr.splitlines()[-1] == (
-        f"Error: CorruptRecordError: edits record CRC mismatch (file {bad}, offset {offset}, "
+        f"nnlite: CorruptRecordError: edits record CRC mismatch (file {bad}, offset {offset}, "
         f"txid {txid})")
     root = ET.parse(out).getroot()
     assert len(root.findall("record")) == 5

@@ -180,7 +180,7 @@ def test_inodes_whose_parent_does_not_resolve_are_left_out_and_fail_the_run(tmp_
     assert read(tmp_path / "out").split("\n") == DELIMITED + [""]
     assert "7 of 12 inodes rendered" in result.stderr
     assert result.stderr.splitlines()[-1].startswith(
-        "Error: ImageCorruptError: 5 inodes left out: their parent does not resolve to a "
+        "nnlite: ImageCorruptError: 5 inodes left out: their parent does not resolve to a "
         "directory under the root (first: id 20 parent_id 99 name 'lost', id 30 parent_id 31")
 
 
@@ -238,7 +238,7 @@ def test_a_missing_image_is_a_usage_error(tmp_path, nnlite):
 def test_an_unwritable_output_is_one_line(small, tmp_path, nnlite):
     result = nnlite("oiv", "-i", small, "-o", tmp_path / "no-such-dir" / "out")
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[-1].startswith("Error: FileNotFoundError: ")
+    assert result.stderr.splitlines()[-1].startswith("nnlite: FileNotFoundError: ")
 
 
 # ------------------------------------------------------------------ 120,000 inodes, streamed
