@@ -3,6 +3,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 NAME_DIR ?= $(HOME)/.nnlite/name
+PORT ?= 9870
+SECONDARY_PORT ?= 9868
 
 .PHONY: run test venv clean browser
 
@@ -15,7 +17,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 venv: $(VENV)/.installed
 
 run: $(VENV)/.installed
-	$(VENV)/bin/nnlite run --name-dir $(NAME_DIR)
+	$(VENV)/bin/nnlite run --name-dir $(NAME_DIR) --port $(PORT) --secondary-port $(SECONDARY_PORT)
 
 # The status-page test renders the page in Debian's chromium. As root with apt-get, `make test`
 # installs the one package `chromium` (apt-get install, no upgrade of other packages); otherwise,

@@ -27,7 +27,7 @@ def format_cmd(name_dirs, force) -> None:
     """Create empty name directories."""
     from nnlite.namenode.fsnamesystem import format_dirs
     from nnlite.namenode.image.namedir import NameDir
-    dirs = [NameDir(p) for p in (name_dirs or (default_name_dir,))]
+    dirs = [NameDir(p) for p in (name_dirs or (default_name_dir(),))]
     namespace_id = format_dirs(dirs, force=force)
     click.echo(f"Formatted {', '.join(str(d.root) for d in dirs)} "
                f"(namespace id {namespace_id})")
@@ -44,7 +44,7 @@ def serve_namenode(name_dirs, host, port, config, format_if_missing: bool) -> No
     from nnlite.namenode.daemon import Namenode
     from nnlite.namenode.fsnamesystem import format_dirs
     from nnlite.namenode.image.namedir import NameDir
-    paths = list(name_dirs or (default_name_dir,))
+    paths = list(name_dirs or (default_name_dir(),))
     if format_if_missing and not any(NameDir(p).is_formatted() for p in paths):
         format_dirs([NameDir(p) for p in paths])
     log_to_file(config.get("nnlite.log.file"))
@@ -82,14 +82,14 @@ def recover_namenode(name_dirs, config, force: bool) -> None:
         ask=lambda text: click.prompt(text, type=click.Choice(sorted(ANSWERS),
                                                               case_sensitive=False)),
         say=click.echo, force=force)
-    outcome = recovery.recover(list(name_dirs or (default_name_dir,)), prompter,
+    outcome = recovery.recover(list(name_dirs or (default_name_dir(),)), prompter,
                                max_record=config.int("nnlite.edits.max-record"))
     click.echo(outcome.summary())
 
 
 def import_from_checkpoint(name_dirs, checkpoint_dir) -> None:
     from nnlite.namenode.image import importer
-    paths = list(name_dirs or (default_name_dir,))
+    paths = list(name_dirs or (default_name_dir(),))
     got = importer.import_checkpoint(checkpoint_dir, paths)
     click.echo(f"Imported {got.image} (namespace {got.meta.namespace_id}, txid "
                f"{got.meta.last_txid}, {got.meta.inode_count} inodes) into {', '.join(paths)}")
@@ -117,18 +117,34 @@ def namenode_cmd(name_dirs, host, port, conf, defines, recover, force,
 
 @click.command("run")
 @name_dir_option
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="The namenode's HTTP port (default from dfs.namenode.http-address, 9870).")
+@click.option("--secondary-port", type=click.IntRange(0, 65535), default=None,
+              help="The secondary's status port (default from "
+                   "dfs.namenode.secondary.http-address, 9868).")
 @conf_options
-def run_cmd(name_dirs, conf, defines) -> None:
+def run_cmd(name_dirs, port, secondary_port, conf, defines) -> None:
     """The main job: format a default name dir if none exists, then run the namenode and its
-    secondary (checkpoints beside the name dir) until SIGTERM/SIGINT."""
+    secondary (checkpoints beside the name dir) until SIGTERM/SIGINT. The secondary always
+    talks to the port the namenode bound."""
     from nnlite.commands import supervisor
     from nnlite.namenode.fsnamesystem import format_dirs
+    from nnlite.namenode.http.server import check_free
     from nnlite.namenode.image.namedir import NameDir
-    paths = list(name_dirs or (default_name_dir,))
+    config = load_config(conf, defines)
+    port = config.address("dfs.namenode.http-address")[1] if port is None else port
+    secondary_port = (config.address("dfs.namenode.secondary.http-address")[1]
+                      if secondary_port is None else secondary_port)
+    if port == secondary_port != 0:
+        raise click.UsageError(f"the namenode and the secondary cannot share port {port}: "
+                               "choose --port and --secondary-port apart")
+    check_free(config.address("dfs.namenode.http-address")[0], port)     # before formatting
+    check_free(config.address("dfs.namenode.secondary.http-address")[0], secondary_port)
+    paths = list(name_dirs or (default_name_dir(),))
     if not any(NameDir(p).is_formatted() for p in paths):
         format_dirs([NameDir(p) for p in paths])
     conf_args = (["--conf", conf] if conf else []) + [a for d in defines for a in ("-D", d)]
-    sys.exit(supervisor.run(paths, conf_args))
+    sys.exit(supervisor.run(paths, conf_args, port, secondary_port))
 
 
 @click.command("secondary")

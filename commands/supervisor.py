@@ -10,6 +10,7 @@ either exits on its own, the other is stopped and ``run`` exits non-zero.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -17,35 +18,42 @@ import threading
 import time
 from pathlib import Path
 
-log = logging.getLogger("nnlite.run")
+from nnlite.namenode.http.server import ANNOUNCE_ENV
+
+log = logging.getLogger(__name__)
 
 TOKEN_FILE = "checkpoint.token"
 
 
 def _child(args: list[str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "nnlite.cli", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, ANNOUNCE_ENV: "1"})
 
 
 def _pump(proc: subprocess.Popen, name: str, seen_port: threading.Event, port: list) -> None:
     """Copy a child's output to ours, prefixed; note the namenode's port line."""
     for line in proc.stdout:
-        if line.startswith("NNLITE_HTTP_PORT="):
-            port.append(int(line.strip().split("=", 1)[1]))
+        if line.startswith(("NNLITE_HTTP_PORT=", "NNLITE_SECONDARY_HTTP_PORT=")):
+            port.append(int(line.strip().split("=", 1)[1]))    # for us, not for the terminal
             seen_port.set()
             continue
-        sys.stderr.write(f"[{name}] {line}")
+        # A child's one error line is the user's too: pass it on as it is.
+        sys.stderr.write(line if line.startswith("nnlite: ") else f"[{name}] {line}")
         sys.stderr.flush()
 
 
-def run(name_dirs: list[str], conf_args: list[str], timeout: float = 300) -> int:
+def run(name_dirs: list[str], conf_args: list[str], port: int, secondary_port: int,
+        timeout: float = 300) -> int:
     first = Path(name_dirs[0]).absolute()
     checkpoint_dir = first.parent / "namesecondary"
-    nn_args = ["namenode", *[a for d in name_dirs for a in ("--name-dir", d)], *conf_args]
+    nn_args = ["namenode", *[a for d in name_dirs for a in ("--name-dir", d)], "--port",
+               str(port), *conf_args]
     namenode = _child(nn_args)
     seen_port, port = threading.Event(), []
-    threading.Thread(target=_pump, args=(namenode, "namenode", seen_port, port),
-                     daemon=True).start()
+    pump = threading.Thread(target=_pump, args=(namenode, "namenode", seen_port, port),
+                            daemon=True)
+    pump.start()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -53,13 +61,16 @@ def run(name_dirs: list[str], conf_args: list[str], timeout: float = 300) -> int
     try:
         if not _wait(seen_port, namenode, stop, timeout) or not _wait_file(
                 first / TOKEN_FILE, namenode, stop, timeout):
+            if namenode.poll() not in (None, 0):     # it failed to start and said why
+                pump.join(5)
+                return namenode.returncode
             return _finish(namenode, None, stop)
         url = f"http://127.0.0.1:{port[0]}"
         log.info("namenode up at %s; starting the secondary (checkpoints in %s)", url,
                  checkpoint_dir)
         secondary = _child(["secondary", "--namenode", url, "--checkpoint-dir",
                             str(checkpoint_dir), "--secret-file", str(first / TOKEN_FILE),
-                            *conf_args])
+                            "--port", str(secondary_port), *conf_args])
         threading.Thread(target=_pump, args=(secondary, "secondary", threading.Event(), []),
                          daemon=True).start()
         while not stop.wait(0.5):

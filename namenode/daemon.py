@@ -1,9 +1,10 @@
 """``nnlite namenode``: load the namespace, serve HTTP, stop cleanly on SIGTERM/SIGINT.
 
-Startup: bind the HTTP port first (so clients get SafeModeException rather than a refused
+Startup: lock the name dirs (a second namenode on them stops here, before it binds a port or
+creates anything), bind the HTTP port (so clients get SafeModeException rather than a refused
 connection while a large image loads), load the namespace in a worker thread, then serve.
 After loading: open the block store (``nnlite.data.dir``) and recover the leases of uploads
-a crash cut off (namenode/leases.py); while serving, housekeeping revokes leases past their
+a crash cut off (``namenode/blocks/leases.py``); while serving, housekeeping revokes leases past their
 hard limit and sweeps unreferenced blocks every ``nnlite.blocks.sweep.interval`` seconds.
 Stop: refuse new connections, let in-flight requests finish (``nnlite.shutdown.grace``
 seconds), sync the journal, release the name-dir locks, exit 0.
@@ -15,7 +16,6 @@ import asyncio
 import gc
 import logging
 import signal
-import sys
 
 from nnlite.namenode.blocks import leases, store
 from nnlite.namenode.blocks.sweep import Sweeper
@@ -24,9 +24,11 @@ from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.app import NamenodeApp
 from nnlite.namenode.http.data import DataPath
-from nnlite.namenode.http.server import HttpServer
+from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.transfer import Transfer, load_secret
+from nnlite.namenode.image import namedir
 from nnlite.namenode.image.checkpoint import Checkpoints
+from nnlite.namenode.image.namedir import NameDir
 from nnlite.namenode.journal.committer import AsyncCommitter
 
 log = logging.getLogger(__name__)
@@ -63,12 +65,18 @@ class Namenode:
         self.stop_requested = asyncio.Event()
 
     async def start(self) -> int:
-        self.port = await self.http.start(self.host, self.port)
+        name_dirs = [NameDir(p) for p in self.dirs]
+        namedir.lock_formatted(name_dirs)
+        try:
+            self.port = await self.http.start(self.host, self.port)
+        except BaseException:
+            namedir.unlock_all(name_dirs)
+            raise
         log.info("namenode listening on http://%s:%d (safe mode while loading)", self.host,
                  self.port)
-        print(f"NNLITE_HTTP_PORT={self.port}", file=sys.stderr, flush=True)
+        announce_port("NNLITE_HTTP_PORT", self.port)
         loop = asyncio.get_running_loop()
-        self.fs = await loop.run_in_executor(None, self._open)
+        self.fs = await loop.run_in_executor(None, self._open, name_dirs)
         self.committer = AsyncCommitter(self.fs, loop)
         checkpoints = Checkpoints(self.fs, self.config.int("checkpoints.retained"))
         secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
@@ -89,8 +97,8 @@ class Namenode:
                  report["lastWrittenTxid"], report["files"], report["directories"])
         return self.port
 
-    def _open(self) -> FSNamesystem:
-        fs = FSNamesystem.open(self.dirs, identity(self.config))
+    def _open(self, name_dirs: list[NameDir]) -> FSNamesystem:
+        fs = FSNamesystem.open(self.dirs, identity(self.config), locked=name_dirs)
         # The loaded namespace lives as long as this process. Frozen out of the cyclic
         # collector's reach, it is no longer rescanned by every full collection (a quarter of
         # a second at 1 M inodes, one each time a quarter more objects have piled up);

@@ -93,5 +93,9 @@ class StorageError(NamenodeError):
     """No healthy name directory is left, or one cannot be used; nothing can be made durable."""
 
 
+class AddressError(NamenodeError):
+    """An HTTP address cannot be listened on: in use by another process, or not this host's."""
+
+
 class NameDirError(StorageError):
     """A name directory is missing, unformatted, locked by another process, or inconsistent."""

@@ -115,10 +115,14 @@ class FSNamesystem:
                 "checksumType": "CRC32C", "keyProviderUri": "", "defaultStoragePolicyId": 7}
 
     @classmethod
-    def open(cls, dirs: list[str], identity: Identity | None = None,
-             clock=None) -> "FSNamesystem":
-        name_dirs = [NameDir(p) for p in dirs]
-        namedir.lock_all(name_dirs)
+    def open(cls, dirs: list[str], identity: Identity | None = None, clock=None,
+             locked: list[NameDir] | None = None) -> "FSNamesystem":
+        """Load the store from ``dirs``; ``locked``: the same dirs, already locked by the caller
+        (the daemon locks them before it binds its port), else they are locked here. On a
+        failure every lock is released."""
+        name_dirs = locked or [NameDir(p) for p in dirs]
+        if locked is None:
+            namedir.lock_formatted(name_dirs)
         try:
             kw = {"clock": clock} if clock else {}
             loaded = startup.load(name_dirs, **kw)

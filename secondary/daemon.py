@@ -21,13 +21,12 @@ import json
 import logging
 import os
 import signal
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 from nnlite.namenode.config import Config
-from nnlite.namenode.http.server import HttpServer
+from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.wire import Response
 from nnlite.secondary.checkpointer import Checkpointer
 from nnlite.secondary.client import TransferClient
@@ -176,7 +175,7 @@ class SecondaryDaemon:
         self.port = await self.http.start(self.host, self.port)
         log.info("secondary status on http://%s:%d/status; checking %s every %g s",
                  self.host, self.port, self.checkpointer.client.url, self.check_period)
-        print(f"NNLITE_SECONDARY_HTTP_PORT={self.port}", file=sys.stderr, flush=True)
+        announce_port("NNLITE_SECONDARY_HTTP_PORT", self.port)
         return self.port
 
     async def checks(self) -> None:

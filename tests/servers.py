@@ -2,7 +2,7 @@
 
 ``NamenodeProcess.start(name_dirs, *args)`` formats the dirs if needed, runs
 ``python -m cli namenode --port 0`` and reads the port it bound from its stderr
-(``NNLITE_HTTP_PORT=<port>``). Every test stops what it starts: use the ``namenode``
+(``NNLITE_HTTP_PORT=<port>``, asked for with ``NNLITE_ANNOUNCE_PORTS``). Every test stops what it starts: use the ``namenode``
 fixture, or call ``stop()``/``kill()`` in a ``finally``.
 """
 
@@ -16,6 +16,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from nnlite.namenode.http.server import ANNOUNCE_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +44,8 @@ class NamenodeProcess:
             cmd += ["--name-dir", d]
         logfile = open(log, "wb")
         proc = subprocess.Popen([*cmd, *args], cwd=ROOT, stdout=logfile,
-                                stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+                                stderr=subprocess.STDOUT,
+                                env={**os.environ, ANNOUNCE_ENV: "1", **(env or {})})
         logfile.close()
         try:
             port = _wait_for_port(proc, log, timeout)

@@ -24,8 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
+import sys
 import time
 
+from nnlite.namenode.errors import AddressError
 from nnlite.namenode.http.stream import BodyStream, write_file
 
 # BadRequest, Request and Response are this module's API (handlers import them from here)
@@ -416,8 +420,11 @@ class HttpServer:
 
     async def start(self, host: str, port: int) -> int:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Connection(self), host, port,
-                                                reuse_address=True, backlog=1024)
+        try:
+            self._server = await loop.create_server(lambda: _Connection(self), host, port,
+                                                    reuse_address=True, backlog=1024)
+        except OSError as exc:
+            raise address_error(host, port, exc) from exc
         self._reaper = asyncio.ensure_future(self._reap_idle())
         return self._server.sockets[0].getsockname()[1]
 
@@ -445,3 +452,32 @@ class HttpServer:
             conn.close()
         if self._server is not None:
             await self._server.wait_closed()
+
+
+def check_free(host: str, port: int) -> None:
+    """Raise ``AddressError`` now if ``host:port`` cannot be listened on (a check before work
+    that a failed bind would waste; the bind itself can still fail later)."""
+    if port == 0:
+        return
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise address_error(host, port, exc) from exc
+
+
+def address_error(host: str, port: int, exc: OSError) -> AddressError:
+    reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+    return AddressError(f"cannot listen on {host}:{port}: {reason} (is another nnlite "
+                        "running there? choose another port)")
+
+
+ANNOUNCE_ENV = "NNLITE_ANNOUNCE_PORTS"
+
+
+def announce_port(key: str, port: int) -> None:
+    """Tell a supervising parent (``nnlite run``, the tests) the bound port, as the line
+    ``<key>=<port>`` on stderr; only when it asked by setting ``NNLITE_ANNOUNCE_PORTS``, so the
+    line never reaches a user's terminal."""
+    if os.environ.get(ANNOUNCE_ENV):
+        print(f"{key}={port}", file=sys.stderr, flush=True)

@@ -136,6 +136,17 @@ def lock_all(dirs: list[NameDir]) -> None:
         raise
 
 
+def lock_formatted(dirs: list[NameDir]) -> None:
+    """Lock the dirs of a store about to start. At least one must be formatted; checked before
+    anything is created, so a start on a wrong path leaves nothing behind. (A missing dir beside
+    a formatted one is created: startup copies the store into it.)"""
+    if not any(d.is_formatted() for d in dirs):
+        raise NameDirError("No formatted name directory among " +
+                           ", ".join(str(d.root) for d in dirs) + "; run `nnlite format`",
+                           path=str(dirs[0].root))
+    lock_all(dirs)
+
+
 def unlock_all(dirs: list[NameDir]) -> None:
     for d in dirs:
         d.unlock()

@@ -4,6 +4,7 @@ dir laid out as the secondary keeps it (built here with namenode.image.columns.s
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import urllib.request
@@ -17,6 +18,7 @@ from nnlite.commands.support import EXIT_CORRUPT, EXIT_STORAGE
 from nnlite.formats import edits
 from nnlite.formats.fsimage.md5 import md5_sidecar_text
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
+from nnlite.namenode.http.server import ANNOUNCE_ENV
 from nnlite.namenode.image import columns, importer
 from nnlite.namenode.image.namedir import NameDir
 from tests import servers
@@ -69,7 +71,8 @@ def start_importing(name_dir: Path, checkpoint: Path) -> servers.NamenodeProcess
     cmd = [sys.executable, "-m", "nnlite.cli", "namenode", "--port", "0", "--name-dir",
            str(name_dir), "--import-checkpoint", str(checkpoint)]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=servers.ROOT, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=servers.ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, ANNOUNCE_ENV: "1"})
     try:
         port = servers._wait_for_port(proc, log, 30)
         server = servers.NamenodeProcess(proc, port, [str(name_dir)], log)

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from nnlite.cli import main
+from nnlite.namenode.http.server import ANNOUNCE_ENV
 from tests.secondary.conftest import mkdirs
 from tests.servers import ROOT
 
@@ -81,7 +82,7 @@ def start_daemon(nn, ckpt: Path, log: Path, *defines: str) -> tuple[subprocess.P
         cmd += ["-D", define]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                env=dict(os.environ))
+                                env={**os.environ, ANNOUNCE_ENV: "1"})
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         for line in log.read_text().splitlines():
