@@ -160,4 +160,6 @@ def describe(exc: BaseException) -> str:
         return "no answer in time"
     if isinstance(exc, http.client.RemoteDisconnected):
         return "the connection closed before an answer"
+    if isinstance(exc, http.client.HTTPException):    # its text holds the peer's raw bytes
+        return f"what answers does not speak HTTP/1.1 ({type(exc).__name__}): not a namenode"
     return str(exc) or type(exc).__name__

@@ -3,7 +3,8 @@
 One root, ``ClientError``. Four families (and ``InternalError``, for a bug):
 
 * ``NamenodeUnreachableError``: no connection, a timeout, or the connection dropped before an
-  answer. Nothing is known about whether a mutation was applied.
+  answer; ``NotANamenodeError`` when what answers is not a namenode (HTML, not HTTP). Nothing
+  is known about whether a mutation was applied.
 * ``ProtocolError``: an answer that is not WebHDFS (bad JSON, an unexpected status or shape).
 * ``BadArgumentError``: an argument refused before anything is sent (a bad mode string, a bad
   OWNER:GROUP, a replication below 1).
@@ -31,6 +32,11 @@ class NamenodeUnreachableError(ClientError):
     def __init__(self, message: str, *, url: str):
         self.url = url
         super().__init__(message)
+
+
+class NotANamenodeError(NamenodeUnreachableError):
+    """Something answers at the URL, but not a namenode: HTML, not JSON, or not HTTP at all.
+    Unreachable as far as the user is concerned (exit 3): the namenode is elsewhere."""
 
 
 class ProtocolError(ClientError):

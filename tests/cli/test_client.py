@@ -351,18 +351,21 @@ def test_create_follows_the_redirect_with_the_data():
         fake.close()
 
 
-@pytest.mark.parametrize("raw, match", [
-    (reply(200, b"<html>hi</html>"), "other than JSON"),
-    (reply(200, b"[1, 2]"), "expected a JSON object"),
-    (reply(200, b'{"Other":{}}'), "missing FileStatus"),
-    (reply(502, b"<html>bad gateway</html>"), "HTTP 502"),
+@pytest.mark.parametrize("raw, error, match", [
+    (reply(200, b"<html>hi</html>"), errors.NotANamenodeError, "got HTTP 200 .no content type"),
+    (reply(200, b"[1, 2]"), errors.ProtocolError, "expected a JSON object"),
+    (reply(200, b'{"Other":{}}'), errors.ProtocolError, "missing FileStatus"),
+    (reply(502, b"<html>bad gateway</html>"), errors.NotANamenodeError, "got HTTP 502"),
+    (b"\x00\x01garbage\xff\r\n\r\n", errors.NamenodeUnreachableError, "does not speak HTTP"),
 ])
-def test_answers_that_are_not_webhdfs(raw, match):
+def test_answers_that_are_not_webhdfs(raw, error, match):
+    """Not a namenode: said in words, never with the peer's raw bytes."""
     fake = FakeNamenode([(raw, False)])
     try:
         with WebHdfsClient(fake.url, "tester") as client:
-            with pytest.raises(errors.ProtocolError, match=match):
+            with pytest.raises(error, match=match) as caught:
                 client.status("/a")
+        assert "<html>" not in str(caught.value) and "garbage" not in str(caught.value)
     finally:
         fake.close()
 

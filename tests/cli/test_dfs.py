@@ -440,3 +440,26 @@ def test_xattr_refusals(server, tester, base):
     failed(dfs(server, "setfattr", "-n", "user.a", "-v", "1", base, user="bob"),
            "AccessControlError", 1)
     failed(dfs(server, "getfattr", "-d", base, user="bob"), "AccessControlError", 1)
+
+
+def test_a_web_server_that_is_not_a_namenode_is_one_clear_line(tmp_path):
+    """``--namenode`` pointed at an ordinary web server (Python's own, serving HTML): the user
+    reads that it is not a namenode, in words and not the page's bytes, and exit 3."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):       # its log would land in the captured stderr
+            pass
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        for args in (["ls", "/"], ["mkdir", "/x"]):
+            message = failed(dfs(None, *args, "--namenode", url), "NotANamenodeError", 3)
+            assert message.startswith(f"{url} is not a WebHDFS namenode") and "<" not in message
+    finally:
+        server.shutdown()
+        server.server_close()
