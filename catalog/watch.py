@@ -74,7 +74,7 @@ class _Wake(FileSystemEventHandler):
                 return
 
 
-class Progress:
+class ReconcileProgress:
     """A live ``files/bytes`` count on a terminal (nothing elsewhere)."""
 
     def __init__(self, stream=None):
@@ -113,7 +113,7 @@ class Watcher:
     def __init__(self, client: WebHdfsClient, local_dir: str, into: str, *,
                  interval: float = DEFAULT_INTERVAL,
                  on_change: Callable[[str, str, int], None] | None = None,
-                 progress: Callable[[], Progress] = Progress):
+                 progress: Callable[[], ReconcileProgress] = ReconcileProgress):
         if not os.path.isdir(local_dir):
             raise LocalDirError(f"{local_dir} is not a directory: give the local "
                                 "checkpointLocation of the query to mirror")
@@ -121,7 +121,7 @@ class Watcher:
         self.interval = interval
         self.dirty = threading.Event()
         self.stopping = threading.Event()
-        self.progress: Progress | None = None
+        self.progress: ReconcileProgress | None = None
         self._new_progress = progress
         self._user_hook = on_change or (lambda action, rel, size: None)
         self._warned: str | None = None

@@ -56,7 +56,7 @@ NETWORK_ERRORS = (OSError, http.client.HTTPException)
 
 
 @dataclass(frozen=True, slots=True)
-class RemoteFile:
+class ServedFile:
     """An image or edits file as the namenode describes it."""
     size: int
     md5: str
@@ -71,8 +71,8 @@ class NamenodeStatus:
     last_checkpoint_txid: int
     last_checkpoint_time: float      # seconds since the epoch
     pending: bool
-    image: RemoteFile
-    edits: RemoteFile | None         # the rolled edits, while a checkpoint is pending
+    image: ServedFile
+    edits: ServedFile | None         # the rolled edits, while a checkpoint is pending
 
     @property
     def uncheckpointed(self) -> int:
@@ -91,8 +91,8 @@ class NamenodeStatus:
                                 url=url) from exc
 
 
-def _remote_file(doc: dict) -> RemoteFile:
-    return RemoteFile(int(doc["size"]), str(doc["md5"]).lower(), int(doc["first_txid"]),
+def _remote_file(doc: dict) -> ServedFile:
+    return ServedFile(int(doc["size"]), str(doc["md5"]).lower(), int(doc["first_txid"]),
                       int(doc["last_txid"]))
 
 

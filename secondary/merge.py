@@ -37,7 +37,7 @@ from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.image import columns, startup
 from nnlite.namenode.namespace.namespace import Namespace
-from nnlite.secondary.client import NamenodeStatus, RemoteFile, TransferClient
+from nnlite.secondary.client import NamenodeStatus, ServedFile, TransferClient
 from nnlite.secondary.errors import ImageVerifyError, MergeError, ProtocolError
 from nnlite.secondary.outcome import CheckpointResult, Counters, Phases
 from nnlite.secondary.storage import CheckpointDir, ImageRef, remove, verify_image
@@ -119,7 +119,7 @@ class Merger:
         self.merged = None
         return None
 
-    def _needs_download(self, image_: RemoteFile) -> bool:
+    def _needs_download(self, image_: ServedFile) -> bool:
         return self.local is None or self.local.md5 != image_.md5
 
     def _base(self, status: NamenodeStatus, phases: Phases) -> Merged:
@@ -160,7 +160,7 @@ class Merger:
                  meta.last_txid, got.size, got.seconds)
         return self.dir.install_ckpt(ImageRef(got.md5, meta.last_txid, got.size))
 
-    def _download_edits(self, edits: RemoteFile) -> None:
+    def _download_edits(self, edits: ServedFile) -> None:
         got = self.client.download_edits(self.dir.edits_path)
         self.counters.edits_downloaded += 1
         self.counters.bytes_downloaded += got.size
@@ -170,7 +170,7 @@ class Merger:
                                 f"{got.md5}); the roll announced {edits.first_txid}-"
                                 f"{edits.last_txid} (MD5 {edits.md5})", url=self.client.url)
 
-    def _replay(self, merged: Merged, edits: RemoteFile) -> int:
+    def _replay(self, merged: Merged, edits: ServedFile) -> int:
         """Apply the downloaded edits after ``merged.txid``; a failure drops the namespace
         (it may hold part of the edits)."""
         path = str(self.dir.edits_path)
@@ -218,7 +218,7 @@ class Merger:
         self.counters.bytes_uploaded += ref.size
 
 
-def _rolled(status: NamenodeStatus, url: str) -> RemoteFile:
+def _rolled(status: NamenodeStatus, url: str) -> ServedFile:
     if not status.pending or status.edits is None:
         raise ProtocolError("the namenode answered the roll without a pending checkpoint",
                             url=url)

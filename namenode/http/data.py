@@ -47,7 +47,7 @@ from nnlite.namenode.http.params import (
     param_int,
     param_required,
 )
-from nnlite.namenode.http.upload import Upload
+from nnlite.namenode.http.upload import BlockUpload
 from nnlite.namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
 from nnlite.namenode.http.wire import BadRequest, Request, Response
 from nnlite.namenode.namespace import paths
@@ -265,7 +265,7 @@ class DataPath:
         return path, self.webhdfs.identify(req)
 
     def upload(self, req: Request):
-        """The streamed-body factory of the data step: an Upload, or a refusal."""
+        """The streamed-body factory of the data step: a BlockUpload, or a refusal."""
         try:
             op = (req.param("op") or "").upper()
             path, user = self._target(req)
@@ -278,7 +278,7 @@ class DataPath:
         except Exception as exc:
             return remote.from_error(exc)
 
-    def _start_create(self, req, path, user) -> Upload:
+    def _start_create(self, req, path, user) -> BlockUpload:
         options = create_options(req, self.fs)
         caller = self.fs.caller(user)
         self._check_create(req, path, user, options)      # step 1's checks, again
@@ -296,10 +296,10 @@ class DataPath:
         done = Response(201, b"", OCTET,
                         headers=[("Location", f"webhdfs://{self.authority(req)}"
                                               f"{quote(path, safe='/')}")])
-        return Upload(self, path, lease, self.store.writer(options.block_size), finalize,
+        return BlockUpload(self, path, lease, self.store.writer(options.block_size), finalize,
                       commit, done)
 
-    def _start_append(self, req, path, user) -> Upload:
+    def _start_append(self, req, path, user) -> BlockUpload:
         caller = self.fs.caller(user)
         param_int(req, "buffersize", None, 1, (1 << 31) - 1)
         with self.fs.lock:
@@ -329,7 +329,7 @@ class DataPath:
         except BaseException:
             self.leases.release(lease)
             raise
-        return Upload(self, path, lease, writer, finalize, commit, Response(200, b"", OCTET))
+        return BlockUpload(self, path, lease, writer, finalize, commit, Response(200, b"", OCTET))
 
     async def read(self, req: Request) -> Response:
         try:

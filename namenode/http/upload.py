@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("namenode.http.data")   # the data step's logger, as before the split
 
 
-class Upload:
+class BlockUpload:
     """The body sink of one CREATE or APPEND data step (see HttpServer.streams): bytes go to
     a BlockWriter; ``finish`` seals the blocks and records them; ``abort`` (the body was cut
     off) or a lost lease deletes them at once."""

@@ -170,7 +170,7 @@ class Checkpoints:
 
     # ------------------------------------------------------------------ upload
 
-    def begin_upload(self, txid: int, md5: str, length: int, namespace_id: int) -> "Upload":
+    def begin_upload(self, txid: int, md5: str, length: int, namespace_id: int) -> "ImageUpload":
         """Check an announced upload before any byte is stored; returns its sink."""
         fs = self.fs
         if namespace_id != fs.namespace_id:
@@ -186,14 +186,14 @@ class Checkpoints:
         if not self._upload_lock.acquire(blocking=False):
             raise self._refuse(409, "Another checkpointer is already uploading an image for "
                                     f"txid {txid}")
-        return Upload(self, self.primary(), txid, md5.lower(), length)
+        return ImageUpload(self, self.primary(), txid, md5.lower(), length)
 
     def _refuse(self, status: int, message: str) -> CheckpointError:
         self.metrics.refused += 1
         log.warning("checkpoint transfer refused (%d): %s", status, message)
         return CheckpointError(status, message)
 
-    def install(self, upload: "Upload") -> dict:
+    def install(self, upload: "ImageUpload") -> dict:
         """Verify the stored upload and swap it in (runs in a worker thread)."""
         fs = self.fs
         try:
@@ -230,7 +230,7 @@ class Checkpoints:
         finally:
             self._upload_lock.release()
 
-    def abort(self, upload: "Upload", reason: str) -> None:
+    def abort(self, upload: "ImageUpload", reason: str) -> None:
         log.warning("checkpoint upload for txid %d abandoned: %s", upload.txid, reason)
         upload.discard()
         self._upload_lock.release()
@@ -263,7 +263,7 @@ class Checkpoints:
         durable.sync_dir(area)
 
 
-class Upload:
+class ImageUpload:
     """Receives an image into ``fsimage.ckpt`` while hashing it."""
 
     def __init__(self, checkpoints: Checkpoints, d: NameDir, txid: int, md5: str, length: int):

@@ -20,6 +20,7 @@ import pyarrow as pa
 from nnlite.formats.fsimage.layout import (
     BLOCK_TYPE,
     LAYOUT_VERSION,
+    NO_QUOTA,
     SCHEMA,
     TYPE_DIRECTORY,
     TYPE_FILE,
@@ -28,7 +29,7 @@ from nnlite.formats.fsimage.layout import (
 from nnlite.formats.fsimage.read import iter_batches, read_meta
 from nnlite.formats.fsimage.write import ImageInfo, write_image
 from nnlite.namenode.errors import ReplayError
-from nnlite.namenode.namespace.inode import NO_QUOTA, INodeDirectory, INodeFile, Quota, usage
+from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile, Quota, usage
 from nnlite.namenode.namespace.namespace import Namespace
 
 log = logging.getLogger(__name__)

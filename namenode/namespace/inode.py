@@ -12,8 +12,6 @@ Invariants:
 from __future__ import annotations
 
 ROOT_INODE_ID = 16385
-NO_QUOTA = -1
-STICKY = 0o1000
 
 
 class Quota:

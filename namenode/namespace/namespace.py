@@ -14,7 +14,9 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from nnlite.client.modes import STICKY
 from nnlite.formats import edits
+from nnlite.formats.fsimage.layout import NO_QUOTA
 from nnlite.namenode import errors
 from nnlite.namenode.namespace import paths
 from nnlite.namenode.namespace import permission as access
@@ -24,7 +26,7 @@ from nnlite.namenode.namespace.checks import (
     check_permission,
     check_replication,
 )
-from nnlite.namenode.namespace.inode import NO_QUOTA, STICKY, INode, INodeFile, usage, walk
+from nnlite.namenode.namespace.inode import INode, INodeFile, usage, walk
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.namespace.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
 

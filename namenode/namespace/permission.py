@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nnlite.client import modes
+from nnlite.client.modes import STICKY
 from nnlite.namenode.errors import AccessControlError
-from nnlite.namenode.namespace.inode import STICKY, INode
+from nnlite.namenode.namespace.inode import INode
 
 READ, WRITE, EXECUTE = 4, 2, 1
 ALL = READ | WRITE | EXECUTE
@@ -33,15 +35,9 @@ class Caller:
 
 
 def mode_string(node: INode) -> str:
-    """``drwxr-xr-t`` style, as HDFS prints inodes in permission errors."""
-    bits = node.permission
-    out = ["d" if node.is_dir else "-"]
-    for shift in (6, 3, 0):
-        part = (bits >> shift) & 7
-        out += ["r" if part & 4 else "-", "w" if part & 2 else "-", "x" if part & 1 else "-"]
-    if bits & STICKY:
-        out[-1] = "t" if out[-1] == "x" else "T"
-    return "".join(out)
+    """``drwxr-xr-t`` style, as HDFS prints inodes in permission errors: the type letter, then
+    the bits as ``FsPermission.toString`` writes them."""
+    return ("d" if node.is_dir else "-") + modes.mode_string(node.permission)
 
 
 def _denied(caller: Caller, access: int, node: INode, path: str | None) -> AccessControlError:

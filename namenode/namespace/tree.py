@@ -10,10 +10,10 @@ leaves the tree as it was. It does no permission checks (the request layer in
 from __future__ import annotations
 
 from nnlite.formats import edits
+from nnlite.formats.fsimage.layout import NO_QUOTA
 from nnlite.namenode import errors
 from nnlite.namenode.namespace import paths
 from nnlite.namenode.namespace.inode import (
-    NO_QUOTA,
     ROOT_INODE_ID,
     INode,
     INodeDirectory,

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 from nnlite import cli
 from nnlite.catalog.mirror import TEMP_SUFFIX, scan_remote
-from nnlite.catalog.watch import IncompleteMirrorError, Progress, Watcher
+from nnlite.catalog.watch import IncompleteMirrorError, ReconcileProgress, Watcher
 from nnlite.client.webhdfs import WebHdfsClient
 from tests.servers import ROOT, NamenodeProcess
 from tests.spark.test_streaming_checkpoint import expected, start_query
@@ -202,11 +202,11 @@ class Terminal:
 def test_initial_reconciliation_counts_files_and_bytes_on_a_terminal(client, tmp_path):
     local = checkpoint(tmp_path / "ckpt", 2)
     terminal = Terminal()
-    Watcher(client, str(local), "/mirror/q", progress=lambda: Progress(terminal)).once()
+    Watcher(client, str(local), "/mirror/q", progress=lambda: ReconcileProgress(terminal)).once()
     size = sum(len(b) for b in local_tree(local).values())
     assert terminal.text.endswith(f"12/12 files, {size}/{size} bytes\n")
     quiet = io.StringIO()
-    Watcher(client, str(local), "/mirror/q", progress=lambda: Progress(quiet)).once()
+    Watcher(client, str(local), "/mirror/q", progress=lambda: ReconcileProgress(quiet)).once()
     assert quiet.getvalue() == ""
 
 

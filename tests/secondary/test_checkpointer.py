@@ -15,7 +15,7 @@ from nnlite.durability import faults
 from nnlite.namenode.image import columns
 from nnlite.namenode.image.namedir import NameDir
 from nnlite.secondary.checkpointer import Checkpointer, TriggerPolicy
-from nnlite.secondary.client import NamenodeStatus, RemoteFile
+from nnlite.secondary.client import NamenodeStatus, ServedFile
 from nnlite.secondary.errors import (
     CheckpointDirError,
     MergeError,
@@ -26,7 +26,7 @@ from tests.namenode.helpers import dump
 from tests.secondary.conftest import listing, mkdirs, new_checkpointer
 from tests.servers import ROOT, NamenodeProcess
 
-IMAGE = RemoteFile(size=100, md5="0" * 32, first_txid=0, last_txid=0)
+IMAGE = ServedFile(size=100, md5="0" * 32, first_txid=0, last_txid=0)
 HOUR = 3600.0
 
 
