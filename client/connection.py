@@ -11,6 +11,11 @@ client's transport, which moves requests and answers and knows nothing of WebHDF
   Content-Length when its size is known (a regular file), chunked otherwise (a pipe).
 * An answer the server will close after is read to the end and the connection dropped, so the
   next request opens a fresh one.
+* A large upload can ask first (``Expect: 100-continue``, ``send_expecting_continue``), so a
+  refusal arrives as an answer rather than a broken pipe halfway through the body.
+
+This is the one HTTP client stack of nnlite: the WebHDFS client, the CLI, the catalog client,
+the watcher and the secondary's image transfer all speak through it.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from __future__ import annotations
 import http.client
 import io
 import os
+import select
 import socket
 import stat
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -32,6 +39,7 @@ NETWORK_ERRORS = (OSError, http.client.HTTPException)
 STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
          ConnectionAbortedError)
 CHUNK = 1 << 20             # bytes per socket write of a streamed body, per read of a download
+CONTINUE = b"HTTP/1.1 100 "
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,38 +76,63 @@ class Connection:
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         return cls(self._host, self._port, timeout=self.timeout, blocksize=CHUNK)
 
-    def request(self, method: str, target: str, body=None) -> Reply:
+    def request(self, method: str, target: str, body=None, headers=None) -> Reply:
         """One exchange; a kept-alive connection the peer closed meanwhile is reopened once
         (it had not read the request, so sending it again applies it once). ``body``: bytes,
         or a binary file object streamed from where it stands (sent again on a retry only if
-        it can seek back)."""
-        return self._with_retry(method, target, body, self._exchange)
+        it can seek back). ``headers``: more request headers."""
+        return self._with_retry(method, target, body, headers, self._exchange)
 
-    def stream(self, method: str, target: str) -> http.client.HTTPResponse:
+    def stream(self, method: str, target: str, headers=None) -> http.client.HTTPResponse:
         """Send a request without a body; the response with its body unread. The caller
         reads it to the end (the connection is kept) or calls ``close()``."""
-        return self._with_retry(method, target, None, self._send)
+        return self._with_retry(method, target, None, headers, self._send)
 
-    def _with_retry(self, method: str, target: str, body, exchange):
+    def send_expecting_continue(self, method: str, target: str, headers: dict, send_body,
+                                wait: float) -> http.client.HTTPResponse:
+        """A request with ``Expect: 100-continue`` on a fresh connection: the head, then
+        ``send_body(conn)`` once the server said 100 (or said nothing for ``wait`` seconds),
+        then the answer, its body unread. A refusal that comes instead of the 100 is answered
+        without the body ever being sent, so a large upload refused is not a broken pipe."""
+        self.close()
+        conn = self._conn = self._open()
+        try:
+            conn.putrequest(method, target, skip_accept_encoding=True)
+            for name, value in {"User-Agent": USER_AGENT, **headers,
+                                "Expect": "100-continue"}.items():
+                conn.putheader(name, value)
+            conn.endheaders()
+            if _continue(conn.sock, min(self.timeout or wait, wait)):
+                send_body(conn)
+            return conn.getresponse()
+        except NETWORK_ERRORS as exc:
+            self.close()
+            raise self._unreachable(exc) from exc
+
+    def _unreachable(self, exc: BaseException) -> NamenodeUnreachableError:
+        return NamenodeUnreachableError(
+            f"cannot reach the namenode at {self.url} ({describe(exc)}); is it running? "
+            "Point --namenode (or NNLITE_NAMENODE) at it", url=self.url)
+
+    def _with_retry(self, method: str, target: str, body, headers, exchange):
         start = _position(body)
         for attempt in (1, 2):
             reused = self._conn is not None
             if self._conn is None:
                 self._conn = self._open()
             try:
-                return exchange(self._conn, method, target, body)
+                return exchange(self._conn, method, target, body, headers)
             except NETWORK_ERRORS as exc:
                 self.close()
                 if (reused and attempt == 1 and isinstance(exc, STALE)
                         and _rewind(body, start)):
                     continue
-                raise NamenodeUnreachableError(
-                    f"cannot reach the namenode at {self.url} ({describe(exc)}); is it "
-                    "running? Point --namenode (or NNLITE_NAMENODE) at it", url=self.url) from exc
+                raise self._unreachable(exc) from exc
         raise AssertionError("not reached")
 
-    def _send(self, conn, method: str, target: str, body=None) -> http.client.HTTPResponse:
-        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+    def _send(self, conn, method: str, target: str, body=None,
+              extra=None) -> http.client.HTTPResponse:
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json", **(extra or {})}
         if body is not None and not isinstance(body, (bytes, bytearray, memoryview)):
             size = _remaining(body)
             if size is not None:
@@ -112,8 +145,8 @@ class Connection:
         """A new connection to the same place that waits as long as the answer takes."""
         return Connection(self.url + self.base, None)
 
-    def _exchange(self, conn, method: str, target: str, body) -> Reply:
-        resp = self._send(conn, method, target, body)
+    def _exchange(self, conn, method: str, target: str, body, headers) -> Reply:
+        resp = self._send(conn, method, target, body, headers)
         data = resp.read()
         if resp.will_close:
             self.close()
@@ -163,3 +196,27 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, http.client.HTTPException):    # its text holds the peer's raw bytes
         return f"what answers does not speak HTTP/1.1 ({type(exc).__name__}): not a namenode"
     return str(exc) or type(exc).__name__
+
+
+def _continue(sock: socket.socket, wait: float) -> bool:
+    """After the head of a request with ``Expect: 100-continue``: True to send the body (a 100
+    arrived and was consumed, or nothing arrived within ``wait`` seconds); False when the final
+    answer came first (a refusal, left unread for getresponse)."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([sock], [], [], max(0.0, left))
+        if not ready:
+            return True
+        head = sock.recv(1024, socket.MSG_PEEK)
+        if not head:
+            return False                        # closed: getresponse reports it
+        if not head[:13].replace(b"HTTP/1.0", b"HTTP/1.1").startswith(CONTINUE[:len(head)]):
+            return False
+        end = head.find(b"\r\n\r\n")
+        if end >= 0:
+            sock.recv(end + 4)
+            return True
+        if left <= 0:
+            return True
+        time.sleep(0.001)                       # a 100 arriving in pieces

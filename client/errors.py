@@ -40,7 +40,12 @@ class NotANamenodeError(NamenodeUnreachableError):
 
 
 class ProtocolError(ClientError):
-    """The answer does not follow the WebHDFS protocol."""
+    """The answer does not follow the protocol (WebHDFS, or the image transfer); ``url``, when
+    given, names the server in the message."""
+
+    def __init__(self, message: str, *, path: str | None = None, url: str | None = None):
+        self.url = url
+        super().__init__(f"{message} ({url})" if url else message, path=path)
 
 
 class BadArgumentError(ClientError):

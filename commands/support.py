@@ -33,7 +33,6 @@ from nnlite.client import errors as client_errors
 from nnlite.formats.errors import FormatError
 from nnlite.namenode.config import ConfigError
 from nnlite.namenode.errors import AddressError, NameDirError, NamenodeError, StorageError
-from nnlite.secondary.errors import NamenodeUnreachableError as TransferUnreachableError
 from nnlite.secondary.errors import SecondaryError, SettingError
 from nnlite.tools.errors import OptionError, ToolError
 
@@ -51,8 +50,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORAGE, EXIT_CORRUPT = 0, 1, 2, 3, 4
 # The one table, first match wins: (error classes, exit code).
 EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
     ((FormatError,), EXIT_CORRUPT),
-    ((NameDirError, StorageError, AddressError, client_errors.NamenodeUnreachableError,
-      TransferUnreachableError), EXIT_STORAGE),
+    ((NameDirError, StorageError, AddressError, client_errors.NamenodeUnreachableError),
+     EXIT_STORAGE),
     ((click.UsageError, OptionError, SettingError, ConfigError, client_errors.BadArgumentError,
       client_errors.IllegalArgumentError, client_errors.InvalidPathError), EXIT_USAGE),
 )

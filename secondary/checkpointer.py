@@ -25,7 +25,7 @@ from typing import Callable
 from nnlite.formats import edits
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.secondary.client import NamenodeStatus, TransferClient
-from nnlite.secondary.errors import CheckpointDirError, MergeError, SecondaryError
+from nnlite.secondary.errors import CHECKPOINT_FAILURES, CheckpointDirError, MergeError
 from nnlite.secondary.merge import AFTER_DOWNLOAD, AFTER_ROLL, DURING_MERGE, Merger
 from nnlite.secondary.outcome import PHASES, CheckpointResult, Counters, Failure, Phases
 from nnlite.secondary.storage import CheckpointDir
@@ -140,7 +140,7 @@ class Checkpointer:
         counted and left for the next check, never raised."""
         try:
             status = self.last_status = self.client.status()
-        except SecondaryError as exc:
+        except CHECKPOINT_FAILURES as exc:
             log.warning("checkpoint check failed: %s", exc)
             self.last_failure = Failure(self.clock(), "status", _line(exc))
             return None
@@ -150,14 +150,14 @@ class Checkpointer:
             return None
         try:
             return self.do_checkpoint(reason)
-        except SecondaryError as exc:
+        except CHECKPOINT_FAILURES as exc:
             log.error("checkpoint failed; retrying at the next check: %s", _line(exc))
             return None
 
     # ------------------------------------------------------------------ doCheckpoint
 
     def do_checkpoint(self, reason: str = "forced") -> CheckpointResult:
-        """One checkpoint, start to finish; raises a SecondaryError when it fails."""
+        """One checkpoint, start to finish; raises one of CHECKPOINT_FAILURES when it fails."""
         if not self._opened:
             raise CheckpointDirError("the checkpoint directory is not open: call open() first")
         phases = Phases()
@@ -167,7 +167,7 @@ class Checkpointer:
         except MergeError as exc:
             self._failed(exc, phases.current, merge=True)
             raise
-        except SecondaryError as exc:
+        except CHECKPOINT_FAILURES as exc:
             self._failed(exc, phases.current)
             raise
         except OSError as exc:

@@ -1,4 +1,4 @@
-"""The secondary's HTTP client of the namenode's image transfer (namenode/http/transfer.py).
+"""The secondary's client of the namenode's image transfer (``namenode/http/transfer.py``).
 
 * ``status()``, ``roll()``: the JSON of ``GET /checkpoint/status`` and ``POST /checkpoint/roll``
   as a ``NamenodeStatus``.
@@ -11,9 +11,11 @@
   namenode's 100 before the body, so a refusal (409, 410, 403) arrives as an answer instead of
   a broken pipe halfway through a large image.
 
-Every request carries the shared secret in ``X-Nnlite-Secret``. Failures are typed
-(secondary.errors): unreachable, refused (with the namenode's status and message), cut short,
-digest mismatch, protocol. Fault points: ``secondary.during-download`` (after half of a body
+Requests go through ``client/connection.py``, nnlite's one HTTP client stack.
+
+Every request carries the shared secret in ``X-Nnlite-Secret``. Failures are typed: the client
+stack's ``NamenodeUnreachableError`` and ``ProtocolError``, and the secondary's refused (with
+the namenode's status and message), cut short and digest mismatch. Fault points: ``secondary.during-download`` (after half of a body
 is stored) and ``secondary.during-upload`` (after half of the image is sent).
 """
 
@@ -23,18 +25,16 @@ import hashlib
 import http.client
 import json
 import os
-import select
-import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from nnlite.client.connection import NETWORK_ERRORS, Connection, describe
+from nnlite.client.errors import NamenodeUnreachableError, ProtocolError
 from nnlite.durability import durable, faults
 from nnlite.secondary.errors import (
     DigestMismatchError,
-    NamenodeUnreachableError,
-    ProtocolError,
     RefusedError,
     SettingError,
     ShortTransferError,
@@ -48,11 +48,9 @@ IMAGE_TXID_HEADER = "X-Image-Txid"
 TXID_RANGE_HEADER = "X-Txid-Range"
 TMP_SUFFIX = ".download"
 CHUNK = 1 << 20
-CONTINUE = b"HTTP/1.1 100 "
 CONTINUE_WAIT = 5.0          # seconds to wait for "100 Continue" before sending anyway
 DURING_DOWNLOAD = "secondary.during-download"
 DURING_UPLOAD = "secondary.during-upload"
-NETWORK_ERRORS = (OSError, http.client.HTTPException)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +85,8 @@ class NamenodeStatus:
                        bool(doc["pending"]), _remote_file(doc["image"]),
                        _remote_file(edits) if edits else None)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ProtocolError(f"malformed checkpoint status {str(doc)[:200]!r}: {exc!r}",
-                                url=url) from exc
+            raise ProtocolError(f"malformed checkpoint status from {url}: "
+                                f"{str(doc)[:200]!r}: {exc!r}") from exc
 
 
 def _remote_file(doc: dict) -> ServedFile:
@@ -108,15 +106,14 @@ class Downloaded:
 
 
 class TransferClient:
-    """One namenode's transfer endpoints; a new connection per request (transfers are rare)."""
+    """One namenode's transfer endpoints, over the client stack's ``Connection``; a fresh
+    connection per request (transfers are rare, and a retry must never send twice)."""
 
     def __init__(self, url: str, secret: str, *, timeout: float = 60.0, chunk_size: int = CHUNK):
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise SettingError(f"the namenode URL must be http://HOST:PORT, not {url!r}")
         self.url = f"{parts.scheme}://{parts.netloc}"
-        self._https = parts.scheme == "https"
-        self._host, self._port = parts.hostname, parts.port
         self._base = parts.path.rstrip("/")
         self.secret = secret
         self.timeout = timeout
@@ -124,37 +121,33 @@ class TransferClient:
 
     # ------------------------------------------------------------------ requests
 
-    def _connection(self) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        return cls(self._host, self._port, timeout=self.timeout)
+    def _connection(self) -> Connection:
+        return Connection(self.url + self._base, self.timeout)
 
     def _target(self, path: str) -> str:
         return self._base + PREFIX + path
 
-    def _send(self, conn, method: str, path: str) -> http.client.HTTPResponse:
-        url = self.url + self._target(path)
-        try:
-            conn.request(method, self._target(path), headers={SECRET_HEADER: self.secret})
-            resp = conn.getresponse()
-        except NETWORK_ERRORS as exc:
-            raise NamenodeUnreachableError(f"{method} failed: {_describe(exc)}",
-                                           url=url) from exc
+    def _stream(self, conn: Connection, method: str, path: str):
+        """The answer of a request whose body the caller reads; a refusal raised."""
+        resp = conn.stream(method, self._target(path), {SECRET_HEADER: self.secret})
         if resp.status != 200:
-            raise _refused(resp, url)
+            raise _refused(resp, self.url + self._target(path))
         return resp
 
     def _json(self, method: str, path: str) -> dict:
+        url = self.url + self._target(path)
         conn = self._connection()
         try:
-            resp = self._send(conn, method, path)
-            body = _read_all(resp, self.url + self._target(path))
+            resp = self._stream(conn, method, path)
+            body = _read_all(resp, url)
         finally:
             conn.close()
         try:
             return json.loads(body)
         except ValueError as exc:
-            raise ProtocolError(f"{method} answered with something other than JSON: "
-                                f"{body[:200]!r}", url=self.url + self._target(path)) from exc
+            raise ProtocolError(f"{method} {url} answered with something other than JSON "
+                                f"({len(body)} bytes): not a namenode's transfer endpoint?"
+                                ) from exc
 
     def status(self) -> NamenodeStatus:
         return NamenodeStatus.from_json(self._json("GET", "/status"), self.url)
@@ -179,7 +172,7 @@ class TransferClient:
         start = time.perf_counter()
         conn = self._connection()
         try:
-            resp = self._send(conn, "GET", path)
+            resp = self._stream(conn, "GET", path)
             length, md5, first, last = _announced(resp, txid_header, url)
             try:
                 received, actual = self._receive(resp, tmp, length, url)
@@ -228,21 +221,17 @@ class TransferClient:
         target = self._target(f"/image?txid={txid}&namespaceid={namespace_id}")
         url = self.url + target
         size = os.stat(path).st_size
+        headers = {SECRET_HEADER: self.secret, "Content-Length": str(size), MD5_HEADER: md5,
+                   "Content-Type": "application/octet-stream"}
         conn = self._connection()
         try:
             try:
-                conn.putrequest("PUT", target, skip_accept_encoding=True)
-                for name, value in ((SECRET_HEADER, self.secret), ("Content-Length", str(size)),
-                                    (MD5_HEADER, md5), ("Expect", "100-continue"),
-                                    ("Content-Type", "application/octet-stream")):
-                    conn.putheader(name, value)
-                conn.endheaders()
-                if _continue(conn.sock, min(self.timeout, CONTINUE_WAIT)):
-                    self._send_body(conn, path, size, url)
-                resp = conn.getresponse()
-            except NETWORK_ERRORS as exc:
+                resp = conn.send_expecting_continue(
+                    "PUT", target, headers, lambda raw: self._send_body(raw, path, size, url),
+                    CONTINUE_WAIT)
+            except NamenodeUnreachableError as exc:
                 raise NamenodeUnreachableError(f"upload of {size} bytes for txid {txid} "
-                                               f"failed: {_describe(exc)}", url=url) from exc
+                                               f"failed: {exc}", url=url) from exc
             if resp.status != 200:
                 raise _refused(resp, url)
             body = _read_all(resp, url)
@@ -251,8 +240,8 @@ class TransferClient:
         try:
             return json.loads(body)
         except ValueError as exc:
-            raise ProtocolError(f"upload answered with something other than JSON: "
-                                f"{body[:200]!r}", url=url) from exc
+            raise ProtocolError(f"the upload to {url} was answered with something other than "
+                                f"JSON ({len(body)} bytes)") from exc
 
     def _send_body(self, conn, path, size: int, url: str) -> None:
         sent, half, past_half = 0, size // 2, False
@@ -272,12 +261,6 @@ class TransferClient:
 
 # ---------------------------------------------------------------------- helpers
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, socket.timeout):
-        return "timed out"
-    return str(exc) or type(exc).__name__
-
-
 def _read_chunk(resp, want: int, received: int, length: int, url: str) -> bytes:
     try:
         return resp.read(want)
@@ -285,15 +268,16 @@ def _read_chunk(resp, want: int, received: int, length: int, url: str) -> bytes:
         raise ShortTransferError(f"download ended after {received} of {length} bytes "
                                  "(cut off?)", url=url) from exc
     except NETWORK_ERRORS as exc:
-        raise NamenodeUnreachableError(f"download failed after {received} of {length} "
-                                       f"bytes: {_describe(exc)}", url=url) from exc
+        raise NamenodeUnreachableError(f"download from {url} failed after {received} of "
+                                       f"{length} bytes: {describe(exc)}", url=url) from exc
 
 
 def _read_all(resp, url: str) -> bytes:
     try:
         return resp.read()
     except NETWORK_ERRORS as exc:
-        raise NamenodeUnreachableError(f"answer cut off: {_describe(exc)}", url=url) from exc
+        raise NamenodeUnreachableError(f"the answer of {url} was cut off: {describe(exc)}",
+                                       url=url) from exc
 
 
 def _refused(resp, url: str) -> RefusedError:
@@ -320,9 +304,9 @@ def _announced(resp, txid_header: str, url: str) -> tuple[int, str, int, int]:
         first, _, last = txids.partition("-")
         first_txid, last_txid = (int(first), int(last)) if last else (0, int(first))
     except (TypeError, ValueError) as exc:
-        raise ProtocolError(f"download lacks a valid Content-Length, {MD5_HEADER} or "
-                            f"{txid_header} header (got {length!r}, {md5!r}, {txids!r})",
-                            url=url) from exc
+        raise ProtocolError(f"the download of {url} lacks a valid Content-Length, {MD5_HEADER} "
+                            f"or {txid_header} header (got {length!r}, {md5!r}, {txids!r})"
+                            ) from exc
     return length, md5.lower(), first_txid, last_txid
 
 
@@ -333,30 +317,6 @@ def _check_body(received: int, length: int, actual: str, announced: str, url: st
     if actual != announced:
         raise DigestMismatchError(f"downloaded {received} bytes with MD5 {actual}; the "
                                   f"namenode announced {announced}", url=url)
-
-
-def _continue(sock: socket.socket, wait: float) -> bool:
-    """After the head of a request with ``Expect: 100-continue``: True to send the body (a 100
-    arrived and was consumed, or nothing arrived within ``wait`` seconds); False when the final
-    answer came first (a refusal, left unread for getresponse)."""
-    deadline = time.monotonic() + wait
-    while True:
-        left = deadline - time.monotonic()
-        ready, _, _ = select.select([sock], [], [], max(0.0, left))
-        if not ready:
-            return True
-        head = sock.recv(1024, socket.MSG_PEEK)
-        if not head:
-            return False                        # closed: getresponse reports it
-        if not head[:13].replace(b"HTTP/1.0", b"HTTP/1.1").startswith(CONTINUE[:len(head)]):
-            return False
-        end = head.find(b"\r\n\r\n")
-        if end >= 0:
-            sock.recv(end + 4)
-            return True
-        if left <= 0:
-            return True
-        time.sleep(0.001)                       # a 100 arriving in pieces
 
 
 def _remove(path: Path) -> None:

@@ -4,14 +4,19 @@ One root, ``SecondaryError``; every error names what it was doing (URL, file, tx
 chained with ``raise ... from`` to its cause. Two families decide what the checkpointer does
 next (checkpointer.py):
 
-* ``TransferError``: talking to the namenode failed (down, cut off, refused, bad digest). The
-  in-memory namespace is untouched; the checkpoint is retried at the next check.
+* ``TransferError``: talking to the namenode failed (cut off, refused, bad digest), and so do
+  the client stack's ``NamenodeUnreachableError`` and ``ProtocolError`` (``client/errors.py``,
+  one definition for every client of the namenode). The in-memory namespace is untouched; the
+  checkpoint is retried at the next check. ``TRANSFER_FAILURES`` names them,
+  ``CHECKPOINT_FAILURES`` every failure of a checkpoint.
 * ``MergeError``: building the new image failed (load, replay, save, verify). Counted; after
   ``checkpoint.max-retries`` of them in a row the in-memory namespace and the local image are
   dropped and the next checkpoint starts again from a freshly downloaded image.
 """
 
 from __future__ import annotations
+
+from nnlite.client.errors import ClientError, NamenodeUnreachableError, ProtocolError
 
 
 class SecondaryError(Exception):
@@ -26,20 +31,12 @@ class TransferError(SecondaryError):
         super().__init__(f"{message} ({url})" if url else message)
 
 
-class NamenodeUnreachableError(TransferError):
-    """No connection, a timeout, or the connection dropped before an answer."""
-
-
 class RefusedError(TransferError):
     """The namenode answered with an error status; ``status`` is that HTTP status."""
 
     def __init__(self, status: int, message: str, *, url: str | None = None):
         self.status = status
         super().__init__(f"namenode refused ({status}): {message}", url=url)
-
-
-class ProtocolError(TransferError):
-    """An answer that does not follow the transfer protocol (missing header, bad JSON)."""
 
 
 class ShortTransferError(TransferError):
@@ -69,3 +66,9 @@ class SettingError(SecondaryError):
 
 class CheckpointDirError(SecondaryError):
     """The checkpoint directory is in use, belongs to another namespace, or is unusable."""
+
+
+# Talking to the namenode failed: unreachable, answered outside the protocol, refused, cut off.
+TRANSFER_FAILURES = (TransferError, NamenodeUnreachableError, ProtocolError)
+# What a checkpoint step can fail with, and the checkpointer counts and retries.
+CHECKPOINT_FAILURES = (SecondaryError, ClientError)

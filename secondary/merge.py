@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
+from nnlite.client.errors import ProtocolError
 from nnlite.durability import durable, faults
 from nnlite.formats.errors import FormatError
 from nnlite.formats.fsimage.md5 import file_md5
@@ -38,7 +39,7 @@ from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.image import columns, startup
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.secondary.client import NamenodeStatus, ServedFile, TransferClient
-from nnlite.secondary.errors import ImageVerifyError, MergeError, ProtocolError
+from nnlite.secondary.errors import ImageVerifyError, MergeError
 from nnlite.secondary.outcome import CheckpointResult, Counters, Phases
 from nnlite.secondary.storage import CheckpointDir, ImageRef, remove, verify_image
 

@@ -19,7 +19,7 @@ from nnlite.formats import edits
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.image.namedir import CKPT, CKPT_MD5, EDITS_NEW, IMAGE, NameDir
 from nnlite.secondary.client import TransferClient
-from nnlite.secondary.errors import TransferError
+from nnlite.secondary.errors import TRANSFER_FAILURES
 from tests.checkpoint import consistent, snapshot
 from tests.secondary.conftest import listing, mkdirs, new_checkpointer, secret_of
 from tests.secondary.test_checkpointer import checkpoint_txid, namenode_image
@@ -98,7 +98,7 @@ def test_namenode_killed_in_the_swap(tmp_path, point):
     try:
         mkdirs(nodes.server, *ACKED)
         with new_checkpointer(nodes.server, tmp_path / "ckpt") as cp:
-            with pytest.raises(TransferError):
+            with pytest.raises(TRANSFER_FAILURES):
                 cp.do_checkpoint()
             assert nodes.server.proc.wait(10) == -9
             present, absent, txid, pending = LEFT_BY_THE_KILL[point]
@@ -154,7 +154,7 @@ def test_two_name_dirs_killed_between_the_first_dir_swap_and_the_second(tmp_path
     try:
         mkdirs(nodes.server, *ACKED)
         with new_checkpointer(nodes.server, tmp_path / "ckpt") as cp:
-            with pytest.raises(TransferError):
+            with pytest.raises(TRANSFER_FAILURES):
                 cp.do_checkpoint()
             assert nodes.server.proc.wait(10) == -9
             assert (image_txid(first), image_txid(second)) == (ROLLED_END, 0)

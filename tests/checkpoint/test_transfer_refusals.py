@@ -20,7 +20,7 @@ import requests
 
 from nnlite.durability import faults
 from nnlite.namenode.image.namedir import CKPT, NameDir
-from nnlite.secondary.errors import TransferError
+from nnlite.secondary.errors import TRANSFER_FAILURES
 from tests.checkpoint import snapshot
 from tests.secondary.conftest import mkdirs, new_checkpointer, secret_of
 from tests.servers import NamenodeProcess
@@ -55,7 +55,7 @@ def pending(tmp_path_factory):
             mkdirs(server, "/c")
             faults.configure("secondary.during-upload=error")
             try:
-                with pytest.raises(TransferError):
+                with pytest.raises(TRANSFER_FAILURES):
                     cp.do_checkpoint()
             finally:
                 faults.configure("")

@@ -11,16 +11,16 @@ import sys
 import pytest
 import requests
 
+from nnlite.client.errors import NamenodeUnreachableError
 from nnlite.durability import faults
 from nnlite.namenode.image import columns
 from nnlite.namenode.image.namedir import NameDir
 from nnlite.secondary.checkpointer import Checkpointer, TriggerPolicy
 from nnlite.secondary.client import NamenodeStatus, ServedFile
 from nnlite.secondary.errors import (
+    TRANSFER_FAILURES,
     CheckpointDirError,
     MergeError,
-    NamenodeUnreachableError,
-    TransferError,
 )
 from tests.namenode.helpers import dump
 from tests.secondary.conftest import listing, mkdirs, new_checkpointer
@@ -163,7 +163,7 @@ def test_a_restarted_secondary_uses_its_local_image(nn, tmp_path):
 def test_failed_upload_is_resumed_by_uploading_again(nn, checkpointer):
     mkdirs(nn, "/a")
     faults.configure("secondary.during-upload=error")
-    with pytest.raises(TransferError):
+    with pytest.raises(TRANSFER_FAILURES):
         checkpointer.do_checkpoint()
     st = checkpointer.client.status()
     assert st.pending and st.last_checkpoint_txid == 0

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from nnlite.client.errors import NamenodeUnreachableError
 from nnlite.durability import faults
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.secondary.client import TransferClient
 from nnlite.secondary.errors import (
     DigestMismatchError,
-    NamenodeUnreachableError,
     RefusedError,
     SettingError,
     ShortTransferError,

@@ -56,7 +56,7 @@ def test_an_unreachable_namenode_is_one_line_and_exit_3(tmp_path):
                        "-D", "dfs.image.transfer.timeout=2000")
     assert result.exit_code == 3
     assert result.stderr.strip().splitlines()[-1].startswith(
-        "nnlite: NamenodeUnreachableError: POST failed")
+        "nnlite: NamenodeUnreachableError: cannot reach the namenode at http://127.0.0.1:9")
 
 
 @pytest.mark.parametrize("args, message", [
