@@ -8,8 +8,6 @@ namenode when the call returns.
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlencode
-
 from nnlite.catalog.http import PREFIX
 from nnlite.client.errors import RemoteError, register_remote
 from nnlite.client.webhdfs import DEFAULT_URL, WebHdfsClient
@@ -63,11 +61,7 @@ class CatalogClient:
         self.close()
 
     def _call(self, method: str, path: str, op: str, key: str, **params):
-        query = [("op", op), ("user.name", self.hdfs.user)]
-        query += [(k, str(v).lower() if isinstance(v, bool) else str(v))
-                  for k, v in params.items() if v is not None]
-        target = (self.hdfs.connection.base + PREFIX + quote(path, safe="/") + "?"
-                  + urlencode(query, quote_via=quote))
+        target = self.hdfs._target(path, op, params, prefix=PREFIX)
         reply = self.hdfs.connection.request(method, target)
         if reply.status != 200:
             raise self.hdfs._error(reply, op, path)

@@ -20,42 +20,92 @@ def _opt(value) -> str:
     return "-" if value is None else str(value)
 
 
+def nbytes(n: int | None) -> str:
+    """A size with its unit: ``312 B``, ``1.5 KiB`` (binary prefixes, one decimal)."""
+    if n is None:
+        return "-"
+    return f"{n} B" if abs(n) < 1024 else size(n, True) + "iB"
+
+
 def ls_lines(rows: list[dict]) -> list[str]:
     if not rows:
         return ["no checkpoints found"]
     width = max(len(r["path"]) for r in rows)
-    head = (f"{'PATH':<{width}}  {'KIND':<9} {'LAST':>6} {'RESTORE':>7} {'HEALTH':<9} "
-            f"{'FILES':>7} {'STATE':>9} {'UPDATED':<19} PINNED")
+    head = (f"{'PATH':<{width}}  {'KIND':<9} {'LAST':>6} {'RESTORES':>8} {'HEALTH':<9} "
+            f"{'FILES':>7} {'STATE SIZE':>10} {'UPDATED':<19} PINNED")
     lines = [head]
     for r in rows:
         lines.append(f"{r['path']:<{width}}  {r['kind']:<9} {_opt(r['lastBatch']):>6} "
-                     f"{_opt(r['restorableBatch']):>7} {r['health']:<9} {r['files']:>7} "
-                     f"{size(r['stateBytes'], True):>9} {_when(r['lastUpdate']):<19} "
+                     f"{_opt(r['restorableBatch']):>8} {r['health']:<9} {r['files']:>7} "
+                     f"{nbytes(r['stateBytes']):>10} {_when(r['lastUpdate']):<19} "
                      f"{','.join(map(str, r['pinned'])) or '-'}")
     return lines
 
 
 def show_lines(doc: dict) -> list[str]:
-    lines = [f"checkpoint {doc['path']}  query {doc['queryId'] or '?'}  last batch "
-             f"{_opt(doc['lastBatch'])}",
-             f"{'BATCH':>6} {'OFFSETS':<7} {'COMMIT':<6} {'WATERMARK':<19} {'TIMESTAMP':<19} "
-             f"{'BYTES':>7} {'STATE v':>7} {'STATE':>9} RESTORE"]
+    """``show`` for people: a table per kind, each column headed by what it holds."""
+    return SHOW[doc.get("kind", "streaming")](doc)
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _streaming_lines(doc: dict) -> list[str]:
+    lines = [f"{doc['path']}: Structured Streaming checkpoint of query {doc['queryId'] or '?'}, "
+             f"last committed batch {_opt(doc['lastBatch'])}",
+             f"{'BATCH':>6} {'OFFSETS':<7} {'COMMIT':<6} {'WATERMARK':<19} {'STARTED':<19} "
+             f"{'LOG SIZE':>9} {'STATE VERSION':>13} {'STATE SIZE':>10} RESTORES"]
     for b in doc["batches"]:
-        lines.append(f"{b['batch']:>6} {'yes' if b['offsets'] else 'NO':<7} "
-                     f"{'yes' if b['commit'] else 'no':<6} {_when(b['watermarkMs']):<19} "
-                     f"{_when(b['timestampMs']):<19} {b['bytes']:>7} {b['stateVersion']:>7} "
-                     f"{size(b['stateBytes'], True):>9} "
-                     f"{'yes' if b['restorable'] else 'no'}{'  pinned' if b['pinned'] else ''}")
+        lines.append(f"{b['batch']:>6} {_yes(b['offsets']):<7} {_yes(b['commit']):<6} "
+                     f"{_when(b['watermarkMs']):<19} {_when(b['timestampMs']):<19} "
+                     f"{nbytes(b['bytes']):>9} {b['stateVersion']:>13} "
+                     f"{nbytes(b['stateBytes']):>10} "
+                     f"{_yes(b['restorable'])}{'  pinned' if b['pinned'] else ''}")
     for op in doc["operators"]:
         lines.append(f"state operator {op['operator']}: {op['partitions']} partitions, stores "
                      f"{','.join(op['stores'])}, versions {_opt(op['minVersion'])}.."
                      f"{_opt(op['maxVersion'])}, snapshots "
-                     f"{','.join(map(str, op['snapshots'])) or 'none'}, "
-                     f"{size(op['bytes'], True)}")
+                     f"{','.join(map(str, op['snapshots'])) or 'none'}, {nbytes(op['bytes'])}")
     for name, count in doc["sources"].items():
         lines.append(f"source {name}: {count} log entries")
     lines += [f"corrupt: {message}" for message in doc["corrupt"]]
     return lines
+
+
+def _job_lines(doc: dict) -> list[str]:
+    lines = [f"{doc['path']}: job checkpoints, newest complete {_opt(doc['latest'])}",
+             f"{'ID':>6} {'STATE':<11} {'PARTS':>6} {'FILES':>6} {'SIZE':>10} "
+             f"{'UPDATED':<19} PINNED"]
+    for c in doc["checkpoints"]:
+        state = "complete" if c["complete"] else ("writing" if c["writing"] else "in progress")
+        lines.append(f"{c['id']:>6} {state:<11} {c['parts']:>6} {c['files']:>6} "
+                     f"{nbytes(c['bytes']):>10} {_when(c['lastUpdate']):<19} "
+                     f"{_yes(c['pinned'])}")
+    return lines
+
+
+def _rdd_lines(doc: dict) -> list[str]:
+    lines = [f"{doc['path']}: RDD checkpoints of one SparkContext",
+             f"{'RDD':>6} {'PARTS':>6} {'FILES':>6} {'SIZE':>10} {'UPDATED':<19} WRITING"]
+    for r in doc["rdds"]:
+        lines.append(f"{r['rdd']:>6} {r['parts']:>6} {r['files']:>6} {nbytes(r['bytes']):>10} "
+                     f"{_when(r['lastUpdate']):<19} {_yes(r['writing'])}")
+    return lines
+
+
+def _dstream_lines(doc: dict) -> list[str]:
+    lines = [f"{doc['path']}: DStream checkpoints (StreamingContext.getOrCreate reads the "
+             f"newest that restores)",
+             f"{'TIME':<19} {'SIZE':>10} {'BACKUP':>10} RESTORES"]
+    for c in doc["checkpoints"]:
+        lines.append(f"{_when(c['timeMs']):<19} {nbytes(c['bytes']):>10} "
+                     f"{nbytes(c['backupBytes']):>10} {_yes(c['restorable'])}")
+    return lines
+
+
+SHOW = {"streaming": _streaming_lines, "job": _job_lines, "rdd": _rdd_lines,
+        "dstream": _dstream_lines}
 
 
 def validate_lines(doc: dict) -> list[str]:
@@ -74,7 +124,7 @@ def change_line(kind: str, doc: dict) -> str:
     if kind == "retain" and "deletedPaths" in doc:
         return (f"{doc['path']}: kept batches {_runs(doc['keptBatches'])}; removed "
                 f"{len(doc['removedBatches'])} batches and {doc['removedStateFiles']} state "
-                f"files ({doc['deletedPaths']} paths, {size(doc['bytesFreed'], True)})")
+                f"files ({doc['deletedPaths']} paths, {nbytes(doc['bytesFreed'])})")
     if kind == "retain":
         return f"kept checkpoints {_runs(doc['kept'])}; deleted {doc['deleted']}"
     if kind == "rollback":
@@ -84,10 +134,10 @@ def change_line(kind: str, doc: dict) -> str:
                 f"files)")
     if kind == "gc":
         verb = "would remove" if doc["dryRun"] else "removed"
-        lines = [f"{verb} {p['path']} ({p['reason']}, {size(p['bytes'], True)})"
+        lines = [f"{verb} {p['path']} ({p['reason']}, {nbytes(p['bytes'])})"
                  for p in doc["removed"]]
         return "\n".join(lines + [f"{verb} {len(doc['removed'])} paths, "
-                                  f"{size(doc['bytesFreed'], True)}"])
+                                  f"{nbytes(doc['bytesFreed'])}"])
     return str(doc)
 
 

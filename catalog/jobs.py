@@ -28,7 +28,7 @@ from nnlite.catalog.errors import (
     InvalidRequestError,
     NotACheckpointError,
 )
-from nnlite.catalog.layout import IN_PROGRESS, JOB_PREFIX
+from nnlite.catalog.layout import IN_PROGRESS, JOB, JOB_PREFIX, tree_usage
 from nnlite.namenode.namespace import paths
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
@@ -217,14 +217,30 @@ def set_pin(ns, job: str, chk_id: int, on: bool, caller):
     return {"id": chk_id, "pinned": on}, ops
 
 
-def summary(node, job: str, files: int, total: int, newest: int, now_ms: int,
-            quiet_ms: int) -> dict:
+def show(node, job: str) -> dict:
+    """``show`` of a job: one row per checkpoint, complete or in progress, oldest first."""
+    pins = pinned(node)
+    rows = []
+    for chk_id, pending in sorted([(i, False) for i in complete_ids(node)]
+                                  + [(i, True) for i in in_progress_ids(node)]):
+        child = node.children[f"{JOB_PREFIX}{chk_id}{IN_PROGRESS if pending else ''}"]
+        files, total, newest, writing = tree_usage(child)
+        rows.append({"id": chk_id, "path": chk_path(job, chk_id, pending),
+                     "complete": not pending, "parts": _parts(child), "files": files,
+                     "bytes": total, "lastUpdate": newest, "writing": writing,
+                     "pinned": chk_id in pins})
+    best = latest(node, job)
+    return {"path": paths.normalize(job), "kind": JOB, "checkpoints": rows,
+            "latest": best["id"] if best else None}
+
+
+def summary(node, job: str, files: int, total: int, newest: int) -> dict:
     ids, pending = complete_ids(node), in_progress_ids(node)
-    if pending and (not ids or pending[-1] > ids[-1]) and now_ms - newest < quiet_ms:
-        state = "writing"
+    if pending and (not ids or pending[-1] > ids[-1]):
+        state = "writing"           # begun and not yet complete or aborted
     else:
         state = "ok" if ids else "empty"
-    return {"path": job, "kind": "job", "lastBatch": ids[-1] if ids else None,
+    return {"path": job, "kind": JOB, "lastBatch": ids[-1] if ids else None,
             "restorableBatch": ids[-1] if ids else None, "stateBytes": total, "bytes": total,
             "files": files, "lastUpdate": newest, "health": state,
             "pinned": sorted(pinned(node)), "inProgress": pending}

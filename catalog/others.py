@@ -18,13 +18,13 @@ import re
 from nnlite.catalog.layout import DSTREAM, RDD, is_temp, kind_of, tree_usage
 
 _RDD = re.compile(r"rdd-(\d+)")
-_DSTREAM = re.compile(r"checkpoint-(\d+)")
+_DSTREAM = re.compile(r"checkpoint-(\d+)(\.bk)?")
 
 
-def rdd_summary(node, path: str, now_ms: int, quiet_ms: int, ttl_ms: int) -> dict:
+def rdd_summary(node, path: str, now_ms: int, ttl_ms: int) -> dict:
     files, total, newest, writing = tree_usage(node)
     rdds = sorted(int(m.group(1)) for m in map(_RDD.fullmatch, node.children) if m)
-    if writing or now_ms - newest < quiet_ms:
+    if writing:
         state = "writing"
     else:
         state = "abandoned" if now_ms - newest >= ttl_ms else "ok"
@@ -34,11 +34,12 @@ def rdd_summary(node, path: str, now_ms: int, quiet_ms: int, ttl_ms: int) -> dic
             "pinned": [], "rdds": rdds}
 
 
-def dstream_summary(node, path: str, now_ms: int, quiet_ms: int) -> dict:
+def dstream_summary(node, path: str) -> dict:
     files, total, newest, writing = tree_usage(node)
-    times = sorted(int(m.group(1)) for m in map(_DSTREAM.fullmatch, node.children) if m)
-    good = [t for t in times if node.children[f"checkpoint-{t}"].length > 0]
-    if writing or now_ms - newest < quiet_ms:
+    rows = dstream_show(node, path)["checkpoints"]
+    times = [row["timeMs"] for row in rows]
+    good = [row["timeMs"] for row in rows if row["restorable"]]
+    if writing:
         state = "writing"
     else:
         state = "ok" if good and good[-1] == times[-1] else ("degraded" if good else "broken")
@@ -46,6 +47,43 @@ def dstream_summary(node, path: str, now_ms: int, quiet_ms: int) -> dict:
             "restorableBatch": good[-1] if good else None, "stateBytes": total,
             "bytes": total, "files": files, "lastUpdate": newest, "health": state,
             "pinned": []}
+
+
+def rdd_show(node, path: str) -> dict:
+    """``show`` of an RDD checkpoint directory: one row per ``rdd-<id>``."""
+    rows = []
+    for name, child in node.children.items():
+        match = _RDD.fullmatch(name)
+        if match and child.is_dir:
+            files, total, newest, writing = tree_usage(child)
+            parts = sum(1 for n, c in child.children.items()
+                        if not c.is_dir and n.startswith("part-"))
+            rows.append({"rdd": int(match.group(1)), "parts": parts, "files": files,
+                         "bytes": total, "lastUpdate": newest, "writing": writing})
+    return {"path": path, "kind": RDD, "rdds": sorted(rows, key=lambda r: r["rdd"])}
+
+
+def dstream_show(node, path: str) -> dict:
+    """``show`` of a DStream checkpoint: one row per ``checkpoint-<ms>`` time, with its
+    ``.bk`` copy. ``StreamingContext.getOrCreate`` (``CheckpointReader.read``) tries the
+    newest file first and falls back to older ones, so a time restores when either file of
+    it is non-empty."""
+    rows = {}
+    for name, child in node.children.items():
+        match = _DSTREAM.fullmatch(name)
+        if match and not child.is_dir:
+            row = rows.setdefault(int(match.group(1)), {
+                "timeMs": int(match.group(1)), "bytes": 0, "backupBytes": None,
+                "lastUpdate": 0, "writing": False})
+            if match.group(2):
+                row["backupBytes"] = child.length
+            else:
+                row["bytes"] = child.length
+            row["lastUpdate"] = max(row["lastUpdate"], child.mtime)
+            row["writing"] = row["writing"] or child.client_name is not None
+    for row in rows.values():
+        row["restorable"] = row["bytes"] > 0 or bool(row["backupBytes"])
+    return {"path": path, "kind": DSTREAM, "checkpoints": [rows[t] for t in sorted(rows)]}
 
 
 def plan_gc(node, path: str, now_ms: int, tmp_ttl_ms: int, rdd_ttl_ms: int) -> list[dict]:

@@ -121,20 +121,22 @@ class CatalogService:
                 node = self.fs.ns.lookup(paths.split(path))
                 if node is None or not node.is_dir:
                     continue                 # deleted meanwhile
-                rows.append(self._summary(node, path, kind))
+                row = self._summary(node, path, kind)
+            if self.leases.held_under(path):     # an upload not yet closed holds a lease
+                row["health"] = "writing"
+            rows.append(row)
         self.requests += 1
         return rows
 
     def _summary(self, node, path: str, kind: str) -> dict:
-        now = self.now_ms()
         if kind == layout.STREAMING:
-            return streaming.quick_summary(node, path, now, self.quiet_ms)
+            return streaming.quick_summary(node, path)
         if kind == layout.JOB:
             files, total, newest, _ = layout.tree_usage(node)
-            return jobs.summary(node, path, files, total, newest, now, self.quiet_ms)
+            return jobs.summary(node, path, files, total, newest)
         if kind == layout.RDD:
-            return others.rdd_summary(node, path, now, self.quiet_ms, self.rdd_ttl_ms)
-        return others.dstream_summary(node, path, now, self.quiet_ms)
+            return others.rdd_summary(node, path, self.now_ms(), self.rdd_ttl_ms)
+        return others.dstream_summary(node, path)
 
     def overview(self, ttl: float = 15.0) -> list[dict]:
         """Every checkpoint under the configured roots as the superuser sees it, for the
@@ -152,9 +154,18 @@ class CatalogService:
         return {"CatalogRequests": self.requests, "CatalogFilesRead": self.files_read}
 
     def show(self, path: str, user: str) -> dict:
+        """Per batch (streaming), per checkpoint (job, DStream) or per RDD: whatever ``ls``
+        lists, ``show`` details."""
+        path = paths.normalize(path)
+        with self.fs.lock:
+            node = self._node(path, user)
+            kind = layout.kind_of(node)
+            if kind in SHOW_OTHERS:
+                self.requests += 1
+                return SHOW_OTHERS[kind](node, path)
         found = self._streaming(path, user)
         self.requests += 1
-        return report.show(found, self._contents(found))
+        return {"kind": layout.STREAMING, **report.show(found, self._contents(found))}
 
     def validate(self, path: str, user: str) -> dict:
         found = self._streaming(path, user)
@@ -307,6 +318,10 @@ class CatalogService:
                 if result.get("deletedPaths") or result.get("deleted"):
                     log.info("catalog policy: %s keep %d: %s", row["path"], keep, result)
         return done
+
+
+SHOW_OTHERS = {layout.JOB: jobs.show, layout.RDD: others.rdd_show,
+               layout.DSTREAM: others.dstream_show}
 
 
 def path_is_job(node) -> bool:

@@ -156,12 +156,14 @@ def latest_restorable(layout: Layout, bad: frozenset | set = frozenset()) -> int
     return None
 
 
-def health(layout: Layout, restorable: int | None, now_ms: int, quiet_ms: int) -> str:
-    """``ok``, ``writing`` (changed within the quiet period or a file open), ``empty``
-    (no batch yet), ``degraded`` (restores, but not at its last batch: needs a rollback),
-    ``broken`` (nothing restores)."""
+def health(layout: Layout, restorable: int | None) -> str:
+    """``writing`` (a file under it is open), ``empty`` (no batch yet), ``ok``,
+    ``degraded`` (restores, but not at its last batch: needs a rollback), ``broken`` (nothing
+    restores). A recent change alone is not ``writing``: a query writes each log file with
+    create-and-rename, so nothing tells a running query from one that stopped a moment ago
+    (the UPDATED time says when it last changed; rollback waits for the quiet period)."""
     last = layout.last_committed
-    if layout.writing or now_ms - layout.newest < quiet_ms:
+    if layout.writing:
         return "writing"
     if last is None:
         return "empty" if layout.metadata is not None else "broken"
@@ -170,17 +172,17 @@ def health(layout: Layout, restorable: int | None, now_ms: int, quiet_ms: int) -
     return "ok" if restorable == last else "degraded"
 
 
-def summary(layout: Layout, now_ms: int, quiet_ms: int) -> dict:
+def summary(layout: Layout) -> dict:
     """One ``ls`` row, from the structure alone."""
     restorable = latest_restorable(layout)
     return {"path": layout.path, "kind": "streaming", "lastBatch": layout.last_committed,
             "restorableBatch": restorable, "stateBytes": layout.state_bytes,
             "bytes": layout.bytes, "files": layout.files, "lastUpdate": layout.newest,
-            "health": health(layout, restorable, now_ms, quiet_ms),
+            "health": health(layout, restorable),
             "pinned": sorted(layout.pins)}
 
 
-def quick_summary(node, path: str, now_ms: int, quiet_ms: int) -> dict:
+def quick_summary(node, path: str) -> dict:
     """The same row as ``summary(scan(node))`` without capturing every file: counts come
     from one walk, and the newest committed batch is checked by looking its files up by
     name. Only a checkpoint that check cannot vouch for (damaged, or state files with
@@ -198,9 +200,8 @@ def quick_summary(node, path: str, now_ms: int, quiet_ms: int) -> dict:
     commits = _numbers(node.children.get("commits"))
     last = max(commits) if commits else None
     if last is not None and not _vouch(node, last):
-        return summary(scan(node, path), now_ms, quiet_ms)
-    fresh = writing or now_ms - newest < quiet_ms
-    state = "writing" if fresh else ("ok" if last is not None else (
+        return summary(scan(node, path))
+    state = "writing" if writing else ("ok" if last is not None else (
         "empty" if "metadata" in node.children else "broken"))
     return {"path": path.rstrip("/") or "/", "kind": "streaming", "lastBatch": last,
             "restorableBatch": last, "stateBytes": state_bytes, "bytes": total,

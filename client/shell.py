@@ -27,7 +27,7 @@ from typing import Iterable, Iterator
 from nnlite.client import errors
 from nnlite.client.display import STAT_DEFAULT, Entry, Listed, is_dir
 from nnlite.client.modes import parse_mode, permission_bits
-from nnlite.client.webhdfs import WebHdfsClient
+from nnlite.client.webhdfs import WebHdfsClient, absolute
 
 _OWNER = re.compile(r"\s*([-_./@a-zA-Z0-9]+)?(?::([-_./@a-zA-Z0-9]*))?\s*")
 XATTR_ENCODINGS = ("text", "hex", "base64")
@@ -69,8 +69,7 @@ class FsShell:
         """Absolute, normalised; relative to ``/user/<user>``."""
         if not path:
             raise errors.BadArgumentError("an empty path")
-        if not path.startswith("/"):
-            path = f"/user/{self.client.user}/{path}"
+        path = absolute(path, self.client.user)
         out: list[str] = []
         for part in path.split("/"):
             if part == "..":

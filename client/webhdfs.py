@@ -1,7 +1,8 @@
 """A small WebHDFS client of the namenode: the ops the ``nnlite dfs`` and ``dfsadmin`` commands
 need, each one request (or two) over one keep-alive connection (standard library only).
 
-* Every request names ``user.name``; paths are absolute and sent percent-encoded.
+* Every request names ``user.name``; a relative path is under ``/user/<user>`` (``absolute``);
+  paths are sent percent-encoded.
 * The transport (keep-alive, reopening a stale connection once, streaming bodies, network
   errors as ``NamenodeUnreachableError`` naming the URL) is connection.py; what an answer
   means (a ``RemoteException`` as a typed ``client.errors`` class, an op an older namenode does
@@ -25,9 +26,7 @@ from nnlite.client import replies
 from nnlite.client.connection import (
     CHUNK,
     NETWORK_ERRORS,
-    STALE,
     TIMEOUT,
-    USER_AGENT,
     Connection,
     Reply,
     describe,
@@ -39,10 +38,6 @@ from nnlite.client.errors import (
     PathNotFoundError,
     ProtocolError,
 )
-from nnlite.client.replies import UNKNOWN_OP
-
-__all__ = ["ADMIN", "CHUNK", "DEFAULT_URL", "NETWORK_ERRORS", "PREFIX", "STALE", "TIMEOUT",
-           "UNKNOWN_OP", "USER_AGENT", "Connection", "Reply", "WebHdfsClient"]
 
 DEFAULT_URL = "http://127.0.0.1:9870"
 PREFIX = "/webhdfs/v1"
@@ -71,11 +66,11 @@ class WebHdfsClient:
 
     # ------------------------------------------------------------------ requests and answers
 
-    def _target(self, path: str, op: str, params: dict) -> str:
+    def _target(self, path: str, op: str, params: dict, prefix: str = PREFIX) -> str:
         query = [("op", op), ("user.name", self.user)]
         query += [(k, _param(v)) for k, v in params.items() if v is not None]
-        return (self.connection.base + PREFIX + quote(path, safe="/") + "?"
-                + urlencode(query, quote_via=quote))
+        return (self.connection.base + prefix + quote(absolute(path, self.user), safe="/")
+                + "?" + urlencode(query, quote_via=quote))
 
     def _call(self, method: str, path: str, op: str, **params) -> dict:
         reply = self.connection.request(method, self._target(path, op, params))
@@ -299,6 +294,15 @@ class WebHdfsClient:
 
     def report(self) -> dict:
         return self._field(self._admin("GET", "REPORT"), "Report")
+
+
+def absolute(path: str, user: str) -> str:
+    """``path`` as the namenode sees it: a relative path is under the user's home,
+    ``/user/<user>``, as Hadoop's ``FileSystem`` qualifies it against its working directory."""
+    if path.startswith("/"):
+        return path
+    home = f"/user/{user}"
+    return f"{home}/{path}" if path else home
 
 
 def _param(value) -> str:

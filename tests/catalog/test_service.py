@@ -88,7 +88,7 @@ def test_rollback_is_refused_while_the_query_writes(tmp_path):
         write_checkpoint(hdfs, Q, 3)
         with pytest.raises(CheckpointBusy, match="stop the query"):
             catalog.rollback(Q, 1)
-        assert catalog.ls("/")[0]["health"] == "writing"
+        assert catalog.ls("/")[0]["health"] == "ok"     # nothing open: it may have stopped
         assert catalog.latest(Q)["latest"] == 2
 
 
@@ -100,6 +100,7 @@ def test_rollback_is_refused_while_a_file_of_the_query_is_open(server, hdfs, cat
     time.sleep(0.2)
     with pytest.raises(CheckpointBusy, match=f"{Q}/state/0/0/4.delta is open"):
         catalog.rollback(Q, 1)
+    assert catalog.ls("/")[0]["health"] == "writing"
     send_chunk(sock, b", the rest")
     assert end_upload(sock)[0] == 201
     assert catalog.rollback(Q, 1)["removedBatches"] == [2]
@@ -196,3 +197,37 @@ def test_rollback_is_all_or_nothing_across_sigkill(tmp_path):
             assert catalog.validate(Q)["restorable"]
     finally:
         nn.stop()
+
+
+def test_show_details_every_kind_that_ls_lists(hdfs, catalog):
+    write_checkpoint(hdfs, Q, 2)
+    job = catalog.begin("/jobs/etl")
+    hdfs.create(f"{job['path']}/part-00000", b"rows")
+    hdfs.create(f"{job['path']}/_SUCCESS", b"")
+    catalog.complete("/jobs/etl", job["id"])
+    catalog.begin("/jobs/etl")
+    hdfs.create("/rdd/7a1e/rdd-3/part-00000", b"x" * 10)
+    hdfs.create("/dstream/app/checkpoint-1700000000000", b"")
+    hdfs.create("/dstream/app/checkpoint-1700000000000.bk", b"old")
+    hdfs.create("/dstream/app/checkpoint-1700000010000", b"newest")
+    listed = {row["path"]: row["kind"] for row in catalog.ls("/")}
+    assert listed == {Q: "streaming", "/jobs/etl": "job", "/rdd/7a1e": "rdd",
+                      "/dstream/app": "dstream"}
+    for path, kind in listed.items():
+        assert catalog.show(path)["kind"] == kind
+    jobs = catalog.show("/jobs/etl")
+    assert [(c["id"], c["complete"], c["parts"]) for c in jobs["checkpoints"]] == [
+        (1, True, 1), (2, False, 0)]
+    assert jobs["latest"] == 1
+    assert [(r["rdd"], r["bytes"]) for r in catalog.show("/rdd/7a1e")["rdds"]] == [(3, 10)]
+    times = catalog.show("/dstream/app")["checkpoints"]
+    assert [(c["bytes"], c["backupBytes"], c["restorable"]) for c in times] == [
+        (0, 3, True), (6, None, True)]
+
+
+def test_relative_paths_are_under_the_users_home(server, hdfs):
+    write_checkpoint(hdfs, f"/user/{USER}/ckpt/q1", 2)
+    listed = nnlite(server, "ls", "ckpt")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[1].split()[0] == f"/user/{USER}/ckpt/q1"
+    assert nnlite(server, "latest", "ckpt/q1").stdout.strip() == "1"

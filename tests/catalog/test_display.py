@@ -1,0 +1,47 @@
+"""How ``nnlite catalog`` prints answers: every column says what it holds, sizes carry a
+unit, and each kind ``ls`` lists has its ``show`` table."""
+
+from __future__ import annotations
+
+from nnlite.catalog import display
+
+
+def test_sizes_always_carry_a_unit():
+    assert [display.nbytes(n) for n in (0, 312, 1024, 1536, 5 << 30, None)] == [
+        "0 B", "312 B", "1 KiB", "1.5 KiB", "5 GiB", "-"]
+
+
+def streaming_doc():
+    batch = {"batch": 0, "offsets": True, "commit": True, "watermarkMs": 0,
+             "timestampMs": 0, "bytes": 180, "stateVersion": 1, "stateBytes": 2048,
+             "pinned": False, "restorable": True}
+    return {"kind": "streaming", "path": "/ckpt/q", "queryId": "q-1", "lastBatch": 0,
+            "batches": [batch], "operators": [], "sources": {"0": 1}, "corrupt": []}
+
+
+def test_streaming_show_heads_each_column_with_what_it_holds():
+    head, columns, row, source = display.show_lines(streaming_doc())
+    assert head == "/ckpt/q: Structured Streaming checkpoint of query q-1, last committed batch 0"
+    assert columns.split() == ["BATCH", "OFFSETS", "COMMIT", "WATERMARK", "STARTED", "LOG",
+                               "SIZE", "STATE", "VERSION", "STATE", "SIZE", "RESTORES"]
+    assert "180 B" in row and "2 KiB" in row and row.endswith("yes")
+    assert source == "source 0: 1 log entries"
+
+
+def test_job_rdd_and_dstream_show_tables():
+    job = {"kind": "job", "path": "/jobs/etl", "latest": 1, "checkpoints": [
+        {"id": 1, "complete": True, "parts": 2, "files": 3, "bytes": 10, "lastUpdate": 0,
+         "writing": False, "pinned": True},
+        {"id": 2, "complete": False, "parts": 0, "files": 0, "bytes": 0, "lastUpdate": 0,
+         "writing": False, "pinned": False}]}
+    lines = display.show_lines(job)
+    assert lines[0] == "/jobs/etl: job checkpoints, newest complete 1"
+    assert lines[2].split()[:5] == ["1", "complete", "2", "3", "10"] and lines[2].endswith("yes")
+    assert lines[3].split()[:3] == ["2", "in", "progress"]
+    rdd = {"kind": "rdd", "path": "/r/u", "rdds": [
+        {"rdd": 3, "parts": 1, "files": 1, "bytes": 2048, "lastUpdate": 0, "writing": False}]}
+    assert display.show_lines(rdd)[2].split()[:5] == ["3", "1", "1", "2", "KiB"]
+    dstream = {"kind": "dstream", "path": "/d", "checkpoints": [
+        {"timeMs": 0, "bytes": 0, "backupBytes": 3, "restorable": True, "lastUpdate": 0,
+         "writing": False}]}
+    assert display.show_lines(dstream)[2].split()[-5:] == ["0", "B", "3", "B", "yes"]
