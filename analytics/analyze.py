@@ -13,12 +13,11 @@ Tables, in this order; every size is in bytes, every time in ms since the epoch)
     untouched_age       bucket, label, files, bytes   (age of max(atime, mtime) at ``as_of``)
     oldest_files        path, owner, length, replication, mtime, atime, last_touched, age_days
                         (top N, least recently touched first)
-    spark_checkpoints   path, kind, roots, files, bytes, raw_bytes, last_modified
-                        A Structured Streaming checkpoint is a directory holding both
-                        ``offsets/`` and ``commits/`` (kind "structured-streaming", one row per
-                        such directory). RDD checkpoints are ``rdd-<n>`` directories; they are
-                        grouped by their parent, the SparkContext's checkpoint directory (kind
-                        "rdd", ``roots`` = how many rdd-<n> dirs). Bytes are file lengths below.
+    spark_checkpoints   path, kind, files, bytes, raw_bytes, last_modified
+                        The checkpoints ``nnlite catalog ls /`` lists, by the same rule
+                        (``catalog.layout.classify``): kinds streaming, job, rdd (the
+                        SparkContext's directory holding ``rdd-<n>``), dstream. Bytes are file
+                        lengths below the checkpoint directory.
 
 ``as_of`` defaults to the image's creation time, so a report describes the image, not the day
 it was read.
@@ -52,6 +51,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from nnlite.catalog.layout import MARKER_PATTERN, PINS_XATTR, classify
 from nnlite.formats.fsimage.layout import (
     IMAGE_NAME,
     MD5_SUFFIX,
@@ -78,7 +78,9 @@ SIZE_BUCKETS = (("0 B", 0), ("1 B - 1 KiB", 1), ("1 KiB - 64 KiB", KiB),
 AGE_BUCKETS = (("< 7 days", None), ("7 - 30 days", 7 * DAY_MS), ("30 - 90 days", 30 * DAY_MS),
                ("90 days - 1 year", 90 * DAY_MS), ("1 - 3 years", 365 * DAY_MS),
                (">= 3 years", 3 * 365 * DAY_MS))
-STREAMING, RDD = "structured-streaming", "rdd"
+CHECKPOINT_SCHEMA = pa.schema([("path", pa.string()), ("kind", pa.string()),
+                               ("files", pa.int64()), ("bytes", pa.int64()),
+                               ("raw_bytes", pa.int64()), ("last_modified", pa.int64())])
 ORPHANED = "/.orphaned"
 
 
@@ -250,7 +252,7 @@ class _Job:
         tables["replication"] = _replication(facts)
         tables["untouched_age"] = _untouched_age(facts)
         tables["oldest_files"] = self._oldest_files(files, paths)
-        tables["spark_checkpoints"] = self._spark_checkpoints(dirs, per_dir, paths)
+        tables["spark_checkpoints"] = self._spark_checkpoints(inodes, per_dir, paths)
         self.r.totals = _totals(facts, dir_owners, paths, tables["spark_checkpoints"])
         per_dir.unpersist()
         paths.unpersist()
@@ -323,38 +325,49 @@ class _Job:
             S.col("touched").alias("last_touched"), age, "id"))
         return table.sort_by([("last_touched", "ascending"), ("id", "ascending")]).drop(["id"])
 
-    def _spark_checkpoints(self, dirs, per_dir, paths) -> pa.Table:
+    def _spark_checkpoints(self, inodes, per_dir, paths) -> pa.Table:
         from pyspark.sql import functions as S
-        roots = checkpoint_roots(dirs)
+        located = self._checkpoint_dirs(inodes, paths)
+        if not located:
+            return CHECKPOINT_SCHEMA.empty_table()
+        roots = self.spark.createDataFrame(located, "root_id long, kind string, path string")
         below = (per_dir.filter(S.col("files") > 0)
                  .select(S.explode("chain").alias("anc"), "files", "bytes", "raw_bytes",
                          "last_modified")
                  .join(S.broadcast(roots), S.col("anc") == S.col("root_id"))
-                 .groupBy("job_id", "kind")
+                 .groupBy("root_id")
                  .agg(S.sum("files").alias("files"), S.sum("bytes").alias("bytes"),
                       S.sum("raw_bytes").alias("raw_bytes"),
                       S.max("last_modified").alias("last_modified")))
-        jobs = (roots.groupBy("job_id", "kind").agg(S.count(S.lit(1)).alias("roots"))
-                .join(below, ["job_id", "kind"], "left")
+        jobs = (roots.join(below, "root_id", "left")
                 .fillna(0, ["files", "bytes", "raw_bytes"])
-                .join(paths.select(S.col("id").alias("job_id"), "path"), "job_id")
-                .select("path", "kind", "roots", "files", "bytes", "raw_bytes",
-                        "last_modified"))
-        return self._collect(jobs).sort_by([("bytes", "descending"), ("path", "ascending")])
+                .select("path", "kind", "files", "bytes", "raw_bytes", "last_modified"))
+        return self._collect(jobs).cast(CHECKPOINT_SCHEMA).sort_by(
+            [("bytes", "descending"), ("path", "ascending")])
 
-
-def checkpoint_roots(dirs):
-    """``(root_id, job_id, kind)``: directories below which Spark checkpoint data lies."""
-    from pyspark.sql import functions as S
-    streaming = (dirs.filter(S.col("name").isin("offsets", "commits"))
-                 .groupBy("parent_id").agg(S.countDistinct("name").alias("n"))
-                 .filter(S.col("n") == 2)
-                 .select(S.col("parent_id").alias("root_id"), S.col("parent_id").alias("job_id"),
-                         S.lit(STREAMING).alias("kind")))
-    rdd = (dirs.filter(S.col("name").rlike(r"^rdd-[0-9]+$"))
-           .select(S.col("id").alias("root_id"), S.col("parent_id").alias("job_id"),
-                   S.lit(RDD).alias("kind")))
-    return streaming.unionByName(rdd)
+    def _checkpoint_dirs(self, inodes, paths) -> list[tuple[int, str, str]]:
+        """``(dir id, kind, path)`` of every checkpoint ``nnlite catalog ls /`` lists: the
+        rows whose names classify (few) are collected and ``layout.classify`` decides, as
+        ``layout.discover`` does; a checkpoint inside another is not one of its own."""
+        from pyspark.sql import functions as S
+        marks = self._collect(inodes.filter(S.col("name").rlike(MARKER_PATTERN)).select(
+            "parent_id", "name", (S.col("type") == TYPE_DIRECTORY).alias("is_dir")))
+        pinned = set(self._collect(
+            self.spark.read.parquet(self.r.image)
+            .filter((S.col("type") == TYPE_DIRECTORY)
+                    & S.map_contains_key("xattrs", PINS_XATTR)).select("id"))["id"].to_pylist())
+        children: dict[int, list] = {}
+        for row in marks.to_pylist():
+            children.setdefault(row["parent_id"], []).append((row["name"], row["is_dir"]))
+        kinds = {dir_id: kind for dir_id, entries in children.items()
+                 if (kind := classify(entries, dir_id in pinned)) is not None}
+        if not kinds:
+            return []
+        found = self.spark.createDataFrame(list(kinds.items()), "root_id long, kind string")
+        rows = self._collect(paths.join(S.broadcast(found), paths["id"] == found["root_id"])
+                             .select("root_id", "kind", "path", "chain")).to_pylist()
+        return [(r["root_id"], r["kind"], r["path"]) for r in rows
+                if not any(anc in kinds for anc in r["chain"][:-1])]
 
 
 # ------------------------------------------------------------------------------ driver side
@@ -414,6 +427,6 @@ def _totals(facts: pa.Table, dir_owners: pa.Table, paths, checkpoints: pa.Table)
     totals = {c: sum(v or 0 for v in facts[c].to_pylist()) for c in columns}
     totals["dirs"] = sum(dir_owners["dirs"].to_pylist())
     totals["max_depth"] = paths.agg(S.max("depth")).first()[0] or 0
-    totals["checkpoint_jobs"] = checkpoints.num_rows
+    totals["checkpoints"] = checkpoints.num_rows
     totals["checkpoint_bytes"] = sum(checkpoints["bytes"].to_pylist())
     return totals

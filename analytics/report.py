@@ -31,22 +31,35 @@ TITLES = {
     "replication": "Replication histogram",
     "untouched_age": "Data by time since last access or modification",
     "oldest_files": "Oldest untouched files",
-    "spark_checkpoints": "Spark checkpoints per job",
+    "spark_checkpoints": "Spark checkpoints (as nnlite catalog ls lists them)",
 }
 SUMMARY_ROWS = 10
 
 
 # ------------------------------------------------------------------------------ formatting
 
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
 def human_bytes(n: int | None) -> str:
     if n is None:
         return ""
     value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
+    for unit in UNITS:
+        if abs(value) < 1024 or unit == UNITS[-1]:
             return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"
+
+
+def in_unit(values: list[int]) -> tuple[list[float], str]:
+    """``values`` (bytes) in the largest binary unit the largest of them reaches, and that
+    unit: a chart of kilobytes reads KiB, not a fraction of a GiB."""
+    top = max((abs(v) for v in values), default=0)
+    power = 0
+    while power + 1 < len(UNITS) and top >= 1024 ** (power + 1):
+        power += 1
+    return [v / 1024 ** power for v in values], UNITS[power]
 
 
 def utc(ms: int | None) -> str:
@@ -101,7 +114,7 @@ def header_lines(a: Analysis) -> list[str]:
         f"{human_bytes(t['bytes'])} ({human_bytes(t['raw_bytes'])} with replication)",
         f"{t['small_files']:,} small files holding {human_bytes(t['small_bytes'])}; "
         f"{t['under_construction']:,} files under construction",
-        f"{t['checkpoint_jobs']:,} Spark checkpoint jobs holding "
+        f"{t['checkpoints']:,} Spark checkpoints holding "
         f"{human_bytes(t['checkpoint_bytes'])}",
     ]
 
@@ -143,10 +156,12 @@ def _bars(labels, values, title: str, ylabel: str, horizontal: bool = False) -> 
         ax.set_yticks(range(len(labels)), labels, fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel(ylabel)
+        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
     else:
         ax.bar(range(len(labels)), values, color="#4c72b0")
         ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel(ylabel)
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     ax.set_title(title)
     return _png(fig)
 
@@ -154,20 +169,22 @@ def _bars(labels, values, title: str, ylabel: str, horizontal: bool = False) -> 
 def _size_chart(table: pa.Table) -> bytes:
     fig = _figure()
     labels = table["label"].to_pylist()
-    for i, (column, unit) in enumerate((("files", "files"), ("bytes", "GiB"))):
+    for i, column in enumerate(("files", "bytes")):
         ax = fig.add_subplot(1, 2, i + 1)
-        values = table[column].to_pylist()
+        values, unit = table[column].to_pylist(), "files"
         if column == "bytes":
-            values = [v / (1 << 30) for v in values]
+            values, unit = in_unit(values)
         ax.bar(range(len(labels)), values, color="#4c72b0" if i == 0 else "#dd8452")
         ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=7)
         ax.set_title(f"{column} per size bucket", fontsize=10)
         ax.set_ylabel(unit)
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     return _png(fig)
 
 
-def _gib(table: pa.Table, column: str = "bytes") -> list[float]:
-    return [v / (1 << 30) for v in table[column].to_pylist()]
+def _space_bars(table: pa.Table, labels: str, title: str, **kw) -> bytes:
+    values, unit = in_unit(table["bytes"].to_pylist())
+    return _bars(table[labels].to_pylist(), values, title, unit, **kw)
 
 
 def charts(a: Analysis) -> dict[str, bytes]:
@@ -175,18 +192,16 @@ def charts(a: Analysis) -> dict[str, bytes]:
     t = a.tables
     out = {"size_distribution": _size_chart(t["size_distribution"])}
     owners = t["usage_by_owner"].slice(0, a.top)
-    out["usage_by_owner"] = _bars(owners["owner"].to_pylist(), _gib(owners),
-                                  "Space per owner", "GiB", horizontal=True)
+    out["usage_by_owner"] = _space_bars(owners, "owner", "Space per owner", horizontal=True)
     tops = t["usage_by_top_dir"].slice(0, a.top)
-    out["usage_by_top_dir"] = _bars(tops["top_dir"].to_pylist(), _gib(tops),
-                                    "Space per top-level directory", "GiB", horizontal=True)
+    out["usage_by_top_dir"] = _space_bars(tops, "top_dir", "Space per top-level directory",
+                                          horizontal=True)
     rep = t["replication"]
     out["replication"] = _bars([str(r) for r in rep["replication"].to_pylist()],
                                rep["files"].to_pylist(), "Files per replication factor",
                                "files")
     age = t["untouched_age"]
-    out["untouched_age"] = _bars(age["label"].to_pylist(), _gib(age),
-                                 "Data by time since last touched", "GiB")
+    out["untouched_age"] = _space_bars(age, "label", "Data by time since last touched")
     small = t["small_files_by_dir"]
     if small.num_rows:
         out["small_files_by_dir"] = _bars(small["path"].to_pylist(),
@@ -195,9 +210,8 @@ def charts(a: Analysis) -> dict[str, bytes]:
                                           horizontal=True)
     ckpt = t["spark_checkpoints"].slice(0, a.top)
     if ckpt.num_rows:
-        out["spark_checkpoints"] = _bars(ckpt["path"].to_pylist(), _gib(ckpt),
-                                         "Spark checkpoint space per job", "GiB",
-                                         horizontal=True)
+        out["spark_checkpoints"] = _space_bars(ckpt, "path", "Space per Spark checkpoint",
+                                               horizontal=True)
     return out
 
 

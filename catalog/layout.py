@@ -37,8 +37,6 @@ STATE_SUFFIXES = {"snapshot": SNAPSHOT, "zip": SNAPSHOT, "delta": DELTA, "change
 PINS_XATTR = "user.nnlite.catalog.pins"
 JOB_PREFIX = "chk-"
 IN_PROGRESS = ".inprogress"
-_RDD = re.compile(r"rdd-\d+")
-_DSTREAM = re.compile(r"checkpoint-(\d+)(\.bk)?")
 
 
 class FileRef(NamedTuple):
@@ -69,28 +67,44 @@ def source_batch(name: str) -> int | None:
     return int(stem) if stem.isdigit() else None
 
 
-def kind_of(node) -> str | None:
-    """The checkpoint kind a directory inode holds, or None."""
-    children = node.children
-    if "offsets" in children and ("metadata" in children or "commits" in children):
+# The only child names that classify a directory; ``nnlite analyze`` filters an image's rows
+# with this (Java regex syntax too) before handing them to ``classify``.
+MARKER_PATTERN = (r"^(offsets|metadata|commits|chk-[0-9]+(\.inprogress)?|rdd-[0-9]+"
+                  r"|checkpoint-[0-9]+(\.bk)?)$")
+_MARKER = re.compile(MARKER_PATTERN)
+
+
+def classify(entries, pinned: bool = False) -> str | None:
+    """The checkpoint kind of a directory from its children, ``(name, is_dir)`` pairs (names
+    that do not match ``MARKER_PATTERN`` may be left out), and whether it carries the catalog's
+    pins. The one definition the catalog and ``nnlite analyze`` both use; first match wins:
+
+    * streaming: ``offsets`` and (``metadata`` or ``commits`` or the pins);
+    * job: a ``chk-<n>`` or ``chk-<n>.inprogress`` directory;
+    * rdd: an ``rdd-<n>`` directory;
+    * dstream: a ``checkpoint-<ms>`` or ``checkpoint-<ms>.bk`` file.
+    """
+    seen = set()
+    for name, is_dir in entries:
+        if name in ("offsets", "metadata", "commits"):
+            seen.add(name)
+        elif _MARKER.match(name):
+            kind = DSTREAM if name.startswith("checkpoint-") else (
+                JOB if name.startswith(JOB_PREFIX) else RDD)
+            if is_dir != (kind == DSTREAM):
+                seen.add(kind)
+    if "offsets" in seen and ("metadata" in seen or "commits" in seen or pinned):
         return STREAMING
-    if node.xattrs and PINS_XATTR in node.xattrs and "offsets" in children:
-        return STREAMING
-    if any(c.is_dir and (n.startswith(JOB_PREFIX)) and _job_id(n) is not None
-           for n, c in children.items()):
-        return JOB
-    if any(c.is_dir and _RDD.fullmatch(n) for n, c in children.items()):
-        return RDD
-    if any(not c.is_dir and _DSTREAM.fullmatch(n) for n, c in children.items()):
-        return DSTREAM
+    for kind in (JOB, RDD, DSTREAM):
+        if kind in seen:
+            return kind
     return None
 
 
-def _job_id(name: str) -> int | None:
-    core = name[len(JOB_PREFIX):]
-    if core.endswith(IN_PROGRESS):
-        core = core[:-len(IN_PROGRESS)]
-    return int(core) if core.isdigit() else None
+def kind_of(node) -> str | None:
+    """The checkpoint kind a directory inode holds, or None (``classify``)."""
+    return classify(((n, c.is_dir) for n, c in node.children.items()),
+                    bool(node.xattrs and PINS_XATTR in node.xattrs))
 
 
 def discover(node, path: str, limit: int = 100_000) -> list[tuple[str, str, object]]:

@@ -3,9 +3,12 @@ namespace), written with formats.fsimage.write_image.
 
 Shape: a root with a few top-level dirs, a random tree of nested dirs (parents always listed
 before their children), Structured Streaming checkpoints (``offsets/``, ``commits/``,
-``state/``, ``sources/``) under ``/spark/streaming``, RDD checkpoint dirs (``rdd-<n>``) under
-``/spark/rdd/<app>``, two decoys that must not count (an ``offsets/`` without ``commits/``, an
-``rdd-old``), and files spread over every dir with mixed owners, replications, sizes and times.
+``state/``, ``sources/``) under ``/spark/streaming`` (one not yet committed, one known only by
+its pins, one holding a ``chk-1`` directory that must not count on its own), RDD checkpoint
+dirs (``rdd-<n>``) under ``/spark/rdd/<app>``, job checkpoints (``chk-<n>``) under
+``/spark/jobs``, DStream checkpoints (``checkpoint-<ms>``) under ``/spark/dstream``, two
+decoys that must not count (an ``offsets/`` alone, an ``rdd-old``), and files spread over
+every dir with mixed owners, replications, sizes and times.
 Deterministic for a given seed.
 """
 
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from nnlite.catalog.layout import PINS_XATTR
 from nnlite.formats.fsimage.layout import (
     BLOCK_TYPE,
     LAYOUT_VERSION,
@@ -44,6 +48,7 @@ class _Builder:
         self.next_id = ROOT_ID
         self.dirs = []      # (id, parent_id, name, owner, depth)
         self.files = []     # (parent_id, name, owner, replication, length, mtime, atime, client)
+        self.xattrs = {}    # dir id -> [(name, value)]
         self.dir(0, "", "hdfs", -1)
 
     def dir(self, parent: int, name: str, owner: str, parent_depth: int) -> int:
@@ -109,6 +114,23 @@ def _spark_checkpoints(b: _Builder, spark: int, jobs: int) -> None:
             for batch in range(b.rng.randrange(3, 12)):
                 b.file(d, str(batch), 300 + batch if sub != "state" else None, "spark")
         b.file(query, "metadata", 45, "spark")
+    inner = b.dir(query, "nested", "spark", 3)       # inside the last query
+    b.file(b.dir(inner, "chk-1", "spark", 4), "part-00000", 10, "spark")
+    fresh = b.dir(streaming, "fresh", "spark", 2)
+    b.file(fresh, "metadata", 45, "spark")
+    b.file(b.dir(fresh, "offsets", "spark", 3), "0", 300, "spark")
+    pinned = b.dir(streaming, "pinned", "spark", 2)
+    b.file(b.dir(pinned, "offsets", "spark", 3), "4", 300, "spark")
+    b.xattrs[pinned] = [(PINS_XATTR, b"[4]")]
+    job_root = b.dir(spark, "jobs", "spark", 1)
+    for j in range(2):
+        job = b.dir(job_root, f"etl{j}", "spark", 2)
+        for name in ("chk-1", "chk-2", "chk-3.inprogress"):
+            b.file(b.dir(job, name, "spark", 3), "part-00000", None, "spark")
+    dstream = b.dir(b.dir(spark, "dstream", "spark", 1), "app", "spark", 2)
+    for t in (1_700_000_000_000, 1_700_000_010_000):
+        b.file(dstream, f"checkpoint-{t}", 2000, "spark")
+        b.file(dstream, f"checkpoint-{t}.bk", 1900, "spark")
     rdd = b.dir(spark, "rdd", "spark", 1)
     for app in range(jobs):
         app_dir = b.dir(rdd, f"app-{app:04x}-5e1f", "spark", 2)
@@ -145,7 +167,8 @@ def _columns(b: _Builder) -> dict:
                                            pa.array([], BLOCK_TYPE),
                                            type=SCHEMA.field("blocks").type),
         "checksum": [None] * (nd + nf),
-        "xattrs": [None] * (nd + nf),
+        "xattrs": pa.array([b.xattrs.get(x[0]) for x in d] + [None] * nf,
+                           SCHEMA.field("xattrs").type),
         "ns_quota": array("q", [NO_QUOTA]) * (nd + nf),
         "ss_quota": array("q", [NO_QUOTA]) * (nd + nf),
         "client_name": [None] * nd + [x[7] for x in f],

@@ -14,9 +14,11 @@ from click.testing import CliRunner
 
 from nnlite import cli
 from nnlite.analytics import analyze, report
+from nnlite.catalog import layout
 from nnlite.commands.support import EXIT_CORRUPT
 from nnlite.formats.fsimage.layout import TYPE_DIRECTORY, TYPE_FILE
 from nnlite.formats.fsimage.read import read_image
+from nnlite.namenode.image.columns import load as load_image
 from nnlite.namenode.image.columns import save as save_image
 from nnlite.namenode.namespace.namespace import Namespace
 from tests.analytics.imagegen import AS_OF_MS, generate
@@ -205,35 +207,31 @@ def test_oldest_files(result, expected):
         (AS_OF_MS - want[0][2]) / analyze.DAY_MS)
 
 
-def test_spark_checkpoints(result, expected):
-    children = defaultdict(set)
-    for d in expected.dirs.values():
-        children[d["parent_id"]].add(d["name"])
-    roots = {}      # root dir id -> (job dir id, kind)
-    for inode_id, d in expected.dirs.items():
-        if {"offsets", "commits"} <= children[inode_id]:
-            roots[inode_id] = (inode_id, analyze.STREAMING)
-        if d["name"].startswith("rdd-") and d["name"][4:].isdigit():
-            roots[inode_id] = (d["parent_id"], analyze.RDD)
-    jobs = defaultdict(lambda: [set(), 0, 0, 0])
-    for root, job in roots.items():
-        jobs[job][0].add(root)
-    for f in expected.files:
-        for anc in expected.ancestors(f["parent_id"]):
-            if anc in roots:
-                j = jobs[roots[anc]]
-                j[1] += 1
-                j[2] += f["length"]
-                j[3] += f["length"] * f["replication"]
-    want = sorted(((expected.paths[job], kind, len(j[0]), j[1], j[2], j[3])
-                   for (job, kind), j in jobs.items()), key=lambda r: (-r[4], r[0]))
-    got = rows(result.tables["spark_checkpoints"], "path", "kind", "roots", "files", "bytes",
+def test_spark_checkpoints_are_the_ones_the_catalog_lists(result, image):
+    """The catalog's own discovery over the same image, loaded into a namespace, is the
+    oracle: the same checkpoints, kinds and bytes as ``nnlite catalog ls /`` sees."""
+    ns, _ = load_image(str(image), None)
+    want = []
+    for path, kind, node in layout.discover(ns.root, "/"):
+        files, total, _, _ = layout.tree_usage(node)
+        raw, stack = 0, [node]
+        while stack:
+            for child in stack.pop().children.values():
+                if child.is_dir:
+                    stack.append(child)
+                else:
+                    raw += child.length * child.replication
+        want.append((path, kind, files, total, raw))
+    want.sort(key=lambda r: (-r[3], r[0]))
+    got = rows(result.tables["spark_checkpoints"], "path", "kind", "files", "bytes",
                "raw_bytes")
     assert got == want
     kinds = Counter(r[1] for r in got)
-    assert kinds[analyze.STREAMING] == kinds[analyze.RDD] == INODES // 20_000
-    assert not any(p.startswith("/data") for p, *_ in got)       # the decoys do not count
-    assert result.totals["checkpoint_bytes"] == sum(r[4] for r in got)
+    assert kinds == {"streaming": INODES // 20_000 + 2, "rdd": INODES // 20_000, "job": 2,
+                     "dstream": 1}
+    assert not any(p.startswith("/data") or "/nested" in p for p, *_ in got)
+    assert result.totals["checkpoints"] == len(got)
+    assert result.totals["checkpoint_bytes"] == sum(r[3] for r in got)
 
 
 # ------------------------------------------------------------------------------ outputs
@@ -267,7 +265,7 @@ def test_cli_reuses_the_active_session(spark, tmp_path):
     result = CliRunner().invoke(cli.main, ["analyze", str(tmp_path / "name"), "--top", "5",
                                            "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "Spark checkpoints per job" in result.output
+    assert report.TITLES["spark_checkpoints"] in result.output
     assert (out / "report.html").exists()
     assert spark.range(3).count() == 3            # the shared session is still running
 
