@@ -271,6 +271,7 @@ class FSNamesystem:
                 "segment": j.segment_name,
                 "editsSize": {str(d.root): w.size for d, w in j.streams.items()},
                 "files": self.ns.files,
+                "blocks": self.ns.block_count,
                 "directories": self.ns.dirs,
                 "nameDirs": [{"path": str(d.root), "healthy": d.healthy,
                               "failure": d.failure} for d in self.dirs],

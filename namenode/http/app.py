@@ -155,6 +155,7 @@ class NamenodeApp:
             "LastCheckpointTime": int(fs.last_checkpoint_time * 1000),
             "FilesTotal": fs.ns.files + fs.ns.dirs,
             "DirectoriesTotal": fs.ns.dirs,
+            "BlocksTotal": fs.ns.block_count,
             "Syncs": m.syncs,
             "SyncsAvgTime": (m.sync_seconds / m.syncs * 1000) if m.syncs else 0.0,
             "TransactionsNumOps": m.txns,

@@ -11,9 +11,8 @@ Health: *OK*; *degraded* when a name dir failed but another one still takes ever
 
 The facts are gathered in a worker thread (``FSNamesystem.report`` takes the namesystem lock,
 which a SAVENAMESPACE holds for as long as it writes the image), then rendered; every value
-goes through ``html.escape``. Blocks are counted on the data dir's disk (published blocks,
-orphans awaiting the sweep included) at most once per ``BLOCK_COUNT_TTL`` seconds: the
-namespace keeps no block counter, and walking it would hold the lock for O(inodes).
+goes through ``html.escape``. The block count is the namespace's live one (the blocks its files
+refer to, as HDFS's "blocks total"), taken in the same report as the file count.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ import configparser
 import html
 import importlib.metadata
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +31,6 @@ from nnlite.namenode.image.namedir import EDITS_NEW
 
 REFRESH = 10              # seconds between reloads of the status page
 LOADING_REFRESH = 2       # ... of the loading page
-BLOCK_COUNT_TTL = 30.0    # seconds a block count of the data dir is reused
 CONTENT_TYPE = "text/html; charset=utf-8"
 HEADERS = (("Cache-Control", "no-store"),)
 
@@ -67,49 +64,10 @@ class Snapshot:
     writable: bool = True               # the journal still has a healthy name dir
     checkpoints: int | None = None      # checkpoints completed since start (None: unknown)
     data_dirs: list[DataDir] = field(default_factory=list)
-    blocks: int | None = None           # None: no block store
     catalog: list[dict] | None = None   # the checkpoint catalog's rows (None: no catalog)
 
 
-class BlockCounter:
-    """Counts published block files, reusing a count younger than ``ttl`` seconds."""
-
-    def __init__(self, ttl: float = BLOCK_COUNT_TTL, clock=time.monotonic):
-        self.ttl = ttl
-        self.clock = clock
-        self._lock = threading.Lock()
-        self._counts: dict[Path, tuple[float, int]] = {}
-
-    def count(self, blocks_dir: Path) -> int:
-        with self._lock:
-            cached = self._counts.get(blocks_dir)
-            if cached is None or self.clock() - cached[0] >= self.ttl:
-                cached = (self.clock(), _count_blocks(blocks_dir))
-                self._counts[blocks_dir] = cached
-            return cached[1]
-
-
-def _count_blocks(blocks_dir: Path) -> int:
-    """``blk_<id>`` files (not their ``.meta``) in the subdirs of ``blocks_dir``."""
-    total = 0
-    try:
-        subdirs = [e.path for e in os.scandir(blocks_dir) if e.is_dir()]
-    except OSError:
-        return 0
-    for subdir in subdirs:
-        try:
-            with os.scandir(subdir) as entries:
-                total += sum(1 for e in entries
-                             if e.name.startswith("blk_") and e.name[4:].isdigit())
-        except OSError:
-            continue
-    return total
-
-
-BLOCKS = BlockCounter()
-
-
-def collect(app, counter: BlockCounter = BLOCKS) -> Snapshot:
+def collect(app) -> Snapshot:
     """Everything the page shows (blocking: run it in a worker thread)."""
     snap = Snapshot(report=app.fs.report(), uptime=time.time() - app.started, now=time.time(),
                     writable=app.fs.journal.writable)
@@ -119,7 +77,6 @@ def collect(app, counter: BlockCounter = BLOCKS) -> Snapshot:
     store = _block_store(app)
     if store is not None:       # the hook: a namenode without a data path shows name dirs only
         snap.data_dirs.append(_data_dir(store.root))
-        snap.blocks = counter.count(store.blocks)
     catalog = getattr(app, "catalog", None)
     if catalog is not None:     # the layer above, when the daemon's composer installed it
         snap.catalog = catalog.overview()
@@ -176,11 +133,12 @@ async def page(app, req: Request) -> Response:
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
   margin:0;background:#f3f5f8;color:#1d2430}
-header{background:#1f3a5f;color:#fff;padding:14px 28px;display:flex;flex-wrap:wrap;
+header{background:#1f3a5f;color:#fff;padding:14px max(28px,calc((100% - 1160px) / 2));
+  display:flex;flex-wrap:wrap;
   align-items:center;gap:6px 18px}
 header h1{font-size:20px;margin:0;font-weight:600}
 header .meta{margin-left:auto;font-size:13px;opacity:.85}
-main{padding:20px 28px;max-width:1160px}
+main{padding:20px 28px;max-width:1160px;margin:0 auto}
 .badge{display:inline-block;padding:3px 12px;border-radius:12px;font-weight:700;font-size:14px}
 .ok{background:#d7f2df;color:#13582a}.warn{background:#fff0c2;color:#7a5200}
 .bad{background:#fbd5d5;color:#8b1111}.off{background:#e6e9ee;color:#3c4656}
@@ -285,7 +243,7 @@ def _namespace(snap: Snapshot) -> str:
     return _card("Namespace", [
         ("files", "Files", f"{r['files']:,}"), ("directories", "Directories",
                                                 f"{r['directories']:,}"),
-        ("blocks", "Blocks (on disk)", "n/a" if snap.blocks is None else f"{snap.blocks:,}")])
+        ("blocks", "Blocks", f"{r['blocks']:,}")])
 
 
 def _storage(snap: Snapshot) -> str:

@@ -240,6 +240,7 @@ class _Builder:
             if xa is not None:
                 node.xattrs = xa
         self.ns.files += hi - lo
+        self.ns.block_count += sum(map(len, blocks))
 
     def _note_quota(self, node, nsq: int, ssq: int) -> None:
         if nsq != NO_QUOTA or ssq != NO_QUOTA:

@@ -59,6 +59,7 @@ class Tree:
         self.last_block_id = 0
         self.files = 0
         self.dirs = 1
+        self.block_count = 0      # block references of every file (the status page's figure)
         self.quota_dirs = 0       # directories with a quota; none -> quota walks are skipped
         self.max_xattrs = max_xattrs
         self.max_xattr_size = max_xattr_size
@@ -286,6 +287,8 @@ class Tree:
                                          client_name or None, client_machine or None)
         if old is None:
             self.files += 1
+        else:
+            self.block_count -= len(old.blocks)
         parent.mtime = mtime
         if inode_id > self.last_inode_id:
             self.last_inode_id = inode_id
@@ -341,11 +344,12 @@ class Tree:
         if not node.is_dir:
             del parent.children[node.name]
             self.files -= 1
+            self.block_count -= len(node.blocks)
             if self.quota_dirs:
                 self.add_usage(parent, -1, -(node.length * node.replication))
             return
         self._forget()
-        files = dirs = quotas = total = 0
+        files = dirs = quotas = total = blocks = 0
         for n in walk(node):
             n.parent = None
             if n.is_dir:
@@ -354,9 +358,11 @@ class Tree:
             else:
                 files += 1
                 total += n.length * n.replication
+                blocks += len(n.blocks)
         del parent.children[node.name]
         self.dirs -= dirs
         self.files -= files
+        self.block_count -= blocks
         self.add_usage(parent, -(files + dirs), -total)
         self.quota_dirs -= quotas
 
@@ -505,6 +511,7 @@ class Tree:
         _op, _txid, path, inode_id, length, mtime, atime, blocks, checksum = record
         node = self._under_construction(path, inode_id)
         self._resize(node, length)
+        self.block_count += len(blocks) - len(node.blocks)
         node.blocks = tuple(tuple(b) for b in blocks)
         node.checksum = checksum or None
         node.mtime, node.atime = mtime, atime
@@ -516,6 +523,7 @@ class Tree:
         node = self._under_construction(path, inode_id)
         blocks = node.blocks + (tuple(block),)
         self._resize(node, sum(b[1] for b in blocks))
+        self.block_count += 1
         node.blocks = blocks
         self._note_blocks((block,))
 
@@ -524,6 +532,7 @@ class Tree:
         node = self._under_construction(path, inode_id)
         blocks = tuple(tuple(b) for b in blocks)
         self._resize(node, sum(b[1] for b in blocks))
+        self.block_count += len(blocks) - len(node.blocks)
         node.blocks = blocks
         self._note_blocks(blocks)
 
@@ -544,6 +553,7 @@ class Tree:
         self.add_usage(target.parent, 0, (length - target.length) * target.replication)
         target.length = length
         target.parent.mtime = mtime
+        self.block_count += len(blocks) - len(target.blocks)     # the sources' moved over
         target.blocks = blocks
         target.checksum = None
         target.mtime = mtime
@@ -566,6 +576,7 @@ class Tree:
             kept.append((block_id, take, genstamp))
             total += take
         self._resize(node, new_length)
+        self.block_count += len(kept) - len(node.blocks)
         node.blocks = tuple(kept)
         node.checksum = None
         node.mtime = mtime

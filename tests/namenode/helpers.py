@@ -35,7 +35,8 @@ def new_ns(**kw) -> Namespace:
 
 def dump(ns) -> dict:
     """Every inode attribute and every tree counter, as comparable plain values."""
-    return {"files": ns.files, "dirs": ns.dirs, "last_inode_id": ns.last_inode_id,
+    return {"files": ns.files, "dirs": ns.dirs, "blocks": ns.block_count,
+            "last_inode_id": ns.last_inode_id,
             "last_block_id": ns.last_block_id, "root": dump_node(ns.root)}
 
 
@@ -56,6 +57,7 @@ def check_invariants(ns) -> None:
     of quota directories that lets quota walks be skipped), recomputed from scratch."""
     files, dirs = _check_subtree(ns.root)
     assert (ns.files, ns.dirs) == (files, dirs)
+    assert ns.block_count == sum(len(n.blocks) for n in walk(ns.root) if not n.is_dir)
     quotas = sum(1 for n in walk(ns.root) if n.is_dir and n.quota is not None)
     assert ns.quota_dirs == quotas
 

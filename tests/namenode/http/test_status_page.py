@@ -35,6 +35,10 @@ def test_status_page_shows_health_txids_and_dirs(namenode, tmp_path):
         request = urllib.request.Request(namenode.webhdfs(f"/p/d{i}?op=MKDIRS&user.name=tester"),
                                          method="PUT")
         urllib.request.urlopen(request).read()
+    from nnlite.client.webhdfs import WebHdfsClient
+    with WebHdfsClient(namenode.url, "tester") as client:
+        client.create("/p/f", b"x" * 10)
+        client.create("/p/g", b"y" * 10)
     with urllib.request.urlopen(namenode.url + "/") as response:
         assert response.headers["Content-Type"] == "text/html; charset=utf-8"
         body = response.read().decode()
@@ -44,6 +48,7 @@ def test_status_page_shows_health_txids_and_dirs(namenode, tmp_path):
     dom = render(namenode.url + "/", tmp_path, "--dump-dom").stdout
     assert "nnlite NameNode" in dom and "Every name directory is healthy." in dom
     assert f">{bean['LastWrittenTransactionId']}<" in dom
+    assert bean["BlocksTotal"] == 2 and '<dd id="blocks">2</dd>' in dom    # no lag
     assert namenode.name_dirs[0] in dom and "healthy" in dom
 
     shot = tmp_path / "page.png"
@@ -57,8 +62,9 @@ def test_status_page_shows_health_txids_and_dirs(namenode, tmp_path):
 # ---------------------------------------------------------------------- no card overflows
 
 # The page itself carries no script, so the test injects one into a copy of it: it measures every
-# element of every card (<section>) and the page, and leaves what sticks out in an attribute of
-# <body> that --dump-dom prints.
+# element of every card (<section>) and the page, checks that the content sits in the middle with
+# the title above its left edge, and leaves what is wrong in an attribute of <body> that
+# --dump-dom prints.
 MEASURE = """<script>
 const bad = [];
 const where = el => `<${el.tagName.toLowerCase()}${el.id ? " id=" + el.id : ""}>`;
@@ -72,6 +78,13 @@ for (const card of document.querySelectorAll("section")) {
       bad.push(`${name}: ${where(el)} content ${el.scrollWidth} px wide in ${el.clientWidth} px`);
   }
 }
+const main = document.querySelector("main > .grid, main > p").getBoundingClientRect();
+const gap = window.innerWidth - document.documentElement.clientWidth;   // a scroll bar
+if (Math.abs(main.left - (document.documentElement.clientWidth - main.right)) > 1)
+  bad.push(`content off centre: ${main.left} px left, ${window.innerWidth - gap - main.right} right`);
+const title = document.querySelector("header h1").getBoundingClientRect();
+if (Math.abs(title.left - main.left) > 1)
+  bad.push(`title at ${title.left} px, content at ${main.left}`);
 if (document.documentElement.scrollWidth > window.innerWidth)
   bad.push(`page ${document.documentElement.scrollWidth} px wide in ${window.innerWidth} px`);
 document.body.setAttribute("data-overflow", JSON.stringify(bad));
@@ -90,7 +103,7 @@ def overflowing(page: str, width: int, tmp_path) -> list[str]:
     return json.loads(html.unescape(found.group(1)))
 
 
-@pytest.mark.parametrize("width", [1200, 800])
+@pytest.mark.parametrize("width", [1600, 1200, 800])
 def test_no_card_overflows_live_page(namenode, tmp_path, width):
     with urllib.request.urlopen(namenode.url + "/") as response:
         page = response.read().decode()
@@ -106,15 +119,14 @@ def worst_case() -> status.Snapshot:
         "lastSyncedTxid": 123_456_789_012, "lastCheckpointTxid": 123_456_000_000,
         "lastCheckpointTime": 1_700_000_000_000, "transactionsSinceLastCheckpoint": 789_012,
         "segment": "edits.new", "editsSize": {deep: 987_654_321_098},
-        "files": 1_234_567_890, "directories": 987_654_321,
+        "files": 1_234_567_890, "directories": 987_654_321, "blocks": 9_876_543_210,
         "nameDirs": [{"path": deep, "healthy": True, "failure": None},
                      {"path": deep + "2", "healthy": False,
                       "failure": "OSError: [Errno 5] Input/output error: " + deep + "2/edits"}],
     }
     return status.Snapshot(report=report, uptime=400 * 86400, now=1_800_000_000,
                            writable=True, checkpoints=123_456,
-                           data_dirs=[status.DataDir(deep + "-data", False, "not writable")],
-                           blocks=9_876_543_210)
+                           data_dirs=[status.DataDir(deep + "-data", False, "not writable")])
 
 
 @pytest.mark.parametrize("width", [1200, 800, 500])
