@@ -2,11 +2,14 @@
 
 Layers (imports point down):
 
-    layout.py     what Spark leaves in a checkpoint directory, read from namespace inodes
+    layout.py     what Spark leaves in a checkpoint directory, read from namespace inodes;
+                  ``classify``, the one rule of what kind a directory holds
     streaming.py  Structured Streaming structure: batches, state chains, restorable batch, ls
     report.py     validate and show: the log files parsed, every problem named
     retention.py  which files retention and rollback remove (pure planning, no I/O)
     jobs.py       batch-job checkpoints with a Flink-style lifecycle (begin/complete/abort)
+    others.py     RDD and DStream checkpoints, and what gc removes
+    errors.py     the catalog's typed errors
     service.py    runs the above inside the namenode: snapshots under the lock, one edits op
                   per change, the background retention policy
     http.py       ``/catalog/v1/<path>?op=...`` on the namenode's HTTP server
@@ -14,7 +17,7 @@ Layers (imports point down):
     spark.py      the only module that imports pyspark (lazily): job checkpoints around writes
     mirror.py     one reconciliation pass of a local checkpoint dir into nnlite
     watch.py      the watcher daemon: watchdog events and rescans drive mirror.py
-    format.py     how ``nnlite catalog`` prints answers for people
+    display.py    how ``nnlite catalog`` prints answers for people
 
 Everything the catalog changes goes through the namenode's request layer, so each change is
 permission-checked, logged as one edits op and durable before it is acknowledged.

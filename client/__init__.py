@@ -1,17 +1,19 @@
 """A small WebHDFS client of the namenode, and the ``hdfs dfs``-style shell the CLI runs on it.
 
-``webhdfs.py`` speaks the protocol (the operations, ``user.name``, redirects) over
-``connection.py`` (one keep-alive connection, network errors) and reads answers with
-``replies.py`` (JSON, RemoteException to typed errors); ``errors.py`` holds those errors, ``shell.py`` the commands' semantics
-(``ls``, ``rm -r``, ``chmod -R``, ...), ``modes.py`` permission bits and ``chmod`` modes,
-``format.py`` the text output. Those are standard library only and import nothing of the
-namenode, so a program can use the client alone. The command line on top of them is here too:
-``cli_dfs.py`` (``nnlite dfs`` and ``dfsadmin``) and ``cli_support.py`` (exit codes and typed
-errors of every command); they use click and the namenode's error classes.
+Standard library only, importing nothing of the namenode, so a program can use the client
+alone:
+
+* ``connection.py`` -- one keep-alive HTTP connection: streaming bodies, ``Expect:
+  100-continue``, reopening a stale connection once, network errors as typed errors naming the
+  URL. The one HTTP client stack of nnlite (the CLI, the secondary's transfers, the catalog
+  client and its watcher all ride on it).
+* ``webhdfs.py`` -- the WebHDFS operations over it (``user.name``, relative paths under
+  ``/user/<user>``, the 307 redirects of CREATE/APPEND/OPEN, the admin endpoints).
+* ``replies.py`` -- what an answer means: JSON fields, a ``RemoteException`` as its typed error.
+* ``errors.py`` -- those errors, one class per Hadoop exception the namenode answers.
+* ``shell.py`` -- FsShell: the ``hdfs dfs`` commands' semantics (``ls``, ``rm -r``, ...).
+* ``modes.py`` -- permission bits, ``chmod`` modes and the ``rwx`` string.
+* ``display.py`` -- the commands' text output.
+
+The click commands on top are ``commands/dfs.py``.
 """
-
-from nnlite.client.errors import ClientError
-from nnlite.client.shell import FsShell
-from nnlite.client.webhdfs import DEFAULT_URL, WebHdfsClient
-
-__all__ = ["DEFAULT_URL", "ClientError", "FsShell", "WebHdfsClient"]

@@ -1,7 +1,7 @@
 """The secondary's whole job, one checkpoint at a time: when to checkpoint (``TriggerPolicy``,
 ``Checkpointer.check``), and what a finished or failed checkpoint leaves behind (counters, the
 last result and failure, log lines). The steps themselves are merge.py's; the records
-outcome.py's. Both modules' names are importable from here too.
+outcome.py's.
 
 Trigger (``TriggerPolicy``): checkpoint when a checkpoint is pending on the namenode (resume
 it), or ``txid - lastCheckpointTxid >= checkpoint.txns``, or ``now - lastCheckpointTime >=
@@ -26,12 +26,9 @@ from nnlite.formats import edits
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.secondary.client import NamenodeStatus, TransferClient
 from nnlite.secondary.errors import CHECKPOINT_FAILURES, CheckpointDirError, MergeError
-from nnlite.secondary.merge import AFTER_DOWNLOAD, AFTER_ROLL, DURING_MERGE, Merger
-from nnlite.secondary.outcome import PHASES, CheckpointResult, Counters, Failure, Phases
+from nnlite.secondary.merge import Merger
+from nnlite.secondary.outcome import CheckpointResult, Counters, Failure, Phases
 from nnlite.secondary.storage import CheckpointDir
-
-__all__ = ["AFTER_DOWNLOAD", "AFTER_ROLL", "DURING_MERGE", "PHASES", "CheckpointResult",
-           "Checkpointer", "Counters", "Failure", "TriggerPolicy"]
 
 log = logging.getLogger(__name__)
 
