@@ -36,7 +36,7 @@ def ls_lines(rows: list[dict]) -> list[str]:
     lines = [head]
     for r in rows:
         lines.append(f"{r['path']:<{width}}  {r['kind']:<9} {_opt(r['lastBatch']):>6} "
-                     f"{_opt(r['restorableBatch']):>8} {r['health']:<9} {r['files']:>7} "
+                     f"{_opt(r['restorableBatch']):>8} {r['health']:<9} {_opt(r['files']):>7} "
                      f"{nbytes(r['stateBytes']):>10} {_when(r['lastUpdate']):<19} "
                      f"{','.join(map(str, r['pinned'])) or '-'}")
     return lines

@@ -29,7 +29,7 @@ from nnlite.catalog.errors import (
     NotACheckpointError,
 )
 from nnlite.catalog.layout import IN_PROGRESS, JOB, JOB_PREFIX, tree_usage
-from nnlite.namenode.namespace import paths
+from nnlite.namenode.namespace import paths, permission
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 LAST_ID_XATTR = "user.nnlite.catalog.last-id"
@@ -85,9 +85,11 @@ def chk_path(job: str, chk_id: int, in_progress: bool = False) -> str:
 
 
 def _job_node(ns, job: str, caller):
+    """The job directory, which every request lists: READ_EXECUTE on it, as LISTSTATUS."""
     node = ns.status(job, caller)
     if not node.is_dir:
         raise NotACheckpointError(f"{job} is a file, not a job checkpoint directory", path=job)
+    permission.check(caller, node, permission.READ | permission.EXECUTE, job)
     return node
 
 
@@ -208,6 +210,8 @@ def set_pin(ns, job: str, chk_id: int, on: bool, caller):
         raise CheckpointNotFoundError(f"{job}: no complete checkpoint {chk_id} to pin",
                                       path=job)
     where = chk_path(job, chk_id)
+    # a user.* xattr: WRITE on the inode, also for a pin that changes nothing
+    permission.check(caller, node.children[f"{JOB_PREFIX}{chk_id}"], permission.WRITE, where)
     if on:
         _, ops = ns.set_xattr(where, PINNED_XATTR, b"1", XATTR_CREATE | XATTR_REPLACE, caller)
     elif PINNED_XATTR in (node.children[f"{JOB_PREFIX}{chk_id}"].xattrs or {}):

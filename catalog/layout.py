@@ -107,11 +107,17 @@ def kind_of(node) -> str | None:
                     bool(node.xattrs and PINS_XATTR in node.xattrs))
 
 
-def discover(node, path: str, limit: int = 100_000) -> list[tuple[str, str, object]]:
-    """``(path, kind, inode)`` of every checkpoint at or under ``node``, sorted by path."""
+def discover(node, path: str, can_list=lambda node: True,
+             limit: int = 100_000) -> list[tuple[str, str, object]]:
+    """``(path, kind, inode)`` of every checkpoint at or under ``node``, sorted by path.
+    Only directories ``can_list`` allows are classified or descended into: the catalog passes
+    the caller's LISTSTATUS right (READ_EXECUTE on the directory), so it finds what the
+    caller could find with ``hdfs dfs -ls -R``."""
     found, stack = [], [(path, node)]
     while stack and len(found) < limit:
         where, current = stack.pop()
+        if not can_list(current):
+            continue
         kind = kind_of(current)
         if kind is not None:
             found.append((where, kind, current))
@@ -120,6 +126,14 @@ def discover(node, path: str, limit: int = 100_000) -> list[tuple[str, str, obje
         stack.extend((prefix + name, child) for name, child in current.children.items()
                      if child.is_dir)
     return sorted(found, key=lambda item: item[0])
+
+
+def denied_row(path: str, kind: str) -> dict:
+    """An ``ls`` row for a checkpoint the caller may list but not summarise: its path and kind
+    (the caller sees both in the parent's listing), no figures."""
+    return {"path": path, "kind": kind, "lastBatch": None, "restorableBatch": None,
+            "stateBytes": None, "bytes": None, "files": None, "lastUpdate": None,
+            "health": "denied", "pinned": []}
 
 
 def tree_usage(node) -> tuple[int, int, int, bool]:

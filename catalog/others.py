@@ -86,12 +86,17 @@ def dstream_show(node, path: str) -> dict:
     return {"path": path, "kind": DSTREAM, "checkpoints": [rows[t] for t in sorted(rows)]}
 
 
-def plan_gc(node, path: str, now_ms: int, tmp_ttl_ms: int, rdd_ttl_ms: int) -> list[dict]:
-    """``[{"path", "reason", "bytes"}]`` to remove under ``node``."""
+def plan_gc(node, path: str, now_ms: int, tmp_ttl_ms: int, rdd_ttl_ms: int,
+            can_list=lambda node: True, can_delete=lambda path: True) -> list[dict]:
+    """``[{"path", "reason", "bytes"}]`` to remove under ``node``: only below directories
+    ``can_list`` allows, and only what ``can_delete`` allows (the caller's own rights, so a
+    dry run names nothing the caller could not see or remove)."""
     out = []
     stack = [(path.rstrip("/"), node)]
     while stack:
         where, current = stack.pop()
+        if not can_list(current):
+            continue
         if kind_of(current) == RDD:
             files, total, newest, writing = tree_usage(current)
             if not writing and now_ms - newest >= rdd_ttl_ms:
@@ -105,7 +110,8 @@ def plan_gc(node, path: str, now_ms: int, tmp_ttl_ms: int, rdd_ttl_ms: int) -> l
                             "bytes": tree_usage(child)[1] if child.is_dir else child.length})
             elif child.is_dir:
                 stack.append((target, child))
-    return sorted(out, key=lambda item: item["path"])
+    return sorted((item for item in out if can_delete(item["path"])),
+                  key=lambda item: item["path"])
 
 
 def _stale(node, now_ms: int, ttl_ms: int) -> bool:

@@ -15,6 +15,7 @@ are one DELETE_MANY op; ``complete`` is one RENAME.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 
@@ -25,10 +26,14 @@ from nnlite.catalog.errors import (
     InvalidRequestError,
     NotACheckpointError,
 )
+from nnlite.namenode.errors import AccessControlError
 from nnlite.namenode.namespace import paths, permission
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 log = logging.getLogger(__name__)
+
+LIST = permission.READ | permission.EXECUTE       # LISTSTATUS of a directory
+ANONYMOUS = "dr.who"          # hadoop.http.staticuser.user: who an anonymous web page is
 
 MAX_LOG_FILE = 64 << 20
 
@@ -68,25 +73,33 @@ class CatalogService:
     # ------------------------------------------------------------------ snapshots
 
     def _node(self, path: str, user: str):
-        """The directory at ``path``, after the caller's read checks (under the lock)."""
+        """The directory at ``path``, after the caller's listing checks (under the lock)."""
         caller = self.fs.caller(user)
         node = self.fs.ns.status(path, caller)
         if not node.is_dir:
             raise NotACheckpointError(f"{path} is a file, not a checkpoint directory",
                                       path=path)
-        permission.check(caller, node, permission.READ | permission.EXECUTE, path)
+        permission.check(caller, node, LIST, path)
         return node
 
     def _streaming(self, path: str, user: str) -> streaming.Layout:
+        """A streaming checkpoint scanned for ``show``, ``validate`` and ``latest``, which read
+        its log files: READ_EXECUTE on every directory of it and READ on each log file, as
+        listing it and opening them through WebHDFS would need."""
         path = paths.normalize(path)
         with self.fs.lock:
+            caller = self.fs.caller(user)
             node = self._node(path, user)
             kind = layout.kind_of(node)
             if kind != layout.STREAMING:
                 raise NotACheckpointError(
                     f"{path} is not a Structured Streaming checkpoint (no offsets/ and "
                     f"metadata){f'; it holds a {kind} checkpoint' if kind else ''}", path=path)
-            return streaming.scan(node, path)
+            found = self._scan_streaming(node, path, caller)
+            for ref in streaming.log_files(found):
+                inode = self.fs.ns.lookup(paths.split(ref.path))
+                permission.check(caller, inode, permission.READ, ref.path)
+            return found
 
     def read_file(self, ref: layout.FileRef) -> bytes:
         if ref.length > MAX_LOG_FILE:
@@ -111,16 +124,26 @@ class CatalogService:
     # ------------------------------------------------------------------ reads
 
     def ls(self, root: str, user: str) -> list[dict]:
-        """One row per checkpoint under ``root``, each captured under the lock on its own."""
+        """One row per checkpoint under ``root`` that the caller can find by listing (READ_
+        EXECUTE on each directory on the way, as LISTSTATUS needs), each captured under the
+        lock on its own. A row's figures summarise the whole checkpoint, so they need what
+        GETCONTENTSUMMARY needs (READ_EXECUTE on every directory of it,
+        ``FSDirStatAndListingOp.getContentSummary``); without it the row says ``denied``."""
         root = paths.normalize(root)
+        caller = self.fs.caller(user)
+        can_list = functools.partial(permission.allowed, caller, access=LIST)
         with self.fs.lock:
-            found = [(p, k) for p, k, _ in layout.discover(self._node(root, user), root)]
+            found = [(p, k) for p, k, _ in layout.discover(self._node(root, user), root,
+                                                           can_list)]
         rows = []
         for path, kind in found:
             with self.fs.lock:
                 node = self.fs.ns.lookup(paths.split(path))
                 if node is None or not node.is_dir:
                     continue                 # deleted meanwhile
+                if not _may(permission.check_subtree, caller, node, LIST):
+                    rows.append(layout.denied_row(path, kind))
+                    continue
                 row = self._summary(node, path, kind)
             if self.leases.held_under(path):     # an upload not yet closed holds a lease
                 row["health"] = "writing"
@@ -138,16 +161,23 @@ class CatalogService:
             return others.rdd_summary(node, path, self.now_ms(), self.rdd_ttl_ms)
         return others.dstream_summary(node, path)
 
-    def overview(self, ttl: float = 15.0) -> list[dict]:
-        """Every checkpoint under the configured roots as the superuser sees it, for the
-        status page; reused for ``ttl`` seconds (an ``ls`` walks every checkpoint)."""
+    def overview(self, ttl: float = 15.0) -> tuple[list[dict], int]:
+        """The status page's rows: every checkpoint under the configured roots that anyone
+        may read (the page is anonymous: ``ANONYMOUS``, in no group, as Hadoop's web UI's
+        static user), and how many others exist. Reused for ``ttl`` seconds (an ``ls``
+        walks every checkpoint)."""
         now = time.monotonic()
         if self._overview is None or now - self._overview[0] >= ttl:
-            rows = []
+            public, total = [], 0
             for root in self.roots:
-                if self.fs.read(self.fs.ns.lookup, paths.split(root)) is not None:
-                    rows += self.ls(root, self.fs.identity.superuser)
-            self._overview = (now, rows)
+                if self.fs.read(self.fs.ns.lookup, paths.split(root)) is None:
+                    continue
+                total += len(self.ls(root, self.fs.identity.superuser))
+                try:
+                    public += [r for r in self.ls(root, ANONYMOUS) if r["health"] != "denied"]
+                except AccessControlError:
+                    pass                     # the root itself is not world-readable
+            self._overview = (now, (public, total - len(public)))
         return self._overview[1]
 
     def metrics(self) -> dict:
@@ -205,7 +235,7 @@ class CatalogService:
         node = self._node(path, user)
         if layout.kind_of(node) == layout.JOB:
             return jobs.retain(self.fs.ns, path, keep, caller)
-        plan = retention.retain(self._scan_streaming(node, path), keep)
+        plan = retention.retain(self._scan_streaming(node, path, caller), keep)
         # Retention need not be one op (every kept batch stays restorable whichever of its
         # deletes happened), so a large plan is split to keep each record well under the
         # edits record limit; all of them are logged and synced together.
@@ -216,10 +246,12 @@ class CatalogService:
             return result, ops
         return {"path": path, **plan.to_json()}, ops
 
-    def _scan_streaming(self, node, path: str) -> streaming.Layout:
+    def _scan_streaming(self, node, path: str, caller) -> streaming.Layout:
+        """Planning reads the whole checkpoint: READ_EXECUTE on every directory of it."""
         if layout.kind_of(node) != layout.STREAMING:
             raise NotACheckpointError(f"{path} is not a Structured Streaming checkpoint",
                                       path=path)
+        permission.check_subtree(caller, node, LIST)
         return streaming.scan(node, path)
 
     async def rollback(self, path: str, to_batch: int, user: str) -> dict:
@@ -227,7 +259,7 @@ class CatalogService:
 
     def _rollback(self, path: str, to_batch: int, user: str):
         caller = self.fs.caller(user)
-        found = self._scan_streaming(self._node(path, user), path)
+        found = self._scan_streaming(self._node(path, user), path, caller)
         self._check_quiet(found)
         plan = retention.rollback(found, to_batch)
         _, ops = self.fs.ns.delete_many(plan.paths, caller)
@@ -256,10 +288,13 @@ class CatalogService:
         node = self._node(path, user)
         if layout.kind_of(node) == layout.JOB:
             return jobs.set_pin(self.fs.ns, path, batch, on, caller)
-        found = self._scan_streaming(node, path)
+        found = self._scan_streaming(node, path, caller)
         if on and batch not in found.commits:
             raise CheckpointNotFoundError(f"{path}: batch {batch} is not committed, so there "
                                           f"is nothing to pin", path=path)
+        # A pin is a user.* xattr: changing one needs WRITE on the inode (as Hadoop's
+        # FSDirXAttrOp.checkXAttrChangeAccess), also when this one changes nothing.
+        permission.check(caller, node, permission.WRITE, path)
         pins = set(found.pins) | {batch} if on else set(found.pins) - {batch}
         if pins == set(found.pins):
             return {"path": path, "pinned": sorted(pins)}, []
@@ -275,8 +310,10 @@ class CatalogService:
 
     def _gc(self, root: str, user: str, dry_run: bool):
         caller = self.fs.caller(user)
-        plan = others.plan_gc(self._node(root, user), root, self.now_ms(), self.tmp_ttl_ms,
-                              self.rdd_ttl_ms)
+        plan = others.plan_gc(
+            self._node(root, user), root, self.now_ms(), self.tmp_ttl_ms, self.rdd_ttl_ms,
+            can_list=functools.partial(permission.allowed, caller, access=LIST),
+            can_delete=lambda where: _may(self.fs.ns.check_delete, paths.split(where), caller))
         ops = [] if dry_run else self.fs.ns.delete_many([p["path"] for p in plan], caller)[1]
         return {"root": root, "dryRun": dry_run, "removed": plan,
                 "bytesFreed": sum(p["bytes"] for p in plan)}, ops
@@ -322,6 +359,15 @@ class CatalogService:
 
 SHOW_OTHERS = {layout.JOB: jobs.show, layout.RDD: others.rdd_show,
                layout.DSTREAM: others.dstream_show}
+
+
+def _may(check, *args) -> bool:
+    """Whether a permission check passes (it raises AccessControlError when it does not)."""
+    try:
+        check(*args)
+    except AccessControlError:
+        return False
+    return True
 
 
 def path_is_job(node) -> bool:

@@ -64,7 +64,8 @@ class Snapshot:
     writable: bool = True               # the journal still has a healthy name dir
     checkpoints: int | None = None      # checkpoints completed since start (None: unknown)
     data_dirs: list[DataDir] = field(default_factory=list)
-    catalog: list[dict] | None = None   # the checkpoint catalog's rows (None: no catalog)
+    catalog: list[dict] | None = None   # the catalog's world-readable rows (None: no catalog)
+    hidden_checkpoints: int = 0         # ... and how many more it holds
 
 
 def collect(app) -> Snapshot:
@@ -79,7 +80,7 @@ def collect(app) -> Snapshot:
         snap.data_dirs.append(_data_dir(store.root))
     catalog = getattr(app, "catalog", None)
     if catalog is not None:     # the layer above, when the daemon's composer installed it
-        snap.catalog = catalog.overview()
+        snap.catalog, snap.hidden_checkpoints = catalog.overview()
     return snap
 
 
@@ -269,7 +270,8 @@ HEALTH_CSS = {"ok": "ok", "writing": "ok", "empty": "warn", "degraded": "warn",
 
 
 def _catalog(snap: Snapshot) -> str:
-    """The Spark checkpoints the catalog finds: the unhealthy first, at most CATALOG_ROWS."""
+    """The checkpoints the catalog finds that anyone may read (the page has no identity): the
+    unhealthy first, at most CATALOG_ROWS; the others only counted."""
     if snap.catalog is None:
         return ""
     rows = sorted(snap.catalog, key=lambda r: (HEALTH_CSS.get(r["health"], "bad") == "ok",
@@ -278,8 +280,13 @@ def _catalog(snap: Snapshot) -> str:
     more = len(rows) - CATALOG_ROWS
     note = (f'<p class="meta">{more:,} more: <code>nnlite catalog ls</code> lists them all</p>'
             if more > 0 else "")
+    if snap.hidden_checkpoints:
+        note += (f'<p class="meta" id="catalog-hidden">{snap.hidden_checkpoints:,} more that '
+                 f"only their owners may read: <code>nnlite catalog ls</code> as them</p>")
     if not rows:
-        shown = '<tr><td colspan="7">No Spark checkpoints yet.</td></tr>'
+        shown = ('<tr><td colspan="7">No checkpoint that everyone may read.</td></tr>'
+                 if snap.hidden_checkpoints else
+                 '<tr><td colspan="7">No Spark checkpoints yet.</td></tr>')
     head = ("<tr><th>Checkpoint</th><th>Kind</th><th>Last batch</th><th>Health</th>"
             '<th style="text-align:right">Files</th><th style="text-align:right">Size</th>'
             "<th>Updated</th></tr>")

@@ -231,13 +231,14 @@ class Namespace(Tree):
                 continue
             chosen.append(parts)
         for parts in chosen:
-            self._check_delete(parts, caller)
+            self.check_delete(parts, caller)
         if not chosen:
             return 0, []
         op = edits.DeleteManyOp(tuple(paths.join(p) for p in chosen), self.clock())
         return len(chosen), self._applied(op)
 
-    def _check_delete(self, parts: tuple, caller: Caller) -> None:
+    def check_delete(self, parts: tuple, caller: Caller) -> None:
+        """The checks of a recursive DELETE of ``parts`` (raises what DELETE would)."""
         path = paths.join(parts)
         if not parts:
             raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")

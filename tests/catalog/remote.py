@@ -6,6 +6,7 @@ import json
 from contextlib import contextmanager
 
 from nnlite.catalog.client import CatalogClient
+from nnlite.client.shell import FsShell
 from nnlite.client.webhdfs import WebHdfsClient
 from tests.catalog.builder import QUERY_ID, commit_bytes, offsets_bytes
 from tests.servers import NamenodeProcess
@@ -29,6 +30,12 @@ def running(tmp_path, *defines: str, user: str = USER):
             yield nn, hdfs, catalog
     finally:
         nn.stop()
+
+
+def share(client: WebHdfsClient, *paths: str, mode: str = "755") -> None:
+    """``chmod -R`` the paths: CREATE gives a file's missing parents its mode plus u+wx (744
+    for a 644 file, as HDFS's ``createAncestorDirectories``), which others cannot list."""
+    FsShell(client).chmod(mode, paths, recursive=True)
 
 
 def write_checkpoint(client: WebHdfsClient, base: str, batches: int, partitions: int = 2,

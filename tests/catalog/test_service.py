@@ -15,7 +15,7 @@ import pytest
 from nnlite.catalog.client import CatalogClient, CheckpointBusy, IncompleteCheckpoint, NotRestorable
 from nnlite.client import errors as client_errors
 from nnlite.client.webhdfs import WebHdfsClient
-from tests.catalog.remote import USER, running, start, write_checkpoint
+from tests.catalog.remote import USER, running, share, start, write_checkpoint
 from tests.servers import ROOT
 
 Q = "/ckpt/q1"
@@ -75,6 +75,7 @@ def test_bad_requests_get_one_line_errors(server, hdfs, catalog):
 
 def test_others_cannot_change_a_checkpoint_they_cannot_write(server, hdfs):
     write_checkpoint(hdfs, Q, 3)
+    share(hdfs, "/ckpt")
     with CatalogClient(server.url, "alice") as alice:
         assert alice.ls("/")[0]["lastBatch"] == 2         # reading is allowed (755)
         with pytest.raises(client_errors.AccessControlError):

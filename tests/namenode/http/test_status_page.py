@@ -138,16 +138,21 @@ def test_no_card_overflows_with_longest_values(tmp_path, width):
 
 def test_status_page_lists_the_spark_checkpoints(tmp_path):
     from nnlite.client.webhdfs import WebHdfsClient
-    from tests.catalog.remote import USER, start, write_checkpoint
+    from tests.catalog.remote import USER, share, start, write_checkpoint
     nn = start(tmp_path, "nnlite.catalog.quiet=0")
     try:
         with WebHdfsClient(nn.url, USER) as client:
             write_checkpoint(client, "/ckpt/good", 3)
             write_checkpoint(client, "/ckpt/damaged", 3)
             client.delete("/ckpt/damaged/state/0/1/3.delta")
+            write_checkpoint(client, "/ckpt/private", 2)
+            share(client, "/ckpt")
+            client.set_permission("/ckpt/private/state", 0o700)   # the page has no identity
         dom = render(nn.url + "/", tmp_path, "--dump-dom").stdout
     finally:
         nn.stop()
+    assert "/ckpt/private" not in dom
+    assert "1 more that only their owners may read" in dom
     section = dom[dom.index("Spark checkpoints (2)"):]
     rows = re.findall(r'<tr class="checkpoint">(.*?)</tr>', section, re.S)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in rows]
