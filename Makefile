@@ -6,7 +6,9 @@ NAME_DIR ?= $(HOME)/.nnlite/name
 PORT ?= 9870
 SECONDARY_PORT ?= 9868
 
-.PHONY: run test venv clean browser
+FLINK_VENV ?= .venv-flink
+
+.PHONY: run test venv flink-env clean browser
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +17,16 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	touch $@
 
 venv: $(VENV)/.installed
+
+# PyFlink in an environment of its own (tests/flink/requirements.txt says why); the tests marked
+# `flink` run their jobs with $(FLINK_VENV)/bin/python.
+$(FLINK_VENV)/.installed: tests/flink/requirements.txt
+	$(PYTHON) -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/pip install --quiet --upgrade pip
+	$(FLINK_VENV)/bin/pip install --quiet -r tests/flink/requirements.txt
+	touch $@
+
+flink-env: $(FLINK_VENV)/.installed
 
 run: $(VENV)/.installed
 	$(VENV)/bin/nnlite run --name-dir $(NAME_DIR) --port $(PORT) --secondary-port $(SECONDARY_PORT)
@@ -32,9 +44,9 @@ browser:
 	else echo "make: chromium not installed: the status-page test will say what to install"; fi
 
 # Lint first (pyflakes, import order, unused names: pyproject.toml's [tool.ruff]), then the tests.
-test: $(VENV)/.installed browser
+test: $(VENV)/.installed $(FLINK_VENV)/.installed browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(FLINK_VENV) build *.egg-info

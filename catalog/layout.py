@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 STREAMING, RDD, DSTREAM, JOB = "streaming", "rdd", "dstream", "job"
+FLINK, SAVEPOINT = "flink", "savepoint"
 SNAPSHOT, DELTA = "snapshot", "delta"
 STATE_SUFFIXES = {"snapshot": SNAPSHOT, "zip": SNAPSHOT, "delta": DELTA, "changelog": DELTA}
 PINS_XATTR = "user.nnlite.catalog.pins"
@@ -70,7 +71,7 @@ def source_batch(name: str) -> int | None:
 # The only child names that classify a directory; ``nnlite analyze`` filters an image's rows
 # with this (Java regex syntax too) before handing them to ``classify``.
 MARKER_PATTERN = (r"^(offsets|metadata|commits|chk-[0-9]+(\.inprogress)?|rdd-[0-9]+"
-                  r"|checkpoint-[0-9]+(\.bk)?)$")
+                  r"|checkpoint-[0-9]+(\.bk)?|shared|taskowned|_metadata)$")
 _MARKER = re.compile(MARKER_PATTERN)
 
 
@@ -80,6 +81,9 @@ def classify(entries, pinned: bool = False) -> str | None:
     pins. The one definition the catalog and ``nnlite analyze`` both use; first match wins:
 
     * streaming: ``offsets`` and (``metadata`` or ``commits`` or the pins);
+    * flink: ``shared`` and ``taskowned`` directories (a Flink job's checkpoint directory,
+      ``<checkpoint dir>/<job id>``, as ``FsCheckpointStorageAccess`` creates it);
+    * savepoint: a ``_metadata`` file (a Flink savepoint, or a checkpoint copied on its own);
     * job: a ``chk-<n>`` or ``chk-<n>.inprogress`` directory;
     * rdd: an ``rdd-<n>`` directory;
     * dstream: a ``checkpoint-<ms>`` or ``checkpoint-<ms>.bk`` file.
@@ -88,6 +92,12 @@ def classify(entries, pinned: bool = False) -> str | None:
     for name, is_dir in entries:
         if name in ("offsets", "metadata", "commits"):
             seen.add(name)
+        elif name in ("shared", "taskowned"):
+            if is_dir:
+                seen.add(name)
+        elif name == "_metadata":
+            if not is_dir:
+                seen.add(SAVEPOINT)
         elif _MARKER.match(name):
             kind = DSTREAM if name.startswith("checkpoint-") else (
                 JOB if name.startswith(JOB_PREFIX) else RDD)
@@ -95,7 +105,9 @@ def classify(entries, pinned: bool = False) -> str | None:
                 seen.add(kind)
     if "offsets" in seen and ("metadata" in seen or "commits" in seen or pinned):
         return STREAMING
-    for kind in (JOB, RDD, DSTREAM):
+    if "shared" in seen and "taskowned" in seen:
+        return FLINK
+    for kind in (SAVEPOINT, JOB, RDD, DSTREAM):
         if kind in seen:
             return kind
     return None

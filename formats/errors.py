@@ -48,3 +48,7 @@ class TxidGapError(FormatError):
 
 class ImageCorruptError(FormatError):
     """An fsimage fails its digest or cannot be read as the documented Parquet schema."""
+
+
+class FlinkMetadataError(FormatError):
+    """A Flink ``_metadata`` file that cannot be read as the layout Flink writes."""

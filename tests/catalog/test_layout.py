@@ -21,6 +21,11 @@ from nnlite.catalog import layout
     ([("checkpoint-1700000000000.bk", False)], False, "dstream"),
     ([("checkpoint-1700000000000", True)], False, None),
     ([("offsets", True), ("commits", True), ("rdd-1", True)], False, "streaming"),
+    ([("shared", True), ("taskowned", True)], False, "flink"),            # before any chk-<n>
+    ([("shared", True), ("taskowned", True), ("chk-7", True)], False, "flink"),
+    ([("shared", True), ("chk-7", True)], False, "job"),
+    ([("_metadata", False), ("2ceac959", False)], False, "savepoint"),
+    ([("_metadata", True)], False, None),
 ])
 def test_classify(entries, pinned, kind):
     assert layout.classify(entries, pinned) == kind
@@ -28,7 +33,7 @@ def test_classify(entries, pinned, kind):
 
 def test_names_outside_the_marker_pattern_never_classify():
     names = ["offsets", "metadata", "commits", "chk-1", "chk-1.inprogress", "rdd-1",
-             "checkpoint-1", "checkpoint-1.bk"]
+             "checkpoint-1", "checkpoint-1.bk", "shared", "taskowned", "_metadata"]
     assert all(re.match(layout.MARKER_PATTERN, n) for n in names)
     for other in ("offsets.tmp", "chk-", "rdd-x", "checkpoint-1.tmp", "state"):
         assert not re.match(layout.MARKER_PATTERN, other)
