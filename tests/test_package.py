@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOT_SHIPPED = {"tests", "bench", "build", ".venv", ".git"}
+NOT_SHIPPED = {"tests", "bench", "build"}        # and every hidden folder (.git, .venv, ...)
 
 # Top to bottom, as the root __init__.py lists them: a module may import from its own folder
 # and from folders below its own, never from one above; durability/ and formats/ import
@@ -23,9 +23,13 @@ MAY_NOT_IMPORT = {"durability": {"formats"}}
 def sources():
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT)
-        if rel.parts[0] in NOT_SHIPPED or rel.name == "__init__.py" and len(rel.parts) == 1:
+        if (not_shipped(rel) or rel.name == "__init__.py" and len(rel.parts) == 1):
             continue
         yield rel
+
+
+def not_shipped(rel: Path) -> bool:
+    return bool(rel.parts) and (rel.parts[0] in NOT_SHIPPED or rel.parts[0].startswith("."))
 
 
 def imported_folders(path: Path) -> set[str]:
@@ -63,6 +67,6 @@ def test_no_generic_top_level_names_are_installed():
     listed = set(options["packages"].split())
     on_disk = {"nnlite" + "".join("." + p for p in d.relative_to(ROOT).parts)
                for d in [ROOT, *ROOT.rglob("*")] if (d / "__init__.py").is_file()
-               and not NOT_SHIPPED & set(d.relative_to(ROOT).parts)}
+               and not not_shipped(d.relative_to(ROOT))}
     assert listed == on_disk
     assert all(name == "nnlite" or name.startswith("nnlite.") for name in listed)
