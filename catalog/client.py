@@ -8,6 +8,8 @@ namenode when the call returns.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from nnlite.catalog.http import PREFIX
 from nnlite.client.errors import RemoteError, register_remote
 from nnlite.client.webhdfs import DEFAULT_URL, WebHdfsClient
@@ -53,6 +55,11 @@ class CatalogClient:
 
     def close(self) -> None:
         self.hdfs.close()
+
+    def webhdfs_uri(self, path: str) -> str:
+        """``webhdfs://host:port/path`` for this namenode: what Spark and Flink take."""
+        where = urlsplit(self.url)
+        return f"webhdfs://{where.hostname}:{where.port or 9870}{path}"
 
     def __enter__(self) -> "CatalogClient":
         return self

@@ -104,15 +104,31 @@ def _dstream_lines(doc: dict) -> list[str]:
     return lines
 
 
+def _flink_lines(doc: dict) -> list[str]:
+    what = "Flink savepoint" if doc["kind"] == "savepoint" else "Flink job checkpoints"
+    lines = [f"{doc['path']}: {what}, newest restorable {_opt(doc['latest'])}; shared "
+             f"{doc['sharedFiles']} files, {nbytes(doc['sharedBytes'])}",
+             f"{'ID':>6} {'COMPLETE':<8} {'FILES':>6} {'STATE SIZE':>10} {'INLINE':>9} "
+             f"{'UPDATED':<19} RESTORES"]
+    for c in doc["checkpoints"]:
+        lines.append(f"{_opt(c['id']):>6} {_yes(c['complete']):<8} {c['files']:>6} "
+                     f"{nbytes(c['bytes']):>10} {nbytes(c['inlineBytes']):>9} "
+                     f"{_when(c['lastUpdate']):<19} {_yes(c['restorable'])}"
+                     f"{'  pinned' if c['pinned'] else ''}")
+        lines += [f"    {problem}" for problem in c["problems"]]
+    return lines
+
+
 SHOW = {"streaming": _streaming_lines, "job": _job_lines, "rdd": _rdd_lines,
-        "dstream": _dstream_lines}
+        "dstream": _dstream_lines, "flink": _flink_lines, "savepoint": _flink_lines}
 
 
 def validate_lines(doc: dict) -> list[str]:
     lines = [f"{issue['level'].upper()} [{issue['code']}] {issue['message']}"
              for issue in doc["issues"]]
-    verdict = (f"{doc['path']}: restorable at batch {doc['lastBatch']}" if doc["restorable"]
-               else f"{doc['path']}: NOT restorable as it is (last committed batch "
+    unit = "checkpoint" if doc.get("kind") in ("flink", "savepoint") else "batch"
+    verdict = (f"{doc['path']}: restorable at {unit} {doc['lastBatch']}" if doc["restorable"]
+               else f"{doc['path']}: NOT restorable as it is (last complete {unit} "
                     f"{_opt(doc['lastBatch'])}, newest restorable {_opt(doc['restorableBatch'])})")
     lines.append(verdict)
     if doc.get("advice"):

@@ -178,3 +178,91 @@ def summary(job: Job) -> dict:
             "restorableBatch": last if job.kind == FLINK else None, "stateBytes": job.bytes,
             "bytes": job.bytes, "files": job.files, "lastUpdate": job.newest, "health": health,
             "pinned": sorted(job.pins)}
+
+
+def verdicts(job: Job, contents: dict[str, bytes | Exception]) -> list[Verdict]:
+    """Every checkpoint of ``job`` (or its savepoint), oldest first, judged."""
+    return [verdict(job, chk, contents.get(chk.metadata.path) if chk.metadata else None)
+            for chk in all_checkpoints(job)]
+
+
+def metadata_files(job: Job) -> list[FileRef]:
+    return [c.metadata for c in all_checkpoints(job) if c.metadata is not None]
+
+
+def show(job: Job, judged: list[Verdict]) -> dict:
+    rows = []
+    chks = {c.path: c for c in all_checkpoints(job)}
+    for v in judged:
+        chk = chks[v.path]
+        rows.append({"id": v.id, "path": v.path, "complete": chk.metadata is not None,
+                     "restorable": v.restorable, "problems": v.problems,
+                     "files": len(v.referenced), "bytes": sum(v.referenced.values()),
+                     "inlineBytes": v.inline_bytes, "version": v.version,
+                     "metadataBytes": chk.metadata.length if chk.metadata else None,
+                     "lastUpdate": chk.newest, "pinned": v.id in job.pins})
+    best = newest_restorable(judged)
+    return {"path": job.path, "kind": job.kind, "checkpoints": rows,
+            "sharedFiles": len(job.shared), "sharedBytes": sum(f.length for f in
+                                                               job.shared.values()),
+            "latest": best.id if best else None}
+
+
+def newest_restorable(judged: list[Verdict]) -> Verdict | None:
+    good = [v for v in judged if v.restorable]
+    return good[-1] if good else None
+
+
+def all_checkpoints(job: Job) -> list[Checkpoint]:
+    return [job.savepoint] if job.savepoint is not None else [
+        job.checkpoints[i] for i in sorted(job.checkpoints)]
+
+
+def validate(job: Job, judged: list[Verdict]) -> dict:
+    """Restorable as it is when the newest complete checkpoint restores (what ``latest`` and
+    a restore from the newest would take); every problem named, an error for the newest
+    complete one, a warning for older or unfinished ones."""
+    with_meta = {c.path for c in all_checkpoints(job) if c.metadata is not None}
+    complete = [v for v in judged if v.path in with_meta]
+    newest = complete[-1] if complete else None
+    issues = []
+    for v in judged:
+        if v.path not in with_meta:
+            issues.append({"level": "warning", "code": "incomplete-checkpoint",
+                           "message": v.problems[0]})
+            continue
+        level = "error" if v is newest else "warning"
+        issues += [{"level": level, "code": "unrestorable-checkpoint", "message": p}
+                   for p in v.problems]
+    best = newest_restorable(judged)
+    return {"path": job.path, "kind": job.kind, "issues": issues,
+            "restorable": newest is not None and newest.restorable,
+            "lastBatch": newest.id if newest else None,
+            "restorableBatch": best.id if best else None,
+            "advice": (f"restore from {best.path} (execution.state-recovery.path)"
+                       if best is not None and best is not newest else None)}
+
+
+def plan_retain(job: Job, judged: list[Verdict], keep: int) -> tuple[list[str], list[int]]:
+    """``(paths to delete, ids kept)``: the newest ``keep`` complete checkpoints and the
+    pinned ones stay with every file they reference; other complete ``chk-<n>`` directories
+    go, unfinished ones older than the newest complete one go, and shared files no kept
+    checkpoint references that are older than the newest kept metadata go."""
+    complete = [v for v in judged if job.checkpoints.get(v.id) is not None
+                and job.checkpoints[v.id].metadata is not None]
+    kept = {v.id for v in complete[-keep:]} | (set(job.pins) & {v.id for v in complete})
+    doomed = [job.checkpoints[v.id].path for v in complete if v.id not in kept]
+    needed = set()
+    for v in complete:
+        if v.id in kept:
+            if not v.restorable and not v.referenced:
+                return [], sorted(kept)          # unreadable metadata: keep every file
+            needed |= set(v.referenced)
+    horizon = max((job.checkpoints[i].metadata.mtime for i in kept), default=0)
+    doomed += [p for p, f in job.shared.items() if p not in needed and f.mtime < horizon]
+    # An unfinished chk-<n> older than the newest complete one never completes: the
+    # coordinator drops a pending checkpoint once a later one completes (it is subsumed).
+    newest = max(kept, default=None)
+    doomed += [c.path for i, c in job.checkpoints.items()
+               if c.metadata is None and newest is not None and i < newest]
+    return doomed, sorted(kept)

@@ -19,7 +19,7 @@ import functools
 import logging
 import time
 
-from nnlite.catalog import jobs, layout, others, report, retention, streaming
+from nnlite.catalog import flink, jobs, layout, others, report, retention, streaming
 from nnlite.catalog.errors import (
     CheckpointBusyError,
     CheckpointNotFoundError,
@@ -152,6 +152,8 @@ class CatalogService:
         return rows
 
     def _summary(self, node, path: str, kind: str) -> dict:
+        if kind in FLINK_KINDS:
+            return flink.summary(flink.scan(node, path, kind))
         if kind == layout.STREAMING:
             return streaming.quick_summary(node, path)
         if kind == layout.JOB:
@@ -183,21 +185,94 @@ class CatalogService:
     def metrics(self) -> dict:
         return {"CatalogRequests": self.requests, "CatalogFilesRead": self.files_read}
 
+    # ------------------------------------------------------------------ Flink
+
+    def _flink(self, path: str, user: str, *, below: bool = False) -> list[flink.Job]:
+        """The Flink job or savepoint at ``path`` (``below``: also every one under it),
+        scanned under the lock: the caller needs READ_EXECUTE on all of it and READ on each
+        ``_metadata``, as listing it and opening them through WebHDFS would."""
+        with self.fs.lock:
+            return self._flink_locked(path, user, below)
+
+    def _flink_locked(self, path: str, user: str, below: bool = False) -> list[flink.Job]:
+        caller = self.fs.caller(user)
+        node = self._node(path, user)
+        kind = layout.kind_of(node)
+        if kind in FLINK_KINDS:
+            found = [(path, kind, node)]
+        elif below:
+            can_list = functools.partial(permission.allowed, caller, access=LIST)
+            found = [f for f in layout.discover(node, path, can_list) if f[1] in FLINK_KINDS]
+        else:
+            found = []
+        if not found:
+            raise NotACheckpointError(f"{path} is not a checkpoint and holds no Flink "
+                                      f"checkpoint or savepoint", path=path)
+        out = []
+        for where, kind, inode in found:
+            permission.check_subtree(caller, inode, LIST)
+            job = flink.scan(inode, where, kind)
+            for meta in flink.metadata_files(job):
+                permission.check(caller, self.fs.ns.lookup(paths.split(meta.path)),
+                                 permission.READ, meta.path)
+            out.append(job)
+        return out
+
+    def _judged(self, job: flink.Job) -> list[flink.Verdict]:
+        contents = {}
+        for ref in flink.metadata_files(job):
+            try:
+                contents[ref.path] = self.read_file(ref)
+            except Exception as exc:     # a missing block is reported, not raised
+                contents[ref.path] = exc
+        return flink.verdicts(job, contents)
+
+    def _flink_latest(self, path: str, user: str) -> dict:
+        """The newest restorable checkpoint or savepoint at or under ``path``, by when its
+        metadata was written: a restored job checkpoints under a new job id, so the newest
+        may sit in another job's directory."""
+        best = None
+        for job in self._flink(path, user, below=True):
+            for v in self._judged(job):
+                if not v.restorable:
+                    continue
+                chk = next(c for c in flink.all_checkpoints(job) if c.path == v.path)
+                if best is None or chk.metadata.mtime > best[0]:
+                    best = (chk.metadata.mtime, v)
+        self.requests += 1
+        return {"path": path, "kind": layout.FLINK,
+                "latest": None if best is None else {"id": best[1].id, "path": best[1].path}}
+
+    # ------------------------------------------------------------------ reads (2)
+
     def show(self, path: str, user: str) -> dict:
-        """Per batch (streaming), per checkpoint (job, DStream) or per RDD: whatever ``ls``
-        lists, ``show`` details."""
+        """Per batch (streaming), per checkpoint (job, DStream, Flink) or per RDD: whatever
+        ``ls`` lists, ``show`` details."""
         path = paths.normalize(path)
         with self.fs.lock:
             node = self._node(path, user)
             kind = layout.kind_of(node)
-            if kind in SHOW_OTHERS:
+            if kind in FLINK_KINDS:
+                node = None
+            elif kind in SHOW_OTHERS:
                 self.requests += 1
                 return SHOW_OTHERS[kind](node, path)
+        if kind in FLINK_KINDS:
+            [job] = self._flink(path, user)
+            self.requests += 1
+            return flink.show(job, self._judged(job))
         found = self._streaming(path, user)
         self.requests += 1
         return {"kind": layout.STREAMING, **report.show(found, self._contents(found))}
 
     def validate(self, path: str, user: str) -> dict:
+        path = paths.normalize(path)
+        with self.fs.lock:
+            kind = layout.kind_of(self._node(path, user))
+        if kind in FLINK_KINDS:
+            [job] = self._flink(path, user)
+            self.requests += 1
+            return flink.validate(job, self._judged(job))
         found = self._streaming(path, user)
         self.requests += 1
         return report.validate(found, self._contents(found))
@@ -208,9 +283,12 @@ class CatalogService:
         path = paths.normalize(path)
         with self.fs.lock:
             node = self._node(path, user)
-            if layout.kind_of(node) == layout.JOB or path_is_job(node):
+            kind = layout.kind_of(node)
+            if kind == layout.JOB or path_is_job(node):
                 best = jobs.latest(node, path)
                 return {"path": path, "kind": "job", "latest": best}
+        if kind in FLINK_KINDS or kind is None:
+            return self._flink_latest(path, user)
         found = self._streaming(path, user)
         _, bad = report.parse_all(found, self._contents(found))
         batch = streaming.latest_restorable(found, set(bad))
@@ -235,6 +313,13 @@ class CatalogService:
         node = self._node(path, user)
         if layout.kind_of(node) == layout.JOB:
             return jobs.retain(self.fs.ns, path, keep, caller)
+        if layout.kind_of(node) == layout.FLINK:
+            # The metadata files are read here, under the lock: a few small blocks, and the
+            # plan must see exactly the checkpoints it deletes among.
+            [job] = self._flink_locked(path, user)
+            doomed, kept = flink.plan_retain(job, self._judged(job), keep)
+            count, ops = self.fs.ns.delete_many(doomed, caller) if doomed else (0, [])
+            return {"path": path, "kept": kept, "deleted": count}, ops
         plan = retention.retain(self._scan_streaming(node, path, caller), keep)
         # Retention need not be one op (every kept batch stays restorable whichever of its
         # deletes happened), so a large plan is split to keep each record well under the
@@ -288,10 +373,17 @@ class CatalogService:
         node = self._node(path, user)
         if layout.kind_of(node) == layout.JOB:
             return jobs.set_pin(self.fs.ns, path, batch, on, caller)
-        found = self._scan_streaming(node, path, caller)
-        if on and batch not in found.commits:
-            raise CheckpointNotFoundError(f"{path}: batch {batch} is not committed, so there "
-                                          f"is nothing to pin", path=path)
+        if layout.kind_of(node) == layout.FLINK:
+            permission.check_subtree(caller, node, LIST)
+            found = flink.scan(node, path, layout.FLINK)
+            if on and batch not in found.complete():
+                raise CheckpointNotFoundError(f"{path}: checkpoint {batch} is not complete, so "
+                                              f"there is nothing to pin", path=path)
+        else:
+            found = self._scan_streaming(node, path, caller)
+            if on and batch not in found.commits:
+                raise CheckpointNotFoundError(f"{path}: batch {batch} is not committed, so "
+                                              f"there is nothing to pin", path=path)
         # A pin is a user.* xattr: changing one needs WRITE on the inode (as Hadoop's
         # FSDirXAttrOp.checkXAttrChangeAccess), also when this one changes nothing.
         permission.check(caller, node, permission.WRITE, path)
@@ -357,6 +449,7 @@ class CatalogService:
         return done
 
 
+FLINK_KINDS = (layout.FLINK, layout.SAVEPOINT)
 SHOW_OTHERS = {layout.JOB: jobs.show, layout.RDD: others.rdd_show,
                layout.DSTREAM: others.dstream_show}
 

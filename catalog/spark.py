@@ -15,18 +15,11 @@ returns, so readers keep the previous complete checkpoint. The fault point
 from __future__ import annotations
 
 import logging
-from urllib.parse import urlsplit
 
 from nnlite.catalog.client import CatalogClient
 from nnlite.durability import faults
 
 log = logging.getLogger(__name__)
-
-
-def webhdfs_uri(catalog: CatalogClient, path: str) -> str:
-    """``webhdfs://host:port/path`` for the namenode the catalog client talks to."""
-    where = urlsplit(catalog.url)
-    return f"webhdfs://{where.hostname}:{where.port or 9870}{path}"
 
 
 class JobCheckpoint:
@@ -43,7 +36,7 @@ class JobCheckpoint:
 
     @property
     def uri(self) -> str:
-        return webhdfs_uri(self.catalog, self.path)
+        return self.catalog.webhdfs_uri(self.path)
 
     def __enter__(self) -> "JobCheckpoint":
         begun = self.catalog.begin(self.job)
@@ -78,7 +71,7 @@ def read_latest(spark, catalog: CatalogClient, job: str, fmt: str = "parquet"):
     latest = catalog.latest_job(job)
     if latest is None:
         return None
-    return spark.read.format(fmt).load(webhdfs_uri(catalog, latest["path"]))
+    return spark.read.format(fmt).load(catalog.webhdfs_uri(latest["path"]))
 
 
 def _check_dataframe(df) -> None:

@@ -58,13 +58,17 @@ def catalog_show(catalog, path, as_json) -> None:
 @click.argument("path")
 @catalog_options
 def catalog_latest(catalog, path, as_json) -> None:
-    """The last fully restorable batch (or the newest complete job checkpoint id)."""
+    """The last fully restorable batch, the newest complete job checkpoint id, or for Flink
+    the newest restorable checkpoint or savepoint at or under PATH as the URI to give Flink
+    (execution.state-recovery.path, or flink run -s)."""
     doc = catalog.latest(path)
     latest = doc["latest"]
     if as_json:
         echo_answer(doc, True, None)
     elif latest is None:
         raise click.ClickException(f"{path}: nothing restorable")
+    elif doc["kind"] == "flink":
+        click.echo(catalog.webhdfs_uri(latest["path"]))
     else:
         click.echo(latest["id"] if isinstance(latest, dict) else latest)
 

@@ -60,9 +60,12 @@ class FlinkJob:
                                      stdout=self.stdout, stderr=self.stderr,
                                      start_new_session=True)
 
-    def events(self) -> list[dict]:
+    def output(self) -> str:
         self.stdout.seek(0)
-        return [json.loads(line) for line in self.stdout.read().splitlines()
+        return self.stdout.read()
+
+    def events(self) -> list[dict]:
+        return [json.loads(line) for line in self.output().splitlines()
                 if line.startswith("{")]
 
     def wait_for(self, event: str, timeout: float = 180) -> dict:
