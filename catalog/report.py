@@ -175,7 +175,8 @@ def _structure_issues(layout: Layout) -> list[Issue]:
 def _gaps(layout: Layout, section: str, files: dict[int, FileRef]) -> list[Issue]:
     """Missing ids between the oldest unpinned batch and the newest (pinned batches kept
     below a retention cut are islands, not gaps)."""
-    live = [b for b in files if b not in layout.pins]
+    islands = set(layout.pins) | {p - 1 for p in layout.pins}    # a pin keeps offsets p - 1
+    live = [b for b in files if b not in islands]
     if not live:
         return []
     lo, hi = min(live), max(files)

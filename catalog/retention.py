@@ -1,7 +1,8 @@
 """Which files retention and rollback remove from a streaming checkpoint. Pure planning.
 
 ``retain(keep=N)``: the kept batches are the last N committed ones, every pinned batch and
-the newest; offsets and commits of other batches below the newest are removed, and a state
+the newest; offsets and commits of other batches below the newest are removed (but the
+offsets of the batch before each kept one, which a restart after it reads), and a state
 file is removed only when no kept batch's restore chain (snapshot + deltas of version b + 1)
 reads it. Nothing at or above the newest committed batch is touched (an in-flight batch's
 offsets and state stay), and neither are the source logs (sources purge their own).
@@ -44,7 +45,10 @@ def retain(layout: streaming.Layout, keep: int) -> Plan:
         return Plan((), (), (), 0, 0)
     committed = sorted(layout.commits)
     kept = set(committed[-keep:]) | (layout.pins & set(committed)) | {last}
-    doomed = [f for b, f in _batch_files(layout) if b < last and b not in kept]
+    # A restart after kept batch k reads offsets k - 1 too (problems() says why).
+    needed_offsets = kept | {b - 1 for b in kept}
+    doomed = [f for b, f in layout.offsets.items() if b < last and b not in needed_offsets]
+    doomed += [f for b, f in layout.commits.items() if b < last and b not in kept]
     needed = set()
     for store in layout.stores:
         for batch in kept:
@@ -67,13 +71,14 @@ def rollback(layout: streaming.Layout, to_batch: int) -> Plan:
     if to_batch not in layout.commits:
         committed = sorted(layout.commits)
         raise NotRestorableError(
-            f"{layout.path}: batch {to_batch} was never committed (committed batches: "
-            f"{streaming.runs(committed) or 'none'})", path=layout.path)
+            f"{layout.path}: batch {to_batch} is not committed (committed batches: "
+            f"{streaming.runs(committed) or 'none'}){_nearest(layout, to_batch)}",
+            path=layout.path)
     why = streaming.problems(layout, to_batch)
     if why:
         raise NotRestorableError(f"{layout.path}: batch {to_batch} cannot be restored, so "
-                                 f"the query could not restart from it: {'; '.join(why)}",
-                                 path=layout.path)
+                                 f"the query could not restart from it: {'; '.join(why)}"
+                                 f"{_nearest(layout, to_batch)}", path=layout.path)
     doomed = [f for b, f in _batch_files(layout) if b > to_batch]
     doomed += [f for entries in layout.sources.values() for name, f in entries.items()
                if source_batch(name) is not None and source_batch(name) > to_batch]
@@ -81,6 +86,15 @@ def rollback(layout: streaming.Layout, to_batch: int) -> Plan:
              if v > to_batch + 1 for f in files.values()]
     removed = sorted(b for b in set(layout.offsets) | set(layout.commits) if b > to_batch)
     return _plan(doomed, state, (to_batch,), removed)
+
+
+def _nearest(layout: streaming.Layout, to_batch: int) -> str:
+    """``; the nearest batch that restores: N`` (the lower one on a tie), or nothing."""
+    good = [b for b in layout.commits if not streaming.problems(layout, b)]
+    if not good:
+        return "; no batch of it restores"
+    best = min(good, key=lambda b: (abs(b - to_batch), b))
+    return f"; the nearest batch that restores is {best} (--to-batch {best})"
 
 
 def chunks(paths_: tuple[str, ...], budget: int) -> list[tuple[str, ...]]:

@@ -143,6 +143,13 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
             out.append(f"{layout.path}/{section}/{batch} is missing")
         elif entry.path in bad:
             out.append(f"{entry.path} is corrupt or truncated")
+    if batch > 0:
+        before = layout.offsets.get(batch - 1)
+        if before is None or before.path in bad:
+            out.append(f"{layout.path}/offsets/{batch - 1} is "
+                       f"{'missing' if before is None else 'corrupt'}: restarting after batch "
+                       f"{batch} reads it as the committed offsets (MicroBatchExecution."
+                       f"validateOffsetLogAndGetPrevOffset)")
     for store in layout.stores:
         if store.chain(batch + 1) is None:
             out.append(store.gap(batch + 1))

@@ -59,7 +59,8 @@ def test_retain_never_touches_the_in_flight_batch():
     ckpt.put("state/0/0/7.delta", b"in flight")
     apply(ckpt, retention.retain(scan(ckpt), keep=1))
     after = scan(ckpt)
-    assert sorted(after.offsets) == [5, 6] and 7 in after.stores[0].versions or \
+    # offsets 4 stay too: a restart after kept batch 5 reads them
+    assert sorted(after.offsets) == [4, 5, 6] and 7 in after.stores[0].versions or \
         7 in after.stores[1].versions
 
 
@@ -83,10 +84,30 @@ def test_rollback_removes_later_batches_sources_and_state():
 def test_rollback_to_a_batch_that_cannot_be_restored_is_refused_and_changes_nothing():
     ckpt = Checkpoint(8)
     ckpt.remove("state/0/1/4.delta")
-    with pytest.raises(NotRestorableError, match="state version 4 is missing"):
+    # versions 4 and up need 4.delta: batches 3..7 do not restore, 2 is the nearest that does
+    with pytest.raises(NotRestorableError, match="state version 4 is missing.*nearest batch "
+                                                 "that restores is 2"):
         retention.rollback(scan(ckpt), 5)
-    with pytest.raises(NotRestorableError, match="never committed"):
+    with pytest.raises(NotRestorableError, match="not committed.*nearest batch that restores "
+                                                 "is 2 \\(--to-batch 2\\)"):
         retention.rollback(scan(ckpt), 11)
+
+
+def test_after_retain_the_oldest_kept_batch_still_rolls_back():
+    """Spark's restart after batch k reads offsets k - 1 as the committed offsets
+    (MicroBatchExecution.validateOffsetLogAndGetPrevOffset): retention keeps them, and a
+    batch whose predecessor's offsets are gone is refused, naming the nearest that restores."""
+    ckpt = Checkpoint(10)
+    apply(ckpt, retention.retain(scan(ckpt), keep=3))
+    after = scan(ckpt)
+    assert sorted(after.commits) == [7, 8, 9] and sorted(after.offsets) == [6, 7, 8, 9]
+    apply(ckpt, retention.rollback(after, 7))
+    assert not streaming.problems(scan(ckpt), 7)
+    ckpt.remove("offsets/6")
+    assert "offsets/6 is missing: restarting after batch 7 reads it" in \
+        streaming.problems(scan(ckpt), 7)[0]
+    with pytest.raises(NotRestorableError, match="no batch of it restores"):
+        retention.rollback(scan(ckpt), 7)
 
 
 @settings(max_examples=40, deadline=None)

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from nnlite.catalog.client import NotRestorable
 from nnlite.catalog.spark import JobCheckpoint, read_latest, write_checkpoint
 from tests.servers import ROOT
 from tests.spark.test_streaming_checkpoint import expected
@@ -124,6 +125,41 @@ def test_batch_pipeline_job_checkpoints(spark, server, catalog):
     catalog.pin(job, 3)
     assert catalog.retain(job, 2) == {"kept": [3, 5, 6], "deleted": 2}
     assert catalog.latest_job(job)["id"] == 6
+
+
+def test_the_oldest_kept_batch_restarts_and_spark_refuses_what_the_catalog_refuses(
+        spark, server, catalog, hdfs, tmp_path):
+    """Spark restarts after batch k only with offsets k - 1 present
+    (MicroBatchExecution.validateOffsetLogAndGetPrevOffset): retention keeps them, so a
+    rollback to the oldest kept batch restarts exactly; with them gone the catalog says so,
+    and Spark itself fails to start."""
+    src = tmp_path / "in"
+    src.mkdir()
+    q = "/ckpt/edge"
+    uri = f"webhdfs://127.0.0.1:{server.port}{q}"
+    files = [feed(src, i) for i in range(8)]
+    Query(spark, src, uri).run()                          # batches 0..7
+    assert catalog.retain(q, 3)["keptBatches"] == [5, 6, 7]
+    rolled = catalog.rollback(q, 5)                       # the oldest kept batch
+    assert rolled["removedBatches"] == [6, 7]
+    replay = Query(spark, src, uri)
+    replay.run()
+    assert min(replay.batches) == 6                        # restarted right after batch 5
+    final = {}
+    for batch in sorted(replay.batches):
+        final.update(replay.batches[batch])
+    assert final["a"] == expected(*files)["a"] and final["b"] == (8, 8)   # exactly once
+
+    # offsets 6 gone (as an older retention would have left it): the catalog refuses batch 7
+    # as a restart point, and Spark indeed cannot restart from it.
+    hdfs.delete(f"{q}/offsets/6")
+    assert not catalog.validate(q)["restorable"]
+    with pytest.raises(NotRestorable, match="offsets/6 is missing"):
+        catalog.rollback(q, 7)
+    files.append(feed(src, 8))
+    broken = Query(spark, src, uri)
+    with pytest.raises(Exception, match="batch 6 doesn't exist"):
+        broken.run()
 
 
 DRIVER = """
