@@ -1,4 +1,5 @@
-"""The Spark checkpoint catalog: what state each job's checkpoints are in, and safe actions on them.
+"""The checkpoint catalog (Spark and Flink): what state each job's checkpoints are in, and safe
+actions on them.
 
 Layers (imports point down):
 
@@ -9,6 +10,8 @@ Layers (imports point down):
     retention.py  which files retention and rollback remove (pure planning, no I/O)
     jobs.py       batch-job checkpoints with a Flink-style lifecycle (begin/complete/abort)
     others.py     RDD and DStream checkpoints, and what gc removes
+    flink.py      Flink job checkpoints and savepoints: what each _metadata references,
+                  which restore, what retention may remove
     errors.py     the catalog's typed errors
     service.py    runs the above inside the namenode: snapshots under the lock, one edits op
                   per change, the background retention policy

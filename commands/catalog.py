@@ -16,8 +16,8 @@ from nnlite.commands.support import EXIT_FAILED
 
 @click.group("catalog")
 def catalog_group() -> None:
-    """The Spark checkpoint catalog: Structured Streaming, RDD, DStream and job checkpoints
-    kept in nnlite (over the namenode's /catalog/v1)."""
+    """The checkpoint catalog: Spark's (Structured Streaming, RDD, DStream, job checkpoints)
+    and Flink's (job checkpoints, savepoints) kept in nnlite (over /catalog/v1)."""
 
 
 def catalog_options(fn):
