@@ -270,7 +270,7 @@ HEALTH_CSS = {"ok": "ok", "writing": "ok", "empty": "warn", "degraded": "warn",
 
 
 def _catalog(snap: Snapshot) -> str:
-    """The checkpoints the catalog finds that anyone may read (the page has no identity): the
+    """The Spark and Flink checkpoints the catalog finds that anyone may read (the page has no identity): the
     unhealthy first, at most CATALOG_ROWS; the others only counted."""
     if snap.catalog is None:
         return ""
@@ -286,11 +286,11 @@ def _catalog(snap: Snapshot) -> str:
     if not rows:
         shown = ('<tr><td colspan="7">No checkpoint that everyone may read.</td></tr>'
                  if snap.hidden_checkpoints else
-                 '<tr><td colspan="7">No Spark checkpoints yet.</td></tr>')
+                 '<tr><td colspan="7">No checkpoints yet.</td></tr>')
     head = ("<tr><th>Checkpoint</th><th>Kind</th><th>Last batch</th><th>Health</th>"
             '<th style="text-align:right">Files</th><th style="text-align:right">Size</th>'
             "<th>Updated</th></tr>")
-    return (f'<section class="wide"><h2>Spark checkpoints ({len(rows):,})</h2>'
+    return (f'<section class="wide"><h2>Checkpoints ({len(rows):,})</h2>'
             f'<table id="catalog">{head}{shown}</table>{note}</section>')
 
 

@@ -7,10 +7,14 @@ import re
 import shutil
 import subprocess
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from nnlite.namenode.http import status
+
+FLINK_METADATA = (Path(__file__).parents[2] / "formats" / "data"
+                  / "flink-savepoint-v6.metadata")
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
@@ -146,6 +150,10 @@ def test_status_page_lists_the_spark_checkpoints(tmp_path):
             write_checkpoint(client, "/ckpt/damaged", 3)
             client.delete("/ckpt/damaged/state/0/1/3.delta")
             write_checkpoint(client, "/ckpt/private", 2)
+            job = "/ckpt/flink/3d4e5f"           # a Flink job's directory, beside Spark's
+            client.mkdirs(f"{job}/shared")
+            client.mkdirs(f"{job}/taskowned")
+            client.create(f"{job}/chk-7/_metadata", FLINK_METADATA.read_bytes())
             share(client, "/ckpt")
             client.set_permission("/ckpt/private/state", 0o700)   # the page has no identity
         dom = render(nn.url + "/", tmp_path, "--dump-dom").stdout
@@ -153,10 +161,11 @@ def test_status_page_lists_the_spark_checkpoints(tmp_path):
         nn.stop()
     assert "/ckpt/private" not in dom
     assert "1 more that only their owners may read" in dom
-    section = dom[dom.index("Spark checkpoints (2)"):]
+    section = dom[dom.index("Checkpoints (3)"):]
     rows = re.findall(r'<tr class="checkpoint">(.*?)</tr>', section, re.S)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in rows]
     # the unhealthy one first; its last batch says which batch still restores
     assert cells[0][0] == "/ckpt/damaged" and "degraded" in cells[0][3]
     assert cells[0][2] == "2 (restores 1)"
-    assert cells[1][:3] == ["/ckpt/good", "streaming", "2"] and ">ok<" in cells[1][3]
+    assert cells[1][:3] == ["/ckpt/flink/3d4e5f", "flink", "7"]
+    assert cells[2][:3] == ["/ckpt/good", "streaming", "2"] and ">ok<" in cells[2][3]
