@@ -140,8 +140,9 @@ def _structure_issues(layout: Layout) -> list[Issue]:
     issues = []
     if layout.metadata is None:
         issues.append(Issue(ERROR, "missing-metadata", f"{layout.path}/metadata",
-                            f"{layout.path}/metadata is missing: Spark cannot tell which "
-                            f"query this checkpoint belongs to"))
+                            f"{layout.path}/metadata is missing while the offset and commit "
+                            f"logs hold batches: Spark refuses to restart "
+                            f"(STREAMING_CHECKPOINT_MISSING_METADATA_FILE)"))
     issues += _gaps(layout, "offsets", layout.offsets)
     issues += _gaps(layout, "commits", layout.commits)
     last = layout.last_committed

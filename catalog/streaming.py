@@ -134,6 +134,9 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
     that did not parse."""
     out = []
     if layout.metadata is None:
+        # Spark 4 refuses a checkpoint whose logs hold batches but whose metadata is gone
+        # (STREAMING_CHECKPOINT_MISSING_METADATA_FILE); it writes a new one only for an empty
+        # checkpoint (StreamingQueryCheckpointMetadata).
         out.append(f"{layout.path}/metadata is missing")
     elif layout.metadata.path in bad:
         out.append(f"{layout.metadata.path} is corrupt")

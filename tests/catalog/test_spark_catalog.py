@@ -165,6 +165,37 @@ def test_the_oldest_kept_batch_restarts_and_spark_refuses_what_the_catalog_refus
         broken.run()
 
 
+def test_the_query_metadata_file_as_spark_treats_it(spark, server, catalog, hdfs, tmp_path):
+    """Spark 4 refuses to restart a checkpoint whose logs hold batches once ``metadata`` is
+    gone (STREAMING_CHECKPOINT_MISSING_METADATA_FILE), and one whose ``metadata`` does not
+    parse; the catalog calls both not restorable. (Reading StreamingQueryCheckpointMetadata
+    alone suggested Spark writes a new id: running Spark says otherwise.)"""
+    src = tmp_path / "in"
+    src.mkdir()
+    q = "/ckpt/meta"
+    uri = f"webhdfs://127.0.0.1:{server.port}{q}"
+    files = [feed(src, i) for i in range(3)]
+    Query(spark, src, uri).run()
+    good = b"".join(hdfs.read(f"{q}/metadata"))
+    for damage, code, words in ((None, "missing-metadata",
+                                 "STREAMING_CHECKPOINT_MISSING_METADATA_FILE"),
+                                (b'{"id": ', "corrupt-log", "")):
+        if damage is None:
+            hdfs.delete(f"{q}/metadata")
+        else:
+            hdfs.create(f"{q}/metadata", damage, overwrite=True)
+        report = catalog.validate(q)
+        assert not report["restorable"] and code in [i["code"] for i in report["issues"]], report
+        with pytest.raises(Exception, match=words):
+            Query(spark, src, uri).run()
+    hdfs.create(f"{q}/metadata", good, overwrite=True)         # restored: Spark goes on
+    assert catalog.validate(q)["restorable"]
+    files.append(feed(src, 3))
+    again = Query(spark, src, uri)
+    again.run()
+    assert again.batches[max(again.batches)]["a"] == expected(*files)["a"]
+
+
 DRIVER = """
 import sys
 from pyspark.sql import SparkSession
