@@ -5,10 +5,29 @@ everything else here is pure. ``summary`` and ``quick_summary`` make ``ls``'s ro
 file; ``report.py`` builds ``validate`` and ``show`` on top, with the contents of the small log
 files that ``log_files`` names.
 
-Restorable batch ``b``: ``metadata`` exists, ``offsets/b`` and ``commits/b`` exist and parse,
-and every state store can rebuild version ``b + 1`` (a snapshot at or below it plus every
-delta after it). Spark restarts from the newest committed batch, so the checkpoint restarts
-as it is when that batch is restorable and any planned-but-uncommitted ``offsets/b+1`` parses.
+Restorable batch ``b`` -- Spark (4.3, as installed) restarts after it -- when each rule holds.
+Where a rule comes from Spark's restart path, the class is named; "run" marks the rules a test
+proves by restarting real Spark (tests/catalog/test_spark_catalog.py):
+
+1. The newest offsets entry is where Spark resumes (``MicroBatchExecution.populateStartOffsets``
+   via ``OffsetSeqLog.getLatest``): with ``commits/b`` the newest commit, it plans ``b + 1``;
+   an uncommitted ``offsets/b+1`` is re-run as planned, so it must parse. (run)
+2. ``offsets/b`` and ``commits/b`` exist and parse (``HDFSMetadataLog.get``: a truncated or
+   corrupt entry fails the restart). (run)
+3. ``offsets/b-1`` exists when ``b > 0``: the restart reads it as the committed offsets
+   (``MicroBatchExecution.validateOffsetLogAndGetPrevOffset``, "batch b-1 doesn't exist"), so
+   retention keeps the offsets before every kept batch. (run)
+4. ``metadata`` exists and parses: with batches in the logs Spark refuses a checkpoint without
+   it (``STREAMING_CHECKPOINT_MISSING_METADATA_FILE``) and fails on one it cannot read
+   (``StreamMetadata.read``). (run)
+5. Every state store rebuilds version ``b + 1``: the newest snapshot at or below it and every
+   delta after it (``HDFSBackedStateStoreProvider.loadMap``; RocksDB's ``<v>.zip`` snapshots
+   and ``<v>.changelog`` files the same way). (run for the HDFS-backed provider; RocksDB,
+   changelog checkpointing and checkpoint format v2 are not yet run)
+
+Not yet derived from Spark: gaps in the middle of the logs (reported, though a restart reads
+only the newest two offsets entries), the file source's own log and its compaction, and async
+progress tracking.
 """
 
 from __future__ import annotations
