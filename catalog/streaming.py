@@ -13,7 +13,7 @@ proves by restarting real Spark (tests/catalog/test_spark_catalog.py):
    via ``OffsetSeqLog.getLatest``): with ``commits/b`` the newest commit, it plans ``b + 1``;
    an uncommitted ``offsets/b+1`` is re-run as planned, so it must parse. (run)
 2. ``offsets/b`` and ``commits/b`` exist and parse (``HDFSMetadataLog.get``: a truncated or
-   corrupt entry fails the restart). (run)
+   corrupt entry fails the restart). (not yet run: the conformance matrix will)
 3. ``offsets/b-1`` exists when ``b > 0``: the restart reads it as the committed offsets
    (``MicroBatchExecution.validateOffsetLogAndGetPrevOffset``, "batch b-1 doesn't exist"), so
    retention keeps the offsets before every kept batch. (run)
