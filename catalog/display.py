@@ -53,7 +53,8 @@ def _yes(flag: bool) -> str:
 
 def _streaming_lines(doc: dict) -> list[str]:
     lines = [f"{doc['path']}: Structured Streaming checkpoint of query {doc['queryId'] or '?'}, "
-             f"last committed batch {_opt(doc['lastBatch'])}",
+             f"last committed batch {_opt(doc['lastBatch'])}"
+             f"{' (async progress tracking)' if doc.get('asyncProgressTracking') else ''}",
              f"{'BATCH':>6} {'OFFSETS':<7} {'COMMIT':<6} {'WATERMARK':<19} {'STARTED':<19} "
              f"{'LOG SIZE':>9} {'STATE VERSION':>13} {'STATE SIZE':>10} RESTORES"]
     for b in doc["batches"]:

@@ -36,6 +36,9 @@ FLINK, SAVEPOINT = "flink", "savepoint"
 SNAPSHOT, DELTA = "snapshot", "delta"
 STATE_SUFFIXES = {"snapshot": SNAPSHOT, "zip": SNAPSHOT, "delta": DELTA, "changelog": DELTA}
 PINS_XATTR = "user.nnlite.catalog.pins"
+# Set (to "true") on a streaming checkpoint whose query runs with Spark's
+# asyncProgressTrackingEnabled: its offsets log skips batches by design (catalog/streaming.py).
+ASYNC_PROGRESS_XATTR = "user.nnlite.catalog.asyncProgressTracking"
 JOB_PREFIX = "chk-"
 IN_PROGRESS = ".inprogress"
 
@@ -175,6 +178,12 @@ def read_pins(node) -> frozenset[int]:
         return frozenset(int(b) for b in json.loads(raw))
     except (ValueError, TypeError):
         return frozenset()
+
+
+def async_progress(node) -> bool:
+    """Whether the checkpoint at ``node`` is marked as written with async progress tracking."""
+    raw = (node.xattrs or {}).get(ASYNC_PROGRESS_XATTR, b"")
+    return raw.strip().strip(b'"').lower() == b"true"
 
 
 def encode_pins(pins) -> bytes:

@@ -21,6 +21,7 @@ from nnlite.catalog.streaming import (
     log_files,
     problems,
     runs,
+    source_log_offsets,
 )
 
 
@@ -91,10 +92,15 @@ def _section(layout: Layout, path: str) -> str:
 
 
 def parse_all(layout: Layout, contents: dict[str, bytes]) -> tuple[dict, dict]:
-    """``(parsed, bad)``: batch metadata by path, and error messages by path."""
+    """``(parsed, bad)``: batch metadata by path, and error messages by path, for the log
+    files in ``contents`` (all of ``log_files`` unless the caller read fewer). Each offsets
+    entry's file-source log offsets go to ``layout.log_offsets`` (rule 6 of streaming.py)."""
     parsed, bad = {}, {}
+    offsets = {f.path: batch for batch, f in layout.offsets.items()}
     for entry in log_files(layout):
-        data = contents.get(entry.path)
+        if entry.path not in contents:
+            continue
+        data = contents[entry.path]
         if isinstance(data, Exception):
             bad[entry.path] = f"{entry.path} could not be read: {data}"
             continue
@@ -103,6 +109,9 @@ def parse_all(layout: Layout, contents: dict[str, bytes]) -> tuple[dict, dict]:
                                              entry.path)
         except LogFormatError as exc:
             bad[entry.path] = str(exc)
+            continue
+        if entry.path in offsets:
+            layout.log_offsets[offsets[entry.path]] = source_log_offsets(data)
     return parsed, bad
 
 
@@ -214,7 +223,7 @@ def show(layout: Layout, contents: dict[str, bytes]) -> dict:
         })
     query_id = parsed.get(layout.metadata.path, {}).get("id") if layout.metadata else None
     return {"path": layout.path, "queryId": query_id, "lastBatch": layout.last_committed,
-            "batches": batches, "operators": operators(layout),
+            "asyncProgressTracking": layout.async_progress, "batches": batches, "operators": operators(layout),
             "sources": {name: len(entries) for name, entries in sorted(layout.sources.items())},
             "corrupt": sorted(bad.values())}
 

@@ -45,8 +45,8 @@ def retain(layout: streaming.Layout, keep: int) -> Plan:
         return Plan((), (), (), 0, 0)
     committed = sorted(layout.commits)
     kept = set(committed[-keep:]) | (layout.pins & set(committed)) | {last}
-    # A restart after kept batch k reads offsets k - 1 too (problems() says why).
-    needed_offsets = kept | {b - 1 for b in kept}
+    # A restart after kept batch k reads the offsets before it too (streaming.py, rule 3).
+    needed_offsets = kept | {streaming.restart_reads(layout, b) for b in kept}
     doomed = [f for b, f in layout.offsets.items() if b < last and b not in needed_offsets]
     doomed += [f for b, f in layout.commits.items() if b < last and b not in kept]
     needed = set()
@@ -64,7 +64,12 @@ def retain(layout: streaming.Layout, keep: int) -> Plan:
     return _plan(doomed, state, tuple(sorted(kept)), removed)
 
 
-def rollback(layout: streaming.Layout, to_batch: int) -> Plan:
+def rollback(layout: streaming.Layout, to_batch: int, bad: frozenset | set = frozenset()
+             ) -> Plan:
+    """Remove every batch after ``to_batch``: later offsets and commits, state versions above
+    ``to_batch + 1``, and each file source's log entries after the log offset ``offsets/
+    to_batch`` records (``layout.log_offsets``, read by the caller; streaming.py, rule 6).
+    ``bad``: paths of the log files the caller found corrupt."""
     if to_batch < 0:
         raise InvalidRequestError(f"--to-batch must be 0 or more, not {to_batch}",
                                   path=layout.path)
@@ -74,14 +79,15 @@ def rollback(layout: streaming.Layout, to_batch: int) -> Plan:
             f"{layout.path}: batch {to_batch} is not committed (committed batches: "
             f"{streaming.runs(committed) or 'none'}){_nearest(layout, to_batch)}",
             path=layout.path)
-    why = streaming.problems(layout, to_batch)
+    why = streaming.problems(layout, to_batch, bad)
     if why:
         raise NotRestorableError(f"{layout.path}: batch {to_batch} cannot be restored, so "
                                  f"the query could not restart from it: {'; '.join(why)}"
                                  f"{_nearest(layout, to_batch)}", path=layout.path)
     doomed = [f for b, f in _batch_files(layout) if b > to_batch]
-    doomed += [f for entries in layout.sources.values() for name, f in entries.items()
-               if source_batch(name) is not None and source_batch(name) > to_batch]
+    for source, offset in layout.log_offsets.get(to_batch, {}).items():
+        doomed += [f for name, f in layout.sources.get(source, {}).items()
+                   if source_batch(name) is not None and source_batch(name) > offset]
     state = [f for store in layout.stores for v, files in store.versions.items()
              if v > to_batch + 1 for f in files.values()]
     removed = sorted(b for b in set(layout.offsets) | set(layout.commits) if b > to_batch)

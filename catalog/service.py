@@ -113,13 +113,7 @@ class CatalogService:
         return b"".join(chunks)
 
     def _contents(self, found: streaming.Layout) -> dict:
-        out = {}
-        for ref in streaming.log_files(found):
-            try:
-                out[ref.path] = self.read_file(ref)
-            except Exception as exc:     # a missing block is reported, not raised
-                out[ref.path] = exc
-        return out
+        return {ref.path: self._read_or_error(ref) for ref in streaming.log_files(found)}
 
     # ------------------------------------------------------------------ reads
 
@@ -346,11 +340,34 @@ class CatalogService:
         caller = self.fs.caller(user)
         found = self._scan_streaming(self._node(path, user), path, caller)
         self._check_quiet(found)
-        plan = retention.rollback(found, to_batch)
+        plan = retention.rollback(found, to_batch, self._restart_files(found, to_batch))
         _, ops = self.fs.ns.delete_many(plan.paths, caller)
         log.info("catalog: rolled %s back to batch %d (%d paths, %d bytes)", path, to_batch,
                  len(plan.paths), plan.bytes)
         return {"path": path, "lastBatch": to_batch, **plan.to_json()}, ops
+
+    def _restart_files(self, found: streaming.Layout, batch: int) -> set[str]:
+        """Read and parse what a restart after ``batch`` reads (metadata, its offsets and
+        commit, the offsets before it, then each file source's log entries): the paths that
+        are corrupt. A few small files, under the lock: the rollback must judge exactly what
+        it deletes among."""
+        wanted = [found.metadata, found.offsets.get(batch), found.commits.get(batch),
+                  found.offsets.get(streaming.restart_reads(found, batch))]
+        contents = {ref.path: self._read_or_error(ref) for ref in wanted if ref is not None}
+        _, bad = report.parse_all(found, contents)
+        sources = {}
+        for name, offset in found.log_offsets.get(batch, {}).items():
+            for entry in streaming.source_entries(found, name, offset):
+                ref = found.sources.get(name, {}).get(entry)
+                if ref is not None:
+                    sources[ref.path] = self._read_or_error(ref)
+        return set(bad) | set(report.parse_all(found, sources)[1])
+
+    def _read_or_error(self, ref: layout.FileRef):
+        try:
+            return self.read_file(ref)
+        except Exception as exc:     # a missing block is reported, not raised
+            return exc
 
     def _check_quiet(self, found: streaming.Layout) -> None:
         held = [lease.path for lease in self.leases.held_under(found.path)]

@@ -3,49 +3,68 @@
 ``scan`` captures a checkpoint directory's structure from inodes (under the namesystem lock);
 everything else here is pure. ``summary`` and ``quick_summary`` make ``ls``'s row and read no
 file; ``report.py`` builds ``validate`` and ``show`` on top, with the contents of the small log
-files that ``log_files`` names.
+files that ``log_files`` names (parsing them fills ``Layout.log_offsets``).
 
-Restorable batch ``b`` -- Spark (4.3, as installed) restarts after it -- when each rule holds.
-Where a rule comes from Spark's restart path, the class is named; "run" marks the rules a test
-proves by restarting real Spark (tests/catalog/test_spark_catalog.py):
+Restorable batch ``b`` -- Spark (4.3, as installed) restarts after it, as it is or once a
+rollback has removed everything after ``b`` -- when each rule holds. The class each rule comes
+from is named; "(run)" marks the rules a test proves by restarting real Spark
+(tests/catalog/test_spark_catalog.py, and the conformance matrix of
+tests/catalog/conformance.py over aggregation, dropDuplicates(WithinWatermark), a
+stream-stream join, applyInPandasWithState and transformWithState on the HDFS-backed and the
+RocksDB stores, with changelog checkpointing and checkpoint format version 2):
 
 1. The newest offsets entry is where Spark resumes (``MicroBatchExecution.populateStartOffsets``
-   via ``OffsetSeqLog.getLatest``): with ``commits/b`` the newest commit, it plans ``b + 1``;
-   an uncommitted ``offsets/b+1`` is re-run as planned, so it must parse. (run)
-2. ``offsets/b`` and ``commits/b`` exist and parse (``HDFSMetadataLog.get``: a truncated or
-   corrupt entry fails the restart). (not yet run: the conformance matrix will)
-3. ``offsets/b-1`` exists when ``b > 0``: the restart reads it as the committed offsets
-   (``MicroBatchExecution.validateOffsetLogAndGetPrevOffset``, "batch b-1 doesn't exist"), so
-   retention keeps the offsets before every kept batch. (run)
+   via ``OffsetSeqLog.getLatest``): with ``commits/b`` the newest commit it plans ``b + 1``.
+   (run)
+2. ``offsets/b`` and ``commits/b`` exist and parse: ``HDFSMetadataLog.get`` fails the restart
+   on a truncated or corrupt entry (the offsets through ``OffsetSeqLog.deserialize``, the
+   commit through ``CommitLog.deserialize``). (run)
+3. The offsets entry before ``b`` exists and parses when ``b > 0``: the restart reads it as the
+   committed offsets. Without async progress tracking that is ``offsets/b-1``
+   (``MicroBatchExecution.validateOffsetLogAndGetPrevOffset``, "batch b-1 doesn't exist"); with
+   it (``AsyncProgressTrackingMicroBatchExecution``, which writes offsets and commits only every
+   ``asyncProgressTrackingCheckpointIntervalMs``) it is the newest entry below ``b``, if any.
+   Nothing in the files says which mode the query runs in, so the catalog applies the first
+   unless the checkpoint carries the ``user.nnlite.catalog.asyncProgressTracking=true`` xattr.
+   Retention keeps the entry before every kept batch. (run, both modes)
 4. ``metadata`` exists and parses: with batches in the logs Spark refuses a checkpoint without
    it (``STREAMING_CHECKPOINT_MISSING_METADATA_FILE``) and fails on one it cannot read
    (``StreamMetadata.read``). (run)
 5. Every state store rebuilds version ``b + 1``: the newest snapshot at or below it and every
-   delta after it (``HDFSBackedStateStoreProvider.loadMap``; RocksDB's ``<v>.zip`` snapshots
-   and ``<v>.changelog`` files the same way). (run for the HDFS-backed provider; RocksDB,
-   changelog checkpointing and checkpoint format v2 are not yet run)
-
-Not yet derived from Spark: gaps in the middle of the logs (reported, though a restart reads
-only the newest two offsets entries), the file source's own log and its compaction, and async
-progress tracking.
+   delta after it (``HDFSBackedStateStoreProvider.loadMap``; ``RocksDBFileManager`` the same
+   with ``<v>.zip`` snapshots and ``<v>.changelog`` files, and with format version 2's
+   ``<v>_<uuid>`` names). (run, every store of the matrix)
+6. Each file source's log holds what the restart rebuilds its seen files from: ``offsets/b``
+   records the source's ``logOffset`` N (``FileStreamSourceOffset``), and
+   ``CompactibleFileStreamLog.allFiles`` reads entry N and every entry back to the compaction
+   before it (``getAllValidBatches``; the interval is derived from the ``.compact`` files left,
+   as ``compactInterval`` does). A missing one fails the restart ("... doesn't exist"). Source
+   log ids are the source's own, not batch ids, so a rollback removes the entries after N, not
+   after ``b``; logs of other sources (Kafka's and the rate source's initial offsets) stay.
+   (run)
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from nnlite.catalog.layout import (
     FileRef,
     Store,
+    async_progress,
     batch_number,
     is_temp,
     read_pins,
     ref,
     scan_stores,
+    source_batch,
     tree_usage,
 )
 
 ERROR, WARNING = "error", "warning"
+# spark.sql.streaming.fileSource.log.compactInterval's default (SQLConf)
+FILE_SOURCE_COMPACT_INTERVAL = 10
 LOG_VERSION_PREFIX = b"v"
 
 
@@ -61,6 +80,9 @@ class Layout:
     strays: list[FileRef] = field(default_factory=list)
     empty_state: list[FileRef] = field(default_factory=list)
     pins: frozenset = frozenset()
+    async_progress: bool = False
+    # batch -> {source name: file-source log offset}, from offsets/<batch> once it is read
+    log_offsets: dict[int, dict[str, int]] = field(default_factory=dict)
     files: int = 0
     bytes: int = 0
     state_bytes: int = 0
@@ -80,7 +102,8 @@ class Layout:
 
 def scan(node, path: str) -> Layout:
     """The structure of the checkpoint at ``path`` (``node`` is its inode). Under the lock."""
-    layout = Layout(path.rstrip("/") or "/", pins=read_pins(node))
+    layout = Layout(path.rstrip("/") or "/", pins=read_pins(node),
+                    async_progress=async_progress(node))
     base = layout.path.rstrip("/")
     _walk(node, base, layout)
     children = node.children
@@ -166,16 +189,94 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
         elif entry.path in bad:
             out.append(f"{entry.path} is corrupt or truncated")
     if batch > 0:
-        before = layout.offsets.get(batch - 1)
-        if before is None or before.path in bad:
-            out.append(f"{layout.path}/offsets/{batch - 1} is "
-                       f"{'missing' if before is None else 'corrupt'}: restarting after batch "
-                       f"{batch} reads it as the committed offsets (MicroBatchExecution."
-                       f"validateOffsetLogAndGetPrevOffset)")
+        out += _previous_offsets(layout, batch, bad)
     for store in layout.stores:
         if store.chain(batch + 1) is None:
             out.append(store.gap(batch + 1))
+    for name, offset in sorted(layout.log_offsets.get(batch, {}).items()):
+        for entry in source_entries(layout, name, offset):
+            where = f"{layout.path}/sources/{name}/{entry}"
+            if entry not in layout.sources.get(name, {}) or where in bad:
+                out.append(f"{where} is {'missing' if where not in bad else 'corrupt'}: "
+                           f"restarting after batch {batch} rebuilds file source {name}'s "
+                           f"seen files from its log up to entry {offset} "
+                           f"(CompactibleFileStreamLog.allFiles)")
     return out
+
+
+def restart_reads(layout: Layout, batch: int) -> int | None:
+    """The offsets entry a restart after ``batch`` reads as the committed offsets (rule 3):
+    ``batch - 1``, or with async progress tracking the newest entry below ``batch``."""
+    if batch == 0:
+        return None
+    if layout.async_progress:
+        return max((b for b in layout.offsets if b < batch), default=None)
+    return batch - 1
+
+
+def _previous_offsets(layout: Layout, batch: int, bad) -> list[str]:
+    before = restart_reads(layout, batch)
+    entry = layout.offsets.get(before) if before is not None else None
+    if layout.async_progress:
+        if entry is not None and entry.path in bad:
+            return [f"{entry.path} is corrupt: restarting after batch {batch} reads it as the "
+                    f"committed offsets (AsyncProgressTrackingMicroBatchExecution."
+                    f"validateOffsetLogAndGetPrevOffset)"]
+        return []
+    if entry is not None and entry.path not in bad:
+        return []
+    message = (f"{layout.path}/offsets/{batch - 1} is {'missing' if entry is None else 'corrupt'}"
+               f": restarting after batch {batch} reads it as the committed offsets "
+               f"(MicroBatchExecution.validateOffsetLogAndGetPrevOffset)")
+    earlier = [b for b in layout.offsets if b < batch - 1]
+    if entry is None and earlier:
+        message += (f"; a query with asyncProgressTrackingEnabled reads offsets/{max(earlier)} "
+                    f"instead: mark such a checkpoint with the xattr "
+                    f"user.nnlite.catalog.asyncProgressTracking=true")
+    return [message]
+
+
+def source_log_offsets(data: bytes) -> dict[str, int]:
+    """The file-source log offset of each source in an offsets entry: its lines after the
+    version and batch metadata are the sources in order (``sources/0``, ``sources/1``, ...),
+    ``{"logOffset":N}`` for a file source (``FileStreamSourceOffset``), other JSON for other
+    sources, ``-`` for a source without an offset yet."""
+    out = {}
+    for index, line in enumerate(data.decode("utf-8", "replace").split("\n")[2:]):
+        try:
+            doc = json.loads(line) if line.startswith("{") else None
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("logOffset"), int) and len(doc) == 1:
+            out[str(index)] = doc["logOffset"]
+    return out
+
+
+def derive_compact_interval(default: int, compact: int) -> int:
+    """``CompactibleFileStreamLog.deriveCompactInterval``: the interval Spark settles on when
+    one ``.compact`` file (``compact``) is left."""
+    if compact + 1 <= default or default >= (compact + 1) // 2:
+        return compact + 1
+    return next((i for i in range(default, (compact + 1) // 2 + 1) if (compact + 1) % i == 0),
+                compact + 1)
+
+
+def source_entries(layout: Layout, name: str, offset: int) -> list[str]:
+    """The entries of file source ``name``'s log that a restart at log offset ``offset``
+    reads (``CompactibleFileStreamLog.getAllValidBatches``), by file name."""
+    if offset < 0:
+        return []
+    compacts = sorted((source_batch(n) for n in layout.sources.get(name, {})
+                       if n.endswith(".compact") and source_batch(n) <= offset), reverse=True)
+    if len(compacts) >= 2:
+        interval = compacts[0] - compacts[1]
+    elif compacts:
+        interval = derive_compact_interval(FILE_SOURCE_COMPACT_INTERVAL, compacts[0])
+    else:           # never compacted up to here, so the query's interval is larger: all
+        interval = offset + 2
+    start = max(0, (offset + 1) // interval * interval - 1)
+    return [f"{i}.compact" if (i + 1) % interval == 0 else str(i)
+            for i in range(start, offset + 1)]
 
 
 def latest_restorable(layout: Layout, bad: frozenset | set = frozenset()) -> int | None:
@@ -249,6 +350,8 @@ def _vouch(node, batch: int) -> bool:
     holds plainly named files rebuilding version batch + 1."""
     meta, offsets = node.children.get("metadata"), node.children.get("offsets")
     if meta is None or meta.is_dir or offsets is None or str(batch) not in offsets.children:
+        return False
+    if batch > 0 and str(batch - 1) not in offsets.children and not async_progress(node):
         return False
     stores: list[Store] = []
     state = node.children.get("state")

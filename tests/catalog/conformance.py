@@ -1,24 +1,33 @@
-"""The catalog's verdicts against Spark's own restarts (the conformance matrix): one stateful
-query per state-store configuration runs into nnlite, retention thins it, and then for every
-batch the catalog is asked to roll back to, on a copy of the checkpoint:
+"""The catalog's verdicts against Spark's own restarts (the conformance matrix): one query per
+operator and state-store configuration runs into nnlite, retention thins it (a small keep and
+one that keeps everything), and then for every batch the catalog is asked to roll back to, on a
+copy of the checkpoint:
 
 * the catalog says it restores: the rollback is applied, Spark restarts, and the result must be
   exactly the uninterrupted one (nothing lost, nothing counted twice);
 * the catalog refuses: the same files are removed by hand, Spark restarts, and it must fail or
   get the result wrong -- a refusal Spark would have survived is a finding, not a pass.
 
-``tests/catalog/test_conformance.py`` runs a representative part in CI; ``bench/conformance.py``
-runs the whole matrix and prints its table.
+Each operator is a query over the same input files (one file per micro-batch) whose every
+batch's output is recorded, a ``merge`` that folds recorded batches into the query's result
+and the ``expected`` result computed in Python. ``tests/catalog/test_conformance.py`` runs a
+representative part in CI; ``bench/conformance.py`` runs the whole matrix and prints its table.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import count
 
 from nnlite.catalog.client import CatalogClient, NotRestorable
+from nnlite.catalog.layout import ASYNC_PROGRESS_XATTR
 from nnlite.client.webhdfs import WebHdfsClient
+from tests.spark.test_streaming_checkpoint import expected
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 PROVIDER = "spark.sql.streaming.stateStore.providerClass"
@@ -30,11 +39,235 @@ STORES = {
     "rocksdb-changelog": {PROVIDER: ROCKSDB, CHANGELOG: "true"},
     "rocksdb-v2": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2"},
 }
+SCHEMA = "key STRING, value LONG"
+_names = count()
+
+
+def feed(src, index: int) -> list[tuple[str, int]]:
+    """Input file ``index`` (published atomically): keys a, b and one of its own."""
+    rows = [("a", index), ("b", 1), (f"k{index}", 100)]
+    tmp = src.parent / f".{src.name}-{index}.tmp"
+    tmp.write_text("".join(json.dumps({"key": k, "value": v}) + "\n" for k, v in rows))
+    os.utime(tmp, (1_000_000 + index, 1_000_000 + index))
+    tmp.rename(src / f"{index:03d}.json")
+    return rows
+
+
+def _stream(spark, src):
+    return spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
+
+
+def _latest_per_key(batches) -> dict:
+    out = {}
+    for rows in batches:
+        out.update({row[0]: tuple(row[1:]) for row in rows})
+    return out
+
+
+def _distinct_keys(files) -> Counter:
+    return Counter({key: 1 for rows in files for key, _ in rows})
+
+
+class Operator:
+    """One row group of the matrix: ``build`` the streaming DataFrame and its output mode;
+    ``merge`` the recorded batches (lists of row tuples) into a result comparable with
+    ``expected(files)``. ``stores`` names the state stores it runs on; ``async_progress``
+    runs it with Spark's asynchronous progress tracking."""
+
+    name = ""
+    stores = tuple(STORES)
+    async_progress = False
+
+    def build(self, spark, src):
+        raise NotImplementedError
+
+    def merge(self, batches):
+        return Counter(row for rows in batches for row in rows)
+
+    def expected(self, files):
+        raise NotImplementedError
+
+
+class Aggregation(Operator):
+    name = "aggregation"
+
+    def build(self, spark, src):
+        from pyspark.sql import functions as F
+        return _stream(spark, src).groupBy("key").agg(
+            F.count("*").alias("n"), F.sum("value").alias("total")), "update"
+
+    def merge(self, batches):
+        return _latest_per_key(batches)
+
+    def expected(self, files):
+        return expected(*files)
+
+
+class Deduplication(Operator):
+    name = "dropDuplicates"
+
+    def build(self, spark, src):
+        return _stream(spark, src).dropDuplicates(["key"]).select("key"), "append"
+
+    def merge(self, batches):
+        return Counter(row[0] for rows in batches for row in rows)
+
+    def expected(self, files):
+        return _distinct_keys(files)
+
+
+class WatermarkDeduplication(Deduplication):
+    """The event time is the value in seconds; a day's delay lets no key expire."""
+    name = "dropDuplicatesWithinWatermark"
+
+    def build(self, spark, src):
+        from pyspark.sql import functions as F
+        events = _stream(spark, src).withColumn("at", F.timestamp_seconds("value"))
+        return (events.withWatermark("at", "1 day").dropDuplicatesWithinWatermark(["key"])
+                .select("key"), "append")
+
+
+class StreamJoin(Operator):
+    """An inner stream-stream join of the input with itself (two file sources, so
+    ``sources/0`` and ``sources/1``), state kept on both sides."""
+    name = "stream-stream join"
+
+    def build(self, spark, src):
+        left, right = _stream(spark, src).alias("l"), _stream(spark, src).alias("r")
+        return (left.join(right, "key").select("key", "l.value", "r.value"), "append")
+
+    def expected(self, files):
+        by_key: dict[str, list[int]] = {}
+        for rows in files:
+            for key, value in rows:
+                by_key.setdefault(key, []).append(value)
+        return Counter((k, lv, rv) for k, vs in by_key.items() for lv in vs for rv in vs)
+
+
+def _count_in_pandas(key, frames, state):
+    import pandas as pd
+    n, total = state.get if state.exists else (0, 0)
+    for frame in frames:
+        n, total = n + len(frame), total + int(frame["value"].sum())
+    state.update((n, total))
+    yield pd.DataFrame({"key": [key[0]], "n": [n], "total": [total]})
+
+
+class PandasWithState(Aggregation):
+    name = "applyInPandasWithState"
+
+    def build(self, spark, src):
+        return (_stream(spark, src).groupBy("key").applyInPandasWithState(
+            _count_in_pandas, "key STRING, n LONG, total LONG", "n LONG, total LONG",
+            "update", "NoTimeout"), "update")
+
+
+class TransformWithState(Aggregation):
+    """``transformWithState`` runs on RocksDB only (Spark's
+    ``TransformWithStateExec`` requires the RocksDB provider)."""
+    name = "transformWithState"
+    stores = ("rocksdb", "rocksdb-changelog", "rocksdb-v2")
+
+    def build(self, spark, src):
+        return (_stream(spark, src).groupBy("key").transformWithState(
+            _counting_processor(), "key STRING, n LONG, total LONG", "Update", "None"),
+            "update")
+
+
+def _counting_processor():
+    from pyspark.sql import Row
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    class Counting(StatefulProcessor):
+        def init(self, handle):
+            self.totals = handle.getValueState("totals", "n LONG, total LONG")
+
+        def handleInputRows(self, key, rows, timerValues):
+            n, total = self.totals.get() if self.totals.exists() else (0, 0)
+            for row in rows:
+                n, total = n + 1, total + row.value
+            self.totals.update((n, total))
+            yield Row(key=key[0], n=n, total=total)
+
+        def close(self):
+            pass
+
+    return Counting()
+
+
+class Projection(Operator):
+    """A stateless query (no state store: one store configuration is enough)."""
+    name = "stateless"
+    stores = ("hdfs",)
+
+    def build(self, spark, src):
+        return _stream(spark, src).select("key", "value"), "append"
+
+    def expected(self, files):
+        return Counter(row for rows in files for row in rows)
+
+
+class AsyncProjection(Projection):
+    """The stateless query with ``asyncProgressTrackingEnabled``: Spark allows it only for
+    stateless queries into the memory, console, noop or Kafka sink with a processing-time
+    trigger (AsyncProgressTrackingMicroBatchExecution.validateAndGetTrigger), and of those
+    only noop, console and Kafka restart from a checkpoint, so it writes to noop and each
+    batch is recorded from the query's progress as the rows it read; offsets and commits are
+    written at most every 300 ms, which leaves gaps in both logs."""
+    name = "stateless-async"
+    async_progress = True
+    interval_ms = "300"
+
+    def merge(self, batches):
+        return sum(rows for batch in batches for (rows,) in batch)
+
+    def expected(self, files):
+        return sum(len(rows) for rows in files)
+
+
+OPERATORS = {op.name: op for op in (Aggregation(), Deduplication(), WatermarkDeduplication(),
+                                    StreamJoin(), PandasWithState(), TransformWithState(),
+                                    Projection(), AsyncProjection())}
+
+
+class Query:
+    """``operator``'s query on ``src`` into ``checkpoint``, recording every batch's rows (with
+    async progress tracking, where foreachBatch is not allowed: the number of rows each batch
+    read, from the query's progress)."""
+
+    def __init__(self, spark, operator: Operator, src, checkpoint: str):
+        self.batches: dict[int, list[tuple]] = {}
+        self.from_progress = operator.async_progress
+        frame, mode = operator.build(spark, src)
+        writer = frame.writeStream.outputMode(mode).option("checkpointLocation", checkpoint)
+        if operator.async_progress:
+            writer = (writer.format("noop").option("asyncProgressTrackingEnabled", "true")
+                      .option("asyncProgressTrackingCheckpointIntervalMs",
+                              operator.interval_ms))
+        else:
+            writer = writer.foreachBatch(self._record)
+        self.query = writer.start()
+
+    def _record(self, df, batch_id: int) -> None:
+        self.batches[batch_id] = [tuple(r) for r in df.collect()]
+
+    def run(self) -> None:
+        try:
+            self.query.processAllAvailable()
+        finally:
+            self.query.stop()
+        if self.query.exception() is not None:
+            raise RuntimeError(str(self.query.exception()))
+        if self.from_progress:
+            for progress in self.query.recentProgress:
+                self.batches[progress.batchId] = [(progress.numInputRows,)]
 
 
 @dataclass
 class Outcome:
+    operator: str
     store: str
+    keep: int
     batch: int
     catalog_restores: bool
     spark: str            # "exact", "wrong", "failed: <why>"
@@ -107,46 +340,50 @@ def _remove_state_after(hdfs: WebHdfsClient, directory: str, version: int) -> No
             hdfs.delete(where)
 
 
-def run_store(spark, query_cls, feed, expected, url: str, port: int, tmp_path, store: str,
-              batches: int = 6, keep: int = 2, user: str = "tester") -> list[Outcome]:
-    """The matrix row of one state-store configuration (see the module docstring)."""
+def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: int, tmp_path,
+             batches: int = 6, user: str = "tester") -> list[Outcome]:
+    """One cell of the matrix: ``operator`` on ``store``, retained to ``keep`` batches, and
+    every batch's verdict against Spark's restart (see the module docstring)."""
     outcomes = []
-    src = tmp_path / f"in-{store}"
+    cell = f"{re.sub(r'[^a-z0-9]+', '-', operator.name.lower())}-{store}-{keep}"
+    src = tmp_path / f"in-{cell}-{next(_names)}"
     src.mkdir()
-    base = f"/conformance/{store}/base"
+    base = f"/conformance/{cell}/base"
     files = [feed(src, i) for i in range(batches)]
-    want = expected(*files)
+    want = operator.expected(files)
     with spark_conf(spark, STORES[store]), WebHdfsClient(url, user) as hdfs, \
             CatalogClient(url, user) as catalog:
-        first = query_cls(spark, src, f"webhdfs://127.0.0.1:{port}{base}")
+        first = Query(spark, operator, src, f"webhdfs://127.0.0.1:{port}{base}")
         first.run()
+        assert operator.merge(first.batches[b] for b in sorted(first.batches)) == want, \
+            f"{operator.name} on {store}: the uninterrupted run is not the expected result"
+        if operator.async_progress:
+            hdfs.set_xattr(base, ASYNC_PROGRESS_XATTR, "true")
         catalog.retain(base, keep)
         for batch in range(batches):
-            copy = f"/conformance/{store}/b{batch}"
+            copy = f"/conformance/{cell}/b{batch}"
             hdfs.mkdirs(copy)
             copy_tree(hdfs, base, copy)
+            if operator.async_progress:
+                hdfs.set_xattr(copy, ASYNC_PROGRESS_XATTR, "true")
             try:
                 catalog.rollback(copy, batch)
                 restores, reason = True, ""
             except NotRestorable as exc:
                 restores, reason = False, str(exc)
                 remove_after(hdfs, copy, batch)
-            replay = query_cls(spark, src, f"webhdfs://127.0.0.1:{port}{copy}")
+            replay = Query(spark, operator, src, f"webhdfs://127.0.0.1:{port}{copy}")
             try:
                 replay.run()
             except Exception as exc:               # Spark refused the checkpoint
-                outcomes.append(Outcome(store, batch, restores, f"failed: {why(exc)}",
-                                        reason))
+                outcomes.append(Outcome(operator.name, store, keep, batch, restores,
+                                        f"failed: {why(exc)}", reason))
                 continue
-            final = {}
-            for b in sorted(first.batches):
-                if b <= batch:
-                    final.update(first.batches[b])
-            for b in sorted(replay.batches):
-                final.update(replay.batches[b])
+            kept = [first.batches[b] for b in sorted(first.batches) if b <= batch]
+            final = operator.merge(kept + [replay.batches[b] for b in sorted(replay.batches)])
             exact = final == want and (not replay.batches or min(replay.batches) == batch + 1)
-            outcomes.append(Outcome(store, batch, restores, "exact" if exact else "wrong",
-                                    reason))
+            outcomes.append(Outcome(operator.name, store, keep, batch, restores,
+                                    "exact" if exact else "wrong", reason))
     return outcomes
 
 
@@ -162,8 +399,10 @@ def why(exc: Exception) -> str:
 
 
 def table(outcomes: list[Outcome]) -> list[str]:
-    lines = ["| state store | batch | catalog | Spark's restart | agrees |", "|---|---|---|---|---|"]
+    lines = ["| operator | state store | keep | batch | catalog | Spark's restart | agrees |",
+             "|---|---|---|---|---|---|---|"]
     for o in outcomes:
-        lines.append(f"| {o.store} | {o.batch} | {'restores' if o.catalog_restores else 'refuses'}"
+        lines.append(f"| {o.operator} | {o.store} | {o.keep} | {o.batch} | "
+                     f"{'restores' if o.catalog_restores else 'refuses'}"
                      f" | {o.spark} | {'yes' if o.agrees else '**no**'} |")
     return lines

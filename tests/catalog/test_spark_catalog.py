@@ -14,54 +14,40 @@ import pytest
 
 from nnlite.catalog.client import NotRestorable
 from nnlite.catalog.spark import JobCheckpoint, read_latest, write_checkpoint
+from tests.catalog import conformance
+from tests.catalog.conformance import OPERATORS, feed
 from tests.servers import ROOT
 from tests.spark.test_streaming_checkpoint import expected
 
 pytestmark = pytest.mark.spark
 
-SCHEMA = "key STRING, value LONG"
 Q = "/ckpt/agg"
+AGGREGATION = OPERATORS["aggregation"]
 
 
-def feed(src, index: int) -> list[tuple[str, int]]:
-    """Input file ``index`` (published atomically): keys a, b and one of its own."""
-    rows = [("a", index), ("b", 1), (f"k{index}", 100)]
-    tmp = src.parent / f".{index}.tmp"
-    tmp.write_text("".join(json.dumps({"key": k, "value": v}) + "\n" for k, v in rows))
-    os.utime(tmp, (1_000_000 + index, 1_000_000 + index))
-    tmp.rename(src / f"{index:03d}.json")
-    return rows
-
-
-class Query:
-    """A stateful aggregation whose every micro-batch is recorded (batch id -> rows)."""
+class Query(conformance.Query):
+    """The conformance matrix's aggregation, each batch recorded as ``{key: (n, total)}``."""
 
     def __init__(self, spark, src, checkpoint: str):
-        from pyspark.sql import functions as F
-        self.batches: dict[int, dict[str, tuple[int, int]]] = {}
-        counts = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1)
-                  .json(str(src)).groupBy("key")
-                  .agg(F.count("*").alias("n"), F.sum("value").alias("total")))
-        self.query = (counts.writeStream.outputMode("update").foreachBatch(self._record)
-                      .option("checkpointLocation", checkpoint).start())
+        super().__init__(spark, AGGREGATION, src, checkpoint)
 
     def _record(self, df, batch_id: int) -> None:
         self.batches[batch_id] = {r["key"]: (r["n"], r["total"]) for r in df.collect()}
 
-    def run(self) -> None:
-        try:
-            self.query.processAllAvailable()
-        finally:
-            self.query.stop()
-        assert self.query.exception() is None
+
+def first_run(spark, server, tmp_path, q: str, count: int):
+    """Input files 0..count-1 and the aggregation run over them into ``q``: batches 0..count-1.
+    Returns the input directory, the checkpoint's URI and the files' rows."""
+    src = tmp_path / "in"
+    src.mkdir()
+    uri = f"webhdfs://127.0.0.1:{server.port}{q}"
+    files = [feed(src, i) for i in range(count)]
+    Query(spark, src, uri).run()
+    return src, uri, files
 
 
 def test_streaming_checkpoint_seen_retained_and_rolled_back(spark, server, catalog, tmp_path):
-    src = tmp_path / "in"
-    src.mkdir()
-    uri = f"webhdfs://127.0.0.1:{server.port}{Q}"
-    files = [feed(src, i) for i in range(10)]
-    Query(spark, src, uri).run()                      # one file per batch: batches 0..9
+    src, uri, files = first_run(spark, server, tmp_path, Q, 10)     # batches 0..9
 
     [row] = catalog.ls("/ckpt")
     assert (row["path"], row["kind"], row["lastBatch"], row["restorableBatch"], row["health"]) \
@@ -136,12 +122,8 @@ def test_the_oldest_kept_batch_restarts_and_spark_refuses_what_the_catalog_refus
     (MicroBatchExecution.validateOffsetLogAndGetPrevOffset): retention keeps them, so a
     rollback to the oldest kept batch restarts exactly; with them gone the catalog says so,
     and Spark itself fails to start."""
-    src = tmp_path / "in"
-    src.mkdir()
     q = "/ckpt/edge"
-    uri = f"webhdfs://127.0.0.1:{server.port}{q}"
-    files = [feed(src, i) for i in range(8)]
-    Query(spark, src, uri).run()                          # batches 0..7
+    src, uri, files = first_run(spark, server, tmp_path, q, 8)      # batches 0..7
     assert catalog.retain(q, 3)["keptBatches"] == [5, 6, 7]
     rolled = catalog.rollback(q, 5)                       # the oldest kept batch
     assert rolled["removedBatches"] == [6, 7]
@@ -170,16 +152,12 @@ def test_the_query_metadata_file_as_spark_treats_it(spark, server, catalog, hdfs
     gone (STREAMING_CHECKPOINT_MISSING_METADATA_FILE), and one whose ``metadata`` does not
     parse; the catalog calls both not restorable. (Reading StreamingQueryCheckpointMetadata
     alone suggested Spark writes a new id: running Spark says otherwise.)"""
-    src = tmp_path / "in"
-    src.mkdir()
     q = "/ckpt/meta"
-    uri = f"webhdfs://127.0.0.1:{server.port}{q}"
-    files = [feed(src, i) for i in range(3)]
-    Query(spark, src, uri).run()
+    src, uri, files = first_run(spark, server, tmp_path, q, 3)
     good = b"".join(hdfs.read(f"{q}/metadata"))
-    for damage, code, words in ((None, "missing-metadata",
-                                 "STREAMING_CHECKPOINT_MISSING_METADATA_FILE"),
-                                (b'{"id": ', "corrupt-log", "")):
+    for damage, code, words in (
+            (None, "missing-metadata", "STREAMING_CHECKPOINT_MISSING_METADATA_FILE"),
+            (b'{"id": ', "corrupt-log", "JsonEOFException: Unexpected end-of-input")):
         if damage is None:
             hdfs.delete(f"{q}/metadata")
         else:
@@ -227,3 +205,126 @@ def test_a_driver_killed_between_begin_and_complete_leaves_the_previous_latest(
     assert read_latest(spark, catalog, "/jobs/crash").count() == 10
     catalog.abort("/jobs/crash", 2)
     assert catalog.ls("/jobs")[0]["inProgress"] == []
+
+
+def test_a_damaged_last_log_entry_as_spark_reads_it(spark, server, catalog, hdfs, tmp_path):
+    """``HDFSMetadataLog.getLatest`` fails the restart on an offsets entry cut short (Jackson's
+    end-of-input in ``OffsetSeqLog.deserialize``) and on an empty commit
+    (``CommitLog.deserialize``, "Incomplete log file"): the catalog calls the batch not
+    restorable and names the one before, and rolling back to that one restarts exactly
+    once."""
+    q = "/ckpt/damaged"
+    src, uri, files = first_run(spark, server, tmp_path, q, 5)      # batches 0..4
+    for rel, damage, spark_says in (
+            ("offsets/4", b'v1\n{"batchWatermarkMs":0,"batchTi', "Unexpected end-of-input"),
+            ("commits/4", b"", "Incomplete log file")):
+        good = b"".join(hdfs.read(f"{q}/{rel}"))
+        hdfs.create(f"{q}/{rel}", damage, overwrite=True)
+        report = catalog.validate(q)
+        assert (report["restorable"], report["restorableBatch"]) == (False, 3), report
+        assert f"{q}/{rel}" in [i["path"] for i in report["issues"]]
+        with pytest.raises(Exception, match=spark_says):
+            Query(spark, src, uri).run()
+        hdfs.create(f"{q}/{rel}", good, overwrite=True)
+    hdfs.create(f"{q}/commits/4", b"", overwrite=True)
+    assert catalog.rollback(q, 3)["removedBatches"] == [4]
+    replay = Query(spark, src, uri)
+    replay.run()
+    assert sorted(replay.batches) == [4]
+    assert replay.batches[4]["a"] == expected(*files)["a"] and replay.batches[4]["b"] == (5, 5)
+
+
+class Windowed:
+    """Counts per 100-second event-time window, appended once the watermark passes the
+    window: after each file the watermark moves on, so Spark runs a no-data batch that
+    emits the window just closed, and the file source's log ids fall behind the batch ids."""
+
+    from_progress = False
+
+    def __init__(self, spark, src, checkpoint: str):
+        from pyspark.sql import functions as F
+        self.batches: dict[int, list] = {}
+        number = F.regexp_extract(F.input_file_name(), r"(\d+)\.json$", 1).cast("long")
+        stream = conformance._stream(spark, src).withColumn(
+            "at", F.timestamp_seconds(number * 100))         # file i: event time i * 100 s
+        counts = (stream.withWatermark("at", "0 seconds").groupBy(F.window("at", "100 seconds"))
+                  .count().select(F.col("window.start").cast("long").alias("start"), "count"))
+        self.query = (counts.writeStream.outputMode("append").foreachBatch(self._record)
+                      .option("checkpointLocation", checkpoint).start())
+
+    def _record(self, df, batch_id: int) -> None:
+        self.batches[batch_id] = sorted(tuple(r) for r in df.collect())
+
+    def run(self, feeding=(), src=None) -> None:
+        """Process what is there, then each file of ``feeding`` as it arrives."""
+        try:
+            self.query.processAllAvailable()
+            for index in feeding:
+                feed(src, index)
+                self.query.processAllAvailable()
+        finally:
+            self.query.stop()
+        assert self.query.exception() is None
+        self.rows_read = {p.batchId: p.numInputRows for p in self.query.recentProgress}
+
+
+def test_a_rollback_re_runs_the_same_batches_when_source_ids_lag_batch_ids(
+        spark, server, catalog, hdfs, tmp_path):
+    """The file source's log ids are its own (``FileStreamSourceOffset.logOffset``): with
+    no-data batches they fall behind the batch ids. A rollback to batch B keeps the source log
+    up to the offset ``offsets/B`` records (rule 6 of catalog/streaming.py), so the restarted
+    query plans its batches afresh, one file each as ``maxFilesPerTrigger`` says, and emits
+    exactly the windows the first run emitted after B. (Had the rollback kept the entries up
+    to id B, Spark would read all their files in the first batch after the restart.)"""
+    src = tmp_path / "in"
+    src.mkdir()
+    q = "/ckpt/windows"
+    uri = f"webhdfs://127.0.0.1:{server.port}{q}"
+    first = Windowed(spark, src, uri)
+    first.run(range(6), src)                        # a file, then its no-data batch, ...
+    shown = catalog.show(q)
+    assert len(shown["batches"]) > 6                      # no-data batches between the files
+    source_ids = {b: json.loads(b"".join(hdfs.read(f"{q}/offsets/{b}")).splitlines()[2])
+                  ["logOffset"] for b in first.batches}
+    # a batch whose source offset is two or more entries behind both its id and the log's
+    # end: rolling back by batch id would leave entries that belong to later batches
+    target = min(b for b in first.batches
+                 if source_ids[b] + 2 <= min(b, max(source_ids.values())))
+    rolled = catalog.rollback(q, target)
+    assert sorted(int(n["pathSuffix"].split(".")[0]) for n in hdfs.list(f"{q}/sources/0")) == \
+        list(range(source_ids[target] + 1))
+    assert rolled["removedBatches"] == [b for b in sorted(first.batches) if b > target]
+    replay = Windowed(spark, src, uri)
+    replay.run()
+    assert min(replay.batches) == target + 1
+    assert max(replay.rows_read.values()) == 3                # one file (3 rows) per batch
+    assert sorted(sum(replay.batches.values(), [])) == \
+        sorted(sum((rows for b, rows in first.batches.items() if b > target), []))
+
+
+def test_the_file_source_log_after_compaction_as_spark_reads_it(
+        spark, server, catalog, hdfs, tmp_path):
+    """``CompactibleFileStreamLog.allFiles`` rebuilds the file source's seen files from the
+    last compaction up to the log's end: entries the compaction holds may go, any after it
+    may not ("... doesn't exist"). The catalog says the same, and the rollback to a batch
+    whose entries are whole restarts exactly once."""
+    q = "/ckpt/compacted"
+    with conformance.spark_conf(spark, {
+            "spark.sql.streaming.fileSource.log.compactInterval": "3"}):
+        src, uri, files = first_run(spark, server, tmp_path, q, 5)  # one entry per batch
+        assert sorted(n["pathSuffix"] for n in hdfs.list(f"{q}/sources/0")) == \
+            ["0", "1", "2.compact", "3", "4"]
+        hdfs.delete(f"{q}/sources/0/0")                  # held by 2.compact: not needed
+        assert catalog.validate(q)["restorable"]
+        hdfs.delete(f"{q}/sources/0/3")                  # after the compaction: needed
+        report = catalog.validate(q)
+        assert (report["restorable"], report["restorableBatch"]) == (False, 2), report
+        assert any("sources/0/3 is missing" in i["message"] for i in report["issues"])
+        with pytest.raises(Exception, match=r"3 doesn't exist \(latestId: 4, compactInterval"):
+            Query(spark, src, uri).run()
+        assert catalog.rollback(q, 2)["removedBatches"] == [3, 4]
+        replay = Query(spark, src, uri)
+        replay.run()
+    assert sorted(replay.batches) == [3, 4]
+    final = {**replay.batches[3], **replay.batches[4]}
+    assert final["a"] == expected(*files)["a"] and final["b"] == (5, 5)
