@@ -79,10 +79,12 @@ class FlinkJob:
             time.sleep(0.2)
         raise AssertionError(f"no {event!r} from the job: {self.log_tail()}")
 
-    def log_tail(self) -> str:
+    def log(self) -> str:
         self.stderr.seek(0)
-        lines = [line for line in self.stderr.read().splitlines()
-                 if not line.lstrip().startswith("at ")]
+        return self.stderr.read()
+
+    def log_tail(self) -> str:
+        lines = [line for line in self.log().splitlines() if not line.lstrip().startswith("at ")]
         return "\n".join(lines[-40:])
 
     def kill(self) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from nnlite.catalog.client import CatalogClient
 from nnlite.client.webhdfs import WebHdfsClient
+from nnlite.formats import flink_metadata
 
 pytestmark = pytest.mark.flink
 
@@ -121,5 +122,46 @@ def test_retain_keeps_every_file_a_kept_incremental_checkpoint_needs(
         assert len(shared) <= before["sharedFiles"]
         restore = catalog.webhdfs_uri(catalog.latest(job_dir)["latest"]["path"])
     second = run_job("keyed_count.py", *common, "--restore", restore)
+    assert second.finish() == 0, second.log_tail()
+    check_restored_exactly(second)
+
+
+def test_flink_fails_on_the_checkpoint_the_catalog_refuses(namenode, run_job, tmp_path):
+    """A file that only the newest incremental checkpoint references is gone: the catalog
+    calls that checkpoint not restorable, naming the file, and `latest` names an older one.
+    Flink agrees: restored from the broken checkpoint the job fails, from the one the catalog
+    names it ends with exactly the uninterrupted result."""
+    web = f"webhdfs://127.0.0.1:{namenode.port}"
+    common = ["--checkpoints", f"{web}/flink/ckpt", "--backend", "rocksdb", "--incremental",
+              "--rows", str(ROWS), "--rate", "300", "--keys", str(KEYS)]
+    first = run_job("keyed_count.py", *common)
+    job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
+    with CatalogClient(namenode.url, "root") as catalog, \
+            WebHdfsClient(namenode.url, "root") as hdfs:
+        wait_until(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, what="3 checkpoints")
+        first.kill()
+        complete = [c for c in catalog.show(job_dir)["checkpoints"] if c["complete"]]
+        newest, older = complete[-1], complete[:-1]
+
+        def references(chk) -> set[str]:
+            meta = flink_metadata.parse(b"".join(hdfs.read(f"{chk['path']}/_metadata")))
+            return {flink_metadata.resolve(ref.path, chk["path"]) for ref in meta.files}
+
+        only_newest = references(newest) - set().union(*(references(c) for c in older))
+        gone = sorted(only_newest)[0]
+        hdfs.delete(gone)
+        report = catalog.validate(job_dir)
+        assert not report["restorable"]
+        assert any(gone in issue["message"] for issue in report["issues"]), report
+        named = catalog.latest("/flink/ckpt")["latest"]["path"]
+        assert named == older[-1]["path"]
+        broken_uri = catalog.webhdfs_uri(newest["path"])
+        named_uri = catalog.webhdfs_uri(named)
+
+    broken = run_job("keyed_count.py", *common, "--restore", broken_uri, "--fail-fast")
+    assert broken.finish() != 0
+    assert re.search(r"FileNotFoundException|does not exist|File not found", broken.log()), \
+        broken.log_tail()
+    second = run_job("keyed_count.py", *common, "--restore", named_uri)
     assert second.finish() == 0, second.log_tail()
     check_restored_exactly(second)

@@ -45,6 +45,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=6000)
     ap.add_argument("--rate", type=int, default=400)
     ap.add_argument("--keys", type=int, default=10)
+    ap.add_argument("--fail-fast", action="store_true",
+                    help="no restart strategy: a restore that fails ends the job")
     args = ap.parse_args()
 
     conf = Configuration()
@@ -63,6 +65,8 @@ def main() -> None:
         settings["execution.checkpointing.savepoint-dir"] = args.savepoints
     if args.restore:
         settings["execution.state-recovery.path"] = args.restore
+    if args.fail_fast:
+        settings["restart-strategy.type"] = "none"
     for key, value in settings.items():
         conf.set_string(key, value)
     env = TableEnvironment.create(
