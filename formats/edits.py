@@ -22,12 +22,16 @@ Every segment starts with START_LOG_SEGMENT and, once rolled, ends with END_LOG_
 How a reader classifies what it finds at a record boundary:
 
 * no bytes left: a clean end.
-* a partial header, a record running past the end of the file, a bad last record (one
-  followed by nothing or only by zero bytes), or a tail of zero bytes (preallocated, never
-  written): a *torn tail*. It is reported on ``EditsReader.torn_tail``; the owner of the
-  file truncates it to ``valid_length`` before appending. A torn tail can only hold an op
-  that was never acknowledged, because an op is acknowledged only after the record and
-  everything before it are fsynced.
+* a partial header, a record running past the end of the file, or a bad last record whose
+  bytes from a sector boundary (``DISK_UNIT``) on are zeros to the end of the file (the file grew
+  before its data reached the disk, as a crash between write and fdatasync leaves it; a tail
+  of zeros is the same): a *torn tail* (``is_torn``). It is reported on
+  ``EditsReader.torn_tail``; the owner of the file truncates it to ``valid_length`` before
+  appending. A torn tail can only hold an op that was never acknowledged, because an op is
+  acknowledged only after the record and everything before it are fsynced.
+* a complete last record that fails its CRC or does not decode, with nothing or only zeros
+  after it but not torn as above (a bit flip in a record that was synced, so possibly an
+  acknowledged op): ``CorruptRecordError``, for recovery mode to decide.
 * a CRC mismatch or an undecodable payload with more (non-zero) data after it:
   ``CorruptRecordError`` with file, offset and the txid expected there. Never skipped.
 * a record that looks torn but whose CRC matches the msgpack object after its header at a
@@ -71,6 +75,9 @@ RECORD_HEADER = struct.Struct("<II")
 RECORD_HEADER_SIZE = RECORD_HEADER.size
 LENGTH = struct.Struct("<I")
 DEFAULT_MAX_RECORD = 1 << 20
+# The smallest unit a file system maps a file's data in (a sector; ext4 and XFS blocks are
+# multiples of it): a crash leaves unwritten data as zeros from such a boundary (is_torn).
+DISK_UNIT = 512
 
 Block = tuple  # (block_id, num_bytes, generation_stamp)
 
@@ -597,8 +604,9 @@ class EditsReader:
 
     def _bad_record(self, buf, off: int, end: int, size: int, expected: int, reason: str,
                     error: CorruptRecordError | None) -> None:
-        """A record that fails its checks is a torn tail only if nothing but zeros follows it
-        and its length field is intact; otherwise ``error`` (or a length-field error) is raised."""
+        """A record that fails its checks is a torn tail only if nothing but zeros follows it,
+        its length field is intact and it is torn (``is_torn``); otherwise ``error`` (or a
+        length-field error) is raised."""
         if end < size and not only_zeros(buf, end, size):
             raise error
         true_end = _true_end(buf, off, size, self.max_record)
@@ -607,6 +615,11 @@ class EditsReader:
                 f"edits record length field is damaged: its CRC matches a record of "
                 f"{true_end - off - RECORD_HEADER_SIZE} bytes, and data follows it",
                 path=self.path, offset=off, txid=expected) from error
+        if error is not None and not is_torn(buf, off, size):
+            raise CorruptRecordError(
+                f"the last edits record is complete but damaged ({reason}): it was written "
+                f"whole, so it may hold an acknowledged op; start the namenode with --recover "
+                f"to decide", path=self.path, offset=off, txid=expected) from error
         return self._torn(off, size, reason)
 
     def _torn(self, off: int, size: int, reason: str) -> None:
@@ -684,6 +697,20 @@ def next_frame(buf, start: int, size: int, min_txid: int, max_record: int) -> Fr
             if isinstance(found, Frame) and found.txid >= min_txid:
                 return found
     return None
+
+
+def is_torn(buf, off: int, size: int) -> bool:
+    """Whether the bad last record at ``off`` is a torn write rather than a damaged one: it
+    runs past the end of the file (or its header does), or from some sector boundary within
+    it the file holds only zeros to its end -- the file's size reached the disk before those
+    sectors did (nnlite never preallocates, so nothing else puts zeros there). A synced
+    record with a flipped bit is neither."""
+    end = claimed_end(buf, off, size)
+    if size - off < RECORD_HEADER_SIZE or end > size:
+        return True
+    first = -(-off // DISK_UNIT) * DISK_UNIT
+    return any(only_zeros(buf, unit, size)
+               for unit in range(first, max(end, off + 1), DISK_UNIT))
 
 
 def claimed_end(buf, off: int, size: int) -> int:

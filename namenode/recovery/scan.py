@@ -6,7 +6,8 @@ Frames are the edits records of ``formats/edits.py``, found with its ``frame_at`
 applied, held by the image, or deliberately given up, so no txid at or below it is applied
 again; after a bad frame the scan resyncs at the first later offset whose frame is valid and
 decodes to a txid at least the one expected there; a torn tail (a bad frame followed by nothing
-or only zeros) is truncated without asking, exactly as startup does; once STOP is chosen no
+or only zeros, and torn by ``edits.is_torn``) is truncated without asking, exactly as startup
+does, while a complete last record that is damaged is put to ``decide``; once STOP is chosen no
 further byte of any segment is read.
 """
 
@@ -18,7 +19,14 @@ import os
 from pathlib import Path
 
 from nnlite.formats import edits
-from nnlite.formats.edits import Frame, claimed_end, frame_at, next_frame, only_zeros
+from nnlite.formats.edits import (
+    Frame,
+    claimed_end,
+    frame_at,
+    is_torn,
+    next_frame,
+    only_zeros,
+)
 from nnlite.formats.errors import FormatError
 from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.namespace.namespace import Namespace
@@ -124,7 +132,8 @@ class Replay:
                    reason: str) -> tuple[int, int]:
         nxt = next_frame(buf, off + 1, size, expected, self.max_record)
         if nxt is None and (claimed_end(buf, off, size) >= size
-                            or only_zeros(buf, claimed_end(buf, off, size), size)):
+                            or only_zeros(buf, claimed_end(buf, off, size), size)) \
+                and is_torn(buf, off, size):
             log.warning("torn tail in %s at offset %d (%d bytes: %s): truncating it", path, off,
                         size - off, reason)
             self.out.torn_tails.append((path, off, size - off))

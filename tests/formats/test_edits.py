@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nnlite.formats import errors
+from nnlite.formats import edits, errors
 from nnlite.formats.edits import (
     DEFAULT_MAX_RECORD,
     HEADER_SIZE,
@@ -284,14 +284,40 @@ def test_flipped_bit_before_the_last_record_is_an_error_naming_it(tmp_path, part
 
 
 @pytest.mark.parametrize("part", ["crc", "payload"])
-def test_flipped_bit_in_the_last_record_is_a_torn_tail(tmp_path, part):
+def test_flipped_bit_in_the_last_record_is_corruption_not_a_torn_tail(tmp_path, part):
+    """The record was written whole, so it may have been synced and acknowledged: dropping
+    it as torn could lose an acknowledged op. It is reported with its txid instead."""
     path = tmp_path / "edits"
     for offset in LOG.field(-1, part):
         for bit in range(8):
-            records, reader = read_all(corrupt.write(path, corrupt.flip_bit(LOG.data, offset, bit)))
-            assert records == LOG.records[:-1]
-            assert_torn_at(reader, LOG.start(-1), len(LOG.data), "bad CRC in the last record")
-            assert_appendable(path, reader, LOG.records[:-1])
+            corrupt.write(path, corrupt.flip_bit(LOG.data, offset, bit))
+            with pytest.raises(errors.CorruptRecordError, match="complete but damaged") as exc:
+                read_all(path)
+            assert (exc.value.offset, exc.value.txid) == (LOG.start(-1), LOG.records[-1][0])
+
+
+@pytest.mark.parametrize("zeros_from", [0, 1, 5])
+def test_a_last_record_whose_sectors_never_reached_the_disk_is_a_torn_tail(tmp_path,
+                                                                           zeros_from):
+    """A crash between write and fdatasync can leave the file at its new size with zeros
+    where its last sectors should be: from a sector boundary inside the last record (the
+    first, second or sixth it crosses) to the end of the file."""
+    unit = edits.DISK_UNIT
+    log = corrupt.build([StartLogSegmentOp(), SAMPLE_OPS[OpCode.MKDIR],
+                         SetXAttrOp("/a", "user.x", b"\x01" * (8 * unit), 2)])
+    start = log.start(-1)
+    boundary = (start // unit + 1 + zeros_from) * unit
+    data = log.data[:boundary] + bytes(len(log.data) - boundary)
+    records, reader = read_all(corrupt.write(tmp_path / "edits", data))
+    assert records == log.records[:-1]
+    assert_torn_at(reader, start, len(data), "bad CRC")
+    assert_appendable(tmp_path / "edits", reader, log.records[:-1])
+    # zeros only after the last sector boundary's start: damage, not a torn write
+    cut = len(log.data) - (len(log.data) % unit) + 1
+    assert cut < len(log.data)
+    damaged = log.data[:cut] + bytes(len(log.data) - cut)
+    with pytest.raises(errors.CorruptRecordError, match="complete but damaged"):
+        read_all(corrupt.write(tmp_path / "edits", damaged))
 
 
 def test_flipped_length_bit_in_the_last_record_is_torn_or_an_error(tmp_path):
@@ -318,8 +344,9 @@ TAIL_CASES = {  # bytes after LOG -> the torn-tail reason, or the error
     "junk-3": (b"\xde\xad\xbe", "partial record header"),
     "record-header-only": (NEXT[:8], "runs past the end"),
     "half-a-record": (NEXT[:40], "runs past the end"),
-    "torn-record-into-preallocated-zeros": (NEXT[:40] + bytes(4096), "bad CRC in the last record"),
-    "record-with-zero-crc": (corrupt.put_u32(NEXT, 4, 0), "bad CRC in the last record"),
+    # nnlite never preallocates: zeros from mid-sector inside a whole record are damage
+    "record-into-zeros-mid-sector": (NEXT[:40] + bytes(4096), errors.CorruptRecordError),
+    "record-with-zero-crc": (corrupt.put_u32(NEXT, 4, 0), errors.CorruptRecordError),
     "ff-garbage": (b"\xff" * 100, errors.RecordTooLargeError),
     "claims-2gib": (struct.pack("<II", 2**31, 0) + b"tiny", errors.RecordTooLargeError),
     "bad-crc-then-more-records": (corrupt.put_u32(NEXT, 4, 0) + NEXT, errors.CorruptRecordError),
@@ -435,11 +462,12 @@ def test_undecodable_payload_in_the_middle_is_an_error(tmp_path, payload):
 
 
 @pytest.mark.parametrize("payload", NOT_AN_OP.values(), ids=NOT_AN_OP.keys())
-def test_undecodable_last_payload_is_a_torn_tail(tmp_path, payload):
+def test_an_undecodable_last_payload_with_a_good_crc_is_corruption(tmp_path, payload):
+    """A torn write cannot leave a record whose CRC matches: this one was written whole."""
     path = corrupt.write(tmp_path / "edits", LOG.data + frame(payload))
-    records, reader = read_all(path)
-    assert records == LOG.records
-    assert_torn_at(reader, len(LOG.data), len(LOG.data) + 8 + len(payload), "undecodable")
+    with pytest.raises(errors.CorruptRecordError, match="complete but damaged") as exc:
+        read_all(path)
+    assert (exc.value.offset, exc.value.txid) == (len(LOG.data), len(LOG.records) + 1)
 
 
 # ------------------------------------------------------------------------ reader lifecycle
