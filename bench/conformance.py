@@ -1,10 +1,11 @@
 """The whole conformance matrix (tests/catalog/conformance.py): for every stateful operator,
 state-store configuration and keep, every verdict of the catalog on a retained checkpoint
-against Spark's own restart. Prints the Markdown table BENCHMARKS.md records; exits 1 when a
-verdict disagrees with Spark.
+against Spark's own restart. Prints the Markdown table BENCHMARKS.md records (one row per
+cell; ``--full``: one per verdict); exits 1 when a verdict disagrees with Spark or a cell
+cannot run.
 
     .venv/bin/python bench/conformance.py [--operators aggregation,...] [--stores hdfs,...]
-                                          [--keeps 2,6] [--batches 6]
+                                          [--keeps 2,6] [--batches 6] [--full]
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.catalog.conformance import OPERATORS, STORES, run_cell, table, why  # noqa: E402
+from tests.catalog.conformance import (  # noqa: E402
+    OPERATORS,
+    STORES,
+    run_cell,
+    summary,
+    table,
+    why,
+)
 from tests.servers import NamenodeProcess  # noqa: E402
 
 
@@ -29,6 +37,7 @@ def main() -> int:
     ap.add_argument("--stores", default=",".join(STORES))
     ap.add_argument("--keeps", default="2,6")
     ap.add_argument("--batches", type=int, default=6)
+    ap.add_argument("--full", action="store_true", help="one row per verdict")
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -58,7 +67,7 @@ def main() -> int:
         finally:
             nn.stop()
             spark.stop()
-    print("\n".join(table(outcomes)))
+    print("\n".join(table(outcomes) if args.full else summary(outcomes)))
     for line in failed:
         print(f"cell not run: {line}")
     disagree = [o for o in outcomes if not o.agrees]

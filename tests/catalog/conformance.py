@@ -395,7 +395,8 @@ def why(exc: Exception) -> str:
                if c != "STREAM_FAILED"]
     if classes:
         return classes[0]
-    return text.split("terminated with exception:")[-1].strip().splitlines()[0][:120]
+    first = text.split("terminated with exception:")[-1].strip().splitlines()[0]
+    return first.split(" SQLSTATE:")[0][:120]
 
 
 def table(outcomes: list[Outcome]) -> list[str]:
@@ -405,4 +406,29 @@ def table(outcomes: list[Outcome]) -> list[str]:
         lines.append(f"| {o.operator} | {o.store} | {o.keep} | {o.batch} | "
                      f"{'restores' if o.catalog_restores else 'refuses'}"
                      f" | {o.spark} | {'yes' if o.agrees else '**no**'} |")
+    return lines
+
+
+def summary(outcomes: list[Outcome]) -> list[str]:
+    """The table grouped by cell: the batches the catalog restores and refuses, and what
+    Spark's restart did with each group."""
+    from nnlite.catalog.streaming import runs
+    cells: dict[tuple, list[Outcome]] = {}
+    for o in outcomes:
+        cells.setdefault((o.operator, o.store, o.keep), []).append(o)
+    lines = ["| operator | state store | keep | catalog restores | Spark | catalog refuses | "
+             "Spark | agree |", "|---|---|---|---|---|---|---|---|"]
+    for (operator, store, keep), group in cells.items():
+        sides = []
+        for restores in (True, False):
+            mine = [o for o in group if o.catalog_restores == restores]
+            said: dict[str, list[int]] = {}
+            for o in mine:
+                said.setdefault(o.spark, []).append(o.batch)
+            sides += [runs([o.batch for o in mine]) or "--",
+                      "; ".join(f"{what} ({runs(batches)})" for what, batches in said.items())
+                      or "--"]
+        agree = sum(o.agrees for o in group)
+        lines.append(f"| {operator} | {store} | {keep} | {' | '.join(sides)} | "
+                     f"{agree}/{len(group)} |")
     return lines
