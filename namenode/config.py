@@ -36,6 +36,9 @@ DEFAULTS: dict[str, str] = {
     "dfs.replication": "1",
     "dfs.blocksize": "134217728",
     "dfs.ls.limit": "1000",
+    # a failed name dir is brought back at the next edits roll once it can be written
+    # (Hadoop's key; its default is false, nnlite's true: a disk that filled comes back)
+    "dfs.namenode.name.dir.restore": "true",
     "dfs.namenode.fs-limits.max-xattrs-per-inode": "32",
     "dfs.namenode.fs-limits.max-xattr-size": "16384",
     # service

@@ -63,6 +63,7 @@ class Namenode:
         self.extensions = extensions      # callables(namenode) run once the namespace is up
         self.tasks: list[asyncio.Task] = []
         self.stop_requested = asyncio.Event()
+        self.failure: Exception | None = None     # why the namenode stopped by itself
 
     async def start(self) -> int:
         name_dirs = [NameDir(p) for p in self.dirs]
@@ -78,6 +79,7 @@ class Namenode:
         loop = asyncio.get_running_loop()
         self.fs = await loop.run_in_executor(None, self._open, name_dirs)
         self.committer = AsyncCommitter(self.fs, loop)
+        self.committer.on_journal_failure = self._journal_failed
         checkpoints = Checkpoints(self.fs, self.config.int("checkpoints.retained"))
         secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
         transfer = Transfer(checkpoints, secret)
@@ -128,6 +130,15 @@ class Namenode:
             except Exception:
                 log.exception("housekeeping of the data path failed (retried next time)")
 
+    def _journal_failed(self, error: Exception) -> None:
+        """Fail-stop, as Hadoop's FSEditLog.logSync terminates the NameNode when no journal
+        can sync: the ops applied in memory but not synced must never be served, and
+        nothing written later could be made durable. ``run`` raises ``error`` after the
+        stop, so ``nnlite namenode`` exits with the storage code and says why."""
+        log.critical("edits could not be synced to any name directory: stopping (%s)", error)
+        self.failure = error
+        self.stop_requested.set()
+
     def spawn(self, coroutine) -> asyncio.Task:
         """A background task of an extension, cancelled when the namenode stops."""
         task = asyncio.ensure_future(coroutine)
@@ -146,7 +157,11 @@ class Namenode:
             self.committer.close()
         if self.fs is not None:
             self.fs.close()
-            log.info("namenode stopped cleanly at txid %d", self.fs.journal.txid)
+            if self.failure is None:
+                log.info("namenode stopped cleanly at txid %d", self.fs.journal.txid)
+            else:
+                log.info("namenode stopped: txid %d is the last one synced",
+                         self.fs.journal.synced_txid)
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -155,6 +170,9 @@ class Namenode:
         try:
             await self.start()
             await self.stop_requested.wait()
-            log.info("stop requested: finishing in-flight requests")
+            if self.failure is None:
+                log.info("stop requested: finishing in-flight requests")
         finally:
             await self.stop()
+        if self.failure is not None:
+            raise self.failure

@@ -96,12 +96,14 @@ class FSNamesystem:
         self.last_checkpoint_time = loaded.image_time or time.time()
         self.started = time.time()
         self.list_limit = 1000
+        self.restore_dirs = True
         self.default_replication = 1
         self.block_size = 128 << 20
 
     def configure(self, config) -> None:
         """Apply the namespace settings of a namenode.config.Config."""
         self.list_limit = config.int("dfs.ls.limit")
+        self.restore_dirs = config.bool("dfs.namenode.name.dir.restore")
         self.default_replication = config.int("dfs.replication")
         self.block_size = config.int("dfs.blocksize")
         self.ns.max_xattrs = config.int("dfs.namenode.fs-limits.max-xattrs-per-inode")
@@ -255,7 +257,11 @@ class FSNamesystem:
     def roll_edits(self) -> int:
         with self.lock:
             self.journal.check_writable()
-            return self.journal.roll()
+            return self.journal.roll(self.failed_dirs())
+
+    def failed_dirs(self) -> list:
+        """The name dirs an edits roll tries to bring back (``dfs.namenode.name.dir.restore``)."""
+        return [d for d in self.dirs if not d.healthy] if self.restore_dirs else []
 
     def report(self) -> dict:
         with self.lock:

@@ -11,6 +11,11 @@ Paths:
     /metrics.json                                     the same as JSON (plus "fsyncs")
     <mounted prefix>/...                              a layer above the namenode (the catalog)
 While the namespace loads, every WebHDFS and admin request gets SafeModeException.
+
+Nothing that is not durable is ever visible: an answer produced while ops applied before it
+are still being synced (a write's own answer already waits for its txid) is held until the
+journal has synced everything logged when it was produced (``visible``). If that sync fails
+the answer is the error, and with no name directory left the namenode stops serving.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is stil
 class NamenodeApp:
     def __init__(self):
         self.fs = None
+        self.committer = None
         self.webhdfs: WebHdfs | None = None
         self.started = time.time()
         self.requests = 0
@@ -49,6 +55,7 @@ class NamenodeApp:
     def ready(self, fs, committer, config, transfer=None, data=None) -> None:
         self.transfer = transfer
         self.fs = fs
+        self.committer = committer
         self.webhdfs = WebHdfs(fs, committer,
                                default_user=config.get("hadoop.http.staticuser.user"),
                                proxy_users=config.proxy_users())
@@ -58,6 +65,19 @@ class NamenodeApp:
 
     def __call__(self, req: Request):
         self.requests += 1
+        return self.visible(self.route(req))
+
+    def visible(self, result):
+        """``result``, once every op logged before it was produced is durable: an answer
+        never shows an op that a crash or a failed sync could still take away."""
+        if self.committer is None or not isinstance(result, Response):
+            return result
+        journal = self.fs.journal
+        if journal.synced_txid >= journal.txid:
+            return result
+        return self.committer.durable(journal.txid, result)
+
+    def route(self, req: Request):
         path = req.path
         if path.startswith(PREFIX + "/") or path == PREFIX:
             return self.webhdfs(req) if self.webhdfs else remote.from_error(LOADING)

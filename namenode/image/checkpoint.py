@@ -124,7 +124,7 @@ class Checkpoints:
         with fs.lock:
             fs.journal.check_writable()
             if not self.pending:
-                end = fs.journal.roll()
+                end = fs.journal.roll(fs.failed_dirs())
                 self._rolled = None
                 self._generation += 1
                 self._roll_started = time.monotonic()

@@ -117,6 +117,21 @@ class NameDir:
                 f"cTime={ctime}\nstorageType={STORAGE_TYPE}\n")
         durable.write_atomic(self.current / VERSION, text.encode())
 
+    def restore_from(self, healthy: "NameDir", segment: str) -> None:
+        """Bring this failed dir back from ``healthy`` (Hadoop's name.dir.restore): VERSION,
+        the image and ``segment`` (a closed edits segment), each copied atomically; raises
+        OSError and stays failed if any cannot be written. The caller starts the next
+        segment in it."""
+        self.current.mkdir(parents=True, exist_ok=True)
+        for stale in (EDITS_NEW, CKPT, CKPT_MD5):
+            durable.remove_durably(self.file(stale))
+        for name in (VERSION, IMAGE, IMAGE_MD5, segment):
+            copy_file(healthy.file(name), self.file(name))
+        durable.sync_dir(self.current)
+        log.warning("name directory %s restored from %s", self.root, healthy.root)
+        self.healthy = True
+        self.failure = None
+
     def fail(self, reason: str) -> None:
         if self.healthy:
             log.error("name directory %s failed and is dropped: %s", self.root, reason)
@@ -179,7 +194,12 @@ def prepare_for_format(d: NameDir, force: bool) -> None:
 
 
 def copy_file(src: Path, dst: Path) -> None:
-    """Copy ``src`` over ``dst`` atomically and durably (used to resync a lagging dir)."""
+    """Copy ``src`` over ``dst`` atomically and durably (used to resync a lagging dir). On
+    failure (a full disk) nothing is left behind: ``dst`` is untouched, the copy removed."""
     tmp = dst.with_name(dst.name + ".tmp")
-    shutil.copyfile(src, tmp)
-    durable.publish(tmp, dst)
+    try:
+        shutil.copyfile(src, tmp)
+        durable.publish(tmp, dst)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -12,7 +12,8 @@ The rule that makes every crash point recoverable (DESIGN.md):
    ``edits.new`` exists, a checkpoint swap stopped just before ``edits.new -> edits``: that
    rename is finished.
 3. Dirs that lag (older image, shorter or missing edits, never formatted) are resynced from the
-   dir that was loaded, so every healthy dir holds the same files afterwards.
+   dir that was loaded, so every healthy dir holds the same files afterwards. A dir that
+   cannot take them (full) is marked failed and startup goes on with the others.
 """
 
 from __future__ import annotations
@@ -270,27 +271,40 @@ def _finish_edits_rename(d: NameDir, loaded: Loaded) -> None:
 
 
 def _resync(dirs: list[NameDir], image_dir: NameDir, edits_dir: NameDir, loaded: Loaded):
-    """Give every dir the loaded image and the edits replayed (truncated to their valid part)."""
+    """Give every dir the loaded image and the edits replayed (truncated to their valid
+    part). A dir that cannot take them (a full disk) is marked failed, as Hadoop marks a
+    storage directory it cannot write, and startup goes on with the others; the journal
+    leaves it out until it is restored (``NameDir.restore_from`` at an edits roll)."""
     for name in (EDITS, EDITS_NEW):
         if name in loaded.valid_lengths:
             _truncate(edits_dir.file(name), loaded.valid_lengths[name])
     for d in dirs:
-        if d is not image_dir:
-            _sync_file(image_dir, d, IMAGE)
-            _sync_file(image_dir, d, IMAGE_MD5)
-        if d is not edits_dir:
-            # Stale segments go first: a crash between copying the source's edits and removing
-            # an old edits.new would leave two overlapping segments that no startup can replay.
-            for name in (EDITS_NEW, EDITS):
-                if name not in loaded.valid_lengths:
-                    durable.remove_durably(d.file(name))
-            for name in (EDITS, EDITS_NEW):
-                if name in loaded.valid_lengths:
-                    _sync_file(edits_dir, d, name)
-        if not d.is_formatted():
-            log.warning("restoring unformatted name directory %s from %s", d.root,
-                        image_dir.root)
-            copy_file(image_dir.file("VERSION"), d.file("VERSION"))
+        try:
+            _resync_dir(d, image_dir, edits_dir, loaded)
+        except OSError as exc:
+            d.fail(f"cannot resync it at startup: {exc}")
+    if not any(d.healthy for d in dirs):
+        raise NameDirError("No name directory could be brought up to date: " +
+                           "; ".join(f"{d.root}: {d.failure}" for d in dirs))
+
+
+def _resync_dir(d: NameDir, image_dir: NameDir, edits_dir: NameDir, loaded: Loaded) -> None:
+    if d is not image_dir:
+        _sync_file(image_dir, d, IMAGE)
+        _sync_file(image_dir, d, IMAGE_MD5)
+    if d is not edits_dir:
+        # Stale segments go first: a crash between copying the source's edits and removing
+        # an old edits.new would leave two overlapping segments that no startup can replay.
+        for name in (EDITS_NEW, EDITS):
+            if name not in loaded.valid_lengths:
+                durable.remove_durably(d.file(name))
+        for name in (EDITS, EDITS_NEW):
+            if name in loaded.valid_lengths:
+                _sync_file(edits_dir, d, name)
+    if not d.is_formatted():
+        log.warning("restoring unformatted name directory %s from %s", d.root,
+                    image_dir.root)
+        copy_file(image_dir.file("VERSION"), d.file("VERSION"))
 
 
 def _truncate(path: Path, length: int) -> None:

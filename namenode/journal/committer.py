@@ -71,6 +71,9 @@ class AsyncCommitter:
         self._targets: SimpleQueue[int | None] = SimpleQueue()
         self._thread = threading.Thread(target=self._sync_loop, name="nnlite-sync", daemon=True)
         self._thread.start()
+        # Called once on the loop when a sync fails and no name directory is left: the
+        # daemon stops serving there (fail-stop, namenode/daemon.py).
+        self.on_journal_failure = None
 
     async def mutate(self, method, *args):
         result, txid = self.fs.apply_and_log(method, *args)
@@ -113,6 +116,9 @@ class AsyncCommitter:
         # Still "syncing" while the batch is released: an op that a callback logs (the next
         # pipelined request of a connection) joins the pending list and the sync started
         # below, rather than scheduling a second start of its own.
+        if error is not None and not self.fs.journal.writable and self.on_journal_failure:
+            failed, self.on_journal_failure = self.on_journal_failure, None
+            failed(error)
         pending = self._pending
         while pending and pending[0][0] <= target:
             _, callback, value, arg = pending.popleft()

@@ -61,7 +61,9 @@ class Journal:
         if not self.writable:
             raise StorageError(
                 f"No healthy name directory is left ({self.failure}); nothing can be made "
-                "durable, so the namenode refuses writes. Fix the disks and restart it.")
+                "durable, so the namenode stops serving (as Hadoop's NameNode terminates when "
+                "its edit log cannot sync): no op that was not synced was acknowledged or "
+                "shown. Free space or fix the disks, then restart it.")
 
     @property
     def segment_name(self) -> str:
@@ -160,9 +162,12 @@ class Journal:
 
     # ------------------------------------------------------------------ segments
 
-    def roll(self) -> int:
+    def roll(self, restore: list[NameDir] | tuple = ()) -> int:
         """End the current segment and continue in ``edits.new`` (lock held).
-        Returns the last txid of the closed segment.
+        Returns the last txid of the closed segment. The failed dirs in ``restore`` are
+        brought back first where they can be written again (NNStorage's
+        ``attemptRestoreRemovedStorage`` at a roll): the image and the closed segment are
+        copied into them, and the new segment starts in them too.
 
         Already in ``edits.new`` (a checkpoint that was retried before its swap), it is a
         no-op, as in Hadoop 1: starting ``edits.new`` again would truncate acknowledged ops."""
@@ -171,8 +176,21 @@ class Journal:
         self.log([edits.EndLogSegmentOp()])
         self.sync_all_locked()
         end = self.txid
-        self._reopen(EDITS_NEW, end + 1, replace=False)
+        self._reopen(EDITS_NEW, end + 1, replace=False, more=self._restore(restore))
         return end
+
+    def _restore(self, failed) -> list[NameDir]:
+        source = next(iter(self.streams), None)
+        back = []
+        for d in failed:
+            if source is None or d in self.streams:
+                continue
+            try:
+                d.restore_from(source, EDITS)
+                back.append(d)
+            except OSError as exc:
+                log.warning("name directory %s stays failed: %s", d.root, exc)
+        return back
 
     def restart_segment(self) -> int:
         """After an image covering every logged txid was saved: start a fresh ``edits`` whose
@@ -184,16 +202,20 @@ class Journal:
             durable.remove_durably(d.file(EDITS_NEW))
         return first
 
-    def _reopen(self, name: str, first_txid: int, *, replace: bool) -> None:
-        """Close the open files and start ``name`` in every healthy dir with a
-        START_LOG_SEGMENT record at ``first_txid``, synced before it is used."""
+    def _reopen(self, name: str, first_txid: int, *, replace: bool, more=()) -> None:
+        """Close the open files and start ``name`` in every healthy dir (and ``more``, just
+        restored) with a START_LOG_SEGMENT record at ``first_txid``, synced before use."""
         record = edits.encode_record(first_txid, edits.StartLogSegmentOp())
-        for d, writer in list(self.streams.items()):
-            writer.close()
+        for d, writer in [*self.streams.items(), *((d, None) for d in more)]:
+            if writer is not None:
+                writer.close()
             try:
                 self.streams[d] = _start_file(d, name, first_txid, record, replace)
             except OSError as exc:
-                self._drop(d, f"cannot start {d.file(name)}: {exc}")
+                if writer is None:
+                    d.fail(f"cannot start {d.file(name)}: {exc}")
+                else:
+                    self._drop(d, f"cannot start {d.file(name)}: {exc}")
         self.txid = self.synced_txid = self._buf_txid = first_txid
         self.check_writable()
 

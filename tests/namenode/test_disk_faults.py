@@ -1,0 +1,141 @@
+"""Disk faults with real processes on a real full file system (tests/namenode/disk.py):
+what the namenode shows, keeps and says when its name directory fills up."""
+
+from __future__ import annotations
+
+import threading
+
+import requests
+
+from nnlite.namenode.image.namedir import NameDir
+from tests.namenode.disk import small_disk  # noqa: F401  (the fixture)
+from tests.servers import NamenodeProcess
+
+
+def test_a_journal_that_cannot_sync_stops_the_namenode_and_nothing_unsaved_was_seen(
+        small_disk):  # noqa: F811
+    """The only name directory fills while clients write and read: the namenode stops (as
+    Hadoop's NameNode terminates when its edit log cannot sync) with one line and the
+    storage exit code; every MKDIRS it acknowledged and every directory a reader was shown
+    is there after a restart with space freed."""
+    name = str(small_disk.path)
+    nn = NamenodeProcess.start([name])
+    acked, seen, stop = [], set(), threading.Event()
+
+    def reader():
+        with requests.Session() as http:
+            while not stop.is_set():
+                probe = len(acked)          # the directory being made right now
+                try:
+                    r = http.get(nn.webhdfs(f"/d{probe}"), params={"op": "GETFILESTATUS"},
+                                 timeout=5)
+                except requests.RequestException:
+                    return
+                if r.status_code == 200:
+                    seen.add(probe)
+
+    watcher = threading.Thread(target=reader)
+    watcher.start()
+    try:
+        small_disk.fill()
+        with requests.Session() as http:
+            for i in range(200_000):
+                try:
+                    r = http.put(nn.webhdfs(f"/d{i}"), params={"op": "MKDIRS",
+                                                               "user.name": "root"}, timeout=10)
+                except requests.RequestException:
+                    break
+                if r.status_code != 200:
+                    assert "No healthy name directory" in r.text, r.text
+                    break
+                acked.append(i)
+        assert nn.proc.wait(timeout=30) == 3
+    finally:
+        stop.set()
+        watcher.join()
+        nn.kill()
+    log = nn.log.read_text()
+    assert "nnlite: StorageError: No healthy name directory is left" in log, log[-3000:]
+    assert "Traceback" not in log
+    assert acked, "the disk filled before the first MKDIRS"
+
+    small_disk.free()
+    again = NamenodeProcess.start([name])
+    try:
+        with requests.Session() as http:
+            def exists(i):
+                r = http.get(again.webhdfs(f"/d{i}"), params={"op": "GETFILESTATUS"})
+                return r.status_code == 200
+            missing = [i for i in acked if not exists(i)]
+            unseen = [i for i in sorted(seen) if not exists(i)]
+    finally:
+        again.stop()
+    assert missing == [] and unseen == [], (missing, unseen)
+    assert NameDir(name).is_formatted()
+
+
+def mkdirs(nn, names, user="root") -> list[str]:
+    """MKDIRS each name; the ones acknowledged (200)."""
+    done = []
+    with requests.Session() as http:
+        for name in names:
+            r = http.put(nn.webhdfs(name), params={"op": "MKDIRS", "user.name": user},
+                         timeout=10)
+            if r.status_code == 200:
+                done.append(name)
+    return done
+
+
+def name_dirs(nn) -> dict[str, bool]:
+    r = requests.get(f"{nn.url}/admin", params={"op": "REPORT", "user.name": "root"},
+                     timeout=10)
+    return {d["path"]: d["healthy"] for d in r.json()["Report"]["nameDirs"]}
+
+
+def test_a_full_redundant_name_dir_neither_blocks_startup_nor_stays_lost(tmp_path,
+                                                                       small_disk):  # noqa: F811
+    """Two name dirs, the second on a disk that fills: the running namenode drops it and
+    goes on; restarted while it is still full, it starts on the healthy one and reports the
+    other failed (no traceback, nothing half-copied left in it); once it has space the next
+    edits roll restores it, and it alone then holds every acknowledged op."""
+    good, small = str(tmp_path / "good"), str(small_disk.path)
+    nn = NamenodeProcess.start([good, small])
+    try:
+        acked = mkdirs(nn, [f"/before/{i}" for i in range(20)])
+        small_disk.fill()
+        acked += mkdirs(nn, [f"/during/{i}" for i in range(400)])  # the full dir drops out
+        assert name_dirs(nn) == {good: True, small: False}
+        assert nn.stop() == 0
+    finally:
+        nn.kill()
+    assert len(acked) == 420
+
+    again = NamenodeProcess.start([good, small])
+    try:
+        log = again.log.read_text()
+        assert f"name directory {small} failed and is dropped: cannot resync it at startup" \
+            in log and "Traceback" not in log, log[-3000:]
+        assert not list(small_disk.path.glob("current/*.tmp"))
+        assert name_dirs(again) == {good: True, small: False}
+        acked += mkdirs(again, [f"/after/{i}" for i in range(10)])
+
+        small_disk.free()
+        r = requests.put(f"{again.url}/admin", params={"op": "ROLLEDITS", "user.name": "root"},
+                         timeout=30)
+        assert r.status_code == 200, r.text
+        assert name_dirs(again) == {good: True, small: True}
+        assert f"name directory {small} restored from {good}" in again.log.read_text()
+        acked += mkdirs(again, [f"/restored/{i}" for i in range(10)])
+        assert again.stop() == 0
+    finally:
+        again.kill()
+    assert len(acked) == 440
+
+    alone = NamenodeProcess.start([small])
+    try:
+        with requests.Session() as http:
+            missing = [p for p in acked if http.get(alone.webhdfs(p), params={
+                "op": "GETFILESTATUS"}).status_code != 200]
+    finally:
+        alone.stop()
+    assert missing == []
