@@ -39,6 +39,10 @@ DEFAULTS: dict[str, str] = {
     # a failed name dir is brought back at the next edits roll once it can be written
     # (Hadoop's key; its default is false, nnlite's true: a disk that filled comes back)
     "dfs.namenode.name.dir.restore": "true",
+    # NameNodeResourceChecker: safe mode below this many free bytes in the name dirs
+    "dfs.namenode.resource.du.reserved": "104857600",
+    "dfs.namenode.resource.check.interval": "5000",       # ms
+    "dfs.namenode.resource.checked.volumes.minimum": "1",
     "dfs.namenode.fs-limits.max-xattrs-per-inode": "32",
     "dfs.namenode.fs-limits.max-xattr-size": "16384",
     # service

@@ -91,12 +91,15 @@ class Namenode:
         upload = self.app.counted(data.upload)
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
+        self._check_resources()
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
+        self.tasks.append(asyncio.ensure_future(self._watch_resources()))
         for extension in self.extensions:
             extension(self)
         report = self.fs.report()
-        log.info("namenode ready: txid %d, %d files, %d directories; safe mode off",
-                 report["lastWrittenTxid"], report["files"], report["directories"])
+        log.info("namenode ready: txid %d, %d files, %d directories; safe mode %s",
+                 report["lastWrittenTxid"], report["files"], report["directories"],
+                 "ON (resources are low)" if self.fs.resources_low else "off")
         return self.port
 
     def _open(self, name_dirs: list[NameDir]) -> FSNamesystem:
@@ -138,6 +141,21 @@ class Namenode:
         log.critical("edits could not be synced to any name directory: stopping (%s)", error)
         self.failure = error
         self.stop_requested.set()
+
+    def _check_resources(self) -> bool:
+        return self.fs.check_resources(
+            self.config.int("dfs.namenode.resource.du.reserved"),
+            self.config.int("dfs.namenode.resource.checked.volumes.minimum"))
+
+    async def _watch_resources(self) -> None:
+        """NameNodeResourceMonitor: the free space of the name dirs, every
+        ``dfs.namenode.resource.check.interval`` ms (safe mode below the reserve)."""
+        while True:
+            await asyncio.sleep(self.config.int("dfs.namenode.resource.check.interval") / 1000)
+            try:
+                self._check_resources()
+            except Exception:
+                log.exception("checking the name directories' free space failed")
 
     def spawn(self, coroutine) -> asyncio.Task:
         """A background task of an extension, cancelled when the namenode stops."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -90,7 +91,8 @@ class FSNamesystem:
         self.journal = journal
         self.identity = identity
         self.lock = lock
-        self.safe_mode = False
+        self.manual_safe_mode = False
+        self.resources_low: str | None = None     # why, while below the reserved space
         self.last_checkpoint_txid = loaded.image_txid
         # The image's own creation time: a restart must not reset the checkpoint.period clock.
         self.last_checkpoint_time = loaded.image_time or time.time()
@@ -172,12 +174,48 @@ class FSNamesystem:
             result, ops = method(*args)
             return result, (self.journal.log(ops) if ops else 0)
 
+    @property
+    def safe_mode(self) -> bool:
+        return self.manual_safe_mode or self.resources_low is not None
+
     def _check_writable(self) -> None:
-        if self.safe_mode:
+        if self.resources_low is not None:
+            # FSNamesystem's tip for NameNodeResourceChecker's safe mode, with the numbers
+            raise SafeModeError(f"Cannot change the namespace. Name node is in safe mode. "
+                                f"Resources are low on NN: {self.resources_low}. Free up "
+                                f"space; the name node leaves safe mode by itself once there "
+                                f"is enough again.")
+        if self.manual_safe_mode:
             raise SafeModeError("Cannot change the namespace: the name node is in safe mode. "
                                 "It was turned on manually; use `nnlite dfsadmin safemode "
                                 "leave` to turn it off.")
         self.journal.check_writable()
+
+    def check_resources(self, reserved: int, minimum: int = 1) -> bool:
+        """NameNodeResourceChecker: enter safe mode when fewer than ``minimum`` healthy name
+        dirs have ``reserved`` bytes free (name dirs are redundant volumes), leave it when
+        enough have again. Returns whether resources are low. One log line per change."""
+        free = {}
+        for d in self.dirs:
+            if d.healthy:
+                try:
+                    st = os.statvfs(d.root)
+                    free[d.root] = st.f_bavail * st.f_frsize
+                except OSError:
+                    free[d.root] = 0
+        enough = [root for root, n in free.items() if n >= reserved]
+        if len(enough) >= min(minimum, max(len(free), 1)) and free:
+            if self.resources_low is not None:
+                log.warning("name directories have space again: leaving safe mode")
+                self.resources_low = None
+            return False
+        low = ", ".join(f"{root} has {n} bytes free" for root, n in free.items()) or \
+            "no healthy name directory"
+        reason = f"{low}, below dfs.namenode.resource.du.reserved ({reserved})"
+        if self.resources_low is None:
+            log.warning("NameNode low on available disk space (%s): entering safe mode", reason)
+        self.resources_low = reason
+        return True
 
     def read(self, fn, *args, **kw):
         """Run a read of the namespace under the lock (results are built inside it)."""
@@ -232,9 +270,9 @@ class FSNamesystem:
 
     def set_safe_mode(self, on: bool) -> None:
         with self.lock:
-            if on != self.safe_mode:
+            if on != self.manual_safe_mode:
                 log.info("safe mode is %s", "ON" if on else "OFF")
-            self.safe_mode = on
+            self.manual_safe_mode = on
 
     def save_namespace(self) -> int:
         """Write a fresh image of everything logged and start an empty ``edits``.
@@ -269,6 +307,7 @@ class FSNamesystem:
             return {
                 "namespaceId": self.namespace_id,
                 "safeMode": self.safe_mode,
+                "resourcesLow": self.resources_low,
                 "lastWrittenTxid": j.txid,
                 "lastSyncedTxid": j.synced_txid,
                 "lastCheckpointTxid": self.last_checkpoint_txid,

@@ -103,6 +103,10 @@ def health(report: dict, writable: bool) -> tuple[str, str, str]:
         return ("bad", "refusing writes",
                 "No healthy name directory is left: nothing can be made durable. Fix the "
                 "disks and restart the namenode.")
+    if report.get("resourcesLow"):
+        return ("warn", "low on disk space",
+                f"Safe mode: writes are refused while {report['resourcesLow']}. It ends by "
+                "itself once there is space again.")
     if failed:
         return ("warn", "degraded",
                 f"{len(failed)} of {len(report['nameDirs'])} name directories failed; writes "
@@ -211,7 +215,8 @@ def _card(title: str, rows: list[tuple[str, str, object]]) -> str:
 
 def _overview(snap: Snapshot, headline: str) -> str:
     r = snap.report
-    safe = "ON (writes refused)" if r["safeMode"] else "off"
+    safe = ("ON (disk space low: writes refused)" if r.get("resourcesLow") else
+            "ON (writes refused)" if r["safeMode"] else "off")
     return _card("Overview", [
         ("health-text", "Health", headline), ("safe-mode", "Safe mode", safe),
         ("uptime", "Uptime", duration(snap.uptime)), ("version", "Version", version()),

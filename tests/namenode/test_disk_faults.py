@@ -4,12 +4,15 @@ what the namenode shows, keeps and says when its name directory fills up."""
 from __future__ import annotations
 
 import threading
+import time
 
 import requests
 
 from nnlite.namenode.image.namedir import NameDir
 from tests.namenode.disk import small_disk  # noqa: F401  (the fixture)
 from tests.servers import NamenodeProcess
+
+NO_RESERVE = ("-D", "dfs.namenode.resource.du.reserved=0")
 
 
 def test_a_journal_that_cannot_sync_stops_the_namenode_and_nothing_unsaved_was_seen(
@@ -19,7 +22,7 @@ def test_a_journal_that_cannot_sync_stops_the_namenode_and_nothing_unsaved_was_s
     storage exit code; every MKDIRS it acknowledged and every directory a reader was shown
     is there after a restart with space freed."""
     name = str(small_disk.path)
-    nn = NamenodeProcess.start([name])
+    nn = NamenodeProcess.start([name], *NO_RESERVE)     # no safe mode before the disk is full
     acked, seen, stop = [], set(), threading.Event()
 
     def reader():
@@ -60,7 +63,7 @@ def test_a_journal_that_cannot_sync_stops_the_namenode_and_nothing_unsaved_was_s
     assert acked, "the disk filled before the first MKDIRS"
 
     small_disk.free()
-    again = NamenodeProcess.start([name])
+    again = NamenodeProcess.start([name], *NO_RESERVE)
     try:
         with requests.Session() as http:
             def exists(i):
@@ -105,6 +108,7 @@ def test_a_full_redundant_name_dir_neither_blocks_startup_nor_stays_lost(tmp_pat
         small_disk.fill()
         acked += mkdirs(nn, [f"/during/{i}" for i in range(400)])  # the full dir drops out
         assert name_dirs(nn) == {good: True, small: False}
+        assert "1 of 2 name directories failed" in requests.get(nn.url + "/").text
         assert nn.stop() == 0
     finally:
         nn.kill()
@@ -139,3 +143,54 @@ def test_a_full_redundant_name_dir_neither_blocks_startup_nor_stays_lost(tmp_pat
     finally:
         alone.stop()
     assert missing == []
+
+
+def test_below_the_reserved_space_the_namenode_is_in_safe_mode_until_space_returns(
+        small_disk):  # noqa: F811
+    """NameNodeResourceChecker: below dfs.namenode.resource.du.reserved free space writes
+    get SafeModeException (reads are served), also right from a start on a nearly full disk,
+    and the namenode leaves safe mode by itself once the space is back."""
+    name = str(small_disk.path)
+    settings = ("-D", "dfs.namenode.resource.du.reserved=2097152",
+                "-D", "dfs.namenode.resource.check.interval=100")
+    nn = NamenodeProcess.start([name], *settings)
+    try:
+        assert mkdirs(nn, ["/a"]) == ["/a"]
+        small_disk.fill(leave=1 << 20)                    # 1 MiB free, 2 MiB reserved
+        wait_for(lambda: safe_mode(nn), "safe mode")
+        r = requests.put(nn.webhdfs("/b"), params={"op": "MKDIRS", "user.name": "root"})
+        assert r.status_code == 403, r.text
+        remote = r.json()["RemoteException"]
+        assert remote["exception"] == "SafeModeException"
+        assert "Name node is in safe mode. Resources are low on NN" in remote["message"]
+        assert requests.get(nn.webhdfs("/a"), params={"op": "GETFILESTATUS"}).status_code == 200
+        page = requests.get(nn.url + "/").text
+        assert "low on disk space" in page and "ON (disk space low" in page
+        assert nn.stop() == 0
+    finally:
+        nn.kill()
+
+    low = NamenodeProcess.start([name], *settings)     # starts on the nearly full disk
+    try:
+        assert safe_mode(low)
+        assert "NameNode low on available disk space" in low.log.read_text()
+        small_disk.free()
+        wait_for(lambda: not safe_mode(low), "safe mode to end")
+        assert mkdirs(low, ["/b"]) == ["/b"]
+    finally:
+        low.stop()
+
+
+def safe_mode(nn) -> bool:
+    r = requests.get(f"{nn.url}/admin", params={"op": "SAFEMODE", "action": "get",
+                                                "user.name": "root"}, timeout=10)
+    return r.json()["SafeMode"]
+
+
+def wait_for(condition, what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
