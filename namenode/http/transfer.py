@@ -147,6 +147,9 @@ class UploadSink:
         self.checkpoints.abort(self.upload, reason)
 
     async def finish(self) -> Response:
+        if self.upload.error is not None:
+            self.checkpoints.abort(self.upload, str(self.upload.error))
+            return error(self.upload.error.status, str(self.upload.error))
         loop = asyncio.get_running_loop()
         try:
             result = await loop.run_in_executor(None, self.checkpoints.install, self.upload)

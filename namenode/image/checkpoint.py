@@ -186,7 +186,18 @@ class Checkpoints:
         if not self._upload_lock.acquire(blocking=False):
             raise self._refuse(409, "Another checkpointer is already uploading an image for "
                                     f"txid {txid}")
-        return ImageUpload(self, self.primary(), txid, md5.lower(), length)
+        return ImageUpload(self, self._roomiest(), txid, md5.lower(), length)
+
+    def _roomiest(self) -> NameDir:
+        """The healthy dir with the most free space: the upload lands there first."""
+        def free(d: NameDir) -> int:
+            try:
+                st = os.statvfs(d.root)
+                return st.f_bavail * st.f_frsize
+            except OSError:
+                return -1
+        self.primary()                      # raises when none is healthy
+        return max((d for d in self.fs.dirs if d.healthy), key=free)
 
     def _refuse(self, status: int, message: str) -> CheckpointError:
         self.metrics.refused += 1
@@ -198,16 +209,31 @@ class Checkpoints:
         fs = self.fs
         try:
             started = time.monotonic()
-            meta = upload.verify()
+            try:
+                meta = upload.verify()
+            except OSError as exc:          # the final fsync on a full disk
+                upload.discard()
+                raise self._refuse(507, f"cannot store the image in {upload.dir.root}: "
+                                        f"{exc}") from exc
             faults.hit("checkpoint.after-ckpt-written")
             verified = time.monotonic()
             rolled = self.rolled()
             with fs.lock:
+                # A dir that cannot take the image is failed, as Hadoop reports a storage
+                # dir on a failed save; the checkpoint goes on in the others.
+                for d in [d for d in fs.dirs if d.healthy and d is not upload.dir]:
+                    try:
+                        copy_file(upload.dir.file(CKPT), d.file(CKPT))
+                        imagestore.mark_verified(d, upload.md5)
+                    except OSError as exc:
+                        durable.remove_durably(d.file(CKPT))
+                        fs.journal.drop(d, f"cannot store the checkpoint image: {exc}")
+                try:
+                    imagestore.mark_verified(upload.dir, upload.md5)
+                except OSError as exc:      # as a crash here would: startup finishes it
+                    raise self._refuse(507, f"cannot mark the image verified in "
+                                            f"{upload.dir.root}: {exc}") from exc
                 dirs = [d for d in fs.dirs if d.healthy]
-                for d in dirs[1:]:
-                    copy_file(upload.dir.file(CKPT), d.file(CKPT))
-                for d in dirs:
-                    imagestore.mark_verified(d, upload.md5)
                 for d in dirs:
                     self._retain(d, rolled)
                     imagestore.finish_swap(d, edits_new_to_edits=True)
@@ -274,10 +300,20 @@ class ImageUpload:
         self.length = length
         self.size = 0
         self._hash = hashlib.md5()
+        self.error: CheckpointError | None = None
         self._file = open(d.file(CKPT), "wb")
 
     def write(self, data: bytes) -> None:
-        self._file.write(data)
+        """Store and hash ``data``; on a full disk the partial image is removed at once
+        (freeing its space) and ``error`` says why, and the rest of the body is counted only:
+        the sink answers with it once the body is in."""
+        if self.error is None:
+            try:
+                self._file.write(data)
+            except OSError as exc:
+                self.discard()
+                self.error = self.checkpoints._refuse(
+                    507, f"cannot store the image in {self.dir.root}: {exc}")
         self._hash.update(data)
         self.size += len(data)
 
@@ -314,7 +350,10 @@ class ImageUpload:
 
     def discard(self) -> None:
         if not self._file.closed:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:                  # its buffer could not be written: gone anyway
+                pass
         durable.remove_durably(self.dir.file(CKPT))
 
 

@@ -138,7 +138,7 @@ class Journal:
                 writer.write(data)
                 durable.sync_fd(writer.fd, writer.path)
             except OSError as exc:
-                self._drop(d, f"cannot write {writer.path}: {exc}")
+                self.drop(d, f"cannot write {writer.path}: {exc}")
         m = self.metrics
         m.syncs += 1
         m.sync_seconds += time.perf_counter() - start
@@ -150,7 +150,8 @@ class Journal:
             self.failure = self.failure or "every name directory failed"
             log.critical("no healthy name directory is left: refusing writes")
 
-    def _drop(self, d: NameDir, reason: str) -> None:
+    def drop(self, d: NameDir, reason: str) -> None:
+        """Fail ``d`` and stop writing edits to it (lock held)."""
         writer = self.streams.pop(d)
         d.fail(reason)
         try:
@@ -215,7 +216,7 @@ class Journal:
                 if writer is None:
                     d.fail(f"cannot start {d.file(name)}: {exc}")
                 else:
-                    self._drop(d, f"cannot start {d.file(name)}: {exc}")
+                    self.drop(d, f"cannot start {d.file(name)}: {exc}")
         self.txid = self.synced_txid = self._buf_txid = first_txid
         self.check_writable()
 

@@ -10,6 +10,7 @@ import requests
 
 from nnlite.namenode.image.namedir import NameDir
 from tests.namenode.disk import small_disk  # noqa: F401  (the fixture)
+from tests.secondary.test_daemon import start_daemon
 from tests.servers import NamenodeProcess
 
 NO_RESERVE = ("-D", "dfs.namenode.resource.du.reserved=0")
@@ -194,3 +195,35 @@ def wait_for(condition, what: str, timeout: float = 10) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_checkpoint_upload_into_a_full_name_dir_is_refused_typed_and_retried(
+        tmp_path, small_disk):  # noqa: F811
+    """The image does not fit in the name dir: the upload is answered 507 with the reason
+    (not a 500), the partial image is gone at once, the secondary logs it and retries at its
+    next check, and the checkpoint goes through once the space is back."""
+    name = str(small_disk.path)
+    nn = NamenodeProcess.start([name], *NO_RESERVE)
+    try:
+        assert len(mkdirs(nn, [f"/some/rather/long/directory/name/{i:05d}"
+                               for i in range(1500)])) == 1500
+        small_disk.fill(leave=8192)        # room for edits, not for an image
+        log = tmp_path / "secondary.log"
+        daemon, _ = start_daemon(nn, tmp_path / "ckpt", log, "checkpoint.txns=1",
+                                 "checkpoint.check.period=0.5", "nnlite.secondary.nice=0")
+        try:
+            wait_for(lambda: "checkpoint failed; retrying at the next check" in
+                     log.read_text(), "the secondary's failure", timeout=60)
+            text = log.read_text()
+            assert "507" in text and "No space left on device" in text, text[-2000:]
+            assert "checkpoint transfer refused (507)" in nn.log.read_text()
+            assert not (small_disk.path / "current" / "fsimage.ckpt").exists()
+            small_disk.free()
+            wait_for(lambda: "checkpoint installed" in nn.log.read_text(),
+                     "the checkpoint after space returned", timeout=60)
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=30)
+        assert "Traceback" not in nn.log.read_text() + log.read_text()
+    finally:
+        nn.stop()
