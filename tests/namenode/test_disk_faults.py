@@ -3,15 +3,18 @@ what the namenode shows, keeps and says when its name directory fills up."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
 import requests
 
+from nnlite.commands.support import EXIT_CORRUPT
 from nnlite.namenode.image.namedir import NameDir
 from tests.namenode.disk import small_disk  # noqa: F401  (the fixture)
 from tests.secondary.test_daemon import start_daemon
-from tests.servers import NamenodeProcess
+from tests.servers import ROOT, NamenodeProcess
 
 NO_RESERVE = ("-D", "dfs.namenode.resource.du.reserved=0")
 
@@ -227,3 +230,33 @@ def test_a_checkpoint_upload_into_a_full_name_dir_is_refused_typed_and_retried(
         assert "Traceback" not in nn.log.read_text() + log.read_text()
     finally:
         nn.stop()
+
+
+def test_a_bit_flip_in_the_last_synced_record_is_corruption_for_recovery_not_a_torn_tail(
+        tmp_path):
+    """The last record was written whole and synced, so it holds an acknowledged op: the
+    namenode refuses to start, naming its txid, instead of dropping it as a torn tail;
+    ``--recover`` puts it to the operator."""
+    name = str(tmp_path / "name")
+    nn = NamenodeProcess.start([name])
+    try:
+        assert mkdirs(nn, ["/a", "/b", "/c"]) == ["/a", "/b", "/c"]
+    finally:
+        assert nn.stop() == 0
+    edits_file = NameDir(name).file("edits")
+    data = bytearray(edits_file.read_bytes())
+    data[-3] ^= 0x10                                  # inside the last record's payload
+    edits_file.write_bytes(bytes(data))
+    start = subprocess.run([sys.executable, "-m", "nnlite.cli", "namenode", "--name-dir", name,
+                            "--port", "0"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=60)
+    assert start.returncode == EXIT_CORRUPT, start.stderr[-2000:]
+    line = start.stderr.strip().splitlines()[-1]
+    assert line.startswith("nnlite: CorruptRecordError: the last edits record is complete but "
+                           "damaged") and "txid 4" in line and "--recover" in line, line
+    assert "torn tail" not in start.stderr
+    recover = subprocess.run([sys.executable, "-m", "nnlite.cli", "namenode", "--name-dir", name,
+                              "--recover", "--force"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60)
+    assert recover.returncode == 0, recover.stdout + recover.stderr
+    assert "txid 4" in recover.stdout
