@@ -30,7 +30,7 @@ import sys
 import time
 
 from nnlite.namenode.errors import AddressError
-from nnlite.namenode.http.stream import BodyStream, write_file
+from nnlite.namenode.http.stream import BodyStream, write_file, write_pieces
 
 # BadRequest, Request and Response are this module's API (handlers import them from here)
 from nnlite.namenode.http.wire import (
@@ -69,6 +69,7 @@ class _Connection(asyncio.Protocol):
         self.continued = False
         self.lingering = False
         self.write_paused = False
+        self.drained: asyncio.Future | None = None   # resolved when writing may go on
         self.read_paused = False     # paused because a busy connection buffered PIPELINE_LIMIT
         self.eof = False             # the client half-closed while a request was answered
         self.deferred = False        # yielded its turn with requests left (TURN_REQUESTS)
@@ -82,6 +83,8 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc) -> None:
         self.server.connections.discard(self)
         self.closing = True
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
         if self.stream is not None:
             self.server.in_flight -= 1
             self.connection_lost_stream()
@@ -111,6 +114,8 @@ class _Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self.write_paused = False
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
         if not self.busy and not self.closing:
             self.resume_reading()
             if not self.deferred:        # else its turn comes (take_turn)
@@ -263,6 +268,11 @@ class _Connection(asyncio.Protocol):
 
     def respond(self, response: Response, keep_alive: bool, head_only: bool = False) -> None:
         keep_alive = keep_alive and not self.server.stopping
+        if response.pieces is not None:
+            if not head_only:
+                self.send_pieces(response, keep_alive)
+                return
+            response.body = b""
         if response.file is not None:
             if not head_only:
                 self.send_file(response, keep_alive)
@@ -284,6 +294,23 @@ class _Connection(asyncio.Protocol):
         self.transport.write(encode_response(response, keep_alive))
         task = asyncio.ensure_future(write_file(self.transport, response.file))
         task.add_done_callback(lambda t: self._file_sent(t, keep_alive))
+
+    def send_pieces(self, response: Response, keep_alive: bool) -> None:
+        """Write the head, then the body as it is produced; the connection is busy (reading
+        paused) until it is sent. A failure mid-body closes the connection: the client sees
+        the body cut short, never a second answer."""
+        self.busy = True
+        self.transport.pause_reading()
+        self.transport.write(encode_response(response, keep_alive))
+        task = asyncio.ensure_future(write_pieces(self.transport, response.pieces, keep_alive,
+                                                  self.writable))
+        task.add_done_callback(lambda t: self._file_sent(t, keep_alive))
+
+    async def writable(self) -> None:
+        """Return once the transport is below its high-water mark (at once if it is)."""
+        if self.write_paused and not self.closing:
+            self.drained = asyncio.get_running_loop().create_future()
+            await self.drained
 
     def _file_sent(self, task: asyncio.Future, keep_alive: bool) -> None:
         self.busy = False

@@ -115,3 +115,19 @@ async def _write_chunks(transport: asyncio.WriteTransport, handle, size: int) ->
             if transport.is_closing():
                 raise ConnectionError("the client went away during a file download")
             await asyncio.sleep(0.001)
+
+
+async def write_pieces(transport: asyncio.WriteTransport, pieces, chunked: bool,
+                       writable) -> None:
+    """Send a produced body after its head: each piece as a chunk (or as it is, for a body
+    delimited by closing), the next one produced only once the client has taken the last
+    (``writable()`` waits while the transport is above its high-water mark), so a client
+    that does not read holds one piece, not the whole answer."""
+    async for piece in pieces:
+        if transport.is_closing():
+            raise ConnectionError("the client went away during a streamed answer")
+        if piece:
+            transport.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+        await writable()
+    if chunked and not transport.is_closing():
+        transport.write(b"0\r\n\r\n")

@@ -177,11 +177,38 @@ class WebHdfs:
                             remote.JSON)
 
     def list_status(self, req, path, user) -> Response:
+        """A directory of up to ``dfs.ls.limit`` entries is answered at once; a larger one is
+        streamed a page at a time, as Hadoop's NamenodeWebHdfsMethods answers LISTSTATUS
+        with ``getListingStream``: the namesystem lock is held for one page, a page is
+        produced only when the client has taken the one before, and each page waits until
+        what it shows is durable (app.py's rule for every answer)."""
         caller = self.fs.caller(user)
+        limit = self.fs.list_limit
         with self.fs.lock:
-            nodes, _ = self.fs.ns.listing(path, caller)
-            statuses = self._listed(nodes, path, caller)
-        return Response(200, file_statuses_json(statuses).encode(), remote.JSON)
+            node, names = self.fs.ns.listing_names(path, caller)
+            if len(names) <= limit:
+                nodes = self.fs.ns.listing_page(path, caller, node, names) if node.is_dir \
+                    else [node]
+                return Response(200, file_statuses_json(self._listed(nodes, path, caller))
+                                .encode(), remote.JSON)
+        return Response(200, content_type=remote.JSON,
+                        pieces=self._pages(path, caller, node, names, limit))
+
+    async def _pages(self, path, caller, node, names: list[str], limit: int):
+        journal = self.fs.journal
+        yield b'{"FileStatuses":{"FileStatus":['
+        sep = ""
+        for start in range(0, len(names), limit):
+            with self.fs.lock:
+                nodes = self.fs.ns.listing_page(path, caller, node, names[start:start + limit])
+                page = ",".join(file_status_json(n, n.name) for n in nodes)
+                txid = journal.txid
+            if journal.synced_txid < txid:
+                await self.committer.durable(txid)
+            if page:
+                yield (sep + page).encode()
+                sep = ","
+        yield b"]}}"
 
     def list_status_batch(self, req, path, user) -> Response:
         caller = self.fs.caller(user)

@@ -67,15 +67,19 @@ class Request:
 
 
 class Response:
-    __slots__ = ("status", "body", "content_type", "headers", "file")
+    __slots__ = ("status", "body", "content_type", "headers", "file", "pieces")
 
     def __init__(self, status: int = 200, body: bytes = b"",
-                 content_type: str | None = "application/json", headers=None, file=None):
+                 content_type: str | None = "application/json", headers=None, file=None,
+                 pieces=None):
         self.status = status
         self.body = body
         self.content_type = content_type
         self.headers = headers or ()
         self.file = file    # (open binary file, size): streamed with sendfile, then closed
+        # an async iterator of bytes: the body, produced while it is sent (chunked, or
+        # delimited by closing the connection when it is not kept alive)
+        self.pieces = pieces
 
 
 def decode_component(raw: str, what: str) -> str:
@@ -122,13 +126,17 @@ def _parse_query(raw: str) -> dict[str, tuple[str, ...]]:
 
 def encode_response(response: Response, keep_alive: bool) -> bytes:
     if response.content_type is None and keep_alive and not response.headers \
-            and response.file is None and response.status in _STATUS_LINES:
+            and response.file is None and response.pieces is None \
+            and response.status in _STATUS_LINES:
         # the common WebHDFS answer (JSON goes without a Content-Type: see remote.JSON)
         return b"%sContent-Length: %d\r\n\r\n%s" % (
             _STATUS_LINES[response.status], len(response.body), response.body)
-    length = response.file[1] if response.file else len(response.body)
-    head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"
-            f"Content-Length: {length}\r\n"]
+    head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"]
+    if response.pieces is None:
+        length = response.file[1] if response.file else len(response.body)
+        head.append(f"Content-Length: {length}\r\n")
+    elif keep_alive:
+        head.append("Transfer-Encoding: chunked\r\n")
     if response.content_type:   # None: no Content-Type header (see remote.JSON)
         head.append(f"Content-Type: {response.content_type}\r\n")
     for name, value in response.headers:

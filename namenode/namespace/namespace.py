@@ -77,6 +77,27 @@ class Namespace(Tree):
         page = names if limit is None else names[:limit]
         return [node.children[n] for n in page], len(names) - len(page)
 
+    def listing_names(self, path: str, caller: Caller) -> tuple[INode, list[str]]:
+        """The directory (or file) at ``path`` and its children's names in order, checked as
+        ``listing`` is: the start of a listing streamed page by page (``listing_page``)."""
+        node = self.status(path, caller)
+        if not node.is_dir:
+            return node, []
+        access.check(caller, node, access.READ | access.EXECUTE, path)
+        return node, sorted(node.children)
+
+    def listing_page(self, path: str, caller: Caller, node: INode,
+                     names: list[str]) -> list[INode]:
+        """The children among ``names`` that ``node`` still holds, after checking that
+        ``path`` still is ``node`` and may still be listed (else the error a new listing
+        would raise). Names created since the listing began are not in it."""
+        current = self.status(path, caller)
+        if current is not node:
+            raise errors.FileNotFoundError(f"{path} changed while it was listed", path=path)
+        access.check(caller, node, access.READ | access.EXECUTE, path)
+        children = node.children
+        return [children[n] for n in names if n in children]
+
     def content_summary(self, path: str, caller: Caller) -> dict:
         node = self.status(path, caller)
         access.check_subtree(caller, node, access.READ | access.EXECUTE)

@@ -186,7 +186,8 @@ def test_list_status_iterator_pages_with_list_status_batch(fs, java, base):
     while it.hasNext():
         seen.append(it.next().getPath().getName())
     assert seen == expected
-    assert names(fs.listStatus(java.path(base))) == expected   # LISTSTATUS: not paged
+    # LISTSTATUS: one answer, streamed a page of dfs.ls.limit at a time (getListingStream)
+    assert names(fs.listStatus(java.path(base))) == expected
 
 
 def listed_paths(fs, java, path: str) -> tuple[list[str], list[str]]:
