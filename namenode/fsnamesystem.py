@@ -27,6 +27,9 @@ from nnlite.namenode.namespace.permission import Caller
 log = logging.getLogger(__name__)
 
 
+CALLERS_KEPT, CALLER_NAME_MAX = 10_000, 256      # Identity's cache: at most ~2.5 MB of names
+
+
 @dataclass
 class Identity:
     """Who is a superuser, and which groups each user is in (Hadoop's static mapping)."""
@@ -46,14 +49,16 @@ class Identity:
         return mapping
 
     def caller(self, user: str) -> Caller:
-        """The Caller for ``user`` (cached: the mapping is fixed for the process lifetime)."""
+        """The Caller for ``user`` (cached: the mapping is fixed for the process lifetime;
+        only names of at most CALLER_NAME_MAX characters, so the cache is bounded in bytes
+        whatever names clients send)."""
         cached = self._callers.get(user)
         if cached is None:
             groups = self.groups.get(user, frozenset())
             superuser = (not self.permissions_enabled or user == self.superuser
                          or self.supergroup in groups)
             cached = Caller(user, groups, superuser)
-            if len(self._callers) < 10_000:
+            if len(self._callers) < CALLERS_KEPT and len(user) <= CALLER_NAME_MAX:
                 self._callers[user] = cached
         return cached
 

@@ -91,6 +91,13 @@ class NamenodeProcess:
     def webhdfs(self, path: str) -> str:
         return f"{self.url}/webhdfs/v1{path}"
 
+    def rss(self) -> int:
+        """The process's resident memory now, in bytes (VmRSS)."""
+        for line in open(f"/proc/{self.proc.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError("no VmRSS")
+
 
 def _wait_for_port(proc: subprocess.Popen, log: Path, timeout: float) -> int:
     deadline = time.monotonic() + timeout

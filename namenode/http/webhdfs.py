@@ -55,7 +55,10 @@ QUOTA_DONT_SET = (1 << 63) - 1
 USER_PATTERN = "^[A-Za-z_][A-Za-z0-9._-]*[$]?$"        # UserParam's default domain
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*[$]?")    # fullmatch: "$" would allow "\n"
 _VALID_USERS: set[str] = set()                         # names that matched _USER
+# The names kept are caller-supplied: bounded in bytes as well as in number (at most
+# 10,000 x 256 characters), so long distinct names cannot grow the process.
 VALID_USERS_KEPT = 10_000
+CACHED_NAME_MAX = 256
 OP_PARAM_CLASSES = {"GET": "GetOpParam", "PUT": "PutOpParam", "POST": "PostOpParam",
                     "DELETE": "DeleteOpParam"}
 
@@ -143,7 +146,7 @@ class WebHdfs:
         elif user in _VALID_USERS:
             pass
         elif _USER.fullmatch(user):
-            if len(_VALID_USERS) < VALID_USERS_KEPT:
+            if len(_VALID_USERS) < VALID_USERS_KEPT and len(user) <= CACHED_NAME_MAX:
                 _VALID_USERS.add(user)
         else:
             raise invalid_param("user.name", f'Invalid value: "{user[:100]}" does not belong to '

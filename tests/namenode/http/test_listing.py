@@ -29,13 +29,6 @@ def wide_directory(name_dir: str, children: int) -> None:
         fs.save_namespace()
 
 
-def rss(pid: int) -> int:
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
-
-
 def test_a_listing_larger_than_a_page_is_streamed_whole(tmp_path):
     name = str(tmp_path / "name")
     wide_directory(name, 2500)
@@ -67,7 +60,7 @@ def test_clients_that_never_read_their_listings_cannot_grow_the_namenode(tmp_pat
     try:
         with requests.Session() as http:
             assert http.get(nn.webhdfs(WIDE), params={"op": "GETFILESTATUS"}).ok
-        before = rss(nn.proc.pid)
+        before = nn.rss()
         request = (f"GET /webhdfs/v1{WIDE}?op=LISTSTATUS HTTP/1.1\r\n"
                    f"Host: 127.0.0.1\r\n\r\n").encode()
         for _ in range(20):
@@ -81,7 +74,7 @@ def test_clients_that_never_read_their_listings_cannot_grow_the_namenode(tmp_pat
             r = http.get(nn.webhdfs(f"{WIDE}/c000042"), params={"op": "GETFILESTATUS"},
                          timeout=10)
             assert r.status_code == 200
-        grown = rss(nn.proc.pid) - before
+        grown = nn.rss() - before
         assert grown < 80 << 20, f"the namenode grew by {grown >> 20} MiB"
     finally:
         for s in sockets:
