@@ -49,6 +49,11 @@ DEFAULTS: dict[str, str] = {
     "nnlite.log.file": "",
     "nnlite.edits.max-record": "1048576",
     "nnlite.http.max-body": "1048576",
+    # bytes of unfinished requests held across all connections before new ones get 503
+    "nnlite.http.body-budget": "67108864",
+    # seconds a request may take to arrive; a streamed body must then average this rate
+    "nnlite.http.request-timeout": "60",
+    "nnlite.http.min-body-rate": "1024",
     "nnlite.shutdown.grace": "10",
     "nnlite.checkpoint.secret": "",        # empty: <first name dir>/checkpoint.token
     # data path (namenode/blocks.py, namenode/leases.py, namenode/http/data.py)

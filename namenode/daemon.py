@@ -55,6 +55,9 @@ class Namenode:
         self.app = NamenodeApp()
         self.http = HttpServer(self.app, remote.parse_error_response,
                                max_body=config.int("nnlite.http.max-body"),
+                               body_budget=config.int("nnlite.http.body-budget"),
+                               request_timeout=config.float("nnlite.http.request-timeout"),
+                               min_body_rate=config.float("nnlite.http.min-body-rate"),
                                error_for=remote.from_error)
         self.fs: FSNamesystem | None = None
         self.committer: AsyncCommitter | None = None

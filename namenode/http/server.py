@@ -11,7 +11,10 @@ order.
 
 Limits, each answered with a 4xx and the connection closed: a head over ``max_head`` bytes
 (431), a body over ``max_body`` bytes (413), a malformed request line, header, length or chunk
-(400). After such an answer the connection half-closes and discards what the client still sends
+(400), a request not complete ``request_timeout`` seconds after its first byte (408; a
+streamed body instead must keep up ``min_body_rate`` bytes a second on average after that),
+and -- with 503 -- a partial request that would take the bytes held for unfinished requests
+across all connections past ``body_budget``. After such an answer the connection half-closes and discards what the client still sends
 for up to ``LINGER`` seconds, so a client busy sending a large body reads the answer instead of
 a reset. Lenient where HTTP allows it: bare LF line ends, empty lines before a request line,
 an absolute-form target (``http://host/path``); HEAD gets the head of the GET answer. A client
@@ -54,6 +57,7 @@ MAX_HEAD = 64 * 1024
 MAX_BODY = 1 << 20
 LINGER = 2.0          # seconds to drain a refused request's remaining bytes before closing
 PIPELINE_LIMIT = 64 * 1024   # bytes read ahead while a request is answered; then reading pauses
+BUDGET_FREE = 64 * 1024      # a connection may hold this much of a request without the budget
 TURN_REQUESTS = 16    # requests one connection answers in a row before the others get a turn
 
 
@@ -74,6 +78,8 @@ class _Connection(asyncio.Protocol):
         self.eof = False             # the client half-closed while a request was answered
         self.deferred = False        # yielded its turn with requests left (TURN_REQUESTS)
         self.last_active = time.monotonic()
+        self.started = 0.0           # when the first byte of the request being read came
+        self.counted = 0             # bytes of self.buf counted in server.buffered
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -83,6 +89,8 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc) -> None:
         self.server.connections.discard(self)
         self.closing = True
+        self.server.buffered -= self.counted
+        self.counted = 0
         if self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
         if self.stream is not None:
@@ -96,9 +104,20 @@ class _Connection(asyncio.Protocol):
             return
         if self.lingering:
             return          # the rest of a refused request: discarded
+        if not self.buf:
+            self.started = self.last_active
+        elif len(self.buf) + len(data) > BUDGET_FREE and \
+                self.server.buffered + len(data) > self.server.body_budget:
+            self.refuse(self.server.error_response(
+                503, f"The namenode already holds {self.server.buffered} bytes of unfinished "
+                     f"requests (nnlite.http.body-budget is {self.server.body_budget}): "
+                     f"retry later"))
+            self.count()
+            return
         self.buf += data
         if not self.busy and not self.deferred:
             self.process()
+        self.count()
         if (self.busy or self.deferred) and len(self.buf) > PIPELINE_LIMIT \
                 and not self.read_paused:
             # A client pipelining far ahead of its answers: leave the rest in the kernel.
@@ -106,6 +125,23 @@ class _Connection(asyncio.Protocol):
             # sends nothing meanwhile, and each pause and resume is an epoll_ctl call.)
             self.read_paused = True
             self.transport.pause_reading()
+
+    def count(self) -> None:
+        """Bring this connection's share of ``server.buffered`` up to date."""
+        held = len(self.buf) if not self.lingering else 0
+        self.server.buffered += held - self.counted
+        self.counted = held
+
+    def overdue(self, now: float) -> bool:
+        """A request being read past its deadline: its head and buffered body within
+        ``request_timeout`` of its first byte, a streamed body at ``min_body_rate``."""
+        server = self.server
+        if self.stream is not None:
+            elapsed = now - self.started
+            return elapsed > server.request_timeout and \
+                self.stream.received < server.min_body_rate * elapsed
+        return bool(self.buf) and not self.busy and not self.deferred and \
+            now - self.started > server.request_timeout
 
     def pause_writing(self) -> None:
         """The client is not reading its answers: stop reading its requests."""
@@ -265,6 +301,8 @@ class _Connection(asyncio.Protocol):
             self.process()
             if self.eof and not self.busy and not self.deferred:
                 self.close()
+        self.started = time.monotonic()     # what is left in the buffer starts its clock now
+        self.count()
 
     def respond(self, response: Response, keep_alive: bool, head_only: bool = False) -> None:
         keep_alive = keep_alive and not self.server.stopping
@@ -422,9 +460,14 @@ class HttpServer:
 
     def __init__(self, app, error_response, *, max_head: int = MAX_HEAD,
                  max_body: int = MAX_BODY, error_for=None, max_stream: int = 1 << 40,
-                 idle_timeout: float = 60.0):
+                 idle_timeout: float = 60.0, body_budget: int = 256 << 20,
+                 request_timeout: float = 60.0, min_body_rate: float = 1024.0):
         self.app = app
         self.idle_timeout = idle_timeout
+        self.body_budget = body_budget
+        self.request_timeout = request_timeout
+        self.min_body_rate = min_body_rate
+        self.buffered = 0            # bytes of unfinished requests held, all connections
         self._reaper: asyncio.Task | None = None
         self.error_response = error_response
         # (method, first path segment) -> factory(request) -> sink, for streamed bodies
@@ -457,12 +500,26 @@ class HttpServer:
 
     async def _reap_idle(self) -> None:
         """Close connections that sent nothing for ``idle_timeout`` seconds while not being
-        answered (as Jetty's idle timeout does): a stalled client cannot hold a socket."""
+        answered (as Jetty's idle timeout does), and answer 408 to requests past their
+        deadline (``_Connection.overdue``): a stalled or trickling client cannot hold a
+        socket, or memory, for long."""
         while True:
-            await asyncio.sleep(min(5.0, self.idle_timeout / 2))
-            cutoff = time.monotonic() - self.idle_timeout
+            await asyncio.sleep(min(5.0, self.idle_timeout / 2, self.request_timeout / 4))
+            now = time.monotonic()
+            cutoff = now - self.idle_timeout
             for conn in list(self.connections):
-                if not conn.busy and conn.last_active < cutoff:
+                if conn.closing:
+                    continue
+                if conn.overdue(now):
+                    if conn.stream is not None:
+                        conn.stream.sink.abort("the request body came too slowly")
+                        conn.stream = None
+                        self.in_flight -= 1
+                    conn.refuse(self.error_response(
+                        408, f"The request was not complete within {self.request_timeout:g} "
+                             f"seconds (nnlite.http.request-timeout)"))
+                    conn.count()
+                elif not conn.busy and conn.last_active < cutoff:
                     conn.close()
 
     async def stop(self, grace: float = 10.0) -> None:
