@@ -49,6 +49,8 @@ DEFAULTS: dict[str, str] = {
     "nnlite.log.file": "",
     "nnlite.edits.max-record": "1048576",
     "nnlite.http.max-body": "1048576",
+    # s between freezes of what survived a collection (namenode/daemon.py); 0: never
+    "nnlite.gc.freeze-interval": "1",
     # bytes of unfinished requests held across all connections before new ones get 503
     "nnlite.http.body-budget": "67108864",
     # seconds a request may take to arrive; a streamed body must then average this rate
