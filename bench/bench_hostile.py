@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -82,11 +83,18 @@ def listing(nn, seconds: float) -> list:
     return held
 
 
+READER = """
+import sys, time, requests
+deadline = time.monotonic() + float(sys.argv[2])
+with requests.Session() as http:
+    while time.monotonic() < deadline:
+        http.get(sys.argv[1], params={"op": "LISTSTATUS"}, timeout=120).content
+"""
+
+
 def reader(nn, seconds: float) -> list:
-    deadline = time.monotonic() + seconds
-    with requests.Session() as http:
-        while time.monotonic() < deadline:
-            http.get(nn.webhdfs(WIDE), params={"op": "LISTSTATUS"}, timeout=120).content
+    """In a process of its own: reading 48 MB in this one would starve the probe's thread."""
+    subprocess.run([sys.executable, "-c", READER, nn.webhdfs(WIDE), str(seconds)], check=True)
     return []
 
 

@@ -129,5 +129,6 @@ async def write_pieces(transport: asyncio.WriteTransport, pieces, chunked: bool,
         if piece:
             transport.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
         await writable()
+        await asyncio.sleep(0)      # other requests are served between two pieces
     if chunked and not transport.is_closing():
         transport.write(b"0\r\n\r\n")
