@@ -307,9 +307,9 @@ class Namespace(Tree):
             raise errors.NamenodeError(
                 f"Rename destination {dst} is a directory or file under source {src}", path=src)
         dst_nodes = self._rename2_destination(src_nodes[-1], dst_parts, dst, overwrite)
+        # An overwritten destination asks only WRITE on its parent, not the sticky bit: the
+        # checker is given the source's parent access alone (FSDirRenameOp.renameTo).
         self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
-        if len(dst_nodes) == len(dst_parts) + 1:
-            access.check_sticky(caller, dst_nodes[-2], dst_nodes[-1], dst)
         op = edits.RenameOp(paths.join(src_parts), paths.join(dst_parts), self.clock(), overwrite)
         return True, self._applied(op)
 
@@ -375,8 +375,11 @@ class Namespace(Tree):
         nodes = [self.status(p, caller) for p in [target, *srcs]]
         access.check(caller, nodes[0], access.WRITE, target)
         for p, node in zip(srcs, nodes[1:]):
+            # FSDirConcatOp.verifySrcFiles: READ on the source, WRITE on its parent "for
+            # delete" -- a parent access, so FSPermissionChecker applies the sticky bit
             access.check(caller, node, access.READ, p)
             access.check(caller, node.parent, access.WRITE, p)
+            access.check_sticky(caller, node.parent, node, p)
         op = edits.ConcatOp(paths.normalize(target), tuple(paths.normalize(s) for s in srcs),
                         self.clock())
         return True, self._applied(op)
@@ -418,8 +421,9 @@ class Namespace(Tree):
             raise errors.LeaseError(
                 f"Failed to create {path}: it is being written by {node.client_name}",
                 path=path)
+        # WRITE on the file and its parent; the overwritten file is then deleted without a
+        # permission check of its own, so no sticky bit (FSDirWriteFileOp.startFile)
         access.check(caller, node, access.WRITE, path)
-        access.check_sticky(caller, parent, node, path)
 
     def _rename2_destination(self, node, dst_parts, dst, overwrite):
         try:

@@ -362,3 +362,19 @@ def test_metrics_count_every_request_uploads_included(w, server, d):
     assert upload(w, d + "/f", b"more", op="APPEND").status == 200
     assert read(w, d + "/f") == DATA + b"more"
     assert served() - before - 1 == 6
+
+
+def test_concat_of_another_user_s_file_from_a_sticky_directory_is_refused(w, d):
+    """As an ordinary user would try it: bob concatenates alice's file, from a 1777
+    directory, into his own; the NameNode refuses it by the sticky bit (FSDirConcatOp asks
+    WRITE on each source's parent "for delete"), and alice's file stays."""
+    shared = d + "/shared"
+    assert w.put(shared, "MKDIRS", permission="1777").status == 200
+    assert upload(w, shared + "/alices", DATA[:100], user="alice").status == 201
+    assert upload(w, shared + "/bobs", DATA[100:200], user="bob").status == 201
+    reply = w.call("POST", shared + "/bobs", "CONCAT", sources=shared + "/alices", user="bob")
+    assert reply.error == (403, "AccessControlException")
+    assert "Permission denied by sticky bit: user=bob" in reply.message
+    assert read(w, shared + "/alices", user="alice") == DATA[:100]
+    assert w.call("POST", shared + "/alices", "CONCAT", sources=shared + "/bobs",
+                  user="alice").error == (403, "AccessControlException")

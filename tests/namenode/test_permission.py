@@ -18,6 +18,7 @@ from tests.namenode.helpers import (
     new_ns,
     refused,
     touch,
+    write_file,
 )
 
 
@@ -187,15 +188,50 @@ def test_sticky_bit_on_delete(ns):
     assert ns.delete("/shared/other", False, ALICE)[0] is True     # owns the entry
 
 
-def test_sticky_bit_on_rename(ns):
-    touch(ns, "/shared/alices", ALICE, perm=0o666)
-    touch(ns, "/shared/eves", EVE, perm=0o666)
-    refused(ns, errors.AccessControlError, ns.rename, "/shared/alices", "/shared/x", False, EVE)
-    refused(ns, errors.AccessControlError, ns.rename_legacy, "/shared/alices", "/open", EVE)
-    refused(ns, errors.AccessControlError, ns.rename, "/shared/eves", "/shared/alices", True,
-            EVE)                                                    # overwrite: the target too
-    refused(ns, errors.AccessControlError, ns.create, "/shared/alices", EVE, overwrite=True)
-    assert ns.rename("/shared/alices", "/shared/x", False, ALICE)[0] is True
+def _concat_source(ns, caller):
+    write_file(ns, "/shared/target", caller=caller)       # the caller's own, beside it
+    return ns.concat("/shared/target", ["/shared/alices"], caller)
+
+
+def _rename_over(ns, caller):
+    touch(ns, "/open/mine", caller)
+    return ns.rename("/open/mine", "/shared/alices", True, caller)
+
+
+# Each op on alice's file /shared/alices (0666) in bob's sticky /shared (1777), as alice (the
+# entry's owner), bob (the directory's owner), eve and the superuser. The sticky bit applies
+# where the NameNode asks FSPermissionChecker for a parent access of WRITE: delete
+# (FSDirDeleteOp), the source of a rename (FSDirRenameOp.renameTo), a concat source
+# (FSDirConcatOp.verifySrcFiles, "for delete"). It does not where the NameNode asks only WRITE
+# on the path or its ancestor: the destination a rename overwrites (FSDirRenameOp: ancestor
+# access), a file create overwrites (FSDirWriteFileOp.startFile), truncate
+# (FSDirTruncateOp). Allowed by: alice, bob, eve, superuser.
+STICKY_TABLE = {
+    "delete": (lambda ns, c: ns.delete("/shared/alices", False, c), (1, 1, 0, 1)),
+    "rename source": (lambda ns, c: ns.rename("/shared/alices", "/shared/x", False, c),
+                      (1, 1, 0, 1)),
+    "legacy rename source": (lambda ns, c: ns.rename_legacy("/shared/alices", "/open", c),
+                             (1, 1, 0, 1)),
+    "concat source": (_concat_source, (1, 1, 0, 1)),
+    "rename over": (_rename_over, (1, 1, 1, 1)),
+    "create overwrite": (lambda ns, c: ns.create("/shared/alices", c, overwrite=True),
+                         (1, 1, 1, 1)),
+    "truncate": (lambda ns, c: ns.truncate("/shared/alices", 0, c), (1, 1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("op", STICKY_TABLE)
+@pytest.mark.parametrize("who", ["alice", "bob", "eve", "superuser"])
+def test_sticky_bit_table(ns, op, who):
+    call, allowed = STICKY_TABLE[op]
+    caller = {"alice": ALICE, "bob": BOB, "eve": EVE, "superuser": SUPER}[who]
+    write_file(ns, "/shared/alices", caller=ALICE)
+    ns.set_permission("/shared/alices", 0o666, SUPER)
+    if allowed[["alice", "bob", "eve", "superuser"].index(who)]:
+        assert call(ns, caller)[0] is True
+    else:
+        with pytest.raises(errors.AccessControlError, match="Permission denied by sticky bit"):
+            call(ns, caller)
 
 
 def test_missing_source_under_a_readable_parent_answers_false(ns):
