@@ -3,7 +3,7 @@
 File format (``--conf FILE``): one ``key = value`` per line; ``#`` starts a comment line;
 blank lines are ignored; later lines win; values are taken as written, without quotes.
 ``-D key=value`` options win over the file. Keys outside ``DEFAULTS`` (and outside the
-``hadoop.proxyuser.<user>.hosts|groups`` pattern) are reported in the log, not silently
+``hadoop.proxyuser.<user>.hosts|groups|users`` pattern) are reported in the log, not silently
 used. The keys of DESIGN.md keep their names; the rest follow Hadoop's names.
 """
 
@@ -76,7 +76,7 @@ DEFAULTS: dict[str, str] = {
     "nnlite.secondary.nice": "10",           # CPU niceness 0-19: the merge yields to the namenode
 }
 
-PROXY_KEY = re.compile(r"hadoop\.proxyuser\.[^.]+\.(hosts|groups)$")
+PROXY_KEY = re.compile(r"hadoop\.proxyuser\.[^.]+\.(hosts|groups|users)$")
 
 
 class ConfigError(ValueError):
@@ -132,8 +132,9 @@ class Config:
     def superuser(self) -> str:
         return self.values["nnlite.superuser"] or getpass.getuser()
 
-    def proxy_users(self) -> frozenset:
-        return frozenset(k.split(".")[2] for k in self.values if PROXY_KEY.match(k))
+    def proxy_users(self) -> dict[str, str]:
+        """The ``hadoop.proxyuser.<user>.hosts|groups|users`` settings."""
+        return {k: v for k, v in self.values.items() if PROXY_KEY.match(k)}
 
 
 def _read_file(path: str) -> dict[str, str]:

@@ -27,6 +27,7 @@ import time
 from nnlite.namenode import errors
 from nnlite.namenode.http import remote, status
 from nnlite.namenode.http.data import DATA_PREFIX
+from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.webhdfs import PREFIX, WebHdfs
 from nnlite.namenode.http.webhdfs_json import dumps
 from nnlite.namenode.http.wire import Request, Response
@@ -58,7 +59,7 @@ class NamenodeApp:
         self.committer = committer
         self.webhdfs = WebHdfs(fs, committer,
                                default_user=config.get("hadoop.http.staticuser.user"),
-                               proxy_users=config.proxy_users())
+                               proxy_users=ProxyUsers(config.proxy_users()))
         if data is not None:
             data.attach(self.webhdfs)
         self.data = data

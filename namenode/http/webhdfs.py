@@ -22,6 +22,7 @@ import re
 
 from nnlite.namenode import errors
 from nnlite.namenode.http import remote
+from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.params import (
     invalid_param,
     param_bool,
@@ -63,12 +64,6 @@ OP_PARAM_CLASSES = {"GET": "GetOpParam", "PUT": "PutOpParam", "POST": "PostOpPar
                     "DELETE": "DeleteOpParam"}
 
 
-class ImpersonationError(errors.AccessControlError):
-    """A doas that the caller may not use. Hadoop's UserProvider wraps the
-    AuthorizationException in a SecurityException (403)."""
-    JAVA_CLASS = "java.lang.SecurityException"
-
-
 # --------------------------------------------------------------------------- the application
 
 class WebHdfs:
@@ -76,11 +71,11 @@ class WebHdfs:
     AsyncCommitter; ``identity`` decides who may act as whom (``doas``)."""
 
     def __init__(self, fs, committer, *, default_user: str = DEFAULT_USER,
-                 proxy_users: frozenset = frozenset()):
+                 proxy_users: ProxyUsers | None = None):
         self.fs = fs
         self.committer = committer
         self.default_user = default_user
-        self.proxy_users = proxy_users
+        self.proxy_users = proxy_users or ProxyUsers({})
         self.ops = {
             ("GET", "GETFILESTATUS"): self.get_file_status,
             ("GET", "GETFILELINKSTATUS"): self.get_file_status,
@@ -153,11 +148,11 @@ class WebHdfs:
                                         f"the domain {USER_PATTERN}")
         doas = req.param("doas")
         if doas and doas != user:
-            if user not in self.proxy_users and not self.fs.caller(user).superuser:
-                raise ImpersonationError(
-                    "Failed to obtain user group information: org.apache.hadoop.security."
-                    f"authorize.AuthorizationException: User: {user} is not allowed to "
-                    f"impersonate {doas[:100]}")
+            if not _USER.fullmatch(doas):
+                raise invalid_param("doas", f'Invalid value: "{doas[:100]}" does not belong '
+                                            f"to the domain {USER_PATTERN}")
+            self.proxy_users.authorize(user, doas, self.fs.caller(doas).groups,
+                                       req.peer[0] if req.peer else None)
             return doas
         return user
 

@@ -17,7 +17,8 @@ _ids = itertools.count()
 
 @pytest.fixture(scope="module")
 def nn(tmp_path_factory):
-    server = start_namenode(tmp_path_factory, files=FILES)
+    server = start_namenode(tmp_path_factory, "-D", "hadoop.proxyuser.tester.users=alice",
+                            "-D", "hadoop.proxyuser.tester.hosts=127.0.0.1", files=FILES)
     yield server
     server.stop()
 

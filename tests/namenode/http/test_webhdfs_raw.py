@@ -608,16 +608,41 @@ def test_user_name_decides_permissions(w, d):
     assert error(w.put(d + "/anon", "MKDIRS", user=None)) == (403, "AccessControlException")
 
 
-def test_doas_for_superusers_only(w, d):
-    w.put(d, "SETPERMISSION", permission="777")
-    w.mkdirs(d + "/as-alice", doas="alice")
-    assert w.status(d + "/as-alice")["owner"] == "alice"
-    assert w.get("/", "GETHOMEDIRECTORY", doas="alice").json == {"Path": "/user/alice"}
-    reply = w.put(d + "/as-tester", "MKDIRS", user="bob", doas="tester")
-    assert error(reply) == (403, "SecurityException")
-    assert "User: bob is not allowed to impersonate tester" in reply.message
-    assert w.names(d) == ["as-alice"]
-    assert w.put(d + "/self", "MKDIRS", user="bob", doas="bob").status == 200
+def test_doas_as_hadoop_s_proxy_user_rules_allow_it(tmp_path_factory):
+    """DefaultImpersonationProvider: the real user needs hadoop.proxyuser.<real>.users (or
+    .groups) naming the user or one of its groups, and .hosts covering the caller's address;
+    being the superuser grants nothing. A refusal is WebHDFS's SecurityException (403)."""
+    server = start_namenode(
+        tmp_path_factory,
+        "-D", "hadoop.proxyuser.tester.users=alice", "-D", "hadoop.proxyuser.tester.hosts=127.0.0.1",
+        "-D", "hadoop.proxyuser.carol.groups=staff", "-D", "hadoop.proxyuser.carol.hosts=10.0.0.0/8",
+        "-D", "hadoop.proxyuser.erin.groups=staff", "-D", "hadoop.proxyuser.erin.hosts=*")
+    try:
+        w = WebHdfs(server)
+        w.mkdirs("/doas")
+        w.put("/doas", "SETPERMISSION", permission="777")
+        w.mkdirs("/doas/as-alice", doas="alice")
+        assert w.status("/doas/as-alice")["owner"] == "alice"
+        assert w.get("/", "GETHOMEDIRECTORY", doas="alice").json == {"Path": "/user/alice"}
+        refusals = [
+            (w.put("/doas/x", "MKDIRS", doas="bob"),                 # the superuser, no rule
+             "User: tester is not allowed to impersonate bob"),
+            (w.put("/doas/x", "MKDIRS", user="carol", doas="alice"),  # not from 10/8
+             "Unauthorized connection for super-user: carol from IP 127.0.0.1"),
+            (w.put("/doas/x", "MKDIRS", user="erin", doas="bob"),     # bob is not in staff
+             "User: erin is not allowed to impersonate bob"),
+            (w.put("/doas/x", "MKDIRS", user="dave", doas="alice"),   # no rule at all
+             "User: dave is not allowed to impersonate alice"),
+        ]
+        for reply, reason in refusals:
+            assert error(reply) == (403, "SecurityException"), reply
+            assert reason in reply.message
+        assert w.put("/doas/by-erin", "MKDIRS", user="erin", doas="alice").status == 200
+        assert w.status("/doas/by-erin")["owner"] == "alice"
+        assert w.put("/doas/self", "MKDIRS", user="bob", doas="bob").status == 200
+        assert w.names("/doas") == ["as-alice", "by-erin", "self"]
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize("name", ["1abc", "a b", "a/b", "x:y", "\u00e9"])
