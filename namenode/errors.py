@@ -79,6 +79,15 @@ class UnsupportedOperationError(NamenodeError):
     JAVA_CLASS = "java.lang.UnsupportedOperationException"
 
 
+class HadoopIllegalArgumentError(IllegalArgumentError):
+    JAVA_CLASS = "org.apache.hadoop.HadoopIllegalArgumentException"
+
+
+class UnsupportedActionError(NamenodeError):
+    """A feature the NameNode has switched off (the storage policy satisfier)."""
+    JAVA_CLASS = "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException"
+
+
 class LeaseError(NamenodeError):
     """The file is under construction by another client, or not under construction at all."""
     JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"

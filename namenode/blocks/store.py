@@ -72,6 +72,8 @@ class BlockStore:
         self._inflight: dict[int, int] = {}     # block id -> holders (writers, copies)
         self._ids_lock = threading.Lock()
         self._lock_fd: int | None = None
+        # bytes of published block and meta files: a DataNode's "DFS used" (GETSTATUS)
+        self.used = 0
 
     @classmethod
     def open(cls, root, namespace_id: int, last_block_id: int = 0) -> "BlockStore":
@@ -134,6 +136,14 @@ class BlockStore:
         durable.sync_dir(self.root)
         top = max((block_id for block_id, _ in self.scan()), default=0)
         self._next_id = max(self._next_id, top + 1)
+        self.used = sum(_size(entry) for directory in sorted(self.blocks.iterdir())
+                        for entry in os.scandir(directory) if _block_id(entry.name))
+
+    def capacity(self) -> tuple[int, int, int]:
+        """``(capacity, used, remaining)`` in bytes, as a DataNode reports its volume: the
+        file system's size and free space, and the bytes of blocks stored."""
+        st = os.statvfs(self.root)
+        return st.f_blocks * st.f_frsize, self.used, st.f_bavail * st.f_frsize
 
     # ------------------------------------------------------------------ names and ids
 
@@ -243,17 +253,26 @@ class BlockStore:
         # Same directory: the publish of the data file fsyncs it for both renames.
         os.replace(self.tmp_path(block_id, meta=True), self.meta_path(block_id))
         durable.publish(self.tmp_path(block_id), self.data_path(block_id), synced=True)
+        grown = _size(self.data_path(block_id)) + _size(self.meta_path(block_id))
+        with self._ids_lock:
+            self.used += grown
 
     def remove(self, block_ids) -> None:
         """Delete blocks (published or not). No fsync: a deletion lost in a crash leaves an
         orphan, which the sweep removes."""
+        freed = 0
         for block_id in block_ids:
             for path in (self.data_path(block_id), self.meta_path(block_id),
                          self.tmp_path(block_id), self.tmp_path(block_id, meta=True)):
+                published = path.parent != self.tmp
+                size = _size(path) if published else 0
                 try:
                     os.unlink(path)
+                    freed += size
                 except FileNotFoundError:
                     pass
+        with self._ids_lock:
+            self.used -= freed
 
     def scan(self):
         """``(block id, mtime)`` of every block file, published or in tmp/ (meta files too,
@@ -268,6 +287,14 @@ class BlockStore:
                             yield block_id, entry.stat().st_mtime
             except FileNotFoundError:
                 continue
+
+
+def _size(entry) -> int:
+    """The size of a file (path or DirEntry), 0 if it is gone."""
+    try:
+        return entry.stat().st_size if hasattr(entry, "stat") else os.stat(entry).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _block_id(name: str) -> int | None:

@@ -87,7 +87,15 @@ class DataPath:
             ("PUT", "CREATE"): self.create, ("POST", "APPEND"): self.append,
             ("GET", "OPEN"): self.open, ("GET", "GETFILECHECKSUM"): self.file_checksum,
             ("GET", "GETFILEBLOCKLOCATIONS"): self.block_locations,
-            ("POST", "CONCAT"): self.concat, ("POST", "TRUNCATE"): self.truncate})
+            ("POST", "CONCAT"): self.concat, ("POST", "TRUNCATE"): self.truncate,
+            ("GET", "GETSTATUS"): self.fs_status})
+
+    def fs_status(self, req, path, user) -> Response:
+        """GETSTATUS (``hadoop fs -df``): ``FileSystem.getStatus`` as JsonUtil writes it, from
+        the one volume the blocks live on."""
+        capacity, used, remaining = self.store.capacity()
+        return json_response({"FsStatus": {"capacity": capacity, "used": used,
+                                           "remaining": remaining}})
 
     # ------------------------------------------------------------------ step 1
 

@@ -44,17 +44,19 @@ from nnlite.namenode.http.webhdfs_json import (
     json_response,
     quota_usage_json,
     server_defaults_json,
+    trash_root_json,
     xattr_names_json,
     xattrs_json,
 )
 from nnlite.namenode.http.wire import BadRequest, Request, Response
-from nnlite.namenode.namespace import paths
+from nnlite.namenode.namespace import paths, storage_policy
 
 PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"
 QUOTA_DONT_SET = (1 << 63) - 1
 USER_PATTERN = "^[A-Za-z_][A-Za-z0-9._-]*[$]?$"        # UserParam's default domain
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*[$]?")    # fullmatch: "$" would allow "\n"
+_FS_ACTION = re.compile(r"[r-][w-][x-]")                # FsActionParam's domain
 _VALID_USERS: set[str] = set()                         # names that matched _USER
 # The names kept are caller-supplied: bounded in bytes as well as in number (at most
 # 10,000 x 256 characters), so long distinct names cannot grow the process.
@@ -87,6 +89,14 @@ class WebHdfs:
             ("GET", "GETTRASHROOT"): self.trash_root,
             ("GET", "GETSERVERDEFAULTS"): self.server_defaults,
             ("GET", "GETXATTRS"): self.get_xattrs,
+            ("GET", "CHECKACCESS"): self.check_access,
+            ("GET", "GETTRASHROOTS"): self.trash_roots,
+            ("GET", "GETDELEGATIONTOKEN"): self.delegation_token,
+            ("GET", "GETALLSTORAGEPOLICY"): self.all_storage_policies,
+            ("GET", "GETSTORAGEPOLICY"): self.storage_policy,
+            ("PUT", "SETSTORAGEPOLICY"): self.set_storage_policy,
+            ("POST", "UNSETSTORAGEPOLICY"): self.unset_storage_policy,
+            ("PUT", "SATISFYSTORAGEPOLICY"): self.satisfy_storage_policy,
             ("GET", "LISTXATTRS"): self.list_xattrs,
             ("PUT", "MKDIRS"): self.mkdirs,
             ("PUT", "RENAME"): self.rename,
@@ -241,6 +251,60 @@ class WebHdfs:
 
     def trash_root(self, req, path, user) -> Response:
         return json_response({"Path": f"/user/{user}/.Trash"})
+
+    def check_access(self, req, path, user) -> Response:
+        """CHECKACCESS (``FileSystem.access``, ``hadoop fs -test -r/-w/-x``): 200 when the
+        caller has ``fsaction`` on the path, as FSPermissionChecker decides, else
+        AccessControlException."""
+        action = param_required(req, "fsaction", "CHECKACCESS")
+        if not _FS_ACTION.fullmatch(action):
+            raise invalid_param("fsaction", f'Invalid value: "{action[:20]}" does not belong '
+                                            f"to the domain {_FS_ACTION.pattern}")
+        wanted = sum(bit for letter, bit in zip(action, (4, 2, 1)) if letter != "-")
+        self.fs.read(self.fs.ns.check_access, path, self.fs.caller(user), wanted)
+        return Response(200, b"", remote.JSON)
+
+    def trash_roots(self, req, path, user) -> Response:
+        """GETTRASHROOTS: the existing ``/user/<name>/.Trash`` of the caller (``allusers``:
+        of every user whose home the caller can list), as DistributedFileSystem.getTrashRoots
+        lists them, each in JsonUtil's FileStatus map."""
+        caller = self.fs.caller(user)
+        everyone = param_bool(req, "allusers")
+        with self.fs.lock:
+            found = self.fs.ns.trash_roots(caller, None if everyone else user)
+            roots = [trash_root_json(where, node) for where, node in found]
+        return json_response({"Paths": roots})
+
+    def delegation_token(self, req, path, user) -> Response:
+        """With Hadoop's simple authentication no delegation token secret manager runs, so
+        the NameNode issues none (FSNamesystem.getDelegationToken returns null)."""
+        return json_response({"Token": None})
+
+    def all_storage_policies(self, req, path, user) -> Response:
+        return json_response({"BlockStoragePolicies": {"BlockStoragePolicy": [
+            p.to_json() for p in storage_policy.POLICIES]}})
+
+    def storage_policy(self, req, path, user) -> Response:
+        policy = self.fs.read(self.fs.ns.storage_policy, path, self.fs.caller(user))
+        return json_response({"BlockStoragePolicy": policy.to_json()})
+
+    def set_storage_policy(self, req, path, user):
+        name = param_required(req, "storagepolicy", "SETSTORAGEPOLICY")
+        return self._answer(answer_empty, self.fs.ns.set_storage_policy, path, name,
+                            self.fs.caller(user))
+
+    def unset_storage_policy(self, req, path, user):
+        return self._answer(answer_empty, self.fs.ns.unset_storage_policy, path,
+                            self.fs.caller(user))
+
+    def satisfy_storage_policy(self, req, path, user) -> Response:
+        """The storage policy satisfier is off, as by default (dfs.storage.policy.satisfier
+        .mode=none): FSNamesystem.satisfyStoragePolicy refuses."""
+        self.fs.read(self.fs.ns.status, path, self.fs.caller(user))
+        raise errors.UnsupportedActionError(
+            "Cannot request to satisfy storage policy when storage policy satisfier feature "
+            "has been disabled by admin. Seek for an admin help to enable it or use Mover "
+            "tool.", path=path)
 
     def server_defaults(self, req, path, user) -> Response:
         return json_response(server_defaults_json(self.fs.server_defaults()))

@@ -16,8 +16,8 @@ from json.encoder import encode_basestring_ascii
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.wire import Response
 from nnlite.namenode.namespace.inode import INode
+from nnlite.namenode.namespace.storage_policy import effective_id
 
-STORAGE_POLICY_UNSPECIFIED = 0
 CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecksum.Type.id
 REPLICATED = "Replicated"          # ContentSummaryComputationContext.REPLICATED
 EMPTY_OK = Response(200, b"", "application/octet-stream")
@@ -63,7 +63,7 @@ def file_status(node: INode, suffix: str) -> dict:
             "fileId": node.id, "group": node.group, "length": length,
             "modificationTime": node.mtime, "owner": node.owner, "pathSuffix": suffix,
             "permission": format(node.permission & 0o1777, "o"), "replication": replication,
-            "storagePolicy": STORAGE_POLICY_UNSPECIFIED, "type": kind}
+            "storagePolicy": effective_id(node), "type": kind}
 
 
 def file_status_json(node: INode, suffix: str) -> str:
@@ -79,14 +79,24 @@ def file_status_json(node: INode, suffix: str) -> str:
                 f'"fileId":{node.id},"group":{_string(node.group)},"length":0,'
                 f'"modificationTime":{mtime},"owner":{_string(node.owner)},'
                 f'"pathSuffix":{_string(suffix)},"permission":"{node.permission & 0o1777:o}",'
-                f'"replication":0,"storagePolicy":{STORAGE_POLICY_UNSPECIFIED},'
+                f'"replication":0,"storagePolicy":{effective_id(node)},'
                 f'"type":"DIRECTORY"}}')
     return (f'{{"accessTime":{atime},"blockSize":{node.block_size},"childrenNum":0,'
             f'"fileId":{node.id},"group":{_string(node.group)},"length":{node.length},'
             f'"modificationTime":{mtime},"owner":{_string(node.owner)},'
             f'"pathSuffix":{_string(suffix)},"permission":"{node.permission & 0o1777:o}",'
-            f'"replication":{node.replication},"storagePolicy":{STORAGE_POLICY_UNSPECIFIED},'
+            f'"replication":{node.replication},"storagePolicy":{effective_id(node)},'
             f'"type":"FILE"}}')
+
+
+def trash_root_json(path: str, node: INode) -> dict:
+    """JsonUtil.toJsonMap(FileStatus), the older map GETTRASHROOTS answers with."""
+    return {"path": path, "length": 0 if node.is_dir else node.length,
+            "isdir": node.is_dir, "block_replication": 0 if node.is_dir else node.replication,
+            "blocksize": 0 if node.is_dir else node.block_size,
+            "modification_time": node.mtime, "access_time": node.atime,
+            "permission": format(node.permission & 0o1777, "o"), "owner": node.owner,
+            "group": node.group}
 
 
 def file_statuses_json(statuses: list[str]) -> str:

@@ -18,7 +18,7 @@ from nnlite.client.modes import STICKY
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
 from nnlite.namenode import errors
-from nnlite.namenode.namespace import paths
+from nnlite.namenode.namespace import paths, storage_policy
 from nnlite.namenode.namespace import permission as access
 from nnlite.namenode.namespace.checks import (
     check_loggable,
@@ -371,6 +371,61 @@ class Namespace(Tree):
         self._check_xattr_access(caller, node, name, path)
         return True, self._applied(edits.RemoveXAttrOp(paths.normalize(path), name))
 
+    def check_access(self, path: str, caller: Caller, wanted: int) -> None:
+        """FSNamesystem.checkAccess: the traverse, then ``wanted`` on the inode itself."""
+        try:
+            node = self.status(path, caller)
+        except errors.PathNotFoundError as exc:
+            raise errors.PathNotFoundError("Path not found", path=path) from exc
+        access.check(caller, node, wanted, path)
+
+    def trash_roots(self, caller: Caller, user: str | None) -> list[tuple[str, INode]]:
+        """DistributedFileSystem.getTrashRoots as the caller runs it: ``/user/<user>/.Trash``
+        with its own status when it exists; for every user (``user`` None), each
+        ``/user/<name>/.Trash`` that exists, with the status of ``/user/<name>`` (the
+        client lists the homes and renames each status to its trash)."""
+        def exists(path: str) -> INode | None:
+            try:
+                return self.status(path, caller)
+            except errors.PathNotFoundError:
+                return None
+        if user is not None:
+            node = exists(f"/user/{user}/.Trash")
+            return [(f"/user/{user}/.Trash", node)] if node is not None else []
+        if exists("/user") is None:
+            return []
+        homes, _ = self.listing("/user", caller)
+        return [(f"/user/{home.name}/.Trash", home) for home in homes
+                if home.is_dir and exists(f"/user/{home.name}/.Trash") is not None]
+
+    def set_storage_policy(self, path: str, name: str, caller: Caller):
+        """FSDirAttrOp.setStoragePolicy: WRITE on the inode; an unknown name is refused."""
+        policy = storage_policy.by_name(name)
+        if policy is None:
+            raise errors.HadoopIllegalArgumentError(
+                f"Cannot find a block policy with the name {name}", path=path)
+        node = self.status(path, caller)
+        access.check(caller, node, access.WRITE, path)
+        op = edits.SetXAttrOp(paths.normalize(path), storage_policy.XATTR, bytes([policy.id]),
+                              XATTR_CREATE | XATTR_REPLACE)
+        return True, self._applied(op)
+
+    def unset_storage_policy(self, path: str, caller: Caller):
+        """FSDirAttrOp.unsetStoragePolicy: the inode's own policy goes (nothing to do when it
+        has none); WRITE on it."""
+        node = self.status(path, caller)
+        access.check(caller, node, access.WRITE, path)
+        if storage_policy.XATTR not in (node.xattrs or {}):
+            return True, []
+        return True, self._applied(edits.RemoveXAttrOp(paths.normalize(path),
+                                                       storage_policy.XATTR))
+
+    def storage_policy(self, path: str, caller: Caller) -> storage_policy.Policy:
+        """FSDirAttrOp.getStoragePolicy: READ on the inode; the policy in effect on it."""
+        node = self.status(path, caller)
+        access.check(caller, node, access.READ, path)
+        return storage_policy.effective(node)
+
     def concat(self, target: str, srcs: list[str], caller: Caller):
         nodes = [self.status(p, caller) for p in [target, *srcs]]
         access.check(caller, nodes[0], access.WRITE, target)
@@ -606,7 +661,9 @@ def _xattr_name(name: str) -> str:
 
 
 def _xattr_visible(caller: Caller, name: str) -> bool:
-    return name.startswith("user.") or caller.superuser
+    """XAttrPermissionFilter.filterXAttrsForApi: user xattrs, and trusted ones for the
+    superuser; system and security xattrs (a storage policy) are never returned."""
+    return name.startswith("user.") or (caller.superuser and name.startswith("trusted."))
 
 
 def _quota_value(value: int | None, current: int, path: str) -> int:

@@ -490,7 +490,9 @@ class Tree:
             raise errors.XAttrError(
                 f"XAttr: {name} does not exist. The CREATE flag must be specified.",
                 path=path)
-        if not exists and len(attrs) >= self.max_xattrs:
+        # only user and trusted xattrs count towards the limit (FSDirXAttrOp.setINodeXAttrs)
+        if not exists and name.startswith(("user.", "trusted.")) and sum(
+                1 for k in attrs if k.startswith(("user.", "trusted."))) >= self.max_xattrs:
             raise errors.XAttrError(
                 f"Cannot add additional XAttr to inode, would exceed limit of "
                 f"{self.max_xattrs}", path=path)

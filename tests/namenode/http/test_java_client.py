@@ -464,3 +464,91 @@ def test_non_superuser_works_in_a_directory_it_owns(fs, alice_fs, java, base):
     assert java_error(alice_fs.setOwner, p(base + "/alice/work"), "tester", None) == \
         "org.apache.hadoop.security.AccessControlException"   # only a superuser chowns
     assert alice_fs.delete(p(base + "/alice/work"), True) is True
+
+
+# ------------------------------------------------------- the rest of the WebHDFS operations
+
+def shell(java, user: str, *args: str) -> tuple[int, str]:
+    """Hadoop's FsShell on the namenode as ``user``: its exit code and what it printed."""
+    jvm = java.jvm
+    out = jvm.java.io.ByteArrayOutputStream()
+    saved = jvm.java.lang.System.out
+    conf = java.conf()
+    conf.set("fs.defaultFS", java.uri)
+    ugi = jvm.org.apache.hadoop.security.UserGroupInformation.createRemoteUser(user)
+    jvm.java.lang.System.setOut(jvm.java.io.PrintStream(out, True))
+    try:
+        shell = jvm.org.apache.hadoop.fs.FsShell(conf)
+        argv = java.gateway.new_array(jvm.java.lang.String, len(args))
+        for i, arg in enumerate(args):
+            argv[i] = arg
+        old = jvm.org.apache.hadoop.security.UserGroupInformation.getLoginUser()
+        jvm.org.apache.hadoop.security.UserGroupInformation.setLoginUser(ugi)
+        try:
+            code = jvm.org.apache.hadoop.util.ToolRunner.run(shell, argv)
+        finally:
+            jvm.org.apache.hadoop.security.UserGroupInformation.setLoginUser(old)
+    finally:
+        jvm.java.lang.System.setOut(saved)
+    return code, out.toString()
+
+
+def test_get_status_is_the_volume_the_blocks_live_on(fs, java):
+    status = fs.getStatus()
+    assert status.getCapacity() > status.getRemaining() > 0 and status.getUsed() >= 0
+    code, printed = shell(java, "tester", "-df", "/")
+    assert code == 0
+    header, row = printed.strip().splitlines()
+    assert header.split() == ["Filesystem", "Size", "Used", "Available", "Use%"]
+    assert row.split()[0] == java.uri and int(row.split()[1]) == status.getCapacity()
+
+
+def test_access_and_test_w_follow_the_permission_checker(fs, java, base):
+    action = java.jvm.org.apache.hadoop.fs.permission.FsAction
+    assert fs.mkdirs(java.path(base + "/ro"), java.permission("755"))
+    alice = java.open("alice")
+    try:
+        alice.access(java.path(base + "/ro"), action.READ_EXECUTE)
+        assert java_error(alice.access, java.path(base + "/ro"), action.WRITE) == \
+            "org.apache.hadoop.security.AccessControlException"
+        assert java_error(alice.access, java.path(base + "/missing"), action.READ) == \
+            "java.io.FileNotFoundException"
+    finally:
+        alice.close()
+    assert shell(java, "tester", "-test", "-w", base + "/ro")[0] == 0
+    assert shell(java, "alice", "-test", "-w", base + "/ro")[0] == 1
+    assert shell(java, "alice", "-test", "-r", base + "/ro")[0] == 0
+
+
+def test_storage_policies_as_the_default_suite_has_them(fs, java, base):
+    names = [p.getName() for p in fs.getAllStoragePolicies()]
+    assert names == ["PROVIDED", "COLD", "WARM", "HOT", "ONE_SSD", "ALL_SSD", "ALL_NVDIMM",
+                     "LAZY_PERSIST"]
+    assert fs.mkdirs(java.path(base + "/cold/deep"))
+    assert fs.getStoragePolicy(java.path(base + "/cold/deep")).getName() == "HOT"   # default
+    fs.setStoragePolicy(java.path(base + "/cold"), "COLD")
+    assert fs.getStoragePolicy(java.path(base + "/cold/deep")).getName() == "COLD"  # inherited
+    # not an IOException, so the client hands it over as a RemoteException naming it
+    from py4j.protocol import Py4JJavaError
+    with pytest.raises(Py4JJavaError) as info:
+        fs.setStoragePolicy(java.path(base + "/cold"), "FROZEN")
+    assert info.value.java_exception.getClassName() == \
+        "org.apache.hadoop.HadoopIllegalArgumentException"
+    assert fs.getXAttrs(java.path(base + "/cold")).isEmpty()        # a system xattr: hidden
+    fs.unsetStoragePolicy(java.path(base + "/cold"))
+    assert fs.getStoragePolicy(java.path(base + "/cold/deep")).getName() == "HOT"
+    with pytest.raises(Py4JJavaError) as info:              # the satisfier is off
+        fs.satisfyStoragePolicy(java.path(base + "/cold"))
+    assert info.value.java_exception.getClassName() == \
+        "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException"
+
+
+def test_trash_roots_and_delegation_tokens(fs, java):
+    assert fs.mkdirs(java.path("/user/tester/.Trash"))
+    roots = [r.getPath().toString() for r in fs.getTrashRoots(False)]
+    assert roots == ["/user/tester/.Trash"] or roots == [java.qualified("/user/tester/.Trash")]
+    assert any(r.getPath().getName() == ".Trash" for r in fs.getTrashRoots(True))
+    # simple authentication: the NameNode issues no token ({"Token": null}), and the client,
+    # which by default will not fall back to an insecure cluster, refuses on that answer
+    assert java_error(fs.getDelegationToken, "tester") == \
+        "org.apache.hadoop.security.AccessControlException"

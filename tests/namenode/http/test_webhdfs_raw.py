@@ -858,3 +858,20 @@ def test_a_client_that_never_reads_cannot_stall_the_service(nn, w):
     finally:
         sock.close()
     assert w.alive()
+
+
+def test_the_operations_a_namenode_without_security_or_a_satisfier_answers(w, d):
+    """GETDELEGATIONTOKEN under simple authentication is {"Token": null}; CHECKACCESS needs
+    fsaction in FsActionParam's domain; GETSTATUS is FsStatus; a storage policy is a system
+    xattr, never listed."""
+    assert w.get("/", "GETDELEGATIONTOKEN").json == {"Token": None}
+    missing = w.get(d, "CHECKACCESS")
+    assert error(missing) == (400, "IllegalArgumentException")
+    assert "Required param fsaction for op: CHECKACCESS" in missing.message
+    assert error(w.get(d, "CHECKACCESS", fsaction="rw")) == (400, "IllegalArgumentException")
+    assert w.get(d, "CHECKACCESS", fsaction="rwx").status == 200
+    status = w.get("/", "GETSTATUS").json["FsStatus"]
+    assert set(status) == {"capacity", "used", "remaining"}
+    assert w.put(d, "SETSTORAGEPOLICY", storagepolicy="ALL_SSD").status == 200
+    assert w.status(d)["storagePolicy"] == 12
+    assert w.get(d, "LISTXATTRS").json == {"XAttrNames": "[]"}
