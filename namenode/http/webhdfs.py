@@ -57,6 +57,8 @@ QUOTA_DONT_SET = (1 << 63) - 1
 USER_PATTERN = "^[A-Za-z_][A-Za-z0-9._-]*[$]?$"        # UserParam's default domain
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*[$]?")    # fullmatch: "$" would allow "\n"
 _FS_ACTION = re.compile(r"[r-][w-][x-]")                # FsActionParam's domain
+_SLASHES = re.compile(r"//+")
+CREATING_OPS = {"MKDIRS", "CREATE", "CREATESYMLINK"}
 _VALID_USERS: set[str] = set()                         # names that matched _USER
 # The names kept are caller-supplied: bounded in bytes as well as in number (at most
 # 10,000 x 256 characters), so long distinct names cannot grow the process.
@@ -138,8 +140,15 @@ class WebHdfs:
             f"org.apache.hadoop.hdfs.web.resources.{kind}.Op.{op[:100]}")
 
     def _path(self, req: Request) -> str:
-        """The namespace path; the namespace validates it (paths.split) when it is used."""
-        return req.path[len(PREFIX):] or "/"
+        """The namespace path; the namespace validates it (paths.split) when it is used.
+        Repeated slashes are one, as the NameNode splits a path (INode.getPathComponents),
+        except in a path an op creates, which must be a valid name (DFSUtil.isValidName)."""
+        path = req.path[len(PREFIX):] or "/"
+        if "//" in path.rstrip("/"):
+            if (req.param("op") or "").upper() in CREATING_OPS:
+                raise errors.InvalidPathError(f"Invalid file name: {path}", path=path)
+            path = _SLASHES.sub("/", path)
+        return path
 
     def identify(self, req: Request) -> str:
         """Who a request acts as, by Hadoop's simple authentication: ``user.name`` (else the
@@ -178,9 +187,18 @@ class WebHdfs:
     # ------------------------------------------------------------------ reads
 
     def get_file_status(self, req, path, user) -> Response:
+        """A path under a file is "File does not exist" for the superuser (the only
+        AccessControlException it can meet resolving a path; FSDirStatAndListingOp.getFileInfo
+        answers null) and that AccessControlException for anyone else."""
         caller = self.fs.caller(user)
         with self.fs.lock:
-            node = self.fs.ns.status(path, caller)
+            try:
+                node = self.fs.ns.status(path, caller)
+            except errors.AccessControlError as exc:
+                if not caller.superuser:
+                    raise
+                raise errors.PathNotFoundError(f"File does not exist: {path}",
+                                               path=path) from exc
             return Response(200, f'{{"FileStatus":{file_status_json(node, "")}}}'.encode(),
                             remote.JSON)
 

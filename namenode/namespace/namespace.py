@@ -55,12 +55,24 @@ class Namespace(Tree):
     # ----------------------------------------------------------------------- reads
 
     def status(self, path: str, caller: Caller) -> INode:
+        """The inode at ``path`` after the traverse check. A file where a directory should
+        be is an AccessControlException: FSDirectory.resolvePath turns the traverse's
+        ParentNotDirectoryException into one for every op that does not create the path
+        (mkdirs, create and a rename's destination resolve their own and keep it)."""
         parts = paths.split(path)
-        nodes = self.resolve(parts)
+        nodes = self._existing(parts)
         access.check_traverse(caller, nodes[:-1] if len(nodes) == len(parts) + 1 else nodes)
         if len(nodes) != len(parts) + 1:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         return nodes[-1]
+
+    def _existing(self, parts: tuple) -> list[INode]:
+        """``resolve`` for an op on a path that exists (not one it creates): a file where a
+        directory should be is an AccessControlException (FSDirectory.resolvePath)."""
+        try:
+            return self.resolve(parts)
+        except errors.ParentNotDirectoryError as exc:
+            raise errors.AccessControlError(str(exc), path=paths.join(parts)) from exc
 
     def listing(self, path: str, caller: Caller, start_after: str = "",
                 limit: int | None = None) -> tuple[list[INode], int]:
@@ -227,7 +239,7 @@ class Namespace(Tree):
 
     def delete(self, path: str, recursive: bool, caller: Caller):
         parts = paths.split(path)
-        nodes = self.resolve(parts)
+        nodes = self._existing(parts)
         found = len(nodes) == len(parts) + 1
         access.check_traverse(caller, nodes[:-1] if found else nodes)
         if not parts and self.root.children and not recursive:
@@ -263,7 +275,7 @@ class Namespace(Tree):
         path = paths.join(parts)
         if not parts:
             raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
-        nodes = self.resolve(parts)
+        nodes = self._existing(parts)
         access.check_traverse(caller, nodes[:-1])
         if len(nodes) != len(parts) + 1:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
@@ -272,7 +284,7 @@ class Namespace(Tree):
     def rename_legacy(self, src: str, dst: str, caller: Caller):
         """HDFS ``rename``: False (and no change) where HDFS answers false."""
         src_parts, dst_parts = paths.split(src), paths.split(dst)
-        src_nodes = self.resolve(src_parts)
+        src_nodes = self._existing(src_parts)
         if not src_parts or len(src_nodes) != len(src_parts) + 1:
             return False, []
         try:
@@ -297,7 +309,7 @@ class Namespace(Tree):
         if not src_parts or not dst_parts:
             raise errors.NamenodeError("Rename source or destination cannot be the root",
                                        path=src)
-        src_nodes = self.resolve(src_parts)
+        src_nodes = self._existing(src_parts)
         if len(src_nodes) != len(src_parts) + 1:
             raise errors.PathNotFoundError(f"rename source {src} is not found.", path=src)
         if src_parts == dst_parts:

@@ -98,7 +98,28 @@ def test_missing_path_is_file_not_found(w, d):
 
 
 def test_a_file_in_the_middle_of_a_path(w):
-    assert error(w.get("/files/f1/x", "GETFILESTATUS")) == (403, "ParentNotDirectoryException")
+    """FSDirectory.resolvePath: a file where a directory should be is a
+    ParentNotDirectoryException only for an op that creates the path; for any other it is an
+    AccessControlException, which GETFILESTATUS answers as "File does not exist" for the
+    superuser (FSDirStatAndListingOp.getFileInfo) and passes on for anyone else."""
+    assert error(w.get("/files/f1/x", "GETFILESTATUS")) == (404, "FileNotFoundException")
+    reply = w.get("/files/f1/x", "GETFILESTATUS", user="bob")
+    assert error(reply) == (403, "AccessControlException")
+    assert reply.message == "/files/f1 (is not a directory)"
+    assert error(w.get("/files/f1/x", "LISTSTATUS")) == (403, "AccessControlException")
+    assert error(w.delete("/files/f1/x")) == (403, "AccessControlException")
+    assert error(w.put("/files/f1/x", "MKDIRS")) == (403, "ParentNotDirectoryException")
+
+
+def test_repeated_slashes_are_one_except_in_a_path_being_created(w, d):
+    """INode.getPathComponents skips empty components; a path an op creates must be a valid
+    name (DFSUtil.isValidName: no "//" in the middle)."""
+    w.mkdirs(d + "/x")
+    assert w.status(d.replace("/", "//") + "//x")["type"] == "DIRECTORY"
+    reply = w.put(d + "//y", "MKDIRS")
+    assert error(reply) == (400, "InvalidPathException")
+    assert reply.message == f"Invalid file name: {d}//y"
+    assert w.put(d + "/y/", "MKDIRS").status == 200          # a trailing slash is fine
 
 
 # ------------------------------------------------------------------------------- listings
@@ -657,8 +678,7 @@ def test_invalid_user_names_are_refused(w, name):
 RAW_PATHS = [
     ("/webhdfs/v1/a/../b?op=GETFILESTATUS", 400),
     ("/webhdfs/v1/../../etc/passwd?op=GETFILESTATUS", 400),
-    ("/webhdfs/v1//files?op=GETFILESTATUS", 400),
-    ("/webhdfs/v1/files//f1?op=GETFILESTATUS", 400),
+    ("/webhdfs/v1/files//new?op=MKDIRS&user.name=tester", 400),   # DFSUtil.isValidName
     ("/webhdfs/v1/./files?op=GETFILESTATUS", 400),
     ("/webhdfs/v1/a%00b?op=GETFILESTATUS", 400),
     ("/webhdfs/v1/a:b?op=GETFILESTATUS", 400),
