@@ -92,6 +92,8 @@ class WebHdfs:
             ("GET", "GETSERVERDEFAULTS"): self.server_defaults,
             ("GET", "GETXATTRS"): self.get_xattrs,
             ("GET", "CHECKACCESS"): self.check_access,
+            ("GET", "GETLINKTARGET"): self.link_target,
+            ("PUT", "CREATESYMLINK"): self.create_symlink,
             ("GET", "GETTRASHROOTS"): self.trash_roots,
             ("GET", "GETDELEGATIONTOKEN"): self.delegation_token,
             ("GET", "GETALLSTORAGEPOLICY"): self.all_storage_policies,
@@ -281,6 +283,18 @@ class WebHdfs:
         wanted = sum(bit for letter, bit in zip(action, (4, 2, 1)) if letter != "-")
         self.fs.read(self.fs.ns.check_access, path, self.fs.caller(user), wanted)
         return Response(200, b"", remote.JSON)
+
+    def link_target(self, req, path, user) -> Response:
+        """No inode is a symlink here (symlinks are off, as in HDFS by default), so
+        NameNodeRpcServer.getLinkTarget refuses every existing path."""
+        self.fs.read(self.fs.ns.status, path, self.fs.caller(user))
+        raise errors.NamenodeError(f"Path {path} is not a symbolic link", path=path)
+
+    def create_symlink(self, req, path, user) -> Response:
+        """FSNamesystem.createSymlink while FileSystem.areSymlinksEnabled() is false (the
+        default): UnsupportedOperationException."""
+        param_required(req, "destination", "CREATESYMLINK")
+        raise errors.UnsupportedOperationError("Symlinks not supported", path=path)
 
     def trash_roots(self, req, path, user) -> Response:
         """GETTRASHROOTS: the existing ``/user/<name>/.Trash`` of the caller (``allusers``:

@@ -895,3 +895,12 @@ def test_the_operations_a_namenode_without_security_or_a_satisfier_answers(w, d)
     assert w.put(d, "SETSTORAGEPOLICY", storagepolicy="ALL_SSD").status == 200
     assert w.status(d)["storagePolicy"] == 12
     assert w.get(d, "LISTXATTRS").json == {"XAttrNames": "[]"}
+
+
+def test_symlinks_are_off_as_in_hdfs_by_default(w, d):
+    reply = w.put(d + "/link", "CREATESYMLINK", destination=d)
+    assert error(reply) == (400, "UnsupportedOperationException")
+    assert reply.message == "Symlinks not supported"
+    reply = w.get(d, "GETLINKTARGET")
+    assert error(reply) == (403, "IOException") and reply.message == f"Path {d} is not a symbolic link"
+    assert error(w.get(d + "/missing", "GETLINKTARGET")) == (404, "FileNotFoundException")
