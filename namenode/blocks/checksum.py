@@ -1,8 +1,15 @@
-"""File checksums as HDFS computes them: MD5-of-MD5-of-CRC32 (``MD5MD5CRC32GzipFileChecksum``).
+"""File checksums as HDFS computes them: MD5-of-MD5-of-CRC32C by default (``dfs.checksum.type``
+CRC32C, ``MD5MD5CRC32CastagnoliFileChecksum``), CRC32 for blocks written before nnlite wrote
+CRC32C (``MD5MD5CRC32GzipFileChecksum``).
 
-Per block (a DataNode's ``BlockChecksumHelper``): the CRC32 (zlib's, Hadoop's type CRC32) of
-each 512-byte chunk of the block, the last chunk possibly shorter, each as 4 big-endian bytes,
-in order; the block's digest is the MD5 of those bytes (its meta file without the header).
+Per block (a DataNode's ``BlockChecksumHelper``): the CRC of each 512-byte chunk of the block,
+the last chunk possibly shorter, each as 4 big-endian bytes, in order; the block's digest is
+the MD5 of those bytes (its meta file without the header). The CRC is CRC32C (Castagnoli,
+DataChecksum.Type id 2) for new blocks, CRC32 (zlib's, id 1) for old ones.
+
+Meta file: HDFS's ``BlockMetadataHeader`` -- version u16 (1), checksum type u8, bytes per
+checksum u32, all big-endian (7 bytes) -- then the CRCs. A meta file without it (its length a
+multiple of 4; nnlite's first layout) holds CRC32s.
 
 Per file (the client's ``FileChecksumHelper``): the block MD5s are written one after another
 into a ``DataOutputBuffer`` and the file MD5 is ``MD5Hash.digest(buffer.getData())``, i.e. over
@@ -15,8 +22,11 @@ block, else 0. The serialised checksum (``MD5MD5CRC32FileChecksum.write``) is 28
     crcPerBlock  int64  big-endian
     md5          16 bytes
 
-and its algorithm name is ``MD5-of-<crcPerBlock>MD5-of-<bytesPerCRC>CRC32``. An empty file
-(no blocks) has Hadoop's "magic" checksum: 0, 0 and the MD5 of 32 zero bytes. WebHDFS sends
+and its algorithm name is ``MD5-of-<crcPerBlock>MD5-of-<bytesPerCRC><type>``, the type that
+of every block, or MIXED when they differ (``FileChecksumHelper``). nnlite records a file's
+checksum as those 28 bytes, followed by the type id unless it is CRC32 (so a checksum
+recorded before CRC32C is read as CRC32). An empty file (no blocks) has Hadoop's "magic"
+checksum: 0, 0, the MD5 of 32 zero bytes, CRC32. WebHDFS sends
 ``{"FileChecksum": {"algorithm": ..., "bytes": <hex>, "length": 28}}``.
 """
 
@@ -27,11 +37,34 @@ import struct
 import zlib
 from typing import Iterable
 
+from crc32c import crc32c
+
 BYTES_PER_CRC = 512
 CRC_SIZE = 4
 CHECKSUM_LENGTH = 28
 HEADER = struct.Struct(">iq")
 EMPTY_BUFFER = 32           # DataOutputBuffer's initial capacity (ByteArrayOutputStream's)
+CRC32, CRC32C, MIXED = 1, 2, 4          # DataChecksum.Type ids
+NAMES = {CRC32: "CRC32", CRC32C: "CRC32C", MIXED: "MIXED"}
+DEFAULT = CRC32C                        # dfs.checksum.type
+META_HEADER = struct.Struct(">HBI")     # BlockMetadataHeader: version, type, bytes per CRC
+META_VERSION = 1
+_FUNCTIONS = {CRC32: zlib.crc32, CRC32C: crc32c}
+
+
+def meta_header(kind: int = DEFAULT) -> bytes:
+    return META_HEADER.pack(META_VERSION, kind, BYTES_PER_CRC)
+
+
+def meta_layout(head: bytes, size: int) -> tuple[int, int]:
+    """``(checksum type, offset of the first CRC)`` of a meta file of ``size`` bytes that
+    begins with ``head``: with HDFS's header, its type; without (a length that is a multiple
+    of 4), CRC32 from byte 0."""
+    if size % CRC_SIZE == META_HEADER.size % CRC_SIZE and len(head) >= META_HEADER.size:
+        version, kind, per_crc = META_HEADER.unpack_from(head)
+        if version == META_VERSION and kind in _FUNCTIONS and per_crc == BYTES_PER_CRC:
+            return kind, META_HEADER.size
+    return CRC32, 0
 
 
 class CrcChunker:
@@ -41,11 +74,13 @@ class CrcChunker:
     partial last chunk of a block being continued). ``crcs`` holds the CRCs of the chunks
     completed so far; ``finish()`` adds the CRC of a partial last chunk."""
 
-    def __init__(self, prefix: bytes = b""):
+    def __init__(self, prefix: bytes = b"", kind: int = DEFAULT):
         if len(prefix) >= BYTES_PER_CRC:
             raise ValueError("a chunk prefix must be shorter than one chunk")
         self.pending = bytearray(prefix)
         self.crcs = bytearray()
+        self.kind = kind
+        self.crc = _FUNCTIONS[kind]
 
     def feed(self, data) -> None:
         view = memoryview(data)
@@ -55,13 +90,13 @@ class CrcChunker:
             view = view[take:]
             if len(self.pending) < BYTES_PER_CRC:
                 return
-            self.crcs += zlib.crc32(self.pending).to_bytes(CRC_SIZE, "big")
+            self.crcs += self.crc(self.pending).to_bytes(CRC_SIZE, "big")
             self.pending.clear()
         full = len(view) - len(view) % BYTES_PER_CRC
         if full:
-            crc32 = zlib.crc32
+            crc = self.crc
             self.crcs += struct.pack(f">{full // BYTES_PER_CRC}I",
-                                     *(crc32(view[i:i + BYTES_PER_CRC])
+                                     *(crc(view[i:i + BYTES_PER_CRC])
                                        for i in range(0, full, BYTES_PER_CRC)))
         self.pending += view[full:]
 
@@ -69,44 +104,52 @@ class CrcChunker:
         """Every chunk's CRC, the partial last chunk's included."""
         if not self.pending:
             return bytes(self.crcs)
-        return bytes(self.crcs) + zlib.crc32(self.pending).to_bytes(CRC_SIZE, "big")
+        return bytes(self.crcs) + self.crc(self.pending).to_bytes(CRC_SIZE, "big")
 
 
-def chunk_crcs(data: bytes) -> bytes:
-    chunker = CrcChunker()
+def chunk_crcs(data: bytes, kind: int = DEFAULT) -> bytes:
+    chunker = CrcChunker(kind=kind)
     chunker.feed(data)
     return chunker.finish()
 
 
-def block_digest(crcs: bytes) -> tuple[int, bytes]:
-    """(number of CRCs, MD5 of the CRC bytes) of one block."""
-    return len(crcs) // CRC_SIZE, hashlib.md5(crcs).digest()
+def block_digest(crcs: bytes, kind: int = DEFAULT) -> tuple[int, bytes, int]:
+    """(number of CRCs, MD5 of the CRC bytes, checksum type) of one block."""
+    return len(crcs) // CRC_SIZE, hashlib.md5(crcs).digest(), kind
 
 
-def file_checksum(digests: Iterable[tuple[int, bytes]]) -> bytes:
-    """The 28-byte serialised checksum of a file from its blocks' ``block_digest``s."""
+def file_checksum(digests: Iterable[tuple[int, bytes, int]]) -> bytes:
+    """The recorded checksum of a file from its blocks' ``block_digest``s (the module
+    docstring's layout: 28 bytes, then the type unless CRC32)."""
     digests = list(digests)
     if not digests:
         return HEADER.pack(0, 0) + hashlib.md5(bytes(EMPTY_BUFFER)).digest()
-    md5s = b"".join(md5 for _, md5 in digests)
+    md5s = b"".join(d[1] for d in digests)
     capacity = EMPTY_BUFFER
     while capacity < len(md5s):
         capacity *= 2
     crc_per_block = digests[0][0] if len(digests) > 1 else 0
     md5 = hashlib.md5(md5s + bytes(capacity - len(md5s))).digest()
-    return HEADER.pack(BYTES_PER_CRC, crc_per_block) + md5
+    kinds = {d[2] for d in digests}
+    kind = kinds.pop() if len(kinds) == 1 else MIXED
+    value = HEADER.pack(BYTES_PER_CRC, crc_per_block) + md5
+    return value if kind == CRC32 else value + bytes([kind])
 
 
 def is_checksum(value) -> bool:
-    return isinstance(value, bytes) and len(value) == CHECKSUM_LENGTH
+    return isinstance(value, bytes) and (
+        len(value) == CHECKSUM_LENGTH or
+        (len(value) == CHECKSUM_LENGTH + 1 and value[-1] in NAMES))
 
 
 def algorithm(checksum: bytes) -> str:
     bytes_per_crc, crc_per_block = HEADER.unpack_from(checksum)
-    return f"MD5-of-{crc_per_block}MD5-of-{bytes_per_crc}CRC32"
+    kind = checksum[CHECKSUM_LENGTH] if len(checksum) > CHECKSUM_LENGTH else CRC32
+    return f"MD5-of-{crc_per_block}MD5-of-{bytes_per_crc}{NAMES[kind]}"
 
 
 def to_json(checksum: bytes) -> dict:
-    """Hadoop's JsonUtil.toJsonMap(MD5MD5CRC32FileChecksum)."""
-    return {"FileChecksum": {"algorithm": algorithm(checksum), "bytes": checksum.hex(),
-                             "length": len(checksum)}}
+    """Hadoop's JsonUtil.toJsonMap(MD5MD5CRC32FileChecksum): the 28 serialised bytes."""
+    return {"FileChecksum": {"algorithm": algorithm(checksum),
+                             "bytes": checksum[:CHECKSUM_LENGTH].hex(),
+                             "length": CHECKSUM_LENGTH}}

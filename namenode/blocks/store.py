@@ -198,12 +198,15 @@ class BlockStore:
                                     f"namespace records {num_bytes}")
         return handle
 
-    def read_crcs(self, block_id: int, num_bytes: int) -> bytes:
+    def read_crcs(self, block_id: int, num_bytes: int) -> tuple[bytes, int]:
         """The chunk CRCs of the first ``num_bytes`` bytes of a block (a shorter prefix's
-        partial last chunk is recomputed from the data)."""
+        partial last chunk is recomputed from the data), and their checksum type."""
         full = num_bytes // checksum.BYTES_PER_CRC
         try:
             with open(self.meta_path(block_id), "rb") as meta:
+                size = os.fstat(meta.fileno()).st_size
+                kind, start = checksum.meta_layout(meta.read(checksum.META_HEADER.size), size)
+                meta.seek(start)
                 crcs = meta.read(full * checksum.CRC_SIZE)
         except FileNotFoundError as exc:
             raise BlockMissingError(f"Block blk_{block_id} has no meta file") from exc
@@ -214,11 +217,11 @@ class BlockStore:
         if rest:
             with self.open_block(block_id, num_bytes) as data:
                 crcs += checksum.chunk_crcs(os.pread(data.fileno(), rest,
-                                                     num_bytes - rest))
-        return crcs
+                                                     num_bytes - rest), kind)
+        return crcs, kind
 
-    def digest(self, block_id: int, num_bytes: int) -> tuple[int, bytes]:
-        return checksum.block_digest(self.read_crcs(block_id, num_bytes))
+    def digest(self, block_id: int, num_bytes: int) -> tuple[int, bytes, int]:
+        return checksum.block_digest(*self.read_crcs(block_id, num_bytes))
 
     def file_checksum(self, blocks) -> bytes:
         """Computed from the meta files of ``blocks`` (a file whose checksum is unknown)."""
@@ -233,19 +236,19 @@ class BlockStore:
         """A new published block holding the first ``block[1]`` bytes of block ``block[0]``
         (truncate's copy-on-write); returns it and its digest. Its id stays held."""
         old_id, num_bytes = block[0], block[1]
-        crcs = self.read_crcs(old_id, num_bytes)
+        crcs, kind = self.read_crcs(old_id, num_bytes)
         block_id = self.allocate()
         try:
             tmp = self.tmp_path(block_id)
             with self.open_block(old_id, num_bytes) as src, open(tmp, "wb") as dst:
                 copy_range(src, dst, num_bytes)
-            self.tmp_path(block_id, meta=True).write_bytes(crcs)
+            self.tmp_path(block_id, meta=True).write_bytes(checksum.meta_header(kind) + crcs)
             self.publish_block(block_id)
         except BaseException:
             self.remove([block_id])
             self.release([block_id])
             raise
-        return (block_id, num_bytes, GENSTAMP), checksum.block_digest(crcs)
+        return (block_id, num_bytes, GENSTAMP), checksum.block_digest(crcs, kind)
 
     def publish_block(self, block_id: int) -> None:
         durable.sync_file(self.tmp_path(block_id))

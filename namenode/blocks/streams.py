@@ -125,7 +125,8 @@ class BlockWriter:
         piece.handle = open(self.store.tmp_path(block_id), "wb")
         if continues:
             piece.handle.seek(offset)
-            piece.chunker = checksum.CrcChunker(self._tail_prefix())
+            # the continued block keeps its checksum type (old blocks are CRC32)
+            piece.chunker = checksum.CrcChunker(self._tail_prefix(), self._tail_kind())
         self.current = piece
 
     def _tail_prefix(self) -> bytes:
@@ -137,12 +138,16 @@ class BlockWriter:
         with self.store.open_block(block_id, num_bytes) as handle:
             return os.pread(handle.fileno(), rest, num_bytes - rest)
 
+    def _tail_kind(self) -> int:
+        return self.store.read_crcs(self.tail[0], 0)[1]
+
     def _end_piece(self) -> None:
         piece, self.current = self.current, None
         piece.handle.close()
         piece.crcs = piece.chunker.finish()
         if not piece.offset:
-            self.store.tmp_path(piece.block_id, meta=True).write_bytes(piece.crcs)
+            self.store.tmp_path(piece.block_id, meta=True).write_bytes(
+                checksum.meta_header(piece.chunker.kind) + piece.crcs)
 
     def seal(self) -> Sealed:
         """Finish the last block, merge the tail, fsync and publish every block."""
@@ -151,7 +156,7 @@ class BlockWriter:
         digests = []
         for piece in self.pieces:
             crcs = self._merge_tail(piece) if piece.offset else piece.crcs
-            digests.append(checksum.block_digest(crcs))
+            digests.append(checksum.block_digest(crcs, piece.chunker.kind))
         for piece in self.pieces:
             self.store.publish_block(piece.block_id)
         blocks = tuple((p.block_id, p.offset + p.size, GENSTAMP) for p in self.pieces)
@@ -161,11 +166,12 @@ class BlockWriter:
     def _merge_tail(self, piece: _Piece) -> bytes:
         block_id, num_bytes = self.tail[0], self.tail[1]
         whole = num_bytes - num_bytes % checksum.BYTES_PER_CRC
-        crcs = self.store.read_crcs(block_id, whole) + piece.crcs
+        crcs = self.store.read_crcs(block_id, whole)[0] + piece.crcs
         with self.store.open_block(block_id, num_bytes) as src, \
                 open(self.store.tmp_path(piece.block_id), "r+b") as dst:
             copy_range(src, dst, num_bytes)
-        self.store.tmp_path(piece.block_id, meta=True).write_bytes(crcs)
+        self.store.tmp_path(piece.block_id, meta=True).write_bytes(
+            checksum.meta_header(piece.chunker.kind) + crcs)
         return crcs
 
     def discard(self) -> None:

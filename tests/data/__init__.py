@@ -6,22 +6,24 @@ from __future__ import annotations
 import hashlib
 import http.client
 import time
-import zlib
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from crc32c import crc32c
 
 from tests.namenode.http.helpers import Reply
 
 
-def reference_checksum(blocks: list[bytes]) -> bytes:
-    """HDFS's MD5MD5CRC32 of a file made of ``blocks``, written out the slow, obvious way:
-    CRC32 per 512 bytes, MD5 per block, MD5 of the block MD5s zero-padded to the capacity
-    of Hadoop's DataOutputBuffer (32 bytes, doubling)."""
+def reference_checksum(blocks: list[bytes], crc=crc32c) -> bytes:
+    """HDFS's MD5-of-MD5-of-CRC (CRC32C by default, HDFS's dfs.checksum.type) of a file made
+    of ``blocks``, its 28 serialised bytes written out the slow, obvious way: a CRC per 512
+    bytes, MD5 per block, MD5 of the block MD5s zero-padded to the capacity of Hadoop's
+    DataOutputBuffer (32 bytes, doubling)."""
     if not blocks:
         return bytes(12) + hashlib.md5(bytes(32)).digest()
     md5s = b""
     for block in blocks:
-        crcs = b"".join(zlib.crc32(block[i:i + 512]).to_bytes(4, "big")
+        crcs = b"".join(crc(block[i:i + 512]).to_bytes(4, "big")
                         for i in range(0, len(block), 512))
         md5s += hashlib.md5(crcs).digest()
     capacity = 32

@@ -7,6 +7,7 @@ import os
 import zlib
 
 import pytest
+from crc32c import crc32c
 
 from nnlite.formats import edits
 from nnlite.namenode import errors
@@ -56,16 +57,17 @@ def files_in(store) -> list[str]:
 
 # --------------------------------------------------------------------------- checksums
 
+@pytest.mark.parametrize("kind, crc", [(checksum.CRC32C, crc32c), (checksum.CRC32, zlib.crc32)])
 @pytest.mark.parametrize("pieces", [(1,), (511, 2), (512,), (513, 1000), (10**6,)])
-def test_chunk_crcs_do_not_depend_on_how_the_bytes_arrive(pieces):
-    chunker = checksum.CrcChunker()
+def test_chunk_crcs_do_not_depend_on_how_the_bytes_arrive(pieces, kind, crc):
+    chunker = checksum.CrcChunker(kind=kind)
     pos, i = 0, 0
     while pos < len(CONTENT):
         chunker.feed(CONTENT[pos:pos + pieces[i % len(pieces)]])
         pos, i = pos + pieces[i % len(pieces)], i + 1
-    expected = b"".join(zlib.crc32(CONTENT[i:i + 512]).to_bytes(4, "big")
+    expected = b"".join(crc(CONTENT[i:i + 512]).to_bytes(4, "big")
                         for i in range(0, len(CONTENT), 512))
-    assert chunker.finish() == expected == checksum.chunk_crcs(CONTENT)
+    assert chunker.finish() == expected == checksum.chunk_crcs(CONTENT, kind)
 
 
 def test_the_empty_file_has_hadoops_magic_checksum():
@@ -82,9 +84,20 @@ def test_file_checksum_pads_the_block_md5s_as_hadoops_buffer_does(size, block_si
     digests = [checksum.block_digest(checksum.chunk_crcs(data[i:i + block_size]))
                for i in range(0, size, block_size)]
     value = checksum.file_checksum(digests)
-    assert value == reference(data, block_size)
+    assert value == reference(data, block_size) + bytes([checksum.CRC32C])
     blocks = len(digests)
-    assert checksum.algorithm(value) == f"MD5-of-{block_size // 512 if blocks > 1 else 0}MD5-of-512CRC32"
+    assert checksum.algorithm(value) == \
+        f"MD5-of-{block_size // 512 if blocks > 1 else 0}MD5-of-512CRC32C"
+
+
+def test_a_file_of_crc32_and_crc32c_blocks_is_mixed_and_an_old_checksum_stays_crc32():
+    old = checksum.block_digest(checksum.chunk_crcs(CONTENT[:1024], checksum.CRC32),
+                                checksum.CRC32)
+    new = checksum.block_digest(checksum.chunk_crcs(CONTENT[1024:2048]))
+    assert checksum.algorithm(checksum.file_checksum([old, new])) == "MD5-of-2MD5-of-512MIXED"
+    recorded = checksum.file_checksum([old])             # 28 bytes, as nnlite recorded before
+    assert len(recorded) == 28 and checksum.to_json(recorded)["FileChecksum"][
+        "algorithm"] == "MD5-of-0MD5-of-512CRC32"
 
 
 # --------------------------------------------------------------------------- the store
@@ -95,8 +108,9 @@ def test_a_writer_cuts_blocks_and_records_their_crcs(store):
     assert content(store, sealed.blocks) == CONTENT
     for block in sealed.blocks:
         data = store.data_path(block[0]).read_bytes()
-        assert store.meta_path(block[0]).read_bytes() == checksum.chunk_crcs(data)
-    assert checksum.file_checksum(sealed.digests) == reference(CONTENT, 4096)
+        assert store.meta_path(block[0]).read_bytes() == \
+            checksum.meta_header() + checksum.chunk_crcs(data)
+    assert checksum.file_checksum(sealed.digests)[:28] == reference(CONTENT, 4096)
     assert list(store.tmp.iterdir()) == [] and store.held() == set()
 
 
@@ -110,8 +124,25 @@ def test_appending_to_a_partial_block_copies_it_into_a_new_block(store):
     assert content(store, rest.blocks) == CONTENT
     assert store.data_path(tail[0]).read_bytes() == CONTENT[:1500]    # the old block is intact
     merged = store.data_path(rest.blocks[0][0]).read_bytes()
-    assert store.meta_path(rest.blocks[0][0]).read_bytes() == checksum.chunk_crcs(merged)
-    assert checksum.file_checksum(rest.digests) == reference(CONTENT, 4096)
+    assert store.meta_path(rest.blocks[0][0]).read_bytes() == \
+        checksum.meta_header() + checksum.chunk_crcs(merged)
+    assert checksum.file_checksum(rest.digests)[:28] == reference(CONTENT, 4096)
+
+
+def test_an_append_continues_an_old_crc32_block_in_crc32_and_starts_new_ones_in_crc32c(store):
+    first = written(store, CONTENT[:1500], 4096)
+    tail = first.blocks[-1]
+    # the meta file as nnlite wrote it before CRC32C: CRC32s, no header
+    store.meta_path(tail[0]).write_bytes(checksum.chunk_crcs(CONTENT[:1536], checksum.CRC32)[:8])
+    assert store.read_crcs(tail[0], 1500) == (
+        checksum.chunk_crcs(CONTENT[:1500], checksum.CRC32), checksum.CRC32)
+    rest = written(store, CONTENT[1500:], 4096, tail=tail)
+    assert [d[2] for d in rest.digests] == [checksum.CRC32, checksum.CRC32C, checksum.CRC32C]
+    assert checksum.algorithm(checksum.file_checksum(rest.digests)) == \
+        "MD5-of-8MD5-of-512MIXED"
+    merged = store.data_path(rest.blocks[0][0]).read_bytes()
+    assert store.read_crcs(rest.blocks[0][0], 4096) == (
+        checksum.chunk_crcs(merged, checksum.CRC32), checksum.CRC32)
 
 
 def test_a_full_last_block_is_not_continued(store):
@@ -138,7 +169,8 @@ def test_discard_deletes_written_and_published_blocks(store):
 def test_copy_prefix_and_crcs_of_a_shorter_prefix(store):
     sealed = written(store, CONTENT[:3000], 4096)
     block = sealed.blocks[0]
-    assert store.read_crcs(block[0], 1300) == checksum.chunk_crcs(CONTENT[:1300])
+    assert store.read_crcs(block[0], 1300) == (checksum.chunk_crcs(CONTENT[:1300]),
+                                               checksum.CRC32C)
     copy, digest = store.copy_prefix((block[0], 1300))
     assert copy[1] == 1300 and copy[0] != block[0]
     assert store.data_path(copy[0]).read_bytes() == CONTENT[:1300]

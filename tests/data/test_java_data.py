@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import time
-import zlib
 
 import pytest
 
@@ -116,17 +115,25 @@ def d(fs, java) -> str:
 
 
 def hdfs_checksum(java, data: bytes):
-    """What HDFS returns for ``data`` in 1 KiB blocks, assembled by Hadoop's classes."""
-    io = java.jvm.org.apache.hadoop.io
+    """What a default HDFS returns for ``data`` in 1 KiB blocks, computed by Hadoop's own
+    classes: DataChecksum (CRC32C, 512 bytes per checksum: dfs.checksum.type's default) sums
+    each block's chunks as a DataNode's BlockReceiver does, MD5Hash digests them as
+    BlockChecksumHelper does, and the client's FileChecksumHelper way of combining them into
+    MD5MD5CRC32CastagnoliFileChecksum."""
+    jvm = java.jvm
+    io, nio = jvm.org.apache.hadoop.io, jvm.java.nio
+    util = jvm.org.apache.hadoop.util
+    summer = util.DataChecksum.newDataChecksum(util.DataChecksum.Type.CRC32C, 512)
     buffer = io.DataOutputBuffer()
     blocks = cut(data, BLOCK)
     for block in blocks:
-        crcs = b"".join(zlib.crc32(block[i:i + 512]).to_bytes(4, "big")
-                        for i in range(0, len(block), 512))
-        io.MD5Hash.digest(bytearray(crcs)).write(buffer)
+        sums = bytearray(4 * -(-len(block) // 512))
+        out = nio.ByteBuffer.wrap(sums)
+        summer.calculateChunkedSums(nio.ByteBuffer.wrap(bytearray(block)), out)
+        io.MD5Hash.digest(out.array()).write(buffer)
     md5 = io.MD5Hash.digest(buffer.getData())
     crc_per_block = BLOCK // 512 if len(blocks) > 1 else 0
-    return java.fs_pkg.MD5MD5CRC32GzipFileChecksum(512, crc_per_block, md5)
+    return java.fs_pkg.MD5MD5CRC32CastagnoliFileChecksum(512, crc_per_block, md5)
 
 
 # --------------------------------------------------------------------------- FileSystem
@@ -199,7 +206,7 @@ def test_get_file_checksum_is_what_hdfs_computes(fs, java, d):
         java.write(fs.create(java.path(d + name), False), data)
     a, b, c, e = (fs.getFileChecksum(java.path(d + n)) for n in ("/a", "/b", "/c", "/e"))
     assert a.equals(b) and not a.equals(c)
-    assert a.getAlgorithmName() == "MD5-of-2MD5-of-512CRC32"
+    assert a.getAlgorithmName() == "MD5-of-2MD5-of-512CRC32C"
     assert a.equals(hdfs_checksum(java, DATA))
     assert a.getLength() == 28
     assert e.getAlgorithmName() == "MD5-of-0MD5-of-0CRC32"
