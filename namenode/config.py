@@ -39,6 +39,8 @@ DEFAULTS: dict[str, str] = {
     # a failed name dir is brought back at the next edits roll once it can be written
     # (Hadoop's key; its default is false, nnlite's true: a disk that filled comes back)
     "dfs.namenode.name.dir.restore": "true",
+    # GETFILECHECKSUM: MD5MD5CRC (HDFS's default) or COMPOSITE_CRC
+    "dfs.checksum.combine.mode": "MD5MD5CRC",
     # NameNodeResourceChecker: safe mode below this many free bytes in the name dirs
     "dfs.namenode.resource.du.reserved": "104857600",
     "dfs.namenode.resource.check.interval": "5000",       # ms

@@ -90,7 +90,7 @@ class Namenode:
         data = DataPath(self.fs, self.committer, self.blocks, leases.LeaseManager(
             self.config.float("nnlite.lease.soft-limit"),
             self.config.float("dfs.namenode.lease-hard-limit-sec")), host=self.host,
-            port=self.port)
+            port=self.port, combine_mode=self.config.get("dfs.checksum.combine.mode"))
         upload = self.app.counted(data.upload)
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)

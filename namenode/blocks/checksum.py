@@ -153,3 +153,15 @@ def to_json(checksum: bytes) -> dict:
     return {"FileChecksum": {"algorithm": algorithm(checksum),
                              "bytes": checksum[:CHECKSUM_LENGTH].hex(),
                              "length": CHECKSUM_LENGTH}}
+
+
+def composite_json(kind: int, crc: int) -> dict:
+    """JsonUtil.toJsonMap(CompositeCrcFileChecksum): ``COMPOSITE-<type>``, the CRC as 4
+    big-endian bytes (CrcUtil.intToBytes)."""
+    return {"FileChecksum": {"algorithm": f"COMPOSITE-{NAMES[kind]}",
+                             "bytes": crc.to_bytes(4, "big").hex(), "length": 4}}
+
+
+def crc_update(kind: int, data, value: int) -> int:
+    """Continue the CRC of ``kind`` over ``data``."""
+    return _FUNCTIONS[kind](data, value)

@@ -223,6 +223,26 @@ class BlockStore:
     def digest(self, block_id: int, num_bytes: int) -> tuple[int, bytes, int]:
         return checksum.block_digest(*self.read_crcs(block_id, num_bytes))
 
+    def composite_crc(self, blocks) -> tuple[int, int]:
+        """``(type, CRC)`` of a file's bytes for COMPOSITE_CRC: composing every chunk CRC of
+        every block (``CrcComposer``) gives the CRC of the concatenated data, which is
+        computed directly. Blocks of different types cannot be composed (an IOException)."""
+        kinds = {self.read_crcs(b[0], 0)[1] for b in blocks} or {checksum.DEFAULT}
+        if len(kinds) > 1:
+            raise errors.NamenodeError("Cannot compose the CRCs of blocks of different "
+                                       "checksum types (CRC32 and CRC32C)")
+        kind, crc = kinds.pop(), 0
+        for block_id, num_bytes, _ in blocks:
+            with self.open_block(block_id, num_bytes) as handle:
+                left = num_bytes
+                while left:
+                    data = handle.read(min(left, 1 << 20))
+                    if not data:
+                        raise BlockMissingError(f"Block blk_{block_id} ended early")
+                    crc = checksum.crc_update(kind, data, crc)
+                    left -= len(data)
+        return kind, crc
+
     def file_checksum(self, blocks) -> bytes:
         """Computed from the meta files of ``blocks`` (a file whose checksum is unknown)."""
         return checksum.file_checksum(self.digest(b[0], b[1]) for b in blocks)

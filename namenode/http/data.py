@@ -38,6 +38,7 @@ from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum, leases
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
+from nnlite.namenode.config import ConfigError
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
     CreateOptions,
@@ -71,7 +72,11 @@ class DataPath:
     (``__call__`` for requests without a body, ``upload`` as the streamed-body factory)."""
 
     def __init__(self, fs, committer, store: BlockStore, lease_manager: leases.LeaseManager,
-                 *, host: str, port: int):
+                 *, host: str, port: int, combine_mode: str = "MD5MD5CRC"):
+        if combine_mode not in ("MD5MD5CRC", "COMPOSITE_CRC"):
+            raise ConfigError(f"dfs.checksum.combine.mode is {combine_mode!r}: MD5MD5CRC or "
+                              f"COMPOSITE_CRC")
+        self.combine_mode = combine_mode
         self.fs = fs
         self.committer = committer
         self.store = store
@@ -151,9 +156,18 @@ class DataPath:
 
     def file_checksum(self, req, path, user):
         node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        if self.combine_mode == "COMPOSITE_CRC":
+            return self._composite_checksum(node.blocks)
         if checksum.is_checksum(node.checksum):
             return json_response(checksum.to_json(node.checksum))
         return self._computed_checksum(node.blocks)
+
+    async def _composite_checksum(self, blocks) -> Response:
+        """COMPOSITE_CRC (``dfs.checksum.combine.mode``): the chunk CRCs composed into one
+        CRC of the whole file (``CompositeCrcFileChecksum``), which is the CRC of its bytes."""
+        loop = asyncio.get_running_loop()
+        kind, crc = await loop.run_in_executor(None, self.store.composite_crc, blocks)
+        return json_response(checksum.composite_json(kind, crc))
 
     async def _computed_checksum(self, blocks) -> Response:
         loop = asyncio.get_running_loop()

@@ -239,3 +239,32 @@ def test_file_context_create_and_rename_as_spark_checkpoints_do(fs, java, d):
     create(d + "/1", b"overwritten", "CREATE", "OVERWRITE")
     assert java.read(fs, d + "/1") == b"overwritten"
     assert sorted(s.getPath().getName() for s in fs.listStatus(java.path(d))) == ["1"]
+
+
+def test_composite_crc_is_what_hadoop_s_crc_composer_makes(java, tmp_path_factory):
+    """With dfs.checksum.combine.mode=COMPOSITE_CRC, GETFILECHECKSUM is the composite CRC:
+    every chunk's CRC32C (Hadoop's DataChecksum) composed by Hadoop's CrcComposer, the last
+    chunk by its real length."""
+    from tests.data import upload
+    from tests.namenode.http.helpers import WebHdfs
+    nn = start_namenode(tmp_path_factory, "-D", "dfs.checksum.combine.mode=COMPOSITE_CRC",
+                        "-D", f"dfs.blocksize={BLOCK}")
+    try:
+        w = WebHdfs(nn)
+        w.mkdirs("/c")
+        assert upload(w, "/c/f", DATA).status == 201
+        got = w.get("/c/f", "GETFILECHECKSUM").json["FileChecksum"]
+    finally:
+        nn.stop()
+    util = java.jvm.org.apache.hadoop.util
+    crc32c = util.DataChecksum.Type.CRC32C
+    summer = util.DataChecksum.newDataChecksum(crc32c, 512)
+    composer = util.CrcComposer.newCrcComposer(crc32c, 512)
+    for i in range(0, len(DATA), 512):
+        chunk = DATA[i:i + 512]
+        summer.reset()
+        summer.update(bytearray(chunk), 0, len(chunk))
+        composer.update(int(summer.getValue()) - (1 << 32 if summer.getValue() >= 1 << 31
+                                                  else 0), len(chunk))
+    expected = bytes(b & 0xFF for b in composer.digest())
+    assert got == {"algorithm": "COMPOSITE-CRC32C", "bytes": expected.hex(), "length": 4}
