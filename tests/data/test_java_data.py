@@ -268,3 +268,26 @@ def test_composite_crc_is_what_hadoop_s_crc_composer_makes(java, tmp_path_factor
                                                   else 0), len(chunk))
     expected = bytes(b & 0xFF for b in composer.digest())
     assert got == {"algorithm": "COMPOSITE-CRC32C", "bytes": expected.hex(), "length": 4}
+
+
+def test_fsshell_checksum_prints_what_hdfs_prints(fs, java, d):
+    """``hadoop fs -checksum``: the path, the algorithm and the checksum's bytes in hex."""
+    java.write(fs.create(java.path(d + "/f"), False), DATA)
+    jvm = java.jvm
+    out = jvm.java.io.ByteArrayOutputStream()
+    saved = jvm.java.lang.System.out
+    conf = java.conf()
+    conf.set("fs.defaultFS", java.uri.toString())
+    jvm.java.lang.System.setOut(jvm.java.io.PrintStream(out, True))
+    try:
+        code = jvm.org.apache.hadoop.util.ToolRunner.run(
+            jvm.org.apache.hadoop.fs.FsShell(conf),
+            java.array(jvm.java.lang.String, ["-checksum", d + "/f"]))
+    finally:
+        jvm.java.lang.System.setOut(saved)
+    expected = hdfs_checksum(java, DATA)
+    assert code == 0
+    path, algorithm, value = out.toString().strip().split("\t")
+    assert path.endswith(d + "/f") and algorithm == "MD5-of-2MD5-of-512CRC32C"
+    # FsShell prints getLength() (28) bytes of getBytes()
+    assert value == bytes(b & 0xFF for b in expected.getBytes())[:expected.getLength()].hex()
