@@ -33,7 +33,11 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.namenode.http.test_listing import WIDE, wide_directory  # noqa: E402
+from tests.namenode.http.test_listing import (  # noqa: E402
+    WIDE,
+    never_reading_listers,
+    wide_directory,
+)
 from tests.servers import NamenodeProcess  # noqa: E402
 
 
@@ -71,14 +75,7 @@ class Peak(threading.Thread):
 
 
 def listing(nn, seconds: float) -> list:
-    request = f"GET /webhdfs/v1{WIDE}?op=LISTSTATUS HTTP/1.1\r\nHost: h\r\n\r\n".encode()
-    held = []
-    for _ in range(20):
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.connect(("127.0.0.1", nn.port))
-        s.sendall(request * 5)
-        held.append(s)
+    held = never_reading_listers(nn.port)
     time.sleep(seconds)
     return held
 

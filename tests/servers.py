@@ -22,6 +22,18 @@ from nnlite.namenode.http.server import ANNOUNCE_ENV
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def wait_for(predicate, timeout: float, what: str = "a condition", interval: float = 0.1):
+    """Poll ``predicate`` until it returns something true (returned), or raise TimeoutError
+    naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+
+
 class NamenodeProcess:
     def __init__(self, proc: subprocess.Popen, port: int, name_dirs: list[str], log: Path):
         self.proc = proc

@@ -6,21 +6,12 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
+from tests.servers import wait_for
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError(what)
 
 
 def test_run_starts_namenode_and_secondary_and_checkpoints(tmp_path):

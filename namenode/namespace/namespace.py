@@ -78,11 +78,9 @@ class Namespace(Tree):
                 limit: int | None = None) -> tuple[list[INode], int]:
         """Children sorted by name after ``start_after`` (a file lists as itself).
         Returns the page and how many entries remain after it."""
-        node = self.status(path, caller)
+        node, names = self.listing_names(path, caller)
         if not node.is_dir:
             return [node], 0
-        access.check(caller, node, access.READ | access.EXECUTE, path)
-        names = sorted(node.children)
         if start_after:
             import bisect
             names = names[bisect.bisect_right(names, start_after):]

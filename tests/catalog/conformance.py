@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from abc import ABC, abstractmethod
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ def _distinct_keys(files) -> Counter:
     return Counter({key: 1 for rows in files for key, _ in rows})
 
 
-class Operator:
+class Operator(ABC):
     """One row group of the matrix: ``build`` the streaming DataFrame and its output mode;
     ``merge`` the recorded batches (lists of row tuples) into a result comparable with
     ``expected(files)``. ``stores`` names the state stores it runs on; ``async_progress``
@@ -78,14 +79,16 @@ class Operator:
     stores = tuple(STORES)
     async_progress = False
 
+    @abstractmethod
     def build(self, spark, src):
-        raise NotImplementedError
+        """The streaming DataFrame over ``src`` and its output mode."""
 
     def merge(self, batches):
         return Counter(row for rows in batches for row in rows)
 
+    @abstractmethod
     def expected(self, files):
-        raise NotImplementedError
+        """The uninterrupted run's result, computed in Python from the input files."""
 
 
 class Aggregation(Operator):

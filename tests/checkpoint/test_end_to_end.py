@@ -27,8 +27,8 @@ from tests.namenode.test_service_crash import (
     acknowledged,
     check_all_present,
 )
-from tests.secondary.test_daemon import get_json, start_daemon, wait_for
-from tests.servers import NamenodeProcess
+from tests.secondary.test_daemon import get_json, start_daemon
+from tests.servers import NamenodeProcess, wait_for
 
 pytestmark = pytest.mark.crash
 

@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from click.testing import CliRunner
 
 from nnlite import cli
 from nnlite.commands.support import EXIT_STORAGE, EXIT_USAGE
-from tests.servers import NamenodeProcess
+from tests.servers import NamenodeProcess, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,16 +120,6 @@ def test_run_refuses_one_port_for_both_daemons(tmp_path):
     err = one_line(result, EXIT_USAGE, "UsageError")
     assert "cannot share port" in err
     assert not (tmp_path / "name").exists()
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError(what)
 
 
 @pytest.mark.parametrize("move", ["both", "namenode only"])

@@ -10,13 +10,13 @@ inserted no key afresh, or the restore was wrong."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
 from nnlite.catalog.client import CatalogClient
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.formats import flink_metadata
+from tests.servers import wait_for
 
 pytestmark = pytest.mark.flink
 
@@ -51,16 +51,6 @@ EXPECTED = {k: (ROWS // KEYS, sum(v for v in range(1, ROWS + 1) if v % KEYS == k
             for k in range(KEYS)}
 
 
-def wait_until(predicate, timeout: float = 120, what: str = ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.parametrize("backend, incremental, restore_from", [
     ("hashmap", False, "savepoint"),
     ("rocksdb", True, "checkpoint"),
@@ -75,7 +65,7 @@ def test_a_killed_job_restores_from_what_the_catalog_names(
     job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
     savepoint = first.wait_for("savepoint")["path"]
     with CatalogClient(namenode.url, "root") as catalog:
-        wait_until(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, what="3 checkpoints")
+        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, 120, "3 checkpoints", 0.3)
         first.kill()                                    # SIGKILL: the JVM and Python alike
 
         listed = {row["path"]: row["kind"] for row in catalog.ls("/flink")}
@@ -107,7 +97,7 @@ def test_retain_keeps_every_file_a_kept_incremental_checkpoint_needs(
     first = run_job("keyed_count.py", *common)
     job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
     with CatalogClient(namenode.url, "root") as catalog:
-        wait_until(lambda: (catalog.show(job_dir)["latest"] or 0) >= 4, what="4 checkpoints")
+        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 4, 120, "4 checkpoints", 0.3)
         first.kill()
         before = catalog.show(job_dir)
         ids = [c["id"] for c in before["checkpoints"] if c["complete"]]
@@ -138,7 +128,7 @@ def test_flink_fails_on_the_checkpoint_the_catalog_refuses(namenode, run_job, tm
     job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
     with CatalogClient(namenode.url, "root") as catalog, \
             WebHdfsClient(namenode.url, "root") as hdfs:
-        wait_until(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, what="3 checkpoints")
+        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, 120, "3 checkpoints", 0.3)
         first.kill()
         complete = [c for c in catalog.show(job_dir)["checkpoints"] if c["complete"]]
         newest, older = complete[-1], complete[:-1]

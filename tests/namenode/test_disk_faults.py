@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 
 import requests
 
@@ -14,7 +13,7 @@ from nnlite.commands.support import EXIT_CORRUPT
 from nnlite.namenode.image.namedir import NameDir
 from tests.namenode.disk import small_disk  # noqa: F401  (the fixture)
 from tests.secondary.test_daemon import start_daemon
-from tests.servers import ROOT, NamenodeProcess
+from tests.servers import ROOT, NamenodeProcess, wait_for
 
 NO_RESERVE = ("-D", "dfs.namenode.resource.du.reserved=0")
 
@@ -161,7 +160,7 @@ def test_below_the_reserved_space_the_namenode_is_in_safe_mode_until_space_retur
     try:
         assert mkdirs(nn, ["/a"]) == ["/a"]
         small_disk.fill(leave=1 << 20)                    # 1 MiB free, 2 MiB reserved
-        wait_for(lambda: safe_mode(nn), "safe mode")
+        wait_for(lambda: safe_mode(nn), 10, "safe mode", 0.05)
         r = requests.put(nn.webhdfs("/b"), params={"op": "MKDIRS", "user.name": "root"})
         assert r.status_code == 403, r.text
         remote = r.json()["RemoteException"]
@@ -179,7 +178,7 @@ def test_below_the_reserved_space_the_namenode_is_in_safe_mode_until_space_retur
         assert safe_mode(low)
         assert "NameNode low on available disk space" in low.log.read_text()
         small_disk.free()
-        wait_for(lambda: not safe_mode(low), "safe mode to end")
+        wait_for(lambda: not safe_mode(low), 10, "safe mode to end", 0.05)
         assert mkdirs(low, ["/b"]) == ["/b"]
     finally:
         low.stop()
@@ -189,15 +188,6 @@ def safe_mode(nn) -> bool:
     r = requests.get(f"{nn.url}/admin", params={"op": "SAFEMODE", "action": "get",
                                                 "user.name": "root"}, timeout=10)
     return r.json()["SafeMode"]
-
-
-def wait_for(condition, what: str, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_checkpoint_upload_into_a_full_name_dir_is_refused_typed_and_retried(
@@ -216,14 +206,14 @@ def test_a_checkpoint_upload_into_a_full_name_dir_is_refused_typed_and_retried(
                                  "checkpoint.check.period=0.5", "nnlite.secondary.nice=0")
         try:
             wait_for(lambda: "checkpoint failed; retrying at the next check" in
-                     log.read_text(), "the secondary's failure", timeout=60)
+                     log.read_text(), 60, "the secondary's failure", 0.05)
             text = log.read_text()
             assert "507" in text and "No space left on device" in text, text[-2000:]
             assert "checkpoint transfer refused (507)" in nn.log.read_text()
             assert not (small_disk.path / "current" / "fsimage.ckpt").exists()
             small_disk.free()
-            wait_for(lambda: "checkpoint installed" in nn.log.read_text(),
-                     "the checkpoint after space returned", timeout=60)
+            wait_for(lambda: "checkpoint installed" in nn.log.read_text(), 60,
+                     "the checkpoint after space returned", 0.05)
         finally:
             daemon.terminate()
             daemon.wait(timeout=30)

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from nnlite.cli import main
 from nnlite.namenode.http.server import ANNOUNCE_ENV
 from tests.secondary.conftest import mkdirs
-from tests.servers import ROOT
+from tests.servers import ROOT, wait_for
 
 
 def token(server) -> str:
@@ -109,23 +109,14 @@ def get_json(url: str) -> dict:
         return json.load(resp)
 
 
-def wait_for(fn, timeout: float = 15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError("condition not met")
-
-
 def test_daemon_checkpoints_on_txns_and_reports_it(nn, tmp_path):
     proc, url = start_daemon(nn, tmp_path / "ckpt", tmp_path / "secondary.log",
                              "checkpoint.check.period=0.1", "checkpoint.txns=5")
     try:
         assert get_json(url + "/status")["lastCheckpoint"] is None
         mkdirs(nn, "/a", "/b", "/c", "/d")        # txid 5: 5 uncheckpointed
-        done = wait_for(lambda: get_json(url + "/status")["lastCheckpoint"])
+        done = wait_for(lambda: get_json(url + "/status")["lastCheckpoint"], 15,
+                        "the daemon's first checkpoint", 0.05)
         assert (done["reason"], done["last_txid"]) == ("txns", 6)
         assert set(done["phases"]) == {"roll", "download", "load", "replay", "save", "upload"}
 

@@ -29,6 +29,20 @@ def wide_directory(name_dir: str, children: int) -> None:
         fs.save_namespace()
 
 
+def never_reading_listers(port: int, clients: int = 20, each: int = 5) -> list:
+    """``clients`` connections, each with ``each`` LISTSTATUS of WIDE pipelined and a small
+    receive buffer, none of which will ever read an answer. The caller closes them."""
+    request = f"GET /webhdfs/v1{WIDE}?op=LISTSTATUS HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    sockets = []
+    for _ in range(clients):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", port))
+        s.sendall(request * each)
+        sockets.append(s)
+    return sockets
+
+
 def test_a_listing_larger_than_a_page_is_streamed_whole(tmp_path):
     name = str(tmp_path / "name")
     wide_directory(name, 2500)
@@ -61,14 +75,7 @@ def test_clients_that_never_read_their_listings_cannot_grow_the_namenode(tmp_pat
         with requests.Session() as http:
             assert http.get(nn.webhdfs(WIDE), params={"op": "GETFILESTATUS"}).ok
         before = nn.rss()
-        request = (f"GET /webhdfs/v1{WIDE}?op=LISTSTATUS HTTP/1.1\r\n"
-                   f"Host: 127.0.0.1\r\n\r\n").encode()
-        for _ in range(20):
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            s.connect(("127.0.0.1", nn.port))
-            s.sendall(request * 5)
-            sockets.append(s)
+        sockets = never_reading_listers(nn.port)
         time.sleep(3)
         with requests.Session() as http:
             r = http.get(nn.webhdfs(f"{WIDE}/c000042"), params={"op": "GETFILESTATUS"},
