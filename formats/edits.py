@@ -4,7 +4,8 @@ Byte layout (all integers little-endian)::
 
     file    := header record*
     header  := magic[8] = b"NNLEDITS"
-               version u32          -- LAYOUT_VERSION; other values are refused
+               version u32          -- LAYOUT_VERSION when written; READABLE_VERSIONS
+                                       are read, others refused
                first_txid u64       -- txid of the first record this file holds (or will hold)
                header_crc u32       -- CRC-32 of the 20 bytes before it
     record  := length u32           -- payload bytes, 1 .. max_record
@@ -68,7 +69,8 @@ from nnlite.formats.errors import (
 )
 
 MAGIC = b"NNLEDITS"
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
+READABLE_VERSIONS = (1, 2)   # 2 added SET_ACL; a version-1 file is read as it always was
 HEADER = struct.Struct("<8sIQ")
 HEADER_SIZE = HEADER.size + 4
 RECORD_HEADER = struct.Struct("<II")
@@ -106,6 +108,7 @@ class OpCode(IntEnum):
     TRUNCATE = 19
     APPEND = 20
     DELETE_MANY = 21
+    SET_ACL = 22
 
 
 OPS: dict[int, type["Op"]] = {}
@@ -376,6 +379,16 @@ class DeleteManyOp(Op):
     mtime: int
 
 
+@_op
+class SetAclOp(Op):
+    """The whole ACL of ``path`` after the op, each entry in its text form
+    (``[default:]type:name:perm``, as Hadoop's ``AclEntry.toStringStable`` writes it); an
+    empty ``entries`` removes the ACL (Hadoop's OP_SET_ACL, logged the same way)."""
+    OP_CODE: ClassVar[OpCode] = OpCode.SET_ACL
+    path: str
+    entries: tuple
+
+
 # --------------------------------------------------------------------------------- encoding
 
 _packb = msgpack.Packer(use_bin_type=True).pack
@@ -469,9 +482,10 @@ def decode_header(data: bytes, *, path: str | None = None) -> int:
         raise BadHeaderError(f"not an edits file (magic {magic!r})", path=path, offset=0)
     if crc != _crc32(data[:HEADER.size]):
         raise BadHeaderError("edits header CRC mismatch", path=path, offset=0)
-    if version != LAYOUT_VERSION:
+    if version not in READABLE_VERSIONS:
         raise UnsupportedVersionError(
-            f"edits layout version {version}, this build reads {LAYOUT_VERSION}",
+            f"edits layout version {version}, this build reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}",
             path=path, offset=0)
     return first_txid
 
@@ -497,7 +511,9 @@ class EditsReader:
         self.path = str(path)
         self.max_record = max_record
         with open(self.path, "rb") as f:
-            self.first_txid = decode_header(f.read(HEADER_SIZE), path=self.path)
+            head = f.read(HEADER_SIZE)
+        self.first_txid = decode_header(head, path=self.path)
+        self.layout_version = HEADER.unpack_from(head)[1]
         self._reset()
 
     def _reset(self) -> None:

@@ -46,6 +46,7 @@ DEFAULTS: dict[str, str] = {
     "dfs.namenode.resource.check.interval": "5000",       # ms
     "dfs.namenode.resource.checked.volumes.minimum": "1",
     "dfs.namenode.fs-limits.max-xattrs-per-inode": "32",
+    "dfs.namenode.acls.enabled": "true",
     "dfs.namenode.fs-limits.max-xattr-size": "16384",
     # service
     "nnlite.log.file": "",

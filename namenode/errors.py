@@ -75,6 +75,11 @@ class XAttrError(NamenodeError):
     JAVA_CLASS = "java.io.IOException"
 
 
+class AclError(NamenodeError):
+    """An ACL that is not valid, or an ACL operation while ACLs are disabled."""
+    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.AclException"
+
+
 class UnsupportedOperationError(NamenodeError):
     JAVA_CLASS = "java.lang.UnsupportedOperationException"
 

@@ -115,6 +115,7 @@ class FSNamesystem:
         self.block_size = config.int("dfs.blocksize")
         self.ns.max_xattrs = config.int("dfs.namenode.fs-limits.max-xattrs-per-inode")
         self.ns.max_xattr_size = config.int("dfs.namenode.fs-limits.max-xattr-size")
+        self.ns.acls_enabled = config.bool("dfs.namenode.acls.enabled")
 
     def server_defaults(self) -> dict:
         """Hadoop's FsServerDefaults, as GETSERVERDEFAULTS returns them."""

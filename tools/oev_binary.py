@@ -186,12 +186,14 @@ class BinaryResult:
 
 
 def to_binary(source: str, target: str) -> BinaryResult:
-    """Write the edits file a rendering describes; txids must run on from first_txid. The
-    file is published atomically (temp, fsync, rename), so a failure leaves no partial file."""
+    """Write the edits file a rendering describes; txids must run on from first_txid. It is
+    written in the current layout version (a rendering of an older file too: every version
+    adds ops, none changes one). The file is published atomically (temp, fsync, rename), so a failure leaves no partial file."""
     header, records, end = read_rendering(os.fspath(source))
-    if header.layout_version != edits.LAYOUT_VERSION:
-        raise InputError(f"layout version {header.layout_version}; this build writes "
-                         f"{edits.LAYOUT_VERSION}", path=source, where="header")
+    if header.layout_version not in edits.READABLE_VERSIONS:
+        raise InputError(f"layout version {header.layout_version}; this build reads and "
+                         f"writes versions {', '.join(map(str, edits.READABLE_VERSIONS))}",
+                         path=source, where="header")
     target = Path(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:

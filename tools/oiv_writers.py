@@ -138,12 +138,16 @@ class JsonWriter:
         self.out.write("\n]}\n" if self._separator else "]}\n")
 
 
+ITEM_TAGS = {"acl": "entry"}    # a list's item tag, where it is not the list's minus its "s"
+
+
 def xml_element(tag: str, value) -> str:
     """``<tag>value</tag>``; nothing for None; lists of dicts and dicts nest."""
     if value is None:
         return ""
     if isinstance(value, list):
-        inner = "".join(xml_element(tag[:-1], item) for item in value)
+        item = ITEM_TAGS.get(tag, tag[:-1])
+        inner = "".join(xml_element(item, v) for v in value)
         return f"<{tag}>{inner}</{tag}>"
     if isinstance(value, dict):
         inner = "".join(xml_element(k, v) for k, v in value.items())

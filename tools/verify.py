@@ -28,11 +28,10 @@ from nnlite.formats import edits
 from nnlite.formats.edits import next_frame
 from nnlite.formats.errors import FormatError
 from nnlite.formats.fsimage.layout import (
-    COLUMNS,
-    LAYOUT_VERSION,
     TYPE_DIRECTORY,
     TYPE_FILE,
     ImageMeta,
+    schema_for,
 )
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.formats.fsimage.read import iter_batches, read_meta
@@ -81,7 +80,7 @@ def verify_edits(path: str, *, max_record: int = edits.DEFAULT_MAX_RECORD) -> Re
     except FormatError as exc:
         report.problem(f"header: {_error(exc)}")
         return report
-    report.info(f"header: magic {edits.MAGIC.decode()}, layout version {edits.LAYOUT_VERSION}, "
+    report.info(f"header: magic {edits.MAGIC.decode()}, layout version {reader.layout_version}, "
                 f"first txid {reader.first_txid}")
     codes, error = _read_records(reader)
     _report_records(report, reader, codes, size)
@@ -181,8 +180,8 @@ def _report_meta(report: Report, meta: ImageMeta) -> None:
                 f"{meta.inode_count}, created {created}")
     if meta.extra:
         report.info("meta extra: " + ", ".join(f"{k}={v}" for k, v in sorted(meta.extra.items())))
-    report.info(f"schema: {len(COLUMNS)} columns as layout version {LAYOUT_VERSION} "
-                f"defines; footer rows = inode count")
+    report.info(f"schema: {len(schema_for(meta.layout_version))} columns as layout version "
+                f"{meta.layout_version} defines; footer rows = inode count")
 
 
 class TreeCheck:

@@ -1,5 +1,5 @@
 """The fsimage layout as code: the constants, the Arrow SCHEMA and the footer record that the
-spec in ``formats/fsimage.py`` names.
+spec in ``formats/fsimage/__init__.py`` names.
 
 Both halves of the format build on this module alone: ``write.py`` encodes exactly these
 columns and keys, ``read.py`` refuses anything else. Invariants: SCHEMA lists the spec's
@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 IMAGE_NAME = "fsimage"
 MD5_SUFFIX = ".md5"
 FORMAT_KEY = b"nnlite.format"
@@ -31,6 +32,7 @@ BLOCK_TYPE = pa.struct([pa.field("block_id", pa.int64(), nullable=False),
                         pa.field("num_bytes", pa.int64(), nullable=False),
                         pa.field("genstamp", pa.int64(), nullable=False)])
 XATTRS_TYPE = pa.map_(pa.string(), pa.binary())
+ACL_TYPE = pa.list_(pa.field("item", pa.string(), nullable=False))
 
 
 def _required(name: str, type_: pa.DataType) -> pa.Field:
@@ -57,8 +59,17 @@ SCHEMA = pa.schema([
     _required("ss_quota", pa.int64()),
     pa.field("client_name", pa.string()),
     pa.field("client_machine", pa.string()),
+    pa.field("acl", ACL_TYPE),
 ])
 COLUMNS = tuple(SCHEMA.names)
+# Columns a later version added (name -> that version). Each is nullable: a writer may leave
+# it out (all null) and a reader gives it as null when the file is older.
+ADDED = {"acl": 2}
+
+
+def schema_for(version: int) -> pa.Schema:
+    """The columns an image of ``version`` holds."""
+    return pa.schema([f for f in SCHEMA if ADDED.get(f.name, 1) <= version])
 
 META_KEYS = ("layout_version", "namespace_id", "last_txid", "inode_count", "creation_time")
 

@@ -2,9 +2,10 @@
 its rows.
 
 Before a row is returned the file has passed, in this order: the digest (when the caller gives
-one), the leading and trailing Parquet magic, the ``nnlite.format`` key, LAYOUT_VERSION
-(anything else is UnsupportedVersionError), every META_KEYS integer, the exact SCHEMA, and a row
-count equal to ``inode_count``. Page CRCs are checked as pages are decoded. Whatever pyarrow
+one), the leading and trailing Parquet magic, the ``nnlite.format`` key, a layout version in
+READABLE_VERSIONS (anything else is UnsupportedVersionError), every META_KEYS integer, exactly
+the schema of its version (``schema_for``), and a row count equal to ``inode_count``. Rows come
+out in the current SCHEMA whatever the version: a column the file's version predates is null. Page CRCs are checked as pages are decoded. Whatever pyarrow
 raises on damaged bytes becomes ImageCorruptError with the path; a missing or unreadable file
 keeps its OSError.
 """
@@ -26,11 +27,12 @@ from nnlite.formats.fsimage.layout import (
     FORMAT_KEY,
     FORMAT_VALUE,
     KEY_PREFIX,
-    LAYOUT_VERSION,
     META_KEYS,
     PARQUET_MAGIC,
+    READABLE_VERSIONS,
     SCHEMA,
     ImageMeta,
+    schema_for,
 )
 from nnlite.formats.fsimage.md5 import verify_md5
 
@@ -53,8 +55,15 @@ def read_image(path, *, expected_md5: str | None,
         verify_md5(path, expected_md5)
     selected = _select(columns)
     parquet, meta = _open(path)
+    present, absent = _split(selected, meta.layout_version)
     with parquet, _reading(path, "cannot decode fsimage"):
-        table = parquet.read(columns=selected, use_threads=True)
+        table = parquet.read(columns=present, use_threads=True)
+    if absent:
+        names = selected or list(COLUMNS)
+        table = pa.Table.from_arrays(
+            [table.column(n) if n not in absent
+             else pa.nulls(table.num_rows, SCHEMA.field(n).type) for n in names],
+            schema=pa.schema([SCHEMA.field(n) for n in names]))
     return table.replace_schema_metadata(None), meta
 
 
@@ -70,14 +79,35 @@ def iter_batches(path, *, batch_size: int = 65536, columns=None,
     if expected_md5 is not None:
         verify_md5(path, expected_md5)
     selected = _select(columns)
-    parquet, _ = _open(path)
-    return _batches(parquet, path, batch_size, selected)
+    parquet, meta = _open(path)
+    return _batches(parquet, path, batch_size, selected, meta.layout_version)
 
 
-def _batches(parquet: pq.ParquetFile, path: str, batch_size: int,
-             selected) -> Iterator[pa.RecordBatch]:
+def _batches(parquet: pq.ParquetFile, path: str, batch_size: int, selected,
+             version: int) -> Iterator[pa.RecordBatch]:
+    present, absent = _split(selected, version)
+    names = selected or list(COLUMNS)
     with parquet, _reading(path, "cannot decode fsimage"):
-        yield from parquet.iter_batches(batch_size=batch_size, columns=selected, use_threads=True)
+        for batch in parquet.iter_batches(batch_size=batch_size, columns=present,
+                                          use_threads=True):
+            if absent:
+                columns = {n: batch.column(i) for i, n in enumerate(batch.schema.names)}
+                batch = pa.RecordBatch.from_arrays(
+                    [columns.get(n) if n in columns
+                     else pa.nulls(batch.num_rows, SCHEMA.field(n).type) for n in names],
+                    schema=pa.schema([SCHEMA.field(n) for n in names]))
+            yield batch
+
+
+def _split(selected, version: int) -> tuple[list[str] | None, list[str]]:
+    """The selected columns the file holds (None: all it has) and those its version
+    predates, which the reader supplies as nulls."""
+    names = selected or list(COLUMNS)
+    held = set(schema_for(version).names)
+    absent = [n for n in names if n not in held]
+    if not absent:
+        return selected, []
+    return [n for n in names if n in held], absent
 
 
 def _select(columns) -> list[str] | None:
@@ -100,7 +130,7 @@ def _open(path: str) -> tuple[pq.ParquetFile, ImageMeta]:
         with _reading(path, "unreadable Parquet footer"):
             footer, schema = parquet.metadata, parquet.schema_arrow
         meta = _decode_meta(footer.metadata or {}, path)
-        _check_schema(schema, path)
+        _check_schema(schema, path, meta.layout_version)
         if footer.num_rows != meta.inode_count:
             raise ImageCorruptError(f"{footer.num_rows} rows but inode_count {meta.inode_count}",
                                     path=path)
@@ -134,9 +164,10 @@ def _decode_meta(pairs: dict[bytes, bytes], path: str) -> ImageMeta:
         raise ImageCorruptError(f"not an nnlite fsimage: {FORMAT_KEY.decode()} is "
                                 f"{pairs.get(FORMAT_KEY)!r}", path=path)
     version = _int_value(pairs, KEY_PREFIX + "layout_version", path)
-    if version != LAYOUT_VERSION:
-        raise UnsupportedVersionError(f"fsimage layout version {version}; this code reads "
-                                      f"version {LAYOUT_VERSION}", path=path)
+    if version not in READABLE_VERSIONS:
+        raise UnsupportedVersionError(
+            f"fsimage layout version {version}; this code reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}", path=path)
     values = {k: _int_value(pairs, KEY_PREFIX + k, path) for k in META_KEYS}
     prefix = EXTRA_PREFIX.encode()
     extra = {_text(k[len(prefix):], path): _int_value(pairs, _text(k, path), path)
@@ -160,9 +191,10 @@ def _text(raw: bytes, path: str) -> str:
         raise ImageCorruptError(f"metadata key {raw[:40]!r} is not UTF-8", path=path) from exc
 
 
-def _check_schema(schema: pa.Schema, path: str) -> None:
-    if schema.names != list(COLUMNS):
-        raise ImageCorruptError(f"columns {schema.names}, expected {list(COLUMNS)}", path=path)
-    for got, want in zip(schema, SCHEMA):
+def _check_schema(schema: pa.Schema, path: str, version: int) -> None:
+    expected = schema_for(version)
+    if schema.names != expected.names:
+        raise ImageCorruptError(f"columns {schema.names}, expected {expected.names}", path=path)
+    for got, want in zip(schema, expected):
         if not got.equals(want):
             raise ImageCorruptError(f"column {want.name} is {got}, expected {want}", path=path)

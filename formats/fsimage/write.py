@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from nnlite.formats.fsimage.layout import (
+    ADDED,
     COLUMNS,
     EXTRA_PREFIX,
     FORMAT_KEY,
@@ -59,7 +60,7 @@ def write_image(path, columns: dict[str, list] | pa.Table, meta: ImageMeta, *,
                 row_group_size: int = ROW_GROUP_SIZE) -> ImageInfo:
     """Write an image to exactly ``path`` and return its digest and size.
 
-    ``columns`` maps every name of COLUMNS to a list, a pyarrow array or, for fixed-width
+    ``columns`` maps every name of COLUMNS (those in ADDED may be left out: all null) to a list, a pyarrow array or, for fixed-width
     integer columns, an ``array.array`` of the matching typecode (taken without a copy); or it is
     a ``pyarrow.Table`` with those columns. Bad input raises ValueError before or while writing;
     the partial file is then the caller's temp file to remove.
@@ -84,14 +85,20 @@ def _to_table(columns: dict[str, list] | pa.Table) -> pa.Table:
     names = columns.column_names if isinstance(columns, pa.Table) else list(columns)
     _check_names(names, "image columns")
     if isinstance(columns, pa.Table):
+        for name in ADDED:
+            if name not in names:
+                columns = columns.append_column(
+                    SCHEMA.field(name), pa.nulls(columns.num_rows, SCHEMA.field(name).type))
         return _conform(columns.select(COLUMNS), "table")
-    arrays = [_to_array(columns[f.name], f) for f in SCHEMA]
+    rows = len(next(iter(columns.values()))) if columns else 0
+    arrays = [_to_array(columns[f.name], f) if f.name in columns
+              else pa.nulls(rows, f.type) for f in SCHEMA]
     _check_lengths(arrays)
     return _conform(pa.Table.from_arrays(arrays, schema=SCHEMA), "columns")
 
 
 def _check_names(names, what: str) -> None:
-    missing = [n for n in COLUMNS if n not in names]
+    missing = [n for n in COLUMNS if n not in names and n not in ADDED]
     unknown = [n for n in names if n not in COLUMNS]
     if missing or unknown:
         raise ValueError(f"{what}: missing {missing}, unknown {unknown}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.http.wire import BadRequest, Request
+from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
@@ -67,6 +68,21 @@ def param_int(req: Request, name: str, default=None, lo: int = LONG_MIN, hi: int
 
 def param_permission(req: Request, default: int) -> int:
     return param_number(req, "permission", default, 0, 0o1777, _OCTAL, 8)
+
+
+def param_unmasked(req: Request) -> int | None:
+    """UnmaskedPermissionParam: the mode before the client's umask, None when not sent."""
+    return param_number(req, "unmaskedpermission", None, 0, 0o1777, _OCTAL, 8)
+
+
+def param_aclspec(req: Request, with_permission: bool) -> list[tuple]:
+    """AclPermissionParam: the value must match its domain pattern, then parses as
+    ``AclEntry.parseAclSpec`` (REMOVEACLENTRIES's entries without permissions)."""
+    value = req.param("aclspec") or ""
+    if value and not acl.spec_matches(value):
+        raise invalid_param("aclspec", f'Invalid value: "{value[:200]}" does not belong to the '
+                                       f"domain {acl.SPEC_PATTERN}")
+    return acl.parse_spec(value, with_permission)
 
 
 def param_required(req: Request, name: str, op: str) -> str:
@@ -165,11 +181,12 @@ class CreateOptions:
     permission: int
     replication: int
     block_size: int
+    unmasked: int | None = None
 
     def namespace_kw(self) -> dict:
         return {"overwrite": self.overwrite, "create_parent": self.create_parent,
                 "permission": self.permission, "replication": self.replication,
-                "block_size": self.block_size}
+                "block_size": self.block_size, "unmasked": self.unmasked}
 
 
 def create_options(req: Request, fs) -> CreateOptions:
@@ -196,7 +213,7 @@ def create_options(req: Request, fs) -> CreateOptions:
     return CreateOptions(overwrite, param_bool(req, "createparent", True),
                          param_permission(req, 0o644),
                          fs.default_replication if replication is None else replication,
-                         block_size)
+                         block_size, param_unmasked(req))
 
 
 def offset_length(req: Request) -> tuple[int, int | None]:

@@ -25,16 +25,19 @@ from nnlite.namenode.http import remote
 from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.params import (
     invalid_param,
+    param_aclspec,
     param_bool,
     param_destination,
     param_encoding,
     param_int,
     param_permission,
     param_required,
+    param_unmasked,
     param_xattr_flag,
     param_xattr_value,
 )
 from nnlite.namenode.http.webhdfs_json import (
+    acl_status_json,
     answer_boolean,
     answer_empty,
     answer_true,
@@ -102,6 +105,12 @@ class WebHdfs:
             ("POST", "UNSETSTORAGEPOLICY"): self.unset_storage_policy,
             ("PUT", "SATISFYSTORAGEPOLICY"): self.satisfy_storage_policy,
             ("GET", "LISTXATTRS"): self.list_xattrs,
+            ("GET", "GETACLSTATUS"): self.acl_status,
+            ("PUT", "SETACL"): self.acl_change("set", True),
+            ("PUT", "MODIFYACLENTRIES"): self.acl_change("modify", True),
+            ("PUT", "REMOVEACLENTRIES"): self.acl_change("remove", False),
+            ("PUT", "REMOVEDEFAULTACL"): self.acl_change("remove_default", None),
+            ("PUT", "REMOVEACL"): self.acl_change("remove_all", None),
             ("PUT", "MKDIRS"): self.mkdirs,
             ("PUT", "RENAME"): self.rename,
             ("PUT", "SETPERMISSION"): self.set_permission,
@@ -351,11 +360,23 @@ class WebHdfs:
         attrs = self.fs.read(self.fs.ns.xattrs, path, self.fs.caller(user), names_only=True)
         return json_response(xattr_names_json(attrs))
 
+    def acl_status(self, req, path, user) -> Response:
+        node = self.fs.read(self.fs.ns.acl_status, path, self.fs.caller(user))
+        return json_response(acl_status_json(node))
+
     # ------------------------------------------------------------------ mutations
+
+    def acl_change(self, change: str, with_permission: bool | None):
+        """The handler of one of the five ACL changes; ``with_permission`` None: no aclspec."""
+        def handler(req, path, user):
+            spec = [] if with_permission is None else param_aclspec(req, with_permission)
+            return self._answer(answer_empty, self.fs.ns.change_acl, path, change, spec,
+                                self.fs.caller(user))
+        return handler
 
     def mkdirs(self, req, path, user):
         return self._answer(answer_true, self.fs.ns.mkdirs, path, param_permission(req, 0o755),
-                            self.fs.caller(user))
+                            self.fs.caller(user), param_unmasked(req))
 
     def rename(self, req, path, user):
         destination = param_destination(req)

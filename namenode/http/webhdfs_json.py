@@ -15,6 +15,7 @@ from json.encoder import encode_basestring_ascii
 
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.wire import Response
+from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import INode
 from nnlite.namenode.namespace.storage_policy import effective_id
 
@@ -59,11 +60,14 @@ def file_status(node: INode, suffix: str) -> dict:
     else:
         kind, length, block_size = "FILE", node.length, node.block_size
         replication, children = node.replication, 0
-    return {"accessTime": node.atime, "blockSize": block_size, "childrenNum": children,
-            "fileId": node.id, "group": node.group, "length": length,
-            "modificationTime": node.mtime, "owner": node.owner, "pathSuffix": suffix,
-            "permission": format(node.permission & 0o1777, "o"), "replication": replication,
-            "storagePolicy": effective_id(node), "type": kind}
+    status = {"accessTime": node.atime, "blockSize": block_size, "childrenNum": children,
+              "fileId": node.id, "group": node.group, "length": length,
+              "modificationTime": node.mtime, "owner": node.owner, "pathSuffix": suffix,
+              "permission": format(node.permission & 0o1777, "o"),
+              "replication": replication, "storagePolicy": effective_id(node), "type": kind}
+    if node.acl is not None:
+        status["aclBit"] = True     # JsonUtil puts it only when the inode has an ACL
+    return dict(sorted(status.items()))
 
 
 def file_status_json(node: INode, suffix: str) -> str:
@@ -72,7 +76,7 @@ def file_status_json(node: INode, suffix: str) -> str:
     escaped by the encoder's own function; a non-int time (never made by the namespace) takes
     the encoder's path, so the bytes are always the encoder's."""
     mtime, atime = node.mtime, node.atime
-    if type(mtime) is not int or type(atime) is not int:
+    if type(mtime) is not int or type(atime) is not int or node.acl is not None:
         return _ENCODER.encode(file_status(node, suffix))
     if node.is_dir:
         return (f'{{"accessTime":{atime},"blockSize":0,"childrenNum":{len(node.children)},'
@@ -136,6 +140,16 @@ def xattrs_json(attrs: dict, encoding: str) -> dict:
     """GETXATTRS: each name with its value in ``encoding`` (TEXT, HEX or BASE64)."""
     return {"XAttrs": [{"name": k, "value": _encode_xattr(v, encoding)}
                        for k, v in attrs.items()]}
+
+
+def acl_status_json(node: INode) -> dict:
+    """JsonUtil.toJsonString(AclStatus): owner, group, sticky bit, the ACL feature's entries
+    (AclStorage.readINodeAcl: named and group access entries and the default ACL, not the
+    owner, mask or other held in the permission bits) and the permission in octal."""
+    return {"AclStatus": {
+        "entries": [acl.to_text(e) for e in node.acl or ()], "group": node.group,
+        "owner": node.owner, "permission": format(node.permission & 0o1777, "o"),
+        "stickyBit": bool(node.permission & 0o1000)}}
 
 
 def xattr_names_json(names) -> dict:

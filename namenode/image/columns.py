@@ -29,6 +29,7 @@ from nnlite.formats.fsimage.layout import (
 from nnlite.formats.fsimage.read import iter_batches, read_meta
 from nnlite.formats.fsimage.write import ImageInfo, write_image
 from nnlite.namenode.errors import ReplayError
+from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile, Quota, usage
 from nnlite.namenode.namespace.namespace import Namespace
 
@@ -75,6 +76,7 @@ def tree_columns(ns: Namespace) -> dict:
                     + array("q", [NO_QUOTA]) * len(files),
         "client_name": [None] * nd + [f.client_name for f in files],
         "client_machine": [None] * nd + [f.client_machine for f in files],
+        "acl": [[acl.to_text(e) for e in x.acl] if x.acl else None for x in nodes],
     }
     assert len(cols["id"]) == n
     return cols
@@ -175,6 +177,25 @@ class _Builder:
         cache = self.ints
         return [cache.setdefault(v, v) for v in column.slice(lo, hi - lo).to_pylist()]
 
+    def _acls(self, c, lo: int, hi: int) -> list:
+        """The ACL features of rows lo..hi (None for none), each distinct one parsed once
+        and shared (acl.share)."""
+        column = c["acl"].slice(lo, hi - lo)
+        if column.null_count == len(column):
+            return [None] * (hi - lo)
+        parsed = {}
+        out = []
+        for texts in column.to_pylist():
+            if not texts:
+                out.append(None)
+                continue
+            texts = tuple(texts)
+            feature = parsed.get(texts)
+            if feature is None:
+                feature = parsed[texts] = acl.share([acl.from_text(t) for t in texts])
+            out.append(feature)
+        return out
+
     def _xattrs(self, c, lo: int, hi: int) -> list:
         """The xattrs of rows lo..hi as dicts (None for none); cheap when no row has any."""
         column = c["xattrs"].slice(lo, hi - lo)
@@ -192,6 +213,7 @@ class _Builder:
         root.mtime, root.atime = c["mtime"][0].as_py(), c["atime"][0].as_py()
         self.dirs[root.id] = root
         root.xattrs = self._xattrs(c, 0, 1)[0]
+        root.acl = self._acls(c, 0, 1)[0]
         self._note_quota(root, c["ns_quota"][0].as_py(), c["ss_quota"][0].as_py())
 
     def _add_dirs(self, c, lo: int, hi: int) -> None:
@@ -201,8 +223,9 @@ class _Builder:
                    self._strs(c["owner"], lo, hi), self._strs(c["group"], lo, hi),
                    self._list(c["mtime"], lo, hi), self._list(c["atime"], lo, hi),
                    self._list(c["ns_quota"], lo, hi), self._list(c["ss_quota"], lo, hi),
-                   self._xattrs(c, lo, hi))
-        for inode_id, parent_id, name, perm, owner, group, mtime, atime, nsq, ssq, xa in rows:
+                   self._xattrs(c, lo, hi), self._acls(c, lo, hi))
+        for (inode_id, parent_id, name, perm, owner, group, mtime, atime, nsq, ssq, xa,
+             acl_) in rows:
             parent = dirs.get(parent_id)
             if parent is None:
                 raise self._error(f"directory {inode_id} names parent {parent_id}, which is "
@@ -212,6 +235,7 @@ class _Builder:
             parent.children[name] = node
             dirs[inode_id] = node
             node.xattrs = xa
+            node.acl = acl_
             if nsq != NO_QUOTA or ssq != NO_QUOTA:
                 self._note_quota(node, nsq, ssq)
 
@@ -226,9 +250,10 @@ class _Builder:
                    self._shared(c["block_size"], lo, hi),
                    self._list(c["length"], lo, hi), blocks,
                    self._list(c["checksum"], lo, hi), self._list(c["client_name"], lo, hi),
-                   self._strs(c["client_machine"], lo, hi), self._xattrs(c, lo, hi))
+                   self._strs(c["client_machine"], lo, hi), self._xattrs(c, lo, hi),
+                   self._acls(c, lo, hi))
         for (inode_id, parent_id, name, perm, owner, group, mtime, atime, rep, bsize, length,
-             blks, checksum, client, machine, xa) in rows:
+             blks, checksum, client, machine, xa, acl_) in rows:
             parent = dirs.get(parent_id)
             if parent is None:
                 raise self._error(f"file {inode_id} names parent {parent_id}, which is not a "
@@ -239,6 +264,8 @@ class _Builder:
             parent.children[name] = node
             if xa is not None:
                 node.xattrs = xa
+            if acl_ is not None:
+                node.acl = acl_
         self.ns.files += hi - lo
         self.ns.block_count += sum(map(len, blocks))
 

@@ -7,6 +7,8 @@ Invariants:
   count (the directory included) and the space (length x replication) of its subtree.
 * ``blocks`` is a tuple of ``(block_id, num_bytes, genstamp)``; ``checksum`` is bytes or None.
 * A file with ``client_name`` is under construction, leased to that client.
+* ``acl`` is None or the inode's ACL feature entries (``acl.py`` says which); with one, the
+  group bits of ``permission`` are the ACL's mask.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ class Quota:
 
 class INode:
     __slots__ = ("id", "parent", "name", "permission", "owner", "group", "mtime", "atime",
-                 "xattrs")
+                 "xattrs", "acl")
     is_dir = False
 
     def path(self) -> str:
@@ -60,6 +62,7 @@ class INodeDirectory(INode):
         self.mtime = mtime
         self.atime = 0 if atime is None else atime   # HDFS keeps no access time on directories
         self.xattrs = None
+        self.acl = None
         self.children: dict[str, INode] = {}
         self.quota: Quota | None = None
 
@@ -80,6 +83,7 @@ class INodeFile(INode):
         self.mtime = mtime
         self.atime = atime
         self.xattrs = None
+        self.acl = None
         self.replication = replication
         self.block_size = block_size
         self.length = length
@@ -112,6 +116,7 @@ def new_file(inode_id, parent, name, permission, owner, group, mtime, atime, rep
     node.mtime = mtime
     node.atime = atime
     node.xattrs = None
+    node.acl = None
     node.replication = replication
     node.block_size = block_size
     node.length = length

@@ -18,7 +18,7 @@ from nnlite.client.modes import STICKY
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
 from nnlite.namenode import errors
-from nnlite.namenode.namespace import paths, storage_policy
+from nnlite.namenode.namespace import acl, paths, storage_policy
 from nnlite.namenode.namespace import permission as access
 from nnlite.namenode.namespace.checks import (
     check_loggable,
@@ -46,6 +46,7 @@ class Namespace(Tree):
     recovery of torn batches)."""
 
     max_record = edits.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit
+    acls_enabled = True                       # dfs.namenode.acls.enabled
 
     def __init__(self, *, clock: Callable[[], int] = wall_clock_ms, **kw):
         kw.setdefault("mtime", clock())
@@ -151,7 +152,11 @@ class Namespace(Tree):
 
     # ----------------------------------------------------------------------- mutations
 
-    def mkdirs(self, path: str, permission: int, caller: Caller):
+    def mkdirs(self, path: str, permission: int, caller: Caller, unmasked: int | None = None):
+        """``unmasked``: the mode before the client's umask (WebHDFS's unmaskedpermission);
+        the new directory takes it when its parent has a default ACL (HDFS-6962, POSIX ACL
+        inheritance, FSDirectory.copyINodeDefaultAcl). Missing ancestors take the masked
+        mode plus u+wx either way (FSDirMkdirOp.createParentDirectories)."""
         check_permission(permission, path)
         hit = self._parent(path)
         if hit is not None:
@@ -163,30 +168,43 @@ class Namespace(Tree):
             if not caller.superuser:
                 access.check_traverse(caller, _root_down(parent if node is not None
                                                     else parent.parent))
-            logged = path
+            logged, missing = path, 1
         else:
             parts = paths.split(path)
             nodes = self.resolve(parts)
             access.check_traverse(caller, nodes[:-1])
             node = nodes[-1] if len(nodes) == len(parts) + 1 else None
             parent = nodes[-1]          # the deepest existing ancestor, when node is None
-            logged = paths.join(parts)
+            logged, missing = paths.join(parts), len(parts) + 1 - len(nodes)
         if node is not None:
             if not node.is_dir:
                 raise errors.FileAlreadyExistsError(f"Path is not a directory: {path}",
                                                     path=path)
             return True, []
         access.check(caller, parent, access.WRITE | access.EXECUTE)
-        return True, self._applied(edits.MkdirOp(logged, self.last_inode_id + 1, permission,
-                                             caller.user, parent.group, self.clock()))
+        now, first = self.clock(), self.last_inode_id + 1
+        if unmasked is None or unmasked == permission or not acl.has_default(parent.acl):
+            return True, self._applied(edits.MkdirOp(logged, first, permission, caller.user,
+                                                     parent.group, now))
+        check_permission(unmasked, path)
+        ops = []
+        if missing > 1:
+            ops.append(edits.MkdirOp(logged.rpartition("/")[0], first,
+                                     permission | IMPLICIT_UWX, caller.user, parent.group, now))
+        ops.append(edits.MkdirOp(logged, first + missing - 1, unmasked, caller.user,
+                                 parent.group, now))
+        return True, self._applied(*ops)
 
     def create(self, path: str, caller: Caller, *, permission: int = 0o644,
                overwrite: bool = False, create_parent: bool = True, replication: int = 1,
-               block_size: int = 128 << 20, client_name: str = "", client_machine: str = ""):
+               block_size: int = 128 << 20, client_name: str = "", client_machine: str = "",
+               unmasked: int | None = None):
         """Create a file entry: complete and empty with no ``client_name``, else under
-        construction and leased to that client."""
+        construction and leased to that client. ``unmasked`` as for ``mkdirs``."""
         check_replication(replication, path)
         check_permission(permission, path)
+        if unmasked is not None:
+            check_permission(unmasked, path)
         check_long(block_size, "block size", path, minimum=1)
         parts, nodes = self.check_create(path, caller, overwrite=overwrite,
                                          create_parent=create_parent)
@@ -201,6 +219,9 @@ class Namespace(Tree):
         else:
             group = nodes[len(parts) - 1].group
         first_id = self.last_inode_id + 1 + (len(parts) - len(nodes) if ops else 0)
+        parent = nodes[min(len(nodes), len(parts)) - 1]   # the parent, or the ancestor it copies
+        if unmasked is not None and acl.has_default(parent.acl):
+            permission = unmasked
         ops.append(edits.AddFileOp(paths.join(parts), first_id, replication, block_size, 0,
                                permission, caller.user, group, now, now, overwrite,
                                client_name, client_machine))
@@ -380,6 +401,40 @@ class Namespace(Tree):
         node = self.status(path, caller)
         self._check_xattr_access(caller, node, name, path)
         return True, self._applied(edits.RemoveXAttrOp(paths.normalize(path), name))
+
+    def acl_status(self, path: str, caller: Caller) -> INode:
+        """FSDirAclOp.getAclStatus: the traverse only; the inode whose owner, group,
+        permission and ACL feature the answer shows."""
+        self._check_acls_enabled()
+        return self.status(path, caller)
+
+    def change_acl(self, path: str, change: str, spec: list[tuple], caller: Caller):
+        """SETACL ("set"), MODIFYACLENTRIES ("modify"), REMOVEACLENTRIES ("remove"),
+        REMOVEDEFAULTACL ("remove_default") and REMOVEACL ("remove_all"), as FSDirAclOp runs
+        them: the owner (or a superuser) only; the new ACL computed on the logical one by
+        AclTransformation, checked as AclStorage stores it, and logged whole. SETACL with an
+        empty spec removes the ACL, as HDFS logs a removal."""
+        self._check_acls_enabled()
+        node = self._owned(path, caller)
+        if change == "remove_all" or change == "set" and not spec:
+            entries = ()
+        else:
+            existing = acl.logical(node.permission, node.acl)
+            if change == "set":
+                new = acl.replace(existing, spec)
+            elif change == "modify":
+                new = acl.merge(existing, spec)
+            elif change == "remove":
+                new = acl.remove_entries(existing, spec)
+            else:
+                new = acl.remove_default(existing)
+            acl.stored(new, node.permission, node.is_dir, node.path())  # its AclException, now
+            entries = tuple(acl.to_text(e) for e in new)
+        return True, self._applied(edits.SetAclOp(paths.normalize(path), entries))
+
+    def _check_acls_enabled(self) -> None:
+        if not self.acls_enabled:
+            raise errors.AclError(acl.DISABLED)
 
     def check_access(self, path: str, caller: Caller, wanted: int) -> None:
         """FSNamesystem.checkAccess: the traverse, then ``wanted`` on the inode itself."""

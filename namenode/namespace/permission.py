@@ -4,7 +4,9 @@ As in Hadoop's FSPermissionChecker: a superuser (the namenode's own user, or any
 the supergroup) passes every check; everyone else needs EXECUTE on every directory they
 traverse, and the access an operation names on the inode it names. The class that applies is
 the first that matches: owner, then group, then other. In a directory with the sticky bit,
-only the owner of the directory or of the entry may delete or rename that entry.
+only the owner of the directory or of the entry may delete or rename that entry. An inode
+with an access ACL is checked by its entries instead of the group and other classes
+(``acl.permits``, FSPermissionChecker.hasAclPermission).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from nnlite.client import modes
 from nnlite.client.modes import STICKY
 from nnlite.namenode.errors import AccessControlError
+from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import INode
 
 READ, WRITE, EXECUTE = 4, 2, 1
@@ -50,6 +53,10 @@ def _denied(caller: Caller, access: int, node: INode, path: str | None) -> Acces
 def allowed(caller: Caller, node: INode, access: int) -> bool:
     if caller.superuser:
         return True
+    feature = node.acl
+    if feature is not None and feature[0][0] == acl.ACCESS:
+        return acl.permits(feature, node.permission, node.owner, node.group, caller.user,
+                           caller.groups, access)
     if caller.user == node.owner:
         bits = node.permission >> 6
     elif node.group in caller.groups:

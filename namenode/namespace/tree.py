@@ -12,7 +12,7 @@ from __future__ import annotations
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
 from nnlite.namenode import errors
-from nnlite.namenode.namespace import paths
+from nnlite.namenode.namespace import acl, paths
 from nnlite.namenode.namespace.inode import (
     ROOT_INODE_ID,
     INode,
@@ -76,7 +76,7 @@ class Tree:
             C.SET_QUOTA: self._set_quota, C.SET_XATTR: self._set_xattr,
             C.REMOVE_XATTR: self._remove_xattr, C.CONCAT: self._concat,
             C.TRUNCATE: self._truncate, C.APPEND: self._append,
-            C.DELETE_MANY: self._delete_many,
+            C.DELETE_MANY: self._delete_many, C.SET_ACL: self._set_acl,
         }.items()}
 
     # ----------------------------------------------------------------------- lookups
@@ -223,6 +223,8 @@ class Tree:
             if self.quota_dirs:
                 self.check_quota(parent, 1, 0)
             node = INodeDirectory(inode_id, parent, name, permission, owner, group, mtime)
+            if parent.acl is not None:
+                _inherit(node, parent)
             parent.children[name] = node
             self.dirs += 1
             if inode_id > self.last_inode_id:
@@ -246,6 +248,8 @@ class Tree:
         for i, name in enumerate(missing):
             perm = permission if i == len(missing) - 1 else implicit
             node = INodeDirectory(inode_id + i, parent, name, perm, owner, group, mtime)
+            if parent.acl is not None:
+                _inherit(node, parent)
             parent.children[name] = node
             parent = node
         self.dirs += len(missing)
@@ -282,9 +286,12 @@ class Tree:
             ns_delta = 1 if old is None else 0
             ss_delta = length * replication - (0 if old is None else space(old))
             self.check_quota(parent, ns_delta, ss_delta)
-        parent.children[name] = new_file(inode_id, parent, name, permission, owner, group,
-                                         mtime, atime, replication, block_size, length,
-                                         client_name or None, client_machine or None)
+        node = new_file(inode_id, parent, name, permission, owner, group, mtime, atime,
+                        replication, block_size, length, client_name or None,
+                        client_machine or None)
+        if parent.acl is not None:
+            _inherit(node, parent)
+        parent.children[name] = node
         if old is None:
             self.files += 1
         else:
@@ -424,6 +431,16 @@ class Tree:
     def _set_permissions(self, record: tuple) -> None:
         _op, _txid, path, permission = record
         self.get(path).permission = permission
+
+    def _set_acl(self, record: tuple) -> None:
+        """The ACL after the op, whole (an empty one removes it), stored as AclStorage does."""
+        _op, _txid, path, entries = record
+        node = self.get(path)
+        if entries:
+            node.permission, node.acl = acl.stored([acl.from_text(e) for e in entries],
+                                                   node.permission, node.is_dir, path)
+        else:
+            node.permission, node.acl = acl.without(node.permission, node.acl), None
 
     def _set_owner(self, record: tuple) -> None:
         _op, _txid, path, owner, group = record
@@ -618,6 +635,15 @@ class Tree:
         for block in blocks:
             if block[0] > self.last_block_id:
                 self.last_block_id = block[0]
+
+
+def _inherit(node: INode, parent: INodeDirectory) -> None:
+    """A new inode takes its parent's default ACL, its mode filtering it
+    (FSDirectory.addLastINode -> AclStorage.copyINodeDefaultAcl). Replays redo it from the
+    same parent state and the logged mode, so the edits carry no ACL for a new inode."""
+    got = acl.inherited(parent.acl, node.permission, node.is_dir)
+    if got is not None:
+        node.permission, node.acl = got
 
 
 def _noop(record: tuple) -> None:

@@ -1,8 +1,9 @@
 """formats/edits.py, tested the way etcd tests its WAL: tables of raw bytes with readable ids,
 one way of damaging a log per case (``corrupt``), then reopen, append and read everything back.
 
-``golden/edits_v1.bin`` pins the byte layout of SAMPLE_OPS. Regenerate it only on purpose:
-``NNLITE_REGEN_GOLDEN=1 pytest tests/formats/test_edits.py -k golden``.
+``golden/edits_v2.bin`` pins the byte layout of SAMPLE_OPS. Regenerate it only on purpose:
+``NNLITE_REGEN_GOLDEN=1 pytest tests/formats/test_edits.py -k golden``. ``golden/edits_v1.bin``
+is a version-1 file (every op but SET_ACL), kept as written then: it must still read.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from nnlite.formats.edits import (
     RemoveXAttrOp,
     RenameOldOp,
     RenameOp,
+    SetAclOp,
     SetOwnerOp,
     SetPermissionsOp,
     SetQuotaOp,
@@ -62,7 +64,8 @@ from nnlite.formats.edits import (
 )
 from tests.formats import corrupt
 
-GOLDEN = Path(__file__).parent / "golden" / "edits_v1.bin"
+GOLDEN = Path(__file__).parent / "golden" / "edits_v2.bin"
+GOLDEN_V1 = Path(__file__).parent / "golden" / "edits_v1.bin"
 TS = 1_700_000_000_000
 CKPT = "/user/spark/ckpt/q1"
 BLOCK = (1073741825, 134217728, 1001)
@@ -91,6 +94,9 @@ SAMPLE_OPS = {
     OpCode.TRUNCATE: TruncateOp(f"{CKPT}/offsets/0", 0, TS + 8),
     OpCode.APPEND: AppendOp(f"{CKPT}/offsets/0", 16390, "webhdfs-append-1", "127.0.0.1"),
     OpCode.DELETE_MANY: DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/state/0/0/8.delta"), TS + 9),
+    OpCode.SET_ACL: SetAclOp(CKPT, ("user::rwx", "user:bob:r-x", "group::r-x", "mask::r-x",
+                                    "other::---", "default:user::rwx", "default:group::r-x",
+                                    "default:other::---")),
 }
 
 EDGE_OPS = {
@@ -192,7 +198,7 @@ def test_writer_output_reads_back(tmp_path):
 
 def test_layout_matches_the_spec():
     head = encode_header(42)
-    assert head == MAGIC + struct.pack("<IQ", 1, 42) + struct.pack("<I", zlib.crc32(head[:20]))
+    assert head == MAGIC + struct.pack("<IQ", 2, 42) + struct.pack("<I", zlib.crc32(head[:20]))
     payload = msgpack.packb([3, 42, "/d", 5, 0o755, "u", "g", TS])
     crc = zlib.crc32(struct.pack("<I", len(payload)) + payload)
     expected = struct.pack("<II", len(payload), crc) + payload
@@ -208,6 +214,13 @@ def test_golden_file():
     assert read_all(GOLDEN)[0] == log.records
 
 
+def test_a_version_1_file_still_reads():
+    v1 = [op for code, op in SAMPLE_OPS.items() if code != OpCode.SET_ACL]
+    records, _ = read_all(GOLDEN_V1)
+    assert GOLDEN_V1.read_bytes()[8:12] == struct.pack("<I", 1)
+    assert [op for _, op in records] == v1
+
+
 # ------------------------------------------------------------------------ header
 
 HEADER_CASES = {
@@ -217,7 +230,7 @@ HEADER_CASES = {
     "wrong-magic": (corrupt.header(magic=b"NNLIMAGE"), errors.BadHeaderError),
     "bad-header-crc": (corrupt.header(crc=0), errors.BadHeaderError),
     "first-txid-flipped": (corrupt.flip_bit(corrupt.header(), 12, 0), errors.BadHeaderError),
-    "version-2": (corrupt.header(version=2), errors.UnsupportedVersionError),
+    "version-3": (corrupt.header(version=3), errors.UnsupportedVersionError),
     "version-0": (corrupt.header(version=0), errors.UnsupportedVersionError),
 }
 
@@ -513,7 +526,8 @@ TEXT = st.text(max_size=8)
 BLOCKS = st.tuples(INT, INT, INT)
 BY_NAME = {"block": BLOCKS, "blocks": st.lists(BLOCKS, max_size=3).map(tuple),
            "srcs": st.lists(TEXT, max_size=3).map(tuple),
-           "paths": st.lists(TEXT, max_size=3).map(tuple)}
+           "paths": st.lists(TEXT, max_size=3).map(tuple),
+           "entries": st.lists(TEXT, max_size=3).map(tuple)}
 BY_TYPE = {"str": TEXT, "int": INT, "bool": st.booleans(), "bytes": st.binary(max_size=8),
            "str | None": st.none() | TEXT}
 

@@ -22,6 +22,7 @@ from nnlite.formats.fsimage.layout import (
     TYPE_DIRECTORY,
     TYPE_FILE,
     ImageMeta,
+    schema_for,
 )
 from nnlite.formats.fsimage.md5 import file_md5, md5_sidecar_text, parse_md5_sidecar
 from nnlite.formats.fsimage.read import iter_batches, read_image, read_meta
@@ -45,7 +46,9 @@ def _dir_row(inode_id: int, parent_id: int, name: str) -> dict:
                 permission=0o1777, owner="hdfs", group="supergroup", mtime=1_700_000_000_000,
                 atime=0, replication=0, block_size=0, length=0, blocks=[], checksum=None,
                 xattrs=None, ns_quota=1000, ss_quota=NO_QUOTA, client_name=None,
-                client_machine=None)
+                client_machine=None,
+                acl=["group::r-x", "default:user::rwx", "default:group::r-x",
+                     "default:other::---"] if inode_id % 2 else None)
 
 
 def _file_row(inode_id: int, parent_id: int, i: int) -> dict:
@@ -56,6 +59,7 @@ def _file_row(inode_id: int, parent_id: int, i: int) -> dict:
                 length=100 * i, blocks=[((1 << 30) + i, 100 * i, 1000 + i)],
                 checksum=None if building else bytes([i % 256]) * 16,
                 xattrs={"user.batch": str(i).encode()} if i % 3 == 0 else None,
+                acl=["user:bob:rw-", "group::r--"] if i % 4 == 0 else None,
                 ns_quota=NO_QUOTA, ss_quota=NO_QUOTA,
                 client_name=f"DFSClient_{i}" if building else None,
                 client_machine="10.0.0.7" if building else None)
@@ -223,7 +227,8 @@ def random_rows(draw) -> list[dict]:
         checksum=st.none() | st.binary(max_size=32),
         xattrs=st.none() | st.dictionaries(text, st.binary(max_size=8), max_size=3),
         ns_quota=int64, ss_quota=int64,
-        client_name=st.none() | text, client_machine=st.none() | text))
+        client_name=st.none() | text, client_machine=st.none() | text,
+        acl=st.none() | st.lists(text, max_size=3)))
     return draw(st.lists(row, max_size=30))
 
 
@@ -325,7 +330,7 @@ def test_missing_file_is_not_disguised_as_corruption(tmp_path):
         read_image(tmp_path / "absent", expected_md5="0" * 32)
 
 
-@pytest.mark.parametrize("version", [b"0", b"2"])
+@pytest.mark.parametrize("version", [b"0", b"3"])
 def test_other_layout_version_is_unsupported(tmp_path, version):
     path, _ = write(tmp_path)
     rewrite_footer(path, **{"nnlite.layout_version": version})
@@ -408,7 +413,7 @@ def test_writer_refuses_bad_columns(tmp_path, change, message):
 
 @pytest.mark.parametrize("changes, message", [
     (dict(inode_count=21), "inode_count 21 != 22 rows"),
-    (dict(layout_version=2), "writes layout version 1 only"),
+    (dict(layout_version=1), "writes layout version 2 only"),
     (dict(extra={"bad name": 1}), "extra metadata name"),
     (dict(extra={"flag": True}), "must be an int"),
     (dict(last_txid="812"), "must be an int"),
@@ -416,6 +421,28 @@ def test_writer_refuses_bad_columns(tmp_path, change, message):
 def test_writer_refuses_bad_meta(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
         write_image(str(tmp_path / "x"), columns_of(make_rows(20)), meta_for(22, **changes))
+
+
+def test_a_version_1_image_reads_with_null_acls(tmp_path):
+    """An image written before the ``acl`` column (layout version 1) still loads."""
+    rows = make_rows(20)
+    path = str(tmp_path / IMAGE_NAME)
+    write_image(path, columns_of(rows), meta_for(len(rows)))
+    table = pq.read_table(path)
+    footer = dict(table.schema.metadata)
+    footer[b"nnlite.layout_version"] = b"1"
+    table = table.drop_columns(["acl"]).replace_schema_metadata(footer)
+    assert table.schema.remove_metadata() == schema_for(1)
+    pq.write_table(table, path)
+    whole, meta = read_image(path, expected_md5=None)
+    assert meta.layout_version == 1
+    assert whole.schema.names == list(COLUMNS)
+    assert rows_of(whole) == [dict(r, acl=None) for r in rows]
+    some, _ = read_image(path, expected_md5=None, columns=["acl", "id"])
+    assert some.column_names == ["acl", "id"] and some.column("acl").null_count == len(rows)
+    batches = list(iter_batches(path, batch_size=7))
+    assert sum(b.num_rows for b in batches) == len(rows)
+    assert all(b.schema.names == list(COLUMNS) for b in batches)
 
 
 # ------------------------------------------------------------------------------------- spark

@@ -43,6 +43,7 @@ def dump(ns) -> dict:
 def dump_node(node) -> dict:
     out = {attr: getattr(node, attr) for attr in _COMMON}
     out["xattrs"] = dict(node.xattrs) if node.xattrs else None
+    out["acl"] = node.acl
     if node.is_dir:
         q = node.quota
         out["quota"] = None if q is None else (q.ns_quota, q.ss_quota, q.ns_used, q.ss_used)

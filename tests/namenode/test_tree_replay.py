@@ -22,6 +22,7 @@ from nnlite.formats import edits
 from nnlite.formats.errors import TxidGapError
 from nnlite.namenode import errors
 from nnlite.namenode.image import columns, startup
+from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import INode
 from nnlite.namenode.namespace.namespace import Namespace
 from tests.namenode.helpers import (
@@ -62,6 +63,12 @@ perms = st.sampled_from([0o755, 0o700, 0o777, 0o1777, 0o500, 0o000])
 xattr_names = st.sampled_from(["user.a", "trusted.c"])
 quotas = st.sampled_from([None, -1, 2, 3, 6, 100, 1000])
 times = st.integers(-1, 10_000)
+acl_specs = st.sampled_from([acl.parse_spec(text, True) for text in (
+    "", "user:alice:rwx", "group:staff:r-x,mask::rwx", "default:user:bob:rwx,default:group::r-x",
+    "user::rwx,group::r--,other::---,default:user::rwx,default:group::---,default:other::---,"
+    "default:user:alice:r-x")])
+acl_removals = st.sampled_from([acl.parse_spec(text, False) for text in (
+    "user:alice:", "mask::", "default:user:bob:,default:mask::")])
 
 
 def request(kind: str, *args):
@@ -85,6 +92,11 @@ REQUESTS = st.one_of(
     request("set_xattr", xattr_paths, xattr_names, st.binary(max_size=8), st.integers(1, 3),
             callers),
     request("remove_xattr", xattr_paths, xattr_names, callers),
+    request("change_acl", xattr_paths, st.sampled_from(["set", "modify"]), acl_specs, callers),
+    request("change_acl", xattr_paths, st.just("remove"), acl_removals, callers),
+    request("change_acl", xattr_paths, st.sampled_from(["remove_default", "remove_all"]),
+            st.just([]), callers),
+    request("mkdirs_unmasked", paths, perms, callers, perms),
     request("truncate", st.one_of(files_in_a, paths), st.integers(0, 200), callers),
     request("concat", files_in_a, st.lists(st.one_of(files_in_a, paths), min_size=1,
                                            max_size=2), callers),
@@ -101,6 +113,9 @@ def run(ns: Namespace, req) -> list:
     try:
         if kind in BLOCK_OPS:
             return apply_ops(ns, *BLOCK_OPS[kind](ns, *args))
+        if kind == "mkdirs_unmasked":
+            path, perm, caller, unmasked = args
+            return ns.mkdirs(path, perm, caller, unmasked)[1]
         if kind == "create":
             path, caller, perm, overwrite, parent, rep, client = args
             return ns.create(path, caller, permission=perm, overwrite=overwrite,
@@ -230,6 +245,10 @@ def rich_namespace() -> Namespace:
     ns.set_xattr("/", "user.root", b"r", 1, SUPER)
     ns.set_xattr("/q", "trusted.t", bytes(range(256)), 1, SUPER)
     ns.set_xattr("/q/sub/done", "user.empty", b"", 1, SUPER)
+    ns.change_acl("/q", "modify", acl.parse_spec(
+        "user:bob:r-x,default:user:bob:rwx,default:group:staff:r-x", True), SUPER)
+    ns.mkdirs("/q/inherits/deeper", 0o755, SUPER, 0o777)
+    ns.create("/q/inherits/f", SUPER, unmasked=0o666)
     return ns
 
 
@@ -237,7 +256,8 @@ def test_an_image_keeps_every_attribute():
     ns = rich_namespace()
     loaded, meta = round_trip(ns, last_txid=77)
     assert dump(loaded) == dump(ns)
-    assert (meta.namespace_id, meta.last_txid, meta.inode_count) == (42, 77, 8)
+    assert (meta.namespace_id, meta.last_txid, meta.inode_count) == (42, 77, 11)
+    assert loaded.get("/q/inherits/f").acl == ns.get("/q/inherits/f").acl is not None
     assert loaded.root.xattrs == {"user.root": b"r"}
     assert loaded.get("/q/open").client_machine == "host-1"
     check_invariants(loaded)

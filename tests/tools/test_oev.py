@@ -58,6 +58,8 @@ GOLDEN_OPS = {
     edits.OpCode.TRUNCATE: edits.TruncateOp(f"{CKPT}/offsets/0", 0, TS + 8),
     edits.OpCode.APPEND: edits.AppendOp(f"{CKPT}/offsets/0", 16390, "DFSClient_2", "10.0.0.8"),
     edits.OpCode.DELETE_MANY: edits.DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/commits/7"), TS + 9),
+    edits.OpCode.SET_ACL: edits.SetAclOp(CKPT, ("user::rwx", "user:bob:r-x", "group::r-x",
+                                                "mask::r-x", "other::---")),
     edits.OpCode.END_LOG_SEGMENT: edits.EndLogSegmentOp(),
 }
 
@@ -131,7 +133,8 @@ def test_golden_rendering_turns_back_into_identical_bytes(rendering, tmp_path, n
 
 def test_golden_rendering_holds_the_header_and_every_field():
     doc = json.loads(GOLDEN_JSON.read_text(encoding="utf-8"))
-    assert doc["header"] == {"magic": "NNLEDITS", "layout_version": 1, "first_txid": FIRST_TXID}
+    assert doc["header"] == {"magic": "NNLEDITS", "layout_version": edits.LAYOUT_VERSION,
+                             "first_txid": FIRST_TXID}
     first = doc["records"][0]
     assert first == {"offset": edits.HEADER_SIZE, "txid": FIRST_TXID, "op": "START_LOG_SEGMENT",
                      "op_code": 1, "fields": {}}
@@ -145,7 +148,7 @@ def test_golden_rendering_holds_the_header_and_every_field():
 def test_xml_rendering_parses_and_types_every_value():
     root = ET.parse(GOLDEN_XML).getroot()
     assert (root.tag, root.get("first_txid"), root.get("layout_version")) == (
-        "edits", str(FIRST_TXID), "1")
+        "edits", str(FIRST_TXID), str(edits.LAYOUT_VERSION))
     records = root.findall("record")
     assert len(records) == len(golden_records())
     mkdir = next(r for r in records if r.get("op") == "MKDIR")
@@ -163,7 +166,7 @@ def _values(field_: dataclasses.Field):
         return st.lists(st.tuples(big, big, big), max_size=3).map(tuple)
     if field_.name == "block":
         return st.tuples(big, big, big)
-    if field_.name in ("srcs", "paths"):
+    if field_.name in ("srcs", "paths", "entries"):
         return st.lists(text, max_size=3).map(tuple)
     return {"str": text, "int": big, "bool": st.booleans(), "bytes": st.binary(max_size=12),
             "str | None": st.none() | text}[field_.type]
@@ -256,7 +259,7 @@ BAD_EDITS = {
     "unknown-marker": (_set(["records", 3, "fields", "checksum"], {"$b64": "AA=="}),
                        "must be {\"$bytes\": hex}"),
     "float": (_set(["records", 1, "fields", "mtime"], 1.5), "unsupported value 1.5"),
-    "layout-version": (_set(["header", "layout_version"], 2), "layout version 2"),
+    "layout-version": (_set(["header", "layout_version"], 3), "layout version 3"),
     "too-big-int": (_set(["records", 1, "fields", "mtime"], 2**70), "cannot encode txid"),
     "no-records": (lambda d: d.pop("records"), "no records array"),
 }

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from nnlite.formats.fsimage.layout import COLUMNS, TYPE_DIRECTORY, TYPE_FILE
+from nnlite.formats.fsimage.layout import COLUMNS, LAYOUT_VERSION, TYPE_DIRECTORY, TYPE_FILE
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.tools import oiv, oiv_writers
 from nnlite.tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, human
@@ -30,7 +30,8 @@ ROWS = [
     inode(3, 2, "spark", permission=0o750, owner="spark"),
     inode(10, 3, "part-0", FILE, length=245, mtime=T1, atime=T2, owner="spark",
           blocks=[(1073741825, 200, 1001), (1073741826, 45, 1002)],
-          checksum=bytes.fromhex("9e107d9d"), xattrs={"user.a": b"\x00\xff"}),
+          checksum=bytes.fromhex("9e107d9d"), xattrs={"user.a": b"\x00\xff"},
+          acl=["user:bob:r--", "group::r--"]),
     inode(11, 3, "open", FILE, permission=0o1776, replication=2, client_name="DFSClient_1",
           client_machine="10.0.0.1"),
     inode(12, 2, "目标 ä", FILE, length=BLOCK_SIZE + 1, blocks=[(7, BLOCK_SIZE, 1), (8, 1, 1)]),
@@ -132,7 +133,7 @@ def test_json_holds_every_column_of_every_inode(small, tmp_path, nnlite):
     result = nnlite("oiv", "-i", small, "-o", tmp_path / "out.json", "-p", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(read(tmp_path / "out.json"))
-    assert doc["meta"] == {"layout_version": 1, "namespace_id": 99, "last_txid": 7,
+    assert doc["meta"] == {"layout_version": LAYOUT_VERSION, "namespace_id": 99, "last_txid": 7,
                            "inode_count": 7, "creation_time": TS, "extra": {}}
     assert [r["path"] for r in doc["inodes"]] == [line.split("\t")[0] for line in DELIMITED[1:]]
     part = doc["inodes"][3]
@@ -144,7 +145,7 @@ def test_json_holds_every_column_of_every_inode(small, tmp_path, nnlite):
         "blocks": [{"block_id": 1073741825, "num_bytes": 200, "genstamp": 1001},
                    {"block_id": 1073741826, "num_bytes": 45, "genstamp": 1002}],
         "checksum": "9e107d9d", "xattrs": {"user.a": "00ff"}, "ns_quota": -1, "ss_quota": -1,
-        "client_name": None, "client_machine": None}
+        "client_name": None, "client_machine": None, "acl": ["user:bob:r--", "group::r--"]}
     assert doc["inodes"][4]["client_name"] == "DFSClient_1"
     assert doc["inodes"][1]["permission"] == "1777"
 
@@ -162,6 +163,7 @@ def test_xml_holds_every_column_and_survives_a_parser(small, tmp_path, nnlite):
     assert part.find("xattrs/xattr/name").text == "user.a"
     assert part.find("xattrs/xattr/value").text == "00ff"
     assert part.find("client_name") is None                   # null: left out
+    assert [e.text for e in part.findall("acl/entry")] == ["user:bob:r--", "group::r--"]
     weird = nodes[6].find("path")
     assert weird.get("encoding") == "hex"
     assert bytes.fromhex(weird.text).decode() == "/ctl\x01<&>"

@@ -11,7 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from nnlite.formats import edits
-from nnlite.formats.fsimage.layout import SCHEMA, TYPE_DIRECTORY, TYPE_FILE
+from nnlite.formats.fsimage.layout import (
+    COLUMNS,
+    LAYOUT_VERSION,
+    SCHEMA,
+    TYPE_DIRECTORY,
+    TYPE_FILE,
+)
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
 from nnlite.namenode.image.namedir import EDITS, IMAGE, NameDir
@@ -41,7 +47,7 @@ def test_clean_edits_exit_0_with_the_facts(tmp_path, nnlite):
     assert result.stdout == (
         f"edits {path}\n"
         f"  file: {len(log.data)} bytes\n"
-        f"  header: magic NNLEDITS, layout version 1, first txid {FIRST_TXID}\n"
+        f"  header: magic NNLEDITS, layout version 2, first txid {FIRST_TXID}\n"
         f"  records: {len(log.records)}, txids {FIRST_TXID}..{last}\n"
         f"  valid length: {len(log.data)} of {len(log.data)} bytes\n"
         f"  segment: starts with START_LOG_SEGMENT; finalized (ends with END_LOG_SEGMENT)\n"
@@ -100,8 +106,8 @@ DAMAGE = {
         lambda log: b"XXXXXXXX" + log.data[8:],
         lambda log: r"header: BadHeaderError: not an edits file \(magic b'XXXXXXXX'\)"),
     "newer-version": (
-        lambda log: corrupt.header(version=2) + log.data[edits.HEADER_SIZE:],
-        lambda log: r"header: UnsupportedVersionError: edits layout version 2"),
+        lambda log: corrupt.header(version=3) + log.data[edits.HEADER_SIZE:],
+        lambda log: r"header: UnsupportedVersionError: edits layout version 3"),
 }
 
 
@@ -156,9 +162,9 @@ def test_clean_image_exits_0_with_the_facts(image, nnlite):
         f"fsimage {image}\n"
         f"  file: {os.path.getsize(image)} bytes\n"
         f"  md5: {digest}, matches {image}.md5\n"
-        f"  meta: layout version 1, namespace id 99, last txid 7, inode count 7, "
+        f"  meta: layout version 2, namespace id 99, last txid 7, inode count 7, "
         f"created 2023-11-14T22:13:20Z\n"
-        f"  schema: 19 columns as layout version 1 defines; footer rows = inode count\n"
+        f"  schema: 20 columns as layout version 2 defines; footer rows = inode count\n"
         f"  rows: 7 read (3 directories, 4 files, 1 under construction)\n"
         f"  root: row 0, id 1\n"
         f"  ids: 7 distinct\n"
@@ -190,7 +196,8 @@ def test_md5_mismatch_and_malformed_sidecar(image, nnlite):
 def test_damaged_pages_are_found_even_without_a_sidecar(image, nnlite):
     os.remove(str(image) + ".md5")
     data = bytearray(image.read_bytes())
-    data[len(data) // 3] ^= 0x40
+    chunk = pq.ParquetFile(image).metadata.row_group(0).column(COLUMNS.index("name"))
+    data[chunk.data_page_offset + chunk.total_compressed_size // 2] ^= 0x40   # in a page
     image.write_bytes(bytes(data))
     result = nnlite("fsimage", "verify", image)
     assert result.exit_code == 4
@@ -220,7 +227,7 @@ def write_raw(path, rows, metadata: dict, schema: pa.Schema = SCHEMA) -> None:
 
 
 def footer(**overrides) -> dict:
-    values = {"layout_version": 1, "namespace_id": 99, "last_txid": 7, "inode_count": 7,
+    values = {"layout_version": LAYOUT_VERSION, "namespace_id": 99, "last_txid": 7, "inode_count": 7,
               "creation_time": 0, **overrides}
     return {b"nnlite.format": b"fsimage",
             **{f"nnlite.{k}".encode(): str(v).encode() for k, v in values.items()}}
@@ -228,8 +235,8 @@ def footer(**overrides) -> dict:
 
 @pytest.mark.parametrize("meta, schema, message", [
     (footer(inode_count=9), SCHEMA, "footer: ImageCorruptError: 7 rows but inode_count 9"),
-    (footer(layout_version=2), SCHEMA,
-     "footer: UnsupportedVersionError: fsimage layout version 2"),
+    (footer(layout_version=3), SCHEMA,
+     "footer: UnsupportedVersionError: fsimage layout version 3"),
     (footer(), pa.schema([*SCHEMA, pa.field("color", pa.string())]),
      "footer: ImageCorruptError: columns ["),
     ({b"nnlite.format": b"other"}, SCHEMA, "footer: ImageCorruptError: not an nnlite fsimage"),
