@@ -16,6 +16,7 @@ import pytest
 
 from tests.data import cut
 from tests.namenode.http.helpers import start_namenode
+from tests.namenode.http.java import java_error, shell
 
 pytestmark = pytest.mark.spark
 
@@ -83,13 +84,6 @@ class Java:
                 stream.write(bytearray(piece))
         finally:
             stream.close()
-
-
-def java_error(call, *args) -> str:
-    from py4j.protocol import Py4JJavaError
-    with pytest.raises(Py4JJavaError) as info:
-        call(*args)
-    return info.value.java_exception.getClass().getName()
 
 
 @pytest.fixture(scope="module")
@@ -273,21 +267,10 @@ def test_composite_crc_is_what_hadoop_s_crc_composer_makes(java, tmp_path_factor
 def test_fsshell_checksum_prints_what_hdfs_prints(fs, java, d):
     """``hadoop fs -checksum``: the path, the algorithm and the checksum's bytes in hex."""
     java.write(fs.create(java.path(d + "/f"), False), DATA)
-    jvm = java.jvm
-    out = jvm.java.io.ByteArrayOutputStream()
-    saved = jvm.java.lang.System.out
-    conf = java.conf()
-    conf.set("fs.defaultFS", java.uri.toString())
-    jvm.java.lang.System.setOut(jvm.java.io.PrintStream(out, True))
-    try:
-        code = jvm.org.apache.hadoop.util.ToolRunner.run(
-            jvm.org.apache.hadoop.fs.FsShell(conf),
-            java.array(jvm.java.lang.String, ["-checksum", d + "/f"]))
-    finally:
-        jvm.java.lang.System.setOut(saved)
+    code, printed = shell(java, "tester", "-checksum", d + "/f")
     expected = hdfs_checksum(java, DATA)
     assert code == 0
-    path, algorithm, value = out.toString().strip().split("\t")
+    path, algorithm, value = printed.strip().split("\t")
     assert path.endswith(d + "/f") and algorithm == "MD5-of-2MD5-of-512CRC32C"
     # FsShell prints getLength() (28) bytes of getBytes()
     assert value == bytes(b & 0xFF for b in expected.getBytes())[:expected.getLength()].hex()

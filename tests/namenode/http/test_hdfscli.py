@@ -166,3 +166,33 @@ def test_other_users_and_proxies(nn, client, d):
         bob_as_alice.makedirs(d + "/not-alices")
     assert info.value.exception == "SecurityException"
     assert client.list(d) == ["alices"]
+
+
+def test_acls_through_hdfscli(client, d):
+    """HdfsCLI's ACL calls: acl_status, set_acl (SETACL, or MODIFYACLENTRIES with
+    clear=False), remove_acl_entries with the entries named as ``type:name:``,
+    remove_default_acl and remove_acl."""
+    client.makedirs(d + "/a", permission="750")
+    assert client.acl_status(d + "/a") == {"entries": [], "group": client.status(d)["group"],
+                                           "owner": "tester", "permission": "750",
+                                           "stickyBit": False}
+    client.set_acl(d + "/a", "user::rwx,user:alice:r-x,group::r--,other::---")
+    assert client.acl_status(d + "/a")["entries"] == ["user:alice:r-x", "group::r--"]
+    assert client.status(d + "/a")["aclBit"] is True
+    assert client.status(d + "/a")["permission"] == "750"              # the mask: r-x
+    client.set_acl(d + "/a", "user:bob:rwx,default:user:alice:rwx", clear=False)
+    assert client.acl_status(d + "/a")["entries"][:3] == [
+        "user:alice:r-x", "user:bob:rwx", "group::r--"]
+    client.remove_acl_entries(d + "/a", "user:bob:")
+    client.remove_default_acl(d + "/a")
+    assert client.acl_status(d + "/a")["entries"] == ["user:alice:r-x", "group::r--"]
+    client.remove_acl(d + "/a")
+    assert client.acl_status(d + "/a")["entries"] == []
+    assert "aclBit" not in client.status(d + "/a")
+    assert client.acl_status(d + "/missing", strict=False) is None
+    with pytest.raises(HdfsError) as info:
+        client.set_acl(d + "/a", "user:alice")             # not in AclPermissionParam's domain
+    assert 'Invalid value for webhdfs parameter "aclspec"' in str(info.value)
+    with pytest.raises(HdfsError) as info:
+        client.set_acl(d + "/a", "user::rwx,group::r-x")
+    assert info.value.exception == "AclException"

@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from tests.namenode.http.java import java_error, shell
 from tests.servers import NamenodeProcess
 
 pytestmark = pytest.mark.spark
@@ -51,73 +52,6 @@ def server(tmp_path_factory):
         yield nn
     finally:
         nn.stop()
-
-
-class Java:
-    """The py4j handles one test needs: classes, paths, arrays, exception names."""
-
-    def __init__(self, spark, port: int):
-        self.gateway = spark.sparkContext._gateway
-        self.jvm = spark.sparkContext._jvm
-        self.uri = f"webhdfs://127.0.0.1:{port}"
-        self.fs_pkg = self.jvm.org.apache.hadoop.fs
-
-    def conf(self):
-        conf = self.jvm.org.apache.hadoop.conf.Configuration()
-        conf.setBoolean("fs.webhdfs.impl.disable.cache", True)
-        conf.set("dfs.webhdfs.socket.connect-timeout", "10s")
-        conf.set("dfs.webhdfs.socket.read-timeout", "20s")
-        return conf
-
-    def open(self, user: str):
-        """A new WebHdfsFileSystem acting as ``user`` (newInstance: never the shared cache)."""
-        return self.fs_pkg.FileSystem.newInstance(self.jvm.java.net.URI(self.uri), self.conf(),
-                                                  user)
-
-    def path(self, text: str):
-        return self.fs_pkg.Path(text)
-
-    def qualified(self, text: str) -> str:
-        return self.uri + text
-
-    def permission(self, octal: str):
-        return self.jvm.org.apache.hadoop.fs.permission.FsPermission(octal)
-
-    def rename_options(self, *names: str):
-        rename = self.fs_pkg.Options.Rename
-        array = self.gateway.new_array(rename, len(names))
-        for i, name in enumerate(names):
-            array[i] = rename.valueOf(name)
-        return array
-
-    def xattr_flags(self, *names: str):
-        flag = self.fs_pkg.XAttrSetFlag
-        flags = self.jvm.java.util.EnumSet.noneOf(flag.valueOf(names[0]).getDeclaringClass())
-        for name in names:
-            flags.add(flag.valueOf(name))
-        return flags
-
-
-def java_error(call, *args) -> str:
-    """The Java class name of the exception ``call(*args)`` raises in the JVM."""
-    from py4j.protocol import Py4JJavaError
-    with pytest.raises(Py4JJavaError) as info:
-        call(*args)
-    return info.value.java_exception.getClass().getName()
-
-
-@pytest.fixture(scope="module")
-def java(spark, server):
-    return Java(spark, server.port)
-
-
-@pytest.fixture(scope="module")
-def fs(java):
-    handle = java.open("tester")
-    try:
-        yield handle
-    finally:
-        handle.close()
 
 
 @pytest.fixture(scope="module")
@@ -467,31 +401,6 @@ def test_non_superuser_works_in_a_directory_it_owns(fs, alice_fs, java, base):
 
 
 # ------------------------------------------------------- the rest of the WebHDFS operations
-
-def shell(java, user: str, *args: str) -> tuple[int, str]:
-    """Hadoop's FsShell on the namenode as ``user``: its exit code and what it printed."""
-    jvm = java.jvm
-    out = jvm.java.io.ByteArrayOutputStream()
-    saved = jvm.java.lang.System.out
-    conf = java.conf()
-    conf.set("fs.defaultFS", java.uri)
-    ugi = jvm.org.apache.hadoop.security.UserGroupInformation.createRemoteUser(user)
-    jvm.java.lang.System.setOut(jvm.java.io.PrintStream(out, True))
-    try:
-        shell = jvm.org.apache.hadoop.fs.FsShell(conf)
-        argv = java.gateway.new_array(jvm.java.lang.String, len(args))
-        for i, arg in enumerate(args):
-            argv[i] = arg
-        old = jvm.org.apache.hadoop.security.UserGroupInformation.getLoginUser()
-        jvm.org.apache.hadoop.security.UserGroupInformation.setLoginUser(ugi)
-        try:
-            code = jvm.org.apache.hadoop.util.ToolRunner.run(shell, argv)
-        finally:
-            jvm.org.apache.hadoop.security.UserGroupInformation.setLoginUser(old)
-    finally:
-        jvm.java.lang.System.setOut(saved)
-    return code, out.toString()
-
 
 def test_get_status_is_the_volume_the_blocks_live_on(fs, java):
     status = fs.getStatus()
