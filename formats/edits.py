@@ -70,7 +70,7 @@ from nnlite.formats.errors import (
 
 MAGIC = b"NNLEDITS"
 LAYOUT_VERSION = 2
-READABLE_VERSIONS = (1, 2)   # 2 added SET_ACL; a version-1 file is read as it always was
+READABLE_VERSIONS = (1, 2)   # 2 added SET_ACL and the snapshot ops; 1 reads as it always did
 HEADER = struct.Struct("<8sIQ")
 HEADER_SIZE = HEADER.size + 4
 RECORD_HEADER = struct.Struct("<II")
@@ -109,6 +109,11 @@ class OpCode(IntEnum):
     APPEND = 20
     DELETE_MANY = 21
     SET_ACL = 22
+    ALLOW_SNAPSHOT = 23
+    DISALLOW_SNAPSHOT = 24
+    CREATE_SNAPSHOT = 25
+    DELETE_SNAPSHOT = 26
+    RENAME_SNAPSHOT = 27
 
 
 OPS: dict[int, type["Op"]] = {}
@@ -387,6 +392,46 @@ class SetAclOp(Op):
     OP_CODE: ClassVar[OpCode] = OpCode.SET_ACL
     path: str
     entries: tuple
+
+
+@_op
+class AllowSnapshotOp(Op):
+    """Make a directory snapshottable (Hadoop's OP_ALLOW_SNAPSHOT)."""
+    OP_CODE: ClassVar[OpCode] = OpCode.ALLOW_SNAPSHOT
+    path: str
+
+
+@_op
+class DisallowSnapshotOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.DISALLOW_SNAPSHOT
+    path: str
+
+
+@_op
+class CreateSnapshotOp(Op):
+    """Take snapshot ``name`` of ``path`` at ``mtime``; its id is the next the namespace
+    hands out, so a replay numbers it the same."""
+    OP_CODE: ClassVar[OpCode] = OpCode.CREATE_SNAPSHOT
+    path: str
+    name: str
+    mtime: int
+
+
+@_op
+class DeleteSnapshotOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.DELETE_SNAPSHOT
+    path: str
+    name: str
+    mtime: int
+
+
+@_op
+class RenameSnapshotOp(Op):
+    OP_CODE: ClassVar[OpCode] = OpCode.RENAME_SNAPSHOT
+    path: str
+    old_name: str
+    new_name: str
+    mtime: int
 
 
 # --------------------------------------------------------------------------------- encoding

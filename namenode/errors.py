@@ -80,6 +80,16 @@ class AclError(NamenodeError):
     JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.AclException"
 
 
+class SnapshotError(NamenodeError):
+    """A snapshot operation HDFS refuses (not snapshottable, a name taken, snapshots left)."""
+    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.SnapshotException"
+
+
+class SnapshotAccessControlError(AccessControlError):
+    """A change to a path inside a snapshot (``<dir>/.snapshot/...``), which is read-only."""
+    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException"
+
+
 class UnsupportedOperationError(NamenodeError):
     JAVA_CLASS = "java.lang.UnsupportedOperationException"
 

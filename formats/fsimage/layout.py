@@ -60,11 +60,12 @@ SCHEMA = pa.schema([
     pa.field("client_name", pa.string()),
     pa.field("client_machine", pa.string()),
     pa.field("acl", ACL_TYPE),
+    pa.field("snapshot", pa.string()),
 ])
 COLUMNS = tuple(SCHEMA.names)
 # Columns a later version added (name -> that version). Each is nullable: a writer may leave
 # it out (all null) and a reader gives it as null when the file is older.
-ADDED = {"acl": 2}
+ADDED = {"acl": 2, "snapshot": 2}
 
 
 def schema_for(version: int) -> pa.Schema:

@@ -29,8 +29,9 @@ from nnlite.formats.fsimage.layout import (
 from nnlite.formats.fsimage.read import iter_batches, read_meta
 from nnlite.formats.fsimage.write import ImageInfo, write_image
 from nnlite.namenode.errors import ReplayError
+from nnlite.namenode.image import snapshots
 from nnlite.namenode.namespace import acl
-from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile, Quota, usage
+from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile, Quota, usage, walk
 from nnlite.namenode.namespace.namespace import Namespace
 
 log = logging.getLogger(__name__)
@@ -49,14 +50,25 @@ def _directories(ns: Namespace) -> list:
 
 
 def tree_columns(ns: Namespace) -> dict:
-    """Every inode as columns: directories (pre-order), then files."""
+    """Every inode as columns: directories (pre-order), then files; after the live ones in
+    each part, the inodes only snapshots keep (image/snapshots.py)."""
     dirs = _directories(ns)
     files = [c for d in dirs for c in d.children.values() if not c.is_dir]
+    parents = array("q", [0] + [x.parent.id for x in dirs[1:]])
+    file_parents = array("q", [f.parent.id for f in files])
+    cells = {}
+    if ns.snapshots.roots or ns.snapshots.diffs:
+        kept = snapshots.kept(ns.snapshots, ns.root)
+        cells = snapshots.records(ns.snapshots, {n.id for n, p in kept if p == 0})
+        dirs += [n for n, _ in kept if n.is_dir]
+        parents += array("q", [p for n, p in kept if n.is_dir])
+        files += [n for n, _ in kept if not n.is_dir]
+        file_parents += array("q", [p for n, p in kept if not n.is_dir])
     nodes = dirs + files
     nd, n = len(dirs), len(dirs) + len(files)
     cols = {
         "id": array("q", [x.id for x in nodes]),
-        "parent_id": array("q", [0] + [x.parent.id for x in nodes[1:]]),
+        "parent_id": parents + file_parents,
         "name": [x.name for x in nodes],
         "type": array("b", [TYPE_DIRECTORY]) * nd + array("b", [TYPE_FILE]) * len(files),
         "permission": array("h", [x.permission for x in nodes]),
@@ -77,6 +89,7 @@ def tree_columns(ns: Namespace) -> dict:
         "client_name": [None] * nd + [f.client_name for f in files],
         "client_machine": [None] * nd + [f.client_machine for f in files],
         "acl": [[acl.to_text(e) for e in x.acl] if x.acl else None for x in nodes],
+        "snapshot": [cells.get(x.id) for x in nodes] if cells else [None] * n,
     }
     assert len(cols["id"]) == n
     return cols
@@ -96,19 +109,20 @@ def _blocks_array(ndirs: int, files: list) -> pa.Array:
                                     type=SCHEMA.field("blocks").type)
 
 
-def image_meta(ns: Namespace, namespace_id: int, last_txid: int) -> ImageMeta:
+def image_meta(ns: Namespace, namespace_id: int, last_txid: int, rows: int) -> ImageMeta:
     return ImageMeta(layout_version=LAYOUT_VERSION, namespace_id=namespace_id,
-                       last_txid=last_txid, inode_count=ns.files + ns.dirs,
+                       last_txid=last_txid, inode_count=rows,
                        creation_time=int(time.time() * 1000),
                        extra={"last_inode_id": ns.last_inode_id,
-                              "last_block_id": ns.last_block_id})
+                              "last_block_id": ns.last_block_id,
+                              "last_snapshot_id": ns.snapshots.last_id})
 
 
 def save(ns: Namespace, path: str, namespace_id: int, last_txid: int) -> ImageInfo:
     """Write the tree to ``path`` (the caller publishes it). Returns digest and size."""
     start = time.perf_counter()
     cols = tree_columns(ns)
-    info = write_image(path, cols, image_meta(ns, namespace_id, last_txid))
+    info = write_image(path, cols, image_meta(ns, namespace_id, last_txid, len(cols["id"])))
     log.info("saved image of %d inodes at txid %d: %d bytes in %.2f s", len(cols["id"]),
              last_txid, info.size, time.perf_counter() - start)
     return info
@@ -142,6 +156,10 @@ class _Builder:
         self.quotas = []
         self.strings = {}
         self.ints = {}
+        self.kept = set()                 # ids of directories only snapshots keep
+        self.kept_roots = []
+        self.kept_counts = [0, 0, 0]      # directories, files, blocks not in the live tree
+        self.restorer = snapshots.Restorer()
 
     def add(self, batch: pa.RecordBatch) -> None:
         c = {name: batch.column(i) for i, name in enumerate(batch.schema.names)}
@@ -203,6 +221,20 @@ class _Builder:
             return [None] * (hi - lo)
         return [dict(v) if v else None for v in column.to_pylist()]
 
+    def _cells(self, c, lo: int, hi: int) -> list:
+        column = c["snapshot"].slice(lo, hi - lo)
+        if column.null_count == len(column):
+            return [None] * (hi - lo)
+        return column.to_pylist()
+
+    def _parent(self, inode_id: int, parent_id: int, cell, what: str):
+        """The loaded directory a row attaches to: None for a kept subtree's root."""
+        parent = self.dirs.get(parent_id)
+        if parent is None and not (parent_id == 0 and cell and '"kept":true' in cell):
+            raise self._error(f"{what} {inode_id} names parent {parent_id}, which is not a "
+                              "directory listed before it")
+        return parent
+
     def _root(self, c) -> None:
         if c["parent_id"][0].as_py() != 0 or c["type"][0].as_py() != TYPE_DIRECTORY:
             raise self._error("the first row is not the root directory")
@@ -214,6 +246,9 @@ class _Builder:
         self.dirs[root.id] = root
         root.xattrs = self._xattrs(c, 0, 1)[0]
         root.acl = self._acls(c, 0, 1)[0]
+        cell = self._cells(c, 0, 1)[0]
+        if cell is not None:
+            self.restorer.note(root, cell)
         self._note_quota(root, c["ns_quota"][0].as_py(), c["ss_quota"][0].as_py())
 
     def _add_dirs(self, c, lo: int, hi: int) -> None:
@@ -223,17 +258,24 @@ class _Builder:
                    self._strs(c["owner"], lo, hi), self._strs(c["group"], lo, hi),
                    self._list(c["mtime"], lo, hi), self._list(c["atime"], lo, hi),
                    self._list(c["ns_quota"], lo, hi), self._list(c["ss_quota"], lo, hi),
-                   self._xattrs(c, lo, hi), self._acls(c, lo, hi))
+                   self._xattrs(c, lo, hi), self._acls(c, lo, hi), self._cells(c, lo, hi))
         for (inode_id, parent_id, name, perm, owner, group, mtime, atime, nsq, ssq, xa,
-             acl_) in rows:
+             acl_, cell) in rows:
             parent = dirs.get(parent_id)
-            if parent is None:
-                raise self._error(f"directory {inode_id} names parent {parent_id}, which is "
-                                  "not a directory listed before it")
+            if parent is None or cell is not None:
+                parent = self._parent(inode_id, parent_id, cell, "directory")
             node = INodeDirectory(inode_id, parent, name, perm, owner, group, mtime,
                                   mtime if atime == mtime else atime)
-            parent.children[name] = node
+            if parent is not None:
+                parent.children[name] = node
             dirs[inode_id] = node
+            if cell is not None:
+                self.restorer.note(node, cell)
+            if parent is None or parent_id in self.kept:
+                self.kept.add(inode_id)
+                self.kept_counts[0] += 1
+                if parent is None:
+                    self.kept_roots.append(node)
             node.xattrs = xa
             node.acl = acl_
             if nsq != NO_QUOTA or ssq != NO_QUOTA:
@@ -251,17 +293,24 @@ class _Builder:
                    self._list(c["length"], lo, hi), blocks,
                    self._list(c["checksum"], lo, hi), self._list(c["client_name"], lo, hi),
                    self._strs(c["client_machine"], lo, hi), self._xattrs(c, lo, hi),
-                   self._acls(c, lo, hi))
+                   self._acls(c, lo, hi), self._cells(c, lo, hi))
         for (inode_id, parent_id, name, perm, owner, group, mtime, atime, rep, bsize, length,
-             blks, checksum, client, machine, xa, acl_) in rows:
+             blks, checksum, client, machine, xa, acl_, cell) in rows:
             parent = dirs.get(parent_id)
-            if parent is None:
-                raise self._error(f"file {inode_id} names parent {parent_id}, which is not a "
-                                  "directory of the image")
+            if parent is None or cell is not None:
+                parent = self._parent(inode_id, parent_id, cell, "file")
             node = INodeFile(inode_id, parent, name, perm, owner, group, mtime,
                              mtime if atime == mtime else atime, rep, bsize, length, blks,
                              checksum, client, machine)
-            parent.children[name] = node
+            if parent is not None:
+                parent.children[name] = node
+            if cell is not None:
+                self.restorer.note(node, cell)
+            if parent is None or parent_id in self.kept:
+                self.kept_counts[1] += 1
+                self.kept_counts[2] += len(blks)
+                if parent is None:
+                    self.kept_roots.append(node)
             if xa is not None:
                 node.xattrs = xa
             if acl_ is not None:
@@ -275,13 +324,24 @@ class _Builder:
 
     def finish(self, meta: ImageMeta) -> None:
         ns = self.ns
-        ns.dirs = len(self.dirs)
+        kept_dirs, kept_files, kept_blocks = self.kept_counts
+        ns.files -= kept_files
+        ns.block_count -= kept_blocks
+        ns.dirs = len(self.dirs) - kept_dirs
         ns.last_inode_id = max(ns.last_inode_id, meta.extra.get("last_inode_id", 0),
                                max(self.dirs))
         ns.last_block_id = max(ns.last_block_id, meta.extra.get("last_block_id", 0))
         for node, nsq, ssq in self.quotas:
             node.quota = Quota(nsq, ssq, *usage(node))
             ns.quota_dirs += 1
+        if self.restorer.cells:
+            self.restorer.finish(ns.snapshots, meta.extra.get("last_snapshot_id", 0),
+                                 lambda: walk_all(ns.root, self.kept_roots))
+
+
+def walk_all(root, kept_roots):
+    for top in (root, *kept_roots):
+        yield from walk(top)
 
 
 def _blocks(column) -> list:

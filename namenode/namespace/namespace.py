@@ -18,7 +18,7 @@ from nnlite.client.modes import STICKY
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
 from nnlite.namenode import errors
-from nnlite.namenode.namespace import acl, paths, storage_policy
+from nnlite.namenode.namespace import acl, paths, snapshot, storage_policy
 from nnlite.namenode.namespace import permission as access
 from nnlite.namenode.namespace.checks import (
     check_loggable,
@@ -26,7 +26,7 @@ from nnlite.namenode.namespace.checks import (
     check_permission,
     check_replication,
 )
-from nnlite.namenode.namespace.inode import INode, INodeFile, usage, walk
+from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, usage, walk
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.namespace.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
 
@@ -59,13 +59,68 @@ class Namespace(Tree):
         """The inode at ``path`` after the traverse check. A file where a directory should
         be is an AccessControlException: FSDirectory.resolvePath turns the traverse's
         ParentNotDirectoryException into one for every op that does not create the path
-        (mkdirs, create and a rename's destination resolve their own and keep it)."""
+        (mkdirs, create and a rename's destination resolve their own and keep it). A path
+        through ``<dir>/.snapshot/<name>`` reads that snapshot (``_in_snapshot``)."""
         parts = paths.split(path)
+        if snapshot.DOT_SNAPSHOT in parts and self.snapshots.roots:
+            return self._in_snapshot(parts, path, caller)
         nodes = self._existing(parts)
         access.check_traverse(caller, nodes[:-1] if len(nodes) == len(parts) + 1 else nodes)
         if len(nodes) != len(parts) + 1:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         return nodes[-1]
+
+    def target(self, path: str, caller: Caller) -> INode:
+        """``status`` for a request that changes the inode: a path inside a snapshot is
+        refused (SnapshotAccessControlException)."""
+        self.check_writable(paths.split(path), path)
+        return self.status(path, caller)
+
+    def check_writable(self, parts: tuple, path: str) -> None:
+        """No change goes into a snapshot: a path through ``<dir>/.snapshot`` of a
+        snapshottable directory is read-only (SnapshotAccessControlException); elsewhere
+        ".snapshot" is a name no inode may take (FSDirectory.verifyINodeName)."""
+        if snapshot.DOT_SNAPSHOT not in parts:
+            return
+        at = parts.index(snapshot.DOT_SNAPSHOT)
+        directory = self.lookup(parts[:at])
+        entry = self.snapshots.roots.get(directory.id) if directory is not None else None
+        if entry is not None and entry[0] is directory:
+            raise errors.SnapshotAccessControlError(snapshot.READ_ONLY, path=path)
+        raise errors.HadoopIllegalArgumentError(
+            f'"{snapshot.DOT_SNAPSHOT}" is a reserved name.', path=path)
+
+    def _in_snapshot(self, parts: tuple, path: str, caller: Caller) -> INode:
+        """Resolve ``<dir>/.snapshot[/<name>[/...]]``: the snapshottable directory as it is
+        now, then the snapshot's view of everything below it, with the traverse checked on
+        the directories passed as the snapshot holds them."""
+        at = parts.index(snapshot.DOT_SNAPSHOT)
+        nodes = self._existing(parts[:at])
+        if len(nodes) != at + 1:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+        access.check_traverse(caller, nodes)
+        directory = nodes[-1]
+        entry = self.snapshots.roots.get(directory.id)
+        if entry is None or entry[0] is not directory:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+        root = entry[1]
+        if at + 1 == len(parts):
+            return SnapshotList(self.snapshots, directory, root)
+        snap = root.find(parts[at + 1])
+        if snap is None:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+        node = self.snapshots.view(directory, snap.id, snap.name)
+        node.mtime = snap.ctime
+        source = directory
+        for name in parts[at + 2:]:
+            if not node.is_dir:
+                raise errors.AccessControlError(f"{node.name} (is not a directory)", path=path)
+            access.check(caller, node, access.EXECUTE)
+            source = self.snapshots.child_at(source, name, snap.id)
+            if source is None:
+                raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+            node = self.snapshots.view(source, snap.id, name)
+        return node
 
     def _existing(self, parts: tuple) -> list[INode]:
         """``resolve`` for an op on a path that exists (not one it creates): a file where a
@@ -103,8 +158,9 @@ class Namespace(Tree):
         ``path`` still is ``node`` and may still be listed (else the error a new listing
         would raise). Names created since the listing began are not in it."""
         current = self.status(path, caller)
-        if current is not node:
-            raise errors.FileNotFoundError(f"{path} changed while it was listed", path=path)
+        if current is not node and not (isinstance(node, snapshot.SnapshotDirectory)
+                                        and node.same(current)):
+            raise errors.PathNotFoundError(f"{path} changed while it was listed", path=path)
         access.check(caller, node, access.READ | access.EXECUTE, path)
         children = node.children
         return [children[n] for n in names if n in children]
@@ -164,6 +220,8 @@ class Namespace(Tree):
             # (the checks paths.split makes, made by the index). The same checks in the same
             # order as the general case, with the ancestors taken from parent links.
             parent, name = hit
+            if name == snapshot.DOT_SNAPSHOT:
+                self.check_writable(paths.split(path), path)
             node = parent.children.get(name)
             if not caller.superuser:
                 access.check_traverse(caller, _root_down(parent if node is not None
@@ -171,6 +229,7 @@ class Namespace(Tree):
             logged, missing = path, 1
         else:
             parts = paths.split(path)
+            self.check_writable(parts, path)
             nodes = self.resolve(parts)
             access.check_traverse(caller, nodes[:-1])
             node = nodes[-1] if len(nodes) == len(parts) + 1 else None
@@ -235,6 +294,7 @@ class Namespace(Tree):
         parts = paths.split(path)
         if not parts:
             raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
+        self.check_writable(parts, path)
         nodes = self.resolve(parts)
         if len(nodes) < len(parts):
             if not create_parent:
@@ -258,6 +318,7 @@ class Namespace(Tree):
 
     def delete(self, path: str, recursive: bool, caller: Caller):
         parts = paths.split(path)
+        self.check_writable(parts, path)
         nodes = self._existing(parts)
         found = len(nodes) == len(parts) + 1
         access.check_traverse(caller, nodes[:-1] if found else nodes)
@@ -271,6 +332,7 @@ class Namespace(Tree):
             raise errors.PathIsNotEmptyDirectoryError(
                 f"`{path} is non empty': Directory is not empty", path=path)
         _check_removal(caller, parent, node, path)
+        self.check_no_snapshots(node)
         return True, self._applied(edits.DeleteOp(paths.join(parts), self.clock()))
 
     def delete_many(self, targets, caller: Caller):
@@ -294,18 +356,23 @@ class Namespace(Tree):
         path = paths.join(parts)
         if not parts:
             raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
+        self.check_writable(parts, path)
         nodes = self._existing(parts)
         access.check_traverse(caller, nodes[:-1])
         if len(nodes) != len(parts) + 1:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         _check_removal(caller, nodes[-2], nodes[-1], path)
+        self.check_no_snapshots(nodes[-1])
 
     def rename_legacy(self, src: str, dst: str, caller: Caller):
         """HDFS ``rename``: False (and no change) where HDFS answers false."""
         src_parts, dst_parts = paths.split(src), paths.split(dst)
+        self.check_writable(src_parts, src)
+        self.check_writable(dst_parts, dst)
         src_nodes = self._existing(src_parts)
         if not src_parts or len(src_nodes) != len(src_parts) + 1:
             return False, []
+        self.check_no_snapshots(src_nodes[-1])
         try:
             dst_nodes = self.resolve(dst_parts)
         except errors.ParentNotDirectoryError:
@@ -328,9 +395,12 @@ class Namespace(Tree):
         if not src_parts or not dst_parts:
             raise errors.NamenodeError("Rename source or destination cannot be the root",
                                        path=src)
+        self.check_writable(src_parts, src)
+        self.check_writable(dst_parts, dst)
         src_nodes = self._existing(src_parts)
         if len(src_nodes) != len(src_parts) + 1:
             raise errors.PathNotFoundError(f"rename source {src} is not found.", path=src)
+        self.check_no_snapshots(src_nodes[-1])
         if src_parts == dst_parts:
             raise errors.FileAlreadyExistsError(
                 f"The source {src} and destination {dst} are the same", path=src)
@@ -364,12 +434,12 @@ class Namespace(Tree):
     def set_times(self, path: str, mtime: int, atime: int, caller: Caller):
         check_long(mtime, "mtime", path)
         check_long(atime, "atime", path)
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
         return True, self._applied(edits.SetTimesOp(paths.normalize(path), mtime, atime))
 
     def set_replication(self, path: str, replication: int, caller: Caller):
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         if node.is_dir:
             return False, []
         check_replication(replication, path)
@@ -379,7 +449,7 @@ class Namespace(Tree):
     def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
                   caller: Caller):
         """``None`` leaves a quota as it is; -1 removes it; other values must be positive."""
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         access.check_superuser(caller, f"set the quota of {path}")
         current = node.quota if node.is_dir else None
         ns = _quota_value(ns_quota, current.ns_quota if current else NO_QUOTA, path)
@@ -392,13 +462,13 @@ class Namespace(Tree):
         if not flag & (XATTR_CREATE | XATTR_REPLACE):
             raise errors.IllegalArgumentError("XAttr flag must be CREATE and/or REPLACE",
                                               path=path)
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         self._check_xattr_access(caller, node, name, path)
         return True, self._applied(edits.SetXAttrOp(paths.normalize(path), name, value, flag))
 
     def remove_xattr(self, path: str, name: str, caller: Caller):
         name = _xattr_name(name)
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         self._check_xattr_access(caller, node, name, path)
         return True, self._applied(edits.RemoveXAttrOp(paths.normalize(path), name))
 
@@ -436,6 +506,125 @@ class Namespace(Tree):
         if not self.acls_enabled:
             raise errors.AclError(acl.DISABLED)
 
+    # ----------------------------------------------------------------------- snapshots
+
+    def check_no_snapshots(self, node: INode) -> None:
+        """FSDirSnapshotOp.checkSnapshot: no deleting or renaming a subtree that holds a
+        snapshottable directory with snapshots."""
+        if not self.snapshots.roots or not node.is_dir:
+            return
+        for directory, root in self.snapshots.roots.values():
+            if not root.snapshots:
+                continue
+            probe = directory
+            while probe is not None and probe is not node:
+                probe = probe.parent
+            if probe is node:
+                where = directory.path()
+                raise errors.SnapshotError(
+                    f"The directory {where} cannot be deleted since {where} is snapshottable "
+                    f"and already has snapshots", path=where)
+
+    def _snapshot_root(self, path: str, caller: Caller, *, owner: bool = True):
+        """The directory a snapshot request names: it must exist and be a directory
+        (INodeDirectory.valueOf); its owner or a superuser may act on it."""
+        try:
+            node = self.target(path, caller)
+        except errors.PathNotFoundError as exc:
+            raise errors.PathNotFoundError(f"Directory does not exist: {path}",
+                                           path=path) from exc
+        if not node.is_dir:
+            raise errors.PathIsNotDirectoryError(f"`{path}': Is not a directory", path=path)
+        if owner:
+            access.check_owner(caller, node, path)
+        return node
+
+    def allow_snapshot(self, path: str, caller: Caller):
+        """SnapshotManager.setSnapshottable: superuser only; no snapshottable directory above
+        or below it (nested ones are not allowed)."""
+        access.check_superuser(caller, f"allow snapshots on {path}")
+        node = self._snapshot_root(path, caller, owner=False)
+        for directory, _ in self.snapshots.roots.values():
+            if directory is node:
+                continue
+            if any(a is node for a in directory.ancestors()):
+                raise errors.SnapshotError(
+                    f"Nested snapshottable directories not allowed: path={path}, the "
+                    f"subdirectory {directory.path()} is already a snapshottable directory.",
+                    path=path)
+            if any(a is directory for a in node.ancestors()):
+                raise errors.SnapshotError(
+                    f"Nested snapshottable directories not allowed: path={path}, the "
+                    f"ancestor {directory.path()} is already a snapshottable directory.",
+                    path=path)
+        return True, self._applied(edits.AllowSnapshotOp(paths.normalize(path)))
+
+    def disallow_snapshot(self, path: str, caller: Caller):
+        access.check_superuser(caller, f"disallow snapshots on {path}")
+        self._snapshot_root(path, caller, owner=False)
+        return True, self._applied(edits.DisallowSnapshotOp(paths.normalize(path)))
+
+    def create_snapshot(self, path: str, name: str | None, caller: Caller):
+        """Returns the snapshot's path. Without a name it is ``s`` and the time, as
+        Snapshot.generateDefaultSnapshotName writes it (``s20261125-061530.123``)."""
+        self._snapshot_root(path, caller)
+        now = self.clock()
+        if not name:
+            name = time.strftime("s%Y%m%d-%H%M%S", time.localtime(now / 1000)) + \
+                f".{now % 1000:03d}"
+        _check_snapshot_name(name, path)
+        norm = paths.normalize(path)
+        ops = self._applied(edits.CreateSnapshotOp(norm, name, now))
+        return f"{norm.rstrip('/')}/{snapshot.DOT_SNAPSHOT}/{name}", ops
+
+    def delete_snapshot(self, path: str, name: str, caller: Caller):
+        self._snapshot_root(path, caller)
+        return True, self._applied(edits.DeleteSnapshotOp(paths.normalize(path), name,
+                                                          self.clock()))
+
+    def rename_snapshot(self, path: str, old: str, new: str, caller: Caller):
+        self._snapshot_root(path, caller)
+        _check_snapshot_name(new, path)
+        return True, self._applied(edits.RenameSnapshotOp(paths.normalize(path), old, new,
+                                                          self.clock()))
+
+    def snapshottable_dirs(self, caller: Caller) -> list[tuple[str, INode, snapshot.Root]]:
+        """SnapshotManager.getSnapshottableDirListing: every one for a superuser, else
+        those the caller owns; by path."""
+        found = [(d.path(), d, root) for d, root in self.snapshots.roots.values()
+                 if caller.superuser or d.owner == caller.user]
+        return sorted(found, key=lambda item: item[0])
+
+    def snapshot_list(self, path: str, caller: Caller) -> tuple[INode, list]:
+        """GETSNAPSHOTLIST: the directory's snapshots in id order (READ on it)."""
+        node = self.status(path, caller)
+        access.check(caller, node, access.READ, path)
+        root = self.snapshots.root_of(node, path)
+        return node, list(root.snapshots)
+
+    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller) -> list:
+        """SnapshotManager.diff: between two snapshots of ``path`` or one and now (an
+        empty name or "." is the current tree); READ on both states of the tree."""
+        node = self.status(path, caller)
+        root = self.snapshots.root_of(node, path)
+        ids = []
+        for name in (older, newer):
+            if not name or name == ".":
+                ids.append(0)
+                continue
+            snap = root.find(name)
+            if snap is None:
+                raise errors.SnapshotError(
+                    f"Cannot find the snapshot of directory {path} with name {name}",
+                    path=path)
+            ids.append(snap.id)
+        for snap_id in ids:
+            access.check_subtree(caller, self.snapshots.view(node, snap_id) if snap_id
+                                 else node, access.READ)
+        if ids[0] == ids[1]:
+            return []
+        return snapshot.diff_report(self.snapshots, node, *ids)
+
     def check_access(self, path: str, caller: Caller, wanted: int) -> None:
         """FSNamesystem.checkAccess: the traverse, then ``wanted`` on the inode itself."""
         try:
@@ -469,7 +658,7 @@ class Namespace(Tree):
         if policy is None:
             raise errors.HadoopIllegalArgumentError(
                 f"Cannot find a block policy with the name {name}", path=path)
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
         op = edits.SetXAttrOp(paths.normalize(path), storage_policy.XATTR, bytes([policy.id]),
                               XATTR_CREATE | XATTR_REPLACE)
@@ -478,7 +667,7 @@ class Namespace(Tree):
     def unset_storage_policy(self, path: str, caller: Caller):
         """FSDirAttrOp.unsetStoragePolicy: the inode's own policy goes (nothing to do when it
         has none); WRITE on it."""
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
         if storage_policy.XATTR not in (node.xattrs or {}):
             return True, []
@@ -492,7 +681,7 @@ class Namespace(Tree):
         return storage_policy.effective(node)
 
     def concat(self, target: str, srcs: list[str], caller: Caller):
-        nodes = [self.status(p, caller) for p in [target, *srcs]]
+        nodes = [self.target(p, caller) for p in [target, *srcs]]
         access.check(caller, nodes[0], access.WRITE, target)
         for p, node in zip(srcs, nodes[1:]):
             # FSDirConcatOp.verifySrcFiles: READ on the source, WRITE on its parent "for
@@ -505,7 +694,7 @@ class Namespace(Tree):
         return True, self._applied(op)
 
     def truncate(self, path: str, new_length: int, caller: Caller):
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
         return True, self._applied(edits.TruncateOp(paths.normalize(path), new_length,
                                                 self.clock()))
@@ -527,7 +716,7 @@ class Namespace(Tree):
         return edits.PackedOps.of(ops, packed)
 
     def _owned(self, path: str, caller: Caller) -> INode:
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         access.check_owner(caller, node, path)
         return node
 
@@ -604,7 +793,7 @@ class Namespace(Tree):
 
     def writable_file(self, path: str, caller: Caller, action: str) -> INodeFile:
         """The complete file at ``path`` if ``caller`` may write it (APPEND, TRUNCATE)."""
-        node = self.status(path, caller)
+        node = self.target(path, caller)
         if node.is_dir:
             raise errors.PathNotFoundError(f"Failed to {action} {path}: it is a directory",
                                            path=path)
@@ -714,6 +903,42 @@ def _check_removal(caller: Caller, parent: INode, node: INode, path: str) -> Non
     access.check(caller, parent, access.WRITE | access.EXECUTE)
     access.check_sticky(caller, parent, node, path)
     access.check_subtree(caller, node, access.ALL, skip_empty=True)
+
+
+def _check_snapshot_name(name: str, path: str) -> None:
+    """FSDirSnapshotOp.verifySnapshotName."""
+    if "/" in name:
+        raise errors.HadoopIllegalArgumentError('Snapshot name cannot contain "/"', path=path)
+    if name in (".", "..", snapshot.DOT_SNAPSHOT) or not name:
+        raise errors.HadoopIllegalArgumentError(f'"{name}" is a reserved name.', path=path)
+    if len(name.encode("utf-8", "surrogatepass")) > paths.MAX_COMPONENT_BYTES:
+        raise errors.IllegalArgumentError(
+            f"The maximum path component name limit of {name} in directory {path} is "
+            f"exceeded", path=path)
+
+
+class SnapshotList(INodeDirectory):
+    """``<dir>/.snapshot``: a directory listing the snapshots by name, each the snapshot's
+    root as it was (mtime: when it was taken), as FSDirStatAndListingOp answers for it."""
+
+    __slots__ = ("_registry", "_directory", "_root")
+
+    def __init__(self, registry, directory: INodeDirectory, root: snapshot.Root):
+        super().__init__(0, None, snapshot.DOT_SNAPSHOT, 0o777, "", "", 0)
+        self._registry, self._directory, self._root = registry, directory, root
+
+    @property
+    def children(self) -> dict:
+        out = {}
+        for snap in sorted(self._root.snapshots, key=lambda s: s.name):
+            view = self._registry.view(self._directory, snap.id, snap.name)
+            view.mtime = snap.ctime
+            out[snap.name] = view
+        return out
+
+    @children.setter
+    def children(self, value) -> None:
+        pass
 
 
 def _xattr_name(name: str) -> str:

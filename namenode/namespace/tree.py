@@ -24,6 +24,7 @@ from nnlite.namenode.namespace.inode import (
     usage,
     walk,
 )
+from nnlite.namenode.namespace.snapshot import Registry
 
 IMPLICIT_UWX = 0o300
 XATTR_CREATE, XATTR_REPLACE = 1, 2   # setXAttr flags, as HDFS's XAttrSetFlag
@@ -63,6 +64,7 @@ class Tree:
         self.quota_dirs = 0       # directories with a quota; none -> quota walks are skipped
         self.max_xattrs = max_xattrs
         self.max_xattr_size = max_xattr_size
+        self.snapshots = Registry()
         self._dir_index: dict[str, INodeDirectory] = {"": self.root}
         self._plain_names: set[str] = set()
         C = edits.OpCode
@@ -77,6 +79,9 @@ class Tree:
             C.REMOVE_XATTR: self._remove_xattr, C.CONCAT: self._concat,
             C.TRUNCATE: self._truncate, C.APPEND: self._append,
             C.DELETE_MANY: self._delete_many, C.SET_ACL: self._set_acl,
+            C.ALLOW_SNAPSHOT: self._allow_snapshot, C.DISALLOW_SNAPSHOT: self._disallow_snapshot,
+            C.CREATE_SNAPSHOT: self._create_snapshot, C.DELETE_SNAPSHOT: self._delete_snapshot,
+            C.RENAME_SNAPSHOT: self._rename_snapshot,
         }.items()}
 
     # ----------------------------------------------------------------------- lookups
@@ -225,6 +230,8 @@ class Tree:
             node = INodeDirectory(inode_id, parent, name, permission, owner, group, mtime)
             if parent.acl is not None:
                 _inherit(node, parent)
+            if self.snapshots.roots:
+                self._snap_added(parent, name)
             parent.children[name] = node
             self.dirs += 1
             if inode_id > self.last_inode_id:
@@ -244,6 +251,8 @@ class Tree:
                                                  path=path)
         missing = parts[len(nodes) - 1:]
         self.check_quota(parent, len(missing), 0)
+        if self.snapshots.roots:
+            self._snap_added(parent, missing[0])
         implicit = permission | IMPLICIT_UWX
         for i, name in enumerate(missing):
             perm = permission if i == len(missing) - 1 else implicit
@@ -286,6 +295,10 @@ class Tree:
             ns_delta = 1 if old is None else 0
             ss_delta = length * replication - (0 if old is None else space(old))
             self.check_quota(parent, ns_delta, ss_delta)
+        if self.snapshots.roots:
+            if old is not None:
+                self.snapshots.child_removed(parent, name, old)
+            self._snap_added(parent, name)
         node = new_file(inode_id, parent, name, permission, owner, group, mtime, atime,
                         replication, block_size, length, client_name or None,
                         client_machine or None)
@@ -348,6 +361,11 @@ class Tree:
         once. The namenode freezes its loaded tree out of the cyclic collector's reach
         (``daemon.Namenode``), which would never free a frozen cycle."""
         parent = node.parent
+        if self.snapshots.roots:
+            self.snapshots.before_change(parent)
+            self.snapshots.child_removed(parent, node.name, node)
+            if node.is_dir:
+                self.snapshots.forget_roots_under(node)
         if not node.is_dir:
             del parent.children[node.name]
             self.files -= 1
@@ -391,6 +409,10 @@ class Tree:
         if old is not None:
             self._detach(old)
         old_parent = node.parent
+        if self.snapshots.roots:
+            self.snapshots.before_change(old_parent)
+            self.snapshots.child_removed(old_parent, node.name, node)
+            self._snap_added(new_parent, name)
         del old_parent.children[node.name]
         if node.is_dir:
             self._forget()
@@ -430,12 +452,17 @@ class Tree:
 
     def _set_permissions(self, record: tuple) -> None:
         _op, _txid, path, permission = record
-        self.get(path).permission = permission
+        node = self.get(path)
+        self._touch(node)
+        node.permission = permission
 
     def _set_acl(self, record: tuple) -> None:
         """The ACL after the op, whole (an empty one removes it), stored as AclStorage does."""
         _op, _txid, path, entries = record
         node = self.get(path)
+        if entries:
+            acl.stored([acl.from_text(e) for e in entries], node.permission, node.is_dir, path)
+        self._touch(node)
         if entries:
             node.permission, node.acl = acl.stored([acl.from_text(e) for e in entries],
                                                    node.permission, node.is_dir, path)
@@ -445,6 +472,7 @@ class Tree:
     def _set_owner(self, record: tuple) -> None:
         _op, _txid, path, owner, group = record
         node = self.get(path)
+        self._touch(node)
         if owner is not None:
             node.owner = owner
         if group is not None:
@@ -453,6 +481,7 @@ class Tree:
     def _set_times(self, record: tuple) -> None:
         _op, _txid, path, mtime, atime = record
         node = self.get(path)
+        self._touch(node)
         if mtime != -1:
             node.mtime = mtime
         if atime != -1:
@@ -465,6 +494,7 @@ class Tree:
             raise errors.PathNotFoundError(f"{path} is a directory", path=path)
         ss_delta = node.length * (replication - node.replication)
         self.check_quota(node.parent, 0, ss_delta)
+        self._touch(node)
         node.replication = replication
         self.add_usage(node.parent, 0, ss_delta)
 
@@ -488,6 +518,7 @@ class Tree:
         node = self.get(path)
         attrs = node.xattrs or {}
         self._check_xattr(path, name, value, flag, attrs)
+        self._touch(node)
         node.xattrs = {**attrs, name: bytes(value)}
 
     def _check_xattr(self, path: str, name: str, value: bytes, flag: int,
@@ -521,6 +552,7 @@ class Tree:
             raise errors.XAttrError(
                 "No matching attributes found for remove operation", path=path)
         attrs = {k: v for k, v in node.xattrs.items() if k != name}
+        self._touch(node)
         node.xattrs = attrs or None
 
     # ------------------------------------------------------------------- content appliers
@@ -529,6 +561,7 @@ class Tree:
     def _close_file(self, record: tuple) -> None:
         _op, _txid, path, inode_id, length, mtime, atime, blocks, checksum = record
         node = self._under_construction(path, inode_id)
+        self._touch(node)
         self._resize(node, length)
         self.block_count += len(blocks) - len(node.blocks)
         node.blocks = tuple(tuple(b) for b in blocks)
@@ -541,6 +574,7 @@ class Tree:
         _op, _txid, path, inode_id, block = record
         node = self._under_construction(path, inode_id)
         blocks = node.blocks + (tuple(block),)
+        self._touch(node)
         self._resize(node, sum(b[1] for b in blocks))
         self.block_count += 1
         node.blocks = blocks
@@ -550,6 +584,7 @@ class Tree:
         _op, _txid, path, inode_id, blocks = record
         node = self._under_construction(path, inode_id)
         blocks = tuple(tuple(b) for b in blocks)
+        self._touch(node)
         self._resize(node, sum(b[1] for b in blocks))
         self.block_count += len(blocks) - len(node.blocks)
         node.blocks = blocks
@@ -565,6 +600,7 @@ class Tree:
         ss_delta = sum(s.length * (target.replication - s.replication) for s in srcs)
         self.check_quota(target.parent, 0, ss_delta)
         blocks = target.blocks + tuple(b for s in srcs for b in s.blocks)
+        self._touch(target)
         for src in srcs:
             self._detach(src)
         # No second quota check: the net change was checked above, and a check of the target's
@@ -594,6 +630,7 @@ class Tree:
             take = min(num_bytes, new_length - total)
             kept.append((block_id, take, genstamp))
             total += take
+        self._touch(node)
         self._resize(node, new_length)
         self.block_count += len(kept) - len(node.blocks)
         node.blocks = tuple(kept)
@@ -609,6 +646,7 @@ class Tree:
                 path=path)
         if not client_name:
             raise errors.IllegalArgumentError("append needs a client name", path=path)
+        self._touch(node)
         node.client_name = client_name
         node.client_machine = client_machine or None
 
@@ -630,6 +668,70 @@ class Tree:
         self.check_quota(node.parent, 0, ss_delta)
         node.length = length
         self.add_usage(node.parent, 0, ss_delta)
+
+    # ------------------------------------------------------------------- snapshots
+
+    def _touch(self, node: INode) -> None:
+        """Before ``node`` changes: what a snapshot must keep of it (nothing to do, and no
+        cost beyond one test, while no directory is snapshottable)."""
+        if self.snapshots.roots:
+            self.snapshots.before_change(node)
+
+    def _snap_added(self, parent: INodeDirectory, name: str) -> None:
+        self.snapshots.before_change(parent)
+        self.snapshots.child_added(parent, name)
+
+    def _snapshot_dir(self, path: str) -> INodeDirectory:
+        node = self.get(path)
+        if not node.is_dir:
+            raise errors.PathIsNotDirectoryError(f"`{path}': Is not a directory", path=path)
+        return node
+
+    def _allow_snapshot(self, record: tuple) -> None:
+        _op, _txid, path = record
+        self.snapshots.allow(self._snapshot_dir(path))
+
+    def _disallow_snapshot(self, record: tuple) -> None:
+        _op, _txid, path = record
+        node = self._snapshot_dir(path)
+        entry = self.snapshots.roots.get(node.id)
+        if entry is not None and entry[1].snapshots:
+            raise errors.SnapshotError(
+                f"The directory {path} has snapshot(s). Please redo the operation after "
+                f"removing all the snapshots.", path=path)
+        self.snapshots.disallow(node)
+
+    def _create_snapshot(self, record: tuple) -> None:
+        """The directory's mtime becomes the snapshot's time, as HDFS's addSnapshot sets it;
+        older snapshots keep the one before."""
+        _op, _txid, path, name, mtime = record
+        node = self._snapshot_dir(path)
+        root = self.snapshots.root_of(node, path)
+        if root.find(name) is not None or len(root.snapshots) + 1 > root.quota:
+            self.snapshots.create(node, name, mtime, self.last_inode_id, path)  # its error
+        self.snapshots.before_change(node)
+        self.snapshots.create(node, name, mtime, self.last_inode_id, path)
+        node.mtime = mtime
+
+    def _delete_snapshot(self, record: tuple) -> None:
+        _op, _txid, path, name, mtime = record
+        node = self._snapshot_dir(path)
+        if self.snapshots.root_of(node, path).find(name) is None:
+            self.snapshots.delete(node, name, path)        # its error
+        self.snapshots.before_change(node)
+        self.snapshots.delete(node, name, path)
+        node.mtime = mtime
+
+    def _rename_snapshot(self, record: tuple) -> None:
+        _op, _txid, path, old_name, new_name, mtime = record
+        node = self._snapshot_dir(path)
+        root = self.snapshots.root_of(node, path)
+        if root.find(old_name) is None or (old_name != new_name
+                                           and root.find(new_name) is not None):
+            self.snapshots.rename(node, old_name, new_name, path)     # its error
+        self.snapshots.before_change(node)
+        self.snapshots.rename(node, old_name, new_name, path)
+        node.mtime = mtime
 
     def _note_blocks(self, blocks) -> None:
         for block in blocks:

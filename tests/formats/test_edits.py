@@ -3,7 +3,7 @@ one way of damaging a log per case (``corrupt``), then reopen, append and read e
 
 ``golden/edits_v2.bin`` pins the byte layout of SAMPLE_OPS. Regenerate it only on purpose:
 ``NNLITE_REGEN_GOLDEN=1 pytest tests/formats/test_edits.py -k golden``. ``golden/edits_v1.bin``
-is a version-1 file (every op but SET_ACL), kept as written then: it must still read.
+is a version-1 file (the ops up to DELETE_MANY), kept as written then: it must still read.
 """
 
 from __future__ import annotations
@@ -30,11 +30,15 @@ from nnlite.formats.edits import (
     OPS,
     AddBlockOp,
     AddFileOp,
+    AllowSnapshotOp,
     AppendOp,
     CloseFileOp,
     ConcatOp,
+    CreateSnapshotOp,
     DeleteManyOp,
     DeleteOp,
+    DeleteSnapshotOp,
+    DisallowSnapshotOp,
     EditsReader,
     EditsWriter,
     EndLogSegmentOp,
@@ -43,6 +47,7 @@ from nnlite.formats.edits import (
     RemoveXAttrOp,
     RenameOldOp,
     RenameOp,
+    RenameSnapshotOp,
     SetAclOp,
     SetOwnerOp,
     SetPermissionsOp,
@@ -97,6 +102,11 @@ SAMPLE_OPS = {
     OpCode.SET_ACL: SetAclOp(CKPT, ("user::rwx", "user:bob:r-x", "group::r-x", "mask::r-x",
                                     "other::---", "default:user::rwx", "default:group::r-x",
                                     "default:other::---")),
+    OpCode.ALLOW_SNAPSHOT: AllowSnapshotOp(CKPT),
+    OpCode.DISALLOW_SNAPSHOT: DisallowSnapshotOp(CKPT),
+    OpCode.CREATE_SNAPSHOT: CreateSnapshotOp(CKPT, "s20261125-061530.123", TS + 10),
+    OpCode.DELETE_SNAPSHOT: DeleteSnapshotOp(CKPT, "before-rollback", TS + 11),
+    OpCode.RENAME_SNAPSHOT: RenameSnapshotOp(CKPT, "s1", "nightly", TS + 12),
 }
 
 EDGE_OPS = {
@@ -215,7 +225,7 @@ def test_golden_file():
 
 
 def test_a_version_1_file_still_reads():
-    v1 = [op for code, op in SAMPLE_OPS.items() if code != OpCode.SET_ACL]
+    v1 = [op for code, op in SAMPLE_OPS.items() if code <= OpCode.DELETE_MANY]
     records, _ = read_all(GOLDEN_V1)
     assert GOLDEN_V1.read_bytes()[8:12] == struct.pack("<I", 1)
     assert [op for _, op in records] == v1

@@ -48,7 +48,8 @@ def _dir_row(inode_id: int, parent_id: int, name: str) -> dict:
                 xattrs=None, ns_quota=1000, ss_quota=NO_QUOTA, client_name=None,
                 client_machine=None,
                 acl=["group::r-x", "default:user::rwx", "default:group::r-x",
-                     "default:other::---"] if inode_id % 2 else None)
+                     "default:other::---"] if inode_id % 2 else None,
+                snapshot='{"root":{"quota":65536,"snapshots":[]}}' if inode_id % 3 else None)
 
 
 def _file_row(inode_id: int, parent_id: int, i: int) -> dict:
@@ -59,7 +60,7 @@ def _file_row(inode_id: int, parent_id: int, i: int) -> dict:
                 length=100 * i, blocks=[((1 << 30) + i, 100 * i, 1000 + i)],
                 checksum=None if building else bytes([i % 256]) * 16,
                 xattrs={"user.batch": str(i).encode()} if i % 3 == 0 else None,
-                acl=["user:bob:rw-", "group::r--"] if i % 4 == 0 else None,
+                acl=["user:bob:rw-", "group::r--"] if i % 4 == 0 else None, snapshot=None,
                 ns_quota=NO_QUOTA, ss_quota=NO_QUOTA,
                 client_name=f"DFSClient_{i}" if building else None,
                 client_machine="10.0.0.7" if building else None)
@@ -228,7 +229,7 @@ def random_rows(draw) -> list[dict]:
         xattrs=st.none() | st.dictionaries(text, st.binary(max_size=8), max_size=3),
         ns_quota=int64, ss_quota=int64,
         client_name=st.none() | text, client_machine=st.none() | text,
-        acl=st.none() | st.lists(text, max_size=3)))
+        acl=st.none() | st.lists(text, max_size=3), snapshot=st.none() | text))
     return draw(st.lists(row, max_size=30))
 
 
@@ -431,13 +432,13 @@ def test_a_version_1_image_reads_with_null_acls(tmp_path):
     table = pq.read_table(path)
     footer = dict(table.schema.metadata)
     footer[b"nnlite.layout_version"] = b"1"
-    table = table.drop_columns(["acl"]).replace_schema_metadata(footer)
+    table = table.drop_columns(["acl", "snapshot"]).replace_schema_metadata(footer)
     assert table.schema.remove_metadata() == schema_for(1)
     pq.write_table(table, path)
     whole, meta = read_image(path, expected_md5=None)
     assert meta.layout_version == 1
     assert whole.schema.names == list(COLUMNS)
-    assert rows_of(whole) == [dict(r, acl=None) for r in rows]
+    assert rows_of(whole) == [dict(r, acl=None, snapshot=None) for r in rows]
     some, _ = read_image(path, expected_md5=None, columns=["acl", "id"])
     assert some.column_names == ["acl", "id"] and some.column("acl").null_count == len(rows)
     batches = list(iter_batches(path, batch_size=7))

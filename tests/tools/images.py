@@ -107,7 +107,7 @@ def _blocks(dirs: int, lengths: list[int], first_block: int) -> pa.Array:
 DEFAULTS = {"permission": 0o755, "owner": "hdfs", "group": "supergroup", "mtime": TS, "atime": 0,
             "replication": 0, "block_size": 0, "length": 0, "blocks": [], "checksum": None,
             "xattrs": None, "ns_quota": NO_QUOTA, "ss_quota": NO_QUOTA, "client_name": None,
-            "client_machine": None, "acl": None}
+            "client_machine": None, "acl": None, "snapshot": None}
 
 
 def inode(id_: int, parent_id: int, name: str, type_: int = TYPE_DIRECTORY, **kw) -> dict:

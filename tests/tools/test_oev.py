@@ -60,6 +60,11 @@ GOLDEN_OPS = {
     edits.OpCode.DELETE_MANY: edits.DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/commits/7"), TS + 9),
     edits.OpCode.SET_ACL: edits.SetAclOp(CKPT, ("user::rwx", "user:bob:r-x", "group::r-x",
                                                 "mask::r-x", "other::---")),
+    edits.OpCode.ALLOW_SNAPSHOT: edits.AllowSnapshotOp(CKPT),
+    edits.OpCode.DISALLOW_SNAPSHOT: edits.DisallowSnapshotOp(CKPT),
+    edits.OpCode.CREATE_SNAPSHOT: edits.CreateSnapshotOp(CKPT, "s1", TS + 10),
+    edits.OpCode.DELETE_SNAPSHOT: edits.DeleteSnapshotOp(CKPT, "s1", TS + 11),
+    edits.OpCode.RENAME_SNAPSHOT: edits.RenameSnapshotOp(CKPT, "s1", "s2", TS + 12),
     edits.OpCode.END_LOG_SEGMENT: edits.EndLogSegmentOp(),
 }
 

@@ -145,7 +145,8 @@ def test_json_holds_every_column_of_every_inode(small, tmp_path, nnlite):
         "blocks": [{"block_id": 1073741825, "num_bytes": 200, "genstamp": 1001},
                    {"block_id": 1073741826, "num_bytes": 45, "genstamp": 1002}],
         "checksum": "9e107d9d", "xattrs": {"user.a": "00ff"}, "ns_quota": -1, "ss_quota": -1,
-        "client_name": None, "client_machine": None, "acl": ["user:bob:r--", "group::r--"]}
+        "client_name": None, "client_machine": None, "acl": ["user:bob:r--", "group::r--"],
+        "snapshot": None}
     assert doc["inodes"][4]["client_name"] == "DFSClient_1"
     assert doc["inodes"][1]["permission"] == "1777"
 

@@ -164,7 +164,7 @@ def test_clean_image_exits_0_with_the_facts(image, nnlite):
         f"  md5: {digest}, matches {image}.md5\n"
         f"  meta: layout version 2, namespace id 99, last txid 7, inode count 7, "
         f"created 2023-11-14T22:13:20Z\n"
-        f"  schema: 20 columns as layout version 2 defines; footer rows = inode count\n"
+        f"  schema: 21 columns as layout version 2 defines; footer rows = inode count\n"
         f"  rows: 7 read (3 directories, 4 files, 1 under construction)\n"
         f"  root: row 0, id 1\n"
         f"  ids: 7 distinct\n"

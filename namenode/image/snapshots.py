@@ -1,0 +1,147 @@
+"""Snapshots in the fsimage: the ``snapshot`` column and the rows of inodes only snapshots keep.
+
+An inode's ``snapshot`` cell is null or a JSON object with any of::
+
+    root    {"quota": int, "snapshots": [[id, name, ctime, max_inode_id], ...]}
+            -- a snapshottable directory and its snapshots in id order
+    diffs   [[snapshot id, copy, created, deleted], ...]   -- in id order
+            copy: null, or the inode's attributes then (COPY_FIELDS, FILE_FIELDS for a file;
+                  xattr values hex, blocks as [id, bytes, genstamp], checksum hex)
+            created: null or the names added since; deleted: null or {name: inode id}
+    pinned  int -- the snapshot a moved inode keeps serving
+    kept    true -- the inode is in no live directory; a snapshot keeps it
+
+Rows of kept inodes follow the live ones in each section (directories, then files): a kept
+subtree's root has parent id 0 and ``kept``, its inodes name their kept parent. An inode id
+that a ``deleted`` map names is a row of the image, live or kept.
+"""
+
+from __future__ import annotations
+
+import json
+
+from nnlite.namenode.namespace import acl
+from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile
+from nnlite.namenode.namespace.snapshot import Diff, Registry, Root, Snapshot
+
+COPY_FIELDS = ("name", "permission", "owner", "group", "mtime", "atime")
+FILE_FIELDS = ("replication", "block_size", "length", "client_name", "client_machine")
+
+
+def kept(registry: Registry, root: INode) -> list[tuple[INode, int]]:
+    """Every inode only a snapshot keeps, with its parent's id (0 for a kept subtree's
+    root), parents before children."""
+    out, seen = [], set()
+    pending = [node for diffs in registry.diffs.values() for d in diffs
+               for node in (d.deleted or {}).values()]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen or _is_live(node, root):
+            continue
+        seen.add(id(node))
+        stack = [(node, 0)]
+        while stack:
+            current, parent_id = stack.pop()
+            out.append((current, parent_id))
+            seen.add(id(current))
+            if current.is_dir:
+                stack.extend((c, current.id) for c in current.children.values())
+            for diff in registry.diffs.get(current.id, ()):
+                pending.extend((diff.deleted or {}).values())
+    return out
+
+
+def _is_live(node: INode, root: INode) -> bool:
+    """Attached all the way up (a removed file keeps its parent link, not its entry)."""
+    while node.parent is not None:
+        if node.parent.children.get(node.name) is not node:
+            return False
+        node = node.parent
+    return node is root
+
+
+def records(registry: Registry, kept_ids: set[int]) -> dict[int, str]:
+    """The ``snapshot`` cell of every inode that has one, by inode id."""
+    cells: dict[int, dict] = {}
+    for directory, root in registry.roots.values():
+        cells.setdefault(directory.id, {})["root"] = {
+            "quota": root.quota,
+            "snapshots": [[s.id, s.name, s.ctime, s.max_inode_id] for s in root.snapshots]}
+    for inode_id, diffs in registry.diffs.items():
+        cells.setdefault(inode_id, {})["diffs"] = [
+            [d.snap, _copy(d.copy), sorted(d.created) if d.created else None,
+             {n: c.id for n, c in sorted(d.deleted.items())} if d.deleted else None]
+            for d in diffs]
+    for inode_id, pin in registry.pinned.items():
+        cells.setdefault(inode_id, {})["pinned"] = pin
+    for inode_id in kept_ids:
+        cells.setdefault(inode_id, {})["kept"] = True
+    return {k: json.dumps(v, separators=(",", ":"), sort_keys=True) for k, v in cells.items()}
+
+
+def _copy(node: INode | None):
+    if node is None:
+        return None
+    out = [getattr(node, f) for f in COPY_FIELDS]
+    out.append({k: v.hex() for k, v in node.xattrs.items()} if node.xattrs else None)
+    out.append([acl.to_text(e) for e in node.acl] if node.acl else None)
+    if not node.is_dir:
+        out += [getattr(node, f) for f in FILE_FIELDS]
+        out.append([list(b) for b in node.blocks])
+        out.append(node.checksum.hex() if node.checksum is not None else None)
+    return out
+
+
+def _uncopy(node: INode, values) -> INode | None:
+    if values is None:
+        return None
+    name, permission, owner, group, mtime, atime, xattrs, entries = values[:8]
+    if node.is_dir:
+        copy = INodeDirectory(node.id, None, name, permission, owner, group, mtime, atime)
+    else:
+        replication, block_size, length, client, machine, blocks, checksum = values[8:]
+        copy = INodeFile(node.id, None, name, permission, owner, group, mtime, atime,
+                         replication, block_size, length, tuple(tuple(b) for b in blocks),
+                         bytes.fromhex(checksum) if checksum is not None else None,
+                         client, machine)
+    copy.xattrs = {k: bytes.fromhex(v) for k, v in xattrs.items()} if xattrs else None
+    copy.acl = acl.share([acl.from_text(t) for t in entries]) if entries else None
+    return copy
+
+
+class Restorer:
+    """Collects the ``snapshot`` cells while an image loads, then rebuilds the registry."""
+
+    def __init__(self):
+        self.cells: list[tuple[INode, dict]] = []
+
+    def note(self, node: INode, cell: str) -> dict:
+        parsed = json.loads(cell)
+        self.cells.append((node, parsed))
+        return parsed
+
+    def finish(self, registry: Registry, last_id: int, every_inode) -> None:
+        """``every_inode()`` yields every inode loaded, live and kept (called only when a
+        ``deleted`` map needs inodes by id)."""
+        registry.last_id = max(registry.last_id, last_id)
+        wanted = {i for _, cell in self.cells for d in cell.get("diffs", ())
+                  for i in (d[3] or {}).values()}
+        by_id = {n.id: n for n in every_inode() if n.id in wanted} if wanted else {}
+        for node, cell in self.cells:
+            root = cell.get("root")
+            if root is not None:
+                snaps = [Snapshot(*s) for s in root["snapshots"]]
+                registry.roots[node.id] = (node, Root(snaps, root["quota"]))
+                for snap in snaps:
+                    registry.by_id[snap.id] = snap
+            diffs = []
+            for snap, copy, created, deleted in cell.get("diffs", ()):
+                diff = Diff(snap)
+                diff.copy = _uncopy(node, copy)
+                diff.created = set(created) if created else None
+                diff.deleted = {n: by_id[i] for n, i in deleted.items()} if deleted else None
+                diffs.append(diff)
+            if diffs:
+                registry.diffs[node.id] = diffs
+            if "pinned" in cell:
+                registry.pinned[node.id] = cell["pinned"]

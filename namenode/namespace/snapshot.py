@@ -1,0 +1,402 @@
+"""Snapshots as HDFS keeps them: O(1) to take, copy-on-write after (HdfsSnapshots.md).
+
+A snapshottable directory holds its snapshots (``Snapshot``: a global id, a name, the time it
+was taken and the highest inode id that existed then). Taking one records just that: nothing of
+the tree is copied. Afterwards, the first change to an inode that a snapshot can see records
+the inode's state before it, in a ``Diff`` keyed by the newest snapshot that covers the inode
+(HDFS's DirectoryDiff/FileDiff, in reverse chronological order):
+
+* ``copy``: an unattached clone of the inode's attributes (and, for a file, its length, blocks
+  and checksum) as they were, taken at the first attribute change after the snapshot;
+* for a directory, ``created`` (names added since) and ``deleted`` (name -> the inode removed
+  or replaced since, kept alive with its subtree and its blocks).
+
+The state at snapshot ``s`` is the current state with every diff of id >= s undone, newest
+first. An inode is covered by the newest snapshot of any snapshottable directory above it, or
+by the one recorded when it was moved out of a covered place (``pinned``: a renamed inode keeps
+serving the snapshots of its old place). An inode whose id is above a snapshot's
+``max_inode_id`` did not exist when it was taken and records nothing.
+
+Deleting a snapshot folds its diffs into those of the snapshot before it in the same directory
+(or drops them when there is none), so what only the deleted snapshot kept is released: its
+inodes become garbage and their blocks unreferenced (``referenced_blocks``).
+
+Invariants: ``diffs[id]`` is sorted by snapshot id, at most one diff per id; ``Registry`` is
+empty of everything when no directory is snapshottable, and then every hook returns at once.
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nnlite.namenode import errors
+from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile
+
+DOT_SNAPSHOT = ".snapshot"
+SNAPSHOT_LIMIT = 65536        # DirectorySnapshottableFeature.SNAPSHOT_QUOTA_DEFAULT
+READ_ONLY = "Modification on a read-only snapshot is disallowed"
+
+
+@dataclass(slots=True)
+class Snapshot:
+    id: int
+    name: str
+    ctime: int
+    max_inode_id: int
+
+
+@dataclass(slots=True)
+class Root:
+    """The DirectorySnapshottableFeature of one directory: its snapshots in id order."""
+    snapshots: list = field(default_factory=list)
+    quota: int = SNAPSHOT_LIMIT
+
+    def find(self, name: str) -> Snapshot | None:
+        return next((s for s in self.snapshots if s.name == name), None)
+
+    @property
+    def latest(self) -> int:
+        return self.snapshots[-1].id if self.snapshots else 0
+
+
+class Diff:
+    __slots__ = ("snap", "copy", "created", "deleted")
+
+    def __init__(self, snap: int):
+        self.snap = snap
+        self.copy: INode | None = None
+        self.created: set | None = None
+        self.deleted: dict | None = None
+
+
+def clone(node: INode) -> INode:
+    """An unattached copy of ``node``'s attributes (a directory's without its children)."""
+    if node.is_dir:
+        copy = INodeDirectory(node.id, None, node.name, node.permission, node.owner,
+                              node.group, node.mtime, node.atime)
+    else:
+        copy = INodeFile(node.id, None, node.name, node.permission, node.owner, node.group,
+                         node.mtime, node.atime, node.replication, node.block_size,
+                         node.length, node.blocks, node.checksum, node.client_name,
+                         node.client_machine)
+    copy.xattrs, copy.acl = node.xattrs, node.acl
+    return copy
+
+
+class Registry:
+    """Every snapshot of a tree and every diff that serves them."""
+
+    def __init__(self):
+        self.roots: dict[int, tuple[INodeDirectory, Root]] = {}   # dir id -> (dir, Root)
+        self.diffs: dict[int, list[Diff]] = {}
+        self.pinned: dict[int, int] = {}
+        self.by_id: dict[int, Snapshot] = {}
+        self.last_id = 0
+
+    # ------------------------------------------------------------------ coverage
+
+    def latest(self, node: INode) -> int:
+        """The newest snapshot that can see ``node`` (0: none)."""
+        best = 0
+        roots, pinned = self.roots, self.pinned
+        while node is not None:
+            entry = roots.get(node.id)
+            if entry is not None and entry[0] is node:
+                best = max(best, entry[1].latest)
+            best = max(best, pinned.get(node.id, 0))
+            node = node.parent
+        return best
+
+    def _diff(self, node: INode, latest: int) -> Diff | None:
+        """The diff recording ``node``'s changes after snapshot ``latest`` (made if needed);
+        None when no snapshot sees the inode."""
+        if not latest or node.id > self.by_id[latest].max_inode_id:
+            return None
+        diffs = self.diffs.setdefault(node.id, [])
+        if diffs and diffs[-1].snap == latest:
+            return diffs[-1]
+        diff = Diff(latest)
+        diffs.append(diff)
+        return diff
+
+    # ------------------------------------------------------------------ hooks
+
+    def before_change(self, node: INode) -> None:
+        """Called before any attribute or content of ``node`` changes."""
+        diff = self._diff(node, self.latest(node))
+        if diff is not None and diff.copy is None:
+            diff.copy = clone(node)
+
+    def child_added(self, parent: INodeDirectory, name: str) -> None:
+        diff = self._diff(parent, self.latest(parent))
+        if diff is not None:
+            if diff.created is None:
+                diff.created = set()
+            diff.created.add(name)
+
+    def child_removed(self, parent: INodeDirectory, name: str, child: INode) -> None:
+        """``child`` leaves ``parent`` (deleted, replaced or moved away)."""
+        latest = self.latest(parent)
+        diff = self._diff(parent, latest)
+        if diff is None:
+            return
+        if diff.created and name in diff.created:
+            diff.created.discard(name)          # made after the snapshot: nothing to keep
+            return
+        if diff.deleted is None:
+            diff.deleted = {}
+        diff.deleted.setdefault(name, child)
+        if child.id <= self.by_id[latest].max_inode_id:
+            self.pinned[child.id] = max(self.pinned.get(child.id, 0), latest)
+
+    def forget_roots_under(self, node: INode) -> None:
+        """A deleted subtree's snapshottable directories (all without snapshots) go."""
+        for dir_id, (directory, _) in list(self.roots.items()):
+            probe = directory
+            while probe is not None and probe is not node:
+                probe = probe.parent
+            if probe is node:
+                del self.roots[dir_id]
+
+    # ------------------------------------------------------------------ snapshot ops
+
+    def root_of(self, node: INode, path: str) -> Root:
+        entry = self.roots.get(node.id)
+        if entry is None or entry[0] is not node:
+            raise errors.SnapshotError(
+                f"Directory is not a snapshottable directory: {path}", path=path)
+        return entry[1]
+
+    def allow(self, node: INodeDirectory) -> None:
+        entry = self.roots.get(node.id)
+        if entry is not None and entry[0] is node:
+            entry[1].quota = SNAPSHOT_LIMIT
+        else:
+            self.roots[node.id] = (node, Root())
+
+    def disallow(self, node: INodeDirectory) -> None:
+        self.roots.pop(node.id, None)
+
+    def create(self, node: INodeDirectory, name: str, ctime: int, max_inode_id: int,
+               path: str) -> Snapshot:
+        root = self.root_of(node, path)
+        if len(root.snapshots) + 1 > root.quota:
+            raise errors.SnapshotError(
+                f"Failed to add snapshot: there are already {len(root.snapshots)} snapshot(s) "
+                f"and the snapshot quota is {root.quota}", path=path)
+        if root.find(name) is not None:
+            raise errors.SnapshotError(
+                f'Failed to add snapshot: there is already a snapshot with the same name '
+                f'"{name}".', path=path)
+        self.last_id += 1
+        snap = Snapshot(self.last_id, name, ctime, max_inode_id)
+        root.snapshots.append(snap)
+        self.by_id[snap.id] = snap
+        return snap
+
+    def rename(self, node: INodeDirectory, old: str, new: str, path: str) -> None:
+        root = self.root_of(node, path)
+        snap = root.find(old)
+        if snap is None:
+            raise errors.SnapshotError(
+                f"The snapshot {old} does not exist for directory {path}", path=path)
+        if old == new:
+            return
+        if root.find(new) is not None:
+            raise errors.SnapshotError(
+                f"The snapshot {new} already exists for directory {path}", path=path)
+        snap.name = new
+
+    def delete(self, node: INodeDirectory, name: str, path: str) -> None:
+        """Remove a snapshot; its diffs fold into the previous snapshot's, or go."""
+        root = self.root_of(node, path)
+        snap = root.find(name)
+        if snap is None:
+            raise errors.SnapshotError(
+                f"Cannot delete snapshot {name} from path {path}: the snapshot does not "
+                f"exist.", path=path)
+        index = root.snapshots.index(snap)
+        prior = root.snapshots[index - 1].id if index else 0
+        root.snapshots.pop(index)
+        del self.by_id[snap.id]
+        for inode_id in list(self.diffs):
+            diffs = self.diffs[inode_id]
+            at = next((i for i, d in enumerate(diffs) if d.snap == snap.id), None)
+            if at is None:
+                continue
+            doomed = diffs.pop(at)
+            if prior:
+                before = next((d for d in diffs if d.snap == prior), None)
+                if before is None:
+                    doomed.snap = prior
+                    diffs.insert(next((i for i, d in enumerate(diffs) if d.snap > prior),
+                                      len(diffs)), doomed)
+                else:
+                    _fold(before, doomed)
+            if not diffs:
+                del self.diffs[inode_id]
+        for inode_id, pin in list(self.pinned.items()):
+            if pin == snap.id:
+                if prior:
+                    self.pinned[inode_id] = prior
+                else:
+                    del self.pinned[inode_id]
+
+    # ------------------------------------------------------------------ reading a snapshot
+
+    def child_at(self, node: INodeDirectory, name: str, snap: int) -> INode | None:
+        child = node.children.get(name)
+        for diff in reversed(self.diffs.get(node.id, ())):
+            if diff.snap < snap:
+                break
+            if diff.created and name in diff.created:
+                child = None
+            if diff.deleted and name in diff.deleted:
+                child = diff.deleted[name]
+        return child
+
+    def children_at(self, node: INodeDirectory, snap: int) -> dict[str, INode]:
+        diffs = [d for d in self.diffs.get(node.id, ()) if d.snap >= snap]
+        if not diffs:
+            return node.children
+        children = dict(node.children)
+        for diff in reversed(diffs):
+            for name in diff.created or ():
+                children.pop(name, None)
+            children.update(diff.deleted or {})
+        return children
+
+    def attrs_at(self, node: INode, snap: int) -> INode:
+        """The inode itself, or the copy of what it was at ``snap``."""
+        for diff in self.diffs.get(node.id, ()):
+            if diff.snap >= snap and diff.copy is not None:
+                return diff.copy
+        return node
+
+    def view(self, node: INode, snap: int, name: str | None = None) -> INode:
+        """``node`` as snapshot ``snap`` holds it: a file's attributes, or a directory
+        whose children are those of the snapshot (``SnapshotDirectory``)."""
+        attrs = self.attrs_at(node, snap)
+        if not node.is_dir:
+            return attrs
+        return SnapshotDirectory(self, node, attrs, snap, name)
+
+    def referenced_blocks(self) -> set[int]:
+        """Blocks that only snapshots still refer to: those of copies and of kept inodes."""
+        ids, seen = set(), set()
+        stack = []
+        for diffs in self.diffs.values():
+            for diff in diffs:
+                if diff.copy is not None and not diff.copy.is_dir:
+                    ids.update(b[0] for b in diff.copy.blocks)
+                stack.extend((diff.deleted or {}).values())
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.is_dir:
+                stack.extend(node.children.values())
+                for diff in self.diffs.get(node.id, ()):
+                    stack.extend((diff.deleted or {}).values())
+            else:
+                ids.update(b[0] for b in node.blocks)
+        return ids
+
+
+def _fold(before: Diff, later: Diff) -> None:
+    """``before`` (changes after the prior snapshot) absorbs ``later`` (changes after the
+    deleted one): the state at the prior snapshot is then the state after both undone."""
+    if before.copy is None:
+        before.copy = later.copy
+    created, deleted = set(before.created or ()), dict(before.deleted or {})
+    for name in later.created or ():
+        created.add(name)
+    for name, child in (later.deleted or {}).items():
+        if name in (before.created or ()):
+            created.discard(name)           # made and removed between the two: gone
+            if name in (later.created or ()):
+                created.add(name)
+        else:
+            deleted.setdefault(name, child)
+    before.created, before.deleted = created or None, deleted or None
+
+
+class SnapshotDirectory(INodeDirectory):
+    """A directory as a snapshot holds it: its attributes then and its children then, each
+    seen through the same snapshot. Built on access; never attached to the tree."""
+
+    __slots__ = ("_registry", "_source", "_snap")
+
+    def __init__(self, registry: Registry, source: INodeDirectory, attrs: INode, snap: int,
+                 name: str | None):
+        super().__init__(source.id, None, source.name if name is None else name,
+                         attrs.permission, attrs.owner, attrs.group, attrs.mtime, attrs.atime)
+        self.xattrs, self.acl, self.quota = attrs.xattrs, attrs.acl, None
+        self._registry, self._source, self._snap = registry, source, snap
+
+    @property
+    def children(self) -> dict:
+        registry, snap = self._registry, self._snap
+        return {name: registry.view(child, snap, name)
+                for name, child in registry.children_at(self._source, snap).items()}
+
+    @children.setter
+    def children(self, value) -> None:      # INodeDirectory.__init__ assigns one
+        pass
+
+    def same(self, other) -> bool:
+        return (isinstance(other, SnapshotDirectory) and other._source is self._source
+                and other._snap == self._snap)
+
+
+# ------------------------------------------------------------------ the diff report
+
+_COMPARED = ("permission", "owner", "group", "mtime", "acl", "xattrs")
+_COMPARED_FILE = _COMPARED + ("replication", "length", "blocks")
+
+
+def diff_report(registry: Registry, node: INodeDirectory, older: int, newer: int) -> list:
+    """SnapshotDiffReport's entries between two states of a snapshottable directory
+    (snapshot ids; 0 is the current tree): ``(type, source, target)`` with paths relative
+    to the directory ("" for itself). A directory whose attributes or entries changed is
+    MODIFY, then its entries: DELETE, CREATE, or RENAME when the same inode left one place
+    and arrived at another under the directory (as SnapshotDiffInfo pairs them); a file
+    whose attributes, length or blocks changed is MODIFY."""
+    def at(inode, snap, name=None):
+        return registry.view(inode, snap, name) if snap else inode
+
+    entries, created, deleted = [], {}, {}
+    stack = [(at(node, older), at(node, newer), "")]
+    while stack:
+        old, new, where = stack.pop()
+        before, after = old.children, new.children
+        moved = [n for n in before if n not in after or after[n].id != before[n].id]
+        added = [n for n in after if n not in before or after[n].id != before[n].id]
+        if moved or added or any(getattr(old, a) != getattr(new, a) for a in _COMPARED):
+            entries.append(["MODIFY", where, None])
+        for name in sorted(moved):
+            deleted[before[name].id] = _join(where, name)
+        for name in sorted(added):
+            created[after[name].id] = (_join(where, name), after[name])
+        for name in sorted(set(before) & set(after), reverse=True):
+            a, b = before[name], after[name]
+            if a.id != b.id:
+                continue
+            if a.is_dir:
+                stack.append((a, b, _join(where, name)))
+            elif any(getattr(a, f) != getattr(b, f) for f in _COMPARED_FILE):
+                entries.append(["MODIFY", _join(where, name), None])
+    for inode_id, source in deleted.items():
+        if inode_id in created:
+            target, _ = created.pop(inode_id)
+            entries.append(["RENAME", source, target])
+        else:
+            entries.append(["DELETE", source, None])
+    entries.extend(["CREATE", path, None] for path, _ in created.values())
+    return [tuple(e) for e in entries]
+
+
+def _join(where: str, name: str) -> str:
+    return f"{where}/{name}" if where else name
