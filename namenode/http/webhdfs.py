@@ -18,6 +18,7 @@ and logged at once and then awaited until their txid is durable (committer.py).
 
 from __future__ import annotations
 
+import json
 import re
 
 from nnlite.namenode import errors
@@ -42,6 +43,7 @@ from nnlite.namenode.http.webhdfs_json import (
     answer_empty,
     answer_true,
     content_summary_json,
+    diff_report_json,
     file_status_json,
     file_statuses_json,
     json_response,
@@ -106,6 +108,15 @@ class WebHdfs:
             ("PUT", "SATISFYSTORAGEPOLICY"): self.satisfy_storage_policy,
             ("GET", "LISTXATTRS"): self.list_xattrs,
             ("GET", "GETACLSTATUS"): self.acl_status,
+            ("PUT", "ALLOWSNAPSHOT"): self.allow_snapshot,
+            ("PUT", "DISALLOWSNAPSHOT"): self.disallow_snapshot,
+            ("PUT", "CREATESNAPSHOT"): self.create_snapshot,
+            ("DELETE", "DELETESNAPSHOT"): self.delete_snapshot,
+            ("PUT", "RENAMESNAPSHOT"): self.rename_snapshot,
+            ("GET", "GETSNAPSHOTDIFF"): self.snapshot_diff,
+            ("GET", "GETSNAPSHOTDIFFLISTING"): self.snapshot_diff_listing,
+            ("GET", "GETSNAPSHOTTABLEDIRECTORYLIST"): self.snapshottable_dirs,
+            ("GET", "GETSNAPSHOTLIST"): self.snapshot_list,
             ("PUT", "SETACL"): self.acl_change("set", True),
             ("PUT", "MODIFYACLENTRIES"): self.acl_change("modify", True),
             ("PUT", "REMOVEACLENTRIES"): self.acl_change("remove", False),
@@ -210,7 +221,7 @@ class WebHdfs:
                     raise
                 raise errors.PathNotFoundError(f"File does not exist: {path}",
                                                path=path) from exc
-            return Response(200, f'{{"FileStatus":{file_status_json(node, "")}}}'.encode(),
+            return Response(200, f'{{"FileStatus":{self._status_json(node, "")}}}'.encode(),
                             remote.JSON)
 
     def list_status(self, req, path, user) -> Response:
@@ -238,7 +249,7 @@ class WebHdfs:
         for start in range(0, len(names), limit):
             with self.fs.lock:
                 nodes = self.fs.ns.listing_page(path, caller, node, names[start:start + limit])
-                page = ",".join(file_status_json(n, n.name) for n in nodes)
+                page = ",".join(self._status_json(n, n.name) for n in nodes)
                 txid = journal.txid
             if journal.synced_txid < txid:
                 await self.committer.durable(txid)
@@ -264,8 +275,13 @@ class WebHdfs:
         each status already encoded (file_status_json)."""
         if len(nodes) == 1 and not nodes[0].is_dir and \
                 self.fs.ns.status(path, caller) is nodes[0]:
-            return [file_status_json(nodes[0], "")]
-        return [file_status_json(n, n.name) for n in nodes]
+            return [self._status_json(nodes[0], "")]
+        return [self._status_json(n, n.name) for n in nodes]
+
+    def _status_json(self, node, suffix: str) -> str:
+        roots = self.fs.ns.snapshots.roots
+        enabled = bool(roots) and node.is_dir and roots.get(node.id, (None,))[0] is node
+        return file_status_json(node, suffix, enabled)
 
     def content_summary(self, req, path, user) -> Response:
         summary = self.fs.read(self.fs.ns.content_summary, path, self.fs.caller(user))
@@ -364,7 +380,70 @@ class WebHdfs:
         node = self.fs.read(self.fs.ns.acl_status, path, self.fs.caller(user))
         return json_response(acl_status_json(node))
 
+    def snapshot_diff(self, req, path, user) -> Response:
+        older, newer = req.param("oldsnapshotname") or "", req.param("snapshotname") or ""
+        entries = self.fs.read(self.fs.ns.snapshot_diff, path, older, newer,
+                               self.fs.caller(user))
+        return json_response(diff_report_json(paths.normalize(path), older, newer, entries))
+
+    def snapshot_diff_listing(self, req, path, user) -> Response:
+        """The paged form of the diff report needs the inode-level listing HDFS's
+        SnapshotDiffListingInfo builds; nnlite answers as a NameNode without the operation
+        does, so Hadoop's client (DFSUtilClient.getSnapshotDiffReport) falls back to
+        GETSNAPSHOTDIFF, which gives the same report whole."""
+        self.fs.read(self.fs.ns.status, path, self.fs.caller(user))
+        raise errors.UnsupportedOperationError(
+            "GETSNAPSHOTDIFFLISTING is not supported; use GETSNAPSHOTDIFF", path=path)
+
+    def snapshottable_dirs(self, req, path, user) -> Response:
+        """SnapshottableDirectoryStatus per directory (JsonUtil.toJsonMap)."""
+        with self.fs.lock:
+            found = self.fs.ns.snapshottable_dirs(self.fs.caller(user))
+            listed = [{"dirStatus": json.loads(self._status_json(node, node.name)),
+                       "parentFullPath": where.rpartition("/")[0] or "/",
+                       "snapshotNumber": len(root.snapshots), "snapshotQuota": root.quota}
+                      for where, node, root in found]
+        return json_response({"SnapshottableDirectoryList": listed})
+
+    def snapshot_list(self, req, path, user) -> Response:
+        """SnapshotStatus per snapshot (JsonUtil.toJsonMap): the snapshot's root as it was,
+        named as the snapshot."""
+        caller = self.fs.caller(user)
+        with self.fs.lock:
+            node, snaps = self.fs.ns.snapshot_list(path, caller)
+            where = paths.normalize(path).rstrip("/")
+            listed = []
+            for snap in snaps:
+                view = self.fs.ns.status(f"{where}/.snapshot/{snap.name}", caller)
+                listed.append({"deletionStatus": "ACTIVE",
+                               "dirStatus": json.loads(file_status_json(view, snap.name)),
+                               "fullPath": f"{where}/.snapshot/{snap.name}",
+                               "snapshotID": snap.id})
+        return json_response({"SnapshotList": listed})
+
     # ------------------------------------------------------------------ mutations
+
+    def allow_snapshot(self, req, path, user):
+        return self._answer(answer_empty, self.fs.ns.allow_snapshot, path, self.fs.caller(user))
+
+    def disallow_snapshot(self, req, path, user):
+        return self._answer(answer_empty, self.fs.ns.disallow_snapshot, path,
+                            self.fs.caller(user))
+
+    def create_snapshot(self, req, path, user):
+        return self._answer(lambda where: json_response({"Path": where}),
+                            self.fs.ns.create_snapshot, path, req.param("snapshotname") or None,
+                            self.fs.caller(user))
+
+    def delete_snapshot(self, req, path, user):
+        return self._answer(answer_empty, self.fs.ns.delete_snapshot, path,
+                            req.param("snapshotname") or "", self.fs.caller(user))
+
+    def rename_snapshot(self, req, path, user):
+        return self._answer(answer_empty, self.fs.ns.rename_snapshot, path,
+                            param_required(req, "oldsnapshotname", "RENAMESNAPSHOT"),
+                            param_required(req, "snapshotname", "RENAMESNAPSHOT"),
+                            self.fs.caller(user))
 
     def acl_change(self, change: str, with_permission: bool | None):
         """The handler of one of the five ACL changes; ``with_permission`` None: no aclspec."""

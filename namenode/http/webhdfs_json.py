@@ -51,9 +51,10 @@ def json_response(obj) -> Response:
     return Response(200, dumps(obj), remote.JSON)
 
 
-def file_status(node: INode, suffix: str) -> dict:
+def file_status(node: INode, suffix: str, snapshot_enabled: bool = False) -> dict:
     """Hadoop's JsonUtil.toJsonMap(HdfsFileStatus). ``file_status_json`` is the same object
-    already encoded, for the hot read path."""
+    already encoded, for the hot read path. ``aclBit`` and ``snapshotEnabled`` are there only
+    when true, as JsonUtil puts them."""
     if node.is_dir:
         kind, length, block_size, replication = "DIRECTORY", 0, 0, 0
         children = len(node.children)
@@ -66,18 +67,21 @@ def file_status(node: INode, suffix: str) -> dict:
               "permission": format(node.permission & 0o1777, "o"),
               "replication": replication, "storagePolicy": effective_id(node), "type": kind}
     if node.acl is not None:
-        status["aclBit"] = True     # JsonUtil puts it only when the inode has an ACL
+        status["aclBit"] = True
+    if snapshot_enabled:
+        status["snapshotEnabled"] = True
     return dict(sorted(status.items()))
 
 
-def file_status_json(node: INode, suffix: str) -> str:
+def file_status_json(node: INode, suffix: str, snapshot_enabled: bool = False) -> str:
     """``dumps(file_status(node, suffix))`` as a str, built in one format: the read path's
     JSON without a dict and an encoder pass. Keys in the encoder's order (sorted); strings
     escaped by the encoder's own function; a non-int time (never made by the namespace) takes
     the encoder's path, so the bytes are always the encoder's."""
     mtime, atime = node.mtime, node.atime
-    if type(mtime) is not int or type(atime) is not int or node.acl is not None:
-        return _ENCODER.encode(file_status(node, suffix))
+    if type(mtime) is not int or type(atime) is not int or node.acl is not None \
+            or snapshot_enabled:
+        return _ENCODER.encode(file_status(node, suffix, snapshot_enabled))
     if node.is_dir:
         return (f'{{"accessTime":{atime},"blockSize":0,"childrenNum":{len(node.children)},'
                 f'"fileId":{node.id},"group":{_string(node.group)},"length":0,'
@@ -150,6 +154,16 @@ def acl_status_json(node: INode) -> dict:
         "entries": [acl.to_text(e) for e in node.acl or ()], "group": node.group,
         "owner": node.owner, "permission": format(node.permission & 0o1777, "o"),
         "stickyBit": bool(node.permission & 0o1000)}}
+
+
+def diff_report_json(path: str, older: str, newer: str, entries) -> dict:
+    """JsonUtil.toJsonMap(SnapshotDiffReport): paths relative to the snapshottable
+    directory, "" for itself; an empty snapshot name is the current tree."""
+    return {"SnapshotDiffReport": {
+        "diffList": [{"sourcePath": source, "type": kind,
+                      **({"targetPath": target} if target is not None else {})}
+                     for kind, source, target in entries],
+        "fromSnapshot": older, "snapshotRoot": path, "toSnapshot": newer}}
 
 
 def xattr_names_json(names) -> dict:

@@ -158,7 +158,8 @@ class Namespace(Tree):
         ``path`` still is ``node`` and may still be listed (else the error a new listing
         would raise). Names created since the listing began are not in it."""
         current = self.status(path, caller)
-        if current is not node and not (isinstance(node, snapshot.SnapshotDirectory)
+        if current is not node and not (isinstance(node, (snapshot.SnapshotDirectory,
+                                                          SnapshotList))
                                         and node.same(current)):
             raise errors.PathNotFoundError(f"{path} changed while it was listed", path=path)
         access.check(caller, node, access.READ | access.EXECUTE, path)
@@ -939,6 +940,9 @@ class SnapshotList(INodeDirectory):
     @children.setter
     def children(self, value) -> None:
         pass
+
+    def same(self, other) -> bool:
+        return isinstance(other, SnapshotList) and other._directory is self._directory
 
 
 def _xattr_name(name: str) -> str:

@@ -1,11 +1,22 @@
-"""Fixtures of the modules that drive Hadoop's Java client: ``java`` (the handles for the
-module's ``server``) and ``fs`` (a WebHdfsFileSystem acting as tester)."""
+"""Fixtures of the modules that drive Hadoop's Java client: ``server`` (a namenode with the
+users of helpers.py, unless the module brings its own), ``java`` (the handles for it) and
+``fs`` (a WebHdfsFileSystem acting as tester)."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.namenode.http.helpers import start_namenode
 from tests.namenode.http.java import Java
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    nn = start_namenode(tmp_path_factory)
+    try:
+        yield nn
+    finally:
+        nn.stop()
 
 
 @pytest.fixture(scope="module")

@@ -196,3 +196,32 @@ def test_acls_through_hdfscli(client, d):
     with pytest.raises(HdfsError) as info:
         client.set_acl(d + "/a", "user::rwx,group::r-x")
     assert info.value.exception == "AclException"
+
+
+def test_snapshots_through_hdfscli(nn, client, d):
+    """HdfsCLI's snapshot calls; allowing needs the superuser (tester is in supergroup)."""
+    client.makedirs(d + "/s")
+    client.write(d + "/s/f", b"kept")
+    client.allow_snapshot(d + "/s")
+    client.allow_snapshot(d + "/s")                          # again: fine
+    assert client.create_snapshot(d + "/s", "one") == d + "/s/.snapshot/one"
+    client.delete(d + "/s/f")
+    with client.read(d + "/s/.snapshot/one/f") as reader:
+        assert reader.read() == b"kept"
+    client.rename_snapshot(d + "/s", "one", "first")
+    assert client.list(d + "/s/.snapshot") == ["first"]
+    with pytest.raises(HdfsError) as info:
+        client.rename_snapshot(d + "/s", "nope", "x")
+    assert info.value.exception == "SnapshotException"
+    with pytest.raises(HdfsError) as info:
+        client.disallow_snapshot(d + "/s")
+    assert "has snapshot(s)" in str(info.value)
+    with pytest.raises(HdfsError):
+        client.create_snapshot(d + "/missing", "x")
+    alice = hdfs.InsecureClient(nn.url, user="alice")
+    with pytest.raises(HdfsError) as info:
+        alice.allow_snapshot(d)
+    assert info.value.exception == "AccessControlException"
+    client.delete_snapshot(d + "/s", "first")
+    client.disallow_snapshot(d + "/s")
+    assert client.delete(d + "/s", recursive=True)

@@ -12,22 +12,12 @@ import itertools
 
 import pytest
 
-from tests.namenode.http.helpers import start_namenode
 from tests.namenode.http.java import java_error, shell
 
 pytestmark = pytest.mark.spark
 
 ACE = "org.apache.hadoop.security.AccessControlException"
 _dirs = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory)
-    try:
-        yield nn
-    finally:
-        nn.stop()
 
 
 @pytest.fixture

@@ -1,0 +1,119 @@
+"""Snapshots through Hadoop's own client and FsShell (PySpark's jars) against a real
+namenode: ``-createSnapshot``/``-renameSnapshot``/``-deleteSnapshot`` print and do what they
+do on HDFS, the diff report Hadoop's client builds reads as ``hdfs snapshotDiff`` prints it,
+the snapshottable and snapshot listings parse, files read through ``.snapshot`` give what
+was there, and what HDFS refuses raises HDFS's exception classes. Users as in
+tests/namenode/http/helpers.py: tester (supergroup), alice (staff)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from tests.namenode.http.java import java_error, shell
+
+pytestmark = pytest.mark.spark
+
+SNAPSHOT_EXCEPTION = "org.apache.hadoop.hdfs.protocol.SnapshotException"
+_dirs = itertools.count()
+
+
+@pytest.fixture
+def d(fs, java) -> str:
+    path = f"/snap{next(_dirs)}"
+    assert fs.mkdirs(java.path(path))
+    fs.allowSnapshot(java.path(path))
+    return path
+
+
+def write(fs, java, path: str, data: bytes) -> None:
+    out = fs.create(java.path(path), True)
+    try:
+        out.write(bytearray(data))
+    finally:
+        out.close()
+
+
+def read(fs, java, path: str) -> bytes:
+    stream = fs.open(java.path(path))
+    try:
+        return bytes(java.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+    finally:
+        stream.close()
+
+
+def test_fsshell_snapshot_commands(fs, java, d):
+    code, printed = shell(java, "tester", "-createSnapshot", d, "s1")
+    assert (code, printed) == (0, f"Created snapshot {d}/.snapshot/s1\n"), printed.err
+    assert shell(java, "tester", "-renameSnapshot", d, "s1", "first")[0] == 0
+    code, listed = shell(java, "tester", "-ls", f"{d}/.snapshot")
+    assert code == 0 and listed.strip().splitlines()[-1].endswith(f"{d}/.snapshot/first"), \
+        listed.err
+    assert shell(java, "tester", "-deleteSnapshot", d, "first")[0] == 0
+    assert shell(java, "tester", "-ls", f"{d}/.snapshot")[1].startswith("") is True
+    assert list(fs.listStatus(java.path(f"{d}/.snapshot"))) == []
+    assert fs.getFileStatus(java.path(d)).isSnapshotEnabled()
+
+
+def test_a_snapshot_keeps_what_was_there(fs, java, d):
+    write(fs, java, f"{d}/f", b"version one")
+    fs.createSnapshot(java.path(d), "s1")
+    write(fs, java, f"{d}/f", b"two")                       # overwritten
+    fs.delete(java.path(f"{d}/f"), False)
+    assert read(fs, java, f"{d}/.snapshot/s1/f") == b"version one"
+    status = fs.getFileStatus(java.path(f"{d}/.snapshot/s1/f"))
+    assert status.getLen() == 11
+    assert not fs.exists(java.path(f"{d}/f"))
+    assert java_error(fs.delete, java.path(f"{d}/.snapshot/s1/f"), False) == \
+        "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException"
+
+
+def test_the_diff_report_reads_as_hdfs_prints_it(fs, java, d):
+    for sub in ("keep", "gone", "old"):
+        assert fs.mkdirs(java.path(f"{d}/{sub}"))
+    write(fs, java, f"{d}/keep/f", b"12345")
+    fs.createSnapshot(java.path(d), "a")
+    fs.delete(java.path(f"{d}/gone"), True)
+    assert fs.rename(java.path(f"{d}/old"), java.path(f"{d}/new"))
+    assert fs.mkdirs(java.path(f"{d}/made"))
+    fs.createSnapshot(java.path(d), "b")
+    report = fs.getSnapshotDiffReport(java.path(d), "a", "b")
+    lines = report.toString().strip().splitlines()
+    assert lines[0] == f"Difference between snapshot a and snapshot b under directory {d}:"
+    assert lines[1] == "M\t."
+    assert sorted(lines[2:]) == sorted(["-\t./gone", "R\t./old -> ./new", "+\t./made"])
+    current = fs.getSnapshotDiffReport(java.path(d), "b", "")
+    assert current.toString().strip().splitlines() == [
+        f"Difference between snapshot b and current directory under directory {d}:"]
+
+
+def test_listings_of_snapshottable_directories_and_snapshots(fs, java, d):
+    fs.createSnapshot(java.path(d), "s1")
+    fs.createSnapshot(java.path(d), "s2")
+    dirs = {s.getFullPath().toString(): s for s in fs.getSnapshottableDirectoryList()}
+    assert dirs[d].getSnapshotNumber() == 2 and dirs[d].getSnapshotQuota() == 65536
+    snaps = fs.getSnapshotListing(java.path(d))
+    assert [s.getDirStatus().getLocalName() for s in snaps] == ["s1", "s2"]
+    assert snaps[0].getSnapshotID() < snaps[1].getSnapshotID()
+
+
+def test_what_hdfs_refuses(fs, java, d):
+    alice = java.open("alice")
+    try:
+        assert java_error(alice.allowSnapshot, java.path(d)) == \
+            "org.apache.hadoop.security.AccessControlException"
+        assert java_error(alice.createSnapshot, java.path(d), "x") == \
+            "org.apache.hadoop.security.AccessControlException"
+    finally:
+        alice.close()
+    fs.createSnapshot(java.path(d), "s1")
+    assert java_error(fs.createSnapshot, java.path(d), "s1") == SNAPSHOT_EXCEPTION
+    assert java_error(fs.delete, java.path(d), True) == SNAPSHOT_EXCEPTION
+    assert java_error(fs.disallowSnapshot, java.path(d)) == SNAPSHOT_EXCEPTION
+    assert java_error(fs.deleteSnapshot, java.path(d), "nope") == SNAPSHOT_EXCEPTION
+    assert fs.mkdirs(java.path(f"{d}/sub"))
+    assert java_error(fs.allowSnapshot, java.path(f"{d}/sub")) == SNAPSHOT_EXCEPTION
+    fs.deleteSnapshot(java.path(d), "s1")
+    fs.disallowSnapshot(java.path(d))
+    assert fs.delete(java.path(d), True)
