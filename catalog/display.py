@@ -145,16 +145,21 @@ def change_line(kind: str, doc: dict) -> str:
     if kind == "retain":
         return f"kept checkpoints {_runs(doc['kept'])}; deleted {doc['deleted']}"
     if kind == "rollback":
+        undo = (f"; snapshot {doc['snapshot']} holds what was removed"
+                if doc.get("snapshot") else "")
         return (f"{doc['path']}: rolled back to batch {doc['lastBatch']}; the query restarts "
                 f"from batch {doc['lastBatch'] + 1} (removed batches "
                 f"{_runs(doc['removedBatches']) or 'none'}, {doc['removedStateFiles']} state "
-                f"files)")
+                f"files){undo}")
     if kind == "gc":
         verb = "would remove" if doc["dryRun"] else "removed"
         lines = [f"{verb} {p['path']} ({p['reason']}, {nbytes(p['bytes'])})"
                  for p in doc["removed"]]
+        kept = doc.get("bytesKeptBySnapshots", 0)
+        held = f" ({nbytes(kept)} more stay until the snapshots holding them are deleted)" \
+            if kept else ""
         return "\n".join(lines + [f"{verb} {len(doc['removed'])} paths, "
-                                  f"{nbytes(doc['bytesFreed'])}"])
+                                  f"{nbytes(doc['bytesFreed'])} freed{held}"])
     return str(doc)
 
 

@@ -26,7 +26,7 @@ from nnlite.catalog.errors import (
     InvalidRequestError,
     NotACheckpointError,
 )
-from nnlite.namenode.errors import AccessControlError
+from nnlite.namenode.errors import AccessControlError, NamenodeError
 from nnlite.namenode.namespace import paths, permission
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
@@ -341,10 +341,31 @@ class CatalogService:
         found = self._scan_streaming(self._node(path, user), path, caller)
         self._check_quiet(found)
         plan = retention.rollback(found, to_batch, self._restart_files(found, to_batch))
-        _, ops = self.fs.ns.delete_many(plan.paths, caller)
-        log.info("catalog: rolled %s back to batch %d (%d paths, %d bytes)", path, to_batch,
-                 len(plan.paths), plan.bytes)
-        return {"path": path, "lastBatch": to_batch, **plan.to_json()}, ops
+        ops, taken = self._undo_snapshot(path, to_batch, caller) if plan.paths else ([], None)
+        _, more = self.fs.ns.delete_many(plan.paths, caller)
+        log.info("catalog: rolled %s back to batch %d (%d paths, %d bytes)%s", path, to_batch,
+                 len(plan.paths), plan.bytes, f"; snapshot {taken}" if taken else "")
+        return {"path": path, "lastBatch": to_batch, **plan.to_json(),
+                **({"snapshot": taken} if taken else {})}, ops + more
+
+    def _undo_snapshot(self, path: str, batch: int, caller) -> tuple[list, str | None]:
+        """Under a snapshottable directory a rollback first takes a snapshot of it, so the
+        removed batches can be copied back from ``<dir>/.snapshot/<name>``. Who may not
+        take one there may not roll back there: the rollback would not be undoable."""
+        where = self.fs.ns.snapshottable_above(path)
+        if where is None:
+            return [], None
+        now = self.now_ms()
+        name = time.strftime(f"rollback-{batch}-%Y%m%d-%H%M%S", time.gmtime(now / 1000)) + \
+            f".{now % 1000:03d}"
+        try:
+            taken, ops = self.fs.ns.create_snapshot(where, name, caller)
+        except NamenodeError as exc:
+            raise type(exc)(
+                f"{path} is under the snapshottable directory {where}, and the rollback "
+                f"takes a snapshot of it first so that it can be undone; that failed: {exc}",
+                path=path) from exc
+        return list(ops), taken
 
     def _restart_files(self, found: streaming.Layout, batch: int) -> set[str]:
         """Read and parse what a restart after ``batch`` reads (metadata, its offsets and
@@ -423,9 +444,13 @@ class CatalogService:
             self._node(root, user), root, self.now_ms(), self.tmp_ttl_ms, self.rdd_ttl_ms,
             can_list=functools.partial(permission.allowed, caller, access=LIST),
             can_delete=lambda where: _may(self.fs.ns.check_delete, paths.split(where), caller))
+        # What a snapshot holds stays on disk until the snapshot goes (the block sweep keeps
+        # it): counted apart, not as freed.
+        kept = sum(p["bytes"] for p in plan if self.fs.ns.kept_by_snapshot(p["path"]))
         ops = [] if dry_run else self.fs.ns.delete_many([p["path"] for p in plan], caller)[1]
         return {"root": root, "dryRun": dry_run, "removed": plan,
-                "bytesFreed": sum(p["bytes"] for p in plan)}, ops
+                "bytesFreed": sum(p["bytes"] for p in plan) - kept,
+                "bytesKeptBySnapshots": kept}, ops
 
     # ------------------------------------------------------------------ jobs
 

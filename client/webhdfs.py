@@ -171,6 +171,31 @@ class WebHdfsClient:
     def remove_xattr(self, path: str, name: str) -> None:
         self._call("PUT", path, "REMOVEXATTR", **{"xattr.name": name})
 
+    def allow_snapshot(self, path: str) -> None:
+        """Superuser: make a directory snapshottable."""
+        self._call("PUT", path, "ALLOWSNAPSHOT")
+
+    def disallow_snapshot(self, path: str) -> None:
+        self._call("PUT", path, "DISALLOWSNAPSHOT")
+
+    def create_snapshot(self, path: str, name: str | None = None) -> str:
+        """The new snapshot's path (``<path>/.snapshot/<name>``)."""
+        return self._field(self._call("PUT", path, "CREATESNAPSHOT", snapshotname=name),
+                           "Path")
+
+    def delete_snapshot(self, path: str, name: str) -> None:
+        self._call("DELETE", path, "DELETESNAPSHOT", snapshotname=name)
+
+    def rename_snapshot(self, path: str, old: str, new: str) -> None:
+        self._call("PUT", path, "RENAMESNAPSHOT", oldsnapshotname=old, snapshotname=new)
+
+    def snapshot_diff(self, path: str, older: str, newer: str = "") -> list[dict]:
+        """The diff report's entries (``type``, ``sourcePath``, ``targetPath``); an empty
+        name is the current tree."""
+        doc = self._call("GET", path, "GETSNAPSHOTDIFF", oldsnapshotname=older,
+                         snapshotname=newer)
+        return self._field(doc, "SnapshotDiffReport", "diffList")
+
     def create(self, path: str, data=b"", *, overwrite: bool = False,
                permission: int | None = None, block_size: int | None = None) -> None:
         """CREATE: the namenode redirects (307) to where the data goes; send it there.

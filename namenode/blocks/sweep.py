@@ -21,11 +21,15 @@ log = logging.getLogger(__name__)
 
 
 def referenced(ns) -> set[int]:
-    """Every block id a file of the namespace refers to (call under the namesystem lock)."""
+    """Every block id a file of the namespace refers to, or a snapshot still keeps (call
+    under the namesystem lock): a block goes only once the last snapshot that needs it is
+    deleted, as HDFS collects blocks when a snapshot's diffs are destroyed."""
     ids = set()
     for node in walk(ns.root):
         if not node.is_dir:
             ids.update(block[0] for block in node.blocks)
+    if ns.snapshots.diffs:
+        ids |= ns.snapshots.referenced_blocks()
     return ids
 
 

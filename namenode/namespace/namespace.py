@@ -526,6 +526,25 @@ class Namespace(Tree):
                     f"The directory {where} cannot be deleted since {where} is snapshottable "
                     f"and already has snapshots", path=where)
 
+    def kept_by_snapshot(self, path: str) -> bool:
+        """Whether a snapshot holds the inode at ``path`` (it existed when the newest
+        snapshot above it was taken), so deleting it frees none of its blocks."""
+        node = self.lookup(paths.split(path))
+        latest = self.snapshots.latest(node) if node is not None and self.snapshots.roots \
+            else 0
+        return bool(latest) and node.id <= self.snapshots.by_id[latest].max_inode_id
+
+    def snapshottable_above(self, path: str) -> str | None:
+        """The snapshottable directory at or above ``path``, if any (none nest)."""
+        node = self.lookup(paths.split(path))
+        roots = self.snapshots.roots
+        while node is not None and roots:
+            entry = roots.get(node.id)
+            if entry is not None and entry[0] is node:
+                return node.path()
+            node = node.parent
+        return None
+
     def _snapshot_root(self, path: str, caller: Caller, *, owner: bool = True):
         """The directory a snapshot request names: it must exist and be a directory
         (INodeDirectory.valueOf); its owner or a superuser may act on it."""

@@ -233,3 +233,31 @@ def test_relative_paths_are_under_the_users_home(server, hdfs):
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines()[1].split()[0] == f"/user/{USER}/ckpt/q1"
     assert nnlite(server, "latest", "ckpt/q1").stdout.strip() == "1"
+
+
+def test_a_rollback_under_a_snapshottable_directory_can_be_undone(server, hdfs):
+    """The rollback takes a snapshot first and names it; the removed batches are there."""
+    write_checkpoint(hdfs, Q, 4)
+    hdfs.allow_snapshot("/ckpt")
+    done = nnlite(server, "rollback", Q, "--to-batch", "1")
+    assert done.returncode == 0, done.stderr
+    taken = done.stdout.strip().rsplit("snapshot ", 1)[1].split()[0]
+    assert taken.startswith("/ckpt/.snapshot/rollback-1-")
+    assert not hdfs.exists(f"{Q}/commits/3")
+    assert hdfs.exists(f"{taken}/q1/commits/3")
+    assert b"".join(hdfs.read(f"{taken}/q1/offsets/3")).startswith(b"v1")
+    entries = hdfs.snapshot_diff("/ckpt", taken.rsplit("/", 1)[1])
+    assert {"type": "DELETE", "sourcePath": "q1/commits/3"} in entries
+
+
+def test_gc_does_not_count_what_a_snapshot_keeps_as_freed(tmp_path):
+    with running(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.rdd-ttl=0") as (
+            _, hdfs, catalog):
+        hdfs.create("/rdd/7a1e/rdd-3/part-00000", b"12345")
+        hdfs.allow_snapshot("/rdd")
+        hdfs.create_snapshot("/rdd", "keep")
+        hdfs.create("/rdd/9b2f/rdd-1/part-00000", b"123")
+        done = catalog.gc("/")
+        assert sorted(p["path"] for p in done["removed"]) == ["/rdd/7a1e", "/rdd/9b2f"]
+        assert (done["bytesFreed"], done["bytesKeptBySnapshots"]) == (3, 5)
+        assert b"".join(hdfs.read("/rdd/.snapshot/keep/7a1e/rdd-3/part-00000")) == b"12345"

@@ -263,6 +263,30 @@ def test_the_sweep_removes_only_old_unreferenced_unheld_blocks(store):
     assert sweeper.sweep() == []
 
 
+def test_a_block_only_a_snapshot_keeps_stays_until_the_snapshot_goes(store):
+    """Deleted, truncated or overwritten after a snapshot: the old blocks stay swept-proof
+    while a snapshot refers to them, and go once the last such snapshot is deleted."""
+    ns = new_ns()
+    blocks = written(store, b"snapshotted content", 1024).blocks
+    ns.mkdirs("/s", 0o755, SUPER)
+    ns.apply(edits.AddFileOp("/s/f", ns.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
+                             False, "c", ""))
+    ns.apply(edits.CloseFileOp("/s/f", ns.last_inode_id, 19, 1, 1, blocks, b""))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "one", SUPER)
+    ns.create_snapshot("/s", "two", SUPER)
+    ns.delete("/s/f", False, SUPER)
+    for block in blocks:
+        for path in (store.data_path(block[0]), store.meta_path(block[0])):
+            os.utime(path, (1, 1))
+    sweeper = Sweeper(FakeFs(ns), store, grace=60)
+    assert sweeper.sweep() == []
+    ns.delete_snapshot("/s", "one", SUPER)
+    assert sweeper.sweep() == []                     # "two" still shows the file
+    ns.delete_snapshot("/s", "two", SUPER)
+    assert sweeper.sweep() == [b[0] for b in blocks]
+
+
 # --------------------------------------------------------------------------- leases
 
 class Clock:
