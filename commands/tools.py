@@ -61,8 +61,9 @@ def oiv_cmd(input_path, output, processor, delimiter, no_header, step, max_size,
     options = oiv.OivOptions(processor=processor, delimiter=delimiter, header=not no_header,
                              step=step, max_size=max_size, plot=plot, md5=md5)
     result = oiv.run(input_path, output, options)
+    kept = f", {result.kept} kept only by snapshots left out" if result.kept else ""
     click.echo(f"oiv: {result.md5_note}; {result.written} of {result.meta.inode_count} inodes "
-               f"rendered (image txid {result.meta.last_txid})", err=True)
+               f"rendered{kept} (image txid {result.meta.last_txid})", err=True)
     result.check()
 
 

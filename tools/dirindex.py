@@ -5,7 +5,9 @@ directory, none per file.
 directories; ``path_of`` climbs from a directory to the root and caches the most recent paths
 (files of one directory sit together in an image, so the cache nearly always hits). A directory
 whose chain of parents does not reach the root (a missing parent, a cycle, a second root with a
-name) has no path.
+name) has no path. An inode only snapshots keep (the root of a kept subtree: parent_id 0 and
+``"kept": true`` in its snapshot cell, and everything under it) has the path KEPT, "": it is
+in no live directory, and the renderings leave it out without calling it an orphan.
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from nnlite.formats.fsimage.read import iter_batches
 BATCH_ROWS = 16_384
 PATH_CACHE = 1 << 16
 ROOT_PARENT = 0
-INDEX_COLUMNS = ("id", "parent_id", "name", "type")
+KEPT_PARENT = -1        # the parent recorded for a kept subtree's root
+KEPT = ""               # the path of an inode only snapshots keep
+INDEX_COLUMNS = ("id", "parent_id", "name", "type", "snapshot")
+
+
+def kept_roots(batch: pa.RecordBatch) -> pa.Array:
+    """Rows that are the root of a subtree only snapshots keep."""
+    return pc.and_(pc.equal(batch.column("parent_id"), ROOT_PARENT),
+                   pc.fill_null(pc.match_substring(batch.column("snapshot"), '"kept":true'),
+                                False))
 
 
 def join(parent: str, name: str) -> str:
@@ -46,7 +57,10 @@ class DirectoryIndex:
         for batch in iter_batches(image, batch_size=batch_size, columns=INDEX_COLUMNS,
                                     expected_md5=expected_md5):
             dirs = batch.filter(pc.equal(batch.column("type"), TYPE_DIRECTORY))
-            pairs = zip(dirs.column("parent_id").to_pylist(), dirs.column("name").to_pylist())
+            kept = kept_roots(dirs).to_pylist()
+            pairs = zip([KEPT_PARENT if k else p for p, k in
+                         zip(dirs.column("parent_id").to_pylist(), kept)],
+                        dirs.column("name").to_pylist())
             parents.update(zip(dirs.column("id").to_pylist(), pairs))
         return cls(parents)
 
@@ -62,7 +76,7 @@ class DirectoryIndex:
         if path is None:
             self._unresolved.add(dir_id)
             return None
-        for name in reversed(chain):
+        for name in reversed(chain) if path != KEPT else ():
             path = join(path, name)
         if len(self._paths) >= PATH_CACHE:
             self._paths.clear()
@@ -83,6 +97,8 @@ class DirectoryIndex:
             parent, name = entry
             if parent == ROOT_PARENT:
                 return (None if name else "/"), chain
+            if parent == KEPT_PARENT:
+                return KEPT, []
             chain.append(name)
             node = parent
 
@@ -90,11 +106,14 @@ class DirectoryIndex:
         """The path of every row of a batch (None where the parent does not resolve)."""
         out: list[str | None] = []
         path_of = self.path_of
-        columns = (batch.column(n).to_pylist() for n in INDEX_COLUMNS)
-        for inode_id, parent_id, name, type_ in zip(*columns):
+        columns = [batch.column(n).to_pylist() for n in INDEX_COLUMNS[:4]]
+        kept = kept_roots(batch).to_pylist()
+        for inode_id, parent_id, name, type_, is_kept in zip(*columns, kept):
             if type_ == TYPE_DIRECTORY:
                 out.append(path_of(inode_id))
+            elif is_kept:
+                out.append(KEPT)
             else:
                 parent = path_of(parent_id)
-                out.append(None if parent is None else join(parent, name))
+                out.append(parent if parent is None or parent == KEPT else join(parent, name))
         return out

@@ -46,7 +46,7 @@ from nnlite.formats.fsimage.layout import MD5_SUFFIX, ImageMeta
 from nnlite.formats.fsimage.md5 import parse_md5_sidecar
 from nnlite.formats.fsimage.read import iter_batches, read_meta
 from nnlite.tools import OIV_PROCESSORS
-from nnlite.tools.dirindex import BATCH_ROWS, DirectoryIndex
+from nnlite.tools.dirindex import BATCH_ROWS, KEPT, DirectoryIndex
 from nnlite.tools.distribution import COLUMNS as DISTRIBUTION_COLUMNS
 from nnlite.tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, load_pyplot, plot
 from nnlite.tools.errors import OptionError
@@ -127,14 +127,17 @@ class OivResult:
     inodes: int = 0
     written: int = 0
     orphans: int = 0
+    kept: int = 0                 # inodes only snapshots keep: in no live directory
     orphan_examples: list[tuple[int, int, str]] = field(default_factory=list)
     distribution: FileDistribution | None = None
 
     def count(self, batch: pa.RecordBatch, paths: list[str | None]) -> None:
         self.inodes += batch.num_rows
         missing = [i for i, p in enumerate(paths) if p is None]
-        self.written += batch.num_rows - len(missing)
+        kept = sum(1 for p in paths if p == KEPT)
+        self.written += batch.num_rows - len(missing) - kept
         self.orphans += len(missing)
+        self.kept += kept
         for i in missing[:ORPHAN_EXAMPLES - len(self.orphan_examples)]:
             self.orphan_examples.append((batch.column("id")[i].as_py(),
                                          batch.column("parent_id")[i].as_py(),

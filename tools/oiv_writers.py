@@ -60,7 +60,8 @@ PERMISSIONS = tuple(symbolic(mode) for mode in range(0o10000))
 
 class DelimitedWriter:
     columns = ("id", "parent_id", "name", "type", "permission", "owner", "group", "mtime",
-               "atime", "replication", "block_size", "length", "blocks", "ns_quota", "ss_quota")
+               "atime", "replication", "block_size", "length", "blocks", "ns_quota", "ss_quota",
+               "snapshot")
 
     def __init__(self, out, options):  # options: tools.oiv.OivOptions
         self.out = out
@@ -81,7 +82,7 @@ class DelimitedWriter:
         lines = []
         for path, typ, perm, own, grp, mt, at, rep, bs, ln, nsq, ssq, nb in zip(
                 paths, *columns, counts):
-            if path is None:
+            if not path:            # None: no path; "": only a snapshot keeps it
                 continue
             if typ == TYPE_DIRECTORY:
                 lines.append(f"{path}{d}0{d}{fmt(mt)}{d}{fmt(at)}{d}0{d}0{d}0{d}{nsq}{d}{ssq}"
@@ -128,8 +129,11 @@ class JsonWriter:
     def write(self, batch: pa.RecordBatch, paths: list[str | None]) -> None:
         dumps, parts = json.dumps, []
         for path, row in zip(paths, batch.to_pylist()):
-            if path is not None:
-                parts.append(dumps(inode_record(path, row), ensure_ascii=False))
+            if path:
+                record = inode_record(path, row)
+                if record.get("snapshot") is not None:     # the cell is JSON: nest it
+                    record["snapshot"] = json.loads(record["snapshot"])
+                parts.append(dumps(record, ensure_ascii=False))
         if parts:
             self.out.write(self._separator + ",\n".join(parts))
             self._separator = ",\n"
@@ -178,7 +182,7 @@ class XmlWriter:
     def write(self, batch: pa.RecordBatch, paths: list[str | None]) -> None:
         parts = []
         for path, row in zip(paths, batch.to_pylist()):
-            if path is not None:
+            if path:
                 record = inode_record(path, row)
                 if record["xattrs"] is not None:
                     record["xattrs"] = [{"name": k, "value": v}

@@ -35,7 +35,7 @@ from nnlite.formats.fsimage.layout import (
 )
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.formats.fsimage.read import iter_batches, read_meta
-from nnlite.tools.dirindex import BATCH_ROWS, DirectoryIndex
+from nnlite.tools.dirindex import BATCH_ROWS, DirectoryIndex, kept_roots
 from nnlite.tools.oiv import md5_source
 from nnlite.tools.progress import Progress
 
@@ -209,7 +209,7 @@ class TreeCheck:
 
     def _check_batch(self, batch: pa.RecordBatch, good: pa.Array) -> None:
         parents, names, types = (batch.column(n) for n in ("parent_id", "name", "type"))
-        is_root = pc.equal(parents, 0)
+        is_root = pc.and_(pc.equal(parents, 0), pc.invert(kept_roots(batch)))
         self.ids.append(batch.column("id"))
         for i in pc.indices_nonzero(is_root).to_pylist():
             self.roots.append((self.rows + i, batch.column("id")[i].as_py(),
@@ -218,8 +218,9 @@ class TreeCheck:
             self.kinds[kind] += pc.sum(pc.equal(types, kind)).as_py() or 0
         self.under_construction += pc.sum(pc.is_valid(batch.column("client_name"))).as_py() or 0
         permission = batch.column("permission")
-        self._find("parents", batch, pc.invert(pc.or_(is_root, pc.is_in(parents, value_set=good))))
-        self._find("names", batch, pc.and_(pc.invert(is_root), pc.or_(
+        self._find("parents", batch, pc.invert(pc.or_(pc.equal(parents, 0),
+                                                      pc.is_in(parents, value_set=good))))
+        self._find("names", batch, pc.and_(pc.invert(pc.equal(parents, 0)), pc.or_(
             pc.equal(names, ""), pc.match_substring(names, "/"))))
         self._find("types", batch, pc.invert(pc.is_in(types, value_set=pa.array(
             list(self.kinds), pa.int8()))))

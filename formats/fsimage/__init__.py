@@ -32,9 +32,19 @@ Columns (SCHEMA, in this order; "not null" unless marked nullable)::
     client_name     string    nullable: non-null means a file under construction whose lease
                               is held by this client
     client_machine  string    nullable: host of that client
+    acl             list<string>
+                              nullable (version 2): the inode's ACL feature entries as
+                              "[default:]type:name:perm" (named and group access entries, then
+                              the default ACL); the owner, mask and other entries are the
+                              permission bits. Null: no ACL.
+    snapshot        string    nullable (version 2): JSON of the inode's snapshot state (a
+                              snapshottable directory's snapshots, the diffs that serve them,
+                              "kept" for an inode only snapshots keep); its layout is in
+                              namenode/image/snapshots.py, the namespace side of the format.
 
 Row order carries no meaning; the namenode writes parents before children, but readers build the
-tree from ``parent_id``.
+tree from ``parent_id``. Rows of inodes only snapshots keep follow the live ones; a kept
+subtree's root has parent_id 0 and ``"kept": true`` in its snapshot cell.
 
 Key/value metadata of the Parquet footer (keys and values are bytes; every integer is ASCII
 decimal)::
@@ -46,11 +56,12 @@ decimal)::
     nnlite.inode_count     number of rows; a reader refuses a file whose row count differs
     nnlite.creation_time   ms since the epoch when the image was written
     nnlite.extra.<name>    optional integers the caller adds (ImageMeta.extra), such as
-                           last_inode_id and last_block_id
+                           last_inode_id, last_block_id and last_snapshot_id
 
-Version meaning: LAYOUT_VERSION 1 is this schema and these keys. Any change to a column, a type or
-a key's meaning takes a new version, and a reader refuses every version but its own
-(UnsupportedVersionError) rather than guess.
+Version meaning: version 1 is this schema without ``acl`` and ``snapshot``; version 2
+(LAYOUT_VERSION) adds them. A reader takes every version of READABLE_VERSIONS and gives a
+column its file predates as nulls (``layout.ADDED`` says which); any other version is
+UnsupportedVersionError. Any change to a column, a type or a key's meaning takes a new version.
 
 Encoding: zstd pages with page CRCs (so damage is caught even without the sidecar), row groups of
 ROW_GROUP_SIZE rows (bounded memory for ``iter_batches``), dictionary encoding on the repetitive

@@ -4,6 +4,7 @@
 |---|---|
 | ``namedir.py`` | ``NameDir``: layout, the ownership lock, ``VERSION``, the files each holds |
 | ``columns.py`` | the namespace <-> fsimage columns: ``save`` and ``load`` |
+| ``snapshots.py`` | the snapshot column and the rows of inodes only snapshots keep |
 | ``install.py`` | installing a new image into name dirs so that a crash at any instant leaves a loadable dir |
 | ``startup.py`` | startup: the newest valid image, then every later record of ``edits`` and ``edits.new`` |
 | ``checkpoint.py`` | the namenode's side of a checkpoint: roll, serve the files, verify an upload, swap |

@@ -5,6 +5,8 @@
 | ``inode.py`` | slotted inodes (directories, files), quotas, usage, ``walk`` |
 | ``paths.py`` | path validation: every path that enters the namespace passes ``split`` |
 | ``permission.py`` | HDFS's permission model: the ``Caller``, owner/group/other bits, superuser, sticky bit |
+| ``acl.py`` | POSIX ACLs: entries, the spec syntax, AclTransformation, AclStorage, inheritance, enforcement |
+| ``snapshot.py`` | snapshots: the registry, copy-on-write diffs, views of a snapshot, the diff report |
 | ``checks.py`` | values the edits log and the fsimage can hold |
 | ``tree.py`` | ``Tree`` and ``apply(op)``: the one code path that changes the namespace, live or replayed |
 | ``namespace.py`` | ``Namespace``: the requests (permission checks, op building, HDFS's answers) on the tree |

@@ -313,3 +313,30 @@ def test_many_snapshots_then_deleted_in_any_order():
             assert sorted(ns.status(f"/s/.snapshot/{other}", SUPER).children) == names
 
 
+
+
+def test_oiv_shows_the_snapshots_and_what_they_keep(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from nnlite.cli import main
+    ns = new_ns()
+    ns.mkdirs("/s", 0o755, SUPER)
+    write_file(ns, "/s/f", sizes=(3,))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "one", SUPER)
+    ns.delete("/s/f", False, SUPER)
+    info = columns.save(ns, str(tmp_path / "fsimage"), 42, 9)
+    (tmp_path / "fsimage.md5").write_text(f"{info.md5_hex} *fsimage\n")
+    result = CliRunner().invoke(main, ["oiv", "-i", str(tmp_path / "fsimage"), "-o",
+                                       str(tmp_path / "out.json"), "-p", "JSON"])
+    assert result.exit_code == 0, result.output
+    inodes = {r["path"]: r for r in json.loads((tmp_path / "out.json").read_text())["inodes"]}
+    root = inodes["/s"]["snapshot"]
+    assert [s[1] for s in root["root"]["snapshots"]] == ["one"]
+    [(snap, _, created, deleted)] = root["diffs"]
+    assert created is None and list(deleted) == ["f"]
+    assert "1 kept only by snapshots left out" in result.output
+    verified = CliRunner().invoke(main, ["fsimage", "verify", str(tmp_path / "fsimage")])
+    assert verified.exit_code == 0, verified.output
