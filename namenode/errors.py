@@ -8,6 +8,11 @@ raises in the same situation; the HTTP layer turns that into a WebHDFS ``RemoteE
 from __future__ import annotations
 
 
+def simple_name(java_class: str) -> str:
+    """``Class.getSimpleName``: the last part of the name, of a nested class too."""
+    return java_class.rsplit(".", 1)[-1].rsplit("$", 1)[-1]
+
+
 class NamenodeError(Exception):
     """Root of the namenode's errors."""
 
@@ -19,7 +24,7 @@ class NamenodeError(Exception):
 
     @property
     def exception_name(self) -> str:
-        return self.JAVA_CLASS.rsplit(".", 1)[-1]
+        return simple_name(self.JAVA_CLASS)
 
 
 class InvalidPathError(NamenodeError):
@@ -88,6 +93,14 @@ class SnapshotError(NamenodeError):
 class SnapshotAccessControlError(AccessControlError):
     """A change to a path inside a snapshot (``<dir>/.snapshot/...``), which is read-only."""
     JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException"
+
+
+class NoECPolicySetError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.NoECPolicySetException"
+
+
+class InvalidTokenError(NamenodeError):
+    JAVA_CLASS = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
 
 
 class UnsupportedOperationError(NamenodeError):

@@ -42,7 +42,7 @@ JSON = None
 
 
 def body(java_class: str, message: str) -> bytes:
-    name = java_class.rsplit(".", 1)[-1]
+    name = errors.simple_name(java_class)
     return json.dumps({"RemoteException": {"exception": name, "javaClassName": java_class,
                                            "message": message}}, separators=(",", ":")).encode()
 

@@ -54,7 +54,7 @@ from nnlite.namenode.http.webhdfs_json import (
     xattrs_json,
 )
 from nnlite.namenode.http.wire import BadRequest, Request, Response
-from nnlite.namenode.namespace import paths, storage_policy
+from nnlite.namenode.namespace import erasure_coding, paths, permission, storage_policy
 
 PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"
@@ -108,6 +108,16 @@ class WebHdfs:
             ("PUT", "SATISFYSTORAGEPOLICY"): self.satisfy_storage_policy,
             ("GET", "LISTXATTRS"): self.list_xattrs,
             ("GET", "GETACLSTATUS"): self.acl_status,
+            ("GET", "GETECPOLICY"): self.ec_policy,
+            ("GET", "GETECPOLICIES"): self.ec_policies,
+            ("GET", "GETECCODECS"): self.ec_codecs,
+            ("PUT", "SETECPOLICY"): self.set_ec_policy,
+            ("POST", "UNSETECPOLICY"): self.unset_ec_policy,
+            ("PUT", "ENABLEECPOLICY"): self.enable_ec_policy,
+            ("PUT", "DISABLEECPOLICY"): self.disable_ec_policy,
+            ("PUT", "SETQUOTABYSTORAGETYPE"): self.set_quota_by_storage_type,
+            ("PUT", "RENEWDELEGATIONTOKEN"): self.renew_delegation_token,
+            ("PUT", "CANCELDELEGATIONTOKEN"): self.cancel_delegation_token,
             ("PUT", "ALLOWSNAPSHOT"): self.allow_snapshot,
             ("PUT", "DISALLOWSNAPSHOT"): self.disallow_snapshot,
             ("PUT", "CREATESNAPSHOT"): self.create_snapshot,
@@ -362,6 +372,75 @@ class WebHdfs:
             "Cannot request to satisfy storage policy when storage policy satisfier feature "
             "has been disabled by admin. Seek for an admin help to enable it or use Mover "
             "tool.", path=path)
+
+    # ------------------------------------------------ erasure coding: every policy disabled
+
+    def ec_policy(self, req, path, user) -> Response:
+        """FSDirErasureCodingOp.getErasureCodingPolicy: no policy (JSON null) for a
+        replicated path; JsonUtil sends a policy as the bare map WebHdfsFileSystem reads."""
+        try:
+            self.fs.read(self.fs.ns.status, path, self.fs.caller(user))
+        except errors.PathNotFoundError as exc:
+            raise errors.PathNotFoundError(f"Path not found: {path}", path=path) from exc
+        return json_response(None)
+
+    def ec_policies(self, req, path, user) -> Response:
+        return json_response({"ErasureCodingPolicies": {"ErasureCodingPolicyInfo": [
+            {"policy": p.to_json(), "state": "DISABLED"} for p in erasure_coding.POLICIES]}})
+
+    def ec_codecs(self, req, path, user) -> Response:
+        return json_response({"ErasureCodingCodecs": erasure_coding.CODECS})
+
+    def set_ec_policy(self, req, path, user) -> Response:
+        """WRITE on the path, then the policy must be enabled; none is."""
+        node = self.fs.read(self.fs.ns.target, path, self.fs.caller(user))
+        self.fs.read(permission.check, self.fs.caller(user), node, permission.WRITE, path)
+        raise errors.HadoopIllegalArgumentError(
+            erasure_coding.not_enabled(req.param("ecpolicy") or ""), path=path)
+
+    def unset_ec_policy(self, req, path, user) -> Response:
+        node = self.fs.read(self.fs.ns.target, path, self.fs.caller(user))
+        self.fs.read(permission.check, self.fs.caller(user), node, permission.WRITE, path)
+        raise errors.NoECPolicySetError(
+            f"No erasure coding policy explicitly set on {paths.normalize(path)}", path=path)
+
+    def enable_ec_policy(self, req, path, user) -> Response:
+        permission.check_superuser(self.fs.caller(user), "enable an erasure coding policy")
+        name = param_required(req, "ecpolicy", "ENABLEECPOLICY")
+        if erasure_coding.by_name(name) is None:
+            raise errors.HadoopIllegalArgumentError(f"The policy name {name} does not exist")
+        raise errors.UnsupportedActionError(
+            f"Cannot enable erasure coding policy {name}: this NameNode keeps every block "
+            "replicated, with every erasure coding policy disabled")
+
+    def disable_ec_policy(self, req, path, user) -> Response:
+        """Every policy is disabled already: nothing changes, as HDFS answers then."""
+        permission.check_superuser(self.fs.caller(user), "disable an erasure coding policy")
+        name = param_required(req, "ecpolicy", "DISABLEECPOLICY")
+        if erasure_coding.by_name(name) is None:
+            raise errors.HadoopIllegalArgumentError(f"The policy name {name} does not exist")
+        return answer_empty(True)
+
+    def set_quota_by_storage_type(self, req, path, user) -> Response:
+        """Every block is on one DISK volume: quotas by storage type are off, as with
+        dfs.quota.by.storage.type.enabled=false (FSDirAttrOp.setQuota)."""
+        permission.check_superuser(self.fs.caller(user), f"set the quota of {path}")
+        param_required(req, "storagetype", "SETQUOTABYSTORAGETYPE")
+        self.fs.read(self.fs.ns.target, path, self.fs.caller(user))
+        raise errors.UnsupportedActionError(
+            "Failed to set quota by storage type because either "
+            "dfs.quota.by.storage.type.enabled is set to false or the layout version does not "
+            "support quota by storage type.", path=path)
+
+    def renew_delegation_token(self, req, path, user) -> Response:
+        """Simple authentication issues no tokens (FSNamesystem.renewDelegationToken)."""
+        param_required(req, "token", "RENEWDELEGATIONTOKEN")
+        raise errors.NamenodeError(
+            "Delegation Token can be renewed only with kerberos or web authentication")
+
+    def cancel_delegation_token(self, req, path, user) -> Response:
+        param_required(req, "token", "CANCELDELEGATIONTOKEN")
+        raise errors.InvalidTokenError("Token not found")
 
     def server_defaults(self, req, path, user) -> Response:
         return json_response(server_defaults_json(self.fs.server_defaults()))

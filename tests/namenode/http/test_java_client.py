@@ -461,3 +461,24 @@ def test_trash_roots_and_delegation_tokens(fs, java):
     # which by default will not fall back to an insecure cluster, refuses on that answer
     assert java_error(fs.getDelegationToken, "tester") == \
         "org.apache.hadoop.security.AccessControlException"
+
+
+def test_erasure_coding_as_a_namenode_with_every_policy_disabled(fs, java, base):
+    p = java.path(base)
+    infos = list(fs.getAllErasureCodingPolicies())
+    assert sorted(i.getPolicy().getName() for i in infos) == [
+        "RS-10-4-1024k", "RS-3-2-1024k", "RS-6-3-1024k", "RS-LEGACY-6-3-1024k", "XOR-2-1-1024k"]
+    assert {i.getState().toString() for i in infos} == {"DISABLED"}
+    assert dict(fs.getAllErasureCodingCodecs())["rs"] == "rs_native, rs_java"
+    assert java_error(fs.setErasureCodingPolicy, p, "RS-6-3-1024k") == \
+        "org.apache.hadoop.HadoopIllegalArgumentException"
+    assert java_error(fs.unsetErasureCodingPolicy, p) == \
+        "org.apache.hadoop.hdfs.protocol.NoECPolicySetException"
+    assert java_error(fs.getErasureCodingPolicy, java.path(base + "/nope")) == \
+        "java.io.FileNotFoundException"
+
+
+def test_quota_by_storage_type_answers_as_disabled(fs, java, base):
+    storage = java.jvm.org.apache.hadoop.fs.StorageType
+    assert java_error(fs.setQuotaByStorageType, java.path(base), storage.SSD, 10) == \
+        "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException"

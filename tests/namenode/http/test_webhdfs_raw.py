@@ -904,3 +904,25 @@ def test_symlinks_are_off_as_in_hdfs_by_default(w, d):
     reply = w.get(d, "GETLINKTARGET")
     assert error(reply) == (403, "IOException") and reply.message == f"Path {d} is not a symbolic link"
     assert error(w.get(d + "/missing", "GETLINKTARGET")) == (404, "FileNotFoundException")
+
+
+def test_erasure_coding_and_storage_type_quotas_answer_as_disabled(w, d):
+    """Every EC policy disabled: a replicated path has no policy (JSON null); setting one
+    is refused as FSDirErasureCodingOp refuses a policy that is not enabled."""
+    reply = w.get(d, "GETECPOLICY")
+    assert (reply.status, reply.body) == (200, b"null")
+    assert w.get(d + "/missing", "GETECPOLICY").error == (404, "FileNotFoundException")
+    policies = w.get("/", "GETECPOLICIES").json["ErasureCodingPolicies"]
+    assert {p["state"] for p in policies["ErasureCodingPolicyInfo"]} == {"DISABLED"}
+    assert w.put(d, "SETECPOLICY", ecpolicy="RS-6-3-1024k").error == \
+        (400, "HadoopIllegalArgumentException")
+    assert w.put("/", "ENABLEECPOLICY", ecpolicy="RS-6-3-1024k").error[1] == \
+        "UnsupportedActionException"
+    assert w.put("/", "ENABLEECPOLICY", ecpolicy="nope").error[1] == \
+        "HadoopIllegalArgumentException"
+    assert w.put("/", "DISABLEECPOLICY", ecpolicy="RS-6-3-1024k").status == 200
+    assert w.put(d, "SETQUOTABYSTORAGETYPE", storagetype="SSD",
+                 storagespacequota="10").error[1] == "UnsupportedActionException"
+    assert w.put("/", "RENEWDELEGATIONTOKEN", token="x").error == (403, "IOException")
+    cancel = w.put("/", "CANCELDELEGATIONTOKEN", token="x")
+    assert cancel.status == 403 and cancel.json["RemoteException"]["exception"] == "InvalidToken"
