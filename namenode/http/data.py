@@ -32,6 +32,7 @@ inside a block copies the kept prefix into a new block (blocks never change) and
 from __future__ import annotations
 
 import asyncio
+import time
 from urllib.parse import quote, urlencode
 
 from nnlite.namenode import errors
@@ -92,6 +93,7 @@ class DataPath:
             ("PUT", "CREATE"): self.create, ("POST", "APPEND"): self.append,
             ("GET", "OPEN"): self.open, ("GET", "GETFILECHECKSUM"): self.file_checksum,
             ("GET", "GETFILEBLOCKLOCATIONS"): self.block_locations,
+            ("GET", "GET_BLOCK_LOCATIONS"): self.located_blocks,
             ("POST", "CONCAT"): self.concat, ("POST", "TRUNCATE"): self.truncate,
             ("GET", "GETSTATUS"): self.fs_status})
 
@@ -189,6 +191,43 @@ class DataPath:
                             "storageTypes": ["DISK"], "topologyPaths": [f"/default-rack/{name}"]})
             pos += block[1]
         return json_response({"BlockLocations": {"BlockLocation": out}})
+
+    def located_blocks(self, req, path, user) -> Response:
+        """GET_BLOCK_LOCATIONS, the older form: JsonUtil.toJsonString(LocatedBlocks) of the
+        blocks overlapping [offset, offset + length), each on this server as its one
+        DataNode (DatanodeInfo as JsonUtil writes it)."""
+        offset, length = offset_length(req)
+        node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        end = offset + max(length, 1) if length is not None else None
+        host = self.host_name(req)
+        capacity, used, remaining = self.store.capacity()
+        now = int(time.time() * 1000)
+        datanode = {
+            "adminState": "NORMAL", "blockPoolUsed": used, "cacheCapacity": 0, "cacheUsed": 0,
+            "capacity": capacity, "dfsUsed": used, "hostName": host, "infoPort": self.port,
+            "infoSecurePort": 0, "ipAddr": host, "ipcPort": 0, "lastUpdate": now,
+            "lastUpdateMonotonic": int(time.monotonic() * 1000), "name": f"{host}:{self.port}",
+            "networkLocation": "/default-rack", "remaining": remaining,
+            "storageID": f"nnlite-{self.fs.namespace_id}", "xceiverCount": 0,
+            "xferPort": self.port}
+        pool = f"BP-{self.fs.namespace_id}-{host}-nnlite"
+
+        def located(block, start):
+            return {"block": {"blockId": block[0], "blockPoolId": pool,
+                              "generationStamp": block[2], "numBytes": block[1]},
+                    "blockToken": {"urlString": "AAAAAA"}, "cachedLocations": [],
+                    "isCorrupt": False, "locations": [datanode], "startOffset": start,
+                    "storageTypes": ["DISK"]}
+        out, pos = [], 0
+        for block in node.blocks:
+            if pos + block[1] > offset and (end is None or pos < end):
+                out.append(located(block, pos))
+            pos += block[1]
+        last = located(node.blocks[-1], pos - node.blocks[-1][1]) if node.blocks else None
+        return json_response({"LocatedBlocks": {
+            "fileLength": node.length, "isLastBlockComplete": node.client_name is None,
+            "isUnderConstruction": node.client_name is not None, "lastLocatedBlock": last,
+            "locatedBlocks": out}})
 
     def host_name(self, req: Request) -> str:
         return self.authority(req).rsplit(":", 1)[0]

@@ -151,6 +151,32 @@ def test_create_write_and_read_a_multi_block_file(fs, java, d):
     assert list(locations[0].getHosts()) == ["127.0.0.1"]
 
 
+def test_get_block_locations_parses_with_hadoops_located_blocks_reader(fs, java, d, server):
+    """GET_BLOCK_LOCATIONS (the form older clients fall back to), read by Hadoop's own
+    JsonUtilClient.toLocatedBlocks."""
+    import urllib.request
+    java.write(fs.create(java.path(d + "/f"), False), DATA)
+    url = f"{server.url}/webhdfs/v1{d}/f?op=GET_BLOCK_LOCATIONS&offset=1500&length=1000" \
+          "&user.name=tester"
+    with urllib.request.urlopen(url) as reply:
+        text = reply.read().decode()
+    jvm = java.jvm
+    parsed = jvm.com.fasterxml.jackson.databind.ObjectMapper().readValue(
+        text, jvm.java.lang.Class.forName("java.util.Map"))
+    reader = jvm.java.lang.Class.forName("org.apache.hadoop.hdfs.web.JsonUtilClient") \
+        .getDeclaredMethod("toLocatedBlocks", java.array(jvm.java.lang.Class,
+                                                         [jvm.java.lang.Class.forName(
+                                                             "java.util.Map")]))
+    reader.setAccessible(True)
+    located = reader.invoke(None, java.array(jvm.java.lang.Object, [parsed]))
+    assert located.getFileLength() == len(DATA) and located.isLastBlockComplete()
+    blocks = located.getLocatedBlocks()
+    assert [b.getStartOffset() for b in blocks] == [1024, 2048]
+    assert [b.getBlockSize() for b in blocks] == [BLOCK, BLOCK]
+    assert blocks[0].getLocations()[0].getHostName() == "127.0.0.1"
+    assert located.getLastLocatedBlock().getStartOffset() == 5 * BLOCK
+
+
 def test_overwrite_false_refuses_and_true_replaces(fs, java, d):
     java.write(fs.create(java.path(d + "/f"), False), b"first")
     assert java_error(fs.create, java.path(d + "/f"), False) == \
