@@ -701,6 +701,14 @@ class Namespace(Tree):
         return storage_policy.effective(node)
 
     def concat(self, target: str, srcs: list[str], caller: Caller):
+        """FSDirConcatOp.validatePath, then the permissions; the files themselves are checked
+        as the op applies (tree._check_concat_sources)."""
+        if not srcs:
+            raise errors.IllegalArgumentError("No sources given", path=target)
+        parent = paths.split(target)[:-1]
+        if any(paths.split(s)[:-1] != parent for s in srcs):
+            raise errors.IllegalArgumentError(
+                "Sources and target are not in the same directory", path=target)
         nodes = [self.target(p, caller) for p in [target, *srcs]]
         access.check(caller, nodes[0], access.WRITE, target)
         for p, node in zip(srcs, nodes[1:]):

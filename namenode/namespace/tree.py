@@ -593,9 +593,12 @@ class Tree:
     def _concat(self, record: tuple) -> None:
         _op, _txid, target, srcs, mtime = record
         path = target
-        target = self._complete_file(path)
-        srcs = [self._complete_file(s) for s in srcs]
-        _check_concat_sources(target, srcs, path)
+        target = self.get_file(path)
+        if target.client_name is not None:
+            raise errors.HadoopIllegalArgumentError(
+                f"concat: target file {path} is under construction", path=path)
+        srcs = [self.get_file(s) for s in srcs]
+        _check_concat_sources(target, srcs, record[3], path)
         length = target.length + sum(s.length for s in srcs)
         ss_delta = sum(s.length * (target.replication - s.replication) for s in srcs)
         self.check_quota(target.parent, 0, ss_delta)
@@ -768,13 +771,28 @@ def _check_one_quota(node: INode, quota: Quota, ns_delta: int, ss_delta: int) ->
             f"The DiskSpace quota of {node.path()} is exceeded: quota = {quota.ss_quota} B "
             f"but diskspace consumed = {quota.ss_used + ss_delta} B", path=node.path())
 
-def _check_concat_sources(target: INodeFile, srcs: list, path: str) -> None:
-    """As Hadoop's FSDirConcatOp: distinct files other than the target, in its directory."""
-    if not srcs or any(s is target for s in srcs) or len({id(s) for s in srcs}) != len(srcs):
-        raise errors.IllegalArgumentError(
-            "concat: the sources must be distinct files other than the target", path=path)
-    for src in srcs:
+def _check_concat_sources(target: INodeFile, srcs: list, names, path: str) -> None:
+    """FSDirConcatOp.verifySrcFiles, in its order and with its messages: each source in the
+    target's directory, not the target, complete and not empty, with a preferred block size
+    no larger than the target's; no source twice."""
+    for src, name in zip(srcs, names):
         if src.parent is not target.parent:
-            raise errors.IllegalArgumentError(
-                f"concat: source file {src.path()} is not in the same directory as the "
-                f"target {path}", path=path)
+            raise errors.HadoopIllegalArgumentError(
+                f"Source file {name} is not in the same directory with the target {path}",
+                path=path)
+        if src is target:
+            raise errors.HadoopIllegalArgumentError(
+                f"concat: the src file {name} is the same with the target file {path}",
+                path=path)
+        if src.client_name is not None or not src.blocks:
+            raise errors.HadoopIllegalArgumentError(
+                f"concat: source file {name} is invalid or empty or underConstruction",
+                path=path)
+        if src.block_size > target.block_size:
+            raise errors.HadoopIllegalArgumentError(
+                f"concat: source file {name} has preferred block size {src.block_size} which "
+                f"is greater than the target file's preferred block size {target.block_size}",
+                path=path)
+    if len({id(s) for s in srcs}) < len(srcs):
+        raise errors.HadoopIllegalArgumentError(
+            "concat: at least two of the source files are the same", path=path)

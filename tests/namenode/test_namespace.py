@@ -703,10 +703,13 @@ def test_concat_appends_the_blocks_and_deletes_the_sources(parts):
     assert (target.length, target.mtime, target.checksum, parts.files) == (100, 2000, None, 1)
 
 
-@pytest.mark.parametrize("srcs", [[], [HOME + "/t"], [HOME + "/s1", HOME + "/s1"]],
-                         ids=["no sources", "target as source", "duplicate source"])
-def test_concat_refuses_bad_source_lists(parts, srcs):
-    refused(parts, errors.IllegalArgumentError, parts.concat, HOME + "/t", srcs, ALICE)
+@pytest.mark.parametrize("srcs, error", [
+    ([], errors.IllegalArgumentError),                     # FSDirConcatOp.validatePath
+    ([HOME + "/t"], errors.HadoopIllegalArgumentError),    # verifySrcFiles, as the rest
+    ([HOME + "/s1", HOME + "/s1"], errors.HadoopIllegalArgumentError),
+], ids=["no sources", "target as source", "duplicate source"])
+def test_concat_refuses_bad_source_lists(parts, srcs, error):
+    refused(parts, error, parts.concat, HOME + "/t", srcs, ALICE)
 
 
 def test_concat_refuses_sources_in_another_directory(parts):
@@ -724,8 +727,20 @@ def test_concat_refuses_missing_paths_and_directories(parts):
 
 def test_concat_refuses_files_under_construction(parts):
     parts.create(HOME + "/uc", ALICE, client_name=CLIENT)
-    refused(parts, errors.LeaseError, parts.concat, HOME + "/uc", [HOME + "/s1"], ALICE)
-    refused(parts, errors.LeaseError, parts.concat, HOME + "/t", [HOME + "/uc"], ALICE)
+    refused(parts, errors.HadoopIllegalArgumentError, parts.concat, HOME + "/uc",
+            [HOME + "/s1"], ALICE)
+    refused(parts, errors.HadoopIllegalArgumentError, parts.concat, HOME + "/t", [HOME + "/uc"],
+            ALICE)
+
+
+def test_concat_refuses_empty_sources_and_larger_block_sizes(parts):
+    parts.create(HOME + "/empty", ALICE)
+    refused(parts, errors.HadoopIllegalArgumentError, parts.concat, HOME + "/t",
+            [HOME + "/empty"], ALICE)
+    write_file(parts, HOME + "/big", sizes=(5,), caller=ALICE)
+    parts.get(HOME + "/big").block_size = parts.get(HOME + "/t").block_size * 2
+    with pytest.raises(errors.HadoopIllegalArgumentError, match="preferred block size"):
+        parts.concat(HOME + "/t", [HOME + "/big"], ALICE)
 
 
 def test_concat_permissions(parts):
