@@ -121,6 +121,12 @@ class LeaseError(NamenodeError):
     JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
 
 
+class LeaseExpiredError(NamenodeError):
+    """The writer no longer holds the file: its lease was taken over or recovered, or the
+    file it wrote was deleted (FSNamesystem.checkLease)."""
+    JAVA_CLASS = "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
+
+
 class ReplayError(NamenodeError):
     """A logged op cannot be applied to the namespace it should fit: the log and the image
     disagree. Startup stops; only ``nnlite namenode --recover`` may skip such an op."""

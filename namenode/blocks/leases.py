@@ -11,13 +11,14 @@ limit (``dfs.namenode.lease-hard-limit-sec``, 1200 s) is revoked by housekeeping
 nobody waits. A lease whose upload is being recorded cannot be revoked.
 
 Client names are ``webhdfs-<kind>-<n>``: kind ``create``, ``append`` or ``truncate``, n a
-per-process counter. The namespace sees them only inside an upload's batch of ops
-([MkdirOp], AddFileOp, CloseFileOp for a create; AppendOp, CloseFileOp for an append;
-TruncateOp, AppendOp, CloseFileOp for a truncate inside a block), so a file still under
-construction by one after startup comes from a batch torn by a crash (never acknowledged).
-``recover_uploads`` runs after loading and logs ordinary ops: a torn create is deleted; a torn
-append or truncate is closed with the blocks the file has (its content before the append,
-after the truncate). Files under construction by other clients are left alone and logged.
+per-process counter. An upload opens its file under its client name when it starts (AddFileOp
+or AppendOp) and closes it at its end (CloseFileOp, upload.py); a truncate inside a block logs
+TruncateOp, AppendOp, CloseFileOp as one batch. So a file still under construction by one of
+them after startup was being written when the namenode stopped: nothing of it was
+acknowledged. ``recover_uploads`` runs after loading and closes each such file with the
+blocks it has (a create: empty; an append: its content before; a truncate: after it), as
+HDFS's lease recovery completes a file whose writer is gone. Files under construction by
+other clients are left alone and logged.
 """
 
 from __future__ import annotations
@@ -37,11 +38,6 @@ CREATE, APPEND, TRUNCATE = "create", "append", "truncate"
 CLIENT_PREFIX = "webhdfs-"
 SOFT_LIMIT = 60.0
 HARD_LIMIT = 1200.0
-
-
-class LeaseExpiredError(errors.NamenodeError):
-    """The writer lost its lease (silent past the soft limit, another writer took over)."""
-    JAVA_CLASS = "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
 
 
 def client_name(kind: str, number: int) -> str:
@@ -68,7 +64,7 @@ class Lease:
 
     def check(self) -> None:
         if self.revoked is not None:
-            raise LeaseExpiredError(self.revoked, path=self.path)
+            raise errors.LeaseExpiredError(self.revoked, path=self.path)
 
 
 class LeaseManager:
@@ -136,6 +132,10 @@ class LeaseManager:
                                f"{self.hard_limit:g} s without progress (hard limit)")
         return len(stale)
 
+    def expired(self, lease: Lease) -> bool:
+        """Silent past the soft limit: the next writer may take the lease over."""
+        return self._expired(lease)
+
     def _expired(self, lease: Lease) -> bool:
         return not lease.recording and self.clock() - lease.renewed > self.soft_limit
 
@@ -161,8 +161,8 @@ def recover_uploads(fs) -> list[tuple[str, str]]:
             log.warning("%s is under construction by %s, not one of ours: left as it is",
                         path, holder)
             continue
-        fs._mutate(fs.ns.recover_upload, path, inode_id, kind == CREATE)
-        action = "deleted" if kind == CREATE else "closed with its previous blocks"
-        log.warning("lease recovery: %s (torn %s by %s) %s", path, kind, holder, action)
+        fs._mutate(fs.ns.recover_upload, path, inode_id)
+        action = "closed with the blocks it has"
+        log.warning("lease recovery: %s (%s by %s, cut off) %s", path, kind, holder, action)
         done.append((path, action))
     return done

@@ -20,8 +20,9 @@ again, and the namespace checks a third time when the upload is recorded. A Loca
 used again: fsspec posts every chunk to one APPEND Location, Hadoop's reader re-opens the OPEN
 Location with another ``offset``.
 
-An upload changes the namespace only once its whole body arrived (upload.py holds the body
-sink). Parameters are read by params.py.
+An upload opens its file when its data step starts and completes it when its body has
+arrived (upload.py holds the body sink and says what happens when a writer goes away, its file
+is renamed or deleted). Parameters are read by params.py.
 
 GETFILECHECKSUM is answered by the namenode itself (200, as HttpFS does; Hadoop's client
 takes it, and HdfsCLI and fsspec follow no redirect there). CONCAT moves blocks; TRUNCATE
@@ -111,18 +112,34 @@ class DataPath:
         return self.redirect(req, path)
 
     def _check_create(self, req, path, user, options: CreateOptions) -> None:
-        with self.fs.lock:
-            self.fs._check_writable()
-            self.fs.ns.check_create(path, self.fs.caller(user), overwrite=options.overwrite,
-                                    create_parent=options.create_parent)
-        self.leases.check_free(paths.normalize(path), "create", machine(req))
+        self._writable(req, path, "create", lambda: self.fs.ns.check_create(
+            path, self.fs.caller(user), overwrite=options.overwrite,
+            create_parent=options.create_parent))
 
     def append(self, req, path, user) -> Response:
-        with self.fs.lock:
-            self.fs._check_writable()
-            self.fs.ns.writable_file(path, self.fs.caller(user), "append to")
-        self.leases.check_free(paths.normalize(path), "append to", machine(req))
+        self._writable(req, path, "append to", lambda: self.fs.ns.writable_file(
+            path, self.fs.caller(user), "append to"))
         return self.redirect(req, path)
+
+    def _writable(self, req, path: str, action: str, check) -> None:
+        """The namespace's checks for a new writer of ``path``. A writer silent past the soft
+        limit is recovered first (its file closed with what it had), as HDFS's
+        recoverLeaseInternal lets the next writer in; one that still makes progress is named
+        in the refusal (AlreadyBeingCreatedException)."""
+        norm = paths.normalize(path)
+        lease = self.leases.holder(norm)
+        if lease is not None and self.leases.expired(lease):
+            self.leases.revoke(lease, f"Lease of {norm} held by {lease.holder} expired after "
+                                      f"{self.leases.soft_limit:g} s without progress; a new "
+                                      f"writer took over")
+        try:
+            with self.fs.lock:
+                self.fs._check_writable()
+                check()
+        except errors.LeaseError:
+            self.leases.check_free(norm, action, machine(req))
+            raise
+        self.leases.check_free(norm, action, machine(req))
 
     def open(self, req, path, user) -> Response:
         offset_length(req)
@@ -340,35 +357,59 @@ class DataPath:
             return remote.from_error(exc)
 
     def _start_create(self, req, path, user) -> BlockUpload:
+        """Open the file under the upload's lease (logged now, visible once durable), then
+        take the body; upload.py completes it."""
         options = create_options(req, self.fs)
         caller = self.fs.caller(user)
         self._check_create(req, path, user, options)      # step 1's checks, again
         lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine(req))
+        def open_file():
+            _, ops = self.fs.ns.create(path, caller, client_name=lease.holder,
+                                       client_machine=machine(req), **options.namespace_kw())
+            return self.fs.ns.get_file(paths.normalize(path)), ops
+        try:
+            node, _ = self.fs.apply_and_log(open_file)
+        except BaseException:
+            self.leases.release(lease)
+            raise
+        try:
+            writer = self.store.writer(options.block_size)
+        except BaseException:
+            self.fs.apply_and_log(self.fs.ns.upload_abandon, node, lease.holder)
+            self.leases.release(lease)
+            raise
 
         def finalize(sealed: Sealed):
             return sealed.blocks, sealed.length, checksum.file_checksum(sealed.digests)
 
         def commit(blocks, length, value):
-            return self.fs.ns.create_complete(
-                path, caller, blocks=blocks, length=length, checksum=value,
-                client_name=lease.holder, client_machine=machine(req),
-                **options.namespace_kw())
+            return self.fs.ns.upload_close(node, lease.holder, blocks=blocks, length=length,
+                                           checksum=value, appended=False)
 
         done = Response(201, b"", OCTET,
                         headers=[("Location", f"webhdfs://{self.authority(req)}"
                                               f"{quote(path, safe='/')}")])
-        return BlockUpload(self, path, lease, self.store.writer(options.block_size), finalize,
-                      commit, done)
+        return BlockUpload(self, path, lease, writer, finalize, commit, done,
+                           lambda: self.fs.ns.upload_abandon(node, lease.holder))
 
     def _start_append(self, req, path, user) -> BlockUpload:
+        """Reopen the file under the upload's lease (AppendOp, logged now), then take the
+        body; the blocks and length appended to are those of the file as reopened."""
         caller = self.fs.caller(user)
         param_int(req, "buffersize", None, 1, (1 << 31) - 1)
         with self.fs.lock:
             self.fs._check_writable()
-            node = self.fs.ns.writable_file(path, caller, "append to")
-            inode_id, old, length = node.id, node.blocks, node.length
-            block_size, old_checksum = node.block_size, node.checksum
+            self.fs.ns.writable_file(path, caller, "append to")   # step 1's checks, again
         lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine(req))
+        def reopen():
+            _, ops = self.fs.ns.append(path, caller, lease.holder, machine(req))
+            return self.fs.ns.get_file(paths.normalize(path)), ops
+        try:
+            node, _ = self.fs.apply_and_log(reopen)
+        except BaseException:
+            self.leases.release(lease)
+            raise
+        old, length, old_checksum = node.blocks, node.length, node.checksum
 
         def finalize(sealed: Sealed):
             if not sealed.blocks and checksum.is_checksum(old_checksum):
@@ -379,18 +420,20 @@ class DataPath:
                 checksum.file_checksum(digests)
 
         def commit(blocks, new_length, value):
-            return self.fs.ns.append_complete(
-                path, caller, inode_id=inode_id, expected_blocks=old, blocks=blocks,
-                length=new_length, checksum=value, client_name=lease.holder,
-                client_machine=machine(req))
+            return self.fs.ns.upload_close(node, lease.holder, blocks=blocks, length=new_length,
+                                           checksum=value, appended=True)
 
-        tail = old[-1] if old else None
+        def abandon():
+            return self.fs.ns.upload_abandon(node, lease.holder)
+
         try:
-            writer = self.store.writer(block_size, tail)
+            writer = self.store.writer(node.block_size, old[-1] if old else None)
         except BaseException:
+            self.fs.apply_and_log(abandon)
             self.leases.release(lease)
             raise
-        return BlockUpload(self, path, lease, writer, finalize, commit, Response(200, b"", OCTET))
+        return BlockUpload(self, path, lease, writer, finalize, commit, Response(200, b"", OCTET),
+                           abandon)
 
     async def read(self, req: Request) -> Response:
         try:

@@ -1,11 +1,15 @@
 """The body sink of the data step's CREATE and APPEND (HttpServer.streams feeds it).
 
-Invariant: an upload changes the namespace only once its whole body arrived: its blocks are
-sealed (fsynced, published), then one batch of ops is logged ([MkdirOp], AddFileOp,
-CloseFileOp for a create; AppendOp, CloseFileOp for an append) holding blocks, length and the
-MD5-of-MD5-of-CRC32 checksum (namenode/checksum.py). A body cut off, a lost lease or a failed
-check deletes the upload's blocks at once and records nothing. The writer holds the path's
-lease (namenode/leases.py) from its first byte to the end. data.py starts uploads.
+As in HDFS, where the DataNode opens the file when the data arrives: an upload opens its file
+first (data.py logs [MkdirOp], AddFileOp, or AppendOp, with the file under construction by
+the upload's client name), so the file is there while it is written; readers see what it
+held before (nothing, for a create). At the end the blocks are sealed (fsynced, published)
+and one CloseFileOp completes the file with blocks, length and checksum, found by its inode:
+a writer follows its file through a rename, and a file deleted meanwhile fails the close with
+HDFS's FileNotFoundException. A body cut off keeps what arrived, as HDFS's DataNode closes
+its stream when the client goes; a lost lease or a refused close closes the file with what
+it had (``abandon``). The writer holds the path's lease (namenode/leases.py) from its first
+byte to the end.
 """
 
 from __future__ import annotations
@@ -32,13 +36,14 @@ class BlockUpload:
     off) or a lost lease deletes them at once."""
 
     def __init__(self, data: DataPath, path: str, lease: leases.Lease, writer: BlockWriter,
-                 finalize, commit, done: Response):
+                 finalize, commit, done: Response, abandon=None):
         self.data = data
         self.path = path
         self.lease = lease
         self.writer = writer
         self.finalize = finalize        # Sealed -> (blocks, length, checksum), in a thread
         self.commit = commit            # (blocks, length, checksum) -> (result, ops)
+        self.abandon = abandon          # () -> (result, ops): close the file as it was
         self.done = done
         self.error: Exception | None = None
         self.closed = False
@@ -55,9 +60,16 @@ class BlockUpload:
         self.data.leases.renew(self.lease)
 
     def abort(self, reason: str) -> None:
-        log.info("upload of %s by %s dropped: %s", self.path, self.lease.holder, reason)
-        self.writer.discard()
-        self._close()
+        """The body was cut off: what arrived is kept, as a DataNode closes the stream of a
+        client that went away (WebHdfsHandler), and the file completes with it."""
+        log.info("upload of %s by %s cut off (%s): closing it with what arrived", self.path,
+                 self.lease.holder, reason)
+        try:
+            asyncio.get_running_loop().create_task(self.finish())
+        except RuntimeError:            # no loop (a caller outside the server): give up
+            self.writer.discard()
+            self._give_up()
+            self._close()
 
     async def finish(self) -> Response:
         loop = asyncio.get_running_loop()
@@ -72,17 +84,28 @@ class BlockUpload:
         except Exception as exc:
             if not self.data.refers(self.path, set(self.writer.ids)):
                 self.writer.discard()
+            self._give_up()
             return remote.from_error(_io_error(exc, self.path))
         finally:
             self._close()
         return self.done
+
+    def _give_up(self) -> None:
+        """Close the file with what it held before the upload (lease recovery)."""
+        if self.abandon is None:
+            return
+        try:
+            self.data.fs.apply_and_log(self.abandon)
+        except Exception:   # noqa: BLE001 -- the namenode stopping; startup recovery closes it
+            log.warning("could not close %s after its upload failed", self.path, exc_info=True)
 
     def _fail(self, exc: Exception) -> None:
         self.error = _io_error(exc, self.path)
         self.writer.discard()
 
     def _revoked(self, reason: str) -> None:
-        self._fail(leases.LeaseExpiredError(reason, path=self.path))
+        self._fail(errors.LeaseExpiredError(reason, path=self.path))
+        self._give_up()
 
     def _close(self) -> None:
         if not self.closed:

@@ -40,10 +40,11 @@ def wall_clock_ms() -> int:
 class Namespace(Tree):
     """The tree plus the request methods the service calls (all take a ``Caller``).
 
-    The requests of the WebHDFS data path record an upload as one batch of ops at its end:
-    ``check_create`` and the ``*_file`` checks run before the bytes arrive, the ``*_complete``
-    methods at the end (``namenode/blocks/leases.py`` explains the client names and the
-    recovery of torn batches)."""
+    The WebHDFS data path opens a file when its upload starts (``create``/``append`` with the
+    upload's client name) and completes it by inode at the end (``upload_close``; or
+    ``upload_abandon``); ``create_complete``/``append_complete`` record a whole upload as one
+    batch (offline tools). ``namenode/blocks/leases.py`` explains the client names and the
+    startup recovery of files whose upload a stop cut off."""
 
     max_record = edits.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit
     acls_enabled = True                       # dfs.namenode.acls.enabled
@@ -832,6 +833,58 @@ class Namespace(Tree):
                 path=path)
         return node
 
+    def live_path(self, node: INode) -> str | None:
+        """The path of an inode still in the tree (wherever a rename took it), None once it
+        was removed."""
+        names = []
+        while node.parent is not None:
+            if node.parent.children.get(node.name) is not node:
+                return None
+            names.append(node.name)
+            node = node.parent
+        return "/" + "/".join(reversed(names)) if node is self.root else None
+
+    def _open_by(self, node: INodeFile, holder: str) -> str:
+        """FSNamesystem.checkLease: the file is still in the tree, open, by ``holder``; its
+        path now. The messages are HDFS's (leaseExceptionString)."""
+        path = self.live_path(node)
+        if path is None:
+            raise errors.PathNotFoundError(
+                f"File does not exist: {node.name} (inode {node.id}) Holder {holder} does not "
+                f"have any open files.", path=node.name)
+        if node.client_name is None:
+            raise errors.LeaseExpiredError(
+                f"{path} (inode {node.id}) Holder {holder} does not have any open files. "
+                f"File is not open for writing.", path=path)
+        if node.client_name != holder:
+            raise errors.LeaseExpiredError(
+                f"Client (={holder}) is not the lease owner (={node.client_name}: {path} "
+                f"(inode {node.id}) Holder {holder} does not have any open files.", path=path)
+        return path
+
+    def upload_close(self, node: INodeFile, holder: str, *, blocks: tuple, length: int,
+                     checksum: bytes, appended: bool):
+        """Complete an upload's file (CloseFileOp), which it opened at its start: by the
+        inode, so a writer follows its file through a rename, and a removed file fails the
+        close as HDFS's completeFile fails it."""
+        path = self._open_by(node, holder)
+        self.check_quota(node.parent, 0, (length - node.length) * node.replication)
+        now = self.clock()
+        close = edits.CloseFileOp(path, node.id, length, now, node.atime if appended else now,
+                                  tuple(blocks), checksum)
+        return True, self._applied(close)
+
+    def upload_abandon(self, node: INodeFile, holder: str):
+        """Lease recovery of an upload that will not complete (its body was cut off with
+        nothing to keep, its lease taken over, its close refused): the file closes with the
+        blocks it has. Nothing when it is gone or someone else's now."""
+        path = self.live_path(node)
+        if path is None or node.client_name != holder:
+            return True, []
+        close = edits.CloseFileOp(path, node.id, node.length, node.mtime, node.atime,
+                                  node.blocks, node.checksum)
+        return True, self._applied(close)
+
     def create_complete(self, path: str, caller: Caller, *, blocks: tuple, length: int,
                         checksum: bytes, client_name: str, client_machine: str = "",
                         **create_kw):
@@ -886,14 +939,12 @@ class Namespace(Tree):
         _, more = self.append(path, caller, client_name, client_machine)
         return True, ops + more + self._applied(close)
 
-    def recover_upload(self, path: str, inode_id: int, delete: bool):
-        """Startup lease recovery of a torn upload batch: delete the file, or close it with
-        the blocks it has."""
+    def recover_upload(self, path: str, inode_id: int):
+        """Startup lease recovery of an upload cut off by a stop: close the file with the
+        blocks it has."""
         node = self.get_file(path, inode_id)
         if node.client_name is None:
             return True, []
-        if delete:
-            return True, self._applied(edits.DeleteOp(paths.normalize(path), self.clock()))
         close = edits.CloseFileOp(paths.normalize(path), node.id, node.length, node.mtime,
                               node.atime, node.blocks, node.checksum)
         return True, self._applied(close)

@@ -9,6 +9,7 @@ soft limit and a fast sweep (0.2 s interval, 1 s grace); each test works in its 
 from __future__ import annotations
 
 import itertools
+import json
 import socket
 import time
 from urllib.parse import parse_qsl, urlsplit
@@ -229,21 +230,61 @@ def test_append_continues_the_last_block(w, d):
 
 # --------------------------------------------------------------------------- failures
 
-def test_an_upload_cut_off_leaves_no_file_and_no_blocks(w, server, d):
-    before = block_files(server)
-    for framing in ("Content-Length: 100000", "Transfer-Encoding: chunked"):
-        location = urlsplit(w.put(d + "/f", "CREATE").headers["location"])
+def test_an_upload_cut_off_keeps_what_arrived(w, server, d):
+    """As HDFS's DataNode closes the stream of a WebHDFS client that goes away
+    (WebHdfsHandler), the file completes with the bytes that arrived."""
+    for name, framing in (("f1", "Content-Length: 100000"), ("f2", "Transfer-Encoding: chunked")):
+        location = urlsplit(w.put(f"{d}/{name}", "CREATE").headers["location"])
+        body = DATA * 10
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
             sock.sendall(f"PUT {location.path}?{location.query} HTTP/1.1\r\nHost: x\r\n"
                          f"{framing}\r\n\r\n".encode())
-            body = DATA * 10
-            if "chunked" in framing:
-                body = b"%x\r\n" % len(body) + body + b"\r\n"
-            sock.sendall(body)
+            sock.sendall(b"%x\r\n" % len(body) + body + b"\r\n" if "chunked" in framing
+                         else body)
             time.sleep(0.2)                        # the blocks are being written...
         wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
-        assert block_files(server) <= before
-        assert w.get(d + "/f", "GETFILESTATUS").status == 404
+        wait_for(lambda: read(w, f"{d}/{name}") == body, what="the file to complete")
+        assert w.call("POST", f"{d}/{name}", "APPEND").status == 307     # closed: open again
+
+
+def test_a_file_is_there_while_it_is_written(w, server, d):
+    """From CREATE on, under the writer's lease, with nothing in it yet (as HDFS shows a
+    file under construction whose blocks are not complete)."""
+    sock = raw_upload_start(server, d + "/f", "op=CREATE&user.name=tester")
+    send_chunk(sock, b"being written")
+    wait_for(lambda: w.get(d + "/f", "GETFILESTATUS").status == 200, what="the file")
+    assert w.status(d + "/f")["length"] == 0
+    listed = w.get(d, "LISTSTATUS").json["FileStatuses"]["FileStatus"]
+    assert [s["pathSuffix"] for s in listed] == ["f"]
+    assert read(w, d + "/f") == b""
+    assert w.call("POST", d + "/f", "APPEND").error == (403, "AlreadyBeingCreatedException")
+    send_chunk(sock, b" and done")
+    assert end_upload(sock) == (201, b"")
+    assert read(w, d + "/f") == b"being written and done"
+
+
+def test_the_writer_follows_its_file_through_a_rename(w, server, d):
+    sock = raw_upload_start(server, d + "/f", "op=CREATE&user.name=tester")
+    send_chunk(sock, b"moved ")
+    wait_for(lambda: w.get(d + "/f", "GETFILESTATUS").status == 200, what="the file")
+    assert w.put(d + "/f", "RENAME", destination=d + "/g").json == {"boolean": True}
+    send_chunk(sock, b"while written")
+    assert end_upload(sock) == (201, b"")
+    assert read(w, d + "/g") == b"moved while written"
+    assert w.get(d + "/f", "GETFILESTATUS").status == 404
+
+
+def test_deleting_a_file_being_written_fails_the_writers_close(w, server, d):
+    sock = raw_upload_start(server, d + "/f", "op=CREATE&user.name=tester")
+    send_chunk(sock, b"doomed")
+    wait_for(lambda: w.get(d + "/f", "GETFILESTATUS").status == 200, what="the file")
+    assert w.delete(d + "/f")
+    status, body = end_upload(sock)
+    error = json.loads(body)["RemoteException"]
+    assert (status, error["exception"]) == (404, "FileNotFoundException")
+    assert error["message"].startswith("File does not exist: f (inode ")
+    assert w.get(d + "/f", "GETFILESTATUS").status == 404
+    wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
 
 
 def test_a_second_writer_is_refused_while_the_first_makes_progress(w, server, d):
@@ -328,27 +369,54 @@ def test_the_sweep_removes_blocks_no_file_refers_to(w, server, d):
     wait_for(lambda: not (mine & block_files(server)), what="the sweep")
 
 
-def test_torn_uploads_are_recovered_at_startup(tmp_path_factory):
+def test_uploads_cut_off_by_a_stop_are_closed_at_startup(tmp_path_factory):
     from nnlite.namenode.fsnamesystem import FSNamesystem
     from tests.namenode.http.helpers import TESTER, USERS
     nn = start_namenode(tmp_path_factory)
     w = WebHdfs(nn)
     assert upload(w, "/appended", DATA).status == 201
     nn.stop()
-    # batches a crash cut off after their first ops (never acknowledged)
+    # uploads a stop cut off after they opened their files (never acknowledged)
     with FSNamesystem.open(nn.name_dirs) as fs:
         fs._mutate(fs.ns.append, "/appended", TESTER, "webhdfs-append-7", "127.0.0.1")
         fs._mutate(lambda: fs.ns.create("/created", TESTER, client_name="webhdfs-create-8"))
     nn = NamenodeProcess.start(nn.name_dirs, "-D", USERS)
     try:
         w = WebHdfs(nn)
-        assert w.get("/created", "GETFILESTATUS").status == 404
+        assert w.status("/created")["length"] == 0 and read(w, "/created") == b""
         assert read(w, "/appended") == DATA
         assert upload(w, "/appended", b"!", op="APPEND").status == 200
         assert read(w, "/appended") == DATA + b"!"
     finally:
         nn.stop()
     assert "lease recovery: /created" in nn.log.read_text()
+
+
+@pytest.mark.crash
+def test_sigkill_while_a_file_is_written_loses_nothing_acknowledged(tmp_path_factory):
+    """A namenode killed while a file is being written: every acknowledged upload is whole
+    after the restart, and the file being written is there, closed by lease recovery with
+    what was recorded of it (nothing: its bytes were never acknowledged)."""
+    from tests.namenode.http.helpers import USERS
+    nn = start_namenode(tmp_path_factory)
+    try:
+        w = WebHdfs(nn)
+        assert upload(w, "/done", DATA).status == 201
+        sock = raw_upload_start(nn, "/open", "op=CREATE&user.name=tester")
+        send_chunk(sock, b"never acknowledged")
+        wait_for(lambda: w.get("/open", "GETFILESTATUS").status == 200, what="the file")
+    finally:
+        nn.kill()
+    sock.close()
+    nn = NamenodeProcess.start(nn.name_dirs, "-D", USERS)
+    try:
+        w = WebHdfs(nn)
+        assert read(w, "/done") == DATA
+        assert w.status("/open")["length"] == 0
+        assert upload(w, "/open", b"again", op="APPEND").status == 200     # closed: writable
+    finally:
+        nn.stop()
+    assert "lease recovery: /open" in nn.log.read_text()
 
 
 def test_metrics_count_every_request_uploads_included(w, server, d):
