@@ -466,13 +466,28 @@ class WebHdfs:
         return json_response(diff_report_json(paths.normalize(path), older, newer, entries))
 
     def snapshot_diff_listing(self, req, path, user) -> Response:
-        """The paged form of the diff report needs the inode-level listing HDFS's
-        SnapshotDiffListingInfo builds; nnlite answers as a NameNode without the operation
-        does, so Hadoop's client (DFSUtilClient.getSnapshotDiffReport) falls back to
-        GETSNAPSHOTDIFF, which gives the same report whole."""
-        self.fs.read(self.fs.ns.status, path, self.fs.caller(user))
-        raise errors.UnsupportedOperationError(
-            "GETSNAPSHOTDIFFLISTING is not supported; use GETSNAPSHOTDIFF", path=path)
+        """JsonUtil.toJsonMap(SnapshotDiffReportListing), every entry in one page (lastPath
+        "" and lastIndex -1 end the client's loop): modified inodes (a directory with
+        isReference, so Hadoop's SnapshotDiffReportGenerator lists its entries), created and
+        deleted ones by parent id, a rename as a deleted entry with its targetPath plus a
+        created one, both isReference."""
+        older, newer = req.param("oldsnapshotname") or "", req.param("snapshotname") or ""
+        modified, created, deleted = self.fs.read(
+            self.fs.ns.snapshot_diff, path, older, newer, self.fs.caller(user), listing=True)
+        targets = {child: where for _, child, where in created}
+        moved = {child for _, child, _ in deleted} & set(targets)
+
+        def entry(dir_id, file_id, source, reference, target=None):
+            out = {"dirId": dir_id, "fileId": file_id, "isReference": reference,
+                   "sourcePath": source}
+            if target is not None:
+                out["targetPath"] = target
+            return out
+        return json_response({"SnapshotDiffReportListing": {
+            "createList": [entry(p, c, w, c in moved) for p, c, w in created],
+            "deleteList": [entry(p, c, w, c in moved, targets.get(c)) for p, c, w in deleted],
+            "isFromEarlier": True, "lastIndex": -1, "lastPath": "",
+            "modifyList": [entry(i, i, w, is_dir) for is_dir, i, w in modified]}})
 
     def snapshottable_dirs(self, req, path, user) -> Response:
         """SnapshottableDirectoryStatus per directory (JsonUtil.toJsonMap)."""

@@ -623,9 +623,11 @@ class Namespace(Tree):
         root = self.snapshots.root_of(node, path)
         return node, list(root.snapshots)
 
-    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller) -> list:
+    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
+                      listing: bool = False):
         """SnapshotManager.diff: between two snapshots of ``path`` or one and now (an
-        empty name or "." is the current tree); READ on both states of the tree."""
+        empty name or "." is the current tree); READ on both states of the tree. The report's
+        entries, or with ``listing`` what snapshot.diff_listing gives."""
         node = self.status(path, caller)
         root = self.snapshots.root_of(node, path)
         ids = []
@@ -643,7 +645,9 @@ class Namespace(Tree):
             access.check_subtree(caller, self.snapshots.view(node, snap_id) if snap_id
                                  else node, access.READ)
         if ids[0] == ids[1]:
-            return []
+            return ([], [], []) if listing else []
+        if listing:
+            return snapshot.diff_listing(self.snapshots, node, *ids)
         return snapshot.diff_report(self.snapshots, node, *ids)
 
     def check_access(self, path: str, caller: Caller, wanted: int) -> None:

@@ -357,29 +357,26 @@ _COMPARED = ("permission", "owner", "group", "mtime", "acl", "xattrs")
 _COMPARED_FILE = _COMPARED + ("replication", "length", "blocks")
 
 
-def diff_report(registry: Registry, node: INodeDirectory, older: int, newer: int) -> list:
-    """SnapshotDiffReport's entries between two states of a snapshottable directory
-    (snapshot ids; 0 is the current tree): ``(type, source, target)`` with paths relative
-    to the directory ("" for itself). A directory whose attributes or entries changed is
-    MODIFY, then its entries: DELETE, CREATE, or RENAME when the same inode left one place
-    and arrived at another under the directory (as SnapshotDiffInfo pairs them); a file
-    whose attributes, length or blocks changed is MODIFY."""
+def diff_listing(registry: Registry, node: INodeDirectory, older: int, newer: int):
+    """What changed between two states of a snapshottable directory (snapshot ids; 0 is
+    the current tree), as SnapshotDiffListingInfo lists it: ``modified`` ``(dir?, inode id,
+    path)`` for a directory whose attributes or entries changed and a file whose attributes,
+    length or blocks did; ``created`` and ``deleted`` ``(parent id, inode id, path)``; paths
+    relative to the directory ("" for itself). An inode in both lists moved (a rename)."""
     def at(inode, snap, name=None):
         return registry.view(inode, snap, name) if snap else inode
 
-    entries, created, deleted = [], {}, {}
+    modified, created, deleted = [], [], []
     stack = [(at(node, older), at(node, newer), "")]
     while stack:
         old, new, where = stack.pop()
         before, after = old.children, new.children
-        moved = [n for n in before if n not in after or after[n].id != before[n].id]
+        gone = [n for n in before if n not in after or after[n].id != before[n].id]
         added = [n for n in after if n not in before or after[n].id != before[n].id]
-        if moved or added or any(getattr(old, a) != getattr(new, a) for a in _COMPARED):
-            entries.append(["MODIFY", where, None])
-        for name in sorted(moved):
-            deleted[before[name].id] = _join(where, name)
-        for name in sorted(added):
-            created[after[name].id] = (_join(where, name), after[name])
+        if gone or added or any(getattr(old, a) != getattr(new, a) for a in _COMPARED):
+            modified.append((True, new.id, where))
+        deleted.extend((old.id, before[n].id, _join(where, n)) for n in sorted(gone))
+        created.extend((new.id, after[n].id, _join(where, n)) for n in sorted(added))
         for name in sorted(set(before) & set(after), reverse=True):
             a, b = before[name], after[name]
             if a.id != b.id:
@@ -387,15 +384,29 @@ def diff_report(registry: Registry, node: INodeDirectory, older: int, newer: int
             if a.is_dir:
                 stack.append((a, b, _join(where, name)))
             elif any(getattr(a, f) != getattr(b, f) for f in _COMPARED_FILE):
-                entries.append(["MODIFY", _join(where, name), None])
-    for inode_id, source in deleted.items():
-        if inode_id in created:
-            target, _ = created.pop(inode_id)
-            entries.append(["RENAME", source, target])
-        else:
-            entries.append(["DELETE", source, None])
-    entries.extend(["CREATE", path, None] for path, _ in created.values())
-    return [tuple(e) for e in entries]
+                modified.append((False, b.id, _join(where, name)))
+    modified.sort(key=lambda m: m[2].split("/") if m[2] else [])
+    return modified, created, deleted
+
+
+def diff_report(registry: Registry, node: INodeDirectory, older: int, newer: int) -> list:
+    """SnapshotDiffReport's entries ``(type, source, target)``, in the order Hadoop's
+    SnapshotDiffReportGenerator builds them from the listing: each modified inode by path,
+    MODIFY, and after a directory its entries: CREATE, then DELETE or RENAME (the same
+    inode left here and arrived elsewhere under the directory)."""
+    modified, created, deleted = diff_listing(registry, node, older, newer)
+    targets = {child: path for _, child, path in created}
+    moved = {child for _, child, _ in deleted} & set(targets)
+    entries = []
+    for is_dir, inode_id, path in modified:
+        entries.append(("MODIFY", path, None))
+        if not is_dir:
+            continue
+        entries.extend(("CREATE", p, None) for parent, child, p in created
+                       if parent == inode_id and child not in moved)
+        entries.extend(("RENAME", p, targets[child]) if child in moved else ("DELETE", p, None)
+                       for parent, child, p in deleted if parent == inode_id)
+    return entries
 
 
 def _join(where: str, name: str) -> str:
