@@ -116,3 +116,46 @@ def test_checkpoints_under_load_then_sigkill_and_restart(tmp_path):
             daemon.kill()
             daemon.wait()
         server.stop()
+
+
+def test_acls_and_snapshots_ride_a_checkpoint_and_a_sigkill(tmp_path):
+    """An ACL, a snapshot and a file only that snapshot keeps go through the secondary's
+    checkpoint into the image; killed and restarted from that image, the namenode answers
+    for them as before."""
+    from tests.data import read, upload
+    from tests.namenode.http.helpers import WebHdfs
+    name_dir = str(tmp_path / "name")
+    server = NamenodeProcess.start([name_dir], *USERS)
+    daemon = None
+    try:
+        w = WebHdfs(server)
+        w.mkdirs("/s/d")
+        assert upload(w, "/s/d/f", b"kept by a snapshot").status == 201
+        assert w.put("/s", "SETACL", aclspec="user::rwx,user:alice:r-x,group::r-x,"
+                                             "other::---,default:user:alice:rwx").status == 200
+        assert w.put("/s", "ALLOWSNAPSHOT").status == 200
+        assert w.put("/s", "CREATESNAPSHOT", snapshotname="before").status == 200
+        assert w.delete("/s/d/f")
+        daemon, _ = start_daemon(server, tmp_path / "ckpt", tmp_path / "secondary.log",
+                                 "checkpoint.txns=1", "checkpoint.check.period=0.2")
+        wait_for(lambda: namenode_bean(server)["Checkpoints"] >= 1, timeout=30)
+        acl = w.get("/s", "GETACLSTATUS").json["AclStatus"]
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(20) == 0
+        daemon = None
+        server.kill()
+        state = consistent(name_dir)
+        assert state.image_txid >= 8            # every op above is in the image, not replayed
+        server = NamenodeProcess.start([name_dir], *USERS)
+        w = WebHdfs(server)
+        assert w.get("/s", "GETACLSTATUS").json["AclStatus"] == acl
+        assert acl["entries"][:1] == ["user:alice:r-x"]
+        assert read(w, "/s/.snapshot/before/d/f") == b"kept by a snapshot"
+        assert w.get("/s/d/f", "GETFILESTATUS").status == 404
+        assert w.status("/s").get("snapshotEnabled") is True
+        assert "aclBit" in w.status("/s")
+    finally:
+        if daemon is not None:
+            daemon.kill()
+            daemon.wait()
+        server.stop()
