@@ -138,6 +138,7 @@ def stored(acl: list[tuple], permission: int, is_dir: bool, path: str) -> tuple:
     if defaults and not is_dir:
         raise errors.AclError(
             f"Invalid ACL: only directories may have a default ACL. Path: {path}", path=path)
+    # owner, mask (the group entry of a minimal access ACL), other: the last two sort last
     return (sticky | access[0][3] << 6 | access[-2][3] << 3 | access[-1][3],
             share((access[1:-2] if len(access) > 3 else []) + defaults))
 
@@ -181,61 +182,70 @@ def inherited(parent_feature: tuple | None, mode: int, is_dir: bool) -> tuple[in
         elif kind == OTHER:
             perm &= mode & 7
         access.append((ACCESS, kind, name, perm))
-    sticky = mode & 0o1000
-    if len(access) > 3 or is_dir:
-        feature = (access[1:-2] if len(access) > 3 else []) + (defaults if is_dir else [])
-        return (sticky | access[0][3] << 6 | access[-2][3] << 3 | access[-1][3],
-                share(feature))
-    return sticky | access[0][3] << 6 | access[1][3] << 3 | access[2][3], None
+    return stored(access + (defaults if is_dir else []), mode, is_dir, "")
 
 
 # ------------------------------------------------------------------ transformations
+
+
+class _Draft:
+    """An ACL being built by a transformation: entries apart from the masks, the mask per
+    scope, the scopes the spec touched and those whose mask it named (the state
+    AclTransformation's methods carry into calculateMasks)."""
+
+    def __init__(self):
+        self.built, self.masks, self.mask_dirty, self.scope_dirty = [], {}, set(), set()
+
+    def keep(self, entry: tuple) -> None:
+        """An entry of the existing ACL that stays."""
+        if entry[1] == MASK:
+            self.masks[entry[0]] = entry
+        else:
+            self.built.append(entry)
+
+    def give(self, entry: tuple) -> None:
+        """An entry of the spec."""
+        self.scope_dirty.add(entry[0])
+        if entry[1] == MASK:
+            self.mask_dirty.add(entry[0])
+        self.keep(entry)
+
+    def finish(self) -> list[tuple]:
+        _copy_defaults(self.built)
+        _masks(self.built, self.masks, self.mask_dirty, self.scope_dirty)
+        return _valid(self.built)
 
 
 def merge(existing: list[tuple], spec: list[tuple]) -> list[tuple]:
     """``AclTransformation.mergeAclEntries`` (MODIFYACLENTRIES)."""
     spec = _validated(spec)
     by_key = {key(e): e for e in spec}
-    built, found, masks, mask_dirty, scope_dirty = [], set(), {}, set(), set()
+    draft, found = _Draft(), set()
     for entry in existing:
         new = by_key.get(key(entry))
         if new is not None:
             found.add(key(new))
-            scope_dirty.add(new[0])
-            if new[1] == MASK:
-                masks[new[0]] = new
-                mask_dirty.add(new[0])
-            else:
-                built.append(new)
-        elif entry[1] == MASK:
-            masks[entry[0]] = entry
+            draft.give(new)
         else:
-            built.append(entry)
+            draft.keep(entry)
     for new in spec:
         if key(new) not in found:
-            scope_dirty.add(new[0])
-            if new[1] == MASK:
-                masks[new[0]] = new
-                mask_dirty.add(new[0])
-            else:
-                built.append(new)
-    return _finish(built, masks, mask_dirty, scope_dirty)
+            draft.give(new)
+    return draft.finish()
 
 
 def remove_entries(existing: list[tuple], spec: list[tuple]) -> list[tuple]:
     """``AclTransformation.filterAclEntriesByAclSpec`` (REMOVEACLENTRIES)."""
     keys = {key(e) for e in _validated(spec)}
-    built, masks, mask_dirty, scope_dirty = [], {}, set(), set()
+    draft = _Draft()
     for entry in existing:
         if key(entry) in keys:
-            scope_dirty.add(entry[0])
+            draft.scope_dirty.add(entry[0])
             if entry[1] == MASK:
-                mask_dirty.add(entry[0])
-        elif entry[1] == MASK:
-            masks[entry[0]] = entry
+                draft.mask_dirty.add(entry[0])
         else:
-            built.append(entry)
-    return _finish(built, masks, mask_dirty, scope_dirty)
+            draft.keep(entry)
+    return draft.finish()
 
 
 def remove_default(existing: list[tuple]) -> list[tuple]:
@@ -246,22 +256,13 @@ def remove_default(existing: list[tuple]) -> list[tuple]:
 def replace(existing: list[tuple], spec: list[tuple]) -> list[tuple]:
     """``AclTransformation.replaceAclEntries`` (SETACL): each scope the spec names is
     replaced whole; the other keeps its entries."""
-    spec = _validated(spec)
-    built, masks, mask_dirty, scope_dirty = [], {}, set(), set()
-    for entry in spec:
-        scope_dirty.add(entry[0])
-        if entry[1] == MASK:
-            masks[entry[0]] = entry
-            mask_dirty.add(entry[0])
-        else:
-            built.append(entry)
+    draft = _Draft()
+    for entry in _validated(spec):
+        draft.give(entry)
     for entry in existing:
-        if entry[0] not in scope_dirty:
-            if entry[1] == MASK:
-                masks[entry[0]] = entry
-            else:
-                built.append(entry)
-    return _finish(built, masks, mask_dirty, scope_dirty)
+        if entry[0] not in draft.scope_dirty:
+            draft.keep(entry)
+    return draft.finish()
 
 
 def _validated(spec: list[tuple]) -> list[tuple]:
@@ -278,12 +279,6 @@ def _no_duplicates(entries: list[tuple]) -> None:
     for before, after in zip(entries, entries[1:]):
         if key(before) == key(after):
             raise errors.AclError("Invalid ACL: multiple entries with same scope, type and name.")
-
-
-def _finish(built, masks, mask_dirty, scope_dirty) -> list[tuple]:
-    _copy_defaults(built)
-    _masks(built, masks, mask_dirty, scope_dirty)
-    return _valid(built)
 
 
 def _copy_defaults(built: list[tuple]) -> None:

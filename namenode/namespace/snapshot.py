@@ -178,6 +178,9 @@ class Registry:
     def disallow(self, node: INodeDirectory) -> None:
         self.roots.pop(node.id, None)
 
+    # Each op below checks first, then records the directory as it was (its mtime changes
+    # with the op: the earlier snapshots keep the old one), then changes the registry.
+
     def create(self, node: INodeDirectory, name: str, ctime: int, max_inode_id: int,
                path: str) -> Snapshot:
         root = self.root_of(node, path)
@@ -189,6 +192,7 @@ class Registry:
             raise errors.SnapshotError(
                 f'Failed to add snapshot: there is already a snapshot with the same name '
                 f'"{name}".', path=path)
+        self.before_change(node)
         self.last_id += 1
         snap = Snapshot(self.last_id, name, ctime, max_inode_id)
         root.snapshots.append(snap)
@@ -201,11 +205,10 @@ class Registry:
         if snap is None:
             raise errors.SnapshotError(
                 f"The snapshot {old} does not exist for directory {path}", path=path)
-        if old == new:
-            return
-        if root.find(new) is not None:
+        if old != new and root.find(new) is not None:
             raise errors.SnapshotError(
                 f"The snapshot {new} already exists for directory {path}", path=path)
+        self.before_change(node)
         snap.name = new
 
     def delete(self, node: INodeDirectory, name: str, path: str) -> None:
@@ -216,6 +219,7 @@ class Registry:
             raise errors.SnapshotError(
                 f"Cannot delete snapshot {name} from path {path}: the snapshot does not "
                 f"exist.", path=path)
+        self.before_change(node)
         index = root.snapshots.index(snap)
         prior = root.snapshots[index - 1].id if index else 0
         root.snapshots.pop(index)

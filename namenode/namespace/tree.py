@@ -461,13 +461,12 @@ class Tree:
         _op, _txid, path, entries = record
         node = self.get(path)
         if entries:
-            acl.stored([acl.from_text(e) for e in entries], node.permission, node.is_dir, path)
-        self._touch(node)
-        if entries:
-            node.permission, node.acl = acl.stored([acl.from_text(e) for e in entries],
-                                                   node.permission, node.is_dir, path)
+            after = acl.stored([acl.from_text(e) for e in entries], node.permission,
+                               node.is_dir, path)
         else:
-            node.permission, node.acl = acl.without(node.permission, node.acl), None
+            after = acl.without(node.permission, node.acl), None
+        self._touch(node)
+        node.permission, node.acl = after
 
     def _set_owner(self, record: tuple) -> None:
         _op, _txid, path, owner, group = record
@@ -706,33 +705,21 @@ class Tree:
 
     def _create_snapshot(self, record: tuple) -> None:
         """The directory's mtime becomes the snapshot's time, as HDFS's addSnapshot sets it;
-        older snapshots keep the one before."""
+        older snapshots keep the one before (the registry records it)."""
         _op, _txid, path, name, mtime = record
         node = self._snapshot_dir(path)
-        root = self.snapshots.root_of(node, path)
-        if root.find(name) is not None or len(root.snapshots) + 1 > root.quota:
-            self.snapshots.create(node, name, mtime, self.last_inode_id, path)  # its error
-        self.snapshots.before_change(node)
         self.snapshots.create(node, name, mtime, self.last_inode_id, path)
         node.mtime = mtime
 
     def _delete_snapshot(self, record: tuple) -> None:
         _op, _txid, path, name, mtime = record
         node = self._snapshot_dir(path)
-        if self.snapshots.root_of(node, path).find(name) is None:
-            self.snapshots.delete(node, name, path)        # its error
-        self.snapshots.before_change(node)
         self.snapshots.delete(node, name, path)
         node.mtime = mtime
 
     def _rename_snapshot(self, record: tuple) -> None:
         _op, _txid, path, old_name, new_name, mtime = record
         node = self._snapshot_dir(path)
-        root = self.snapshots.root_of(node, path)
-        if root.find(old_name) is None or (old_name != new_name
-                                           and root.find(new_name) is not None):
-            self.snapshots.rename(node, old_name, new_name, path)     # its error
-        self.snapshots.before_change(node)
         self.snapshots.rename(node, old_name, new_name, path)
         node.mtime = mtime
 
