@@ -4,19 +4,23 @@ and offsets/, and the restarted query resumes and produces the right cumulative 
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import threading
 import time
 
 import pytest
 
 from tests.servers import NamenodeProcess
-from tests.spark import batch_ids, list_names
+from tests.spark import batch_ids, list_names, read_bytes
 from tests.spark.test_streaming_checkpoint import SCHEMA, expected, result, write_batch
 
 pytestmark = [pytest.mark.spark, pytest.mark.crash]
 
 FILES = 12
+# CheckpointFileManager.RenameBasedFSDataOutputStream's temp name for a batch file
+TEMP = re.compile(r"\.\d+\.[0-9a-f-]{36}\.tmp")
 
 
 def start_query(spark, src, checkpoint: str, name: str):
@@ -95,8 +99,18 @@ def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, delay):
         assert set(commits) <= set(offsets)
         assert commits == list(range(len(commits)))
         assert offsets == list(range(len(offsets)))
-        # no half-written checkpoint file became visible
-        assert not [n for n in list_names(nn.url, "/ckpt/crash/commits") if n.startswith(".")]
+        # No batch file is half-written: each one holds what HDFSMetadataLog reads back (the
+        # version line, then JSON). A file exists from its CREATE on, as on HDFS, so a kill
+        # during Spark's write may leave its temp file (".<id>.<uuid>.tmp"), which Spark's
+        # batchFilesFilter never reads; nothing else may be there.
+        for log in ("commits", "offsets"):
+            for name in list_names(nn.url, f"/ckpt/crash/{log}"):
+                if name.isdigit():
+                    version, *entries = read_bytes(nn.url, f"/ckpt/crash/{log}/{name}").split(b"\n")
+                    assert version == b"v1" and entries, (log, name)
+                    assert all(json.loads(e) is not None for e in entries if e), (log, name)
+                else:
+                    assert TEMP.fullmatch(name), (log, name)
 
         query = start_query(spark, src, checkpoint, "nnlite_crash_again")
         try:
