@@ -87,10 +87,12 @@ class Namenode:
         secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
         transfer = Transfer(checkpoints, secret)
         self.http.streams[("PUT", "checkpoint")] = self.app.counted(transfer.upload)
-        data = DataPath(self.fs, self.committer, self.blocks, leases.LeaseManager(
+        lease_manager = leases.LeaseManager(
             self.config.float("nnlite.lease.soft-limit"),
-            self.config.float("dfs.namenode.lease-hard-limit-sec")), host=self.host,
-            port=self.port, combine_mode=self.config.get("dfs.checksum.combine.mode"))
+            self.config.float("dfs.namenode.lease-hard-limit-sec"))
+        self.fs.on_applied.append(lease_manager.follow)
+        data = DataPath(self.fs, self.committer, self.blocks, lease_manager, host=self.host,
+                        port=self.port, combine_mode=self.config.get("dfs.checksum.combine.mode"))
         upload = self.app.counted(data.upload)
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)

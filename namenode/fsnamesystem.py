@@ -106,6 +106,9 @@ class FSNamesystem:
         self.restore_dirs = True
         self.default_replication = 1
         self.block_size = 128 << 20
+        # Called with each request's ops, under the lock, as they are applied: what keeps
+        # state of its own keyed by path (the lease table) follows renames and deletes there.
+        self.on_applied: list = []
 
     def configure(self, config) -> None:
         """Apply the namespace settings of a namenode.config.Config."""
@@ -178,7 +181,11 @@ class FSNamesystem:
         with self.lock:
             self._check_writable()
             result, ops = method(*args)
-            return result, (self.journal.log(ops) if ops else 0)
+            if not ops:
+                return result, 0
+            for observer in self.on_applied:
+                observer(ops)
+            return result, self.journal.log(ops)
 
     @property
     def safe_mode(self) -> bool:

@@ -10,6 +10,12 @@ bytes ignored, its end answered with ``LeaseExpiredException``). A holder silent
 limit (``dfs.namenode.lease-hard-limit-sec``, 1200 s) is revoked by housekeeping even when
 nobody waits. A lease whose upload is being recorded cannot be revoked.
 
+A lease follows its file (``follow``, given every applied request's ops under the namesystem
+lock): a rename moves the leases at and under its source to the destination
+(``LeaseManager.changeLease``), and a delete, a rename over a file or a concat drops the
+leases of the files it removes (``FSNamesystem.removeLeasesAndINodes``), so the old path is
+free for a new writer at once while the writer of a removed file fails at its close.
+
 Client names are ``webhdfs-<kind>-<n>``: kind ``create``, ``append`` or ``truncate``, n a
 per-process counter. An upload opens its file under its client name when it starts (AddFileOp
 or AppendOp) and closes it at its end (CloseFileOp, upload.py); a truncate inside a block logs
@@ -25,10 +31,12 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+from nnlite.formats import edits
 from nnlite.namenode import errors
 from nnlite.namenode.namespace.inode import walk
 
@@ -68,12 +76,17 @@ class Lease:
 
 
 class LeaseManager:
+    """path -> Lease. The table is changed from the event loop (uploads) and from whichever
+    thread applies a rename or delete (``follow``), so every change holds ``_lock``; a
+    revoked holder's callback runs after it is released (it logs a close)."""
+
     def __init__(self, soft_limit: float = SOFT_LIMIT, hard_limit: float = HARD_LIMIT,
                  clock: Callable[[], float] = time.monotonic):
         self.soft_limit = soft_limit
         self.hard_limit = hard_limit
         self.clock = clock
         self.leases: dict[str, Lease] = {}
+        self._lock = threading.Lock()
         self._numbers = itertools.count(1)
 
     def __len__(self) -> int:
@@ -85,8 +98,9 @@ class LeaseManager:
     def held_under(self, directory: str) -> list[Lease]:
         """Leases on files below ``directory`` whose holders still make progress."""
         prefix = directory.rstrip("/") + "/"
-        return [lease for path, lease in self.leases.items()
-                if path.startswith(prefix) and not self._expired(lease)]
+        with self._lock:
+            held = [lease for path, lease in self.leases.items() if path.startswith(prefix)]
+        return [lease for lease in held if not self._expired(lease)]
 
     def check_free(self, path: str, action: str, machine: str = "") -> None:
         """Raise LeaseError if a writer that still makes progress holds ``path``."""
@@ -98,26 +112,67 @@ class LeaseManager:
                 on_revoke: Callable[[str], None] | None = None) -> Lease:
         """A new lease on ``path`` for a new client of ``kind``; an expired holder is revoked."""
         name = client_name(kind, next(self._numbers))
-        current = self.leases.get(path)
-        if current is not None:
-            if not self._expired(current):
+        with self._lock:
+            current = self.leases.get(path)
+            if current is not None and not self._expired(current):
                 raise self._refusal(current, kind, name, machine)
-            self.revoke(current, f"Lease of {path} held by {current.holder} expired after "
-                                 f"{self.soft_limit:g} s without progress; {name} took over")
-        lease = Lease(path, name, machine, self.clock(), on_revoke)
-        self.leases[path] = lease
+            lease = Lease(path, name, machine, self.clock(), on_revoke)
+            self.leases[path] = lease
+        if current is not None:
+            self._revoked(current, f"Lease of {path} held by {current.holder} expired after "
+                                   f"{self.soft_limit:g} s without progress; {name} took over")
         return lease
+
+    def follow(self, ops) -> None:
+        """Keep the table on the files' paths as ``ops`` (one applied request) move and
+        remove them; called under the namesystem lock, before the ops are logged."""
+        if not self.leases:
+            return
+        for op in ops:
+            kind = type(op)
+            if kind is edits.RenameOp or kind is edits.RenameOldOp:
+                with self._lock:
+                    self._drop(op.dst)              # a file renamed over is deleted
+                    moved = self._pop_under(op.src)
+                    for suffix, lease in moved:
+                        lease.path = op.dst + suffix
+                        self.leases[lease.path] = lease
+            elif kind is edits.DeleteOp:
+                with self._lock:
+                    self._drop(op.path)
+            elif kind is edits.ConcatOp:
+                with self._lock:
+                    for src in op.srcs:
+                        self._drop(src)
+
+    def _pop_under(self, path: str) -> list[tuple[str, Lease]]:
+        """Remove and return (suffix, lease) for ``path`` itself and every path below it."""
+        prefix = path.rstrip("/") + "/"
+        found = [(p[len(path):], lease) for p, lease in self.leases.items()
+                 if p == path or p.startswith(prefix)]
+        for suffix, _ in found:
+            del self.leases[path + suffix]
+        return found
+
+    def _drop(self, path: str) -> None:
+        for _, lease in self._pop_under(path):
+            log.info("lease of %s held by %s dropped: the file was removed", lease.path,
+                     lease.holder)
 
     def renew(self, lease: Lease) -> None:
         lease.renewed = self.clock()
 
     def release(self, lease: Lease) -> None:
-        if self.leases.get(lease.path) is lease:
-            del self.leases[lease.path]
+        with self._lock:
+            if self.leases.get(lease.path) is lease:
+                del self.leases[lease.path]
 
     def revoke(self, lease: Lease, reason: str) -> None:
-        lease.revoked = reason
         self.release(lease)
+        self._revoked(lease, reason)
+
+    def _revoked(self, lease: Lease, reason: str) -> None:
+        lease.revoked = reason
         log.warning("lease revoked: %s", reason)
         if lease.on_revoke is not None:
             lease.on_revoke(reason)
@@ -125,7 +180,9 @@ class LeaseManager:
     def expire(self) -> int:
         """Revoke every lease silent past the hard limit; returns how many."""
         now = self.clock()
-        stale = [lease for lease in self.leases.values()
+        with self._lock:
+            held = list(self.leases.values())
+        stale = [lease for lease in held
                  if not lease.recording and now - lease.renewed > self.hard_limit]
         for lease in stale:
             self.revoke(lease, f"Lease of {lease.path} held by {lease.holder} expired after "

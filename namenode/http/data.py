@@ -389,7 +389,7 @@ class DataPath:
         done = Response(201, b"", OCTET,
                         headers=[("Location", f"webhdfs://{self.authority(req)}"
                                               f"{quote(path, safe='/')}")])
-        return BlockUpload(self, path, lease, writer, finalize, commit, done,
+        return BlockUpload(self, lease, writer, finalize, commit, done,
                            lambda: self.fs.ns.upload_abandon(node, lease.holder))
 
     def _start_append(self, req, path, user) -> BlockUpload:
@@ -432,7 +432,7 @@ class DataPath:
             self.fs.apply_and_log(abandon)
             self.leases.release(lease)
             raise
-        return BlockUpload(self, path, lease, writer, finalize, commit, Response(200, b"", OCTET),
+        return BlockUpload(self, lease, writer, finalize, commit, Response(200, b"", OCTET),
                            abandon)
 
     async def read(self, req: Request) -> Response:

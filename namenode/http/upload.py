@@ -35,10 +35,9 @@ class BlockUpload:
     a BlockWriter; ``finish`` seals the blocks and records them; ``abort`` (the body was cut
     off) or a lost lease deletes them at once."""
 
-    def __init__(self, data: DataPath, path: str, lease: leases.Lease, writer: BlockWriter,
+    def __init__(self, data: DataPath, lease: leases.Lease, writer: BlockWriter,
                  finalize, commit, done: Response, abandon=None):
         self.data = data
-        self.path = path
         self.lease = lease
         self.writer = writer
         self.finalize = finalize        # Sealed -> (blocks, length, checksum), in a thread
@@ -48,6 +47,11 @@ class BlockUpload:
         self.error: Exception | None = None
         self.closed = False
         lease.on_revoke = self._revoked
+
+    @property
+    def path(self) -> str:
+        """Where the file is now: the lease follows it through renames."""
+        return self.lease.path
 
     def write(self, data) -> None:
         if self.error is not None:

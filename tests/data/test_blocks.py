@@ -18,7 +18,7 @@ from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.image.namedir import NameDir
 from tests.data import cut, reference_checksum
-from tests.namenode.helpers import SUPER, dump, mkdir, new_ns, refused, write_file
+from tests.namenode.helpers import SUPER, dump, mkdir, new_ns, refused, touch, write_file
 
 CONTENT = bytes(range(256)) * 40 + b"tail!"          # 10245 bytes: 20 chunks and a bit
 
@@ -332,6 +332,29 @@ def test_recording_leases_are_not_revoked_and_the_hard_limit_applies():
         manager.acquire("/a", leases.CREATE)
     assert manager.expire() == 1 and idle.revoked and not busy.revoked
     assert manager.holder("/b") is None
+
+
+def test_a_lease_follows_its_file_through_the_ops_that_move_or_remove_it():
+    """changeLease for renames (of the file or a directory above it), removeLeases for
+    deletes and renames over; a path that only shares a prefix keeps its lease."""
+    ns = new_ns()
+    for d in ("/a/d", "/b", "/ab"):
+        mkdir(ns, d)
+    for f in ("/a/d/f", "/a/g", "/ab/f", "/b/old"):
+        touch(ns, f)
+    manager = leases.LeaseManager()
+    held = {f: manager.acquire(f, leases.CREATE) for f in ("/a/d/f", "/a/g", "/ab/f", "/b/old")}
+    manager.follow(ns.rename("/a/d", "/b/d", False, SUPER)[1])
+    assert held["/a/d/f"].path == "/b/d/f" and manager.holder("/b/d/f") is held["/a/d/f"]
+    assert manager.holder("/a/d/f") is None
+    manager.follow(ns.rename_legacy("/a", "/b", SUPER)[1])          # into /b: /b/a
+    assert manager.holder("/b/a/g") is held["/a/g"] and held["/a/g"].path == "/b/a/g"
+    manager.follow(ns.rename("/b/a/g", "/b/old", True, SUPER)[1])   # over an open file
+    assert manager.holder("/b/old") is held["/a/g"]
+    manager.follow(ns.delete("/b", True, SUPER)[1])
+    assert set(manager.leases) == {"/ab/f"} and manager.holder("/ab/f") is held["/ab/f"]
+    manager.release(held["/a/g"])                                   # a late release: no harm
+    assert set(manager.leases) == {"/ab/f"}
 
 
 @pytest.mark.parametrize("name,kind", [("webhdfs-create-3", "create"),

@@ -264,14 +264,24 @@ def test_a_file_is_there_while_it_is_written(w, server, d):
 
 
 def test_the_writer_follows_its_file_through_a_rename(w, server, d):
-    sock = raw_upload_start(server, d + "/f", "op=CREATE&user.name=tester")
+    """The lease moves with the file (LeaseManager.changeLease): the new path is held, the
+    old one is free for a new writer."""
+    w.mkdirs(d + "/dir")
+    sock = raw_upload_start(server, d + "/dir/f", "op=CREATE&user.name=tester")
     send_chunk(sock, b"moved ")
-    wait_for(lambda: w.get(d + "/f", "GETFILESTATUS").status == 200, what="the file")
-    assert w.put(d + "/f", "RENAME", destination=d + "/g").json == {"boolean": True}
+    wait_for(lambda: w.get(d + "/dir/f", "GETFILESTATUS").status == 200, what="the file")
+    assert w.put(d + "/dir/f", "RENAME", destination=d + "/g").json == {"boolean": True}
+    assert w.put(d + "/dir", "RENAME", destination=d + "/moved").json == {"boolean": True}
+    assert w.put(d + "/g", "RENAME", destination=d + "/moved/h").json == {"boolean": True}
+    refusal = w.call("POST", d + "/moved/h", "APPEND")
+    assert refusal.error == (403, "AlreadyBeingCreatedException")
+    assert f"Failed to append to {d}/moved/h " in refusal.message
+    w.mkdirs(d + "/dir")
+    assert upload(w, d + "/dir/f", b"a new file where it was").status == 201
     send_chunk(sock, b"while written")
     assert end_upload(sock) == (201, b"")
-    assert read(w, d + "/g") == b"moved while written"
-    assert w.get(d + "/f", "GETFILESTATUS").status == 404
+    assert read(w, d + "/moved/h") == b"moved while written"
+    assert read(w, d + "/dir/f") == b"a new file where it was"
 
 
 def test_deleting_a_file_being_written_fails_the_writers_close(w, server, d):
@@ -279,11 +289,13 @@ def test_deleting_a_file_being_written_fails_the_writers_close(w, server, d):
     send_chunk(sock, b"doomed")
     wait_for(lambda: w.get(d + "/f", "GETFILESTATUS").status == 200, what="the file")
     assert w.delete(d + "/f")
+    # the lease went with the file (FSNamesystem.removeLeasesAndINodes): the path is free
+    assert upload(w, d + "/f", b"the next one").status == 201
     status, body = end_upload(sock)
     error = json.loads(body)["RemoteException"]
     assert (status, error["exception"]) == (404, "FileNotFoundException")
     assert error["message"].startswith("File does not exist: f (inode ")
-    assert w.get(d + "/f", "GETFILESTATUS").status == 404
+    assert read(w, d + "/f") == b"the next one"
     wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
 
 
