@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nnlite.formats import edits  # noqa: E402
+from nnlite.namenode.blocks import leases  # noqa: E402
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs  # noqa: E402
 from nnlite.namenode.image import columns, startup  # noqa: E402
 from nnlite.namenode.image.namedir import NameDir  # noqa: E402
@@ -38,12 +39,24 @@ def workdir() -> Path:
 
 # ----------------------------------------------------------------------------- writes
 
-def run_writes(kind: str, callers: int, ops: int) -> dict:
+def lease_table(fs, held: int) -> None:
+    """As the daemon does, let a lease table follow every applied op; ``held`` leases on
+    files elsewhere stand for uploads under way (-1: no table, as before leases followed)."""
+    if held < 0:
+        return
+    manager = leases.LeaseManager()
+    for i in range(held):
+        manager.acquire(f"/uploads/f{i}", leases.CREATE)
+    fs.on_applied.append(manager.follow)
+
+
+def run_writes(kind: str, callers: int, ops: int, held: int = 0) -> dict:
     """``ops`` durable mkdirs (or creates) from ``callers`` threads in one process."""
     tmp = workdir()
     try:
         format_dirs([NameDir(tmp / "name")])
         fs = FSNamesystem.open([str(tmp / "name")])
+        lease_table(fs, held)
         user = fs.identity.superuser
         for c in range(callers):
             fs.mkdirs(f"/bench/c{c}", 0o755, user)
@@ -77,7 +90,7 @@ def run_writes(kind: str, callers: int, ops: int) -> dict:
         shutil.rmtree(tmp)
 
 
-def run_async_writes(kind: str, callers: int, ops: int) -> dict:
+def run_async_writes(kind: str, callers: int, ops: int, held: int = 0) -> dict:
     """The same load from ``callers`` callers on one event loop, each driven as the server
     drives a connection (the server's model)."""
     import asyncio
@@ -87,6 +100,7 @@ def run_async_writes(kind: str, callers: int, ops: int) -> dict:
     try:
         format_dirs([NameDir(tmp / "name")])
         fs = FSNamesystem.open([str(tmp / "name")])
+        lease_table(fs, held)
         user = fs.identity.superuser
         caller = fs.caller(user)
         for c in range(callers):
@@ -142,7 +156,7 @@ def bench_writes(args) -> None:
     for kind in ("mkdir", "create"):
         for mode, runner in (("threads", run_writes), ("loop callers", run_async_writes)):
             for callers in args.callers:
-                r = runner(kind, callers, args.ops)
+                r = runner(kind, callers, args.ops, args.leases)
                 who = f"{callers} {mode}"
                 print(f"{r['op']:6} {who:>14} {r['ops']:7} {r['ops/s']:9.0f} "
                       f"{r['fsyncs/s']:9.0f} {r['ops/fsync']:9.1f}", flush=True)
@@ -306,6 +320,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["writes", "replay", "image", "gc", "all"])
     parser.add_argument("--ops", type=int, default=None)
+    parser.add_argument("--leases", type=int, default=0,
+                        help="writes: leases held while they run (-1: no lease table)")
     parser.add_argument("--callers", type=lambda s: [int(x) for x in s.split(",")],
                         default=[1, 8, 32])
     parser.add_argument("--inodes", type=int, default=1_000_000)
