@@ -113,11 +113,10 @@ def file_statuses_json(statuses: list[str]) -> str:
 
 
 def content_summary_json(summary: dict) -> dict:
-    """JsonUtil.toJsonMap(ContentSummary): no erasure coding and no snapshots here."""
+    """JsonUtil.toJsonMap(ContentSummary): no erasure coding here."""
     return {"ContentSummary": {
         **summary, "ecPolicy": "" if summary["directoryCount"] else REPLICATED,
-        "snapshotDirectoryCount": 0, "snapshotFileCount": 0, "snapshotLength": 0,
-        "snapshotSpaceConsumed": 0, "typeQuota": {}}}
+        "typeQuota": {}}}
 
 
 def quota_usage_json(usage: dict) -> dict:

@@ -26,7 +26,7 @@ from nnlite.namenode.namespace.checks import (
     check_permission,
     check_replication,
 )
-from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, usage, walk
+from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, usage
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.namespace.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
 
@@ -171,19 +171,14 @@ class Namespace(Tree):
     def content_summary(self, path: str, caller: Caller) -> dict:
         node = self.status(path, caller)
         access.check_subtree(caller, node, access.READ | access.EXECUTE)
-        files = dirs = length = consumed = 0
-        for n in walk(node):
-            if n.is_dir:
-                dirs += 1
-            else:
-                files += 1
-                length += n.length
-                consumed += n.length * n.replication
+        (files, dirs, length, consumed), kept = snapshot.content(self.snapshots, node)
         quota = node.quota if node.is_dir else None
         return {"length": length, "fileCount": files, "directoryCount": dirs,
                 "spaceConsumed": consumed,
                 "quota": quota.ns_quota if quota else NO_QUOTA,
-                "spaceQuota": quota.ss_quota if quota else NO_QUOTA}
+                "spaceQuota": quota.ss_quota if quota else NO_QUOTA,
+                "snapshotFileCount": kept[0], "snapshotDirectoryCount": kept[1],
+                "snapshotLength": kept[2], "snapshotSpaceConsumed": kept[3]}
 
     def quota_usage(self, path: str, caller: Caller) -> dict:
         node = self.status(path, caller)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nnlite.namenode import errors
-from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile
+from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, walk
 
 DOT_SNAPSHOT = ".snapshot"
 SNAPSHOT_LIMIT = 65536        # DirectorySnapshottableFeature.SNAPSHOT_QUOTA_DEFAULT
@@ -307,6 +307,65 @@ class Registry:
             else:
                 ids.update(b[0] for b in node.blocks)
         return ids
+
+
+# ------------------------------------------------------------------ content summary
+
+def content(registry: Registry, node: INode) -> tuple[list[int], list[int]]:
+    """GETCONTENTSUMMARY's counts of ``node`` as [files, directories, length, space], and
+    the part of them only snapshots keep (the ``snapshot*`` fields).
+
+    INodeDirectory.computeContentSummary: at the current state, each directory also counts
+    every inode its diffs list as deleted (DirectoryWithSnapshotFeature.
+    computeContentSummary4Snapshot), in full and at its own current state, and that part is
+    added to the snapshot counts as well. An inode renamed away is listed there too, as a
+    reference HDFS counts as the snapshot holds it, so it counts twice as in HDFS. A
+    directory seen through a snapshot (``.snapshot`` paths) counts only what it holds."""
+    kept = [0, 0, 0, 0]
+    return _counted(registry, node, kept), kept
+
+
+def _counted(registry: Registry, node: INode, kept: list[int] | None = None) -> list[int]:
+    """The counts of ``node``'s subtree with what its diffs keep; that part also into
+    ``kept`` (the top level only: nested parts are inside the parts that hold them)."""
+    files = dirs = length = space = 0
+    parts = []
+    diffs = registry.diffs
+    for n in walk(node):
+        if n.is_dir:
+            dirs += 1
+            if diffs and n.id in diffs and not isinstance(n, SnapshotDirectory):
+                parts.extend(_counted(registry, removed) for removed in _kept(registry, n))
+        else:
+            files += 1
+            length += n.length
+            space += n.length * n.replication
+    counts = [files, dirs, length, space]
+    for part in parts:
+        for i in range(4):
+            counts[i] += part[i]
+            if kept is not None:
+                kept[i] += part[i]
+    return counts
+
+
+def _kept(registry: Registry, directory: INode) -> list[INode]:
+    """The inodes ``directory``'s diffs list as deleted: a removed inode as it is, one that
+    was renamed and is still in the tree as the diff's snapshot holds it."""
+    out = []
+    for diff in registry.diffs.get(directory.id, ()):
+        for name, child in (diff.deleted or {}).items():
+            out.append(registry.view(child, diff.snap, name) if _attached(child) else child)
+    return out
+
+
+def _attached(node: INode) -> bool:
+    """Still in the tree: every parent up to the root holds it under its name."""
+    while node.parent is not None:
+        if node.parent.children.get(node.name) is not node:
+            return False
+        node = node.parent
+    return node.name == "" and node.is_dir
 
 
 def _fold(before: Diff, later: Diff) -> None:

@@ -588,7 +588,8 @@ def test_quota_usage_and_content_summary(ns):
     write_file(ns, HOME + "/d/f", sizes=(100, 50), replication=3, caller=ALICE)
     touch(ns, HOME + "/e", ALICE)
     summary = {"length": 150, "fileCount": 2, "directoryCount": 2, "spaceConsumed": 450,
-               "quota": -1, "spaceQuota": -1}
+               "quota": -1, "spaceQuota": -1, "snapshotFileCount": 0,
+               "snapshotDirectoryCount": 0, "snapshotLength": 0, "snapshotSpaceConsumed": 0}
     assert ns.content_summary(HOME, ALICE) == summary
     assert ns.quota_usage(HOME, ALICE) == {"fileAndDirectoryCount": 4, "spaceConsumed": 450,
                                            "quota": -1, "spaceQuota": -1}

@@ -262,6 +262,57 @@ def test_reads_through_dot_snapshot():
     refused(ns, errors.PathNotFoundError, ns.status, "/s/.snapshot/x/nope", SUPER)
 
 
+def test_content_summary_counts_what_snapshots_keep():
+    """INodeDirectory.computeContentSummary: each directory's diffs add what they list as
+    deleted, also as the snapshot* fields; a renamed inode is listed there as the snapshot
+    holds it, so HDFS counts it twice; a .snapshot path counts only what it holds."""
+    ns = new_ns()
+    ns.mkdirs("/s/d", 0o755, SUPER)
+    ns.mkdirs("/s/old", 0o755, SUPER)
+    write_file(ns, "/s/d/f", sizes=(100,))
+    write_file(ns, "/s/g", sizes=(50,), replication=3)
+    write_file(ns, "/s/old/h", sizes=(10,))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "a", SUPER)
+    plain = ns.content_summary("/s", SUPER)
+    assert (plain["fileCount"], plain["directoryCount"], plain["length"],
+            plain["spaceConsumed"], plain["snapshotFileCount"]) == (3, 3, 160, 260, 0)
+    ns.delete("/s/g", False, SUPER)
+    ns.delete("/s/d", True, SUPER)
+    ns.rename("/s/old", "/s/new", False, SUPER)
+    write_file(ns, "/s/new/h2", sizes=(5,))              # after the snapshot: not kept
+    summary = ns.content_summary("/s", SUPER)
+    kept = {k: summary[k] for k in ("snapshotFileCount", "snapshotDirectoryCount",
+                                     "snapshotLength", "snapshotSpaceConsumed")}
+    assert kept == {"snapshotFileCount": 3, "snapshotDirectoryCount": 2,
+                    "snapshotLength": 160, "snapshotSpaceConsumed": 260}
+    assert (summary["fileCount"], summary["directoryCount"], summary["length"],
+            summary["spaceConsumed"]) == (3 + 2, 2 + 2, 160 + 15, 260 + 15)
+    held = ns.content_summary("/s/.snapshot/a", SUPER)
+    assert (held["fileCount"], held["directoryCount"], held["length"],
+            held["snapshotLength"]) == (3, 3, 160, 0)
+    new = ns.content_summary("/s/new", SUPER)                # its own diffs keep nothing
+    assert (new["fileCount"], new["length"], new["snapshotFileCount"]) == (2, 15, 0)
+    ns.delete_snapshot("/s", "a", SUPER)
+    after = ns.content_summary("/s", SUPER)
+    assert (after["fileCount"], after["length"], after["snapshotLength"]) == (2, 15, 0)
+
+
+def test_content_summary_counts_a_kept_directory_with_what_its_own_diffs_keep():
+    ns = new_ns()
+    ns.mkdirs("/s/x", 0o755, SUPER)
+    write_file(ns, "/s/x/f", sizes=(7,))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "a", SUPER)
+    ns.delete("/s/x/f", False, SUPER)                   # kept by a, in /s/x's diff
+    ns.create_snapshot("/s", "b", SUPER)
+    ns.delete("/s/x", True, SUPER)                      # kept by b, in /s's diff
+    summary = ns.content_summary("/s", SUPER)
+    assert (summary["snapshotDirectoryCount"], summary["snapshotFileCount"],
+            summary["snapshotLength"]) == (1, 1, 7)
+    assert (summary["directoryCount"], summary["fileCount"]) == (2, 1)
+
+
 def test_the_diff_report():
     ns = new_ns()
     ns.mkdirs("/s/keep", 0o755, SUPER)

@@ -117,3 +117,23 @@ def test_what_hdfs_refuses(fs, java, d):
     fs.deleteSnapshot(java.path(d), "s1")
     fs.disallowSnapshot(java.path(d))
     assert fs.delete(java.path(d), True)
+
+
+def test_du_and_count_leave_out_what_only_snapshots_keep(fs, java, d):
+    """FsShell's -du -x and -count -x subtract the snapshot* fields of the ContentSummary
+    Hadoop's client reads from GETCONTENTSUMMARY; without -x, what a snapshot keeps counts."""
+    write(fs, java, f"{d}/keep", b"k" * 10)
+    write(fs, java, f"{d}/gone", b"g" * 30)
+    fs.createSnapshot(java.path(d), "s1")
+    assert fs.delete(java.path(f"{d}/gone"), False)
+    summary = fs.getContentSummary(java.path(d))
+    assert (summary.getLength(), summary.getSnapshotLength(), summary.getFileCount(),
+            summary.getSnapshotFileCount()) == (40, 30, 2, 1)
+    du = {flags: shell(java, "tester", "-du", *flags, d) for flags in (("-s",), ("-s", "-x"))}
+    assert [du[f][0] for f in du] == [0, 0], [du[f][1].err for f in du]
+    assert du[("-s",)][1].split() == ["40", "120", d]           # replication 3
+    assert du[("-s", "-x")][1].split() == ["10", "30", d]
+    count = {flags: shell(java, "tester", "-count", *flags, d)[1].split()
+             for flags in ((), ("-x",))}
+    assert count[()] == ["1", "2", "40", d]
+    assert count[("-x",)] == ["1", "1", "10", d]
