@@ -80,6 +80,9 @@ def main() -> None:
 
     t, plain = timed(lambda: build(args.inodes))
     rows.append(("build the directory (no snapshot)", f"{t:.1f} s", ""))
+    t, summary = timed(lambda p=plain: p.content_summary("/big", SUPER))
+    rows.append(("content summary, no snapshot", f"{t:.2f} s",
+                 f"{summary['fileCount']:,} files"))
     per_plain = changes(plain, args.changes, stride)
     del plain
     gc.collect()
@@ -99,6 +102,9 @@ def main() -> None:
     rows.append(("  what the snapshot then holds", f"{kept_bytes / 1e6:.1f} MB",
                  f"{kept_bytes / (2 * args.changes):.0f} B per change (copies, kept inodes)"))
 
+    t, summary = timed(lambda: ns.content_summary("/big", SUPER))
+    rows.append(("content summary with what the snapshot keeps", f"{t:.2f} s",
+                 f"{summary['fileCount']:,} files, {summary['snapshotFileCount']:,} kept"))
     name = f"/big/.snapshot/s1/f{0:07d}"
     t, node = timed(lambda: ns.readable_file(name, SUPER))
     rows.append(("read a deleted file through .snapshot", f"{t * 1e6:.0f} us",
