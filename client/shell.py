@@ -59,6 +59,11 @@ def parse_owner(spec: str) -> tuple[str | None, str | None]:
     return match.group(1) or None, match.group(2) or None
 
 
+# ContentSummary fields and the part of each that only snapshots keep
+SNAPSHOT_PARTS = (("length", "snapshotLength"), ("spaceConsumed", "snapshotSpaceConsumed"),
+                  ("fileCount", "snapshotFileCount"),
+                  ("directoryCount", "snapshotDirectoryCount"))
+
 class FsShell:
     def __init__(self, client: WebHdfsClient):
         self.client = client
@@ -138,7 +143,8 @@ class FsShell:
             path = self.resolve(arg)
             yield Entry(path, self._status(path))
 
-    def du(self, paths: Iterable[str], *, summary: bool = False) -> Iterator[tuple[str, dict]]:
+    def du(self, paths: Iterable[str], *, summary: bool = False,
+           exclude_snapshots: bool = False) -> Iterator[tuple[str, dict]]:
         """(path, ContentSummary) per argument (``summary``) or per child of a directory."""
         for arg in paths or (".",):
             path = self.resolve(arg)
@@ -146,13 +152,23 @@ class FsShell:
             targets = ([child for child, _ in self._children(path)]
                        if is_dir(st) and not summary else [path])
             for target in targets:
-                yield target, self.client.content_summary(target)
+                yield target, self._summary(target, exclude_snapshots)
 
-    def count(self, paths: Iterable[str]) -> Iterator[tuple[str, dict]]:
+    def count(self, paths: Iterable[str], *,
+              exclude_snapshots: bool = False) -> Iterator[tuple[str, dict]]:
         for arg in paths:
             path = self.resolve(arg)
             self._status(path)
-            yield path, self.client.content_summary(path)
+            yield path, self._summary(path, exclude_snapshots)
+
+    def _summary(self, path: str, exclude_snapshots: bool) -> dict:
+        """GETCONTENTSUMMARY; with ``exclude_snapshots`` less what only snapshots keep, as
+        FsShell's ``-du -x`` and ``-count -x`` subtract the snapshot* fields."""
+        summary = self.client.content_summary(path)
+        if exclude_snapshots:
+            for total, kept in SNAPSHOT_PARTS:
+                summary[total] -= summary.get(kept, 0)
+        return summary
 
     def getfattr(self, paths: Iterable[str], *, name: str | None = None, dump: bool = False,
                  encoding: str = "text", recursive: bool = False

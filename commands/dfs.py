@@ -90,13 +90,15 @@ def dfs_stat(client, args, as_json) -> None:
 @click.option("-s", "summary", is_flag=True, help="One total per PATH, not per child.")
 @click.option("-h", "human", is_flag=True, help="Human-readable sizes.")
 @click.option("-v", "header", is_flag=True, help="Print a header line.")
+@click.option("-x", "exclude_snapshots", is_flag=True,
+              help="Leave out what only snapshots keep.")
 @json_option
 @remote_options
-def dfs_du(client, paths, summary, human, header, as_json) -> None:
+def dfs_du(client, paths, summary, human, header, exclude_snapshots, as_json) -> None:
     """Size and space consumed (all replicas) of each child of PATH, or of PATH with -s."""
     from nnlite.client import display
     from nnlite.client.shell import FsShell
-    rows = FsShell(client).du(paths, summary=summary)
+    rows = FsShell(client).du(paths, summary=summary, exclude_snapshots=exclude_snapshots)
     if as_json:
         return echo_lines(display.with_path(path, s) for path, s in rows)
     echo_lines(display.du_lines(list(rows), human=human, header=header))
@@ -107,13 +109,15 @@ def dfs_du(client, paths, summary, human, header, as_json) -> None:
 @click.option("-q", "quota", is_flag=True, help="Also the quotas and what remains of them.")
 @click.option("-h", "human", is_flag=True, help="Human-readable sizes.")
 @click.option("-v", "header", is_flag=True, help="Print a header line.")
+@click.option("-x", "exclude_snapshots", is_flag=True,
+              help="Leave out what only snapshots keep.")
 @json_option
 @remote_options
-def dfs_count(client, paths, quota, human, header, as_json) -> None:
+def dfs_count(client, paths, quota, human, header, exclude_snapshots, as_json) -> None:
     """Directories, files and bytes under each PATH."""
     from nnlite.client import display
     from nnlite.client.shell import FsShell
-    rows = FsShell(client).count(paths)
+    rows = FsShell(client).count(paths, exclude_snapshots=exclude_snapshots)
     if as_json:
         return echo_lines(display.with_path(path, s) for path, s in rows)
     if header:

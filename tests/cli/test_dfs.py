@@ -231,6 +231,23 @@ def test_count_json_and_missing(server):
     failed(dfs(server, "count", "/seed/none"), "PathNotFoundError", 1)
 
 
+def test_du_and_count_leave_out_what_only_snapshots_keep_with_x(server, tester, base):
+    """As FsShell's -du -x and -count -x: the ContentSummary less its snapshot* fields."""
+    tester.create(base + "/keep", b"k" * 10)
+    tester.create(base + "/gone", b"g" * 30)
+    tester.allow_snapshot(base)
+    tester.create_snapshot(base, "s1")
+    assert tester.delete(base + "/gone")
+    try:
+        assert ok(dfs(server, "du", "-s", base)) == [f"40  40  {base}"]
+        assert ok(dfs(server, "du", "-s", "-x", base)) == [f"10  10  {base}"]
+        assert ok(dfs(server, "count", base))[0].split() == ["1", "2", "40", base]
+        assert ok(dfs(server, "count", "-x", base))[0].split() == ["1", "1", "10", base]
+    finally:
+        tester.delete_snapshot(base, "s1")
+        tester.disallow_snapshot(base)
+
+
 # ------------------------------------------------------------------------------------ mkdir
 
 def test_mkdir(server, tester, base):
