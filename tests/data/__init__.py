@@ -1,5 +1,5 @@
-"""Helpers shared by the data-path tests: a reference HDFS checksum, the two WebHDFS steps
-over ``http.client``, and a look at the server's data directory."""
+"""Helpers shared by the data-path tests: their block size, a reference HDFS checksum, the two
+WebHDFS steps over ``http.client``, and a look at the server's data directory."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 from crc32c import crc32c
 
 from tests.namenode.http.helpers import Reply
+
+BLOCK = 1024        # the data tests' block size: a few KiB make a multi-block file
 
 
 def reference_checksum(blocks: list[bytes], crc=crc32c) -> bytes:

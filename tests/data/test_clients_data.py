@@ -14,10 +14,9 @@ fsspec = pytest.importorskip("fsspec")
 
 from hdfs.util import HdfsError  # noqa: E402
 
-from tests.data import cut, reference_checksum  # noqa: E402
+from tests.data import BLOCK, cut, reference_checksum  # noqa: E402
 from tests.namenode.http.helpers import start_namenode  # noqa: E402
 
-BLOCK = 1024
 DATA = bytes(range(256)) * 20 + b"!"                  # 5121 bytes: 6 blocks
 _ids = itertools.count()
 

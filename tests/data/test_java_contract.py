@@ -7,11 +7,9 @@ where the specification leaves a choice (``rename-returns-false-if-dest-exists``
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
-from tests.data.java_client import BLOCK
+from tests.data import BLOCK
 from tests.namenode.http.helpers import start_namenode
 from tests.namenode.http.java import java_error
 
@@ -20,7 +18,6 @@ pytestmark = pytest.mark.spark
 FNF = "java.io.FileNotFoundException"
 EXISTS = "org.apache.hadoop.fs.FileAlreadyExistsException"
 DATA = bytes(range(256)) * 10                          # 2560 bytes: three 1 KiB blocks
-_dirs = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +27,6 @@ def server(tmp_path_factory):
         yield nn
     finally:
         nn.stop()
-
-
-@pytest.fixture
-def d(fs, java) -> str:
-    path = f"/contract{next(_dirs)}"
-    assert fs.mkdirs(java.path(path))
-    return path
 
 
 def put(fs, java, path: str, data: bytes = DATA, overwrite: bool = False) -> None:
@@ -222,7 +212,7 @@ def test_get_file_status_cases(fs, java, d):
     put(fs, java, d + "/f")                                                 # ...NonexistentFile
     status = fs.getFileStatus(java.path(d + "/f"))
     assert status.isFile() and status.getLen() == len(DATA) and status.getBlockSize() == BLOCK
-    assert status.getPath().toString() == f"{java.uri.toString()}{d}/f"
+    assert status.getPath().toString() == java.qualified(f"{d}/f")
     listed = fs.listStatus(java.path(d + "/f"))                 # testListStatusFile
     assert len(listed) == 1 and listed[0].getPath().getName() == "f"
     assert fs.mkdirs(java.path(d + "/empty"))

@@ -9,36 +9,17 @@ MD5MD5CRC32GzipFileChecksum) from the content, so the server computes what HDFS 
 
 from __future__ import annotations
 
-import itertools
 import time
 
 import pytest
 
-from tests.data import cut
-from tests.data.java_client import BLOCK
+from tests.data import BLOCK, cut
 from tests.namenode.http.helpers import start_namenode
 from tests.namenode.http.java import java_error, shell
 
 pytestmark = pytest.mark.spark
 
 DATA = bytes(range(256)) * 20 + b"!"                  # 5121 bytes: 6 blocks
-_dirs = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory)
-    try:
-        yield nn
-    finally:
-        nn.stop()
-
-
-@pytest.fixture
-def d(fs, java) -> str:
-    path = f"/j{next(_dirs)}"
-    assert fs.mkdirs(java.path(path))
-    return path
 
 
 def hdfs_checksum(java, data: bytes):
@@ -170,7 +151,8 @@ def test_get_file_checksum_is_what_hdfs_computes(fs, java, d):
 def test_file_context_create_and_rename_as_spark_checkpoints_do(fs, java, d):
     """Spark's FileContextBasedCheckpointFileManager: create a temp file (checksum disabled),
     then rename it into place, with OVERWRITE or without."""
-    fc = java.fs_pkg.FileContext.getFileContext(java.uri, java.conf())
+    fc = java.fs_pkg.FileContext.getFileContext(java.jvm.java.net.URI(java.uri),
+                                                  java.conf())
     opts = java.fs_pkg.Options
     no_checksum = java.array(opts.CreateOpts, [
         opts.CreateOpts.checksumParam(opts.ChecksumOpt.createDisabled())])

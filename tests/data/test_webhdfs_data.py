@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from tests.data import (
+    BLOCK,
     block_files,
     cut,
     read,
@@ -29,7 +30,6 @@ from tests.data import (
 from tests.namenode.http.helpers import WebHdfs, start_namenode
 from tests.servers import NamenodeProcess
 
-BLOCK = 1024
 DATA = bytes(range(256)) * 14 + b"the end"        # 3591 bytes: 3 full blocks and a bit
 _dirs = itertools.count()
 

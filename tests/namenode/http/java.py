@@ -1,5 +1,5 @@
 """Hadoop's Java client and FsShell from PySpark's JVM, for the tests that use them as the
-reference: ``Java`` (classes, paths, a FileSystem per user), ``java_error`` (the Java class of
+reference: ``Java`` (classes, paths, a FileSystem per user, reads and writes), ``java_error`` (the Java class of
 what a call raises) and ``shell`` (FsShell's exit code and output)."""
 
 from __future__ import annotations
@@ -10,15 +10,18 @@ import pytest
 class Java:
     """The py4j handles one test needs: classes, paths, arrays, exception names."""
 
-    def __init__(self, spark, port: int):
+    def __init__(self, spark, port: int, block_size: int | None = None):
         self.gateway = spark.sparkContext._gateway
         self.jvm = spark.sparkContext._jvm
         self.uri = f"webhdfs://127.0.0.1:{port}"
         self.fs_pkg = self.jvm.org.apache.hadoop.fs
+        self.block_size = block_size        # the client's dfs.blocksize (None: Hadoop's)
 
     def conf(self):
         conf = self.jvm.org.apache.hadoop.conf.Configuration()
         conf.setBoolean("fs.webhdfs.impl.disable.cache", True)
+        if self.block_size is not None:
+            conf.set("dfs.blocksize", str(self.block_size))
         conf.set("dfs.webhdfs.socket.connect-timeout", "10s")
         conf.set("dfs.webhdfs.socket.read-timeout", "20s")
         return conf
@@ -37,19 +40,45 @@ class Java:
     def permission(self, octal: str):
         return self.jvm.org.apache.hadoop.fs.permission.FsPermission(octal)
 
+    def array(self, cls, items):
+        out = self.gateway.new_array(cls, len(items))
+        for i, item in enumerate(items):
+            out[i] = item
+        return out
+
     def rename_options(self, *names: str):
         rename = self.fs_pkg.Options.Rename
-        array = self.gateway.new_array(rename, len(names))
-        for i, name in enumerate(names):
-            array[i] = rename.valueOf(name)
-        return array
+        return self.array(rename, [rename.valueOf(n) for n in names])
+
+    def flags(self, *names: str):
+        """An EnumSet of CreateFlag."""
+        return self._enum_set(self.fs_pkg.CreateFlag, names)
 
     def xattr_flags(self, *names: str):
-        flag = self.fs_pkg.XAttrSetFlag
-        flags = self.jvm.java.util.EnumSet.noneOf(flag.valueOf(names[0]).getDeclaringClass())
+        return self._enum_set(self.fs_pkg.XAttrSetFlag, names)
+
+    def _enum_set(self, enum, names):
+        out = self.jvm.java.util.EnumSet.noneOf(enum.valueOf(names[0]).getDeclaringClass())
         for name in names:
-            flags.add(flag.valueOf(name))
-        return flags
+            out.add(enum.valueOf(name))
+        return out
+
+    def read(self, fs, path: str, offset: int = 0) -> bytes:
+        stream = fs.open(self.path(path))
+        try:
+            if offset:
+                stream.seek(offset)
+            return bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        finally:
+            stream.close()
+
+    def write(self, stream, data: bytes) -> None:
+        """Write ``data`` in pieces that do not fall on block boundaries, then close."""
+        try:
+            for start in range(0, len(data), 2000):
+                stream.write(bytearray(data[start:start + 2000]))
+        finally:
+            stream.close()
 
 
 def java_error(call, *args) -> str:

@@ -28,19 +28,7 @@ def d(fs, java) -> str:
 
 
 def write(fs, java, path: str, data: bytes) -> None:
-    out = fs.create(java.path(path), True)
-    try:
-        out.write(bytearray(data))
-    finally:
-        out.close()
-
-
-def read(fs, java, path: str) -> bytes:
-    stream = fs.open(java.path(path))
-    try:
-        return bytes(java.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
-    finally:
-        stream.close()
+    java.write(fs.create(java.path(path), True), data)
 
 
 def test_fsshell_snapshot_commands(fs, java, d):
@@ -61,7 +49,7 @@ def test_a_snapshot_keeps_what_was_there(fs, java, d):
     fs.createSnapshot(java.path(d), "s1")
     write(fs, java, f"{d}/f", b"two")                       # overwritten
     fs.delete(java.path(f"{d}/f"), False)
-    assert read(fs, java, f"{d}/.snapshot/s1/f") == b"version one"
+    assert java.read(fs, f"{d}/.snapshot/s1/f") == b"version one"
     status = fs.getFileStatus(java.path(f"{d}/.snapshot/s1/f"))
     assert status.getLen() == 11
     assert not fs.exists(java.path(f"{d}/f"))
