@@ -5,6 +5,7 @@
 | ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and the one error line (``CommandGroup``), ``--conf``/``-D``, the default name dir |
 | ``daemons.py`` | ``format``, ``namenode``, ``secondary``, ``run`` |
 | ``supervisor.py`` | ``run``'s supervisor of the namenode and secondary child processes |
+| ``errors.py`` | the commands' own errors (``ChildDied``) |
 | ``dfs.py`` | ``dfs`` and ``dfsadmin``, over the WebHDFS client |
 | ``tools.py`` | ``oiv``, ``oev``, ``edits verify``, ``fsimage verify``, ``analyze`` |
 | ``catalog.py`` | ``catalog ...`` |

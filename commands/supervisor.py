@@ -4,13 +4,15 @@ The namenode starts first (formatting the default name dir if none exists is don
 caller); once it has bound its port and written its transfer token, the secondary starts with
 ``--secret-file <first name dir>/checkpoint.token`` and a checkpoint dir beside the name dir
 (``<parent of the first name dir>/namesecondary``). SIGTERM/SIGINT are forwarded to both; if
-either exits on its own, the other is stopped and ``run`` exits non-zero.
+either exits on its own, the other is stopped and ``run`` raises ``ChildDied`` naming which
+process ended and how, and the command that starts both again.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -18,6 +20,7 @@ import threading
 import time
 from pathlib import Path
 
+from nnlite.commands.errors import ChildDied
 from nnlite.namenode.http.server import ANNOUNCE_ENV
 
 log = logging.getLogger(__name__)
@@ -103,7 +106,10 @@ def _wait_file(path: Path, proc: subprocess.Popen, stop: threading.Event,
 
 
 def _finish(namenode, secondary, stop: threading.Event) -> int:
-    """Stop both (secondary first: it may be mid-checkpoint against the namenode)."""
+    """Stop both (secondary first: it may be mid-checkpoint against the namenode); 0 when
+    asked to stop and both stopped cleanly, else ``ChildDied`` for the one that ended first."""
+    died = [(name, proc) for name, proc in (("namenode", namenode), ("secondary", secondary))
+            if proc is not None and proc.poll() is not None and not stop.is_set()]
     codes = []
     for proc in (secondary, namenode):
         if proc is None:
@@ -116,6 +122,26 @@ def _finish(namenode, secondary, stop: threading.Event) -> int:
                 proc.kill()
                 proc.wait()
         codes.append(proc.returncode)
-    clean = stop.is_set() and all(c == 0 for c in codes)
+    if died:
+        name, proc = died[0]
+        others = [other for other, p in (("namenode", namenode), ("secondary", secondary))
+                  if p is not None and other != name]
+        log.info("nnlite run stopped: the %s %s", name, how_it_ended(proc.returncode))
+        raise ChildDied(f"the {name} (pid {proc.pid}) {how_it_ended(proc.returncode)}"
+                        + "".join(f"; the {other} was stopped" for other in others)
+                        + f". Every acknowledged change is in the name dir: start again with "
+                        f"`{restart_command()}`")
+    clean = all(c == 0 for c in codes)
     log.info("nnlite run stopped (%s)", "cleanly" if clean else f"exit codes {codes}")
     return 0 if clean else 1
+
+
+def how_it_ended(returncode: int) -> str:
+    if returncode < 0:
+        return f"was killed by {signal.Signals(-returncode).name}"
+    return f"exited with code {returncode}" if returncode else "exited"
+
+
+def restart_command() -> str:
+    """The command this ``run`` was started with, as a user would type it again."""
+    return shlex.join(["nnlite", *sys.argv[1:]])

@@ -30,6 +30,7 @@ from pathlib import Path
 import click
 
 from nnlite.client import errors as client_errors
+from nnlite.commands.errors import CommandError
 from nnlite.formats.errors import FormatError
 from nnlite.namenode.config import ConfigError
 from nnlite.namenode.errors import AddressError, NameDirError, NamenodeError, StorageError
@@ -57,7 +58,7 @@ EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
 )
 # Errors whose class name and message are the whole story; anything else is unexpected.
 TYPED_ERRORS = (FormatError, NamenodeError, client_errors.ClientError, SecondaryError, ToolError,
-                ConfigError, OSError)
+                ConfigError, CommandError, OSError)
 
 
 def exit_code(exc: BaseException) -> int:

@@ -540,10 +540,13 @@ class HttpServer:
 
 def check_free(host: str, port: int) -> None:
     """Raise ``AddressError`` now if ``host:port`` cannot be listened on (a check before work
-    that a failed bind would waste; the bind itself can still fail later)."""
+    that a failed bind would waste; the bind itself can still fail later). The probe binds as
+    the server does, with SO_REUSEADDR: the sockets a killed namenode leaves in TIME_WAIT must
+    not keep its successor off the port for a minute, while a live listener still refuses."""
     if port == 0:
         return
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as exc:

@@ -5,6 +5,8 @@ both ports, and no line meant for ``run`` reaches the terminal."""
 
 from __future__ import annotations
 
+import http.client
+import itertools
 import json
 import os
 import re
@@ -12,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -19,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from nnlite import cli
-from nnlite.commands.support import EXIT_STORAGE, EXIT_USAGE
+from nnlite.commands.support import EXIT_FAILED, EXIT_STORAGE, EXIT_USAGE
 from tests.servers import NamenodeProcess, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,3 +181,88 @@ def test_run_twice_is_one_line_and_exit_3(tmp_path):
             if first.poll() is None:
                 first.kill()
                 first.wait()
+
+
+def children(pid: int) -> dict[str, int]:
+    """The child processes of ``pid`` by the role named on their command line."""
+    found = {}
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        found[argv[argv.index(b"nnlite.cli") + 1].decode()] = int(child)
+    return found
+
+
+def start_run(tmp_path: Path, log: Path, port: int, secondary_port: int) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NNLITE_")}
+    with open(log, "a") as out:
+        return subprocess.Popen([sys.executable, "-m", "nnlite.cli", "run", "--name-dir",
+                                 str(tmp_path / "name"), "--port", str(port), "--secondary-port",
+                                 str(secondary_port)], cwd=ROOT, stdout=out,
+                                stderr=subprocess.STDOUT, env={**env, "HOME": str(tmp_path)})
+
+
+@pytest.mark.crash
+def test_run_after_its_namenode_is_killed_under_load_serves_again_at_once(tmp_path):
+    """SIGKILL of the namenode while clients hold connections leaves its port's sockets in
+    TIME_WAIT for a minute; ``run`` says which process died and how to start again, and the
+    same command, run at once, binds the same ports (SO_REUSEADDR in the check before
+    formatting, as in the server's own bind) and serves every acknowledged change."""
+    port, secondary_port = free_port(), free_port()
+    log = tmp_path / "run.log"
+    run = start_run(tmp_path, log, port, secondary_port)
+    acknowledged, stop = [], threading.Event()
+
+    def writer(n: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        for i in itertools.count():
+            if stop.is_set():
+                break
+            try:
+                conn.request("PUT", f"/webhdfs/v1/load/w{n}/d{i}?op=MKDIRS&user.name=root")
+                if json.load(conn.getresponse()) == {"boolean": True}:
+                    acknowledged.append(f"/load/w{n}/d{i}")
+            except (OSError, http.client.HTTPException, ValueError):
+                break
+        conn.close()                 # as a client does: its side closes, the server's waits
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    idle = [http.client.HTTPConnection("127.0.0.1", port, timeout=10) for _ in range(4)]
+    try:
+        wait_for(lambda: "secondary status on" in log.read_text(), 60, "the secondary")
+        for thread in threads:
+            thread.start()
+        for conn in idle:                    # kept alive between requests, as Hadoop's pool
+            conn.request("GET", "/webhdfs/v1/?op=GETFILESTATUS&user.name=root")
+            conn.getresponse().read()
+        wait_for(lambda: len(acknowledged) >= 200, 60, "200 acknowledged MKDIRS")
+        os.kill(children(run.pid)["namenode"], signal.SIGKILL)
+        assert run.wait(60) == EXIT_FAILED, log.read_text()
+    finally:
+        stop.set()
+        for conn in idle:
+            conn.close()
+        for thread in threads:
+            thread.join()
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    died = one_line(subprocess.CompletedProcess([], run.returncode, "", log.read_text()),
+                    EXIT_FAILED, "ChildDied")
+    assert "the namenode" in died and "killed by SIGKILL" in died and "nnlite run" in died
+    again = start_run(tmp_path, log, port, secondary_port)
+    try:
+        wait_for(lambda: log.read_text().count("secondary status on") == 2 or again.poll(), 60,
+                 "the second run")
+        assert again.poll() is None, log.read_text()
+        for path in acknowledged:
+            url = f"http://127.0.0.1:{port}/webhdfs/v1{path}?op=GETFILESTATUS&user.name=root"
+            with urllib.request.urlopen(url) as resp:
+                assert json.load(resp)["FileStatus"]["type"] == "DIRECTORY", path
+    finally:
+        again.send_signal(signal.SIGTERM)
+        try:
+            assert again.wait(60) == 0, log.read_text()
+        finally:
+            if again.poll() is None:
+                again.kill()
+                again.wait()
