@@ -32,16 +32,25 @@ run: $(VENV)/.installed
 	$(VENV)/bin/nnlite run --name-dir $(NAME_DIR) --port $(PORT) --secondary-port $(SECONDARY_PORT)
 
 # The status-page test renders the page in Debian's chromium. As root with apt-get, `make test`
-# installs the one package `chromium` (apt-get install, no upgrade of other packages); otherwise,
-# or with NO_BROWSER=1, the test is skipped and says what to install.
+# refreshes apt's package lists and asks apt for a simulation first; it installs chromium (and
+# the packages it needs) only when that upgrades and removes nothing already installed.
+# Otherwise, or with NO_BROWSER=1, it installs nothing and the test is skipped, saying what to
+# install.
 browser:
 	@if command -v chromium >/dev/null 2>&1; then :; \
 	elif [ -n "$(NO_BROWSER)" ]; then echo "make: NO_BROWSER set: the status-page test will be skipped"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "make: installing Debian's chromium for the status-page test (apt-get install chromium; NO_BROWSER=1 skips)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-upgrade chromium \
-	  || echo "make: chromium could not be installed: the status-page test will say what to install"; \
-	else echo "make: chromium not installed: the status-page test will say what to install"; fi
+	  apt-get update -qq >/dev/null 2>&1; \
+	  plan=$$(apt-get -s install --no-upgrade chromium 2>/dev/null | grep -E '^[0-9]+ upgraded,'); \
+	  case "$$plan" in \
+	  "0 upgraded, "*" 0 to remove"*) \
+	    echo "make: installing Debian's chromium for the status-page test ($$plan; NO_BROWSER=1 skips)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-upgrade chromium >/dev/null \
+	    || echo "make: chromium could not be installed: the status-page test will be skipped";; \
+	  *) echo "make: not installing chromium: apt-get would change installed packages" \
+	          "($${plan:-no plan}); the status-page test will be skipped";; \
+	  esac; \
+	else echo "make: chromium not installed: the status-page test will be skipped"; fi
 
 # Lint first (pyflakes, import order, unused names: pyproject.toml's [tool.ruff]), then the tests.
 test: $(VENV)/.installed $(FLINK_VENV)/.installed browser

@@ -1,5 +1,6 @@
 """The status page at / as a person sees it: rendered by headless Chromium (Debian's package,
-installed by the Makefile's set-up), checked against /jmx."""
+installed by the Makefile's set-up where that changes no installed package, else skipped),
+checked against /jmx."""
 
 import html
 import json
@@ -24,8 +25,9 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 def chromium() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
-        pytest.fail("Debian's chromium is needed for this test: `make test` installs it "
-                    "(apt-get install -y chromium, as root)")
+        pytest.skip("Debian's chromium renders the status page: `apt-get install chromium` "
+                    "(`make test` installs it as root only when that upgrades no installed "
+                    "package)")
     return path
 
 
