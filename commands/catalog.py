@@ -7,6 +7,7 @@ the remote options of ``commands/dfs.py``; its errors become one line in ``comma
 from __future__ import annotations
 
 import functools
+import time
 
 import click
 
@@ -102,13 +103,33 @@ def catalog_retain(catalog, path, keep, as_json) -> None:
 @click.argument("path")
 @click.option("--to-batch", type=click.IntRange(min=0), required=True,
               help="The batch to go back to: the query restarts from the next one.")
+@click.option("--wait", is_flag=True,
+              help="While the checkpoint is written (or within nnlite.catalog.quiet of its last "
+                   "write), wait until it is quiet instead of failing.")
 @catalog_options
-def catalog_rollback(catalog, path, to_batch, as_json) -> None:
+def catalog_rollback(catalog, path, to_batch, wait, as_json) -> None:
     """Remove every later offsets, commit, source-log entry and state version in one atomic
-    op (refused while the query writes)."""
+    op (refused while the query writes, unless --wait)."""
     from nnlite.catalog import display as CF
-    echo_answer(catalog.rollback(path, to_batch), as_json,
+    echo_answer(until_quiet(lambda: catalog.rollback(path, to_batch), wait), as_json,
                 lambda d: [CF.change_line("rollback", d)])
+
+
+def until_quiet(change, wait: bool, poll: float = 1.0):
+    """``change()``; with ``wait``, again after each refusal for a busy checkpoint (the
+    namenode decides when it is quiet), saying once on stderr why it waits."""
+    from nnlite.catalog.client import CheckpointBusy
+    said = False
+    while True:
+        try:
+            return change()
+        except CheckpointBusy as exc:
+            if not wait:
+                raise
+            if not said:
+                click.echo(f"nnlite: waiting: {exc} (Ctrl-C stops)", err=True)
+                said = True
+            time.sleep(poll)
 
 
 def _pin_command(name: str, on: bool, summary: str):
