@@ -26,8 +26,13 @@ from nnlite.catalog.errors import (
     InvalidRequestError,
     NotACheckpointError,
 )
-from nnlite.namenode.errors import AccessControlError, NamenodeError
-from nnlite.namenode.namespace import paths, permission
+from nnlite.namenode.errors import (
+    AccessControlError,
+    NamenodeError,
+    PathNotFoundError,
+    SnapshotAccessControlError,
+)
+from nnlite.namenode.namespace import paths, permission, snapshot
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 log = logging.getLogger(__name__)
@@ -72,9 +77,14 @@ class CatalogService:
 
     # ------------------------------------------------------------------ snapshots
 
-    def _node(self, path: str, user: str):
-        """The directory at ``path``, after the caller's listing checks (under the lock)."""
+    def _node(self, path: str, user: str, *, change: bool = False):
+        """The directory at ``path``, after the caller's listing checks (under the lock). A
+        path inside a snapshot (``<dir>/.snapshot/<name>/...``) resolves as WebHDFS resolves
+        it (the snapshot's inodes, the traverse checked on the way); for a ``change`` it is
+        refused as HDFS refuses every change there (SnapshotAccessControlException)."""
         caller = self.fs.caller(user)
+        if change:
+            _check_not_in_snapshot(self.fs.ns, path)
         node = self.fs.ns.status(path, caller)
         if not node.is_dir:
             raise NotACheckpointError(f"{path} is a file, not a checkpoint directory",
@@ -96,9 +106,7 @@ class CatalogService:
                     f"{path} is not a Structured Streaming checkpoint (no offsets/ and "
                     f"metadata){f'; it holds a {kind} checkpoint' if kind else ''}", path=path)
             found = self._scan_streaming(node, path, caller)
-            for ref in streaming.log_files(found):
-                inode = self.fs.ns.lookup(paths.split(ref.path))
-                permission.check(caller, inode, permission.READ, ref.path)
+            check_read(caller, node, path, streaming.log_files(found))
             return found
 
     def read_file(self, ref: layout.FileRef) -> bytes:
@@ -132,10 +140,10 @@ class CatalogService:
         rows = []
         for path, kind in found:
             with self.fs.lock:
-                node = self.fs.ns.lookup(paths.split(path))
+                node = self._current(path, caller)
                 if node is None or not node.is_dir:
                     continue                 # deleted meanwhile
-                if not _may(permission.check_subtree, caller, node, LIST):
+                if not _may(permission.check_subtree, caller, node, LIST, path=path):
                     rows.append(layout.denied_row(path, kind))
                     continue
                 row = self._summary(node, path, kind)
@@ -144,6 +152,15 @@ class CatalogService:
             rows.append(row)
         self.requests += 1
         return rows
+
+    def _current(self, path: str, caller):
+        """The inode at ``path`` now (under a lock taken again), or None when it is gone or
+        the caller can no longer reach it; resolved as ``status`` does, so a path found
+        inside a snapshot resolves through it."""
+        try:
+            return self.fs.ns.status(path, caller)
+        except (PathNotFoundError, AccessControlError):
+            return None
 
     def _summary(self, node, path: str, kind: str) -> dict:
         if kind in FLINK_KINDS:
@@ -204,11 +221,9 @@ class CatalogService:
                                       f"checkpoint or savepoint", path=path)
         out = []
         for where, kind, inode in found:
-            permission.check_subtree(caller, inode, LIST)
+            permission.check_subtree(caller, inode, LIST, path=where)
             job = flink.scan(inode, where, kind)
-            for meta in flink.metadata_files(job):
-                permission.check(caller, self.fs.ns.lookup(paths.split(meta.path)),
-                                 permission.READ, meta.path)
+            check_read(caller, inode, where, flink.metadata_files(job))
             out.append(job)
         return out
 
@@ -304,7 +319,7 @@ class CatalogService:
 
     def _retain(self, path: str, keep: int, user: str):
         caller = self.fs.caller(user)
-        node = self._node(path, user)
+        node = self._node(path, user, change=True)
         if layout.kind_of(node) == layout.JOB:
             return jobs.retain(self.fs.ns, path, keep, caller)
         if layout.kind_of(node) == layout.FLINK:
@@ -330,7 +345,7 @@ class CatalogService:
         if layout.kind_of(node) != layout.STREAMING:
             raise NotACheckpointError(f"{path} is not a Structured Streaming checkpoint",
                                       path=path)
-        permission.check_subtree(caller, node, LIST)
+        permission.check_subtree(caller, node, LIST, path=path)
         return streaming.scan(node, path)
 
     async def rollback(self, path: str, to_batch: int, user: str) -> dict:
@@ -338,7 +353,7 @@ class CatalogService:
 
     def _rollback(self, path: str, to_batch: int, user: str):
         caller = self.fs.caller(user)
-        found = self._scan_streaming(self._node(path, user), path, caller)
+        found = self._scan_streaming(self._node(path, user, change=True), path, caller)
         self._check_quiet(found)
         plan = retention.rollback(found, to_batch, self._restart_files(found, to_batch))
         ops, taken = self._undo_snapshot(path, to_batch, caller) if plan.paths else ([], None)
@@ -408,11 +423,11 @@ class CatalogService:
 
     def _pin(self, path: str, batch: int, on: bool, user: str):
         caller = self.fs.caller(user)
-        node = self._node(path, user)
+        node = self._node(path, user, change=True)
         if layout.kind_of(node) == layout.JOB:
             return jobs.set_pin(self.fs.ns, path, batch, on, caller)
         if layout.kind_of(node) == layout.FLINK:
-            permission.check_subtree(caller, node, LIST)
+            permission.check_subtree(caller, node, LIST, path=path)
             found = flink.scan(node, path, layout.FLINK)
             if on and batch not in found.complete():
                 raise CheckpointNotFoundError(f"{path}: checkpoint {batch} is not complete, so "
@@ -441,7 +456,7 @@ class CatalogService:
     def _gc(self, root: str, user: str, dry_run: bool):
         caller = self.fs.caller(user)
         plan = others.plan_gc(
-            self._node(root, user), root, self.now_ms(), self.tmp_ttl_ms, self.rdd_ttl_ms,
+            self._node(root, user, change=True), root, self.now_ms(), self.tmp_ttl_ms, self.rdd_ttl_ms,
             can_list=functools.partial(permission.allowed, caller, access=LIST),
             can_delete=lambda where: _may(self.fs.ns.check_delete, paths.split(where), caller))
         # What a snapshot holds stays on disk until the snapshot goes (the block sweep keeps
@@ -455,15 +470,21 @@ class CatalogService:
     # ------------------------------------------------------------------ jobs
 
     async def begin(self, job: str, user: str) -> dict:
-        return await self._change(lambda: jobs.begin(self.fs.ns, job, self.fs.caller(user)))
+        return await self._job_change(jobs.begin, job, user)
 
     async def complete(self, job: str, chk_id: int, expected: int | None, user: str) -> dict:
-        return await self._change(lambda: jobs.complete(self.fs.ns, job, chk_id, expected,
-                                                        self.fs.caller(user)))
+        return await self._job_change(jobs.complete, job, user, chk_id, expected)
 
     async def abort(self, job: str, chk_id: int, user: str) -> dict:
-        return await self._change(lambda: jobs.abort(self.fs.ns, job, chk_id,
-                                                     self.fs.caller(user)))
+        return await self._job_change(jobs.abort, job, user, chk_id)
+
+    async def _job_change(self, request, job: str, user: str, *args) -> dict:
+        """One request of the job lifecycle (``jobs.begin`` ...) on ``job``, never inside
+        a snapshot."""
+        def run():
+            _check_not_in_snapshot(self.fs.ns, job)
+            return request(self.fs.ns, job, *args, self.fs.caller(user))
+        return await self._change(run)
 
     # ------------------------------------------------------------------ policy
 
@@ -496,10 +517,10 @@ SHOW_OTHERS = {layout.JOB: jobs.show, layout.RDD: others.rdd_show,
                layout.DSTREAM: others.dstream_show}
 
 
-def _may(check, *args) -> bool:
+def _may(check, *args, **kw) -> bool:
     """Whether a permission check passes (it raises AccessControlError when it does not)."""
     try:
-        check(*args)
+        check(*args, **kw)
     except AccessControlError:
         return False
     return True
@@ -507,3 +528,38 @@ def _may(check, *args) -> bool:
 
 def path_is_job(node) -> bool:
     return bool(node.xattrs and jobs.LAST_ID_XATTR in node.xattrs)
+
+
+def check_read(caller, node, base: str, refs) -> None:
+    """READ on each file of ``refs`` (all below ``node``, the directory at ``base``), as
+    OPEN checks it: resolved from ``node`` down, so a checkpoint seen through a snapshot is
+    checked on the inodes as the snapshot holds them (FSPermissionChecker on a snapshot
+    path), each directory's children read once."""
+    prefix = base.rstrip("/") + "/"
+    listed = {"": node.children}
+
+    def children(rel: str) -> dict:
+        if rel not in listed:
+            parent, _, name = rel.rpartition("/")
+            listed[rel] = children(parent)[name].children
+        return listed[rel]
+
+    for ref in refs:
+        rel, _, name = ref.path[len(prefix):].rpartition("/")
+        permission.check(caller, children(rel)[name], permission.READ, ref.path)
+
+
+def _check_not_in_snapshot(ns, path: str) -> None:
+    """A path through ``<dir>/.snapshot`` names a read-only snapshot: refused as HDFS
+    refuses any change there, naming the live checkpoint the change was probably meant for."""
+    if snapshot.DOT_SNAPSHOT not in path:
+        return
+    parts = paths.split(path)
+    try:
+        ns.check_writable(parts, path)
+    except SnapshotAccessControlError as exc:
+        at = parts.index(snapshot.DOT_SNAPSHOT)
+        live = paths.join(parts[:at] + parts[at + 2:])
+        raise SnapshotAccessControlError(
+            f"{exc}: {path} is in snapshot {'/'.join(parts[at + 1:at + 2]) or '(none)'} of "
+            f"{paths.join(parts[:at])}; the live checkpoint is {live}", path=path) from exc

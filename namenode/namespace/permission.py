@@ -106,14 +106,19 @@ def check_sticky(caller: Caller, parent: INode, child: INode, path: str | None =
         f"{parent.owner}:{parent.group}:{mode_string(parent)}", path=where)
 
 
-def check_subtree(caller: Caller, node: INode, access: int, skip_empty: bool = False) -> None:
+def check_subtree(caller: Caller, node: INode, access: int, skip_empty: bool = False,
+                  path: str | None = None) -> None:
     """``access`` on every directory of a subtree (recursive delete needs ALL on each, and,
-    as in Hadoop's ``checkSubAccess`` with ``ignoreEmptyDir``, not on empty ones)."""
+    as in Hadoop's ``checkSubAccess`` with ``ignoreEmptyDir``, not on empty ones). ``path``:
+    where ``node`` was reached, to name a denied directory by (a directory seen through a
+    snapshot has no path of its own)."""
     if caller.superuser or not node.is_dir:
         return
-    stack = [node]
+    stack = [(node, path)]
     while stack:
-        current = stack.pop()
-        if current.children or not skip_empty:
-            check(caller, current, access)
-        stack.extend(c for c in current.children.values() if c.is_dir)
+        current, where = stack.pop()
+        children = current.children
+        if children or not skip_empty:
+            check(caller, current, access, where)
+        stack.extend((c, None if where is None else f"{where.rstrip('/')}/{name}")
+                     for name, c in children.items() if c.is_dir)
