@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.commands import dfs as cli_dfs
 from tests.cli import closed_port, dfs, failed, ok
 from tests.namenode.http.helpers import start_namenode
@@ -42,20 +41,6 @@ def server(tmp_path_factory):
         yield nn
     finally:
         nn.stop()
-
-
-@pytest.fixture(scope="module")
-def tester(server):
-    with WebHdfsClient(server.url, "tester") as client:
-        yield client
-
-
-@pytest.fixture
-def base(tester, request) -> str:
-    """An empty directory of this test's own."""
-    path = "/t/" + re.sub(r"\W+", "_", request.node.name)
-    assert tester.mkdirs(path)
-    return path
 
 
 def local_minute(ms: int) -> str:

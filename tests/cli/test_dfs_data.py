@@ -7,13 +7,10 @@ user. Local files live in pytest's ``tmp_path``.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from click.testing import CliRunner
 
 from nnlite import cli
-from nnlite.client.webhdfs import WebHdfsClient
 from tests.cli import dfs, failed, ok
 from tests.namenode.http.helpers import start_namenode
 
@@ -27,19 +24,6 @@ def server(tmp_path_factory):
         yield nn
     finally:
         nn.stop()
-
-
-@pytest.fixture(scope="module")
-def tester(server):
-    with WebHdfsClient(server.url, "tester") as client:
-        yield client
-
-
-@pytest.fixture
-def base(tester, request) -> str:
-    path = "/t/" + re.sub(r"\W+", "_", request.node.name)
-    assert tester.mkdirs(path)
-    return path
 
 
 def payload(size: int, seed: int = 0) -> bytes:

@@ -10,16 +10,6 @@ import pytest
 
 from nnlite.client.webhdfs import WebHdfsClient
 from tests.cli import closed_port, dfs, dfsadmin, failed, ok
-from tests.namenode.http.helpers import start_namenode
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory)
-    try:
-        yield nn
-    finally:
-        nn.stop()
 
 
 @pytest.fixture(autouse=True)
