@@ -2,7 +2,7 @@
 
 | module | commands |
 |---|---|
-| ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and the one error line (``CommandGroup``), ``--conf``/``-D``, the default name dir |
+| ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and the one error line (``CommandGroup``), ``--conf``/``-D``, the generic options (``--user``, ``--namenode`` before or after a subcommand), the default name dir |
 | ``daemons.py`` | ``format``, ``namenode``, ``secondary``, ``run`` |
 | ``supervisor.py`` | ``run``'s supervisor of the namenode and secondary child processes |
 | ``errors.py`` | the commands' own errors (``ChildDied``) |
@@ -10,5 +10,6 @@
 | ``tools.py`` | ``oiv``, ``oev``, ``edits verify``, ``fsimage verify``, ``analyze`` |
 | ``catalog.py`` | ``catalog ...`` |
 
-``cli.py`` at the top gathers them into the ``nnlite`` group.
+``cli.py`` at the top gathers them into the ``nnlite`` group and lets every group take the
+generic options of the commands under it.
 """

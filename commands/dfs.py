@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from nnlite.client.webhdfs import DEFAULT_URL as DEFAULT_NAMENODE
-from nnlite.commands.support import conf_options, default_name_dir, load_config
+from nnlite.commands.support import GenericOption, conf_options, default_name_dir, load_config
 
 
 def _os_user() -> str:
@@ -24,17 +24,19 @@ def _os_user() -> str:
 
 
 def remote_options(fn):
-    """``--namenode URL`` and ``--user NAME``; the command gets a ``client`` (closed after)."""
+    """``--namenode URL`` and ``--user NAME`` (generic options: a group above the command
+    takes them too); the command gets a ``client`` (closed after)."""
     @functools.wraps(fn)
     def wrapper(*args, namenode_url, user, **kw):
         from nnlite.client.webhdfs import WebHdfsClient
         with WebHdfsClient(namenode_url, user) as client:
             return fn(*args, client=client, **kw)
-    wrapper = click.option("--user", envvar="HADOOP_USER_NAME", default=_os_user,
+    wrapper = click.option("--user", cls=GenericOption, envvar="HADOOP_USER_NAME",
+                           default=_os_user,
                            show_default="$HADOOP_USER_NAME, else the OS user",
                            help="Act as this user.")(wrapper)
-    return click.option("--namenode", "namenode_url", metavar="URL", envvar="NNLITE_NAMENODE",
-                        default=DEFAULT_NAMENODE, show_default=True,
+    return click.option("--namenode", "namenode_url", cls=GenericOption, metavar="URL",
+                        envvar="NNLITE_NAMENODE", default=DEFAULT_NAMENODE, show_default=True,
                         help="The namenode's HTTP address ($NNLITE_NAMENODE).")(wrapper)
 
 
@@ -286,8 +288,8 @@ def dfsadmin_group() -> None:
 
 @dfsadmin_group.command("fetch-image")
 @click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False))
-@click.option("--namenode", "namenode_url", metavar="URL", envvar="NNLITE_NAMENODE",
-              help="The namenode's HTTP address ($NNLITE_NAMENODE, else "
+@click.option("--namenode", "namenode_url", cls=GenericOption, metavar="URL",
+              envvar="NNLITE_NAMENODE", help="The namenode's HTTP address ($NNLITE_NAMENODE, else "
                    "http://<dfs.namenode.http-address>).")
 @click.option("--secret-file", type=click.Path(dir_okay=False),
               help="File holding the image-transfer secret: the namenode writes it to "

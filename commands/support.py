@@ -1,5 +1,7 @@
 """What every ``nnlite`` command shares: the exit codes, the one table that maps an error to
-its code, the one error format, and the ``--conf``/``-D`` options with ``load_config``.
+its code, the one error format, the ``--conf``/``-D`` options with ``load_config``, and the
+generic options (``GenericOption``: ``--user`` and ``--namenode``, taken after the command or
+before it by any group above it, as Hadoop takes its generic options).
 
 Every error a command lets escape reaches ``CommandGroup.main`` (the ``nnlite`` group's class),
 which writes exactly one line on stderr and exits with the code of ``exit_code``:
@@ -28,6 +30,7 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from nnlite.client import errors as client_errors
 from nnlite.commands.errors import CommandError
@@ -106,6 +109,49 @@ def fail(exc: BaseException):
         log.debug("unexpected error", exc_info=exc)
     click.echo(error_line(exc), err=True)
     sys.exit(exit_code(exc))
+
+
+# ------------------------------------------------------------------ generic options
+
+GIVEN_ABOVE = "nnlite.generic_options"      # ctx.meta: generic options given before a command
+
+
+class GenericOption(click.Option):
+    """An option of Hadoop's generic kind (``--user``, ``--namenode``): the command takes it
+    after its name, and ``accept_generic_options`` lets every group above the command take it
+    too, before the subcommand (``nnlite --user U dfs ls``, ``nnlite dfs --user U ls``). The
+    one written last on the command line wins; then the environment variable; then the
+    default."""
+
+    def consume_value(self, ctx, opts):
+        value, source = super().consume_value(ctx, opts)
+        above = ctx.meta.get(GIVEN_ABOVE, {})
+        if source is not ParameterSource.COMMANDLINE and self.name in above:
+            return above[self.name], ParameterSource.COMMANDLINE
+        return value, source
+
+
+def _given_above(ctx, param, value):
+    if value is not None:           # groups parse in order, so a later one overwrites
+        ctx.meta.setdefault(GIVEN_ABOVE, {})[param.name] = value
+
+
+def accept_generic_options(group: click.Group) -> list[GenericOption]:
+    """Give ``group`` and every group under it the generic options of the commands below
+    them, to take before the subcommand; returns those options."""
+    found: dict[str, GenericOption] = {}
+    for command in group.commands.values():
+        options = (accept_generic_options(command) if isinstance(command, click.Group)
+                   else [p for p in command.params if isinstance(p, GenericOption)])
+        for option in options:
+            found.setdefault(option.name, option)
+    taken = {p.name for p in group.params}
+    group.params += [click.Option([*option.opts, option.name], metavar=option.metavar,
+                                  expose_value=False, callback=_given_above,
+                                  help=f"As the commands' own {option.opts[0]}, before the "
+                                       "command (the last one given wins).")
+                     for option in found.values() if option.name not in taken]
+    return list(found.values())
 
 
 def conf_options(fn):

@@ -15,9 +15,14 @@ from click.testing import CliRunner, Result
 from nnlite import cli
 
 
-def run(server, group: str, *args: str, user: str | None = "tester") -> Result:
+def nnlite(server, *args: str, user: str | None = "tester") -> Result:
+    """``nnlite ARGS...`` with the namenode's URL and the user in the environment."""
     env = {"NNLITE_NAMENODE": server.url if server else None, "HADOOP_USER_NAME": user}
-    return CliRunner(env=env).invoke(cli.main, [group, *args])
+    return CliRunner(env=env).invoke(cli.main, list(args))
+
+
+def run(server, group: str, *args: str, user: str | None = "tester") -> Result:
+    return nnlite(server, group, *args, user=user)
 
 
 def dfs(server, *args: str, user: str | None = "tester") -> Result:
