@@ -11,8 +11,11 @@ alone:
   ``/user/<user>``, the 307 redirects of CREATE/APPEND/OPEN, the admin endpoints).
 * ``replies.py`` -- what an answer means: JSON fields, a ``RemoteException`` as its typed error.
 * ``errors.py`` -- those errors, one class per Hadoop exception the namenode answers.
-* ``shell.py`` -- FsShell: the ``hdfs dfs`` commands' semantics (``ls``, ``rm -r``, ...).
+* ``shell.py`` -- FsShell: the ``hdfs dfs`` commands' semantics (``ls``, ``rm -r``,
+  ``setfacl -R``, ``createSnapshot``, ...).
 * ``modes.py`` -- permission bits, ``chmod`` modes and the ``rwx`` string.
+* ``acls.py`` -- ACL entries: ``setfacl``'s spec and flags, ``getfacl``'s whole ACL and what
+  the mask leaves of each entry.
 * ``display.py`` -- the commands' text output.
 
 The click commands on top are ``commands/dfs.py``.

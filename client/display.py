@@ -2,8 +2,9 @@
 
 * ``ls``: ``drwxr-xr-x   - owner group          0 2026-11-22 14:00 /path`` (Ls.java): the
   replication, owner, group and length columns widen to the widest value seen so far
-  (replication at least 3, length at least 10 wide); times are local, to the minute. A
-  directory's listing starts with ``Found N items`` (not with ``-R``, not when empty).
+  (replication at least 3, length at least 10 wide); times are local, to the minute; a ``+``
+  after the mode marks an ACL (the FileStatus's ``aclBit``). A directory's listing starts
+  with ``Found N items`` (not with ``-R``, not when empty).
 * ``stat``: Stat.java's format letters (``%n %b %o %r %u %g %y %Y %x %X %F %a %A``; any
   other character after ``%`` is itself, so ``%%`` is ``%``); ``%y``/``%x`` are UTC, to the
   second; the default format is ``%y``.
@@ -12,6 +13,9 @@
 * ``count``: ContentSummary/QuotaUsage's fixed widths (``%12s %12s %18s`` and, with ``-q``,
   ``%12s %15s %15s %15s`` before them); a quota that is not set shows ``none``/``inf``.
 * ``-h`` sizes: Hadoop's TraditionalBinaryPrefix with one decimal (``1.5 K``, ``2 M``, ``0``).
+* ``getfacl``, ``lsSnapshottableDir``, ``snapshotDiff``: what GetfaclCommand,
+  SnapshottableDirectoryStatus.print and SnapshotDiffReport.toString print, each ending with
+  the empty line Hadoop's tools print after it.
 * ``--json``: one compact JSON object per line.
 """
 
@@ -23,7 +27,8 @@ from datetime import datetime, timezone, tzinfo
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Iterable, Iterator
 
-from nnlite.client.modes import mode_string, permission_bits
+from nnlite.client import acls
+from nnlite.client.modes import STICKY, mode_string, permission_bits
 
 PREFIXES = "KMGTPE"
 LS_MIN_REPL, LS_MIN_LEN = 3, 10
@@ -114,15 +119,20 @@ class LsFormatter:
 
     def line(self, path: str, st: dict) -> str:
         kind = "d" if is_dir(st) else "-"
-        perm = mode_string(permission_bits(st)) + " "
+        perm = mode_string(permission_bits(st)) + ("+" if st.get("aclBit") else " ")
         repl = "-" if is_dir(st) else str(st.get("replication", 0))
-        owner = f"{st.get('owner', ''):<{self.owner}} " if self.owner else st.get("owner", "")
-        group = (f"{st.get('group', ''):<{self.group_width}} " if self.group_width
-                 else st.get("group", ""))
+        owner = _left(st.get("owner", ""), self.owner)
+        group = _left(st.get("group", ""), self.group_width)
         length = size(int(st.get("length", 0)), self.human)
         when = _time(int(st.get("modificationTime", 0)), "%Y-%m-%d %H:%M", self.tz)
         return f"{kind}{perm}{repl:>{self.repl}} {owner}{group}{length:>{self.length}} " \
                f"{when} {path}"
+
+
+def _left(text: str, width: int) -> str:
+    """Java's ``%-<width>s `` for a column seen with a value, else ``%s`` (Ls.java and
+    SnapshottableDirectoryStatus.print leave an owner or group column of empty ones out)."""
+    return f"{text:<{width}} " if width else text
 
 
 def ls_lines(events: Iterable[Entry | Listed], *, human: bool = False,
@@ -225,6 +235,77 @@ def xattr_lines(path: str, xattrs: Iterable[dict]) -> Iterator[str]:
     for attr in xattrs:
         value = attr.get("value")
         yield attr["name"] if value in (None, "") else f"{attr['name']}={value}"
+
+
+# ------------------------------------------------------------------------------- ACLs
+
+def getfacl_lines(path: str, acl: dict) -> list[str]:
+    """GetfaclCommand for one path and its AclStatus: ``# file``/``# owner``/``# group``
+    (``# flags: --t`` for the sticky bit), the access entries, the default ones, each where
+    the mask limits it followed by a tab and ``#effective:``, then an empty line."""
+    bits = permission_bits(acl)
+    lines = [f"# file: {path}", f"# owner: {acl.get('owner', '')}",
+             f"# group: {acl.get('group', '')}"]
+    if bits & STICKY:
+        lines.append(f"# flags: --{'t' if bits & 1 else 'T'}")
+    entries = [acls.parse_entry(text) for text in acl.get("entries", [])]
+    for scope in acls.scopes(bits, entries):
+        lines += [f"{entry}\t#effective:{left}" if left else str(entry)
+                  for entry, left in acls.effective(scope)]
+    return lines + [""]
+
+
+# ------------------------------------------------------------------------------- snapshots
+
+DIFF_LABELS = {"CREATE": "+", "MODIFY": "M", "DELETE": "-", "RENAME": "R"}
+
+
+def snapshottable_lines(listing: list[dict], *, tz: tzinfo | None = None) -> list[str]:
+    """SnapshottableDirectoryStatus.print: ``drwxr-xr-x 0 owner group 0 <local minute>
+    <snapshots> <snapshot quota> <path>``, columns as wide as their widest value; an empty
+    listing is one empty line."""
+    if not listing:
+        return [""]
+    rows = [(d["dirStatus"], str(d["dirStatus"].get("replication", 0)),
+             str(d["dirStatus"].get("length", 0)), str(d.get("snapshotNumber", 0)),
+             str(d.get("snapshotQuota", 0))) for d in listing]
+    widths = [max(len(row[i]) for row in rows) for i in range(1, 5)]
+    owner = max(len(st.get("owner", "")) for st, *_ in rows)
+    group = max(len(st.get("group", "")) for st, *_ in rows)
+    return [f"d{mode_string(permission_bits(st))} {repl:>{widths[0]}} "
+            f"{_left(st.get('owner', ''), owner)}{_left(st.get('group', ''), group)}"
+            f"{length:>{widths[1]}} "
+            f"{_time(int(st.get('modificationTime', 0)), '%Y-%m-%d %H:%M', tz)} "
+            f"{number:>{widths[2]}} {quota:>{widths[3]}} {snapshottable_path(d)}"
+            for d, (st, repl, length, number, quota) in zip(listing, rows)]
+
+
+def snapshottable_path(listed: dict) -> str:
+    """SnapshottableDirectoryStatus.getFullPath: the parent's path and the local name."""
+    parent, name = listed.get("parentFullPath") or "", listed["dirStatus"].get("pathSuffix", "")
+    if not name:
+        return parent or "/"
+    return f"{parent.rstrip('/')}/{name}"
+
+
+def snapshot_diff_lines(report: dict) -> list[str]:
+    """``hdfs snapshotDiff``: SnapshotDiffReport.toString (``Difference between snapshot A
+    and current directory under directory D:``, a line per entry as ``M\t./a``,
+    ``R\t./old -> ./new``), then the empty line its println adds."""
+    def side(name: str | None) -> str:
+        return f"snapshot {name}" if name else "current directory"
+
+    def where(relative: str | None) -> str:
+        return f"./{relative}" if relative else "."
+
+    lines = [f"Difference between {side(report.get('fromSnapshot'))} and "
+             f"{side(report.get('toSnapshot'))} under directory {report.get('snapshotRoot')}:"]
+    for entry in report.get("diffList", []):
+        line = f"{DIFF_LABELS.get(entry['type'], entry['type'])}\t{where(entry['sourcePath'])}"
+        if entry["type"] == "RENAME":
+            line += f" -> {where(entry.get('targetPath'))}"
+        lines.append(line)
+    return lines + [""]
 
 
 # ------------------------------------------------------------------------------- dfsadmin

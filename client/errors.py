@@ -160,9 +160,31 @@ class AlreadyBeingCreatedError(RemoteError):
     pass
 
 
+@_java("org.apache.hadoop.hdfs.protocol.AclException")
+class AclError(RemoteError):
+    """An ACL the namenode refuses (no user, group or other entry, a default ACL on a file,
+    an entry twice)."""
+
+
+@_java("org.apache.hadoop.hdfs.protocol.SnapshotException")
+class SnapshotError(RemoteError):
+    """A snapshot operation that does not fit the directory (not snapshottable, a name taken
+    or missing, snapshots left)."""
+
+
+@_java("org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException")
+class SnapshotAccessControlError(AccessControlError):
+    """A change under ``.snapshot``, which is read-only."""
+
+
 @_java("java.lang.IllegalArgumentException")
 class IllegalArgumentError(RemoteError):
     """The namenode refused a parameter value."""
+
+
+@_java("org.apache.hadoop.HadoopIllegalArgumentException")
+class HadoopIllegalArgumentError(IllegalArgumentError):
+    """Hadoop's own refusal of an argument (an ACL spec that does not parse)."""
 
 
 @_java("org.apache.hadoop.fs.InvalidPathException")

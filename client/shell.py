@@ -10,10 +10,14 @@ checks on the client side is checked here, with the same outcomes:
   missing path; ``mv`` into an existing directory keeps the source's name, refuses an existing
   target and a missing target parent, and names the failure where RENAME would only answer
   false; ``touchz`` refuses a directory and a non-empty file.
-* ``chmod``, ``chown``, ``getfattr`` with ``-R``, and ``setrep`` always, walk the subtree
-  (parent first, children sorted by name), as Hadoop's recursion does.
-* Arguments (a mode, OWNER[:GROUP], a replication, -n/-d/-x) are checked before anything is
-  sent: a bad one is ``BadArgumentError``.
+* ``chmod``, ``chown``, ``getfattr``, ``getfacl``, ``setfacl`` with ``-R``, and ``setrep``
+  always, walk the subtree (parent first, children sorted by name), as Hadoop's recursion
+  does.
+* ``createSnapshot``, ``deleteSnapshot`` and ``renameSnapshot`` refuse a path that is not a
+  directory before asking the namenode; ``snapshotDiff`` takes ``.`` for the current tree and
+  ``.snapshot/NAME`` for NAME, as ``hdfs snapshotDiff`` does.
+* Arguments (a mode, OWNER[:GROUP], a replication, -n/-d/-x, an ACL spec and its flags) are
+  checked before anything is sent: a bad one is ``BadArgumentError``.
 
 Reads are generators, so the command prints as it goes; the first error stops the command.
 """
@@ -25,6 +29,7 @@ import re
 from typing import Iterable, Iterator
 
 from nnlite.client import errors
+from nnlite.client.acls import AclChange
 from nnlite.client.display import STAT_DEFAULT, Entry, Listed, is_dir
 from nnlite.client.modes import parse_mode, permission_bits
 from nnlite.client.webhdfs import WebHdfsClient, absolute
@@ -57,6 +62,17 @@ def parse_owner(spec: str) -> tuple[str | None, str | None]:
         raise errors.BadArgumentError(f"chown: {spec!r} is not OWNER[:GROUP] (letters, digits and "
                                  "- _ . / @)")
     return match.group(1) or None, match.group(2) or None
+
+
+def snapshot_name(text: str) -> str:
+    """SnapshotDiff.getSnapshotName: ``.`` is the current tree (""), ``.snapshot/NAME`` and
+    ``/.snapshot/NAME`` are NAME."""
+    if text == ".":
+        return ""
+    for prefix in (".snapshot/", "/.snapshot/"):
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
 
 
 # ContentSummary fields and the part of each that only snapshots keep
@@ -182,6 +198,14 @@ class FsShell:
             for p, _ in self._walk(path, self._status(path), recursive):
                 yield p, self.client.xattrs(p, [name] if name else [], encoding.upper())
 
+    def getfacl(self, paths: Iterable[str], *,
+                recursive: bool = False) -> Iterator[tuple[str, dict]]:
+        """(path, AclStatus) for each path, with ``recursive`` its subtree too."""
+        for arg in paths:
+            path = self.resolve(arg)
+            for p, _ in self._walk(path, self._status(path), recursive):
+                yield p, self.client.acl_status(p)
+
     # ------------------------------------------------------------------ mutations
 
     def mkdir(self, paths: Iterable[str], *, parents: bool = False) -> None:
@@ -299,6 +323,47 @@ class FsShell:
                 self.client.set_xattr(path, name, value)
             else:
                 self.client.remove_xattr(path, remove)
+
+    def setfacl(self, change: AclChange, paths: Iterable[str], *,
+                recursive: bool = False) -> None:
+        """``change`` at each path (with ``recursive`` its subtree, a file taking only the
+        access entries; a path left nothing to send is not called)."""
+        for arg in paths:
+            path = self.resolve(arg)
+            for p, st in self._walk(path, self._status(path), recursive):
+                spec = change.spec(directory=is_dir(st), recursive=recursive)
+                if spec != "":
+                    self.client.change_acl(p, change.op, spec)
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _directory(self, arg: str) -> str:
+        """The resolved path of an existing directory, as FsShell's snapshot commands check."""
+        path = self.resolve(arg)
+        if not is_dir(self._status(path)):
+            raise errors.PathIsNotDirectoryError(f"`{path}': Is not a directory", path=path)
+        return path
+
+    def create_snapshot(self, directory: str, name: str | None = None) -> str:
+        """The new snapshot's path (``<dir>/.snapshot/<name>``)."""
+        return self.client.create_snapshot(self._directory(directory), name or None)
+
+    def delete_snapshot(self, directory: str, name: str) -> None:
+        self.client.delete_snapshot(self._directory(directory), name)
+
+    def rename_snapshot(self, directory: str, old: str, new: str) -> None:
+        self.client.rename_snapshot(self._directory(directory), old, new)
+
+    def allow_snapshot(self, directory: str, allow: bool = True) -> str:
+        """``dfsadmin -allowSnapshot`` (``allow``) or ``-disallowSnapshot``; the path."""
+        path = self.resolve(directory)
+        (self.client.allow_snapshot if allow else self.client.disallow_snapshot)(path)
+        return path
+
+    def snapshot_diff(self, directory: str, older: str, newer: str) -> dict:
+        """``hdfs snapshotDiff DIR FROM TO``: the SnapshotDiffReport."""
+        return self.client.snapshot_diff_report(self.resolve(directory), snapshot_name(older),
+                                                snapshot_name(newer))
 
     # ------------------------------------------------------------------ file contents
 

@@ -42,6 +42,7 @@ from nnlite.client.errors import (
 DEFAULT_URL = "http://127.0.0.1:9870"
 PREFIX = "/webhdfs/v1"
 ADMIN = "/admin"
+ACL_OPS = ("SETACL", "MODIFYACLENTRIES", "REMOVEACLENTRIES", "REMOVEDEFAULTACL", "REMOVEACL")
 
 
 class WebHdfsClient:
@@ -189,12 +190,36 @@ class WebHdfsClient:
     def rename_snapshot(self, path: str, old: str, new: str) -> None:
         self._call("PUT", path, "RENAMESNAPSHOT", oldsnapshotname=old, snapshotname=new)
 
-    def snapshot_diff(self, path: str, older: str, newer: str = "") -> list[dict]:
-        """The diff report's entries (``type``, ``sourcePath``, ``targetPath``); an empty
-        name is the current tree."""
+    def snapshot_diff_report(self, path: str, older: str, newer: str = "") -> dict:
+        """GETSNAPSHOTDIFF: ``snapshotRoot``, ``fromSnapshot``, ``toSnapshot`` and the
+        ``diffList``; an empty name is the current tree."""
         doc = self._call("GET", path, "GETSNAPSHOTDIFF", oldsnapshotname=older,
                          snapshotname=newer)
-        return self._field(doc, "SnapshotDiffReport", "diffList")
+        return self._field(doc, "SnapshotDiffReport")
+
+    def snapshot_diff(self, path: str, older: str, newer: str = "") -> list[dict]:
+        """The diff report's entries (``type``, ``sourcePath``, ``targetPath``)."""
+        return self._field(self.snapshot_diff_report(path, older, newer), "diffList")
+
+    def snapshottable_dirs(self) -> list[dict]:
+        """GETSNAPSHOTTABLEDIRECTORYLIST: the caller's snapshottable directories (all of them
+        for a superuser), each ``dirStatus``, ``parentFullPath``, ``snapshotNumber``,
+        ``snapshotQuota``."""
+        return self._field(self._call("GET", "/", "GETSNAPSHOTTABLEDIRECTORYLIST"),
+                           "SnapshottableDirectoryList")
+
+    def acl_status(self, path: str) -> dict:
+        """GETACLSTATUS: ``owner``, ``group``, ``permission``, ``stickyBit`` and the
+        ``entries`` beyond the permission bits, as text (``user:alice:r-x``)."""
+        return self._field(self._call("GET", path, "GETACLSTATUS"), "AclStatus")
+
+    def change_acl(self, path: str, op: str, spec: str | None = None) -> None:
+        """One of ``ACL_OPS``: SETACL replaces the ACL with ``spec``, MODIFYACLENTRIES adds
+        or changes its entries, REMOVEACLENTRIES removes them (given without permissions),
+        REMOVEDEFAULTACL and REMOVEACL (all but the base entries) take no spec."""
+        if op not in ACL_OPS:
+            raise BadArgumentError(f"{op} is not an ACL change (one of {', '.join(ACL_OPS)})")
+        self._call("PUT", path, op, aclspec=spec)
 
     def create(self, path: str, data=b"", *, overwrite: bool = False,
                permission: int | None = None, block_size: int | None = None) -> None:

@@ -1,5 +1,6 @@
-"""The commands on a running namenode: the ``dfs`` group (as ``hdfs dfs``, over WebHDFS) and
-the ``dfsadmin`` group (``fetch-image`` included), and the options they share
+"""The commands on a running namenode: the ``dfs`` group (as ``hdfs dfs``, over WebHDFS, with
+``hdfs lsSnapshottableDir`` and ``hdfs snapshotDiff`` as ``dfs`` commands) and the
+``dfsadmin`` group (``fetch-image`` included), and the options they share
 (``remote_options``, ``json_option``), which ``commands/catalog.py`` reuses. Their errors
 become one line in ``commands/support.py``, as every command's do.
 """
@@ -48,6 +49,14 @@ def json_option(fn):
 def echo_lines(lines) -> None:
     for line in lines:
         click.echo(line)
+
+
+def echo_per_path(rows, key: str, as_json: bool, text) -> None:
+    """``(path, object)`` rows as they come: with ``--json`` one ``{key: object, "path":
+    path}`` line each, else the lines of ``text(path, object)``."""
+    from nnlite.client import display
+    for path, obj in rows:
+        echo_lines([display.with_path(path, {key: obj})] if as_json else text(path, obj))
 
 
 @click.group("dfs")
@@ -217,10 +226,9 @@ def dfs_getfattr(client, paths, name, dump, encoding, recursive, as_json) -> Non
     """Print extended attributes (-n NAME or -d)."""
     from nnlite.client import display
     from nnlite.client.shell import FsShell
-    for path, attrs in FsShell(client).getfattr(paths, name=name, dump=dump,
-                                                encoding=encoding, recursive=recursive):
-        echo_lines([display.with_path(path, {"XAttrs": attrs})] if as_json
-                   else display.xattr_lines(path, attrs))
+    echo_per_path(FsShell(client).getfattr(paths, name=name, dump=dump, encoding=encoding,
+                                           recursive=recursive),
+                  "XAttrs", as_json, display.xattr_lines)
 
 
 @dfs_group.command("setfattr")
@@ -234,6 +242,104 @@ def dfs_setfattr(client, paths, name, value, remove) -> None:
     """Set (-n NAME [-v VALUE]) or remove (-x NAME) an extended attribute."""
     from nnlite.client.shell import FsShell
     FsShell(client).setfattr(paths, name=name, value=value, remove=remove)
+
+
+@dfs_group.command("getfacl")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-R", "recursive", is_flag=True, help="The whole subtree.")
+@json_option
+@remote_options
+def dfs_getfacl(client, paths, recursive, as_json) -> None:
+    """Print the ACL of each PATH: owner, group, the entries (with the permissions the mask
+    leaves, as #effective:), a directory's default ACL."""
+    from nnlite.client import display
+    from nnlite.client.shell import FsShell
+    echo_per_path(FsShell(client).getfacl(paths, recursive=recursive), "AclStatus", as_json,
+                  display.getfacl_lines)
+
+
+@dfs_group.command("setfacl")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-m", "modify", metavar="ACL_SPEC", help="Add or change these entries.")
+@click.option("-x", "remove", metavar="ACL_SPEC",
+              help="Remove these entries (named without permissions).")
+@click.option("--set", "replace", metavar="ACL_SPEC",
+              help="Replace the ACL; it must have the user, group and other entries.")
+@click.option("-b", "remove_all", is_flag=True,
+              help="Remove all but the base entries (user, group, other).")
+@click.option("-k", "remove_default", is_flag=True, help="Remove the default ACL.")
+@click.option("-R", "recursive", is_flag=True,
+              help="The whole subtree (files take only the access entries).")
+@remote_options
+def dfs_setfacl(client, paths, modify, remove, replace, remove_all, remove_default,
+                recursive) -> None:
+    """Change ACLs with one of -m, -x, --set, -b, -k. ACL_SPEC: comma-separated
+    [default:]user|group|mask|other:[NAME]:[PERM] entries, e.g.
+    user:alice:r-x,default:group:staff:rwx."""
+    from nnlite.client.acls import setfacl_change
+    from nnlite.client.shell import FsShell
+    change = setfacl_change(remove_all=remove_all, remove_default=remove_default,
+                            modify=modify, remove=remove, replace=replace)
+    FsShell(client).setfacl(change, paths, recursive=recursive)
+
+
+@dfs_group.command("createSnapshot")
+@click.argument("directory", metavar="DIR")
+@click.argument("name", required=False)
+@remote_options
+def dfs_create_snapshot(client, directory, name) -> None:
+    """Take a snapshot of the snapshottable directory DIR, named NAME (default: s and the
+    time, s20260101-120000.000)."""
+    from nnlite.client.shell import FsShell
+    click.echo(f"Created snapshot {FsShell(client).create_snapshot(directory, name)}")
+
+
+@dfs_group.command("deleteSnapshot")
+@click.argument("directory", metavar="DIR")
+@click.argument("name")
+@remote_options
+def dfs_delete_snapshot(client, directory, name) -> None:
+    """Delete the snapshot NAME of DIR."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).delete_snapshot(directory, name)
+
+
+@dfs_group.command("renameSnapshot")
+@click.argument("directory", metavar="DIR")
+@click.argument("old")
+@click.argument("new")
+@remote_options
+def dfs_rename_snapshot(client, directory, old, new) -> None:
+    """Rename the snapshot OLD of DIR to NEW."""
+    from nnlite.client.shell import FsShell
+    FsShell(client).rename_snapshot(directory, old, new)
+
+
+@dfs_group.command("lsSnapshottableDir")
+@json_option
+@remote_options
+def dfs_ls_snapshottable_dir(client, as_json) -> None:
+    """The snapshottable directories you own (every one for a superuser): mode, owner,
+    group, modified, snapshots taken, snapshot quota, path; as `hdfs lsSnapshottableDir`."""
+    from nnlite.client import display
+    listing = client.snapshottable_dirs()
+    echo_lines(map(display.to_json, listing) if as_json
+               else display.snapshottable_lines(listing))
+
+
+@dfs_group.command("snapshotDiff")
+@click.argument("directory", metavar="DIR")
+@click.argument("older", metavar="FROM")
+@click.argument("newer", metavar="TO")
+@json_option
+@remote_options
+def dfs_snapshot_diff(client, directory, older, newer, as_json) -> None:
+    """What changed in DIR from snapshot FROM to TO (. is the current tree; .snapshot/NAME
+    is NAME): M modified, + created, - deleted, R renamed; as `hdfs snapshotDiff`."""
+    from nnlite.client import display
+    from nnlite.client.shell import FsShell
+    report = FsShell(client).snapshot_diff(directory, older, newer)
+    echo_lines([display.to_json(report)] if as_json else display.snapshot_diff_lines(report))
 
 
 @dfs_group.command("put")
@@ -320,6 +426,25 @@ def transfer_secret(secret_file, config) -> str:
     if not secret_file and not config.get("nnlite.checkpoint.secret") and default.is_file():
         secret_file = str(default)
     return resolve_secret(secret_file, config)
+
+
+@dfsadmin_group.command("allowSnapshot")
+@click.argument("directory", metavar="DIR")
+@remote_options
+def dfsadmin_allow_snapshot(client, directory) -> None:
+    """Let snapshots be taken of DIR (superuser)."""
+    from nnlite.client.shell import FsShell
+    click.echo(f"Allowing snapshot on {FsShell(client).allow_snapshot(directory)} succeeded")
+
+
+@dfsadmin_group.command("disallowSnapshot")
+@click.argument("directory", metavar="DIR")
+@remote_options
+def dfsadmin_disallow_snapshot(client, directory) -> None:
+    """No more snapshots of DIR; it must have none left (superuser)."""
+    from nnlite.client.shell import FsShell
+    path = FsShell(client).allow_snapshot(directory, allow=False)
+    click.echo(f"Disallowing snapshot on {path} succeeded")
 
 
 @dfsadmin_group.command("safemode")

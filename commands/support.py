@@ -57,7 +57,8 @@ EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
     ((NameDirError, StorageError, AddressError, client_errors.NamenodeUnreachableError),
      EXIT_STORAGE),
     ((click.UsageError, OptionError, SettingError, ConfigError, client_errors.BadArgumentError,
-      client_errors.IllegalArgumentError, client_errors.InvalidPathError), EXIT_USAGE),
+      client_errors.IllegalArgumentError, client_errors.InvalidPathError,
+      client_errors.AclError), EXIT_USAGE),
 )
 # Errors whose class name and message are the whole story; anything else is unexpected.
 TYPED_ERRORS = (FormatError, NamenodeError, client_errors.ClientError, SecondaryError, ToolError,
