@@ -8,8 +8,11 @@ Layers (imports point down):
     streaming.py  Structured Streaming structure: batches, state chains, restorable batch, ls
     report.py     validate and show: the log files parsed, every problem named
     retention.py  which files retention and rollback remove (pure planning, no I/O)
-    jobs.py       batch-job checkpoints with a Flink-style lifecycle (begin/complete/abort)
-    others.py     RDD and DStream checkpoints, and what gc removes
+    verdicts.py   one verdict per checkpoint, and the ls health, latest and validate answers
+                  made of them, for the kinds that keep whole checkpoints side by side
+    jobs.py       batch-job checkpoints with a Flink-style lifecycle (begin/complete/abort),
+                  each checked against the manifest recorded when it completed
+    others.py     RDD and DStream checkpoints (which read), and what gc removes
     flink.py      Flink job checkpoints and savepoints: what each _metadata references,
                   which restore, what retention may remove
     errors.py     the catalog's typed errors

@@ -75,23 +75,27 @@ def _streaming_lines(doc: dict) -> list[str]:
 
 
 def _job_lines(doc: dict) -> list[str]:
-    lines = [f"{doc['path']}: job checkpoints, newest complete {_opt(doc['latest'])}",
+    lines = [f"{doc['path']}: job checkpoints, newest restorable {_opt(doc['latest'])}",
              f"{'ID':>6} {'STATE':<11} {'PARTS':>6} {'FILES':>6} {'SIZE':>10} "
-             f"{'UPDATED':<19} PINNED"]
+             f"{'UPDATED':<19} {'PINNED':<6} RESTORES"]
     for c in doc["checkpoints"]:
         state = "complete" if c["complete"] else ("writing" if c["writing"] else "in progress")
         lines.append(f"{c['id']:>6} {state:<11} {c['parts']:>6} {c['files']:>6} "
                      f"{nbytes(c['bytes']):>10} {_when(c['lastUpdate']):<19} "
-                     f"{_yes(c['pinned'])}")
+                     f"{_yes(c['pinned']):<6} {_yes(c['restorable'])}")
+        lines += [f"    {problem}" for problem in c["problems"]]
     return lines
 
 
 def _rdd_lines(doc: dict) -> list[str]:
     lines = [f"{doc['path']}: RDD checkpoints of one SparkContext",
-             f"{'RDD':>6} {'PARTS':>6} {'FILES':>6} {'SIZE':>10} {'UPDATED':<19} WRITING"]
+             f"{'RDD':>6} {'PARTS':>6} {'FILES':>6} {'SIZE':>10} {'UPDATED':<19} {'WRITING':<7} "
+             f"READS"]
     for r in doc["rdds"]:
         lines.append(f"{r['rdd']:>6} {r['parts']:>6} {r['files']:>6} {nbytes(r['bytes']):>10} "
-                     f"{_when(r['lastUpdate']):<19} {_yes(r['writing'])}")
+                     f"{_when(r['lastUpdate']):<19} {_yes(r['writing']):<7} "
+                     f"{_yes(r['restorable'])}")
+        lines += [f"    {problem}" for problem in r["problems"]]
     return lines
 
 
@@ -127,7 +131,7 @@ SHOW = {"streaming": _streaming_lines, "job": _job_lines, "rdd": _rdd_lines,
 def validate_lines(doc: dict) -> list[str]:
     lines = [f"{issue['level'].upper()} [{issue['code']}] {issue['message']}"
              for issue in doc["issues"]]
-    unit = "checkpoint" if doc.get("kind") in ("flink", "savepoint") else "batch"
+    unit = UNITS.get(doc.get("kind"), "batch")
     verdict = (f"{doc['path']}: restorable at {unit} {doc['lastBatch']}" if doc["restorable"]
                else f"{doc['path']}: NOT restorable as it is (last complete {unit} "
                     f"{_opt(doc['lastBatch'])}, newest restorable {_opt(doc['restorableBatch'])})")
@@ -135,6 +139,11 @@ def validate_lines(doc: dict) -> list[str]:
     if doc.get("advice"):
         lines.append(f"to repair: {doc['advice']}")
     return lines
+
+
+# What validate's lastBatch and restorableBatch count, per kind.
+UNITS = {"flink": "checkpoint", "savepoint": "checkpoint", "job": "checkpoint", "rdd": "RDD",
+         "dstream": "checkpoint time"}
 
 
 def change_line(kind: str, doc: dict) -> str:

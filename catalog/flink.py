@@ -34,7 +34,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nnlite.catalog.layout import FLINK, SAVEPOINT, FileRef, read_pins, ref, tree_usage
+from nnlite.catalog import verdicts as rules
+from nnlite.catalog.layout import (
+    FLINK,
+    SAVEPOINT,
+    FileRef,
+    read_pins,
+    ref,
+    tree_usage,
+    walk_files,
+)
 from nnlite.formats import flink_metadata
 from nnlite.formats.errors import FormatError
 
@@ -112,25 +121,14 @@ def _checkpoint(node, path: str, chk_id: int | None) -> Checkpoint:
 
 
 def _files(node, path: str, out: dict[str, FileRef]) -> None:
-    stack = [(path, node)]
-    while stack:
-        where, current = stack.pop()
-        for name, child in current.children.items():
-            if child.is_dir:
-                stack.append((f"{where}/{name}", child))
-            else:
-                out[f"{where}/{name}"] = ref(child, f"{where}/{name}")
+    out.update((where, ref(child, where)) for where, child in walk_files(node, path))
 
 
 # ---------------------------------------------------------------------------- verdicts
 
 @dataclass
-class Verdict:
+class Verdict(rules.Verdict):
     """What one checkpoint's metadata says and whether everything it needs is there."""
-    id: int | None
-    path: str
-    restorable: bool
-    problems: list[str]
     referenced: dict[str, int] = field(default_factory=dict)   # path -> recorded size
     inline_bytes: int = 0
     version: int | None = None
@@ -141,7 +139,8 @@ def verdict(job: Job, chk: Checkpoint, contents: bytes | Exception | None) -> Ve
     reading them raised, or None when there is no metadata)."""
     if chk.metadata is None:
         return Verdict(chk.id, chk.path, False, [f"{chk.path}/{METADATA} is missing: the "
-                                                  f"checkpoint never completed"])
+                                                  f"checkpoint never completed"],
+                       complete=False)
     if isinstance(contents, Exception):
         return Verdict(chk.id, chk.path, False, [f"{chk.metadata.path} cannot be read: "
                                                   f"{contents}"])
@@ -163,7 +162,8 @@ def verdict(job: Job, chk: Checkpoint, contents: bytes | Exception | None) -> Ve
     if chk.id is not None and meta.checkpoint_id != chk.id:
         problems.append(f"{chk.metadata.path} is checkpoint {meta.checkpoint_id}, not {chk.id}")
     return Verdict(meta.checkpoint_id if chk.id is None else chk.id, chk.path, not problems,
-                   problems, referenced, meta.inline_bytes, meta.version)
+                   problems, referenced=referenced, inline_bytes=meta.inline_bytes,
+                   version=meta.version)
 
 
 def summary(job: Job) -> dict:
@@ -201,16 +201,11 @@ def show(job: Job, judged: list[Verdict]) -> dict:
                      "inlineBytes": v.inline_bytes, "version": v.version,
                      "metadataBytes": chk.metadata.length if chk.metadata else None,
                      "lastUpdate": chk.newest, "pinned": v.id in job.pins})
-    best = newest_restorable(judged)
+    best = rules.newest_restorable(judged)
     return {"path": job.path, "kind": job.kind, "checkpoints": rows,
             "sharedFiles": len(job.shared), "sharedBytes": sum(f.length for f in
                                                                job.shared.values()),
             "latest": best.id if best else None}
-
-
-def newest_restorable(judged: list[Verdict]) -> Verdict | None:
-    good = [v for v in judged if v.restorable]
-    return good[-1] if good else None
 
 
 def all_checkpoints(job: Job) -> list[Checkpoint]:
@@ -219,28 +214,11 @@ def all_checkpoints(job: Job) -> list[Checkpoint]:
 
 
 def validate(job: Job, judged: list[Verdict]) -> dict:
-    """Restorable as it is when the newest complete checkpoint restores (what ``latest`` and
-    a restore from the newest would take); every problem named, an error for the newest
-    complete one, a warning for older or unfinished ones."""
-    with_meta = {c.path for c in all_checkpoints(job) if c.metadata is not None}
-    complete = [v for v in judged if v.path in with_meta]
-    newest = complete[-1] if complete else None
-    issues = []
-    for v in judged:
-        if v.path not in with_meta:
-            issues.append({"level": "warning", "code": "incomplete-checkpoint",
-                           "message": v.problems[0]})
-            continue
-        level = "error" if v is newest else "warning"
-        issues += [{"level": level, "code": "unrestorable-checkpoint", "message": p}
-                   for p in v.problems]
-    best = newest_restorable(judged)
-    return {"path": job.path, "kind": job.kind, "issues": issues,
-            "restorable": newest is not None and newest.restorable,
-            "lastBatch": newest.id if newest else None,
-            "restorableBatch": best.id if best else None,
-            "advice": (f"restore from {best.path} (execution.state-recovery.path)"
-                       if best is not None and best is not newest else None)}
+    """By the rules of ``verdicts.py``: restorable as it is when the newest complete
+    checkpoint restores (what a restore from the newest would take)."""
+    return rules.validation(
+        job.path, job.kind, judged,
+        advice=lambda best, _: f"restore from {best.path} (execution.state-recovery.path)")
 
 
 def plan_retain(job: Job, judged: list[Verdict], keep: int) -> tuple[list[str], list[int]]:

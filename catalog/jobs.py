@@ -6,15 +6,24 @@ Layout under a job directory::
     <job>/chk-<id>/part-*, _SUCCESS     complete (renamed in place by ``complete``)
     xattr user.nnlite.catalog.last-id   the last id handed out (ids are never reused)
     xattr user.nnlite.catalog.pinned    on a chk-<id> directory: a savepoint, never retained
+    xattr user.nnlite.catalog.manifest  on a chk-<id> directory: every file in it and its
+                                        length when it completed (``encode_manifest``)
 
 * ``begin`` raises the counter and creates the in-progress directory (ops logged together).
 * ``complete`` checks the parts (the expected count, or Spark's ``_SUCCESS`` marker; no
-  ``_temporary`` left, no file still open) and renames ``chk-<id>.inprogress`` to
-  ``chk-<id>``: one RENAME op, so a checkpoint is complete or not, across any crash.
+  ``_temporary`` left, no file still open), records the manifest on ``chk-<id>.inprogress``
+  and renames it to ``chk-<id>``: the RENAME is the one op that completes it, so a
+  checkpoint is complete or not, across any crash.
 * ``abort`` deletes the in-progress directory (one op). A driver that dies between begin and
   complete leaves an in-progress directory that ``latest`` never returns.
 * ``retain`` keeps the newest ``keep`` complete checkpoints, the pinned ones and the newest,
   and deletes the rest with one DELETE_MANY op.
+
+A complete checkpoint restores when it still holds what its manifest lists, each file with
+the length recorded, and nothing more (a reader of the directory reads every file in it);
+``latest`` answers the newest that restores, ``validate`` judges by the rules of
+``verdicts.py``. A checkpoint completed before manifests were recorded is checked by its
+structure only (and ``validate`` says so).
 
 Each function is a namespace request: ``(result, ops)``, run under the namesystem lock by
 the service, which logs the ops and waits for them to be durable.
@@ -22,18 +31,25 @@ the service, which logs the ops and waits for them to be durable.
 
 from __future__ import annotations
 
+import json
+import zlib
+
+from nnlite.catalog import verdicts
 from nnlite.catalog.errors import (
     CheckpointNotFoundError,
     IncompleteCheckpointError,
     InvalidRequestError,
     NotACheckpointError,
 )
-from nnlite.catalog.layout import IN_PROGRESS, JOB, JOB_PREFIX, tree_usage
+from nnlite.catalog.layout import IN_PROGRESS, JOB, JOB_PREFIX, tree_usage, walk_files
 from nnlite.namenode.namespace import paths, permission
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 LAST_ID_XATTR = "user.nnlite.catalog.last-id"
 PINNED_XATTR = "user.nnlite.catalog.pinned"
+MANIFEST_XATTR = "user.nnlite.catalog.manifest"
+MANIFEST_VERSION = 1
+MAX_NAMED = 10          # problems named one by one per checkpoint; the rest are counted
 SUCCESS = "_SUCCESS"
 TEMPORARY = "_temporary"
 DIR_PERMISSION = 0o755
@@ -129,8 +145,15 @@ def complete(ns, job: str, chk_id: int, expected_parts: int | None, caller):
     parts = _parts(pending)
     where = chk_path(job, chk_id, in_progress=True)
     _check_parts(pending, parts, expected_parts, where)
-    _, ops = ns.rename(where, chk_path(job, chk_id), False, caller)
-    return {"id": chk_id, "path": chk_path(job, chk_id), "parts": parts}, ops
+    files = files_of(pending)
+    manifest = encode_manifest({rel: f.length for rel, f in files.items()},
+                               ns.max_xattr_size - len(MANIFEST_XATTR.partition(".")[2]))
+    done = {"id": chk_id, "path": chk_path(job, chk_id), "parts": parts, "files": len(files),
+            "bytes": sum(f.length for f in files.values())}
+    return steps(
+        lambda: ns.set_xattr(where, MANIFEST_XATTR, manifest, XATTR_CREATE | XATTR_REPLACE,
+                             caller),
+        lambda: (done, ns.rename(where, chk_path(job, chk_id), False, caller)[1]))
 
 
 def _parts(node) -> int:
@@ -171,11 +194,123 @@ def abort(ns, job: str, chk_id: int, caller):
     return {"id": chk_id, "aborted": True}, ops
 
 
+# ---------------------------------------------------------------------------- manifests
+
+def files_of(node) -> dict:
+    """Every file below a checkpoint directory, by its path relative to it."""
+    return dict(walk_files(node, ""))
+
+
+def encode_manifest(lengths: dict[str, int], limit: int) -> bytes:
+    """The manifest xattr's value: zlib-compressed JSON ``{"v": 1, "files": {path: length}}``
+    (paths relative to the checkpoint directory); when that is longer than ``limit`` bytes
+    (dfs.namenode.fs-limits.max-xattr-size), ``{"v": 1, "count": n, "bytes": total}``."""
+    full = _pack({"v": MANIFEST_VERSION, "files": dict(sorted(lengths.items()))})
+    if len(full) <= limit:
+        return full
+    return _pack({"v": MANIFEST_VERSION, "count": len(lengths),
+                  "bytes": sum(lengths.values())})
+
+
+def _pack(doc: dict) -> bytes:
+    return zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 9)
+
+
+def decode_manifest(raw: bytes) -> dict:
+    """``encode_manifest``'s document; ValueError when it is not one."""
+    try:
+        doc = json.loads(zlib.decompress(raw))
+    except (zlib.error, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"not a compressed JSON document ({exc})") from exc
+    if not isinstance(doc, dict) or doc.get("v") != MANIFEST_VERSION or not (
+            isinstance(doc.get("files"), dict) or isinstance(doc.get("count"), int)):
+        raise ValueError(f"not a version {MANIFEST_VERSION} manifest")
+    return doc
+
+
+def damage(node, where: str) -> list[str]:
+    """Why the complete checkpoint ``node`` at ``where`` would not read as it completed."""
+    problems = []
+    if TEMPORARY in node.children:
+        problems.append(f"{where}/{TEMPORARY} exists: a job wrote into the checkpoint after "
+                        f"it completed")
+    now = files_of(node)
+    problems += [f"{where}/{rel} is being written" for rel, f in sorted(now.items())
+                 if f.client_name is not None]
+    raw = (node.xattrs or {}).get(MANIFEST_XATTR)
+    if raw is None:
+        return problems
+    try:
+        recorded = decode_manifest(raw)
+    except ValueError as exc:
+        return problems + [f"{where}: its manifest ({MANIFEST_XATTR}) cannot be read: {exc}"]
+    if "files" not in recorded:
+        count, total = len(now), sum(f.length for f in now.values())
+        if (count, total) != (recorded["count"], recorded["bytes"]):
+            problems.append(f"{where} holds {count} files of {total} bytes; it held "
+                            f"{recorded['count']} files of {recorded['bytes']} bytes when it "
+                            f"completed")
+        return problems
+    for rel, length in sorted(recorded["files"].items()):
+        found = now.get(rel)
+        if found is None:
+            problems.append(f"{where}/{rel} is missing ({length} bytes when the checkpoint "
+                            f"completed)")
+        elif found.length != length:
+            problems.append(f"{where}/{rel} holds {found.length} bytes, {length} when the "
+                            f"checkpoint completed")
+    problems += [f"{where}/{rel} was not there when the checkpoint completed: a reader of "
+                 f"the checkpoint reads it too" for rel in sorted(set(now) - set(
+                     recorded["files"]))]
+    if len(problems) > MAX_NAMED:
+        problems[MAX_NAMED:] = [f"... and {len(problems) - MAX_NAMED} more problems"]
+    return problems
+
+
+# ---------------------------------------------------------------------------- verdicts
+
+def judge(node, job: str) -> list[verdicts.Verdict]:
+    """Every checkpoint of the job, oldest first: complete ones judged by ``damage``, begun
+    ones as incomplete."""
+    out = []
+    for chk_id, pending in _all_ids(node):
+        child = node.children[f"{JOB_PREFIX}{chk_id}{IN_PROGRESS if pending else ''}"]
+        where = chk_path(job, chk_id, pending)
+        if pending:
+            out.append(verdicts.Verdict(chk_id, where, False, [
+                f"{where} was begun and never completed (still being written, or its driver "
+                f"died: nnlite catalog abort {paths.normalize(job)} {chk_id} discards it)"],
+                complete=False))
+        else:
+            problems = damage(child, where)
+            out.append(verdicts.Verdict(chk_id, where, not problems, problems))
+    return out
+
+
+def _all_ids(node) -> list[tuple[int, bool]]:
+    """``(id, in progress)`` of every checkpoint directory, by id."""
+    return sorted([(i, False) for i in complete_ids(node)]
+                  + [(i, True) for i in in_progress_ids(node)])
+
+
 def latest(node, job: str) -> dict | None:
-    ids = complete_ids(node)
-    if not ids:
-        return None
-    return {"id": ids[-1], "path": chk_path(job, ids[-1])}
+    """The newest complete checkpoint that restores: ``{"id", "path"}``."""
+    return verdicts.latest(judge(node, job))
+
+
+def validate(node, job: str) -> dict:
+    job = paths.normalize(job)
+    unrecorded = [verdicts.issue(
+        verdicts.WARNING, "no-manifest", chk_path(job, i),
+        f"{chk_path(job, i)} completed before nnlite recorded manifests: the lengths of its "
+        f"files cannot be checked") for i in complete_ids(node)
+        if MANIFEST_XATTR not in (node.children[f"{JOB_PREFIX}{i}"].xattrs or {})]
+    return verdicts.validation(
+        job, JOB, judge(node, job), warnings=tuple(unrecorded),
+        advice=lambda best, newest: (
+            f"catalog latest (and read_latest) answers {best.path}, the newest that restores; "
+            f"{newest.path} is newer: write a new checkpoint, or remove it (nnlite dfs rm -r "
+            f"{newest.path})"))
 
 
 def pinned(node) -> set[int]:
@@ -225,26 +360,28 @@ def show(node, job: str) -> dict:
     """``show`` of a job: one row per checkpoint, complete or in progress, oldest first."""
     pins = pinned(node)
     rows = []
-    for chk_id, pending in sorted([(i, False) for i in complete_ids(node)]
-                                  + [(i, True) for i in in_progress_ids(node)]):
-        child = node.children[f"{JOB_PREFIX}{chk_id}{IN_PROGRESS if pending else ''}"]
+    judged = judge(node, job)
+    for v in judged:
+        child = node.children[v.path.rsplit("/", 1)[1]]
         files, total, newest, writing = tree_usage(child)
-        rows.append({"id": chk_id, "path": chk_path(job, chk_id, pending),
-                     "complete": not pending, "parts": _parts(child), "files": files,
-                     "bytes": total, "lastUpdate": newest, "writing": writing,
-                     "pinned": chk_id in pins})
-    best = latest(node, job)
+        rows.append({"id": v.id, "path": v.path, "complete": v.complete,
+                     "parts": _parts(child), "files": files, "bytes": total,
+                     "lastUpdate": newest, "writing": writing, "pinned": v.id in pins,
+                     "restorable": v.restorable, "problems": v.problems if v.complete else []})
+    best = verdicts.newest_restorable(judged)
     return {"path": paths.normalize(job), "kind": JOB, "checkpoints": rows,
-            "latest": best["id"] if best else None}
+            "latest": best.id if best else None}
 
 
 def summary(node, job: str, files: int, total: int, newest: int) -> dict:
     ids, pending = complete_ids(node), in_progress_ids(node)
+    judged = judge(node, job)
+    best = verdicts.newest_restorable(judged)
     if pending and (not ids or pending[-1] > ids[-1]):
         state = "writing"           # begun and not yet complete or aborted
     else:
-        state = "ok" if ids else "empty"
+        state = verdicts.health(judged)
     return {"path": job, "kind": JOB, "lastBatch": ids[-1] if ids else None,
-            "restorableBatch": ids[-1] if ids else None, "stateBytes": total, "bytes": total,
+            "restorableBatch": best.id if best else None, "stateBytes": total, "bytes": total,
             "files": files, "lastUpdate": newest, "health": state,
             "pinned": sorted(pinned(node)), "inProgress": pending}

@@ -170,6 +170,20 @@ def tree_usage(node) -> tuple[int, int, int, bool]:
     return files, total, newest, writing
 
 
+def walk_files(node, base: str):
+    """``(path, inode)`` of every file below ``node``: its path relative to ``node``, after
+    ``base`` and a slash (``base`` "": the relative path itself)."""
+    stack = [(base, node)]
+    while stack:
+        where, current = stack.pop()
+        for name, child in current.children.items():
+            path = f"{where}/{name}" if where else name
+            if child.is_dir:
+                stack.append((path, child))
+            else:
+                yield path, child
+
+
 def read_pins(node) -> frozenset[int]:
     raw = (node.xattrs or {}).get(PINS_XATTR)
     if not raw:

@@ -18,6 +18,7 @@ import asyncio
 import functools
 import logging
 import time
+from typing import Callable, NamedTuple
 
 from nnlite.catalog import flink, jobs, layout, others, report, retention, streaming
 from nnlite.catalog.errors import (
@@ -258,14 +259,9 @@ class CatalogService:
         """Per batch (streaming), per checkpoint (job, DStream, Flink) or per RDD: whatever
         ``ls`` lists, ``show`` details."""
         path = paths.normalize(path)
-        with self.fs.lock:
-            node = self._node(path, user)
-            kind = layout.kind_of(node)
-            if kind in FLINK_KINDS:
-                node = None
-            elif kind in SHOW_OTHERS:
-                self.requests += 1
-                return SHOW_OTHERS[kind](node, path)
+        kind, answer = self._read_other(path, user, "show")
+        if answer is not None:
+            return answer
         if kind in FLINK_KINDS:
             [job] = self._flink(path, user)
             self.requests += 1
@@ -275,27 +271,26 @@ class CatalogService:
         return {"kind": layout.STREAMING, **report.show(found, self._contents(found))}
 
     def validate(self, path: str, user: str) -> dict:
+        """Whatever ``ls`` lists, ``validate`` checks by its kind's rules."""
         path = paths.normalize(path)
-        with self.fs.lock:
-            kind = layout.kind_of(self._node(path, user))
+        kind, answer = self._read_other(path, user, "validate")
+        if answer is not None:
+            return answer
         if kind in FLINK_KINDS:
             [job] = self._flink(path, user)
             self.requests += 1
             return flink.validate(job, self._judged(job))
         found = self._streaming(path, user)
         self.requests += 1
-        return report.validate(found, self._contents(found))
+        return {"kind": layout.STREAMING, **report.validate(found, self._contents(found))}
 
     def latest(self, path: str, user: str) -> dict:
-        """The last fully restorable batch of a streaming checkpoint (log files parsed),
-        or the newest complete checkpoint of a job."""
+        """The last fully restorable batch of a streaming checkpoint (log files parsed), or
+        the newest checkpoint (job, RDD, DStream time, Flink) that restores."""
         path = paths.normalize(path)
-        with self.fs.lock:
-            node = self._node(path, user)
-            kind = layout.kind_of(node)
-            if kind == layout.JOB or path_is_job(node):
-                best = jobs.latest(node, path)
-                return {"path": path, "kind": "job", "latest": best}
+        kind, answer = self._read_other(path, user, "latest")
+        if answer is not None:
+            return answer
         if kind in FLINK_KINDS or kind is None:
             return self._flink_latest(path, user)
         found = self._streaming(path, user)
@@ -304,6 +299,20 @@ class CatalogService:
         self.requests += 1
         return {"path": found.path, "kind": "streaming", "lastBatch": found.last_committed,
                 "latest": batch}
+
+    def _read_other(self, path: str, user: str, read: str) -> tuple[str | None, dict | None]:
+        """``(kind, answer)``: ``read`` ("show", "latest" or "validate") of the job, RDD or
+        DStream checkpoint at ``path``, judged from the namespace alone under the lock, with
+        READ_EXECUTE on all of it (as GETCONTENTSUMMARY, for the figures of every file);
+        ``(kind, None)`` for another kind, which reads files."""
+        with self.fs.lock:
+            node = self._node(path, user)
+            kind = layout.kind_of(node) or (layout.JOB if path_is_job(node) else None)
+            if kind not in OTHER_KINDS:
+                return kind, None
+            permission.check_subtree(self.fs.caller(user), node, LIST, path=path)
+            self.requests += 1
+            return kind, getattr(OTHER_KINDS[kind], read)(node, path)
 
     # ------------------------------------------------------------------ changes
 
@@ -513,8 +522,27 @@ class CatalogService:
 
 
 FLINK_KINDS = (layout.FLINK, layout.SAVEPOINT)
-SHOW_OTHERS = {layout.JOB: jobs.show, layout.RDD: others.rdd_show,
-               layout.DSTREAM: others.dstream_show}
+
+
+class Reads(NamedTuple):
+    """``show``, ``latest`` and ``validate`` of a kind judged from the namespace alone, each
+    ``(node, path) -> answer``."""
+    show: Callable
+    latest: Callable
+    validate: Callable
+
+
+def _latest(kind: str, newest: Callable) -> Callable:
+    return lambda node, path: {"path": path, "kind": kind, "latest": newest(node, path)}
+
+
+OTHER_KINDS = {
+    layout.JOB: Reads(jobs.show, _latest(layout.JOB, jobs.latest), jobs.validate),
+    layout.RDD: Reads(others.rdd_show, _latest(layout.RDD, others.rdd_latest),
+                      others.rdd_validate),
+    layout.DSTREAM: Reads(others.dstream_show, _latest(layout.DSTREAM, others.dstream_latest),
+                          others.dstream_validate),
+}
 
 
 def _may(check, *args, **kw) -> bool:

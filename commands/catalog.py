@@ -59,9 +59,9 @@ def catalog_show(catalog, path, as_json) -> None:
 @click.argument("path")
 @catalog_options
 def catalog_latest(catalog, path, as_json) -> None:
-    """The last fully restorable batch, the newest complete job checkpoint id, or for Flink
-    the newest restorable checkpoint or savepoint at or under PATH as the URI to give Flink
-    (execution.state-recovery.path, or flink run -s)."""
+    """The last fully restorable batch, the id of the newest job checkpoint, RDD or DStream
+    time that restores, or for Flink the newest restorable checkpoint or savepoint at or under
+    PATH as the URI to give Flink (execution.state-recovery.path, or flink run -s)."""
     doc = catalog.latest(path)
     latest = doc["latest"]
     if as_json:
@@ -78,8 +78,11 @@ def catalog_latest(catalog, path, as_json) -> None:
 @click.argument("path")
 @catalog_options
 def catalog_validate(catalog, path, as_json) -> None:
-    """Gaps, uncommitted offsets, missing metadata or state, temp files, corrupt logs.
-    Exit code 0 only when Spark can restart the query from it as it is."""
+    """Every problem of the checkpoint at PATH, by its kind's rules: gaps, uncommitted
+    offsets, missing metadata or state, temp files, corrupt logs (Structured Streaming);
+    files missing or changed since completion (job checkpoints); gaps in the parts (RDD);
+    empty files (DStream); files a _metadata references (Flink). Exit code 0 only when it
+    restores as it is (its newest complete checkpoint, or every RDD)."""
     from nnlite.catalog import display as CF
     doc = catalog.validate(path)
     echo_answer(doc, as_json, CF.validate_lines)

@@ -31,17 +31,38 @@ def test_streaming_show_heads_each_column_with_what_it_holds():
 def test_job_rdd_and_dstream_show_tables():
     job = {"kind": "job", "path": "/jobs/etl", "latest": 1, "checkpoints": [
         {"id": 1, "complete": True, "parts": 2, "files": 3, "bytes": 10, "lastUpdate": 0,
-         "writing": False, "pinned": True},
-        {"id": 2, "complete": False, "parts": 0, "files": 0, "bytes": 0, "lastUpdate": 0,
-         "writing": False, "pinned": False}]}
+         "writing": False, "pinned": True, "restorable": True, "problems": []},
+        {"id": 2, "complete": True, "parts": 1, "files": 2, "bytes": 5, "lastUpdate": 0,
+         "writing": False, "pinned": False, "restorable": False,
+         "problems": ["/jobs/etl/chk-2/part-00001 is missing"]},
+        {"id": 3, "complete": False, "parts": 0, "files": 0, "bytes": 0, "lastUpdate": 0,
+         "writing": False, "pinned": False, "restorable": False, "problems": []}]}
     lines = display.show_lines(job)
-    assert lines[0] == "/jobs/etl: job checkpoints, newest complete 1"
-    assert lines[2].split()[:5] == ["1", "complete", "2", "3", "10"] and lines[2].endswith("yes")
-    assert lines[3].split()[:3] == ["2", "in", "progress"]
+    assert lines[0] == "/jobs/etl: job checkpoints, newest restorable 1"
+    assert lines[1].split()[-2:] == ["PINNED", "RESTORES"]
+    assert lines[2].split()[:5] == ["1", "complete", "2", "3", "10"]
+    assert lines[2].split()[-2:] == ["yes", "yes"]
+    assert lines[3].split()[-2:] == ["no", "no"]
+    assert lines[4] == "    /jobs/etl/chk-2/part-00001 is missing"
+    assert lines[5].split()[:3] == ["3", "in", "progress"]
     rdd = {"kind": "rdd", "path": "/r/u", "rdds": [
-        {"rdd": 3, "parts": 1, "files": 1, "bytes": 2048, "lastUpdate": 0, "writing": False}]}
+        {"rdd": 3, "parts": 1, "files": 1, "bytes": 2048, "lastUpdate": 0, "writing": False,
+         "restorable": True, "problems": []}]}
     assert display.show_lines(rdd)[2].split()[:5] == ["3", "1", "1", "2", "KiB"]
+    assert display.show_lines(rdd)[2].split()[-2:] == ["no", "yes"]
     dstream = {"kind": "dstream", "path": "/d", "checkpoints": [
         {"timeMs": 0, "bytes": 0, "backupBytes": 3, "restorable": True, "lastUpdate": 0,
          "writing": False}]}
     assert display.show_lines(dstream)[2].split()[-5:] == ["0", "B", "3", "B", "yes"]
+
+
+def test_validate_names_what_each_kind_counts():
+    def verdict(kind, restorable=True):
+        return display.validate_lines({"kind": kind, "path": "/c", "restorable": restorable,
+                                       "lastBatch": 7, "restorableBatch": 5, "issues": [],
+                                       "advice": None})[-1]
+    assert verdict("streaming") == "/c: restorable at batch 7"
+    assert verdict("job") == "/c: restorable at checkpoint 7"
+    assert verdict("rdd", False) == ("/c: NOT restorable as it is (last complete RDD 7, "
+                                     "newest restorable 5)")
+    assert verdict("dstream") == "/c: restorable at checkpoint time 7"

@@ -227,6 +227,58 @@ def test_show_details_every_kind_that_ls_lists(hdfs, catalog):
         (0, 3, True), (6, None, True)]
 
 
+def test_validate_and_latest_agree_with_ls_on_every_kind(server, hdfs, catalog):
+    """Whatever ``ls`` lists, ``validate`` judges and ``latest`` answers for, the three
+    agreeing: the restorable id is ``latest``'s, and restorable as it is means health ok."""
+    write_checkpoint(hdfs, Q, 2)
+    job = catalog.begin("/jobs/daily")
+    hdfs.create(f"{job['path']}/part-00000", b"rows")
+    hdfs.create(f"{job['path']}/_SUCCESS", b"")
+    catalog.complete("/jobs/daily", job["id"])
+    for part in ("rdd-3/part-00000", "rdd-3/part-00001", "rdd-4/part-00000",
+                 "rdd-4/part-00002"):
+        hdfs.create(f"/rdd/7a1e/{part}", b"x")
+    hdfs.create("/dstream/app/checkpoint-1700000000000", b"older")
+    hdfs.create("/dstream/app/checkpoint-1700000010000", b"")
+    rows = {row["path"]: row for row in catalog.ls("/")}
+    assert {p: r["health"] for p, r in rows.items()} == {
+        Q: "ok", "/jobs/daily": "ok", "/rdd/7a1e": "degraded", "/dstream/app": "degraded"}
+    for path, row in rows.items():
+        doc, latest = catalog.validate(path), catalog.latest(path)["latest"]
+        assert (doc["kind"], doc["lastBatch"], doc["restorableBatch"]) == (
+            row["kind"], row["lastBatch"], row["restorableBatch"])
+        assert (latest if row["kind"] == "streaming" else latest["id"]) == row[
+            "restorableBatch"]
+        assert doc["restorable"] == (row["health"] == "ok")
+    assert "/rdd/7a1e/rdd-4/part-00001 is missing" in catalog.validate("/rdd/7a1e")[
+        "issues"][0]["message"]
+    assert catalog.latest("/dstream/app")["latest"] == {
+        "id": 1700000000000, "path": "/dstream/app/checkpoint-1700000000000"}
+
+
+def test_validate_of_a_job_checkpoint_exits_0_only_while_it_reads_as_it_completed(server,
+                                                                                 hdfs,
+                                                                                 catalog):
+    for _ in range(2):
+        job = catalog.begin("/jobs/daily")
+        hdfs.create(f"{job['path']}/part-00000", b"rows")
+        catalog.complete("/jobs/daily", job["id"], 1)
+    done = nnlite(server, "validate", "/jobs/daily")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "/jobs/daily: restorable at checkpoint 2"
+    hdfs.delete("/jobs/daily/chk-2/part-00000")
+    done = nnlite(server, "validate", "/jobs/daily")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        "ERROR [unrestorable-checkpoint] /jobs/daily/chk-2/part-00000 is missing (4 bytes when "
+        "the checkpoint completed)",
+        "/jobs/daily: NOT restorable as it is (last complete checkpoint 2, newest restorable 1)",
+        "to repair: catalog latest (and read_latest) answers /jobs/daily/chk-1, the newest that "
+        "restores; /jobs/daily/chk-2 is newer: write a new checkpoint, or remove it (nnlite dfs "
+        "rm -r /jobs/daily/chk-2)"]
+    assert nnlite(server, "latest", "/jobs/daily").stdout.strip() == "1"
+
+
 def test_relative_paths_are_under_the_users_home(server, hdfs):
     write_checkpoint(hdfs, f"/user/{USER}/ckpt/q1", 2)
     listed = nnlite(server, "ls", "ckpt")
