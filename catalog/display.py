@@ -161,15 +161,41 @@ def change_line(kind: str, doc: dict) -> str:
                 f"{_runs(doc['removedBatches']) or 'none'}, {doc['removedStateFiles']} state "
                 f"files){undo}")
     if kind == "gc":
-        verb = "would remove" if doc["dryRun"] else "removed"
-        lines = [f"{verb} {p['path']} ({p['reason']}, {nbytes(p['bytes'])})"
-                 for p in doc["removed"]]
-        kept = doc.get("bytesKeptBySnapshots", 0)
-        held = f" ({nbytes(kept)} more stay until the snapshots holding them are deleted)" \
-            if kept else ""
-        return "\n".join(lines + [f"{verb} {len(doc['removed'])} paths, "
-                                  f"{nbytes(doc['bytesFreed'])} freed{held}"])
+        return "\n".join(_gc_lines(doc))
     return str(doc)
+
+
+def _gc_lines(doc: dict) -> list[str]:
+    """What gc removed, then what it kept and why, then the totals."""
+    verb = "would remove" if doc["dryRun"] else "removed"
+    lines = [f"{verb} {p['path']} ({p['reason']}, {nbytes(p['bytes'])})"
+             for p in doc["removed"]]
+    lines += [f"kept {p['path']} ({p['reason']}, {nbytes(p['bytes'])}): {_kept_because(p)}"
+              for p in doc.get("kept", [])]
+    kept = doc.get("bytesKeptBySnapshots", 0)
+    held = f" ({nbytes(kept)} more stay until the snapshots holding them are deleted)" \
+        if kept else ""
+    also = f"; kept {len(doc['kept'])} (see above)" if doc.get("kept") else ""
+    return lines + [f"{verb} {len(doc['removed'])} paths, {nbytes(doc['bytesFreed'])} freed"
+                    f"{held}{also}"]
+
+
+def _kept_because(item: dict) -> str:
+    if item["why"] == "young":
+        return (f"last changed {_when(item['lastChange'])}, less than {item['setting']} = "
+                f"{duration(item['ttlMs'])} ago; gc removes it from "
+                f"{_when(item['removableAt'])}")
+    if item["why"] == "writing":
+        return "still being written"
+    return "you may not delete it"
+
+
+def duration(ms: int) -> str:
+    """``90 s``, ``30 min``, ``1 h``, ``7 d``, ``1.5 h``: the largest unit it reaches."""
+    for unit, span in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000)):
+        if ms >= span:
+            return f"{round(ms / span, 1):g} {unit}"
+    return f"{round(ms / 1000, 1):g} s"
 
 
 def _runs(numbers) -> str:

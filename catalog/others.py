@@ -161,36 +161,63 @@ def dstream_show(node, path: str) -> dict:
     return {"path": path, "kind": DSTREAM, "checkpoints": [rows[t] for t in sorted(rows)]}
 
 
+TMP_TTL_SETTING, RDD_TTL_SETTING = "nnlite.catalog.gc.tmp-ttl", "nnlite.catalog.gc.rdd-ttl"
+
+
 def plan_gc(node, path: str, now_ms: int, tmp_ttl_ms: int, rdd_ttl_ms: int,
-            can_list=lambda node: True, can_delete=lambda path: True) -> list[dict]:
-    """``[{"path", "reason", "bytes"}]`` to remove under ``node``: only below directories
-    ``can_list`` allows, and only what ``can_delete`` allows (the caller's own rights, so a
-    dry run names nothing the caller could not see or remove)."""
-    out = []
+            can_list=lambda node: True, can_delete=lambda path: True
+            ) -> tuple[list[dict], list[dict]]:
+    """``(removed, kept)`` under ``node``, by path. ``removed``: ``{"path", "reason",
+    "bytes"}`` to delete. ``kept``: the candidates that stay, each with ``"why"``: ``young``
+    (changed less than its TTL ago: ``"lastChange"``, ``"setting"``, ``"ttlMs"``, and
+    ``"removableAt"``, when gc will remove it), ``writing`` (a file of it is open) or
+    ``denied`` (the caller may not delete it). Only below directories ``can_list`` allows,
+    and only what ``can_delete`` allows: the caller's own rights, so a dry run names nothing
+    the caller could not see or remove."""
+    removed, kept = [], []
     stack = [(path.rstrip("/"), node)]
     while stack:
         where, current = stack.pop()
         if not can_list(current):
             continue
         if kind_of(current) == RDD:
-            files, total, newest, writing = tree_usage(current)
-            if not writing and now_ms - newest >= rdd_ttl_ms:
-                out.append({"path": where or "/", "reason": "abandoned RDD checkpoint",
-                            "bytes": total})
+            rdd = _candidate(current, where or "/", ("abandoned RDD checkpoint",
+                                                     "RDD checkpoint"),
+                             now_ms, rdd_ttl_ms, RDD_TTL_SETTING)
+            (kept if rdd.get("why") else removed).append(rdd)
+            if not rdd.get("why"):
                 continue
         for name, child in current.children.items():
             target = f"{where}/{name}"
-            if is_temp(name) and _stale(child, now_ms, tmp_ttl_ms):
-                out.append({"path": target, "reason": "orphan temporary file",
-                            "bytes": tree_usage(child)[1] if child.is_dir else child.length})
-            elif child.is_dir:
+            if is_temp(name):
+                temp = _candidate(child, target, ("orphan temporary file", "temporary file"),
+                                  now_ms, tmp_ttl_ms, TMP_TTL_SETTING)
+                (kept if temp.get("why") else removed).append(temp)
+                if not temp.get("why"):
+                    continue
+            if child.is_dir:
                 stack.append((target, child))
-    return sorted((item for item in out if can_delete(item["path"])),
-                  key=lambda item: item["path"])
+    denied = [{**item, "why": "denied"} for item in removed if not can_delete(item["path"])]
+    removed = [item for item in removed if can_delete(item["path"])]
+    return _by_path(removed), _by_path(kept + denied)
 
 
-def _stale(node, now_ms: int, ttl_ms: int) -> bool:
+def _by_path(items: list[dict]) -> list[dict]:
+    return sorted(items, key=lambda item: item["path"])
+
+
+def _candidate(node, path: str, reasons: tuple[str, str], now_ms: int, ttl_ms: int,
+               setting: str) -> dict:
+    """What gc does with ``node``: removed (``reasons[0]``) once nothing in it is open and
+    it is unchanged for ``ttl_ms``, else kept (``reasons[1]``) and why."""
     if node.is_dir:
-        files, _, newest, writing = tree_usage(node)
-        return not writing and now_ms - newest >= ttl_ms
-    return node.client_name is None and now_ms - node.mtime >= ttl_ms
+        _, size, newest, writing = tree_usage(node)
+    else:
+        size, newest, writing = node.length, node.mtime, node.client_name is not None
+    if writing:
+        return {"path": path, "reason": reasons[1], "bytes": size, "why": "writing"}
+    if now_ms - newest < ttl_ms:
+        return {"path": path, "reason": reasons[1], "bytes": size, "why": "young",
+                "lastChange": newest, "setting": setting, "ttlMs": ttl_ms,
+                "removableAt": newest + ttl_ms}
+    return {"path": path, "reason": reasons[0], "bytes": size}

@@ -170,7 +170,8 @@ def _structure_issues(layout: Layout) -> list[Issue]:
     for f in layout.temps:
         issues.append(Issue(WARNING, "leftover-temp", f.path,
                             f"leftover temporary file {f.path} ({f.length} bytes): a write "
-                            f"that was never renamed into place"))
+                            f"that was never renamed into place; nnlite catalog gc removes "
+                            f"it once unchanged for nnlite.catalog.gc.tmp-ttl"))
     for f in layout.strays:
         issues.append(Issue(WARNING, "unexpected-file", f.path,
                             f"{f.path} is not a batch file"))

@@ -464,15 +464,15 @@ class CatalogService:
 
     def _gc(self, root: str, user: str, dry_run: bool):
         caller = self.fs.caller(user)
-        plan = others.plan_gc(
-            self._node(root, user, change=True), root, self.now_ms(), self.tmp_ttl_ms, self.rdd_ttl_ms,
-            can_list=functools.partial(permission.allowed, caller, access=LIST),
+        plan, stay = others.plan_gc(
+            self._node(root, user, change=True), root, self.now_ms(), self.tmp_ttl_ms,
+            self.rdd_ttl_ms, can_list=functools.partial(permission.allowed, caller, access=LIST),
             can_delete=lambda where: _may(self.fs.ns.check_delete, paths.split(where), caller))
         # What a snapshot holds stays on disk until the snapshot goes (the block sweep keeps
         # it): counted apart, not as freed.
         kept = sum(p["bytes"] for p in plan if self.fs.ns.kept_by_snapshot(p["path"]))
         ops = [] if dry_run else self.fs.ns.delete_many([p["path"] for p in plan], caller)[1]
-        return {"root": root, "dryRun": dry_run, "removed": plan,
+        return {"root": root, "dryRun": dry_run, "removed": plan, "kept": stay,
                 "bytesFreed": sum(p["bytes"] for p in plan) - kept,
                 "bytesKeptBySnapshots": kept}, ops
 

@@ -156,7 +156,9 @@ catalog_unpin = _pin_command("unpin", False, "Let retention remove BATCH again."
 @catalog_options
 def catalog_gc(catalog, root, dry_run, as_json) -> None:
     """Remove orphan temp files and abandoned RDD checkpoint directories under ROOT
-    (older than nnlite.catalog.gc.tmp-ttl / rdd-ttl on the namenode)."""
+    (unchanged for nnlite.catalog.gc.tmp-ttl / rdd-ttl on the namenode: 1 h / 7 d by
+    default); what stays is named with why (younger than its TTL, and when gc will remove
+    it; still being written; not the caller's to delete)."""
     from nnlite.catalog import display as CF
     echo_answer(catalog.gc(root, dry_run), as_json, lambda d: [CF.change_line("gc", d)])
 

@@ -157,6 +157,23 @@ def test_gc_removes_old_temp_files_and_abandoned_rdd_checkpoints(tmp_path):
         assert catalog.validate(Q)["restorable"]
 
 
+def test_gc_says_what_it_kept_and_when_it_will_remove_it(server, hdfs):
+    """The temp file validate warns about is younger than nnlite.catalog.gc.tmp-ttl (1 h by
+    default): gc keeps it, and says so."""
+    write_checkpoint(hdfs, Q, 2)
+    hdfs.create(f"{Q}/offsets/.2.5f0e.tmp", b"v1\n")
+    warned = nnlite(server, "validate", Q).stdout
+    assert f"leftover temporary file {Q}/offsets/.2.5f0e.tmp" in warned
+    assert "nnlite catalog gc removes it once unchanged for nnlite.catalog.gc.tmp-ttl" in warned
+    done = nnlite(server, "gc", "/ckpt")
+    assert done.returncode == 0, done.stderr
+    kept, total = done.stdout.splitlines()
+    assert kept.startswith(f"kept {Q}/offsets/.2.5f0e.tmp (temporary file, 3 B): last changed ")
+    assert "less than nnlite.catalog.gc.tmp-ttl = 1 h ago; gc removes it from " in kept
+    assert total == "removed 0 paths, 0 B freed; kept 1 (see above)"
+    assert hdfs.exists(f"{Q}/offsets/.2.5f0e.tmp")
+
+
 def test_the_retention_policy_runs_in_the_background(tmp_path):
     with running(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.retain=/ckpt=2",
                  "nnlite.catalog.policy.interval=0.2") as (nn, hdfs, catalog):
