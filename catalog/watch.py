@@ -4,7 +4,12 @@ checkpoint directory restorable, for jobs whose ``checkpointLocation`` must stay
 What one pass does, and the ordering and deletion rules it keeps, are in ``catalog/mirror.py``.
 This module decides *when* passes run and what happens around them:
 
-* On start, a watchdog ``Observer`` (recursive) is scheduled on the local directory *before*
+* A local directory that does not exist yet is waited for (said once on stderr): the natural
+  order is to start the watcher, then the query that creates it. Its nearest existing parent
+  is watched (not recursively; the watch moves down as directories appear) and looked at
+  again every ``interval``; a parent that is not a directory, or that cannot be listed,
+  fails at once (``LocalDirError``), since the directory could never be seen to appear.
+* Then a watchdog ``Observer`` (recursive) is scheduled on the local directory *before*
   the first pass, so a file that appears while that pass copies still wakes another pass.
   The first pass reconciles with the remote listing: files already mirrored (same length,
   modificationTime equal to the local mtime in ms) are not uploaded again.
@@ -53,7 +58,8 @@ class WatchError(CatalogError):
 
 
 class LocalDirError(WatchError):
-    """LOCAL_DIR is missing or not a directory."""
+    """LOCAL_DIR is not a directory, or cannot appear where it is named (a parent is a
+    file, or cannot be listed); for ``--once``, it does not exist."""
 
 
 class IncompleteMirrorError(WatchError):
@@ -61,17 +67,42 @@ class IncompleteMirrorError(WatchError):
 
 
 class _Wake(FileSystemEventHandler):
-    """Any event on a file we mirror sets ``dirty``; checksum and temp files do not."""
+    """Any event on a file we mirror sets ``dirty``; checksum and temp files do not (unless
+    ``every`` name counts: waiting for the directory to appear)."""
 
-    def __init__(self, dirty: threading.Event):
+    def __init__(self, dirty: threading.Event, every: bool = False):
         self.dirty = dirty
+        self.every = every
 
     def on_any_event(self, event) -> None:
         for path in (event.src_path, getattr(event, "dest_path", "") or ""):
             name = os.path.basename(os.fsdecode(path))
-            if name and not skipped(name):
+            if name and (self.every or not skipped(name)):
                 self.dirty.set()
                 return
+
+
+def nearest_existing(local_dir: str) -> str:
+    """``local_dir`` when it is a directory, else its nearest existing ancestor, which it can
+    appear under; ``LocalDirError`` when it exists but is no directory, or the ancestor is
+    not a directory or cannot be listed."""
+    current = local_dir
+    while not os.path.lexists(current):
+        current = os.path.dirname(current)
+    if not os.path.isdir(current):
+        raise LocalDirError(
+            f"{local_dir} is not a directory: give the local checkpointLocation of the query "
+            f"to mirror" if current == local_dir else
+            f"{current} is not a directory, so {local_dir} can never appear under it")
+    try:
+        os.listdir(current)
+    except OSError as exc:
+        raise LocalDirError(
+            f"cannot list {local_dir} ({exc.strerror}): its files cannot be mirrored"
+            if current == local_dir else
+            f"cannot list {current} ({exc.strerror}), so {local_dir} cannot be seen appearing "
+            f"in it") from exc
+    return current
 
 
 class ReconcileProgress:
@@ -114,10 +145,8 @@ class Watcher:
                  interval: float = DEFAULT_INTERVAL,
                  on_change: Callable[[str, str, int], None] | None = None,
                  progress: Callable[[], ReconcileProgress] = ReconcileProgress):
-        if not os.path.isdir(local_dir):
-            raise LocalDirError(f"{local_dir} is not a directory: give the local "
-                                "checkpointLocation of the query to mirror")
         self.local_dir = os.path.abspath(local_dir)
+        nearest_existing(self.local_dir)
         self.interval = interval
         self.dirty = threading.Event()
         self.stopping = threading.Event()
@@ -146,6 +175,9 @@ class Watcher:
     def once(self) -> PassResult:
         """One reconciliation pass; raises ``IncompleteMirrorError`` unless the remote copy
         then equals the local directory."""
+        if nearest_existing(self.local_dir) != self.local_dir:
+            raise LocalDirError(f"{self.local_dir} does not exist: --once mirrors a directory "
+                                f"that is there (without --once, watch waits for it)")
         result = self._initial()
         if not result.complete:
             raise IncompleteMirrorError(_incomplete(result))
@@ -168,16 +200,40 @@ class Watcher:
     # ------------------------------------------------------------------ the daemon
 
     def run(self) -> None:
-        """Watch and mirror until ``stop()``."""
+        """Wait for the local directory if need be, then watch and mirror until ``stop()``."""
         observer = Observer()
-        observer.schedule(_Wake(self.dirty), self.local_dir, recursive=True)
         observer.start()
         try:
-            self._loop()
+            if self._appeared(observer):
+                observer.schedule(_Wake(self.dirty), self.local_dir, recursive=True)
+                self._loop()
         finally:
             observer.stop()
             observer.join(timeout=5)
         log.info("stopped watching %s", self.local_dir)
+
+    def _appeared(self, observer) -> bool:
+        """Wait until the local directory exists (True) or ``stop()`` (False), watching its
+        nearest existing parent and looking again every ``interval``."""
+        watched = watch = None
+        while not self.stopping.is_set():
+            parent = nearest_existing(self.local_dir)
+            if parent == self.local_dir:
+                if watch is not None:
+                    observer.unschedule(watch)
+                return True
+            if parent != watched:
+                if watch is not None:
+                    observer.unschedule(watch)
+                else:
+                    log.warning("%s does not exist yet: waiting for it to appear (watching "
+                                "%s)", self.local_dir, parent)
+                watch = observer.schedule(_Wake(self.dirty, every=True), parent)
+                watched = parent
+                continue            # it may have appeared before the watch was in place
+            self.dirty.wait(self.interval)
+            self.dirty.clear()
+        return False
 
     def _loop(self) -> None:
         backoff, first = BACKOFF_FIRST, True

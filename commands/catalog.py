@@ -203,6 +203,7 @@ def catalog_abort(catalog, job, chk_id, as_json) -> None:
 @remote_options
 def catalog_watch(client, local_dir, into, interval, once) -> None:
     """Mirror a local Structured Streaming checkpoint directory into nnlite in commit order
-    (offsets and state before commits), until SIGTERM/SIGINT."""
+    (offsets and state before commits), until SIGTERM/SIGINT. A LOCAL_DIR that does not
+    exist yet is waited for (start the watcher, then the query); with --once it must exist."""
     from nnlite.catalog.watch import run_watch
     run_watch(client, local_dir, into, interval=interval, once=once)

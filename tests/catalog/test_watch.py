@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 from nnlite import cli
 from nnlite.catalog.mirror import TEMP_SUFFIX, scan_remote
-from nnlite.catalog.watch import IncompleteMirrorError, ReconcileProgress, Watcher
+from nnlite.catalog.watch import IncompleteMirrorError, LocalDirError, ReconcileProgress, Watcher
 from nnlite.client.webhdfs import WebHdfsClient
 from tests.servers import ROOT, NamenodeProcess
 from tests.spark.test_streaming_checkpoint import expected, start_query
@@ -277,7 +277,52 @@ def test_cli_once_exit_codes(namenode, tmp_path):
     assert down.exit_code == 3 and "connection refused" in down.output
     missing = runner.invoke(cli.main, ["catalog", "watch", str(tmp_path / "nope"), "--into",
                                        "/m", "--once", "--namenode", namenode.url])
-    assert missing.exit_code == 1 and "is not a directory" in missing.output
+    assert missing.exit_code == 1 and "nope does not exist: --once mirrors" in missing.output
+
+
+# ------------------------------------------------------------------ a directory not there yet
+
+def test_watch_started_before_the_query_waits_for_its_directory(client, namenode, tmp_path):
+    """The query creates ``<tmp>/jobs/q1/ckpt`` (and its parents) after the watcher started:
+    the watcher says once on stderr that it waits, then mirrors it."""
+    local = tmp_path / "jobs" / "q1" / "ckpt"
+    log = tmp_path / "watch.log"
+    proc = start_watch(namenode, local, log)
+    try:
+        wait_for(lambda: "does not exist yet" in log.read_text(), 30, "the waiting notice")
+        checkpoint(local, 2)
+        wait_for(lambda: remote_names(client, "/mirror/q") == set(local_tree(local)), 30,
+                 "the checkpoint to be mirrored once it appeared")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log.read_text()
+    assert log.read_text().count(f"{local} does not exist yet: waiting for it to appear "
+                                 f"(watching {tmp_path})") == 1
+    assert remote_tree(client, "/mirror/q") == local_tree(local)
+
+
+def test_a_directory_that_can_never_appear_fails_at_once(client, tmp_path, monkeypatch):
+    (tmp_path / "file").write_bytes(b"not a directory")
+    with pytest.raises(LocalDirError, match=f"{tmp_path}/file is not a directory, so "
+                                            f"{tmp_path}/file/ckpt can never appear under it"):
+        Watcher(client, str(tmp_path / "file" / "ckpt"), "/mirror/q")
+    with pytest.raises(LocalDirError, match=f"{tmp_path}/file is not a directory: give"):
+        Watcher(client, str(tmp_path / "file"), "/mirror/q")
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    listdir = os.listdir
+
+    def refuse(path):       # as for a user without r-x on it (the tests run as root)
+        if str(path) == str(closed):
+            raise PermissionError(13, "Permission denied", str(path))
+        return listdir(path)
+    monkeypatch.setattr("nnlite.catalog.watch.os.listdir", refuse)
+    with pytest.raises(LocalDirError, match=f"cannot list {closed} \\(Permission denied\\), "
+                                            f"so {closed}/ckpt cannot be seen appearing in it"):
+        Watcher(client, str(closed / "ckpt"), "/mirror/q")
+    with pytest.raises(LocalDirError, match=f"cannot list {closed} \\(Permission denied\\): "
+                                            f"its files cannot be mirrored"):
+        Watcher(client, str(closed), "/mirror/q")
 
 
 # ------------------------------------------------------------------ kill -9 and restart
