@@ -13,10 +13,12 @@ Tables, in this order; every size is in bytes, every time in ms since the epoch)
     untouched_age       bucket, label, files, bytes   (age of max(atime, mtime) at ``as_of``)
     oldest_files        path, owner, length, replication, mtime, atime, last_touched, age_days
                         (top N, least recently touched first)
-    spark_checkpoints   path, kind, files, bytes, raw_bytes, last_modified
+    checkpoints         path, kind, files, bytes, raw_bytes, last_modified
                         The checkpoints ``nnlite catalog ls /`` lists, by the same rule
-                        (``catalog.layout.classify``): kinds streaming, job, rdd (the
-                        SparkContext's directory holding ``rdd-<n>``), dstream. Bytes are file
+                        (``catalog.layout.classify``): Spark's kinds streaming, job, rdd (the
+                        SparkContext's directory holding ``rdd-<n>``), dstream, and Flink's
+                        flink (a job's checkpoint directory) and savepoint
+                        (``layout.KIND_NAMES`` names them for people). Bytes are file
                         lengths below the checkpoint directory.
 
 ``as_of`` defaults to the image's creation time, so a report describes the image, not the day
@@ -29,7 +31,7 @@ table on ``anc = id`` and replaces a row's ``anc`` by its ancestor's ``anc``, pr
 ancestor's ``suffix`` and ``chain``; a row is done when ``anc`` is 0. So a tree of depth d
 needs about log2(d) rounds, each a join whose result is cached and computed at once. ``chain``
 (the directory ids from the root down to the directory) is then what places a file below a
-Spark checkpoint root, by one explode over the directories that hold files. File paths are
+checkpoint root, by one explode over the directories that hold files. File paths are
 joined on only for the rows reported (oldest files). A parent that is missing (a damaged
 image) ends its rows with ``anc = -1`` and a path under ``/.orphaned``.
 
@@ -252,8 +254,8 @@ class _Job:
         tables["replication"] = _replication(facts)
         tables["untouched_age"] = _untouched_age(facts)
         tables["oldest_files"] = self._oldest_files(files, paths)
-        tables["spark_checkpoints"] = self._spark_checkpoints(inodes, per_dir, paths)
-        self.r.totals = _totals(facts, dir_owners, paths, tables["spark_checkpoints"])
+        tables["checkpoints"] = self._checkpoints(inodes, per_dir, paths)
+        self.r.totals = _totals(facts, dir_owners, paths, tables["checkpoints"])
         per_dir.unpersist()
         paths.unpersist()
 
@@ -325,7 +327,7 @@ class _Job:
             S.col("touched").alias("last_touched"), age, "id"))
         return table.sort_by([("last_touched", "ascending"), ("id", "ascending")]).drop(["id"])
 
-    def _spark_checkpoints(self, inodes, per_dir, paths) -> pa.Table:
+    def _checkpoints(self, inodes, per_dir, paths) -> pa.Table:
         from pyspark.sql import functions as S
         located = self._checkpoint_dirs(inodes, paths)
         if not located:

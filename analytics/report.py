@@ -13,6 +13,7 @@ import base64
 import html
 import io
 import time
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +21,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from nnlite.analytics.analyze import Analysis
+from nnlite.catalog.layout import KIND_NAMES
 
 BYTE_COLUMNS = {"bytes", "raw_bytes", "small_bytes", "length", "checkpoint_bytes"}
 TIME_COLUMNS = {"mtime", "atime", "last_touched", "last_modified"}
@@ -31,7 +33,7 @@ TITLES = {
     "replication": "Replication histogram",
     "untouched_age": "Data by time since last access or modification",
     "oldest_files": "Oldest untouched files",
-    "spark_checkpoints": "Spark checkpoints (as nnlite catalog ls lists them)",
+    "checkpoints": "Spark and Flink checkpoints (as nnlite catalog ls lists them)",
 }
 SUMMARY_ROWS = 10
 
@@ -75,6 +77,8 @@ def cell(column: str, value) -> str:
         return human_bytes(value)
     if column in TIME_COLUMNS:
         return utc(value) if value > 0 else "-"      # atime 0: never recorded
+    if column == "kind":
+        return KIND_NAMES.get(value, value)
     if isinstance(value, float):
         return f"{value:,.1f}"
     if isinstance(value, int):
@@ -114,9 +118,16 @@ def header_lines(a: Analysis) -> list[str]:
         f"{human_bytes(t['bytes'])} ({human_bytes(t['raw_bytes'])} with replication)",
         f"{t['small_files']:,} small files holding {human_bytes(t['small_bytes'])}; "
         f"{t['under_construction']:,} files under construction",
-        f"{t['checkpoints']:,} Spark checkpoints holding "
-        f"{human_bytes(t['checkpoint_bytes'])}",
+        f"{t['checkpoints']:,} checkpoints holding {human_bytes(t['checkpoint_bytes'])}"
+        f"{_kinds(a.tables.get('checkpoints'))}",
     ]
+
+
+def _kinds(table: pa.Table | None) -> str:
+    """`` (3 Spark Structured Streaming, 1 Flink job)``: how many of each kind, most first."""
+    counts = Counter(table["kind"].to_pylist()) if table is not None else Counter()
+    return f" ({', '.join(f'{n:,} {KIND_NAMES.get(k, k)}' for k, n in counts.most_common())})" \
+        if counts else ""
 
 
 def summary(a: Analysis) -> str:
@@ -208,10 +219,10 @@ def charts(a: Analysis) -> dict[str, bytes]:
                                           small["small_files"].to_pylist(),
                                           "Small files per directory", "files",
                                           horizontal=True)
-    ckpt = t["spark_checkpoints"].slice(0, a.top)
+    ckpt = t["checkpoints"].slice(0, a.top)
     if ckpt.num_rows:
-        out["spark_checkpoints"] = _space_bars(ckpt, "path", "Space per Spark checkpoint",
-                                               horizontal=True)
+        out["checkpoints"] = _space_bars(ckpt, "path", "Space per checkpoint (Spark and Flink)",
+                                         horizontal=True)
     return out
 
 

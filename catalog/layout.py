@@ -33,6 +33,9 @@ from typing import NamedTuple
 
 STREAMING, RDD, DSTREAM, JOB = "streaming", "rdd", "dstream", "job"
 FLINK, SAVEPOINT = "flink", "savepoint"
+# Each kind as people call it (reports; the answers themselves carry the kind as above).
+KIND_NAMES = {STREAMING: "Spark Structured Streaming", JOB: "Spark job", RDD: "Spark RDD",
+              DSTREAM: "Spark DStream", FLINK: "Flink job", SAVEPOINT: "Flink savepoint"}
 SNAPSHOT, DELTA = "snapshot", "delta"
 STATE_SUFFIXES = {"snapshot": SNAPSHOT, "zip": SNAPSHOT, "delta": DELTA, "changelog": DELTA}
 PINS_XATTR = "user.nnlite.catalog.pins"

@@ -39,7 +39,7 @@ AS_OF_MS = 1_760_000_000_000          # the image's creation time: ages are meas
 YEAR_MS = 365 * 86_400_000
 OWNERS = ("hdfs", "alice", "bob", "carol", "etl", "spark", "hive", "dave")
 OWNER_WEIGHTS = (2, 5, 4, 3, 8, 6, 3, 1)
-TOP_DIRS = ("user", "data", "tmp", "spark", "warehouse")
+TOP_DIRS = ("user", "data", "tmp", "spark", "flink", "warehouse")
 
 
 class _Builder:
@@ -83,6 +83,7 @@ def generate(path: str | Path, inodes: int, *, seed: int = 7, namespace_id: int 
     tops = {name: b.dir(ROOT_ID, name, "hdfs", 0) for name in TOP_DIRS}
     nestable = list(range(1, len(b.dirs)))     # checkpoint dirs get no random subdirs
     _spark_checkpoints(b, tops["spark"], max(2, inodes // 20_000))
+    _flink_checkpoints(b, tops["flink"])
     _decoys(b, tops["data"])
     n_dirs = max(10, inodes // 12)
     rng = b.rng
@@ -103,6 +104,20 @@ def generate(path: str | Path, inodes: int, *, seed: int = 7, namespace_id: int 
     info = write_image(str(path), _columns(b), meta)
     Path(str(path) + MD5_SUFFIX).write_text(md5_sidecar_text(info.md5_hex))
     return meta
+
+
+def _flink_checkpoints(b: _Builder, flink: int) -> None:
+    """One job's checkpoint directory (``FsCheckpointStorageAccess``) and one savepoint."""
+    job = b.dir(b.dir(flink, "ckpt", "flink", 1), "bca53422186449487288181be5553f68", "flink", 2)
+    for n in (4, 5):
+        chk = b.dir(job, f"chk-{n}", "flink", 3)
+        b.file(chk, "_metadata", 9000 + n, "flink")
+        b.file(chk, f"5e1f{n}-exclusive", None, "flink")
+    b.file(b.dir(job, "shared", "flink", 3), "86626c24-shared", None, "flink")
+    b.dir(job, "taskowned", "flink", 3)
+    savepoint = b.dir(b.dir(flink, "savepoints", "flink", 1), "savepoint-bca534-0123456789ab",
+                      "flink", 2)
+    b.file(savepoint, "_metadata", 12000, "flink")
 
 
 def _spark_checkpoints(b: _Builder, spark: int, jobs: int) -> None:

@@ -172,7 +172,7 @@ def test_usage_per_top_level_directory(result, expected):
                                            "files", "dirs", "bytes", "raw_bytes",
                                            "small_files")}
     assert got == dict(want)
-    assert set(got) == {"/", "/user", "/data", "/tmp", "/spark", "/warehouse"}
+    assert set(got) == {"/", "/user", "/data", "/tmp", "/spark", "/flink", "/warehouse"}
 
 
 def test_replication_histogram(result, expected):
@@ -207,7 +207,7 @@ def test_oldest_files(result, expected):
         (AS_OF_MS - want[0][2]) / analyze.DAY_MS)
 
 
-def test_spark_checkpoints_are_the_ones_the_catalog_lists(result, image):
+def test_checkpoints_are_the_ones_the_catalog_lists(result, image):
     """The catalog's own discovery over the same image, loaded into a namespace, is the
     oracle: the same checkpoints, kinds and bytes as ``nnlite catalog ls /`` sees."""
     ns, _ = load_image(str(image), None)
@@ -223,12 +223,12 @@ def test_spark_checkpoints_are_the_ones_the_catalog_lists(result, image):
                     raw += child.length * child.replication
         want.append((path, kind, files, total, raw))
     want.sort(key=lambda r: (-r[3], r[0]))
-    got = rows(result.tables["spark_checkpoints"], "path", "kind", "files", "bytes",
+    got = rows(result.tables["checkpoints"], "path", "kind", "files", "bytes",
                "raw_bytes")
     assert got == want
     kinds = Counter(r[1] for r in got)
     assert kinds == {"streaming": INODES // 20_000 + 2, "rdd": INODES // 20_000, "job": 2,
-                     "dstream": 1}
+                     "dstream": 1, "flink": 1, "savepoint": 1}
     assert not any(p.startswith("/data") or "/nested" in p for p, *_ in got)
     assert result.totals["checkpoints"] == len(got)
     assert result.totals["checkpoint_bytes"] == sum(r[3] for r in got)
@@ -265,7 +265,7 @@ def test_cli_reuses_the_active_session(spark, tmp_path):
     result = CliRunner().invoke(cli.main, ["analyze", str(tmp_path / "name"), "--top", "5",
                                            "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert report.TITLES["spark_checkpoints"] in result.output
+    assert report.TITLES["checkpoints"] in result.output
     assert (out / "report.html").exists()
     assert spark.range(3).count() == 3            # the shared session is still running
 
@@ -274,7 +274,7 @@ def test_an_image_of_the_root_alone(spark, tmp_path):
     save_image(Namespace(clock=lambda: AS_OF_MS), str(tmp_path / "fsimage"), 1, 0)
     result = analyze.analyze(tmp_path / "fsimage", spark=spark)
     assert result.totals["files"] == 0 and result.totals["dirs"] == 1
-    assert result.tables["spark_checkpoints"].num_rows == 0
+    assert result.tables["checkpoints"].num_rows == 0
     assert rows(result.tables["usage_by_top_dir"], "top_dir", "files", "dirs") == [("/", 0, 0)]
     report.write(result, tmp_path / "out")
     assert "nnlite fsimage report" in (tmp_path / "out" / "report.html").read_text()
