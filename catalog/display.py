@@ -152,7 +152,9 @@ def change_line(kind: str, doc: dict) -> str:
                 f"{len(doc['removedBatches'])} batches and {doc['removedStateFiles']} state "
                 f"files ({doc['deletedPaths']} paths, {nbytes(doc['bytesFreed'])})")
     if kind == "retain":
-        return f"kept checkpoints {_runs(doc['kept'])}; deleted {doc['deleted']}"
+        return (f"{doc['path']}: kept checkpoints {_runs(doc['kept'])}; removed "
+                f"{_removed(doc)} ({doc['deleted']} paths, {doc['files']} files, "
+                f"{nbytes(doc['bytesFreed'])})")
     if kind == "rollback":
         undo = (f"; snapshot {doc['snapshot']} holds what was removed"
                 if doc.get("snapshot") else "")
@@ -163,6 +165,21 @@ def change_line(kind: str, doc: dict) -> str:
     if kind == "gc":
         return "\n".join(_gc_lines(doc))
     return str(doc)
+
+
+def _removed(doc: dict) -> str:
+    """``7 checkpoints, 1 unfinished checkpoint and 4 shared files``: what a job's or a
+    Flink job's retention removed."""
+    parts = [_counted(len(doc["removedCheckpoints"]), "checkpoint")]
+    if doc.get("removedUnfinished"):
+        parts.append(_counted(len(doc["removedUnfinished"]), "unfinished checkpoint"))
+    if doc.get("removedSharedFiles"):
+        parts.append(_counted(doc["removedSharedFiles"], "shared file"))
+    return " and ".join([", ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else parts[0]
+
+
+def _counted(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _gc_lines(doc: dict) -> list[str]:

@@ -221,6 +221,19 @@ def validate(job: Job, judged: list[Verdict]) -> dict:
         advice=lambda best, _: f"restore from {best.path} (execution.state-recovery.path)")
 
 
+def removal(job: Job, doomed: list[str]) -> dict:
+    """What deleting ``doomed`` (``plan_retain``'s paths) removes: the complete and the
+    unfinished checkpoints by id, the shared files, and every file with its bytes."""
+    chks = {c.path: c for c in job.checkpoints.values()}
+    gone = [chks[p] for p in doomed if p in chks]
+    files = [f for c in gone for f in (*c.files.values(), *filter(None, [c.metadata]))]
+    files += [job.shared[p] for p in doomed if p in job.shared]
+    return {"removedCheckpoints": sorted(c.id for c in gone if c.metadata is not None),
+            "removedUnfinished": sorted(c.id for c in gone if c.metadata is None),
+            "removedSharedFiles": sum(1 for p in doomed if p in job.shared),
+            "files": len(files), "bytesFreed": sum(f.length for f in files)}
+
+
 def plan_retain(job: Job, judged: list[Verdict], keep: int) -> tuple[list[str], list[int]]:
     """``(paths to delete, ids kept)``: the newest ``keep`` complete checkpoints and the
     pinned ones stay with every file they reference; other complete ``chk-<n>`` directories

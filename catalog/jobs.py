@@ -333,10 +333,15 @@ def plan_retain(node, job: str, keep: int) -> tuple[list[str], list[int]]:
 
 
 def retain(ns, job: str, keep: int, caller):
+    """``{"path", "kept", "deleted" (paths), "removedCheckpoints", "files", "bytesFreed"}``."""
     node = _job_node(ns, job, caller)
     doomed, kept = plan_retain(node, job, keep)
+    removed = [i for i in complete_ids(node) if i not in kept]
+    usage = [tree_usage(node.children[f"{JOB_PREFIX}{i}"]) for i in removed]
     count, ops = ns.delete_many(doomed, caller)
-    return {"kept": kept, "deleted": count}, ops
+    return {"path": paths.normalize(job), "kept": kept, "deleted": count,
+            "removedCheckpoints": removed, "files": sum(u[0] for u in usage),
+            "bytesFreed": sum(u[1] for u in usage)}, ops
 
 
 def set_pin(ns, job: str, chk_id: int, on: bool, caller):

@@ -337,7 +337,8 @@ class CatalogService:
             [job] = self._flink_locked(path, user)
             doomed, kept = flink.plan_retain(job, self._judged(job), keep)
             count, ops = self.fs.ns.delete_many(doomed, caller) if doomed else (0, [])
-            return {"path": path, "kept": kept, "deleted": count}, ops
+            return {"path": path, "kept": kept, "deleted": count,
+                    **flink.removal(job, doomed)}, ops
         plan = retention.retain(self._scan_streaming(node, path, caller), keep)
         # Retention need not be one op (every kept batch stays restorable whichever of its
         # deletes happened), so a large plan is split to keep each record well under the

@@ -66,3 +66,23 @@ def test_validate_names_what_each_kind_counts():
     assert verdict("rdd", False) == ("/c: NOT restorable as it is (last complete RDD 7, "
                                      "newest restorable 5)")
     assert verdict("dstream") == "/c: restorable at checkpoint time 7"
+
+
+def test_retain_says_what_it_removed_with_units_for_every_kind():
+    streaming = {"path": "/ckpt/q", "deletedPaths": 9, "keptBatches": [3, 4, 5],
+                 "removedBatches": [0, 1, 2], "removedStateFiles": 6, "bytesFreed": 1234}
+    assert display.change_line("retain", streaming) == (
+        "/ckpt/q: kept batches 3-5; removed 3 batches and 6 state files (9 paths, 1.2 KiB)")
+    flink = {"path": "/flink/job", "kept": [8, 9, 10], "deleted": 12,
+             "removedCheckpoints": [1, 2, 3, 4, 5, 6, 7], "removedUnfinished": [],
+             "removedSharedFiles": 5, "files": 40, "bytesFreed": 3 << 20}
+    assert display.change_line("retain", flink) == (
+        "/flink/job: kept checkpoints 8-10; removed 7 checkpoints and 5 shared files "
+        "(12 paths, 40 files, 3 MiB)")
+    flink |= {"removedUnfinished": [11], "removedSharedFiles": 1}
+    assert "removed 7 checkpoints, 1 unfinished checkpoint and 1 shared file (" in \
+        display.change_line("retain", flink)
+    job = {"path": "/jobs/etl", "kept": [2, 5, 6], "deleted": 3,
+           "removedCheckpoints": [1, 3, 4], "files": 6, "bytesFreed": 300}
+    assert display.change_line("retain", job) == (
+        "/jobs/etl: kept checkpoints 2, 5-6; removed 3 checkpoints (3 paths, 6 files, 300 B)")

@@ -76,3 +76,12 @@ def test_retention_keeps_what_the_kept_checkpoint_references():
     old = job.shared[f"{JOB}/shared/old-unreferenced"]
     assert (f"{JOB}/shared/old-unreferenced" in doomed) == (
         old.mtime < job.checkpoints[1].metadata.mtime)
+
+
+def test_retention_says_what_it_removes():
+    job, _ = judged(job_namespace())
+    doomed = [f"{JOB}/chk-1", f"{JOB}/chk-2", f"{JOB}/shared/old-unreferenced"]
+    chk1 = [*job.checkpoints[1].files.values(), job.checkpoints[1].metadata]
+    assert flink.removal(job, doomed) == {
+        "removedCheckpoints": [1], "removedUnfinished": [2], "removedSharedFiles": 1,
+        "files": len(chk1) + 1, "bytesFreed": sum(f.length for f in chk1) + 10}

@@ -93,7 +93,8 @@ def test_retain_keeps_the_newest_and_the_pinned():
         jobs.complete(ns, JOB, i, 1, SUPER)
     jobs.set_pin(ns, JOB, 2, True, SUPER)
     result, ops = jobs.retain(ns, JOB, 2, SUPER)
-    assert result == {"kept": [2, 5, 6], "deleted": 3}
+    assert result == {"path": JOB, "kept": [2, 5, 6], "deleted": 3,
+                      "removedCheckpoints": [1, 3, 4], "files": 6, "bytesFreed": 300}
     assert len(ops) == 1 and isinstance(ops[0], edits.DeleteManyOp)
     assert jobs.complete_ids(ns.get(JOB)) == [2, 5, 6]
 

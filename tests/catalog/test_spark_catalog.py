@@ -98,6 +98,11 @@ def test_batch_pipeline_job_checkpoints(spark, server, catalog):
     first = write_checkpoint(catalog, job, df)
     assert first["path"] == f"{job}/chk-1" and first["parts"] == 4
     assert read_latest(spark, catalog, job).count() == 1000
+    # validate agrees with ls and latest on what Spark wrote (issue 22)
+    [row] = catalog.ls("/jobs")
+    report = catalog.validate(job)
+    assert (row["health"], report["restorable"], report["restorableBatch"]) == ("ok", True, 1)
+    assert not [i for i in report["issues"] if i["level"] == "error"], report
 
     with pytest.raises(RuntimeError, match="the job failed"):
         with JobCheckpoint(catalog, job) as chk:
@@ -112,7 +117,8 @@ def test_batch_pipeline_job_checkpoints(spark, server, catalog):
     for _ in range(3):
         write_checkpoint(catalog, job, df)
     catalog.pin(job, 3)
-    assert catalog.retain(job, 2) == {"kept": [3, 5, 6], "deleted": 2}
+    retained = catalog.retain(job, 2)
+    assert (retained["kept"], retained["removedCheckpoints"]) == ([3, 5, 6], [1, 4])
     assert catalog.latest_job(job)["id"] == 6
 
 
