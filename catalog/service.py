@@ -580,7 +580,7 @@ def check_read(caller, node, base: str, refs) -> None:
 
 def _check_not_in_snapshot(ns, path: str) -> None:
     """A path through ``<dir>/.snapshot`` names a read-only snapshot: refused as HDFS
-    refuses any change there, naming the live checkpoint the change was probably meant for."""
+    refuses any change there, naming the live path the change was probably meant for."""
     if snapshot.DOT_SNAPSHOT not in path:
         return
     parts = paths.split(path)
@@ -591,4 +591,4 @@ def _check_not_in_snapshot(ns, path: str) -> None:
         live = paths.join(parts[:at] + parts[at + 2:])
         raise SnapshotAccessControlError(
             f"{exc}: {path} is in snapshot {'/'.join(parts[at + 1:at + 2]) or '(none)'} of "
-            f"{paths.join(parts[:at])}; the live checkpoint is {live}", path=path) from exc
+            f"{paths.join(parts[:at])}; outside the snapshot it is {live}", path=path) from exc

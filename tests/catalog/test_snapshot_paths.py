@@ -121,6 +121,9 @@ def test_changes_in_a_snapshot_are_refused_as_read_only_even_for_a_superuser(nam
                            match="Modification on a read-only snapshot is disallowed") as info:
             CHANGES[change](catalog)
         assert info.value.exception == "SnapshotAccessControlException"
+        if change != "gc of the snapshot":
+            assert f"is in snapshot s1 of /acl/a; outside the snapshot it is {LIVE}" in str(
+                info.value)
         assert catalog.show(SNAP)["lastBatch"] == 2
 
 
