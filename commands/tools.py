@@ -133,7 +133,7 @@ def fsimage_verify_cmd(path, md5) -> None:
               default=1 << 20, show_default=True, help="Files shorter than this are small.")
 def analyze_cmd(fsimage, out, master, top, small_bytes) -> None:
     """Analyse an fsimage (or a name/checkpoint dir) with PySpark: sizes, small files,
-    owners, top-level dirs, replication, oldest data, Spark checkpoints."""
+    owners, top-level dirs, replication, oldest data, Spark and Flink checkpoints."""
     try:
         import pyspark  # noqa: F401  (only to say clearly what is missing)
 
