@@ -1,6 +1,10 @@
-"""Running the Flink jobs of ``tests/flink/jobs`` for real: PyFlink in ``.venv-flink`` (built
-by ``make flink-env`` from ``tests/flink/requirements.txt``), Hadoop's client from PySpark's
-jars on ``HADOOP_CLASSPATH``, a real namenode on a free loopback port."""
+"""Running the README's Flink job (``examples/flink_count.py``) for real: PyFlink in
+``.venv-flink`` (built by ``make flink-env`` from ``tests/flink/requirements.txt``), Hadoop's
+client from PySpark's jars on ``HADOOP_CLASSPATH``, a real namenode on a free loopback port.
+
+The tests wait for conditions, never for a time: for what the job reports (its events, on
+Flink's own checkpoint counts), for what nnlite holds (the catalog), and after a kill or a stop
+for nothing of the job's to be under way any more (``FlinkJob.settle``)."""
 
 from __future__ import annotations
 
@@ -9,14 +13,16 @@ import os
 import signal
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.servers import ROOT, NamenodeProcess
+from nnlite.catalog.client import CatalogClient
+from tests.servers import ROOT, NamenodeProcess, wait_for
 
 FLINK_PYTHON = Path(os.environ.get("NNLITE_FLINK_PYTHON", ROOT / ".venv-flink" / "bin" / "python"))
-JOBS = Path(__file__).parent / "jobs"
+JOB = ROOT / "examples" / "flink_count.py"
 
 
 def hadoop_classpath() -> str:
@@ -46,17 +52,39 @@ def namenode(tmp_path):
         nn.stop()
 
 
-class FlinkJob:
-    """One run of a job script in its own process group (the local cluster's JVM included),
-    so that ``kill`` takes all of it down at once, as a crash would."""
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (a zombie has closed its sockets)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue                                # gone meanwhile
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
-    def __init__(self, python: Path, script: str, args: list[str], log_dir: Path):
+
+def last_txid(namenode) -> int:
+    with urllib.request.urlopen(f"{namenode.url}/jmx", timeout=30) as resp:
+        return json.load(resp)["beans"][0]["LastWrittenTransactionId"]
+
+
+class FlinkJob:
+    """One run of the job in its own process group (the local cluster's JVM included), so
+    that ``kill`` takes all of it down at once, as a crash would. Its Flink log (and RocksDB's,
+    which a kill leaves) goes to its own directory under the test's."""
+
+    def __init__(self, python: Path, args: list[str], log_dir: Path):
+        stamp = time.monotonic_ns()
+        flink_logs = log_dir / f"flink-{stamp}"
+        flink_logs.mkdir()
         env = {**os.environ, "HADOOP_CLASSPATH": hadoop_classpath(),
-               "HADOOP_USER_NAME": os.environ.get("USER", "root")}
+               "HADOOP_USER_NAME": os.environ.get("USER", "root"),
+               "FLINK_LOG_DIR": str(flink_logs)}
         env.pop("PYTHONPATH", None)
-        self.stdout = open(log_dir / f"{script}.{time.monotonic_ns()}.out", "w+")
-        self.stderr = open(log_dir / f"{script}.{time.monotonic_ns()}.err", "w+")
-        self.proc = subprocess.Popen([str(python), str(JOBS / script), *args], env=env,
+        self.stdout = open(log_dir / f"job-{stamp}.out", "w+")
+        self.stderr = open(log_dir / f"job-{stamp}.err", "w+")
+        self.proc = subprocess.Popen([str(python), str(JOB), *args], env=env,
                                      stdout=self.stdout, stderr=self.stderr,
                                      start_new_session=True)
 
@@ -68,16 +96,19 @@ class FlinkJob:
         return [json.loads(line) for line in self.output().splitlines()
                 if line.startswith("{")]
 
-    def wait_for(self, event: str, timeout: float = 180) -> dict:
+    def wait_for(self, event: str, timeout: float = 300) -> dict:
+        """The job's first ``event``; fails as soon as the job exits without it."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            exited = self.proc.poll() is not None
             for e in self.events():
                 if e["event"] == event:
                     return e
-            if self.proc.poll() is not None:
+            if exited:
                 break
             time.sleep(0.2)
-        raise AssertionError(f"no {event!r} from the job: {self.log_tail()}")
+        raise AssertionError(f"no {event!r} from the job (events: {self.events()}): "
+                             f"{self.log_tail()}")
 
     def log(self) -> str:
         self.stderr.seek(0)
@@ -92,19 +123,33 @@ class FlinkJob:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(timeout=30)
 
-    def finish(self, timeout: float = 300) -> int:
+    def finish(self, timeout: float = 600) -> int:
         try:
             return self.proc.wait(timeout=timeout)
         finally:
             self.kill()
+
+    def settle(self, namenode, root: str = "/flink", timeout: float = 120) -> None:
+        """Wait until nothing the job did is under way at the namenode any more: every
+        process of the job gone, so every socket it had is closed and all it sent has
+        arrived; then no file under ``root`` open (an upload cut off is closed with what
+        arrived), seen with no transaction logged while looking."""
+        self.kill()
+        wait_for(lambda: not group_alive(self.proc.pid), timeout, "the job's processes to end")
+        with CatalogClient(namenode.url, "root") as catalog:
+            def quiet() -> bool:
+                txid = last_txid(namenode)
+                writing = [row for row in catalog.ls(root) if row["health"] == "writing"]
+                return not writing and last_txid(namenode) == txid
+            wait_for(quiet, timeout, f"no file open under {root}")
 
 
 @pytest.fixture
 def run_job(flink_python, tmp_path):
     started: list[FlinkJob] = []
 
-    def start(script: str, *args: str) -> FlinkJob:
-        job = FlinkJob(flink_python, script, list(args), tmp_path)
+    def start(*args: str) -> FlinkJob:
+        job = FlinkJob(flink_python, list(args), tmp_path)
         started.append(job)
         return job
     yield start

@@ -1,11 +1,11 @@
 """Real PyFlink jobs checkpoint into nnlite over ``webhdfs://`` with no plug-in of ours; the
-catalog reads what they leave; the job killed with SIGKILL is restored from the path the
-catalog names, and its state and output come out exactly right.
+catalog reads what they leave; a job killed with SIGKILL or stopped is restored from the path
+the catalog names, and its state and output come out exactly right.
 
-The job (``jobs/keyed_count.py``) counts and sums ``v % 10`` over ``v = 1..ROWS`` with its
-state (the source's position and the aggregates) in the checkpoint; a run restored from any
-complete checkpoint ends with exactly ``ROWS / 10`` per key and the matching sums, having
-inserted no key afresh, or the restore was wrong."""
+The job (``examples/flink_count.py``, the README's) counts and sums ``v % 10`` over
+``v = 1..ROWS`` with its state (the source's position and the aggregates) in the checkpoint; a
+run restored from any complete checkpoint ends with exactly ``ROWS / 10`` per key and the
+matching sums, having inserted no key afresh, or the restore was wrong."""
 
 from __future__ import annotations
 
@@ -51,112 +51,142 @@ EXPECTED = {k: (ROWS // KEYS, sum(v for v in range(1, ROWS + 1) if v % KEYS == k
             for k in range(KEYS)}
 
 
+def job_args(web: str, backend: str = "rocksdb", incremental: bool = True) -> list[str]:
+    return [f"{web}/flink/ckpt", "--backend", backend, "--rows", str(ROWS), "--rate", "300",
+            "--keys", str(KEYS), "--print", *(["--incremental"] if incremental else [])]
+
+
+def after_a_kill(shown: dict) -> list[int]:
+    """The ids of the complete checkpoints that restore, checked against what a SIGKILL
+    leaves as Flink leaves it: the checkpoints Flink retained (the newest three) all restore;
+    a complete one that does not is older than them (subsumed: Flink was deleting its files)
+    or newer (the kill cut its ``_metadata`` off while Flink wrote it), never in between."""
+    complete = [c for c in shown["checkpoints"] if c["complete"]]
+    good = [c["id"] for c in complete if c["restorable"]]
+    assert len(good) >= 2, shown
+    assert good == [c["id"] for c in complete if good[0] <= c["id"] <= good[-1]], shown
+    assert shown["latest"] == good[-1], shown
+    return good
+
+
 @pytest.mark.parametrize("backend, incremental, restore_from", [
     ("hashmap", False, "savepoint"),
     ("rocksdb", True, "checkpoint"),
 ])
 def test_a_killed_job_restores_from_what_the_catalog_names(
-        namenode, run_job, tmp_path, backend, incremental, restore_from):
+        namenode, run_job, backend, incremental, restore_from):
     web = f"webhdfs://127.0.0.1:{namenode.port}"
-    common = ["--checkpoints", f"{web}/flink/ckpt", "--savepoints", f"{web}/flink/sp",
-              "--backend", backend, "--rows", str(ROWS), "--rate", "300", "--keys", str(KEYS),
-              *(["--incremental"] if incremental else [])]
-    first = run_job("keyed_count.py", *common, "--savepoint-after", "3")
+    common = job_args(web, backend, incremental)
+    # The savepoint is taken once Flink has completed a checkpoint: every task is running.
+    first = run_job(*common, "--savepoints", f"{web}/flink/sp",
+                    "--savepoint-after-checkpoints", "1")
     job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
     savepoint = first.wait_for("savepoint")["path"]
     with CatalogClient(namenode.url, "root") as catalog:
-        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, 120, "3 checkpoints", 0.3)
+        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, 300, "3 checkpoints", 0.3)
         first.kill()                                    # SIGKILL: the JVM and Python alike
+        first.settle(namenode)
 
         listed = {row["path"]: row["kind"] for row in catalog.ls("/flink")}
         assert listed[job_dir] == "flink"
         assert [k for p, k in listed.items() if p.startswith("/flink/sp/")] == ["savepoint"]
         shown = catalog.show(job_dir)
-        complete = [c for c in shown["checkpoints"] if c["complete"]]
-        assert complete and all(c["restorable"] for c in complete), shown
+        good = after_a_kill(shown)
         if incremental:
             assert shown["sharedFiles"] > 0             # RocksDB's files shared across chk-n
-        assert catalog.validate(job_dir)["restorable"]
+        report = catalog.validate(job_dir)
+        newest_complete = max(c["id"] for c in shown["checkpoints"] if c["complete"])
+        assert report["restorable"] == (newest_complete == good[-1]), report
+        assert report["restorableBatch"] == good[-1], report
         latest = catalog.latest("/flink/ckpt")["latest"]
-        assert latest["path"] == f"{job_dir}/chk-{complete[-1]['id']}"
+        assert latest["path"] == f"{job_dir}/chk-{good[-1]}"
         sp_path = savepoint.split(str(namenode.port), 1)[1]
         assert catalog.latest(sp_path)["latest"]["path"] == sp_path
         restore = catalog.webhdfs_uri(latest["path"] if restore_from == "checkpoint"
                                       else sp_path)
 
-    second = run_job("keyed_count.py", *common, "--restore", restore)
+    second = run_job(*common, "--restore", restore)
     assert second.finish() == 0, second.log_tail()
     check_restored_exactly(second)
 
 
-def test_retain_keeps_every_file_a_kept_incremental_checkpoint_needs(
-        namenode, run_job, tmp_path):
+def test_retain_keeps_every_file_a_kept_incremental_checkpoint_needs(namenode, run_job):
+    """On a stopped job (cancelled, so Flink keeps its newest three checkpoints, with its
+    own clean-up over when the job's process ends): pin the oldest, keep one more."""
     web = f"webhdfs://127.0.0.1:{namenode.port}"
-    common = ["--checkpoints", f"{web}/flink/ckpt", "--backend", "rocksdb", "--incremental",
-              "--rows", str(ROWS), "--rate", "300", "--keys", str(KEYS)]
-    first = run_job("keyed_count.py", *common)
+    common = job_args(web)
+    first = run_job(*common, "--stop-after-checkpoints", "4")
     job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
+    assert first.finish() == 0, first.log_tail()
+    first.wait_for("stopped")
+    first.settle(namenode)
     with CatalogClient(namenode.url, "root") as catalog:
-        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 4, 120, "4 checkpoints", 0.3)
-        first.kill()
         before = catalog.show(job_dir)
-        ids = [c["id"] for c in before["checkpoints"] if c["complete"]]
+        complete = [c for c in before["checkpoints"] if c["complete"]]
+        ids = [c["id"] for c in complete]
+        assert len(ids) == 3, before                    # num-retained
+        assert all(c["restorable"] for c in complete), before
+        # Flink aborted the checkpoint it was taking; whatever of it is left is unfinished.
+        assert all(c["id"] > ids[-1] for c in before["checkpoints"] if not c["complete"])
         catalog.pin(job_dir, ids[0])
         result = catalog.retain(job_dir, 1)
         assert result["kept"] == [ids[0], ids[-1]]
         after = catalog.show(job_dir)
-        # The job was killed while taking its next checkpoint: that one's files are there,
-        # unfinished (an upload opens its file when it starts, as on HDFS), and retention
-        # leaves an unfinished checkpoint newer than every kept one alone.
         complete = [c for c in after["checkpoints"] if c["complete"]]
         assert [c["id"] for c in complete] == [ids[0], ids[-1]]
-        assert all(c["id"] > ids[-1] for c in after["checkpoints"] if not c["complete"])
         assert all(c["restorable"] for c in complete), after
+        # Retention leaves an unfinished checkpoint newer than every kept one alone.
+        assert [c["id"] for c in after["checkpoints"] if not c["complete"]] == \
+            [c["id"] for c in before["checkpoints"] if not c["complete"]]
         with WebHdfsClient(namenode.url, "root") as hdfs:
             shared = {s["pathSuffix"] for s in hdfs.list(f"{job_dir}/shared")}
         assert len(shared) <= before["sharedFiles"]
         restore = catalog.webhdfs_uri(catalog.latest(job_dir)["latest"]["path"])
-    second = run_job("keyed_count.py", *common, "--restore", restore)
+    second = run_job(*common, "--restore", restore)
     assert second.finish() == 0, second.log_tail()
     check_restored_exactly(second)
 
 
-def test_flink_fails_on_the_checkpoint_the_catalog_refuses(namenode, run_job, tmp_path):
-    """A file that only the newest incremental checkpoint references is gone: the catalog
-    calls that checkpoint not restorable, naming the file, and `latest` names an older one.
-    Flink agrees: restored from the broken checkpoint the job fails, from the one the catalog
-    names it ends with exactly the uninterrupted result."""
+def test_flink_fails_on_the_checkpoint_the_catalog_refuses(namenode, run_job):
+    """A file that only the newest restorable incremental checkpoint references is gone: the
+    catalog calls that checkpoint not restorable, naming the file, and `latest` names the one
+    before. Flink agrees: restored from the broken checkpoint the job fails, from the one the
+    catalog names it ends with exactly the uninterrupted result."""
     web = f"webhdfs://127.0.0.1:{namenode.port}"
-    common = ["--checkpoints", f"{web}/flink/ckpt", "--backend", "rocksdb", "--incremental",
-              "--rows", str(ROWS), "--rate", "300", "--keys", str(KEYS)]
-    first = run_job("keyed_count.py", *common)
+    common = job_args(web)
+    first = run_job(*common)
     job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
     with CatalogClient(namenode.url, "root") as catalog, \
             WebHdfsClient(namenode.url, "root") as hdfs:
-        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, 120, "3 checkpoints", 0.3)
+        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 3, 300, "3 checkpoints", 0.3)
         first.kill()
-        complete = [c for c in catalog.show(job_dir)["checkpoints"] if c["complete"]]
-        newest, older = complete[-1], complete[:-1]
+        first.settle(namenode)
+        shown = catalog.show(job_dir)
+        good = after_a_kill(shown)
+        by_id = {c["id"]: c for c in shown["checkpoints"]}
+        newest = by_id[good[-1]]
+        older = [c for c in shown["checkpoints"] if c["complete"] and c["id"] < newest["id"]]
 
         def references(chk) -> set[str]:
             meta = flink_metadata.parse(b"".join(hdfs.read(f"{chk['path']}/_metadata")))
             return {flink_metadata.resolve(ref.path, chk["path"]) for ref in meta.files}
 
         only_newest = references(newest) - set().union(*(references(c) for c in older))
+        assert only_newest, shown
         gone = sorted(only_newest)[0]
         hdfs.delete(gone)
         report = catalog.validate(job_dir)
         assert not report["restorable"]
         assert any(gone in issue["message"] for issue in report["issues"]), report
         named = catalog.latest("/flink/ckpt")["latest"]["path"]
-        assert named == older[-1]["path"]
+        assert named == by_id[good[-2]]["path"]
         broken_uri = catalog.webhdfs_uri(newest["path"])
         named_uri = catalog.webhdfs_uri(named)
 
-    broken = run_job("keyed_count.py", *common, "--restore", broken_uri, "--fail-fast")
+    broken = run_job(*common, "--restore", broken_uri, "--fail-fast")
     assert broken.finish() != 0
     assert re.search(r"FileNotFoundException|does not exist|File not found", broken.log()), \
         broken.log_tail()
-    second = run_job("keyed_count.py", *common, "--restore", named_uri)
+    second = run_job(*common, "--restore", named_uri)
     assert second.finish() == 0, second.log_tail()
     check_restored_exactly(second)
