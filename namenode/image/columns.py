@@ -334,9 +334,11 @@ class _Builder:
         for node, nsq, ssq in self.quotas:
             node.quota = Quota(nsq, ssq, *usage(node))
             ns.quota_dirs += 1
+        # The snapshot counter carries on even when no snapshot is left (SnapshotManager's
+        # snapshotCounter in the image), so ids are never handed out twice.
+        ns.snapshots.last_id = max(ns.snapshots.last_id, meta.extra.get("last_snapshot_id", 0))
         if self.restorer.cells:
-            self.restorer.finish(ns.snapshots, meta.extra.get("last_snapshot_id", 0),
-                                 lambda: walk_all(ns.root, self.kept_roots))
+            self.restorer.finish(ns.snapshots, lambda: walk_all(ns.root, self.kept_roots))
 
 
 def walk_all(root, kept_roots):

@@ -120,10 +120,9 @@ class Restorer:
         self.cells.append((node, parsed))
         return parsed
 
-    def finish(self, registry: Registry, last_id: int, every_inode) -> None:
+    def finish(self, registry: Registry, every_inode) -> None:
         """``every_inode()`` yields every inode loaded, live and kept (called only when a
         ``deleted`` map needs inodes by id)."""
-        registry.last_id = max(registry.last_id, last_id)
         wanted = {i for _, cell in self.cells for d in cell.get("diffs", ())
                   for i in (d[3] or {}).values()}
         by_id = {n.id: n for n in every_inode() if n.id in wanted} if wanted else {}

@@ -109,6 +109,20 @@ def test_snapshots_survive_an_edits_file_and_an_image(steps):
     assert loaded.snapshots.last_id == ns.snapshots.last_id
 
 
+def test_the_snapshot_counter_survives_an_image_without_snapshots(tmp_path):
+    """SnapshotManager's snapshotCounter: after a restart from an image that holds no
+    snapshot, a new one still takes the next id, never one handed out before."""
+    ns = new_ns()
+    ns.mkdirs("/s", 0o755, SUPER)
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "a", SUPER)
+    ns.delete_snapshot("/s", "a", SUPER)
+    ns.disallow_snapshot("/s", SUPER)
+    info = columns.save(ns, str(tmp_path / "fsimage"), 42, 9)
+    loaded, _ = columns.load(str(tmp_path / "fsimage"), info.md5_hex, clock=counting_clock())
+    assert loaded.snapshots.last_id == 1
+
+
 # ------------------------------------------------------------------ cost
 
 def test_taking_a_snapshot_copies_nothing():
