@@ -8,7 +8,14 @@ An inode's ``snapshot`` cell is null or a JSON object with any of::
             copy: null, or the inode's attributes then (COPY_FIELDS, FILE_FIELDS for a file;
                   xattr values hex, blocks as [id, bytes, genstamp], checksum hex)
             created: null or the names added since; deleted: null or {name: inode id}
-    pinned  int -- the snapshot a moved inode keeps serving
+    pins    [[directory id, after, up to], ...] -- the stretches of snapshots that see a
+            moved inode where it was (the snapshots of that directory with ids in
+            (after, up to]; snapshot.py)
+    pinned  int -- what images before ``pins`` wrote: the one snapshot a moved inode kept
+            serving, read as [[its directory, 0, it]]
+    removed [[directory id, after, up to], ...] -- the stretches that saw an inode with diffs
+            when it was removed, unless they were one directory's snapshots up to some
+    arrived int -- the last snapshot id when the inode was moved
     kept    true -- the inode is in no live directory; a snapshot keeps it
 
 Rows of kept inodes follow the live ones in each section (directories, then files): a kept
@@ -72,8 +79,11 @@ def records(registry: Registry, kept_ids: set[int]) -> dict[int, str]:
             [d.snap, _copy(d.copy), sorted(d.created) if d.created else None,
              {n: c.id for n, c in sorted(d.deleted.items())} if d.deleted else None]
             for d in diffs]
-    for inode_id, pin in registry.pinned.items():
-        cells.setdefault(inode_id, {})["pinned"] = pin
+    for key, table in (("pins", registry.pinned), ("removed", registry.removed)):
+        for inode_id, stretches in table.items():
+            cells.setdefault(inode_id, {})[key] = [list(s) for s in stretches]
+    for inode_id, came in registry.arrived.items():
+        cells.setdefault(inode_id, {})["arrived"] = came
     for inode_id in kept_ids:
         cells.setdefault(inode_id, {})["kept"] = True
     return {k: json.dumps(v, separators=(",", ":"), sort_keys=True) for k, v in cells.items()}
@@ -133,14 +143,29 @@ class Restorer:
                 registry.roots[node.id] = (node, Root(snaps, root["quota"]))
                 for snap in snaps:
                     registry.by_id[snap.id] = snap
+        for node, cell in self.cells:
             diffs = []
             for snap, copy, created, deleted in cell.get("diffs", ()):
-                diff = Diff(snap)
+                diff = Diff(snap, node)
                 diff.copy = _uncopy(node, copy)
                 diff.created = set(created) if created else None
                 diff.deleted = {n: by_id[i] for n, i in deleted.items()} if deleted else None
                 diffs.append(diff)
             if diffs:
                 registry.diffs[node.id] = diffs
-            if "pinned" in cell:
-                registry.pinned[node.id] = cell["pinned"]
+            pins = (tuple(tuple(s) for s in cell["pins"]) if "pins" in cell
+                    else _legacy_pin(registry, cell["pinned"]) if "pinned" in cell else ())
+            if pins:
+                registry.pinned[node.id] = pins
+            if "removed" in cell:
+                registry.removed[node.id] = tuple(tuple(s) for s in cell["removed"])
+            if "arrived" in cell:
+                registry.arrived[node.id] = cell["arrived"]
+
+
+def _legacy_pin(registry: Registry, snap_id: int) -> tuple:
+    """An older image's pin, the newest snapshot a moved inode kept serving, as a stretch
+    of its directory's snapshots up to it."""
+    root_id = next((r for r, (_, root) in registry.roots.items()
+                    if any(s.id == snap_id for s in root.snapshots)), 0)
+    return ((root_id, 0, snap_id),) if root_id else ()

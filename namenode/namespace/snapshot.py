@@ -3,23 +3,30 @@
 A snapshottable directory holds its snapshots (``Snapshot``: a global id, a name, the time it
 was taken and the highest inode id that existed then). Taking one records just that: nothing of
 the tree is copied. Afterwards, the first change to an inode that a snapshot can see records
-the inode's state before it, in a ``Diff`` keyed by the newest snapshot that covers the inode
+the inode's state before it, in a ``Diff`` keyed by the newest snapshot that sees the inode
 (HDFS's DirectoryDiff/FileDiff, in reverse chronological order):
 
-* ``copy``: an unattached clone of the inode's attributes (and, for a file, its length, blocks
-  and checksum) as they were, taken at the first attribute change after the snapshot;
-* for a directory, ``created`` (names added since) and ``deleted`` (name -> the inode removed
-  or replaced since, kept alive with its subtree and its blocks).
+* ``copy``: an unattached clone of the inode's attributes, its name included (and, for a
+  file, its length, blocks and checksum) as they were, taken at the first attribute change
+  or rename after the snapshot;
+* for a directory, ``created`` (names added since) and ``deleted`` (name -> the inode removed,
+  replaced or moved away since, kept alive with its subtree and its blocks).
 
 The state at snapshot ``s`` is the current state with every diff of id >= s undone, newest
-first. An inode is covered by the newest snapshot of any snapshottable directory above it, or
-by the one recorded when it was moved out of a covered place (``pinned``: a renamed inode keeps
-serving the snapshots of its old place). An inode whose id is above a snapshot's
-``max_inode_id`` did not exist when it was taken and records nothing.
+first; a view names each inode as its parent's diffs list it and shows the attributes its copy
+kept, so a renamed inode shows its old name (HDFS's INodeReference.WithName).
 
-Deleting a snapshot folds its diffs into those of the snapshot before it in the same directory
-(or drops them when there is none), so what only the deleted snapshot kept is released: its
-inodes become garbage and their blocks unreferenced (``referenced_blocks``).
+Which snapshots see an inode is a list of stretches ``(directory id, after, up to)``: the
+snapshots of that snapshottable directory with ids in ``(after, up to]``. An inode sees those of
+the snapshottable directory above it taken since it, and every inode between, arrived there
+(``arrived``: the last snapshot id when an inode was moved, HDFS's dstSnapshotId), plus those
+it was seen by in the places it was moved from (``pinned``, recorded as it leaves: the
+WithName's snapshots). An inode whose id is above a snapshot's ``max_inode_id`` did not exist
+when it was taken and records nothing.
+
+Deleting a snapshot folds each of its diffs into the diff of the newest older snapshot that
+sees the inode (or drops it when none does), so what only the deleted snapshot kept is
+released: its inodes become garbage and their blocks unreferenced (``referenced_blocks``).
 
 Invariants: ``diffs[id]`` is sorted by snapshot id, at most one diff per id; ``Registry`` is
 empty of everything when no directory is snapshottable, and then every hook returns at once.
@@ -28,6 +35,7 @@ Nothing here does I/O.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from nnlite.namenode import errors
@@ -61,10 +69,13 @@ class Root:
 
 
 class Diff:
-    __slots__ = ("snap", "copy", "created", "deleted")
+    """What changed of ``node`` after snapshot ``snap`` (the inode is kept to find, when the
+    snapshot goes, the older one that sees it)."""
+    __slots__ = ("snap", "node", "copy", "created", "deleted")
 
-    def __init__(self, snap: int):
+    def __init__(self, snap: int, node: INode):
         self.snap = snap
+        self.node = node
         self.copy: INode | None = None
         self.created: set | None = None
         self.deleted: dict | None = None
@@ -90,23 +101,54 @@ class Registry:
     def __init__(self):
         self.roots: dict[int, tuple[INodeDirectory, Root]] = {}   # dir id -> (dir, Root)
         self.diffs: dict[int, list[Diff]] = {}
-        self.pinned: dict[int, int] = {}
+        self.pinned: dict[int, tuple] = {}      # inode id -> stretches that see it elsewhere
+        self.arrived: dict[int, int] = {}       # inode id -> last snapshot id when it moved
+        self.removed: dict[int, tuple] = {}     # inode id -> stretches that saw it removed
         self.by_id: dict[int, Snapshot] = {}
         self.last_id = 0
 
     # ------------------------------------------------------------------ coverage
 
+    def stretches(self, node: INode) -> list[tuple[int, int, int]]:
+        """The stretches of snapshots that see ``node`` (ids not checked against its own)."""
+        out = []
+        floor = 0
+        roots, pinned, arrived = self.roots, self.pinned, self.arrived
+        while node is not None:
+            pins = pinned.get(node.id)
+            if pins:
+                out.extend((root, max(after, floor), upto) for root, after, upto in pins)
+            entry = roots.get(node.id)
+            if entry is not None and entry[0] is node and entry[1].snapshots:
+                out.append((node.id, floor, entry[1].latest))
+            came = arrived.get(node.id)
+            if came is not None and came > floor:
+                floor = came
+            node = node.parent
+        return out
+
+    def newest(self, stretches, below: int | None = None) -> int:
+        """The newest snapshot in ``stretches`` (older than ``below``), 0 for none."""
+        best = 0
+        for root_id, after, upto in stretches:
+            if below is not None and upto >= below:
+                upto = below - 1
+            entry = self.roots.get(root_id)
+            if upto <= max(after, best) or entry is None:
+                continue
+            snaps = entry[1].snapshots
+            at = bisect_right(snaps, upto, key=_snapshot_id)
+            if at and snaps[at - 1].id > max(after, best):
+                best = snaps[at - 1].id
+        return best
+
     def latest(self, node: INode) -> int:
         """The newest snapshot that can see ``node`` (0: none)."""
-        best = 0
-        roots, pinned = self.roots, self.pinned
-        while node is not None:
-            entry = roots.get(node.id)
-            if entry is not None and entry[0] is node:
-                best = max(best, entry[1].latest)
-            best = max(best, pinned.get(node.id, 0))
-            node = node.parent
-        return best
+        return self.newest(self.stretches(node))
+
+    def _sees(self, stretch: tuple[int, int, int], inode_id: int) -> bool:
+        newest = self.newest((stretch,))
+        return bool(newest) and inode_id <= self.by_id[newest].max_inode_id
 
     def _diff(self, node: INode, latest: int) -> Diff | None:
         """The diff recording ``node``'s changes after snapshot ``latest`` (made if needed);
@@ -116,7 +158,7 @@ class Registry:
         diffs = self.diffs.setdefault(node.id, [])
         if diffs and diffs[-1].snap == latest:
             return diffs[-1]
-        diff = Diff(latest)
+        diff = Diff(latest, node)
         diffs.append(diff)
         return diff
 
@@ -135,20 +177,52 @@ class Registry:
                 diff.created = set()
             diff.created.add(name)
 
-    def child_removed(self, parent: INodeDirectory, name: str, child: INode) -> None:
-        """``child`` leaves ``parent`` (deleted, replaced or moved away)."""
-        latest = self.latest(parent)
-        diff = self._diff(parent, latest)
-        if diff is None:
-            return
-        if diff.created and name in diff.created:
-            diff.created.discard(name)          # made after the snapshot: nothing to keep
-            return
-        if diff.deleted is None:
-            diff.deleted = {}
-        diff.deleted.setdefault(name, child)
-        if child.id <= self.by_id[latest].max_inode_id:
-            self.pinned[child.id] = max(self.pinned.get(child.id, 0), latest)
+    def child_removed(self, parent: INodeDirectory, name: str, child: INode,
+                      moving: bool = False) -> None:
+        """``child`` leaves ``parent`` (deleted, replaced, or ``moving`` away); the snapshots
+        that see it there keep seeing it there: a moved inode's pin."""
+        diff = self._diff(parent, self.latest(parent))
+        if diff is not None:
+            if diff.created and name in diff.created:
+                diff.created.discard(name)      # made after the snapshot: nothing to keep
+            else:
+                if diff.deleted is None:
+                    diff.deleted = {}
+                diff.deleted.setdefault(name, child)
+        if moving:
+            _keep(self.pinned, child.id, self._seeing(child))
+        else:
+            self._removed(child)
+
+    def _seeing(self, node: INode) -> tuple:
+        return tuple(dict.fromkeys(s for s in self.stretches(node) if self._sees(s, node.id)))
+
+    def _removed(self, node: INode) -> None:
+        """``node`` leaves the tree for good, with its subtree: for each inode of it with
+        diffs, which no longer finds its place, what sees it is kept (``removed``) for when a
+        snapshot goes, unless that is one directory's snapshots up to some (found then
+        without it); pins, which serve inodes in the tree only, go."""
+        for n in walk(node) if node.is_dir and (self.diffs or self.pinned) else (node,):
+            self.pinned.pop(n.id, None)
+            if n.id in self.diffs:
+                seeing = self._seeing(n)
+                _keep(self.removed, n.id,
+                      seeing if len(seeing) > 1 or (seeing and seeing[0][1]) else ())
+
+    def move(self, node: INode, parent: INodeDirectory, name: str) -> None:
+        """Before ``node`` moves into ``parent`` as ``name`` (FSDirRenameOp): its copy keeps
+        the name the snapshots know (srcChild.recordModification), its old parent lists it as
+        removed and the snapshots that saw it there keep seeing it there (WithName), the new
+        parent lists the name as added, and only snapshots taken from now on see it in its
+        new place (the DstReference's dstSnapshotId)."""
+        old = node.parent
+        self.before_change(node)
+        self.before_change(old)
+        self.child_removed(old, node.name, node, moving=True)
+        self.before_change(parent)
+        self.child_added(parent, name)
+        if self.by_id:
+            self.arrived[node.id] = self.last_id
 
     def forget_roots_under(self, node: INode) -> None:
         """A deleted subtree's snapshottable directories (all without snapshots) go."""
@@ -221,7 +295,7 @@ class Registry:
                 f"exist.", path=path)
         self.before_change(node)
         index = root.snapshots.index(snap)
-        prior = root.snapshots[index - 1].id if index else 0
+        same_root = root.snapshots[index - 1].id if index else 0
         root.snapshots.pop(index)
         del self.by_id[snap.id]
         for inode_id in list(self.diffs):
@@ -230,6 +304,8 @@ class Registry:
             if at is None:
                 continue
             doomed = diffs.pop(at)
+            prior = max(self._prior(doomed.node, snap.id, same_root),
+                        diffs[at - 1].snap if at else 0)
             if prior:
                 before = next((d for d in diffs if d.snap == prior), None)
                 if before is None:
@@ -240,12 +316,29 @@ class Registry:
                     _fold(before, doomed)
             if not diffs:
                 del self.diffs[inode_id]
-        for inode_id, pin in list(self.pinned.items()):
-            if pin == snap.id:
-                if prior:
-                    self.pinned[inode_id] = prior
-                else:
-                    del self.pinned[inode_id]
+        self._forget_stretches()
+
+    def _prior(self, node: INode, snap: int, same_root: int) -> int:
+        """The newest snapshot older than ``snap`` that sees ``node``: by its place for an
+        inode in the tree, by what saw it when it was removed for one that is not; without
+        that record, one directory's snapshots saw it: the one before ``snap``."""
+        if _attached(node):
+            prior = self.newest(self.stretches(node), below=snap)
+        elif node.id in self.removed:
+            prior = self.newest(self.removed[node.id], below=snap)
+        else:
+            prior = same_root
+        return prior if prior and node.id <= self.by_id[prior].max_inode_id else 0
+
+    def _forget_stretches(self) -> None:
+        """Stretches no snapshot is left in, and arrivals older than every snapshot, go."""
+        for table in (self.pinned, self.removed):
+            for inode_id, pins in list(table.items()):
+                _keep(table, inode_id, tuple(s for s in pins if self._sees(s, inode_id)))
+        oldest = min(self.by_id, default=None)
+        for inode_id, came in list(self.arrived.items()):
+            if oldest is None or came < oldest:
+                del self.arrived[inode_id]
 
     # ------------------------------------------------------------------ reading a snapshot
 
@@ -357,6 +450,17 @@ def _kept(registry: Registry, directory: INode) -> list[INode]:
         for name, child in (diff.deleted or {}).items():
             out.append(registry.view(child, diff.snap, name) if _attached(child) else child)
     return out
+
+
+def _keep(table: dict, inode_id: int, stretches: tuple) -> None:
+    if stretches:
+        table[inode_id] = stretches
+    else:
+        table.pop(inode_id, None)
+
+
+def _snapshot_id(snap: Snapshot) -> int:
+    return snap.id
 
 
 def _attached(node: INode) -> bool:

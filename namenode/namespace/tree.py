@@ -410,9 +410,7 @@ class Tree:
             self._detach(old)
         old_parent = node.parent
         if self.snapshots.roots:
-            self.snapshots.before_change(old_parent)
-            self.snapshots.child_removed(old_parent, node.name, node)
-            self._snap_added(new_parent, name)
+            self.snapshots.move(node, new_parent, name)
         del old_parent.children[node.name]
         if node.is_dir:
             self._forget()

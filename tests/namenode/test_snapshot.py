@@ -6,6 +6,7 @@ HDFS enforces, the diff report, and replay through edits and the image."""
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import tempfile
 
@@ -14,9 +15,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nnlite.namenode import errors
-from nnlite.namenode.image import columns, startup
+from nnlite.namenode.image import columns, snapshots, startup
+from nnlite.namenode.namespace import acl
+from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile, walk
+from nnlite.namenode.namespace.snapshot import Registry
 from tests.namenode.helpers import ALICE, BOB, SUPER, dump, dump_node, new_ns, refused, write_file
-from tests.namenode.test_tree_replay import REQUESTS, counting_clock, fresh, run, seed, write_edits
+from tests.namenode.test_tree_replay import (
+    REQUESTS,
+    acl_specs,
+    counting_clock,
+    fresh,
+    perms,
+    request,
+    run,
+    seed,
+    times,
+    write_edits,
+    xattr_names,
+)
 
 
 def view_dump(ns, path: str, name: str) -> dict:
@@ -25,12 +41,17 @@ def view_dump(ns, path: str, name: str) -> dict:
 
 def comparable(node: dict) -> dict:
     """A dump without what a snapshot does not keep: quotas (HDFS counts them live) and
-    the root's own name."""
-    node = dict(node, quota=None) if "children" in node else dict(node)
+    the root's own name (the snapshot's, through ``.snapshot``)."""
+    node = dict(node)
     node.pop("name", None)
-    if "children" in node:
-        node["children"] = {k: comparable(v) for k, v in node["children"].items()}
-    return node
+    return _no_quotas(node)
+
+
+def _no_quotas(node: dict) -> dict:
+    if "children" not in node:
+        return node
+    return dict(node, quota=None,
+                children={k: _no_quotas(v) for k, v in node["children"].items()})
 
 
 def snapshot_names(ns) -> dict:
@@ -38,38 +59,177 @@ def snapshot_names(ns) -> dict:
             for d, root in ns.snapshots.roots.values()}
 
 
+def flatten(node: dict, where: str = ""):
+    """``(path under the dumped directory, dump)`` of each inode of a dump, "" for itself."""
+    yield where, node
+    for name, child in node.get("children", {}).items():
+        yield from flatten(child, f"{where}/{name}")
+
+
+# ------------------------------------------------------------------ the answers a dump gives
+
+def counts(node: dict) -> tuple:
+    """GETCONTENTSUMMARY's files, directories, length and space of a dumped subtree."""
+    nodes = [n for _, n in flatten(node)]
+    files = [n for n in nodes if "children" not in n]
+    return (len(files), len(nodes) - len(files), sum(f["length"] for f in files),
+            sum(f["length"] * f["replication"] for f in files))
+
+
+def check_frozen(ns, expected: dict) -> None:
+    """Every answer through ``.snapshot`` is what the dump taken with the snapshot gives:
+    each path's status, its listing (LISTSTATUS and LISTSTATUS_BATCH, by name), a file's
+    contents (length, blocks, checksum), each content summary. And no diff is kept but for a
+    snapshot it serves."""
+    for (root, name), then in expected.items():
+        assert view_dump(ns, root, name) == then, (root, name)
+        for path, node in flatten(then):
+            check_answers(ns, f"{root}/.snapshot/{name}{path}", node)
+    check_diffs_serve_their_snapshots(ns)
+
+
+def check_diffs_serve_their_snapshots(ns) -> None:
+    """A diff is kept for a snapshot that sees its inode, as HDFS records one only for the
+    latest snapshot the inode is in (INode.isInLatestSnapshot) and folds it into the prior
+    one that holds the inode when that snapshot goes: none is recorded for an inode moved in
+    after the snapshot, and none outlives what it serves."""
+    seen = {}
+    for directory, root in ns.snapshots.roots.values():
+        for snap in root.snapshots:
+            seen[snap.id] = {n.id for n in walk(
+                ns.status(f"{directory.path()}/.snapshot/{snap.name}", SUPER))}
+    for inode_id, diffs in ns.snapshots.diffs.items():
+        for diff in diffs:
+            assert inode_id in seen[diff.snap], (inode_id, diff.snap)
+
+
+def check_answers(ns, path: str, node: dict) -> None:
+    assert comparable(dump_node(ns.status(path, SUPER))) == comparable(node), path
+    if "children" in node:
+        names = sorted(node["children"])
+        listed, left = ns.listing(path, SUPER)
+        assert ([c.name for c in listed], left) == (names, 0), path
+        assert [c.id for c in listed] == [node["children"][n]["id"] for n in names], path
+        directory, batch = ns.listing_names(path, SUPER)
+        assert [c.name for c in ns.listing_page(path, SUPER, directory, batch)] == names
+    else:
+        content = ns.readable_file(path, SUPER)
+        assert (content.length, content.blocks, content.checksum) == (
+            node["length"], node["blocks"], node["checksum"]), path
+    summary = ns.content_summary(path, SUPER)
+    assert (summary["fileCount"], summary["directoryCount"], summary["length"],
+            summary["spaceConsumed"]) == counts(node), path
+    assert (summary["snapshotFileCount"], summary["snapshotDirectoryCount"],
+            summary["snapshotLength"], summary["snapshotSpaceConsumed"]) == (0, 0, 0, 0), path
+
+
 # ------------------------------------------------------------------ the property
 
+ROOTS = ("/a", "/c")
+picks = st.integers(0, 1000)      # an index into what exists when the step runs
 SNAP_OPS = st.one_of(
-    st.tuples(st.just("take"), st.sampled_from(["s1", "s2", "s3", "s4"])),
-    st.tuples(st.just("drop"), st.sampled_from(["s1", "s2", "s3", "s4"])),
-    st.tuples(st.just("rename"), st.sampled_from(["s1", "s2"]), st.sampled_from(["s3", "s5"])))
-STEPS = st.lists(st.one_of(REQUESTS, REQUESTS, SNAP_OPS), min_size=10, max_size=50)
+    st.tuples(st.just("take"), st.sampled_from(ROOTS)),
+    st.tuples(st.just("drop"), st.sampled_from(ROOTS), picks),
+    st.tuples(st.just("rename_snapshot"), st.sampled_from(ROOTS), picks))
+# Files and directories moved inside the snapshottable trees /a and /c, between them, and out
+# of and into them (/b is in none), then changed where they went.
+MOVES = st.tuples(st.just("move"), picks, picks, st.sampled_from(["x", "y", "f", "b"]),
+                  st.sampled_from(["rename", "rename over", "rename_legacy"]))
+CHANGES = st.tuples(st.just("change"), picks, st.one_of(
+    request("set_permission", perms, st.just(SUPER)),
+    request("set_owner", st.sampled_from([None, "alice"]), st.sampled_from([None, "staff"]),
+            st.just(SUPER)),
+    request("set_times", times, times, st.just(SUPER)),
+    request("set_xattr", xattr_names, st.binary(max_size=4), st.just(3), st.just(SUPER)),
+    request("change_acl", st.just("modify"), acl_specs, st.just(SUPER)),
+    request("truncate", st.integers(0, 100), st.just(SUPER)),
+    request("delete", st.just(True), st.just(SUPER)),
+    request("mkdirs", st.just(0o755), st.just(SUPER))))
+# (the four kinds alike: one_of would weigh each branch of REQUESTS as much as a kind)
+STEPS = st.lists(st.sampled_from([REQUESTS, MOVES, CHANGES, SNAP_OPS]).flatmap(lambda k: k),
+                 min_size=10, max_size=50)
+
+
+def existing(ns, dirs_only: bool = False) -> list[str]:
+    """The paths in the tree now, the root left out, in order."""
+    found, stack = [], [("", ns.root)]
+    while stack:
+        where, node = stack.pop()
+        for name, child in node.children.items():
+            if child.is_dir or not dirs_only:
+                found.append(f"{where}/{name}")
+            if child.is_dir:
+                stack.append((f"{where}/{name}", child))
+    return sorted(found)
+
+
+def step_request(ns, step):
+    """A request made of a step that names what exists by index (None: nothing does)."""
+    kind, paths = step[0], existing(ns)
+    if not paths:
+        return None
+    if kind == "move":
+        _, src, into, name, how = step
+        dirs = ["", *existing(ns, dirs_only=True)]
+        src, dst = paths[src % len(paths)], f"{dirs[into % len(dirs)]}/{name}"
+        if how == "rename_legacy":
+            return "rename_legacy", src, dst, SUPER
+        return "rename", src, dst, how == "rename over", SUPER
+    _, pick, (change, *args) = step
+    if change == "mkdirs":
+        return change, f"{paths[pick % len(paths)]}/m", *args
+    return change, paths[pick % len(paths)], *args
 
 
 def play_with_snapshots(steps):
     ns = fresh()
     ops = seed(ns)
-    ops += ns.allow_snapshot("/a", SUPER)[1]
     expected = {}
+    for root in ROOTS:
+        ops += ns.allow_snapshot(root, SUPER)[1] + ns.create_snapshot(root, "s0", SUPER)[1]
+        expected[root, "s0"] = comparable(dump_node(ns.get(root)))
+    taken = itertools.count(1)
     for step in steps:
         kind = step[0]
         try:
             if kind == "take":
-                _, more = ns.create_snapshot("/a", step[1], SUPER)
-                expected[step[1]] = comparable(dump_node(ns.get("/a")))
-            elif kind == "drop":
-                more = ns.delete_snapshot("/a", step[1], SUPER)[1]
-                expected.pop(step[1])
-            elif kind == "rename":
-                more = ns.rename_snapshot("/a", step[1], step[2], SUPER)[1]
-                expected[step[2]] = expected.pop(step[1])
+                name = f"s{next(taken)}"
+                _, more = ns.create_snapshot(step[1], name, SUPER)
+                expected[step[1], name] = comparable(dump_node(ns.get(step[1])))
+            elif kind in ("drop", "rename_snapshot"):
+                more = snapshot_op(ns, expected, *step)
             else:
-                more = run(ns, step)
+                req = step_request(ns, step) if kind in ("move", "change") else step
+                more = run(ns, req) if req is not None else []
         except errors.NamenodeError:
             more = []
         ops += more
     return ns, ops, expected
+
+
+def snapshot_op(ns, expected: dict, kind: str, root: str, pick: int) -> list:
+    names = sorted(name for r, name in expected if r == root)
+    if not names:
+        return []
+    name = names[pick % len(names)]
+    if kind == "drop":
+        more = ns.delete_snapshot(root, name, SUPER)[1]
+        del expected[root, name]
+    else:
+        more = ns.rename_snapshot(root, name, f"{name}r", SUPER)[1]
+        expected[root, f"{name}r"] = expected.pop((root, name))
+    return more
+
+
+def check_released(ns) -> None:
+    """Deleting every snapshot releases everything the registry held."""
+    for directory, root in list(ns.snapshots.roots.values()):
+        for snap in list(root.snapshots):
+            ns.delete_snapshot(directory.path(), snap.name, SUPER)
+    registry = ns.snapshots
+    assert (registry.diffs, registry.pinned, registry.removed, registry.arrived) == (
+        {}, {}, {}, {})
+    assert registry.referenced_blocks() == set()
 
 
 PROPERTY = settings(max_examples=int(os.environ.get("NNLITE_EXAMPLES", 200)), deadline=None,
@@ -80,14 +240,13 @@ PROPERTY = settings(max_examples=int(os.environ.get("NNLITE_EXAMPLES", 200)), de
 @given(STEPS)
 def test_a_snapshot_shows_the_tree_as_it_was_when_taken(steps):
     ns, ops, expected = play_with_snapshots(steps)
-    for name, before in expected.items():
-        assert view_dump(ns, "/a", name) == before, name
+    check_frozen(ns, expected)
     replica = fresh()
     for op in ops:
         replica.apply(op)
     assert dump(replica) == dump(ns)
-    for name, before in expected.items():
-        assert view_dump(replica, "/a", name) == before, name
+    check_frozen(replica, expected)
+    check_released(ns)
 
 
 @settings(max_examples=40, deadline=None,
@@ -104,9 +263,170 @@ def test_snapshots_survive_an_edits_file_and_an_image(steps):
     for other in (replayed, loaded):
         assert dump(other) == dump(ns)
         assert snapshot_names(other) == snapshot_names(ns)
-        for name, before in expected.items():
-            assert view_dump(other, "/a", name) == before, name
+        check_frozen(other, expected)
+        check_released(other)
     assert loaded.snapshots.last_id == ns.snapshots.last_id
+
+
+# ------------------------------------------------------------------ renames (issue 22, item 7)
+
+def renamed_after_a_snapshot(kind: str = "file", src: str = "/s/w/g", dst: str = "/s/w/g2"):
+    """/s snapshottable with /s/w, /s/v and /o beside it; ``src`` (a file of 5 bytes or a
+    directory holding ``inner``) is in snapshot s2, then renamed to ``dst``."""
+    ns = new_ns()
+    for path in ("/s/w", "/s/v", "/o"):
+        ns.mkdirs(path, 0o755, SUPER)
+    if kind == "file":
+        write_file(ns, src, sizes=(5,))
+    else:
+        ns.mkdirs(f"{src}/inner", 0o755, SUPER)
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "s2", SUPER)
+    before = dump_node(ns.get(src))
+    ns.rename(src, dst, False, SUPER)
+    return ns, before
+
+
+def test_a_snapshot_lists_a_renamed_file_under_its_old_name():
+    """The issue's reproduction: LISTSTATUS and LISTSTATUS_BATCH of /s/.snapshot/s2/w listed
+    g2, whose OPEN was a 404, while g still read."""
+    ns, before = renamed_after_a_snapshot()
+    held = "/s/.snapshot/s2/w"
+    assert [c.name for c in ns.listing(held, SUPER)[0]] == ["g"]
+    directory, names = ns.listing_names(held, SUPER)
+    assert names == ["g"]
+    assert [c.name for c in ns.listing_page(held, SUPER, directory, names)] == ["g"]
+    assert ns.readable_file(f"{held}/g", SUPER).blocks == before["blocks"]
+    refused(ns, errors.PathNotFoundError, ns.readable_file, f"{held}/g2", SUPER)
+    assert [c.name for c in ns.listing("/s/w", SUPER)[0]] == ["g2"]
+
+
+@pytest.mark.parametrize("kind", ["file", "directory"])
+@pytest.mark.parametrize("dst", ["/s/w/g2", "/s/v/g2", "/o/g2"],
+                         ids=["in its directory", "to another in the tree", "out of the tree"])
+def test_a_renamed_inode_keeps_its_name_and_attributes_in_a_snapshot(kind, dst):
+    """HDFS keeps the old name in the WithName reference and the old attributes in the
+    snapshot copy recorded before the rename (FSDirRenameOp: srcChild.recordModification):
+    what changes after the rename, where the inode went, stays out of the snapshot."""
+    ns, before = renamed_after_a_snapshot(kind, dst=dst)
+    ns.set_permission(dst, 0o700, SUPER)
+    ns.set_owner(dst, "alice", "staff", SUPER)
+    ns.set_times(dst, 7, 8, SUPER)
+    ns.set_xattr(dst, "user.a", b"1", 1, SUPER)
+    ns.change_acl(dst, "modify", acl.parse_spec("user:bob:rwx", True), SUPER)
+    if kind == "file":
+        ns.truncate(dst, 2, SUPER)
+    else:
+        ns.mkdirs(f"{dst}/later", 0o755, SUPER)
+        ns.set_permission(f"{dst}/inner", 0o700, SUPER)
+    assert dump_node(ns.status("/s/.snapshot/s2/w/g", SUPER)) == before
+    assert [c.name for c in ns.listing("/s/.snapshot/s2/w", SUPER)[0]] == ["g"]
+    refused(ns, errors.PathNotFoundError, ns.status, "/s/.snapshot/s2/w/g2", SUPER)
+    refused(ns, errors.PathNotFoundError, ns.status, "/s/.snapshot/s2/v/g2", SUPER)
+    assert ns.content_summary("/s/.snapshot/s2/w", SUPER)["directoryCount"] == (
+        1 if kind == "file" else 3)
+
+
+def test_an_inode_moved_into_the_tree_is_not_in_its_earlier_snapshot():
+    """A directory moved in after the snapshot records nothing for it (HDFS's
+    INode.isInLatestSnapshot): what is deleted in it then is not kept, nor counted."""
+    ns = new_ns()
+    ns.mkdirs("/s", 0o755, SUPER)
+    ns.mkdirs("/o/d", 0o755, SUPER)
+    write_file(ns, "/o/d/x", sizes=(5,))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "s0", SUPER)
+    ns.rename("/o/d", "/s/d", False, SUPER)
+    ns.set_permission("/s/d", 0o700, SUPER)
+    ns.delete("/s/d/x", False, SUPER)
+    assert list(ns.status("/s/.snapshot/s0", SUPER).children) == []
+    assert list(ns.snapshots.diffs) == [ns.get("/s").id]
+    summary = ns.content_summary("/s", SUPER)
+    assert (summary["directoryCount"], summary["fileCount"], summary["snapshotFileCount"],
+            summary["snapshotDirectoryCount"]) == (2, 0, 0, 0)
+    assert ns.snapshots.referenced_blocks() == set()
+    assert ns.snapshot_diff("/s", "s0", "", SUPER) == [("MODIFY", "", None),
+                                                        ("CREATE", "d", None)]
+
+
+def test_content_summary_counts_an_inode_renamed_out_as_its_snapshot_holds_it():
+    ns, _ = renamed_after_a_snapshot(dst="/o/g2")
+    ns.truncate("/o/g2", 2, SUPER)
+    summary = ns.content_summary("/s", SUPER)
+    assert (summary["fileCount"], summary["length"], summary["snapshotFileCount"],
+            summary["snapshotLength"]) == (1, 5, 1, 5)
+    moved = ns.content_summary("/o", SUPER)
+    assert (moved["fileCount"], moved["length"], moved["snapshotFileCount"]) == (1, 2, 0)
+
+
+def test_deleting_a_snapshot_keeps_an_older_one_of_another_directory_right():
+    """An inode moved from one snapshottable directory to another is seen by the snapshots
+    of both: when the newer one goes, its diff serves the older one (HDFS folds it into the
+    prior snapshot that holds the inode, the WithName's), instead of being dropped."""
+    ns = new_ns()
+    ns.mkdirs("/a", 0o755, SUPER)
+    ns.mkdirs("/b", 0o755, SUPER)
+    write_file(ns, "/a/f", sizes=(5,))
+    for root in ("/a", "/b"):
+        ns.allow_snapshot(root, SUPER)
+    ns.create_snapshot("/a", "old", SUPER)
+    ns.rename("/a/f", "/b/f", False, SUPER)
+    ns.create_snapshot("/b", "new", SUPER)
+    ns.set_permission("/b/f", 0o600, SUPER)
+    ns.delete_snapshot("/b", "new", SUPER)
+    held = ns.status("/a/.snapshot/old/f", SUPER)
+    assert (held.name, held.permission) == ("f", 0o644)
+    ns.delete_snapshot("/a", "old", SUPER)
+    assert (ns.snapshots.diffs, ns.snapshots.pinned, ns.snapshots.arrived) == ({}, {}, {})
+
+
+def test_a_snapshot_releases_what_it_alone_kept_of_an_inode_moved_in():
+    """A file moved in after s0, then changed after s1 and deleted: when s1 goes, nothing
+    keeps it (s0 never saw it), so its blocks are free."""
+    ns = new_ns()
+    ns.mkdirs("/s", 0o755, SUPER)
+    ns.mkdirs("/o/d", 0o755, SUPER)
+    write_file(ns, "/o/f", sizes=(5,))
+    write_file(ns, "/o/d/x", sizes=(7,))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "s0", SUPER)
+    ns.rename("/o/f", "/s/f", False, SUPER)
+    ns.rename("/o/d", "/s/d", False, SUPER)
+    ns.create_snapshot("/s", "s1", SUPER)
+    ns.set_permission("/s/f", 0o600, SUPER)
+    ns.set_permission("/s/d/x", 0o600, SUPER)
+    blocks = {b[0] for p in ("/s/f", "/s/d/x") for b in ns.get(p).blocks}
+    ns.delete("/s/f", False, SUPER)
+    ns.delete("/s/d", True, SUPER)
+    assert ns.snapshots.referenced_blocks() == blocks
+    ns.delete_snapshot("/s", "s1", SUPER)
+    assert ns.snapshots.referenced_blocks() == set()
+    assert list(ns.snapshots.diffs) == [ns.get("/s").id]
+
+
+def test_an_image_carries_what_sees_a_moved_inode(tmp_path):
+    ns, before = renamed_after_a_snapshot(dst="/o/g2")
+    ns.set_permission("/o/g2", 0o600, SUPER)
+    ns.mkdirs("/s/v/g", 0o755, SUPER)
+    info = columns.save(ns, str(tmp_path / "fsimage"), 42, 9)
+    loaded, _ = columns.load(str(tmp_path / "fsimage"), info.md5_hex, clock=counting_clock())
+    registry = loaded.snapshots
+    assert (registry.pinned, registry.arrived) == (ns.snapshots.pinned, ns.snapshots.arrived)
+    assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
+    loaded.set_times("/o/g2", 1, 2, SUPER)             # still recorded nowhere new
+    assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
+
+
+def test_an_older_image_pin_reads_as_a_stretch_of_its_directory():
+    """Images before stretches wrote a moved inode's pin as one snapshot id."""
+    registry = Registry()
+    root, moved = INodeDirectory(16386, None, "s", 0o755, "u", "g", 0), \
+        INodeFile(16390, None, "f", 0o644, "u", "g", 0, 0, 1, 1024)
+    restorer = snapshots.Restorer()
+    restorer.note(root, '{"root":{"quota":65536,"snapshots":[[1,"a",5,16390],[3,"b",6,16391]]}}')
+    restorer.note(moved, '{"pinned":3}')
+    restorer.finish(registry, lambda: iter(()))
+    assert registry.pinned == {16390: ((16386, 0, 3),)}
 
 
 def test_the_snapshot_counter_survives_an_image_without_snapshots(tmp_path):
