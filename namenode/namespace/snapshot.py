@@ -529,31 +529,84 @@ def diff_listing(registry: Registry, node: INodeDirectory, older: int, newer: in
     the current tree), as SnapshotDiffListingInfo lists it: ``modified`` ``(dir?, inode id,
     path)`` for a directory whose attributes or entries changed and a file whose attributes,
     length or blocks did; ``created`` and ``deleted`` ``(parent id, inode id, path)``; paths
-    relative to the directory ("" for itself). An inode in both lists moved (a rename)."""
-    def at(inode, snap, name=None):
-        return registry.view(inode, snap, name) if snap else inode
+    relative to the directory ("" for itself).
 
-    modified, created, deleted = [], [], []
-    stack = [(at(node, older), at(node, newer), "")]
+    The walk is DirectorySnapshottableFeature.computeDiffRecursively's: through the older
+    state's entries, into each that kept its name and each renamed to a place under the
+    directory in the newer state (found there as findRenameTargetPath finds it), so a path
+    names an entry as the older state did (``old/f`` for ``f`` in ``old``, now ``new``). An
+    inode in both lists moved (a rename): its created entry gives its path in the newer
+    state, under its parent there (the deleted entry's targetPath in HDFS's listing)."""
+    def attrs(inode, snap):
+        return registry.attrs_at(inode, snap) if snap else inode
+
+    def children(inode, snap):
+        return registry.children_at(inode, snap) if snap else inode.children
+
+    place = _placer(registry, node, newer)
+    modified, created, deleted, moved = [], [], [], {}
+    stack = [(node, "")]
     while stack:
-        old, new, where = stack.pop()
-        before, after = old.children, new.children
-        gone = [n for n in before if n not in after or after[n].id != before[n].id]
+        inode, where = stack.pop()
+        old, new = attrs(inode, older), attrs(inode, newer)
+        if not inode.is_dir:
+            if any(getattr(old, f) != getattr(new, f) for f in _COMPARED_FILE):
+                modified.append((False, inode.id, where))
+            continue
+        before, after = children(inode, older), children(inode, newer)
+        gone = {n for n in before if n not in after or after[n].id != before[n].id}
         added = [n for n in after if n not in before or after[n].id != before[n].id]
         if gone or added or any(getattr(old, a) != getattr(new, a) for a in _COMPARED):
-            modified.append((True, new.id, where))
-        deleted.extend((old.id, before[n].id, _join(where, n)) for n in sorted(gone))
-        created.extend((new.id, after[n].id, _join(where, n)) for n in sorted(added))
-        for name in sorted(set(before) & set(after), reverse=True):
-            a, b = before[name], after[name]
-            if a.id != b.id:
-                continue
-            if a.is_dir:
-                stack.append((a, b, _join(where, name)))
-            elif any(getattr(a, f) != getattr(b, f) for f in _COMPARED_FILE):
-                modified.append((False, b.id, _join(where, name)))
+            modified.append((True, inode.id, where))
+        created.extend((inode.id, after[n].id, _join(where, n)) for n in sorted(added))
+        deleted.extend((inode.id, before[n].id, _join(where, n)) for n in sorted(gone))
+        for name in sorted(before, reverse=True):
+            child = before[name]
+            if name in gone:
+                target = place(child)
+                if target is None:
+                    continue
+                moved[child.id] = target
+            stack.append((child, _join(where, name)))
     modified.sort(key=lambda m: m[2].split("/") if m[2] else [])
+    created = [(moved[c][0], c, moved[c][1]) if c in moved else (p, c, w)
+               for p, c, w in created]
+    listed = {c for _, c, _ in created}
+    created.extend((parent, c, path) for c, (parent, path) in moved.items() if c not in listed)
     return modified, created, deleted
+
+
+def _placer(registry: Registry, top: INodeDirectory, snap: int):
+    """``place(inode)``: ``(parent id, path under top)`` of ``inode`` in state ``snap`` (0:
+    now), None where that state has it nowhere under ``top``. Now, by its parent links; in
+    a snapshot, from an index of that snapshot's tree, built on the first call."""
+    if not snap:
+        return lambda inode: _live_place(inode, top)
+    index = None
+
+    def place(inode):
+        nonlocal index
+        if index is None:
+            index, stack = {}, [(top, "")]
+            while stack:
+                directory, where = stack.pop()
+                for name, child in registry.children_at(directory, snap).items():
+                    index[child.id] = (directory.id, _join(where, name))
+                    if child.is_dir:
+                        stack.append((child, _join(where, name)))
+        return index.get(inode.id)
+    return place
+
+
+def _live_place(inode: INode, top: INodeDirectory):
+    names, node = [], inode
+    while node is not top:
+        parent = node.parent
+        if parent is None or parent.children.get(node.name) is not node:
+            return None
+        names.append(node.name)
+        node = parent
+    return inode.parent.id, "/".join(reversed(names))
 
 
 def diff_report(registry: Registry, node: INodeDirectory, older: int, newer: int) -> list:

@@ -68,6 +68,54 @@ def flatten(node: dict, where: str = ""):
 
 # ------------------------------------------------------------------ the answers a dump gives
 
+_DIR_ATTRS = ("permission", "owner", "group", "mtime", "acl", "xattrs")
+_FILE_ATTRS = _DIR_ATTRS + ("replication", "length", "blocks")
+
+
+def expected_report(older: dict, newer: dict) -> set:
+    """SnapshotDiffReport's entries between two dumps of a snapshottable directory, as
+    HdfsSnapshots.md tells them: an entry of the older tree is compared while it and every
+    directory above it are still under the directory, wherever they went; it is named by its
+    older path; one that left its parent's entry for another under the directory is a
+    RENAME to its newer path; one gone from under the directory a DELETE; a name that came
+    into a compared directory, not by such a rename, a CREATE."""
+    old = {path[1:]: node for path, node in flatten(older)}
+    new_ids = {node["id"]: (path[1:], node) for path, node in flatten(newer)}
+    new_paths = {path: node for path, node in new_ids.values()}
+
+    def compared(path: str) -> bool:
+        return old[path]["id"] in new_ids and (not path or compared(_up(path)))
+
+    def ids(node: dict) -> dict:
+        return {name: child["id"] for name, child in node.get("children", {}).items()}
+
+    entries, renamed, compared_dirs = set(), set(), []
+    for path, node in old.items():
+        if not compared(path):
+            if path and compared(_up(path)):
+                entries.add(("DELETE", path, None))
+            continue
+        later_path, later = new_ids[node["id"]]
+        if path and (new_paths[_up(later_path)]["id"], later_path.rpartition("/")[2]) != (
+                old[_up(path)]["id"], path.rpartition("/")[2]):
+            entries.add(("RENAME", path, later_path))
+            renamed.add(node["id"])
+        attrs = _DIR_ATTRS if "children" in node else _FILE_ATTRS
+        if any(node[a] != later[a] for a in attrs) or ids(node) != ids(later):
+            entries.add(("MODIFY", path, None))
+        if "children" in node:
+            compared_dirs.append((path, ids(node), ids(later)))
+    for path, before, after in compared_dirs:
+        entries.update(("CREATE", f"{path}/{name}".lstrip("/"), None)
+                       for name, inode_id in after.items()
+                       if before.get(name) != inode_id and inode_id not in renamed)
+    return entries
+
+
+def _up(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
 def counts(node: dict) -> tuple:
     """GETCONTENTSUMMARY's files, directories, length and space of a dumped subtree."""
     nodes = [n for _, n in flatten(node)]
@@ -79,12 +127,22 @@ def counts(node: dict) -> tuple:
 def check_frozen(ns, expected: dict) -> None:
     """Every answer through ``.snapshot`` is what the dump taken with the snapshot gives:
     each path's status, its listing (LISTSTATUS and LISTSTATUS_BATCH, by name), a file's
-    contents (length, blocks, checksum), each content summary. And no diff is kept but for a
-    snapshot it serves."""
+    contents (length, blocks, checksum), each content summary; and every diff report between
+    two snapshots of a directory, and from each to now, is the dumps' report. And no diff is
+    kept but for a snapshot it serves."""
     for (root, name), then in expected.items():
         assert view_dump(ns, root, name) == then, (root, name)
         for path, node in flatten(then):
             check_answers(ns, f"{root}/.snapshot/{name}{path}", node)
+    for root in {root for root, _ in expected}:
+        snaps = [s.name for s in ns.snapshot_list(root, SUPER)[1]]
+        now = comparable(dump_node(ns.get(root)))
+        for i, older in enumerate(snaps):
+            for newer in snaps[i + 1:] + [""]:
+                report = ns.snapshot_diff(root, older, newer, SUPER)
+                assert set(report) == expected_report(
+                    expected[root, older], expected[root, newer] if newer else now), \
+                    (root, older, newer)
     check_diffs_serve_their_snapshots(ns)
 
 
@@ -357,6 +415,52 @@ def test_content_summary_counts_an_inode_renamed_out_as_its_snapshot_holds_it():
             summary["snapshotLength"]) == (1, 5, 1, 5)
     moved = ns.content_summary("/o", SUPER)
     assert (moved["fileCount"], moved["length"], moved["snapshotFileCount"]) == (1, 2, 0)
+
+
+@pytest.mark.parametrize("dst, entries", [
+    ("/s/w/g2", {("MODIFY", "w", None), ("RENAME", "w/g", "w/g2"), ("MODIFY", "w/g", None)}),
+    ("/s/v/g2", {("MODIFY", "w", None), ("MODIFY", "v", None), ("RENAME", "w/g", "v/g2"),
+                 ("MODIFY", "w/g", None)}),
+    ("/o/g2", {("MODIFY", "w", None), ("DELETE", "w/g", None)}),
+], ids=["in its directory", "to another in the tree", "out of the tree"])
+def test_the_diff_report_of_a_rename_then_a_change(dst, entries):
+    """SnapshotDiffReport: a rename under the directory is one R entry, and a change made
+    after it is reported under the path the earlier snapshot has (HdfsSnapshots.md, as
+    TestSnapshotDiffReport.testDiffReportWithRenameAndAppend); out of the directory, a
+    DELETE."""
+    ns, _ = renamed_after_a_snapshot(dst=dst)
+    ns.truncate(dst, 2, SUPER)
+    ns.create_snapshot("/s", "s3", SUPER)
+    for newer in ("s3", ""):
+        assert set(ns.snapshot_diff("/s", "s2", newer, SUPER)) == entries
+
+
+def test_the_diff_report_follows_a_renamed_directory():
+    """HdfsSnapshots.md: rename /foo to /foo2, then change /foo2/bar: "R ./foo -> ./foo2"
+    and "M ./foo/bar"; an entry renamed inside it names its newer path as its target, and
+    one moved into a directory made after the snapshot is a rename, not a deletion
+    (findRenameTargetPath)."""
+    ns = new_ns()
+    ns.mkdirs("/s/foo", 0o755, SUPER)
+    write_file(ns, "/s/foo/bar", sizes=(10,))
+    write_file(ns, "/s/foo/baz", sizes=(10,))
+    write_file(ns, "/s/top", sizes=(10,))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "a", SUPER)
+    ns.rename("/s/foo", "/s/foo2", False, SUPER)
+    ns.truncate("/s/foo2/bar", 3, SUPER)
+    ns.rename("/s/foo2/baz", "/s/foo2/qux", False, SUPER)
+    ns.mkdirs("/s/made", 0o755, SUPER)
+    ns.rename("/s/top", "/s/made/top", False, SUPER)
+    report = ns.snapshot_diff("/s", "a", "", SUPER)
+    assert report[0] == ("MODIFY", "", None)
+    assert set(report[1:]) == {
+        ("CREATE", "made", None), ("RENAME", "foo", "foo2"), ("RENAME", "top", "made/top"),
+        ("MODIFY", "foo", None), ("RENAME", "foo/baz", "foo2/qux"),
+        ("MODIFY", "foo/bar", None)}
+    _, created, deleted = ns.snapshot_diff("/s", "a", "", SUPER, listing=True)
+    moved = {c for _, c, _ in created} & {c for _, c, _ in deleted}
+    assert {path for _, c, path in created if c in moved} == {"foo2", "foo2/qux", "made/top"}
 
 
 def test_deleting_a_snapshot_keeps_an_older_one_of_another_directory_right():

@@ -76,6 +76,31 @@ def test_the_diff_report_reads_as_hdfs_prints_it(fs, java, d):
         f"Difference between snapshot b and current directory under directory {d}:"]
 
 
+def test_a_snapshot_keeps_a_renamed_file_under_its_old_name(fs, java, d):
+    """Issue 22, item 7: after a rename, LISTSTATUS and LISTSTATUS_BATCH (listStatusIterator)
+    of the snapshot's directory list the old name, which OPEN reads, the new name is not
+    there, a change after the rename stays out, and the report has the rename."""
+    assert fs.mkdirs(java.path(f"{d}/w"))
+    write(fs, java, f"{d}/w/g", b"as it was")
+    fs.createSnapshot(java.path(d), "s2")
+    permission = fs.getFileStatus(java.path(f"{d}/w/g")).getPermission().toString()
+    assert fs.rename(java.path(f"{d}/w/g"), java.path(f"{d}/w/g2"))
+    fs.setPermission(java.path(f"{d}/w/g2"), java.permission("600"))
+    held = f"{d}/.snapshot/s2/w"
+    assert [s.getPath().getName() for s in fs.listStatus(java.path(held))] == ["g"]
+    batch, names = fs.listStatusIterator(java.path(held)), []
+    while batch.hasNext():
+        names.append(batch.next().getPath().getName())
+    assert names == ["g"]
+    assert java.read(fs, f"{held}/g") == b"as it was"
+    assert fs.getFileStatus(java.path(f"{held}/g")).getPermission().toString() == permission
+    assert java_error(fs.getFileStatus, java.path(f"{held}/g2")) == \
+        "java.io.FileNotFoundException"
+    assert java_error(java.read, fs, f"{held}/g2") == "java.io.FileNotFoundException"
+    lines = fs.getSnapshotDiffReport(java.path(d), "s2", "").toString().strip().splitlines()
+    assert set(lines[1:]) - {"M\t."} == {"M\t./w", "R\t./w/g -> ./w/g2", "M\t./w/g"}
+
+
 def test_listings_of_snapshottable_directories_and_snapshots(fs, java, d):
     fs.createSnapshot(java.path(d), "s1")
     fs.createSnapshot(java.path(d), "s2")
