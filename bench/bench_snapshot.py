@@ -131,7 +131,7 @@ def _diff_bytes(ns: Namespace) -> int:
     """The bytes of what the registry holds: the diff objects, copies, name sets and the
     inodes only the snapshot keeps (counted once)."""
     seen, total = set(), 0
-    stack = [ns.snapshots.diffs, ns.snapshots.pinned]
+    stack = [ns.snapshots.diffs, ns.snapshots.pinned, ns.snapshots.arrived]
     while stack:
         obj = stack.pop()
         if id(obj) in seen or obj is ns.root:
@@ -146,7 +146,7 @@ def _diff_bytes(ns: Namespace) -> int:
         elif hasattr(obj, "__slots__"):
             for cls in type(obj).__mro__:
                 for slot in getattr(cls, "__slots__", ()):
-                    if slot == "parent":
+                    if slot in ("parent", "node"):     # the live tree's, not the diff's
                         continue
                     value = getattr(obj, slot, None)
                     if value is not None and not isinstance(value, (int, str, bool)):
