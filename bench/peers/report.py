@@ -1,0 +1,86 @@
+"""The rows of a peers run as a table, and nnlite against the best peer, row by row.
+
+A row's figures: ops/s over the generator's timed phase, p50/p99 latency as the client saw it,
+the server's and the generator's CPU per op (µs), the whole machine's CPU (% of one core),
+acknowledged ops per log fsync and the mean time of one (as the server timed it), and the
+1-minute load average when the row started and ended.
+"""
+
+from __future__ import annotations
+
+PEERS = ("zookeeper", "etcd")
+TARGETS = {("write", 32): 1.2, ("read", 8): 1.5}   # nnlite / best peer, the headline rows
+WHAT = {"write": "durable create", "read": "lookup"}
+MIN_WIDTHS = (5, 5, 2, 13, 6, 3, 5, 7, 6, 6, 9, 9, 6, 9, 7, 11)   # rows printed one by one align
+
+
+def number(value, digits: int = 0) -> str:
+    if value is None or value != value:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def table(rows: list[dict]) -> str:
+    head = ("round", "kind", "c", "system", "ops", "err", "secs", "ops/s", "p50 ms", "p99 ms",
+            "srv us/op", "cli us/op", "host %", "ops/fsync", "sync ms", "load")
+    lines = [head] + [(
+        str(r["round"]), r["kind"], str(r["conc"]), r["system"], str(r["ops"]), str(r["errors"]),
+        number(r["seconds"], 2), number(r["ops_s"]), number(r["p50_ms"], 2),
+        number(r["p99_ms"], 2), number(r["srv_us_per_op"]), number(r["cli_us_per_op"]),
+        number(r["host_cpu_pct"]), number(r["ops_per_fsync"], 1), number(r["sync_ms"], 2),
+        f"{r['load_start']:.2f}-{r['load_end']:.2f}") for r in rows]
+    widths = [max([MIN_WIDTHS[i]] + [len(line[i]) for line in lines]) for i in range(len(head))]
+    text = []
+    for n, line in enumerate(lines):
+        cells = [c.ljust(w) if i in (1, 3) else c.rjust(w)
+                 for i, (c, w) in enumerate(zip(line, widths))]
+        text.append("  ".join(cells))
+        if n == 0:
+            text.append("  ".join("-" * w for w in widths))
+    return "\n".join(text)
+
+
+def comparisons(rows: list[dict]) -> list[dict]:
+    """nnlite against the fastest peer of the same row and round."""
+    out = []
+    for r in rows:
+        if r["system"] != "nnlite" or not r["ops"]:
+            continue
+        peers = [p for p in rows if p["system"] in PEERS and p["ops"]
+                 and (p["round"], p["kind"], p["conc"]) == (r["round"], r["kind"], r["conc"])]
+        if not peers:
+            continue
+        best = max(peers, key=lambda p: p["ops_s"])
+        target = TARGETS.get((r["kind"], r["conc"]))
+        ratio = r["ops_s"] / best["ops_s"]
+        out.append({"round": r["round"], "kind": r["kind"], "conc": r["conc"], "nnlite": r,
+                    "best": best, "ratio": ratio, "target": target,
+                    "met": None if target is None else ratio >= target and not r["errors"]})
+    return out
+
+
+def comparison_lines(found: list[dict]) -> list[str]:
+    lines = [] if found else ["(no row with both nnlite and a peer)"]
+    for c in found:
+        ours, best = c["nnlite"], c["best"]
+        verdict = "" if c["target"] is None else (
+            f"  target >= {c['target']}x: {'MET' if c['met'] else 'NOT MET'}")
+        lines.append(
+            f"round {c['round']} {WHAT[c['kind']]} c={c['conc']}: nnlite {number(ours['ops_s'])} "
+            f"ops/s vs {best['system']} {number(best['ops_s'])} -> {c['ratio']:.2f}x; "
+            f"server us/op {number(ours['srv_us_per_op'])} vs {number(best['srv_us_per_op'])}; "
+            f"load {ours['load_start']:.2f}{verdict}")
+    return lines
+
+
+def markdown(rows: list[dict]) -> str:
+    """The rows as a Markdown table, to paste into BENCHMARKS.md."""
+    out = ["| round | workload | c | system | ops/s | p50 ms | p99 ms | server µs/op | "
+           "client µs/op | ops/fsync | sync ms | load |", "|" + "---|" * 12]
+    for r in rows:
+        out.append(f"| {r['round']} | {r['kind']} | {r['conc']} | {r['system']} | "
+                   f"{number(r['ops_s'])} | {number(r['p50_ms'], 2)} | {number(r['p99_ms'], 2)} | "
+                   f"{number(r['srv_us_per_op'])} | {number(r['cli_us_per_op'])} | "
+                   f"{number(r['ops_per_fsync'], 1)} | {number(r['sync_ms'], 2)} | "
+                   f"{r['load_start']:.2f} |")
+    return "\n".join(out)
