@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nnlite.namenode.blocks import store as blocks
 from nnlite.namenode.fsnamesystem import format_dirs  # noqa: E402
 from nnlite.namenode.image import columns, install  # noqa: E402
-from nnlite.namenode.image.namedir import NameDir  # noqa: E402
 from nnlite.namenode.namespace.namespace import Namespace  # noqa: E402
 from nnlite.namenode.namespace.permission import Caller  # noqa: E402
+from nnlite.namenode.storage.namedir import NameDir  # noqa: E402
 from tests.catalog.builder import commit_bytes, offsets_bytes  # noqa: E402
 from tests.servers import NamenodeProcess  # noqa: E402
 

@@ -51,7 +51,7 @@ from nnlite.formats.edits import (  # noqa: E402
 )
 from nnlite.namenode.fsnamesystem import format_dirs  # noqa: E402
 from nnlite.namenode.image import columns, install  # noqa: E402
-from nnlite.namenode.image.namedir import EDITS, NameDir  # noqa: E402
+from nnlite.namenode.storage.namedir import EDITS, NameDir  # noqa: E402
 from tests.servers import ROOT, NamenodeProcess  # noqa: E402
 
 IMAGE_TXID = 1_000_000

@@ -25,12 +25,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nnlite.formats import edits  # noqa: E402
-from nnlite.namenode.blocks import leases  # noqa: E402
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs  # noqa: E402
 from nnlite.namenode.image import columns, startup  # noqa: E402
-from nnlite.namenode.image.namedir import NameDir  # noqa: E402
+from nnlite.namenode.namespace import leases  # noqa: E402
 from nnlite.namenode.namespace.inode import walk  # noqa: E402
 from nnlite.namenode.namespace.namespace import Namespace  # noqa: E402
+from nnlite.namenode.storage.namedir import NameDir  # noqa: E402
 
 
 def workdir() -> Path:

@@ -26,7 +26,7 @@ def name_dir_option(fn):
 def format_cmd(name_dirs, force) -> None:
     """Create empty name directories."""
     from nnlite.namenode.fsnamesystem import format_dirs
-    from nnlite.namenode.image.namedir import NameDir
+    from nnlite.namenode.storage.namedir import NameDir
     dirs = [NameDir(p) for p in (name_dirs or (default_name_dir(),))]
     namespace_id = format_dirs(dirs, force=force)
     click.echo(f"Formatted {', '.join(str(d.root) for d in dirs)} "
@@ -43,7 +43,7 @@ def log_to_file(path: str) -> None:
 def serve_namenode(name_dirs, host, port, config, format_if_missing: bool) -> None:
     from nnlite.namenode.daemon import Namenode
     from nnlite.namenode.fsnamesystem import format_dirs
-    from nnlite.namenode.image.namedir import NameDir
+    from nnlite.namenode.storage.namedir import NameDir
     paths = list(name_dirs or (default_name_dir(),))
     if format_if_missing and not any(NameDir(p).is_formatted() for p in paths):
         format_dirs([NameDir(p) for p in paths])
@@ -130,7 +130,7 @@ def run_cmd(name_dirs, port, secondary_port, conf, defines) -> None:
     from nnlite.commands import supervisor
     from nnlite.namenode.fsnamesystem import format_dirs
     from nnlite.namenode.http.server import check_free
-    from nnlite.namenode.image.namedir import NameDir
+    from nnlite.namenode.storage.namedir import NameDir
     config = load_config(conf, defines)
     port = config.address("dfs.namenode.http-address")[1] if port is None else port
     secondary_port = (config.address("dfs.namenode.secondary.http-address")[1]

@@ -2,11 +2,12 @@
 
 | folder or module | what |
 |---|---|
-| ``namespace/`` | the pure in-memory namespace: inodes, paths, permissions and identity, the tree and its op appliers, the requests (no I/O) |
+| ``namespace/`` | the pure in-memory namespace: inodes, paths, permissions and identity, the tree and its op appliers, the requests, the lease table (no I/O) |
 | ``journal/`` | the edits journal (txids, the open edits files, roll, sync) and group commit on the event loop |
-| ``image/`` | the image and its storage: name dirs, tree <-> fsimage columns, installing an image, startup (load and replay), the checkpoint swap, import and fetch |
+| ``image/`` | the image: tree <-> fsimage columns, installing an image, startup (load and replay), the checkpoint swap, import and fetch |
 | ``recovery/`` | offline recovery of damaged edits (``nnlite namenode --recover``) |
-| ``blocks/`` | file contents: the block store, block streams, the sweep, checksums, leases |
+| ``storage/`` | the name directories: layout, ownership lock, ``VERSION``, health |
+| ``blocks/`` | file contents: the block store, block streams, the sweep, checksums, startup lease recovery of cut-off uploads |
 | ``http/`` | the HTTP service: server and wire, WebHDFS, the data path, image transfer, admin, status page |
 | ``fsnamesystem.py`` | ``FSNamesystem``: namespace, journal and name dirs composed into one store |
 | ``daemon.py`` | ``Namenode``: the store, the block store and the HTTP service composed into a process |

@@ -61,7 +61,7 @@ DEFAULTS: dict[str, str] = {
     "nnlite.http.min-body-rate": "1024",
     "nnlite.shutdown.grace": "10",
     "nnlite.checkpoint.secret": "",        # empty: <first name dir>/checkpoint.token
-    # data path (namenode/blocks.py, namenode/leases.py, namenode/http/data.py)
+    # data path (namenode/blocks/, namenode/namespace/leases.py, namenode/http/data.py)
     "nnlite.data.dir": "",                 # empty: <first name dir>-data
     "nnlite.blocks.sweep.interval": "600",   # s between sweeps for unreferenced blocks
     "nnlite.blocks.sweep.grace": "3600",     # s an unreferenced block is kept before removal

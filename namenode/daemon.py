@@ -4,8 +4,9 @@ Startup: lock the name dirs (a second namenode on them stops here, before it bin
 creates anything), bind the HTTP port (so clients get SafeModeException rather than a refused
 connection while a large image loads), load the namespace in a worker thread, then serve.
 After loading: open the block store (``nnlite.data.dir``) and recover the leases of uploads
-a crash cut off (``namenode/blocks/leases.py``); while serving, housekeeping revokes leases past their
-hard limit and sweeps unreferenced blocks every ``nnlite.blocks.sweep.interval`` seconds.
+a crash cut off (``namenode/blocks/lease_recovery.py``); while serving, housekeeping revokes
+leases past their hard limit and sweeps unreferenced blocks every
+``nnlite.blocks.sweep.interval`` seconds.
 Stop: refuse new connections, let in-flight requests finish (``nnlite.shutdown.grace``
 seconds), sync the journal, release the name-dir locks, exit 0.
 """
@@ -17,7 +18,8 @@ import gc
 import logging
 import signal
 
-from nnlite.namenode.blocks import leases, store
+from nnlite.namenode.blocks import store
+from nnlite.namenode.blocks.lease_recovery import recover_uploads
 from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.config import Config
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
@@ -26,10 +28,11 @@ from nnlite.namenode.http.app import NamenodeApp
 from nnlite.namenode.http.data import DataPath
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.transfer import Transfer, load_secret
-from nnlite.namenode.image import namedir
 from nnlite.namenode.image.checkpoint import Checkpoints
-from nnlite.namenode.image.namedir import NameDir
 from nnlite.namenode.journal.committer import AsyncCommitter
+from nnlite.namenode.namespace import leases
+from nnlite.namenode.storage import namedir
+from nnlite.namenode.storage.namedir import NameDir
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +124,7 @@ class Namenode:
             fs.configure(self.config)
             root = self.config.get("nnlite.data.dir") or store.default_data_dir(self.dirs[0])
             self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.ns.last_block_id)
-            leases.recover_uploads(fs)
+            recover_uploads(fs)
         except BaseException:
             fs.close()
             raise

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 
 from nnlite.formats import edits
 from nnlite.namenode.errors import SafeModeError
-from nnlite.namenode.image import columns, install, namedir, startup
-from nnlite.namenode.image.namedir import EDITS, NameDir
+from nnlite.namenode.image import columns, install, startup
 from nnlite.namenode.journal.journal import Journal
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.namespace.permission import Caller
+from nnlite.namenode.storage import namedir
+from nnlite.namenode.storage.namedir import EDITS, NameDir
 
 log = logging.getLogger(__name__)
 

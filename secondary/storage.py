@@ -29,7 +29,7 @@ from nnlite.formats.fsimage.read import read_meta
 from nnlite.formats.fsimage.write import ImageInfo
 from nnlite.namenode.errors import NameDirError
 from nnlite.namenode.image import install
-from nnlite.namenode.image.namedir import CKPT, CKPT_MD5, EDITS, IMAGE, IMAGE_MD5, NameDir
+from nnlite.namenode.storage.namedir import CKPT, CKPT_MD5, EDITS, IMAGE, IMAGE_MD5, NameDir
 from nnlite.secondary.client import TMP_SUFFIX
 from nnlite.secondary.errors import CheckpointDirError, ImageVerifyError
 

@@ -46,7 +46,7 @@ class NamenodeProcess:
     def start(cls, name_dirs: list[str], *args: str, env: dict | None = None,
               timeout: float = 30) -> "NamenodeProcess":
         from nnlite.namenode.fsnamesystem import format_dirs
-        from nnlite.namenode.image.namedir import NameDir
+        from nnlite.namenode.storage.namedir import NameDir
         dirs = [NameDir(d) for d in name_dirs]
         if not any(d.is_formatted() for d in dirs):
             format_dirs(dirs)

@@ -37,7 +37,7 @@ import time
 from urllib.parse import quote, urlencode
 
 from nnlite.namenode import errors
-from nnlite.namenode.blocks import checksum, leases
+from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
 from nnlite.namenode.config import ConfigError
@@ -53,7 +53,7 @@ from nnlite.namenode.http.params import (
 from nnlite.namenode.http.upload import BlockUpload
 from nnlite.namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
 from nnlite.namenode.http.wire import BadRequest, Request, Response
-from nnlite.namenode.namespace import paths
+from nnlite.namenode.namespace import leases, paths
 
 DATA_PREFIX = "/data/v1"
 OCTET = "application/octet-stream"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nnlite.namenode.http.wire import Request, Response
-from nnlite.namenode.image.namedir import EDITS_NEW
+from nnlite.namenode.storage.namedir import EDITS_NEW
 
 REFRESH = 10              # seconds between reloads of the status page
 LOADING_REFRESH = 2       # ... of the loading page

@@ -8,8 +8,8 @@ and one CloseFileOp completes the file with blocks, length and checksum, found b
 a writer follows its file through a rename, and a file deleted meanwhile fails the close with
 HDFS's FileNotFoundException. A body cut off keeps what arrived, as HDFS's DataNode closes
 its stream when the client goes; a lost lease or a refused close closes the file with what
-it had (``abandon``). The writer holds the path's lease (namenode/leases.py) from its first
-byte to the end.
+it had (``abandon``). The writer holds the path's lease (``namenode/namespace/leases.py``)
+from its first byte to the end.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from nnlite.namenode import errors
-from nnlite.namenode.blocks import leases
 from nnlite.namenode.blocks.streams import BlockWriter
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.wire import Response
+from nnlite.namenode.namespace import leases
 
 if TYPE_CHECKING:
     from nnlite.namenode.http.data import DataPath

@@ -1,8 +1,8 @@
-"""The image and its storage: name dirs, save and load, install, startup, checkpoint, import.
+"""The image: save and load, install, startup, checkpoint, import. Its files live in the name
+directories of ``namenode/storage/``.
 
 | module | what |
 |---|---|
-| ``namedir.py`` | ``NameDir``: layout, the ownership lock, ``VERSION``, the files each holds |
 | ``columns.py`` | the namespace <-> fsimage columns: ``save`` and ``load`` |
 | ``snapshots.py`` | the snapshot column and the rows of inodes only snapshots keep |
 | ``install.py`` | installing a new image into name dirs so that a crash at any instant leaves a loadable dir |

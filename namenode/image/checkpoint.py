@@ -30,7 +30,7 @@ from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.image import install as imagestore
-from nnlite.namenode.image.namedir import (
+from nnlite.namenode.storage.namedir import (
     CKPT,
     EDITS,
     EDITS_NEW,

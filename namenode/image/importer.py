@@ -42,10 +42,10 @@ from nnlite.formats.fsimage.layout import MD5_SUFFIX, ImageMeta
 from nnlite.formats.fsimage.md5 import md5_sidecar_text, parse_md5_sidecar, verify_md5
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NameDirError
-from nnlite.namenode.image import namedir
 from nnlite.namenode.image.columns import load
-from nnlite.namenode.image.namedir import CURRENT, IMAGE, IMAGE_MD5, VERSION, NameDir, copy_file
 from nnlite.namenode.recovery.repair import write_fresh_edits
+from nnlite.namenode.storage import namedir
+from nnlite.namenode.storage.namedir import CURRENT, IMAGE, IMAGE_MD5, VERSION, NameDir, copy_file
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Callable
 from nnlite.durability import durable, faults
 from nnlite.formats.fsimage.md5 import md5_sidecar_text, parse_md5_sidecar
 from nnlite.formats.fsimage.write import ImageInfo
-from nnlite.namenode.image.namedir import (
+from nnlite.namenode.storage.namedir import (
     CKPT,
     CKPT_MD5,
     EDITS,

@@ -32,7 +32,8 @@ from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NameDirError, NamenodeError, ReplayError
 from nnlite.namenode.image import columns, install
-from nnlite.namenode.image.namedir import (
+from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.storage.namedir import (
     CKPT,
     CKPT_MD5,
     EDITS,
@@ -42,7 +43,6 @@ from nnlite.namenode.image.namedir import (
     NameDir,
     copy_file,
 )
-from nnlite.namenode.namespace.namespace import Namespace
 
 log = logging.getLogger(__name__)
 

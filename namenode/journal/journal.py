@@ -22,7 +22,7 @@ import time
 from nnlite.durability import durable, faults
 from nnlite.formats import edits
 from nnlite.namenode.errors import StorageError
-from nnlite.namenode.image.namedir import EDITS, EDITS_NEW, NameDir
+from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
 
 log = logging.getLogger(__name__)
 

@@ -10,4 +10,5 @@
 | ``checks.py`` | values the edits log and the fsimage can hold |
 | ``tree.py`` | ``Tree`` and ``apply(op)``: the one code path that changes the namespace, live or replayed |
 | ``namespace.py`` | ``Namespace``: the requests (permission checks, op building, HDFS's answers) on the tree |
+| ``leases.py`` | the lease table: a file being written belongs to its writer, keyed by path and following renames and deletes |
 """

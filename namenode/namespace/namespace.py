@@ -43,7 +43,7 @@ class Namespace(Tree):
     The WebHDFS data path opens a file when its upload starts (``create``/``append`` with the
     upload's client name) and completes it by inode at the end (``upload_close``; or
     ``upload_abandon``); ``create_complete``/``append_complete`` record a whole upload as one
-    batch (offline tools). ``namenode/blocks/leases.py`` explains the client names and the
+    batch (offline tools). ``namenode/namespace/leases.py`` explains the client names and the
     startup recovery of files whose upload a stop cut off."""
 
     max_record = edits.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit

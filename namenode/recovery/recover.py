@@ -46,8 +46,12 @@ from nnlite.formats.fsimage.layout import ImageMeta
 from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NameDirError
-from nnlite.namenode.image import columns, namedir, startup
-from nnlite.namenode.image.namedir import (
+from nnlite.namenode.image import columns, startup
+from nnlite.namenode.recovery.dialog import Decide, Outcome
+from nnlite.namenode.recovery.repair import rewrite
+from nnlite.namenode.recovery.scan import Replay
+from nnlite.namenode.storage import namedir
+from nnlite.namenode.storage.namedir import (
     CKPT,
     CKPT_MD5,
     EDITS,
@@ -56,9 +60,6 @@ from nnlite.namenode.image.namedir import (
     IMAGE_MD5,
     NameDir,
 )
-from nnlite.namenode.recovery.dialog import Decide, Outcome
-from nnlite.namenode.recovery.repair import rewrite
-from nnlite.namenode.recovery.scan import Replay
 
 log = logging.getLogger(__name__)
 

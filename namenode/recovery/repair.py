@@ -18,7 +18,9 @@ from pathlib import Path
 from nnlite.durability import durable
 from nnlite.formats import edits
 from nnlite.namenode.image import columns, install
-from nnlite.namenode.image.namedir import (
+from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.recovery.dialog import Outcome
+from nnlite.namenode.storage.namedir import (
     CKPT,
     CKPT_MD5,
     EDITS,
@@ -28,8 +30,6 @@ from nnlite.namenode.image.namedir import (
     NameDir,
     copy_file,
 )
-from nnlite.namenode.namespace.namespace import Namespace
-from nnlite.namenode.recovery.dialog import Outcome
 
 BROKEN_SUFFIX = ".broken"
 CHANGED_FILES = (IMAGE, IMAGE_MD5, CKPT, CKPT_MD5, EDITS, EDITS_NEW)

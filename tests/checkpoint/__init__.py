@@ -18,7 +18,7 @@ from pathlib import Path
 from nnlite.formats import edits as E
 from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.formats.fsimage.read import read_meta
-from nnlite.namenode.image.namedir import (
+from nnlite.namenode.storage.namedir import (
     CKPT,
     CKPT_MD5,
     EDITS,

@@ -17,7 +17,7 @@ import requests
 from nnlite.durability.faults import ENV
 from nnlite.formats import edits
 from nnlite.formats.fsimage.read import read_meta
-from nnlite.namenode.image.namedir import CKPT, CKPT_MD5, EDITS_NEW, IMAGE, NameDir
+from nnlite.namenode.storage.namedir import CKPT, CKPT_MD5, EDITS_NEW, IMAGE, NameDir
 from nnlite.secondary.client import TransferClient
 from nnlite.secondary.errors import TRANSFER_FAILURES
 from tests.checkpoint import consistent, snapshot

@@ -19,7 +19,7 @@ import pytest
 import requests
 
 from nnlite.durability import faults
-from nnlite.namenode.image.namedir import CKPT, NameDir
+from nnlite.namenode.storage.namedir import CKPT, NameDir
 from nnlite.secondary.errors import TRANSFER_FAILURES
 from tests.checkpoint import snapshot
 from tests.secondary.conftest import mkdirs, new_checkpointer, secret_of

@@ -11,12 +11,14 @@ from crc32c import crc32c
 
 from nnlite.formats import edits
 from nnlite.namenode import errors
-from nnlite.namenode.blocks import checksum, leases
+from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks.lease_recovery import recover_uploads
 from nnlite.namenode.blocks.store import BlockStore, default_data_dir
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, segments
 from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
-from nnlite.namenode.image.namedir import NameDir
+from nnlite.namenode.namespace import leases
+from nnlite.namenode.storage.namedir import NameDir
 from tests.data import cut, reference_checksum
 from tests.namenode.helpers import SUPER, dump, mkdir, new_ns, refused, touch, write_file
 
@@ -444,7 +446,7 @@ def test_startup_recovery_closes_files_whose_uploads_were_cut_off(tmp_path):
         fs._mutate(lambda: fs.ns.create("/created", SUPER, client_name="webhdfs-create-3"))
         fs._mutate(lambda: fs.ns.create("/foreign", SUPER, client_name="DFSClient_1"))
     with FSNamesystem.open([name]) as fs:
-        done = leases.recover_uploads(fs)
+        done = recover_uploads(fs)
         assert sorted(done) == [("/appended", "closed with the blocks it has"),
                                 ("/created", "closed with the blocks it has")]
         expected = dump(fs.ns)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
-from nnlite.namenode.image.namedir import NameDir
+from nnlite.namenode.storage.namedir import NameDir
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.crash

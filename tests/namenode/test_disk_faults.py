@@ -10,7 +10,7 @@ import threading
 import requests
 
 from nnlite.commands.support import EXIT_CORRUPT
-from nnlite.namenode.image.namedir import NameDir
+from nnlite.namenode.storage.namedir import NameDir
 from tests.namenode.disk import small_disk  # noqa: F401  (the fixture)
 from tests.secondary.test_daemon import start_daemon
 from tests.servers import ROOT, NamenodeProcess, wait_for

@@ -24,7 +24,7 @@ from nnlite.formats.edits import (
 from nnlite.formats.errors import CorruptRecordError
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
-from nnlite.namenode.image.namedir import EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir
+from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir
 from tests.namenode.helpers import CLOCK_MS, dump
 
 REPO = Path(__file__).resolve().parents[2]

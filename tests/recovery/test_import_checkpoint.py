@@ -20,7 +20,7 @@ from nnlite.formats.fsimage.md5 import md5_sidecar_text
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.http.server import ANNOUNCE_ENV
 from nnlite.namenode.image import columns, importer
-from nnlite.namenode.image.namedir import NameDir
+from nnlite.namenode.storage.namedir import NameDir
 from tests import servers
 from tests.namenode.helpers import dump, mkdir, new_ns, write_file
 

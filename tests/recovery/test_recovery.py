@@ -28,9 +28,9 @@ from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import ReplayError
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.image import columns
-from nnlite.namenode.image.namedir import NameDir
 from nnlite.namenode.namespace.inode import ROOT_INODE_ID
 from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.storage.namedir import NameDir
 from tests.formats import corrupt
 
 NAMESPACE_ID = 5150

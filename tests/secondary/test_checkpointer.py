@@ -14,7 +14,7 @@ import requests
 from nnlite.client.errors import NamenodeUnreachableError
 from nnlite.durability import faults
 from nnlite.namenode.image import columns
-from nnlite.namenode.image.namedir import NameDir
+from nnlite.namenode.storage.namedir import NameDir
 from nnlite.secondary.checkpointer import Checkpointer, TriggerPolicy
 from nnlite.secondary.client import NamenodeStatus, ServedFile
 from nnlite.secondary.errors import (

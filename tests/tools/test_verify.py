@@ -20,7 +20,7 @@ from nnlite.formats.fsimage.layout import (
 )
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
-from nnlite.namenode.image.namedir import EDITS, IMAGE, NameDir
+from nnlite.namenode.storage.namedir import EDITS, IMAGE, NameDir
 from tests.formats import corrupt
 from tests.tools import images
 from tests.tools.images import inode

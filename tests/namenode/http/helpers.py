@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
-from nnlite.namenode.image.namedir import NameDir
 from nnlite.namenode.namespace.permission import Caller
+from nnlite.namenode.storage.namedir import NameDir
 from tests.namenode.helpers import write_file
 from tests.servers import NamenodeProcess
 

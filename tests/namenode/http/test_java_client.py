@@ -38,7 +38,7 @@ _dirs = itertools.count()
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
-    from nnlite.namenode.image.namedir import NameDir
+    from nnlite.namenode.storage.namedir import NameDir
     name_dir = str(tmp_path_factory.mktemp("java-client") / "name")
     format_dirs([NameDir(name_dir)])
     with FSNamesystem.open([name_dir], Identity(groups=Identity.parse_mapping(

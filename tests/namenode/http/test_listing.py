@@ -11,7 +11,7 @@ import time
 import requests
 
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
-from nnlite.namenode.image.namedir import NameDir
+from nnlite.namenode.storage.namedir import NameDir
 from tests.servers import NamenodeProcess
 
 WIDE = "/wide"

@@ -1,4 +1,4 @@
-"""Leases: a file being written belongs to its writer, and startup recovery of cut-off uploads.
+"""Leases: a file being written belongs to its writer.
 
 The lease table lives in memory: path -> ``Lease`` (holder, its machine, last progress). An
 upload takes the lease of its path before its first byte and gives it back once its blocks
@@ -18,13 +18,13 @@ free for a new writer at once while the writer of a removed file fails at its cl
 
 Client names are ``webhdfs-<kind>-<n>``: kind ``create``, ``append`` or ``truncate``, n a
 per-process counter. An upload opens its file under its client name when it starts (AddFileOp
-or AppendOp) and closes it at its end (CloseFileOp, upload.py); a truncate inside a block logs
-TruncateOp, AppendOp, CloseFileOp as one batch. So a file still under construction by one of
-them after startup was being written when the namenode stopped: nothing of it was
-acknowledged. ``recover_uploads`` runs after loading and closes each such file with the
-blocks it has (a create: empty; an append: its content before; a truncate: after it), as
-HDFS's lease recovery completes a file whose writer is gone. Files under construction by
-other clients are left alone and logged.
+or AppendOp) and closes it at its end (CloseFileOp, ``namenode/http/upload.py``); a truncate
+inside a block logs TruncateOp, AppendOp, CloseFileOp as one batch. ``upload_kind`` reads a
+client name back, which is how startup lease recovery
+(``namenode/blocks/lease_recovery.py``) knows an upload of ours that a stop cut off.
+
+The table is keyed by path and follows the namespace's ops, with an injected clock and no
+I/O: it lives with the namespace, as Hadoop's ``LeaseManager`` beside ``FSDirectory``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from typing import Callable
 
 from nnlite.formats import edits
 from nnlite.namenode import errors
-from nnlite.namenode.namespace.inode import walk
 
 log = logging.getLogger(__name__)
 
@@ -205,21 +204,3 @@ class LeaseManager:
             f"{lease.machine or 'unknown'} (last progress {age:.1f} s ago; another writer "
             f"may take over after {self.soft_limit:g} s without progress)", path=lease.path)
 
-
-def recover_uploads(fs) -> list[tuple[str, str]]:
-    """Startup lease recovery (see the module docstring): ``(path, action)`` per file."""
-    with fs.lock:
-        torn = [(node.path(), node.id, node.client_name) for node in walk(fs.ns.root)
-                if not node.is_dir and node.client_name is not None]
-    done = []
-    for path, inode_id, holder in torn:
-        kind = upload_kind(holder)
-        if kind is None:
-            log.warning("%s is under construction by %s, not one of ours: left as it is",
-                        path, holder)
-            continue
-        fs._mutate(fs.ns.recover_upload, path, inode_id)
-        action = "closed with the blocks it has"
-        log.warning("lease recovery: %s (%s by %s, cut off) %s", path, kind, holder, action)
-        done.append((path, action))
-    return done

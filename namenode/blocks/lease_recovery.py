@@ -1,0 +1,39 @@
+"""Startup lease recovery: the uploads a stop cut off, closed with the blocks they have.
+
+An upload opens its file under one of the data path's client names (``webhdfs-<kind>-<n>``,
+``namenode/namespace/leases.py``) and logs its close only at its end, so a file still under
+construction by one of them after startup was being written when the namenode stopped:
+nothing of it was acknowledged. ``recover_uploads`` runs after loading and closes each such
+file with the blocks it has (a create: empty; an append: its content before; a truncate:
+after it), as HDFS's lease recovery completes a file whose writer is gone; the sweep
+(``sweep.py``) later removes the block files it never recorded. Files under construction by
+other clients are left alone and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from nnlite.namenode.namespace.inode import walk
+from nnlite.namenode.namespace.leases import upload_kind
+
+log = logging.getLogger(__name__)
+
+
+def recover_uploads(fs) -> list[tuple[str, str]]:
+    """Close the uploads a stop cut off (module docstring): ``(path, action)`` per file."""
+    with fs.lock:
+        torn = [(node.path(), node.id, node.client_name) for node in walk(fs.ns.root)
+                if not node.is_dir and node.client_name is not None]
+    done = []
+    for path, inode_id, holder in torn:
+        kind = upload_kind(holder)
+        if kind is None:
+            log.warning("%s is under construction by %s, not one of ours: left as it is",
+                        path, holder)
+            continue
+        fs._mutate(fs.ns.recover_upload, path, inode_id)
+        action = "closed with the blocks it has"
+        log.warning("lease recovery: %s (%s by %s, cut off) %s", path, kind, holder, action)
+        done.append((path, action))
+    return done
