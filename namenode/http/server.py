@@ -16,7 +16,8 @@ streamed body instead must keep up ``min_body_rate`` bytes a second on average a
 and -- with 503 -- a partial request that would take the bytes held for unfinished requests
 across all connections past ``body_budget``. After such an answer the connection half-closes and discards what the client still sends
 for up to ``LINGER`` seconds, so a client busy sending a large body reads the answer instead of
-a reset. Lenient where HTTP allows it: bare LF line ends, empty lines before a request line,
+a reset. Lenient where HTTP allows it: bare LF line ends (in every line of a head, or none),
+empty lines before a request line,
 an absolute-form target (``http://host/path``); HEAD gets the head of the GET answer. A client
 that does not read its answers, or pipelines more than PIPELINE_LIMIT bytes ahead of them,
 stops being read (flow control). Graceful stop: close the listener, let in-flight requests
@@ -40,8 +41,10 @@ from nnlite.namenode.http.wire import (
     BadRequest,
     Request,
     Response,
+    check_framing,
     decode_component,
     encode_response,
+    find_head,
     keeps_alive,
     origin_form,
     parse_header_block,
@@ -398,12 +401,8 @@ class _Connection(asyncio.Protocol):
             del buf[:len(buf) - len(buf.lstrip(b"\r\n"))]
             if not buf:
                 return None
-        end = buf.find(b"\r\n\r\n")
-        lf_end = buf.find(b"\n\n", 0, end if end >= 0 else len(buf))
-        bare_lf = lf_end >= 0           # bare LF line ends (RFC 9112 2.2 allows them)
-        if bare_lf:
-            end = lf_end
-        elif end < 0:
+        end, body_start, bare_lf = find_head(buf)    # bare LF line ends: RFC 9112 2.2
+        if end < 0:
             if len(buf) > self.server.max_head:
                 raise BadRequest(431, "Request header fields too large")
             return None
@@ -411,15 +410,15 @@ class _Connection(asyncio.Protocol):
             raise BadRequest(431, "Request header fields too large")
         head = buf[:end].decode("latin-1")      # never fails: every byte is a code point
         if bare_lf:
-            body_start = end + 2
-            lines = head.replace("\r", "").split("\n")
+            lines = head.split("\n")
             request_line = lines[0]
             headers = parse_headers(lines)
         else:
-            body_start = end + 4
             request_line, _, fields = head.partition("\r\n")
             headers = parse_header_block(fields)
         method, target, version = parse_request_line(request_line)
+        if "transfer-encoding" in headers:
+            check_framing(version, headers)
         if target[0] != "/":
             target = origin_form(target)
         self.continued = False

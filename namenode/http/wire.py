@@ -5,11 +5,17 @@ Invariants they rely on:
 - A head is decoded as latin-1, so each code point of a target or header is the byte as
   sent; ``decode_component`` turns percent-escapes and raw non-ASCII back into UTF-8 (invalid
   UTF-8 is a 400, never a crash).
+- The lines of a head end all in CRLF, or all in a bare LF (RFC 9112 2.2 allows both); a head
+  mixing them, or a line holding a CR, LF or NUL otherwise, is refused, so that no line end
+  hides a field from this parser that another one would see (request smuggling).
 - Header names are lower-cased; a repeated field joins its values with ", " except
   Content-Length, which must repeat the same value. Lengths and chunk sizes are strict digits
-  (no sign, ``0x`` or ``_``, which ``int()`` would let through).
+  (no sign, ``0x``, ``_`` or space, which ``int()`` would let through). A request framed both
+  by Content-Length and Transfer-Encoding, or chunked on HTTP/1.0, is refused (RFC 9112 6.1,
+  6.3).
 - A chunked body is ``<hex size>[;ext]\\r\\n<data>\\r\\n`` repeated, then ``0\\r\\n``,
-  trailer fields and an empty line; ``read_chunked`` needs all of it in the buffer.
+  trailer fields and an empty line; ``read_chunked`` needs all of it in the buffer and checks
+  each trailer line as a header line.
 - Parsed query strings are cached (at most QUERY_CACHE of at most QUERY_CACHE_KEY characters);
   each request gets its own copy of the dict, whose value tuples are immutable. Header blocks
   (the field lines of a CRLF head) are cached the same way (HEAD_CACHE, HEAD_CACHE_KEY).
@@ -147,11 +153,41 @@ def encode_response(response: Response, keep_alive: bool) -> bytes:
     return "".join(head).encode("latin-1") + response.body
 
 
+def find_head(buf: bytearray) -> tuple[int, int, bool]:
+    """Where the head at the start of ``buf`` ends: (the end of its last line, where the body
+    starts, whether its lines end in a bare LF), or (-1, 0, False) while it is incomplete. A
+    head ending its lines in a bare LF must end every one so (and hold no CR); a head ending
+    them in CRLF must hold no other CR or LF, which ``parse_request_line`` and
+    ``parse_headers`` check line by line."""
+    crlf = buf.find(b"\n\r\n")         # an empty line after CRLF (or after a bare LF)
+    end = buf.find(b"\n\n", 0, crlf + 1 if crlf >= 0 else len(buf))
+    if end < 0:
+        end = crlf
+        if end < 0:
+            return -1, 0, False
+    bare_lf = buf[end - 1] != 13        # the last line's end
+    if bare_lf != (buf[end + 1] == 10) or bare_lf and buf.find(b"\r", 0, end) >= 0:
+        raise BadRequest(400, "Malformed head: its lines end both in CRLF and in a bare LF")
+    return (end, end + 2, True) if bare_lf else (end - 1, end + 3, False)
+
+
 def parse_request_line(line: str) -> tuple[str, str, str]:
     parts = line.split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1]:
+    if len(parts) != 3 or not parts[1] or len(parts[2]) != 8 or \
+            not parts[2].startswith("HTTP/1.") or not parts[2][7].isdigit() or \
+            "\n" in parts[1] or "\r" in parts[1]:
         raise BadRequest(400, f"Malformed request line {line[:100]!r}")
     return parts[0], parts[1], parts[2]
+
+
+def check_framing(version: str, headers: dict) -> None:
+    """Refuse a body framed two ways, or chunked where HTTP/1.0 knows no chunks (RFC 9112 6.1,
+    6.3): a proxy in front could read it the other way."""
+    if "transfer-encoding" in headers:
+        if "content-length" in headers:
+            raise BadRequest(400, "Both Content-Length and Transfer-Encoding frame the body")
+        if version == "HTTP/1.0":
+            raise BadRequest(400, "Transfer-Encoding in an HTTP/1.0 request")
 
 
 def origin_form(target: str) -> str:
@@ -168,9 +204,13 @@ def origin_form(target: str) -> str:
 
 def parse_chunk_size(line: bytes) -> int:
     """The hex size of a chunk-size line (extensions after ';' ignored); strictly hex digits,
-    so no sign, no '0x', no '_' (what Python's int() would let through)."""
-    text = line.split(b";", 1)[0].strip(b" \t")
-    if not text or len(text) > 16 or text.strip(b"0123456789abcdefABCDEF"):
+    so no sign, no '0x', no '_' and no space (what Python's int() would let through) but
+    before a ';' (RFC 9112 7.1.1), and no CR, LF or NUL anywhere in the line."""
+    text, semi, _ = line.partition(b";")
+    if semi:
+        text = text.rstrip(b" \t")
+    if not text or len(text) > 16 or text.strip(b"0123456789abcdefABCDEF") or \
+            b"\r" in line or b"\n" in line or b"\0" in line:
         raise BadRequest(400, f"Malformed chunk size {line[:20]!r}")
     return int(text, 16)
 
@@ -190,11 +230,13 @@ def parse_header_block(text: str) -> dict[str, str]:
 def parse_headers(lines: list[str], first: int = 1) -> dict[str, str]:
     """The header fields of ``lines[first:]`` (by default ``lines[0]`` is the request line).
     Lower-cased names; a repeated field joins its values with ", " (RFC 9110 5.3), except
-    Content-Length, which must then repeat the same value."""
+    Content-Length, which must then repeat the same value. A line holding a CR, LF or NUL
+    is refused (RFC 9110 5.5)."""
     headers = {}
     for line in itertools.islice(lines, first, None):
         name, sep, value = line.partition(":")
-        if not sep or not name or name != name.strip():
+        if not sep or not name or name != name.strip() or \
+                "\r" in line or "\n" in line or "\0" in line:
             raise BadRequest(400, f"Malformed header line {line[:100]!r}")
         name, value = name.lower(), value.strip()
         if name in headers:
@@ -251,7 +293,8 @@ def read_chunked(buf: bytearray, pos: int, max_body: int):
             trailer_end = buf.find(b"\r\n", pos)
             if trailer_end < 0:
                 return None, 0
-            while trailer_end != pos:  # skip trailer fields up to the empty line
+            while trailer_end != pos:  # check and drop trailer fields up to the empty line
+                parse_headers([buf[pos:trailer_end].decode("latin-1")], 0)
                 pos = trailer_end + 2
                 trailer_end = buf.find(b"\r\n", pos)
                 if trailer_end < 0:
