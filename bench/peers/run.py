@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,7 +57,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="payload of an etcd put, a ZooKeeper create, a floor append")
     p.add_argument("--nn-tree", type=Path, default=TREE,
                    help="the tree whose namenode runs (another checkout for an A/B)")
-    p.add_argument("--nn-python", default=None, help="default: the tree's .venv, else this one")
+    p.add_argument("--nn-rev", default=None,
+                   help="run the namenode of this git revision (exported from this repository "
+                        "into the work dir) instead of a tree, e.g. HEAD while others edit")
+    p.add_argument("--nn-python", default=None,
+                   help="default: the tree's .venv, else this checkout's, else this Python")
     p.add_argument("-D", dest="nn_defines", action="append", default=[], metavar="KEY=VALUE",
                    help="a namenode setting (repeat)")
     p.add_argument("--nn-port", type=int, default=29870)
@@ -101,7 +106,7 @@ def build_servers(args, work: Path, out: Path) -> list[servers.Server]:
     chosen = [s.strip() for s in args.systems.split(",") if s.strip()]
     client, peer = numbers(args.etcd_ports)
     makers = {
-        "nnlite": lambda d: servers.Namenode(d, out, args.nn_tree, args.nn_python
+        "nnlite": lambda d: servers.Namenode(d, out, namenode_tree(args, d), args.nn_python
                                              or servers.python_of(args.nn_tree),
                                              args.nn_port, args.nn_defines),
         "zookeeper": lambda d: servers.ZooKeeper(d, out, args.zk_port),
@@ -114,6 +119,19 @@ def build_servers(args, work: Path, out: Path) -> list[servers.Server]:
         (work / name).mkdir(parents=True)
         made.append(makers[name](work / name))
     return made
+
+
+def namenode_tree(args, work: Path) -> Path:
+    """The tree whose cli.py runs the namenode: --nn-tree, or --nn-rev exported with git."""
+    if not args.nn_rev:
+        return args.nn_tree
+    tree = work / "tree"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(TREE), "archive", args.nn_rev],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    (tree / ".git-revision").write_text(servers.git_describe(TREE, args.nn_rev))
+    return tree
 
 
 def plan(args, systems: list[servers.Server]) -> list[tuple[int, str, int, list]]:
@@ -267,7 +285,8 @@ def progress(row: dict) -> None:
 def header(args, work: Path) -> dict:
     return {"run_started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
             "load_average": load_average(), "cpus": os.cpu_count(), "java": servers.java_version(),
-            "harness_tree": servers.git_describe(TREE), "workdir_filesystem": filesystem_of(work),
+            "harness_tree": servers.git_describe(TREE, "HEAD"),
+            "workdir_filesystem": filesystem_of(work),
             "settings": {k: str(v) for k, v in vars(args).items()}}
 
 

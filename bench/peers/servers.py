@@ -156,8 +156,10 @@ class Namenode(Server):
         env = dict(os.environ, PYTHONPATH=self.package_link())
         name_dir = str(self.data_dir / "name")
         cli = [self.python, str(self.tree / "cli.py")]
-        subprocess.run(cli + ["format", "--name-dir", name_dir], check=True, env=env,
-                       capture_output=True)
+        formatted = subprocess.run(cli + ["format", "--name-dir", name_dir], env=env,
+                                   capture_output=True, text=True)
+        if formatted.returncode:
+            raise RuntimeError(f"nnlite: format failed: {formatted.stderr.strip()}")
         options = [a for d in self.defines for a in ("-D", d)]
         self.launch(cli + ["namenode", "--name-dir", name_dir, "--host", "127.0.0.1",
                            "--port", str(self.ports[0])] + options, env=env)
@@ -300,10 +302,16 @@ class FsyncFloor(Server):
                                      else "appended")}
 
 
-def git_describe(tree: Path) -> str:
-    run = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+def git_describe(tree: Path, rev: str | None = None) -> str:
+    """A revision's short hash; without one, the tree's: its HEAD (+dirty when its files differ)
+    or what --nn-rev wrote into an exported tree."""
+    exported = tree / ".git-revision"
+    if rev is None and exported.exists():
+        return exported.read_text()
+    run = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", rev or "HEAD"],
                          capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(tree), "diff", "--quiet", "HEAD"]).returncode
+    dirty = rev is None and subprocess.run(["git", "-C", str(tree), "diff", "--quiet",
+                                            "HEAD"]).returncode
     return (run.stdout.strip() or "?") + ("+dirty" if dirty else "")
 
 
