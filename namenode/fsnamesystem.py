@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from nnlite.formats import edits
 from nnlite.namenode.errors import SafeModeError
 from nnlite.namenode.image import columns, install, startup
-from nnlite.namenode.journal.journal import Journal
+from nnlite.namenode.journal.journal import Journal, restart_edits
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.storage import namedir
-from nnlite.namenode.storage.namedir import EDITS, NameDir
+from nnlite.namenode.storage.namedir import NameDir
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +75,7 @@ def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int |
         ns.root.owner = getpass.getuser()
         install.install(dirs, lambda path: columns.save(ns, path, namespace_id, 0))
         for d in dirs:
-            writer = edits.EditsWriter.create(str(d.file(EDITS)), 1)
-            writer.write(edits.encode_record(1, edits.StartLogSegmentOp()))
-            writer.fsync()
-            writer.close()
+            restart_edits(d, 1)
             d.write_version(namespace_id, int(time.time() * 1000))
     log.info("formatted %s with namespace id %d", ", ".join(str(d.root) for d in dirs),
              namespace_id)

@@ -43,7 +43,7 @@ from nnlite.formats.fsimage.md5 import md5_sidecar_text, parse_md5_sidecar, veri
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NameDirError
 from nnlite.namenode.image.columns import load
-from nnlite.namenode.recovery.repair import write_fresh_edits
+from nnlite.namenode.journal.journal import restart_edits
 from nnlite.namenode.storage import namedir
 from nnlite.namenode.storage.namedir import CURRENT, IMAGE, IMAGE_MD5, VERSION, NameDir, copy_file
 
@@ -126,7 +126,7 @@ def _build(d: NameDir, source: CheckpointImage) -> None:
     copy_file(source.image, staged.file(IMAGE))
     verify_md5(staged.file(IMAGE), source.md5)
     durable.write_atomic(staged.file(IMAGE_MD5), md5_sidecar_text(source.md5).encode())
-    write_fresh_edits(staged, source.meta.last_txid + 1)
+    restart_edits(staged, source.meta.last_txid + 1)
     staged.write_version(source.meta.namespace_id, int(time.time() * 1000))
     durable.sync_dir(staged.current)
     os.replace(staged.current, d.current)          # replaces a missing or empty current/

@@ -205,13 +205,12 @@ class Journal:
 
     def _reopen(self, name: str, first_txid: int, *, replace: bool, more=()) -> None:
         """Close the open files and start ``name`` in every healthy dir (and ``more``, just
-        restored) with a START_LOG_SEGMENT record at ``first_txid``, synced before use."""
-        record = edits.encode_record(first_txid, edits.StartLogSegmentOp())
+        restored) at ``first_txid`` (``start_segment``)."""
         for d, writer in [*self.streams.items(), *((d, None) for d in more)]:
             if writer is not None:
                 writer.close()
             try:
-                self.streams[d] = _start_file(d, name, first_txid, record, replace)
+                self.streams[d] = start_segment(d, name, first_txid, replace=replace)
             except OSError as exc:
                 if writer is None:
                     d.fail(f"cannot start {d.file(name)}: {exc}")
@@ -231,16 +230,32 @@ class Journal:
             writer.close()
 
 
-def _start_file(d: NameDir, name: str, first_txid: int, record: bytes,
-                replace: bool) -> edits.EditsWriter:
+def start_segment(d: NameDir, name: str, first_txid: int, *,
+                  replace: bool = True) -> edits.EditsWriter:
+    """The one way an edits segment starts, live or offline: ``name`` in ``d`` holding only
+    START_LOG_SEGMENT at ``first_txid``, durable before it is returned open for appending.
+    ``replace``: written under a temp name and renamed over ``name``, so a crash leaves the
+    old file or the new one (``edits``, whose old content an image now holds); otherwise
+    created in place (``edits.new`` at a roll)."""
     target = d.file(name)
     path = target.with_name(name + ".tmp") if replace else target
     writer = edits.EditsWriter.create(str(path), first_txid)
-    writer.write(record)
-    durable.sync_fd(writer.fd, str(path))
-    if replace:
+    try:
+        writer.write(edits.encode_record(first_txid, edits.StartLogSegmentOp()))
+        durable.sync_fd(writer.fd, str(path))
+    except BaseException:
         writer.close()
-        durable.rename_durably(path, target)
-        return edits.EditsWriter.open_append(str(target), writer.size)
-    durable.sync_dir(d.current)
-    return writer
+        raise
+    if not replace:
+        durable.sync_dir(d.current)
+        return writer
+    writer.close()
+    durable.rename_durably(path, target)
+    return edits.EditsWriter.open_append(str(target), writer.size)
+
+
+def restart_edits(d: NameDir, first_txid: int) -> None:
+    """Offline (format, recovery, an imported checkpoint): a fresh ``edits`` starting at
+    ``first_txid``, closed, and no ``edits.new``."""
+    start_segment(d, EDITS, first_txid).close()
+    durable.remove_durably(d.file(EDITS_NEW))

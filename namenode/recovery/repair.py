@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 
 from nnlite.durability import durable
-from nnlite.formats import edits
 from nnlite.namenode.image import columns, install
+from nnlite.namenode.journal.journal import restart_edits
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.recovery.dialog import Outcome
 from nnlite.namenode.storage.namedir import (
@@ -61,19 +61,6 @@ def keep_copy(path: Path) -> Path:
     return target
 
 
-def write_fresh_edits(d: NameDir, first_txid: int) -> None:
-    """Publish an ``edits`` holding only START_LOG_SEGMENT at ``first_txid``; drop edits.new."""
-    tmp = d.file(EDITS + ".tmp")
-    writer = edits.EditsWriter.create(str(tmp), first_txid)
-    try:
-        writer.write(edits.encode_record(first_txid, edits.StartLogSegmentOp()))
-        writer.fsync()
-    finally:
-        writer.close()
-    durable.publish(tmp, d.file(EDITS), synced=True)
-    durable.remove_durably(d.file(EDITS_NEW))
-
-
 def rewrite(dirs: list[NameDir], source: NameDir, ns: Namespace, out: Outcome) -> None:
     """Phase 2 (see the module docstring)."""
     for d in dirs:
@@ -81,6 +68,6 @@ def rewrite(dirs: list[NameDir], source: NameDir, ns: Namespace, out: Outcome) -
         out.backups += [keep_copy(d.file(n)) for n in CHANGED_FILES if d.file(n).exists()]
     install.install(dirs, lambda p: columns.save(ns, p, out.namespace_id, out.last_txid))
     for d in dirs:
-        write_fresh_edits(d, out.last_txid + 1)
+        restart_edits(d, out.last_txid + 1)
         if not d.is_formatted():
             copy_file(source.file("VERSION"), d.file("VERSION"))
