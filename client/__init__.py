@@ -13,7 +13,8 @@ alone:
 * ``errors.py`` -- those errors, one class per Hadoop exception the namenode answers.
 * ``shell.py`` -- FsShell: the ``hdfs dfs`` commands' semantics (``ls``, ``rm -r``,
   ``setfacl -R``, ``createSnapshot``, ...).
-* ``modes.py`` -- permission bits, ``chmod`` modes and the ``rwx`` string.
+* ``modes.py`` -- ``chmod`` modes (octal and symbolic) and a FileStatus's permission bits;
+  the mode word and its ``rwx`` string are ``formats/mode.py``, shared with the namenode.
 * ``acls.py`` -- ACL entries: ``setfacl``'s spec and flags, ``getfacl``'s whole ACL and what
   the mask leaves of each entry.
 * ``display.py`` -- the commands' text output.

@@ -28,7 +28,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Iterable, Iterator
 
 from nnlite.client import acls
-from nnlite.client.modes import STICKY, mode_string, permission_bits
+from nnlite.client.modes import permission_bits
+from nnlite.formats.mode import STICKY, mode_string
 
 PREFIXES = "KMGTPE"
 LS_MIN_REPL, LS_MIN_LEN = 3, 10

@@ -1,11 +1,12 @@
-"""Permission bits for ``chmod`` and for display, as Hadoop's FsPermission and ChmodParser.
+"""``chmod``'s modes, as Hadoop's ChmodParser reads them, and a FileStatus's permission.
 
 A mode is octal (``755``, ``0644``, ``1777``: an optional sticky/zero digit and one to three
 octal digits) or symbolic: comma-separated clauses ``[ugoa]*[+-=][rwxXt]*`` (``u+x``,
 ``go-w``, ``a=rX,u+w``, ``+t``). No ``who`` means all. ``X`` is execute only for a directory
 or where some execute bit is already set; ``t`` is the sticky bit (for ``o``, ``a`` or no
 ``who``). ``parse_mode`` checks the text before anything is sent, so a bad mode is a
-``BadArgumentError`` even for a path that does not exist.
+``BadArgumentError`` even for a path that does not exist. The bits themselves (``STICKY``)
+and their ``rwx`` text are the mode word of ``formats/mode.py``, shared with the namenode.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from nnlite.client.errors import BadArgumentError
+from nnlite.formats.mode import STICKY
 
-STICKY = 0o1000
 _OCTAL = re.compile(r"[01]?[0-7]{1,3}")
 _CLAUSE = re.compile(r"([ugoa]*)([-+=])([rwxXt]*)")
 _WHO = {"u": 0o700, "g": 0o070, "o": 0o007, "a": 0o777}
@@ -90,14 +91,3 @@ def permission_bits(status: dict) -> int:
         return int(str(status.get("permission", "0")), 8)
     except ValueError:
         return 0
-
-
-def mode_string(bits: int) -> str:
-    """``rwxr-xr-t`` as FsPermission.toString: no type letter, sticky shown as t/T."""
-    out = []
-    for shift in (6, 3, 0):
-        part = (bits >> shift) & 7
-        out += ["r" if part & 4 else "-", "w" if part & 2 else "-", "x" if part & 1 else "-"]
-    if bits & STICKY:
-        out[-1] = "t" if out[-1] == "x" else "T"
-    return "".join(out)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from nnlite.client.modes import STICKY
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
+from nnlite.formats.mode import STICKY
 from nnlite.namenode import errors
 from nnlite.namenode.namespace import acl, paths, snapshot, storage_policy
 from nnlite.namenode.namespace import permission as access

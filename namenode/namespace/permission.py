@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nnlite.client import modes
-from nnlite.client.modes import STICKY
+from nnlite.formats import mode
+from nnlite.formats.mode import STICKY
 from nnlite.namenode.errors import AccessControlError
 from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import INode
@@ -40,7 +40,7 @@ class Caller:
 def mode_string(node: INode) -> str:
     """``drwxr-xr-t`` style, as HDFS prints inodes in permission errors: the type letter, then
     the bits as ``FsPermission.toString`` writes them."""
-    return ("d" if node.is_dir else "-") + modes.mode_string(node.permission)
+    return ("d" if node.is_dir else "-") + mode.mode_string(node.permission)
 
 
 def _denied(caller: Caller, access: int, node: INode, path: str | None) -> AccessControlError:

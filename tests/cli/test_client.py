@@ -13,7 +13,7 @@ from datetime import timezone
 import pytest
 
 from nnlite.client import display, errors
-from nnlite.client.modes import mode_string, parse_mode
+from nnlite.client.modes import parse_mode
 from nnlite.client.shell import FsShell, parse_owner, split_stat_args
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.commands.support import exit_code
@@ -87,11 +87,6 @@ def test_parse_mode(text, old, is_dir, new):
 def test_bad_modes(text):
     with pytest.raises(errors.BadArgumentError, match="invalid mode"):
         parse_mode(text)
-
-
-def test_mode_string():
-    assert [mode_string(m) for m in (0o755, 0o644, 0o1777, 0o1776, 0)] == [
-        "rwxr-xr-x", "rw-r--r--", "rwxrwxrwt", "rwxrwxrwT", "---------"]
 
 
 # ------------------------------------------------------------------------------- format
