@@ -1,4 +1,4 @@
-"""``nnlite analyze``: a PySpark job over an fsimage (the Parquet of formats/fsimage.py).
+"""``nnlite analyze``: a PySpark job over an fsimage (the Parquet of ``formats/fsimage/``).
 
 ``analyze(image, spark=...)`` returns an ``Analysis``: totals and these tables (small pyarrow
 Tables, in this order; every size is in bytes, every time in ms since the epoch):

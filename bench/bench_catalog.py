@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nnlite.namenode.blocks import store as blocks
+from nnlite.namenode.blocks.store import BlockStore, default_data_dir  # noqa: E402
 from nnlite.namenode.fsnamesystem import format_dirs  # noqa: E402
 from nnlite.namenode.image import columns, install  # noqa: E402
 from nnlite.namenode.namespace.namespace import Namespace  # noqa: E402
@@ -55,7 +55,7 @@ CONTENTS = {
 
 def write_blocks(data_dir: Path, namespace_id: int) -> dict[str, tuple]:
     """One published block per kind of content; its block tuple."""
-    store = blocks.BlockStore.open(data_dir, namespace_id)
+    store = BlockStore.open(data_dir, namespace_id)
     try:
         out = {}
         for kind, data in CONTENTS.items():
@@ -101,7 +101,7 @@ def prepare(work: Path, args) -> Path:
     name.parent.mkdir(parents=True, exist_ok=True)
     d = NameDir(name)
     namespace_id = format_dirs([d])
-    shared = write_blocks(blocks.default_data_dir(name), namespace_id)
+    shared = write_blocks(default_data_dir(name), namespace_id)
     ns = Namespace(clock=lambda: NOW)
     ns.root.owner = USER
     start = time.perf_counter()

@@ -45,7 +45,7 @@ from nnlite.client.errors import PathNotFoundError
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.durability import faults
 
-log = logging.getLogger("nnlite.catalog.watch")
+log = logging.getLogger(__name__)
 
 TEMP_SUFFIX = ".mirror.tmp"
 COMMITS = "commits"

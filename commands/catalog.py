@@ -40,10 +40,10 @@ def echo_answer(doc, as_json: bool, lines) -> None:
 @catalog_options
 def catalog_ls(catalog, root, as_json) -> None:
     """Every checkpoint under ROOT: kind, last batch or id, health, size, last update."""
-    from nnlite.catalog import display as CF
+    from nnlite.catalog.display import ls_lines
     from nnlite.client import display
     rows = catalog.ls(root)
-    echo_lines([display.to_json(r) for r in rows] if as_json else CF.ls_lines(rows))
+    echo_lines([display.to_json(r) for r in rows] if as_json else ls_lines(rows))
 
 
 @catalog_group.command("show")
@@ -51,8 +51,8 @@ def catalog_ls(catalog, root, as_json) -> None:
 @catalog_options
 def catalog_show(catalog, path, as_json) -> None:
     """Per batch: offsets, commit, watermark, timestamps, bytes; state per operator."""
-    from nnlite.catalog import display as CF
-    echo_answer(catalog.show(path), as_json, CF.show_lines)
+    from nnlite.catalog.display import show_lines
+    echo_answer(catalog.show(path), as_json, show_lines)
 
 
 @catalog_group.command("latest")
@@ -83,9 +83,9 @@ def catalog_validate(catalog, path, as_json) -> None:
     files missing or changed since completion (job checkpoints); gaps in the parts (RDD);
     empty files (DStream); files a _metadata references (Flink). Exit code 0 only when it
     restores as it is (its newest complete checkpoint, or every RDD)."""
-    from nnlite.catalog import display as CF
+    from nnlite.catalog.display import validate_lines
     doc = catalog.validate(path)
-    echo_answer(doc, as_json, CF.validate_lines)
+    echo_answer(doc, as_json, validate_lines)
     if not doc["restorable"]:
         raise click.exceptions.Exit(EXIT_FAILED)
 
@@ -98,8 +98,8 @@ def catalog_validate(catalog, path, as_json) -> None:
 def catalog_retain(catalog, path, keep, as_json) -> None:
     """Delete batches older than the newest KEEP (pinned ones stay); every kept batch stays
     restorable, and the deletes are durable before it answers."""
-    from nnlite.catalog import display as CF
-    echo_answer(catalog.retain(path, keep), as_json, lambda d: [CF.change_line("retain", d)])
+    from nnlite.catalog.display import change_line
+    echo_answer(catalog.retain(path, keep), as_json, lambda d: [change_line("retain", d)])
 
 
 @catalog_group.command("rollback")
@@ -113,9 +113,9 @@ def catalog_retain(catalog, path, keep, as_json) -> None:
 def catalog_rollback(catalog, path, to_batch, wait, as_json) -> None:
     """Remove every later offsets, commit, source-log entry and state version in one atomic
     op (refused while the query writes, unless --wait)."""
-    from nnlite.catalog import display as CF
+    from nnlite.catalog.display import change_line
     echo_answer(until_quiet(lambda: catalog.rollback(path, to_batch), wait), as_json,
-                lambda d: [CF.change_line("rollback", d)])
+                lambda d: [change_line("rollback", d)])
 
 
 def until_quiet(change, wait: bool, poll: float = 1.0):
@@ -159,8 +159,8 @@ def catalog_gc(catalog, root, dry_run, as_json) -> None:
     (unchanged for nnlite.catalog.gc.tmp-ttl / rdd-ttl on the namenode: 1 h / 7 d by
     default); what stays is named with why (younger than its TTL, and when gc will remove
     it; still being written; not the caller's to delete)."""
-    from nnlite.catalog import display as CF
-    echo_answer(catalog.gc(root, dry_run), as_json, lambda d: [CF.change_line("gc", d)])
+    from nnlite.catalog.display import change_line
+    echo_answer(catalog.gc(root, dry_run), as_json, lambda d: [change_line("gc", d)])
 
 
 @catalog_group.command("begin")

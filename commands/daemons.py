@@ -77,13 +77,13 @@ def startup_options(fn):
 
 
 def recover_namenode(name_dirs, config, force: bool) -> None:
-    from nnlite.namenode.recovery import recover as recovery
+    from nnlite.namenode.recovery.recover import recover
     prompter = Prompter(
         ask=lambda text: click.prompt(text, type=click.Choice(sorted(ANSWERS),
                                                               case_sensitive=False)),
         say=click.echo, force=force)
-    outcome = recovery.recover(list(name_dirs or (default_name_dir(),)), prompter,
-                               max_record=config.int("nnlite.edits.max-record"))
+    outcome = recover(list(name_dirs or (default_name_dir(),)), prompter,
+                      max_record=config.int("nnlite.edits.max-record"))
     click.echo(outcome.summary())
 
 

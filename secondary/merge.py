@@ -44,7 +44,7 @@ from nnlite.secondary.outcome import CheckpointResult, Counters, Phases
 from nnlite.secondary.storage import CheckpointDir, ImageRef, remove, verify_image
 
 # The checkpointer's logger: these lines were its own before the steps had a module.
-log = logging.getLogger("secondary.checkpointer")
+log = logging.getLogger(__name__)
 
 AFTER_ROLL = "secondary.after-roll"
 AFTER_DOWNLOAD = "secondary.after-download"

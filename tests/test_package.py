@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOT_SHIPPED = {"tests", "bench", "build"}        # and every hidden folder (.git, .venv, ...)
+NOT_SHIPPED = {"tests", "bench", "examples", "build"}   # and every hidden folder (.git, .venv, ...)
 
 # Top to bottom, as the root __init__.py lists them: a module may import from its own folder
 # and from folders below its own, never from one above; durability/ and formats/ import

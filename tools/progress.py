@@ -15,7 +15,7 @@ import logging
 import sys
 import time
 
-log = logging.getLogger("nnlite.progress")
+log = logging.getLogger(__name__)
 
 BAR_WIDTH = 30
 REDRAW_SECONDS = 0.2

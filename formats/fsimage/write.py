@@ -4,7 +4,7 @@ path as Parquet, hashing every byte on its way to disk.
 Invariants it keeps: nothing reaches the file unless it has SCHEMA's types, no null in a
 not-null field (nested ones included, which Parquet would write as zeros), only TYPE_DIRECTORY
 and TYPE_FILE in ``type``, and footer metadata whose ``inode_count`` is the row count. Encoding
-(see ``formats/fsimage.py``): zstd pages with page CRCs, row groups of ROW_GROUP_SIZE rows,
+(see ``__init__.py``): zstd pages with page CRCs, row groups of ROW_GROUP_SIZE rows,
 dictionaries on the repetitive string columns, statistics on ``id`` and ``parent_id`` only.
 Temp names, fsync and rename are the caller's.
 """

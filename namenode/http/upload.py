@@ -27,7 +27,7 @@ from nnlite.namenode.namespace import leases
 if TYPE_CHECKING:
     from nnlite.namenode.http.data import DataPath
 
-log = logging.getLogger("namenode.http.data")   # the data step's logger, as before the split
+log = logging.getLogger(__name__)
 
 
 class BlockUpload:

@@ -4,8 +4,9 @@ States: *idle* (only ``edits``) and *pending* (``edits`` rolled, new ops go to `
 A roll in the pending state does not roll again: it reports the pending checkpoint, so a
 secondary that crashed mid-checkpoint resumes it. An upload is accepted only while pending,
 only for ``txid == end of the rolled edits``, one at a time; it lands in ``fsimage.ckpt`` and
-is verified (length, MD5, Parquet footer: namespace id and txid) before the swap (imagestore:
-``fsimage.ckpt -> fsimage``, ``edits.new -> edits``, the directory fsynced after each step).
+is verified (length, MD5, Parquet footer: namespace id and txid) before the swap
+(``install.py``: ``fsimage.ckpt -> fsimage``, ``edits.new -> edits``, the directory fsynced
+after each step).
 
 Retention: before a swap, the image being replaced and the edits it was rolled with are
 hard-linked into ``<name-dir>/previous.checkpoint/`` as ``fsimage_<txid>`` (+ ``.md5``) and
@@ -23,13 +24,13 @@ import time
 from dataclasses import asdict, dataclass
 
 from nnlite.durability import durable, faults
-from nnlite.formats import edits as E
+from nnlite.formats.edits import HEADER_SIZE, decode_header
 from nnlite.formats.errors import FormatError
 from nnlite.formats.fsimage.layout import ImageMeta
 from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NamenodeError
-from nnlite.namenode.image import install as imagestore
+from nnlite.namenode.image.install import finish_swap, mark_verified
 from nnlite.namenode.storage.namedir import (
     CKPT,
     EDITS,
@@ -161,7 +162,7 @@ class Checkpoints:
             path = self.primary().file(EDITS)
             size = path.stat().st_size
         with open(path, "rb") as f:
-            first = E.decode_header(f.read(E.HEADER_SIZE), path=str(path))
+            first = decode_header(f.read(HEADER_SIZE), path=str(path))
         info = FileInfo(str(path), size, file_md5(str(path)), first, last)
         with fs.lock:
             if self._generation == generation and self.pending:
@@ -224,19 +225,19 @@ class Checkpoints:
                 for d in [d for d in fs.dirs if d.healthy and d is not upload.dir]:
                     try:
                         copy_file(upload.dir.file(CKPT), d.file(CKPT))
-                        imagestore.mark_verified(d, upload.md5)
+                        mark_verified(d, upload.md5)
                     except OSError as exc:
                         durable.remove_durably(d.file(CKPT))
                         fs.journal.drop(d, f"cannot store the checkpoint image: {exc}")
                 try:
-                    imagestore.mark_verified(upload.dir, upload.md5)
+                    mark_verified(upload.dir, upload.md5)
                 except OSError as exc:      # as a crash here would: startup finishes it
                     raise self._refuse(507, f"cannot mark the image verified in "
                                             f"{upload.dir.root}: {exc}") from exc
                 dirs = [d for d in fs.dirs if d.healthy]
                 for d in dirs:
                     self._retain(d, rolled)
-                    imagestore.finish_swap(d, edits_new_to_edits=True)
+                    finish_swap(d, edits_new_to_edits=True)
                 fs.journal.segment_renamed(EDITS)
                 faults.hit("checkpoint.after-swap")
                 fs.last_checkpoint_txid = meta.last_txid

@@ -75,7 +75,7 @@ class Journal:
 
     def log(self, ops) -> int:
         """Assign txids and buffer the records (namesystem lock held). Returns the last txid.
-        Ops the namespace already packed (``E.PackedOps``) are framed, not packed again."""
+        Ops the namespace already packed (``edits.PackedOps``) are framed, not packed again."""
         txid = self.txid
         buf = self._buf
         if type(ops) is edits.PackedOps and len(ops.packed) == len(ops):

@@ -246,7 +246,7 @@ def test_namenode_killed_mid_mirror_is_logged_and_retried_until_it_is_back(tmp_p
     name = str(tmp_path / "name")
     server = NamenodeProcess.start([name], *SUPERGROUP)
     local = checkpoint(tmp_path / "ckpt", 4)
-    caplog.set_level(logging.INFO, logger="nnlite.catalog.watch")
+    caplog.set_level(logging.INFO, logger="nnlite.catalog")      # the watcher and mirror.py
 
     def crash(action, rel, size):
         if rel == "commits/1":

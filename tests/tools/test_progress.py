@@ -18,7 +18,7 @@ class Clock:
 
 def test_terminal_bar_is_redrawn_in_place_and_ends_with_a_newline(caplog):
     clock, stream = Clock(), io.StringIO()
-    with caplog.at_level(logging.INFO, logger="nnlite.progress"):
+    with caplog.at_level(logging.INFO, logger="nnlite.tools.progress"):
         with Progress(1000, what="inodes", label="oiv", stream=stream, tty=True, clock=clock,
                       redraw=0.2) as bar:
             bar.advance(100)                       # too soon after the start: not drawn
@@ -36,7 +36,7 @@ def test_terminal_bar_is_redrawn_in_place_and_ends_with_a_newline(caplog):
 
 def test_without_a_terminal_it_logs_a_line_per_interval(caplog):
     clock, stream = Clock(), io.StringIO()
-    with caplog.at_level(logging.INFO, logger="nnlite.progress"):
+    with caplog.at_level(logging.INFO, logger="nnlite.tools.progress"):
         bar = Progress(4, what="rows", stream=stream, clock=clock, interval=10)
         for _ in range(4):
             clock.now += 6
@@ -49,7 +49,7 @@ def test_without_a_terminal_it_logs_a_line_per_interval(caplog):
 
 def test_a_failure_is_logged_as_stopped(caplog):
     clock = Clock()
-    with caplog.at_level(logging.INFO, logger="nnlite.progress"):
+    with caplog.at_level(logging.INFO, logger="nnlite.tools.progress"):
         try:
             with Progress(10, stream=io.StringIO(), clock=clock) as bar:
                 bar.advance(3)
