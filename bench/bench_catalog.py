@@ -86,7 +86,7 @@ def build(ns: Namespace, shared: dict, checkpoints: int, batches: int, partition
                 if snapshot_every and (b + 1) % snapshot_every == 0:
                     put(f"{base}/state/0/{p}/{b + 1}.snapshot", "snapshot")
             put(f"{base}/commits/{b}", "commit")
-        files = ns.files
+        files = ns.tree.files
         if q % 50 == 49:
             print(f"  built {q + 1}/{checkpoints} checkpoints, {files:,} files", flush=True)
     return files
@@ -103,13 +103,13 @@ def prepare(work: Path, args) -> Path:
     namespace_id = format_dirs([d])
     shared = write_blocks(default_data_dir(name), namespace_id)
     ns = Namespace(clock=lambda: NOW)
-    ns.root.owner = USER
+    ns.tree.root.owner = USER
     start = time.perf_counter()
     files = build(ns, shared, args.checkpoints, args.batches, args.partitions,
                   args.snapshot_every)
     built = time.perf_counter()
-    info = install.install([d], lambda p: columns.save(ns, p, namespace_id, 1))
-    print(f"built {files:,} files and {ns.dirs:,} directories in {built - start:.1f} s; "
+    info = install.install([d], lambda p: columns.save(ns.tree, p, namespace_id, 1))
+    print(f"built {files:,} files and {ns.tree.dirs:,} directories in {built - start:.1f} s; "
           f"image {info.size / 1e6:.1f} MB saved in {time.perf_counter() - built:.1f} s")
     return name
 

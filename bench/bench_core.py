@@ -29,7 +29,7 @@ from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs  # noqa: E402
 from nnlite.namenode.image import columns, startup  # noqa: E402
 from nnlite.namenode.namespace import leases  # noqa: E402
 from nnlite.namenode.namespace.inode import walk  # noqa: E402
-from nnlite.namenode.namespace.namespace import Namespace  # noqa: E402
+from nnlite.namenode.namespace.tree import Tree  # noqa: E402
 from nnlite.namenode.storage.namedir import NameDir  # noqa: E402
 
 
@@ -203,26 +203,26 @@ def bench_replay(args) -> None:
         path = tmp / "edits"
         write_log(path, args.ops)
         size = path.stat().st_size
-        ns = Namespace(clock=lambda: 0)
+        tree = Tree()
         start, cpu = time.perf_counter(), time.process_time()
         gc.disable()  # as namenode.image.startup.load does around image load and replay
-        reader, count = startup.replay(ns, str(path), 0, 1)
+        reader, count = startup.replay(tree, str(path), 0, 1)
         gc.enable()
         took, cpu = time.perf_counter() - start, time.process_time() - cpu
         # CPU time too: on a shared machine the wall time includes waiting for a core.
         print(f"replay: {count} ops ({size / 1e6:.1f} MB) in {took:.2f} s = "
               f"{count / took:,.0f} ops/s (CPU {cpu:.2f} s = {count / cpu:,.0f} ops/CPU-s); "
-              f"{ns.files + ns.dirs} inodes")
+              f"{tree.files + tree.dirs} inodes")
     finally:
         shutil.rmtree(tmp)
 
 
 # ----------------------------------------------------------------------------- image
 
-def build_namespace(inodes: int, unique_names: bool = False) -> Namespace:
+def build_namespace(inodes: int, unique_names: bool = False) -> Tree:
     """``inodes`` inodes: directories of 100 files each, as a Spark output tree looks
     (``part-00000`` ... in every directory), or with every file name distinct."""
-    ns = Namespace(clock=lambda: 1_700_000_000_000)
+    ns = Tree(mtime=1_700_000_000_000)
     inode = 16386
     d = 0
     total = 1

@@ -36,8 +36,8 @@ SUPER = Caller("hdfs", frozenset({"supergroup"}), superuser=True)
 def build(inodes: int) -> Namespace:
     ns = Namespace(clock=lambda: 1_700_000_000_000)
     ns.mkdirs("/big", 0o755, SUPER)
-    first = ns.last_inode_id + 1
-    apply = ns.appliers[int(edits.OpCode.ADD_FILE)]
+    first = ns.tree.last_inode_id + 1
+    apply = ns.tree.appliers[int(edits.OpCode.ADD_FILE)]
     for i in range(inodes):
         apply((4, 0, f"/big/f{i:07d}", first + i, 1, 134217728, 10, 0o644, "spark", "spark",
                1, 1, False, "", ""))
@@ -114,12 +114,12 @@ def main() -> None:
     t, report = timed(lambda: ns.snapshot_diff("/big", "s1", "", SUPER))
     rows.append(("diff report snapshot -> now", f"{t:.2f} s", f"{len(report):,} entries"))
     with tempfile.TemporaryDirectory() as tmp:
-        t, info = timed(lambda: columns.save(ns, os.path.join(tmp, "fsimage"), 1, 1))
+        t, info = timed(lambda: columns.save(ns.tree, os.path.join(tmp, "fsimage"), 1, 1))
         rows.append(("save the image with the snapshot", f"{t:.1f} s",
                      f"{info.size / 1e6:.1f} MB"))
     t, _ = timed(lambda: ns.delete_snapshot("/big", "s1", SUPER))
     rows.append(("delete the snapshot", f"{t * 1e3:.0f} ms",
-                 f"{len(ns.snapshots.diffs)} diffs left"))
+                 f"{len(ns.tree.snapshots.diffs)} diffs left"))
 
     width = max(len(r[0]) for r in rows)
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -131,10 +131,11 @@ def _diff_bytes(ns: Namespace) -> int:
     """The bytes of what the registry holds: the diff objects, copies, name sets and the
     inodes only the snapshot keeps (counted once)."""
     seen, total = set(), 0
-    stack = [ns.snapshots.diffs, ns.snapshots.pinned, ns.snapshots.arrived]
+    snapshots = ns.tree.snapshots
+    stack = [snapshots.diffs, snapshots.pinned, snapshots.arrived]
     while stack:
         obj = stack.pop()
-        if id(obj) in seen or obj is ns.root:
+        if id(obj) in seen or obj is ns.tree.root:
             continue
         seen.add(id(obj))
         total += sys.getsizeof(obj)

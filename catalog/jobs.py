@@ -114,7 +114,7 @@ def _job_node(ns, job: str, caller):
 def begin(ns, job: str, caller):
     """Allocate the next id and its in-progress directory: ``{"id", "path"}``."""
     job = paths.normalize(job)
-    node = ns.lookup(paths.split(job))
+    node = ns.tree.lookup(paths.split(job))
     last = 0
     if node is not None:
         node = _job_node(ns, job, caller)
@@ -147,7 +147,7 @@ def complete(ns, job: str, chk_id: int, expected_parts: int | None, caller):
     _check_parts(pending, parts, expected_parts, where)
     files = files_of(pending)
     manifest = encode_manifest({rel: f.length for rel, f in files.items()},
-                               ns.max_xattr_size - len(MANIFEST_XATTR.partition(".")[2]))
+                               ns.tree.max_xattr_size - len(MANIFEST_XATTR.partition(".")[2]))
     done = {"id": chk_id, "path": chk_path(job, chk_id), "parts": parts, "files": len(files),
             "bytes": sum(f.length for f in files.values())}
     return steps(
@@ -187,7 +187,7 @@ def abort(ns, job: str, chk_id: int, caller):
     """Discard an in-progress checkpoint (one DELETE op)."""
     _job_node(ns, job, caller)
     where = chk_path(job, chk_id, in_progress=True)
-    if ns.lookup(paths.split(where)) is None:
+    if ns.tree.lookup(paths.split(where)) is None:
         raise CheckpointNotFoundError(f"{job}: checkpoint {chk_id} is not in progress",
                                       path=job)
     _, ops = ns.delete(where, True, caller)

@@ -184,7 +184,7 @@ class CatalogService:
         if self._overview is None or now - self._overview[0] >= ttl:
             public, total = [], 0
             for root in self.roots:
-                if self.fs.read(self.fs.ns.lookup, paths.split(root)) is None:
+                if self.fs.read(self.fs.ns.tree.lookup, paths.split(root)) is None:
                     continue
                 total += len(self.ls(root, self.fs.identity.superuser))
                 try:

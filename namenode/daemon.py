@@ -123,7 +123,7 @@ class Namenode:
         try:
             fs.configure(self.config)
             root = self.config.get("nnlite.data.dir") or store.default_data_dir(self.dirs[0])
-            self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.ns.last_block_id)
+            self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.ns.tree.last_block_id)
             recover_uploads(fs)
         except BaseException:
             fs.close()

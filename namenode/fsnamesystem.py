@@ -20,8 +20,9 @@ from nnlite.formats import edits
 from nnlite.namenode.errors import SafeModeError
 from nnlite.namenode.image import columns, install, startup
 from nnlite.namenode.journal.journal import Journal, restart_edits
-from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.namespace import Namespace, wall_clock_ms
 from nnlite.namenode.namespace.permission import Caller
+from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.storage import namedir
 from nnlite.namenode.storage.namedir import NameDir
 
@@ -71,9 +72,8 @@ def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int |
     with namedir.locked(dirs):
         for d in dirs:
             namedir.prepare_for_format(d, force)
-        ns = Namespace(clock=clock) if clock else Namespace()
-        ns.root.owner = getpass.getuser()
-        install.install(dirs, lambda path: columns.save(ns, path, namespace_id, 0))
+        tree = Tree(owner=getpass.getuser(), mtime=(clock or wall_clock_ms)())
+        install.install(dirs, lambda path: columns.save(tree, path, namespace_id, 0))
         for d in dirs:
             restart_edits(d, 1)
             d.write_version(namespace_id, int(time.time() * 1000))
@@ -86,9 +86,9 @@ class FSNamesystem:
     """The store. Construct with ``open``; ``close`` releases the dirs."""
 
     def __init__(self, dirs: list[NameDir], loaded: startup.Loaded, journal: Journal,
-                 identity: Identity, lock: threading.Lock):
+                 identity: Identity, lock: threading.Lock, clock=None):
         self.dirs = dirs
-        self.ns = loaded.ns
+        self.ns = Namespace(loaded.tree, clock=clock) if clock else Namespace(loaded.tree)
         self.namespace_id = loaded.namespace_id
         self.loaded = loaded
         self.journal = journal
@@ -114,8 +114,8 @@ class FSNamesystem:
         self.restore_dirs = config.bool("dfs.namenode.name.dir.restore")
         self.default_replication = config.int("dfs.replication")
         self.block_size = config.int("dfs.blocksize")
-        self.ns.max_xattrs = config.int("dfs.namenode.fs-limits.max-xattrs-per-inode")
-        self.ns.max_xattr_size = config.int("dfs.namenode.fs-limits.max-xattr-size")
+        self.ns.tree.max_xattrs = config.int("dfs.namenode.fs-limits.max-xattrs-per-inode")
+        self.ns.tree.max_xattr_size = config.int("dfs.namenode.fs-limits.max-xattr-size")
         self.ns.acls_enabled = config.bool("dfs.namenode.acls.enabled")
 
     def server_defaults(self) -> dict:
@@ -135,8 +135,7 @@ class FSNamesystem:
         if locked is None:
             namedir.lock_formatted(name_dirs)
         try:
-            kw = {"clock": clock} if clock else {}
-            loaded = startup.load(name_dirs, **kw)
+            loaded = startup.load(name_dirs)
             lock = threading.Lock()
             streams = {d: edits.EditsWriter.open_append(str(d.file(loaded.segment)),
                                                     loaded.valid_lengths.get(loaded.segment))
@@ -145,7 +144,7 @@ class FSNamesystem:
         except BaseException:
             namedir.unlock_all(name_dirs)
             raise
-        return cls(name_dirs, loaded, journal, identity or Identity(), lock)
+        return cls(name_dirs, loaded, journal, identity or Identity(), lock, clock)
 
     def close(self) -> None:
         with self.lock:
@@ -295,7 +294,7 @@ class FSNamesystem:
             self.journal.sync_all_locked()
             txid = self.journal.txid
             healthy = [d for d in self.dirs if d.healthy]
-            install.install(healthy, lambda p: columns.save(self.ns, p, self.namespace_id,
+            install.install(healthy, lambda p: columns.save(self.ns.tree, p, self.namespace_id,
                                                              txid))
             self.journal.restart_segment()
             self.last_checkpoint_txid = txid
@@ -326,9 +325,9 @@ class FSNamesystem:
                 "transactionsSinceLastCheckpoint": j.txid - self.last_checkpoint_txid,
                 "segment": j.segment_name,
                 "editsSize": {str(d.root): w.size for d, w in j.streams.items()},
-                "files": self.ns.files,
-                "blocks": self.ns.block_count,
-                "directories": self.ns.dirs,
+                "files": self.ns.tree.files,
+                "blocks": self.ns.tree.block_count,
+                "directories": self.ns.tree.dirs,
                 "nameDirs": [{"path": str(d.root), "healthy": d.healthy,
                               "failure": d.failure} for d in self.dirs],
                 "syncs": j.metrics.syncs,

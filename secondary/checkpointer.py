@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from nnlite.formats import edits
-from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.tree import Tree
 from nnlite.secondary.client import NamenodeStatus, TransferClient
 from nnlite.secondary.errors import CHECKPOINT_FAILURES, CheckpointDirError, MergeError
 from nnlite.secondary.merge import Merger
@@ -115,10 +115,10 @@ class Checkpointer:
         self.close()
 
     @property
-    def namespace(self) -> Namespace | None:
-        """The namespace kept in memory between checkpoints (None when there is none)."""
+    def tree(self) -> Tree | None:
+        """The tree kept in memory between checkpoints (None when there is none)."""
         merged = self.merger.merged
-        return merged.ns if merged else None
+        return merged.tree if merged else None
 
     @property
     def namespace_txid(self) -> int | None:

@@ -37,7 +37,7 @@ from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.image import columns, startup
-from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.tree import Tree
 from nnlite.secondary.client import NamenodeStatus, ServedFile, TransferClient
 from nnlite.secondary.errors import ImageVerifyError, MergeError
 from nnlite.secondary.outcome import CheckpointResult, Counters, Phases
@@ -53,8 +53,8 @@ DURING_MERGE = "secondary.during-merge"
 
 @dataclass
 class Merged:
-    """The namespace kept in memory between checkpoints."""
-    ns: Namespace
+    """The tree kept in memory between checkpoints."""
+    tree: Tree
     txid: int                          # the last txid applied to it
     base_md5: str                      # the namenode image it was built on (or uploaded as)
     saved: ImageRef | None = None      # the image saved from it at ``txid``, if any
@@ -131,12 +131,12 @@ class Merger:
                 self.local = self._download_image(status)
         with phases("load"), _gc_paused():
             try:
-                ns, meta = columns.load(str(self.dir.image_path), self.local.md5)
+                tree, meta = columns.load(str(self.dir.image_path), self.local.md5)
             except (FormatError, NamenodeError, OSError) as exc:
                 self.local = None         # distrust the local copy: download it next time
                 raise MergeError(f"cannot load {self.dir.image_path}: {exc}",
                                  phase="load") from exc
-        self.merged = Merged(ns, meta.last_txid, image_.md5)
+        self.merged = Merged(tree, meta.last_txid, image_.md5)
         return self.merged
 
     def _download_image(self, status: NamenodeStatus) -> ImageRef:
@@ -176,7 +176,7 @@ class Merger:
         (it may hold part of the edits)."""
         path = str(self.dir.edits_path)
         try:
-            reader, count = startup.replay(merged.ns, path, merged.txid, merged.txid + 1,
+            reader, count = startup.replay(merged.tree, path, merged.txid, merged.txid + 1,
                                           self.max_record)
             if reader.last_txid != edits.last_txid or reader.torn_tail is not None:
                 raise FormatError(f"the edits end at txid {reader.last_txid}; the namenode "
@@ -194,7 +194,7 @@ class Merger:
         """Write the new image to ``fsimage.ckpt``, verify it, install it as ``fsimage``."""
         ckpt = self.dir.ckpt_path
         try:
-            info = columns.save(merged.ns, str(ckpt), namespace_id, merged.txid)
+            info = columns.save(merged.tree, str(ckpt), namespace_id, merged.txid)
             durable.sync_file(ckpt)
             ref = verify_image(ckpt, info, namespace_id, merged.txid)
         except ImageVerifyError:

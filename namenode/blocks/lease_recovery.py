@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 def recover_uploads(fs) -> list[tuple[str, str]]:
     """Close the uploads a stop cut off (module docstring): ``(path, action)`` per file."""
     with fs.lock:
-        torn = [(node.path(), node.id, node.client_name) for node in walk(fs.ns.root)
+        torn = [(node.path(), node.id, node.client_name) for node in walk(fs.ns.tree.root)
                 if not node.is_dir and node.client_name is not None]
     done = []
     for path, inode_id, holder in torn:

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from nnlite.namenode.namespace.inode import walk
+from nnlite.namenode.namespace.tree import Tree
 
 if TYPE_CHECKING:
     from nnlite.namenode.blocks.store import BlockStore
@@ -20,16 +21,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def referenced(ns) -> set[int]:
+def referenced(tree: Tree) -> set[int]:
     """Every block id a file of the namespace refers to, or a snapshot still keeps (call
     under the namesystem lock): a block goes only once the last snapshot that needs it is
     deleted, as HDFS collects blocks when a snapshot's diffs are destroyed."""
     ids = set()
-    for node in walk(ns.root):
+    for node in walk(tree.root):
         if not node.is_dir:
             ids.update(block[0] for block in node.blocks)
-    if ns.snapshots.diffs:
-        ids |= ns.snapshots.referenced_blocks()
+    if tree.snapshots.diffs:
+        ids |= tree.snapshots.referenced_blocks()
     return ids
 
 
@@ -55,7 +56,7 @@ class Sweeper:
             return []
         candidates -= self.store.held()
         with self.fs.lock:
-            candidates -= referenced(self.fs.ns)
+            candidates -= referenced(self.fs.ns.tree)
         orphans = sorted(candidates)
         self.store.remove(orphans)
         self.removed += len(orphans)

@@ -316,7 +316,7 @@ class DataPath:
         if not ids:
             return False
         with self.fs.lock:
-            node = self.fs.ns.lookup(paths.split(path))
+            node = self.fs.ns.tree.lookup(paths.split(path))
             return node is not None and not node.is_dir and \
                 any(block[0] in ids for block in node.blocks)
 
@@ -366,7 +366,7 @@ class DataPath:
         def open_file():
             _, ops = self.fs.ns.create(path, caller, client_name=lease.holder,
                                        client_machine=machine(req), **options.namespace_kw())
-            return self.fs.ns.get_file(paths.normalize(path)), ops
+            return self.fs.ns.tree.get_file(paths.normalize(path)), ops
         try:
             node, _ = self.fs.apply_and_log(open_file)
         except BaseException:
@@ -403,7 +403,7 @@ class DataPath:
         lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine(req))
         def reopen():
             _, ops = self.fs.ns.append(path, caller, lease.holder, machine(req))
-            return self.fs.ns.get_file(paths.normalize(path)), ops
+            return self.fs.ns.tree.get_file(paths.normalize(path)), ops
         try:
             node, _ = self.fs.apply_and_log(reopen)
         except BaseException:

@@ -289,7 +289,7 @@ class WebHdfs:
         return [self._status_json(n, n.name) for n in nodes]
 
     def _status_json(self, node, suffix: str) -> str:
-        roots = self.fs.ns.snapshots.roots
+        roots = self.fs.ns.tree.snapshots.roots
         enabled = bool(roots) and node.is_dir and roots.get(node.id, (None,))[0] is node
         return file_status_json(node, suffix, enabled)
 

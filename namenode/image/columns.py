@@ -32,7 +32,7 @@ from nnlite.namenode.errors import ReplayError
 from nnlite.namenode.image import snapshots
 from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile, Quota, usage, walk
-from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.tree import Tree
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +40,8 @@ PROGRESS_EVERY = 250_000
 BATCH_ROWS = 16_384   # small batches leave fewer allocator holes behind (lower RSS)
 
 
-def _directories(ns: Namespace) -> list:
-    dirs, stack = [], [ns.root]
+def _directories(tree: Tree) -> list:
+    dirs, stack = [], [tree.root]
     while stack:
         node = stack.pop()
         dirs.append(node)
@@ -49,17 +49,17 @@ def _directories(ns: Namespace) -> list:
     return dirs
 
 
-def tree_columns(ns: Namespace) -> dict:
+def tree_columns(tree: Tree) -> dict:
     """Every inode as columns: directories (pre-order), then files; after the live ones in
     each part, the inodes only snapshots keep (image/snapshots.py)."""
-    dirs = _directories(ns)
+    dirs = _directories(tree)
     files = [c for d in dirs for c in d.children.values() if not c.is_dir]
     parents = array("q", [0] + [x.parent.id for x in dirs[1:]])
     file_parents = array("q", [f.parent.id for f in files])
     cells = {}
-    if ns.snapshots.roots or ns.snapshots.diffs:
-        kept = snapshots.kept(ns.snapshots, ns.root)
-        cells = snapshots.records(ns.snapshots, {n.id for n, p in kept if p == 0})
+    if tree.snapshots.roots or tree.snapshots.diffs:
+        kept = snapshots.kept(tree.snapshots, tree.root)
+        cells = snapshots.records(tree.snapshots, {n.id for n, p in kept if p == 0})
         dirs += [n for n, _ in kept if n.is_dir]
         parents += array("q", [p for n, p in kept if n.is_dir])
         files += [n for n, _ in kept if not n.is_dir]
@@ -109,32 +109,32 @@ def _blocks_array(ndirs: int, files: list) -> pa.Array:
                                     type=SCHEMA.field("blocks").type)
 
 
-def image_meta(ns: Namespace, namespace_id: int, last_txid: int, rows: int) -> ImageMeta:
+def image_meta(tree: Tree, namespace_id: int, last_txid: int, rows: int) -> ImageMeta:
     return ImageMeta(layout_version=LAYOUT_VERSION, namespace_id=namespace_id,
                        last_txid=last_txid, inode_count=rows,
                        creation_time=int(time.time() * 1000),
-                       extra={"last_inode_id": ns.last_inode_id,
-                              "last_block_id": ns.last_block_id,
-                              "last_snapshot_id": ns.snapshots.last_id})
+                       extra={"last_inode_id": tree.last_inode_id,
+                              "last_block_id": tree.last_block_id,
+                              "last_snapshot_id": tree.snapshots.last_id})
 
 
-def save(ns: Namespace, path: str, namespace_id: int, last_txid: int) -> ImageInfo:
+def save(tree: Tree, path: str, namespace_id: int, last_txid: int) -> ImageInfo:
     """Write the tree to ``path`` (the caller publishes it). Returns digest and size."""
     start = time.perf_counter()
-    cols = tree_columns(ns)
-    info = write_image(path, cols, image_meta(ns, namespace_id, last_txid, len(cols["id"])))
+    cols = tree_columns(tree)
+    info = write_image(path, cols, image_meta(tree, namespace_id, last_txid, len(cols["id"])))
     log.info("saved image of %d inodes at txid %d: %d bytes in %.2f s", len(cols["id"]),
              last_txid, info.size, time.perf_counter() - start)
     return info
 
 
-def load(path: str, expected_md5: str | None, **ns_kw) -> tuple[Namespace, ImageMeta]:
-    """Build a namespace from an image (its MD5 is checked before anything is parsed)."""
+def load(path: str, expected_md5: str | None) -> tuple[Tree, ImageMeta]:
+    """Build a tree from an image (its MD5 is checked before anything is parsed)."""
     start = time.perf_counter()
     batches = iter_batches(path, batch_size=BATCH_ROWS, expected_md5=expected_md5)
     meta = read_meta(path)
-    ns = Namespace(**ns_kw)
-    builder = _Builder(ns, path)
+    tree = Tree()
+    builder = _Builder(tree, path)
     for batch in batches:
         builder.add(batch)
         if builder.rows // PROGRESS_EVERY != (builder.rows - batch.num_rows) // PROGRESS_EVERY:
@@ -142,14 +142,14 @@ def load(path: str, expected_md5: str | None, **ns_kw) -> tuple[Namespace, Image
     builder.finish(meta)
     log.info("loaded image %s: %d inodes at txid %d in %.2f s", path, meta.inode_count,
              meta.last_txid, time.perf_counter() - start)
-    return ns, meta
+    return tree, meta
 
 
 class _Builder:
     """Attaches record batches of an image to a namespace, checking the row order."""
 
-    def __init__(self, ns: Namespace, path: str):
-        self.ns = ns
+    def __init__(self, tree: Tree, path: str):
+        self.tree = tree
         self.path = path
         self.dirs = {}
         self.rows = 0
@@ -238,7 +238,7 @@ class _Builder:
     def _root(self, c) -> None:
         if c["parent_id"][0].as_py() != 0 or c["type"][0].as_py() != TYPE_DIRECTORY:
             raise self._error("the first row is not the root directory")
-        root = self.ns.root
+        root = self.tree.root
         root.id = c["id"][0].as_py()
         root.permission = c["permission"][0].as_py()
         root.owner, root.group = c["owner"][0].as_py(), c["group"][0].as_py()
@@ -315,30 +315,30 @@ class _Builder:
                 node.xattrs = xa
             if acl_ is not None:
                 node.acl = acl_
-        self.ns.files += hi - lo
-        self.ns.block_count += sum(map(len, blocks))
+        self.tree.files += hi - lo
+        self.tree.block_count += sum(map(len, blocks))
 
     def _note_quota(self, node, nsq: int, ssq: int) -> None:
         if nsq != NO_QUOTA or ssq != NO_QUOTA:
             self.quotas.append((node, nsq, ssq))
 
     def finish(self, meta: ImageMeta) -> None:
-        ns = self.ns
+        tree = self.tree
         kept_dirs, kept_files, kept_blocks = self.kept_counts
-        ns.files -= kept_files
-        ns.block_count -= kept_blocks
-        ns.dirs = len(self.dirs) - kept_dirs
-        ns.last_inode_id = max(ns.last_inode_id, meta.extra.get("last_inode_id", 0),
+        tree.files -= kept_files
+        tree.block_count -= kept_blocks
+        tree.dirs = len(self.dirs) - kept_dirs
+        tree.last_inode_id = max(tree.last_inode_id, meta.extra.get("last_inode_id", 0),
                                max(self.dirs))
-        ns.last_block_id = max(ns.last_block_id, meta.extra.get("last_block_id", 0))
+        tree.last_block_id = max(tree.last_block_id, meta.extra.get("last_block_id", 0))
         for node, nsq, ssq in self.quotas:
             node.quota = Quota(nsq, ssq, *usage(node))
-            ns.quota_dirs += 1
+            tree.quota_dirs += 1
         # The snapshot counter carries on even when no snapshot is left (SnapshotManager's
         # snapshotCounter in the image), so ids are never handed out twice.
-        ns.snapshots.last_id = max(ns.snapshots.last_id, meta.extra.get("last_snapshot_id", 0))
+        tree.snapshots.last_id = max(tree.snapshots.last_id, meta.extra.get("last_snapshot_id", 0))
         if self.restorer.cells:
-            self.restorer.finish(ns.snapshots, lambda: walk_all(ns.root, self.kept_roots))
+            self.restorer.finish(tree.snapshots, lambda: walk_all(tree.root, self.kept_roots))
 
 
 def walk_all(root, kept_roots):

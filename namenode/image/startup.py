@@ -32,7 +32,7 @@ from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NameDirError, NamenodeError, ReplayError
 from nnlite.namenode.image import columns, install
-from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.storage.namedir import (
     CKPT,
     CKPT_MD5,
@@ -59,8 +59,8 @@ class ImageCandidate:
 
 @dataclass
 class Loaded:
-    """What startup found: the namespace, its ids, where appending resumes, what it noticed."""
-    ns: Namespace
+    """What startup found: the tree, its ids, where appending resumes, what it noticed."""
+    tree: Tree
     namespace_id: int
     image_txid: int
     last_txid: int
@@ -73,7 +73,7 @@ class Loaded:
     edits_last_txid: int = -1  # the last txid in ``edits`` (-1: no edits replayed)
 
 
-def replay(ns: Namespace, path: str, after_txid: int, expected: int,
+def replay(tree: Tree, path: str, after_txid: int, expected: int,
            max_record: int = edits.DEFAULT_MAX_RECORD) -> tuple[edits.EditsReader, int]:
     """Apply every record of ``path`` with txid > ``after_txid``; the first applied one must be
     ``expected``. Returns the finished reader and the number of ops applied.
@@ -84,7 +84,7 @@ def replay(ns: Namespace, path: str, after_txid: int, expected: int,
     if reader.first_txid > expected:
         raise TxidGapError(f"edits needed from txid {expected} are missing: {path} starts at "
                            f"txid {reader.first_txid}", path=path, txid=expected)
-    appliers = ns.appliers
+    appliers = tree.appliers
     payloads = reader.payloads()
     skipped = 0
     if reader.first_txid <= after_txid:     # records the image already holds come first
@@ -119,20 +119,20 @@ def _replay_error(items: tuple, path: str, exc: NamenodeError) -> ReplayError:
     return ReplayError(f"cannot apply txid {items[1]} from {path} ({op}): {exc}", path=path)
 
 
-def load(dirs: list[NameDir], **ns_kw) -> Loaded:
+def load(dirs: list[NameDir]) -> Loaded:
     """Load the namespace from locked name dirs (see the module docstring)."""
     # The cyclic collector would rescan the growing tree again and again while millions of
     # inodes are created (it doubled load time); nothing built here is garbage until it ends.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(dirs, **ns_kw)
+        return _load(dirs)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _load(dirs: list[NameDir], **ns_kw) -> Loaded:
+def _load(dirs: list[NameDir]) -> Loaded:
     start = time.perf_counter()
     formatted = [d for d in dirs if d.is_formatted()]
     if not formatted:
@@ -145,9 +145,9 @@ def _load(dirs: list[NameDir], **ns_kw) -> Loaded:
         install.finish_swap(best.dir, edits_new_to_edits=True)
     for d in formatted:
         install.discard_ckpt(d)
-    ns, meta = columns.load(str(best.dir.file(IMAGE)), best.md5, **ns_kw)
+    tree, meta = columns.load(str(best.dir.file(IMAGE)), best.md5)
     source = edits_source(formatted)
-    loaded = _replay_dir(ns, source, meta.last_txid)
+    loaded = _replay_dir(tree, source, meta.last_txid)
     _finish_edits_rename(source, loaded)
     loaded.namespace_id = namespace_id
     loaded.image_time = meta.creation_time / 1000
@@ -155,7 +155,7 @@ def _load(dirs: list[NameDir], **ns_kw) -> Loaded:
     loaded.seconds = time.perf_counter() - start
     log.info("namespace loaded: image txid %d, %d ops replayed, last txid %d, %d inodes, "
              "%.2f s", loaded.image_txid, loaded.replayed, loaded.last_txid,
-             ns.files + ns.dirs, loaded.seconds)
+             tree.files + tree.dirs, loaded.seconds)
     return loaded
 
 
@@ -232,14 +232,14 @@ def _reach(d: NameDir) -> tuple[int, int]:
     return -1, -1
 
 
-def _replay_dir(ns: Namespace, d: NameDir, image_txid: int) -> Loaded:
-    loaded = Loaded(ns, 0, image_txid, image_txid, EDITS)
+def _replay_dir(tree: Tree, d: NameDir, image_txid: int) -> Loaded:
+    loaded = Loaded(tree, 0, image_txid, image_txid, EDITS)
     expected = image_txid + 1
     for name in (EDITS, EDITS_NEW):
         path = d.file(name)
         if not path.exists():
             continue
-        reader, count = replay(ns, str(path), image_txid, expected)
+        reader, count = replay(tree, str(path), image_txid, expected)
         loaded.replayed += count
         loaded.segment = name
         loaded.valid_lengths[name] = reader.valid_length

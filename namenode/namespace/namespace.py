@@ -37,8 +37,12 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class Namespace(Tree):
-    """The tree plus the request methods the service calls (all take a ``Caller``).
+class Namespace:
+    """The request methods the service calls (all take a ``Caller``) on the ``Tree`` it holds.
+
+    It holds the tree rather than being one: the image code, the replay and the secondary's
+    merge use the tree alone (``Tree.apply``), and so does everything of this class that
+    changes it (``_applied``).
 
     The WebHDFS data path opens a file when its upload starts (``create``/``append`` with the
     upload's client name) and completes it by inode at the end (``upload_close``; or
@@ -49,9 +53,14 @@ class Namespace(Tree):
     max_record = edits.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit
     acls_enabled = True                       # dfs.namenode.acls.enabled
 
-    def __init__(self, *, clock: Callable[[], int] = wall_clock_ms, **kw):
-        kw.setdefault("mtime", clock())
-        super().__init__(**kw)
+    def __init__(self, tree: Tree | None = None, *, clock: Callable[[], int] = wall_clock_ms,
+                 **tree_kw):
+        """Requests on ``tree`` (a loaded or replayed one), or on a new empty tree made with
+        ``tree_kw`` whose root is dated by ``clock``."""
+        if tree is None:
+            tree_kw.setdefault("mtime", clock())
+            tree = Tree(**tree_kw)
+        self.tree = tree
         self.clock = clock
 
     # ----------------------------------------------------------------------- reads
@@ -63,7 +72,7 @@ class Namespace(Tree):
         (mkdirs, create and a rename's destination resolve their own and keep it). A path
         through ``<dir>/.snapshot/<name>`` reads that snapshot (``_in_snapshot``)."""
         parts = paths.split(path)
-        if snapshot.DOT_SNAPSHOT in parts and self.snapshots.roots:
+        if snapshot.DOT_SNAPSHOT in parts and self.tree.snapshots.roots:
             return self._in_snapshot(parts, path, caller)
         nodes = self._existing(parts)
         access.check_traverse(caller, nodes[:-1] if len(nodes) == len(parts) + 1 else nodes)
@@ -85,8 +94,8 @@ class Namespace(Tree):
         if snapshot.DOT_SNAPSHOT not in parts:
             return
         at = parts.index(snapshot.DOT_SNAPSHOT)
-        directory = self.lookup(parts[:at])
-        entry = self.snapshots.roots.get(directory.id) if directory is not None else None
+        directory = self.tree.lookup(parts[:at])
+        entry = self.tree.snapshots.roots.get(directory.id) if directory is not None else None
         if entry is not None and entry[0] is directory:
             raise errors.SnapshotAccessControlError(snapshot.READ_ONLY, path=path)
         raise errors.HadoopIllegalArgumentError(
@@ -102,33 +111,33 @@ class Namespace(Tree):
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         access.check_traverse(caller, nodes)
         directory = nodes[-1]
-        entry = self.snapshots.roots.get(directory.id)
+        entry = self.tree.snapshots.roots.get(directory.id)
         if entry is None or entry[0] is not directory:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         root = entry[1]
         if at + 1 == len(parts):
-            return SnapshotList(self.snapshots, directory, root)
+            return SnapshotList(self.tree.snapshots, directory, root)
         snap = root.find(parts[at + 1])
         if snap is None:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
-        node = self.snapshots.view(directory, snap.id, snap.name)
+        node = self.tree.snapshots.view(directory, snap.id, snap.name)
         node.mtime = snap.ctime
         source = directory
         for name in parts[at + 2:]:
             if not node.is_dir:
                 raise errors.AccessControlError(f"{node.name} (is not a directory)", path=path)
             access.check(caller, node, access.EXECUTE)
-            source = self.snapshots.child_at(source, name, snap.id)
+            source = self.tree.snapshots.child_at(source, name, snap.id)
             if source is None:
                 raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
-            node = self.snapshots.view(source, snap.id, name)
+            node = self.tree.snapshots.view(source, snap.id, name)
         return node
 
     def _existing(self, parts: tuple) -> list[INode]:
         """``resolve`` for an op on a path that exists (not one it creates): a file where a
         directory should be is an AccessControlException (FSDirectory.resolvePath)."""
         try:
-            return self.resolve(parts)
+            return self.tree.resolve(parts)
         except errors.ParentNotDirectoryError as exc:
             raise errors.AccessControlError(str(exc), path=paths.join(parts)) from exc
 
@@ -171,7 +180,7 @@ class Namespace(Tree):
     def content_summary(self, path: str, caller: Caller) -> dict:
         node = self.status(path, caller)
         access.check_subtree(caller, node, access.READ | access.EXECUTE)
-        (files, dirs, length, consumed), kept = snapshot.content(self.snapshots, node)
+        (files, dirs, length, consumed), kept = snapshot.content(self.tree.snapshots, node)
         quota = node.quota if node.is_dir else None
         return {"length": length, "fileCount": files, "directoryCount": dirs,
                 "spaceConsumed": consumed,
@@ -212,7 +221,7 @@ class Namespace(Tree):
         inheritance, FSDirectory.copyINodeDefaultAcl). Missing ancestors take the masked
         mode plus u+wx either way (FSDirMkdirOp.createParentDirectories)."""
         check_permission(permission, path)
-        hit = self._parent(path)
+        hit = self.tree.indexed_parent(path)
         if hit is not None:
             # The common case: a directory the tree's index knows, and a plain last name
             # (the checks paths.split makes, made by the index). The same checks in the same
@@ -228,7 +237,7 @@ class Namespace(Tree):
         else:
             parts = paths.split(path)
             self.check_writable(parts, path)
-            nodes = self.resolve(parts)
+            nodes = self.tree.resolve(parts)
             access.check_traverse(caller, nodes[:-1])
             node = nodes[-1] if len(nodes) == len(parts) + 1 else None
             parent = nodes[-1]          # the deepest existing ancestor, when node is None
@@ -239,7 +248,7 @@ class Namespace(Tree):
                                                     path=path)
             return True, []
         access.check(caller, parent, access.WRITE | access.EXECUTE)
-        now, first = self.clock(), self.last_inode_id + 1
+        now, first = self.clock(), self.tree.last_inode_id + 1
         if unmasked is None or unmasked == permission or not acl.has_default(parent.acl):
             return True, self._applied(edits.MkdirOp(logged, first, permission, caller.user,
                                                      parent.group, now))
@@ -269,13 +278,13 @@ class Namespace(Tree):
         now = self.clock()
         if len(nodes) < len(parts):
             ancestor = nodes[-1]
-            self.check_quota(ancestor, len(parts) - len(nodes) + 1, 0)
-            ops.append(edits.MkdirOp(paths.join(parts[:-1]), self.last_inode_id + 1,
+            self.tree.check_quota(ancestor, len(parts) - len(nodes) + 1, 0)
+            ops.append(edits.MkdirOp(paths.join(parts[:-1]), self.tree.last_inode_id + 1,
                                  permission | IMPLICIT_UWX, caller.user, ancestor.group, now))
             group = ancestor.group
         else:
             group = nodes[len(parts) - 1].group
-        first_id = self.last_inode_id + 1 + (len(parts) - len(nodes) if ops else 0)
+        first_id = self.tree.last_inode_id + 1 + (len(parts) - len(nodes) if ops else 0)
         parent = nodes[min(len(nodes), len(parts)) - 1]   # the parent, or the ancestor it copies
         if unmasked is not None and acl.has_default(parent.acl):
             permission = unmasked
@@ -293,7 +302,7 @@ class Namespace(Tree):
         if not parts:
             raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
         self.check_writable(parts, path)
-        nodes = self.resolve(parts)
+        nodes = self.tree.resolve(parts)
         if len(nodes) < len(parts):
             if not create_parent:
                 raise errors.PathNotFoundError(
@@ -320,7 +329,7 @@ class Namespace(Tree):
         nodes = self._existing(parts)
         found = len(nodes) == len(parts) + 1
         access.check_traverse(caller, nodes[:-1] if found else nodes)
-        if not parts and self.root.children and not recursive:
+        if not parts and self.tree.root.children and not recursive:
             raise errors.PathIsNotEmptyDirectoryError(
                 "`/ is non empty': Directory is not empty", path="/")
         if not parts or not found:
@@ -372,12 +381,12 @@ class Namespace(Tree):
             return False, []
         self.check_no_snapshots(src_nodes[-1])
         try:
-            dst_nodes = self.resolve(dst_parts)
+            dst_nodes = self.tree.resolve(dst_parts)
         except errors.ParentNotDirectoryError:
             return False, []
         if len(dst_nodes) == len(dst_parts) + 1 and dst_nodes[-1].is_dir:
             dst_parts = dst_parts + (src_parts[-1],)
-            dst_nodes = self.resolve(dst_parts)
+            dst_nodes = self.tree.resolve(dst_parts)
         if dst_parts == src_parts:
             return True, []
         if (not dst_parts or paths.is_ancestor(src_parts, dst_parts)
@@ -509,9 +518,9 @@ class Namespace(Tree):
     def check_no_snapshots(self, node: INode) -> None:
         """FSDirSnapshotOp.checkSnapshot: no deleting or renaming a subtree that holds a
         snapshottable directory with snapshots."""
-        if not self.snapshots.roots or not node.is_dir:
+        if not self.tree.snapshots.roots or not node.is_dir:
             return
-        for directory, root in self.snapshots.roots.values():
+        for directory, root in self.tree.snapshots.roots.values():
             if not root.snapshots:
                 continue
             probe = directory
@@ -526,15 +535,15 @@ class Namespace(Tree):
     def kept_by_snapshot(self, path: str) -> bool:
         """Whether a snapshot holds the inode at ``path`` (it existed when the newest
         snapshot above it was taken), so deleting it frees none of its blocks."""
-        node = self.lookup(paths.split(path))
-        latest = self.snapshots.latest(node) if node is not None and self.snapshots.roots \
+        node = self.tree.lookup(paths.split(path))
+        latest = self.tree.snapshots.latest(node) if node is not None and self.tree.snapshots.roots \
             else 0
-        return bool(latest) and node.id <= self.snapshots.by_id[latest].max_inode_id
+        return bool(latest) and node.id <= self.tree.snapshots.by_id[latest].max_inode_id
 
     def snapshottable_above(self, path: str) -> str | None:
         """The snapshottable directory at or above ``path``, if any (none nest)."""
-        node = self.lookup(paths.split(path))
-        roots = self.snapshots.roots
+        node = self.tree.lookup(paths.split(path))
+        roots = self.tree.snapshots.roots
         while node is not None and roots:
             entry = roots.get(node.id)
             if entry is not None and entry[0] is node:
@@ -561,7 +570,7 @@ class Namespace(Tree):
         or below it (nested ones are not allowed)."""
         access.check_superuser(caller, f"allow snapshots on {path}")
         node = self._snapshot_root(path, caller, owner=False)
-        for directory, _ in self.snapshots.roots.values():
+        for directory, _ in self.tree.snapshots.roots.values():
             if directory is node:
                 continue
             if any(a is node for a in directory.ancestors()):
@@ -608,7 +617,7 @@ class Namespace(Tree):
     def snapshottable_dirs(self, caller: Caller) -> list[tuple[str, INode, snapshot.Root]]:
         """SnapshotManager.getSnapshottableDirListing: every one for a superuser, else
         those the caller owns; by path."""
-        found = [(d.path(), d, root) for d, root in self.snapshots.roots.values()
+        found = [(d.path(), d, root) for d, root in self.tree.snapshots.roots.values()
                  if caller.superuser or d.owner == caller.user]
         return sorted(found, key=lambda item: item[0])
 
@@ -616,7 +625,7 @@ class Namespace(Tree):
         """GETSNAPSHOTLIST: the directory's snapshots in id order (READ on it)."""
         node = self.status(path, caller)
         access.check(caller, node, access.READ, path)
-        root = self.snapshots.root_of(node, path)
+        root = self.tree.snapshots.root_of(node, path)
         return node, list(root.snapshots)
 
     def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
@@ -625,7 +634,7 @@ class Namespace(Tree):
         empty name or "." is the current tree); READ on both states of the tree. The report's
         entries, or with ``listing`` what snapshot.diff_listing gives."""
         node = self.status(path, caller)
-        root = self.snapshots.root_of(node, path)
+        root = self.tree.snapshots.root_of(node, path)
         ids = []
         for name in (older, newer):
             if not name or name == ".":
@@ -638,13 +647,13 @@ class Namespace(Tree):
                     path=path)
             ids.append(snap.id)
         for snap_id in ids:
-            access.check_subtree(caller, self.snapshots.view(node, snap_id) if snap_id
+            access.check_subtree(caller, self.tree.snapshots.view(node, snap_id) if snap_id
                                  else node, access.READ)
         if ids[0] == ids[1]:
             return ([], [], []) if listing else []
         if listing:
-            return snapshot.diff_listing(self.snapshots, node, *ids)
-        return snapshot.diff_report(self.snapshots, node, *ids)
+            return snapshot.diff_listing(self.tree.snapshots, node, *ids)
+        return snapshot.diff_report(self.tree.snapshots, node, *ids)
 
     def check_access(self, path: str, caller: Caller, wanted: int) -> None:
         """FSNamesystem.checkAccess: the traverse, then ``wanted`` on the inode itself."""
@@ -741,7 +750,7 @@ class Namespace(Tree):
         packed, which the journal logs (``E.PackedOps``)."""
         packed = [check_loggable(op, self.max_record) for op in ops]
         for op in ops:
-            self.apply(op)
+            self.tree.apply(op)
         return edits.PackedOps.of(ops, packed)
 
     def _owned(self, path: str, caller: Caller) -> INode:
@@ -765,7 +774,7 @@ class Namespace(Tree):
 
     def _rename2_destination(self, node, dst_parts, dst, overwrite):
         try:
-            dst_nodes = self.resolve(dst_parts)
+            dst_nodes = self.tree.resolve(dst_parts)
         except errors.ParentNotDirectoryError as exc:
             raise errors.ParentNotDirectoryError(
                 f"rename destination parent {paths.join(dst_parts[:-1])} is a file.",
@@ -842,7 +851,7 @@ class Namespace(Tree):
                 return None
             names.append(node.name)
             node = node.parent
-        return "/" + "/".join(reversed(names)) if node is self.root else None
+        return "/" + "/".join(reversed(names)) if node is self.tree.root else None
 
     def _open_by(self, node: INodeFile, holder: str) -> str:
         """FSNamesystem.checkLease: the file is still in the tree, open, by ``holder``; its
@@ -868,7 +877,7 @@ class Namespace(Tree):
         inode, so a writer follows its file through a rename, and a removed file fails the
         close as HDFS's completeFile fails it."""
         path = self._open_by(node, holder)
-        self.check_quota(node.parent, 0, (length - node.length) * node.replication)
+        self.tree.check_quota(node.parent, 0, (length - node.length) * node.replication)
         now = self.clock()
         close = edits.CloseFileOp(path, node.id, length, now, node.atime if appended else now,
                                   tuple(blocks), checksum)
@@ -895,11 +904,11 @@ class Namespace(Tree):
         parts = paths.split(path)
         self._check_growth(parts, length * create_kw.get("replication", 1))
         norm, now = paths.join(parts), self.clock()
-        check_loggable(edits.CloseFileOp(norm, self.last_inode_id + len(parts) + 1, length, now,
+        check_loggable(edits.CloseFileOp(norm, self.tree.last_inode_id + len(parts) + 1, length, now,
                                      now, tuple(blocks), checksum), self.max_record)
         _, ops = self.create(path, caller, client_name=client_name,
                              client_machine=client_machine, **create_kw)
-        node = self.get_file(norm)
+        node = self.tree.get_file(norm)
         close = edits.CloseFileOp(norm, node.id, length, now, now, tuple(blocks), checksum)
         return True, ops + self._applied(close)
 
@@ -909,7 +918,7 @@ class Namespace(Tree):
         """A whole APPEND upload: AppendOp, CloseFileOp with the new blocks and length. The
         file must still be the one (``inode_id``, ``expected_blocks``) the upload started on."""
         node = self._unchanged(path, caller, inode_id, expected_blocks, "append to")
-        self.check_quota(node.parent, 0, (length - node.length) * node.replication)
+        self.tree.check_quota(node.parent, 0, (length - node.length) * node.replication)
         close = edits.CloseFileOp(paths.normalize(path), node.id, length, self.clock(),
                               node.atime, tuple(blocks), checksum)
         check_loggable(close, self.max_record)
@@ -942,7 +951,7 @@ class Namespace(Tree):
     def recover_upload(self, path: str, inode_id: int):
         """Startup lease recovery of an upload cut off by a stop: close the file with the
         blocks it has."""
-        node = self.get_file(path, inode_id)
+        node = self.tree.get_file(path, inode_id)
         if node.client_name is None:
             return True, []
         close = edits.CloseFileOp(paths.normalize(path), node.id, node.length, node.mtime,
@@ -960,11 +969,11 @@ class Namespace(Tree):
     def _check_growth(self, parts: tuple, ss_delta: int) -> None:
         """The space-quota check of an upload's CloseFileOp, made before anything applies
         (an overwritten file's space is given back first)."""
-        nodes = self.resolve(parts)
+        nodes = self.tree.resolve(parts)
         if len(nodes) == len(parts) + 1:
             ss_delta -= nodes[-1].length * nodes[-1].replication
             nodes = nodes[:-1]
-        self.check_quota(nodes[-1], 0, ss_delta)
+        self.tree.check_quota(nodes[-1], 0, ss_delta)
 
 
 def _root_down(node: INode | None) -> list[INode]:

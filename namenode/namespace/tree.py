@@ -146,7 +146,7 @@ class Tree:
 
     # ----------------------------------------------------------------------- directory index
 
-    def _parent(self, path) -> tuple[INodeDirectory, str] | None:
+    def indexed_parent(self, path) -> tuple[INodeDirectory, str] | None:
         """``(directory, name)`` for a path whose directory is in the index and whose last
         name passes every check of ``paths.split``; None sends the caller the long way."""
         if type(path) is str:
@@ -170,7 +170,7 @@ class Tree:
 
     def _find(self, path) -> INode | None:
         """The inode at ``path`` or None (InvalidPathError for an invalid path)."""
-        hit = self._parent(path)
+        hit = self.indexed_parent(path)
         if hit is not None:
             return hit[0].children.get(hit[1])
         parts = paths.split(path)
@@ -222,7 +222,7 @@ class Tree:
 
     def _mkdir(self, record: tuple) -> None:
         _op, _txid, path, inode_id, permission, owner, group, mtime = record
-        hit = self._parent(path)
+        hit = self.indexed_parent(path)
         if hit is not None and hit[1] not in hit[0].children:
             parent, name = hit     # the common case: one new directory in a known one
             if self.quota_dirs:
@@ -272,7 +272,7 @@ class Tree:
     def _add_file(self, record: tuple) -> None:
         (_op, _txid, path, inode_id, replication, block_size, length, permission, owner, group,
          mtime, atime, overwrite, client_name, client_machine) = record
-        # _parent, inlined: this is the op a replay meets most
+        # indexed_parent, inlined: this is the op a replay meets most
         key, sep, name = path.rpartition("/") if type(path) is str else ("", "", "")
         parent = self._dir_index.get(key)
         if parent is None or not sep or len(path) > paths.MAX_PATH_CHARS or (
@@ -427,7 +427,7 @@ class Tree:
         """The inode to move, the directory it goes to and its new name, after the checks
         that need no change: neither end is the root, ``dst`` is not under ``src``, ``src``
         exists and ``dst``'s parent is a directory."""
-        src_hit, dst_hit = self._parent(src), self._parent(dst)
+        src_hit, dst_hit = self.indexed_parent(src), self.indexed_parent(dst)
         if (src_hit is not None and dst_hit is not None and dst != src
                 and not dst.startswith(src + "/")):
             node = src_hit[0].children.get(src_hit[1])

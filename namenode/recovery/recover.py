@@ -111,13 +111,13 @@ def _recover(dirs: list[NameDir], decide: Decide, max_record: int) -> Outcome:
     out = Outcome(dirs=[str(d.root) for d in dirs])
     out.namespace_id = startup.namespace_id_of(formatted)    # the checks startup makes
     image_path, md5, meta = _best_image(formatted, out.namespace_id)
-    ns, _ = columns.load(str(image_path), md5)
+    tree, _ = columns.load(str(image_path), md5)
     out.image_txid = meta.last_txid
     source = startup.edits_source(formatted)                 # the dir startup replays
     segments = [source.file(n) for n in (EDITS, EDITS_NEW) if source.file(n).exists()]
-    replay = Replay(ns, meta.last_txid, decide, max_record, out)
+    replay = Replay(tree, meta.last_txid, decide, max_record, out)
     replay.segments(segments)
     out.last_txid = replay.done
-    rewrite(dirs, source, ns, out)
+    rewrite(dirs, source, tree, out)
     log.info("recovery done: new image at txid %d in %s", out.last_txid, ", ".join(out.dirs))
     return out

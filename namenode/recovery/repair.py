@@ -18,7 +18,7 @@ from pathlib import Path
 from nnlite.durability import durable
 from nnlite.namenode.image import columns, install
 from nnlite.namenode.journal.journal import restart_edits
-from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.recovery.dialog import Outcome
 from nnlite.namenode.storage.namedir import (
     CKPT,
@@ -61,12 +61,12 @@ def keep_copy(path: Path) -> Path:
     return target
 
 
-def rewrite(dirs: list[NameDir], source: NameDir, ns: Namespace, out: Outcome) -> None:
+def rewrite(dirs: list[NameDir], source: NameDir, tree: Tree, out: Outcome) -> None:
     """Phase 2 (see the module docstring)."""
     for d in dirs:
         d.current.mkdir(parents=True, exist_ok=True)
         out.backups += [keep_copy(d.file(n)) for n in CHANGED_FILES if d.file(n).exists()]
-    install.install(dirs, lambda p: columns.save(ns, p, out.namespace_id, out.last_txid))
+    install.install(dirs, lambda p: columns.save(tree, p, out.namespace_id, out.last_txid))
     for d in dirs:
         restart_edits(d, out.last_txid + 1)
         if not d.is_formatted():

@@ -29,7 +29,7 @@ from nnlite.formats.edits import (
 )
 from nnlite.formats.errors import FormatError
 from nnlite.namenode.errors import NamenodeError
-from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.recovery.dialog import Choice, Decide, Outcome, Problem, RecoveryQuit
 
 log = logging.getLogger(__name__)
@@ -37,11 +37,11 @@ log = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------ replay
 
 class Replay:
-    """Phase 1: replays the segments into ``ns``, asking ``decide`` about each problem."""
+    """Phase 1: replays the segments into ``tree``, asking ``decide`` about each problem."""
 
-    def __init__(self, ns: Namespace, image_txid: int, decide: Decide, max_record: int,
+    def __init__(self, tree: Tree, image_txid: int, decide: Decide, max_record: int,
                  outcome: Outcome):
-        self.ns = ns
+        self.tree = tree
         self.decide = decide
         self.max_record = max_record
         self.out = outcome
@@ -180,7 +180,7 @@ class Replay:
     def _apply(self, path: str, size: int, frame: Frame) -> tuple[int, int]:
         if frame.txid > self.done:
             try:
-                self.ns.apply(frame.op)
+                self.tree.apply(frame.op)
                 self.out.applied += 1
             except NamenodeError as exc:
                 problem = Problem("unappliable op", path, frame.offset, frame.txid,

@@ -20,7 +20,7 @@ from nnlite.formats.fsimage.layout import TYPE_DIRECTORY, TYPE_FILE
 from nnlite.formats.fsimage.read import read_image
 from nnlite.namenode.image.columns import load as load_image
 from nnlite.namenode.image.columns import save as save_image
-from nnlite.namenode.namespace.namespace import Namespace
+from nnlite.namenode.namespace.tree import Tree
 from tests.analytics.imagegen import AS_OF_MS, generate
 
 pytestmark = pytest.mark.spark
@@ -271,7 +271,7 @@ def test_cli_reuses_the_active_session(spark, tmp_path):
 
 
 def test_an_image_of_the_root_alone(spark, tmp_path):
-    save_image(Namespace(clock=lambda: AS_OF_MS), str(tmp_path / "fsimage"), 1, 0)
+    save_image(Tree(mtime=AS_OF_MS), str(tmp_path / "fsimage"), 1, 0)
     result = analyze.analyze(tmp_path / "fsimage", spark=spark)
     assert result.totals["files"] == 0 and result.totals["dirs"] == 1
     assert result.tables["checkpoints"].num_rows == 0

@@ -59,4 +59,4 @@ class Checkpoint:
         self.files.pop(path, None)
 
     def node(self):
-        return self.ns.get(self.base)
+        return self.ns.tree.get(self.base)

@@ -33,7 +33,7 @@ def job_namespace(skip: str | None = None, resize: str | None = None):
 
 
 def judged(ns):
-    node = ns.lookup(tuple(JOB.strip("/").split("/")))
+    node = ns.tree.lookup(tuple(JOB.strip("/").split("/")))
     assert layout.kind_of(node) == layout.FLINK
     job = flink.scan(node, JOB, layout.FLINK)
     return job, flink.verdicts(job, {f"{JOB}/chk-1/_metadata": METADATA})

@@ -20,7 +20,7 @@ def namespace():
 
 
 def plan(ns, now_ms: int, **kw):
-    return others.plan_gc(ns.root, "/", now_ms, HOUR, WEEK, **kw)
+    return others.plan_gc(ns.tree.root, "/", now_ms, HOUR, WEEK, **kw)
 
 
 def test_what_is_younger_than_its_ttl_is_kept_with_the_time_it_becomes_removable():

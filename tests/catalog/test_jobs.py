@@ -32,7 +32,7 @@ def test_begin_hands_out_increasing_ids_and_a_directory_each():
     assert first == {"id": 1, "path": f"{JOB}/chk-1.inprogress"}
     assert [type(op) for op in ops] == [edits.MkdirOp, edits.SetXAttrOp, edits.MkdirOp]
     assert begin(ns)[0]["id"] == 2
-    assert ns.get(JOB).xattrs[jobs.LAST_ID_XATTR] == b"2"
+    assert ns.tree.get(JOB).xattrs[jobs.LAST_ID_XATTR] == b"2"
 
 
 def test_an_aborted_id_is_never_handed_out_again():
@@ -54,7 +54,7 @@ def test_complete_records_the_manifest_then_is_one_rename_after_the_parts_are_ch
     assert jobs.decode_manifest(manifest.value)["files"] == {
         **{f"part-{i:05d}-c000.snappy.parquet": 100 for i in range(3)}, "_SUCCESS": 0}
     assert rename == edits.RenameOp(chk["path"], f"{JOB}/chk-1", 1000, False)
-    assert jobs.latest(ns.get(JOB), JOB) == {"id": 1, "path": f"{JOB}/chk-1"}
+    assert jobs.latest(ns.tree.get(JOB), JOB) == {"id": 1, "path": f"{JOB}/chk-1"}
     assert jobs.complete(ns, JOB, 1, 3, SUPER)[0]["alreadyComplete"] is True
 
 
@@ -68,7 +68,7 @@ def test_complete_refuses_missing_parts_and_changes_nothing(parts, expected, suc
     write_parts(ns, chk["path"], parts, success)
     with pytest.raises(IncompleteCheckpointError, match=words):
         jobs.complete(ns, JOB, 1, expected, SUPER)
-    assert jobs.latest(ns.get(JOB), JOB) is None
+    assert jobs.latest(ns.tree.get(JOB), JOB) is None
 
 
 def test_complete_refuses_an_unfinished_output_commit():
@@ -96,7 +96,7 @@ def test_retain_keeps_the_newest_and_the_pinned():
     assert result == {"path": JOB, "kept": [2, 5, 6], "deleted": 3,
                       "removedCheckpoints": [1, 3, 4], "files": 6, "bytesFreed": 300}
     assert len(ops) == 1 and isinstance(ops[0], edits.DeleteManyOp)
-    assert jobs.complete_ids(ns.get(JOB)) == [2, 5, 6]
+    assert jobs.complete_ids(ns.tree.get(JOB)) == [2, 5, 6]
 
 
 def test_a_failing_step_after_others_applied_is_reported_with_their_ops():
@@ -124,7 +124,7 @@ def completed(n: int, parts: int = 2, ns=None):
 def answers(ns) -> tuple:
     """What validate, latest and the ls row say: (restorable, last, restorable id, latest
     id, health)."""
-    node = ns.get(JOB)
+    node = ns.tree.get(JOB)
     doc = jobs.validate(node, JOB)
     row = jobs.summary(node, JOB, 0, 0, 0)
     best = jobs.latest(node, JOB)
@@ -139,7 +139,7 @@ def test_validate_latest_and_ls_agree_on_whole_checkpoints():
     ns = completed(2)
     begin(ns)                                   # 3 in progress: never judged, never latest
     assert answers(ns) == (True, 2, 2, "writing")
-    doc = jobs.validate(ns.get(JOB), JOB)
+    doc = jobs.validate(ns.tree.get(JOB), JOB)
     assert [(i["level"], i["code"]) for i in doc["issues"]] == [
         ("warning", "incomplete-checkpoint")]
     assert "nnlite catalog abort /jobs/etl 3" in doc["issues"][0]["message"]
@@ -163,30 +163,30 @@ def test_a_checkpoint_changed_after_it_completed_is_not_restorable(damage, words
     if damage == "temporary":
         mkdir(ns, f"{where}/_temporary")
     assert answers(ns) == (False, 2, 1, "degraded")
-    doc = jobs.validate(ns.get(JOB), JOB)
+    doc = jobs.validate(ns.tree.get(JOB), JOB)
     assert [(i["level"], i["path"]) for i in doc["issues"]] == [("error", where)]
     assert words in doc["issues"][0]["message"]
     assert doc["advice"].startswith(f"catalog latest (and read_latest) answers {JOB}/chk-1")
-    assert jobs.latest(ns.get(JOB), JOB) == {"id": 1, "path": f"{JOB}/chk-1"}
+    assert jobs.latest(ns.tree.get(JOB), JOB) == {"id": 1, "path": f"{JOB}/chk-1"}
     ns.delete(f"{JOB}/chk-1/{PART}", False, SUPER)
     assert answers(ns) == (False, 2, None, "broken")
 
 
 def test_a_manifest_too_large_for_an_xattr_keeps_the_count_and_the_bytes():
     ns = new_ns()
-    ns.max_xattr_size = 120
+    ns.tree.max_xattr_size = 120
     completed(1, parts=40, ns=ns)
-    recorded = jobs.decode_manifest(ns.get(f"{JOB}/chk-1").xattrs[jobs.MANIFEST_XATTR])
+    recorded = jobs.decode_manifest(ns.tree.get(f"{JOB}/chk-1").xattrs[jobs.MANIFEST_XATTR])
     assert recorded == {"v": 1, "count": 41, "bytes": 4000}
     assert answers(ns) == (True, 1, 1, "ok")
     ns.delete(f"{JOB}/chk-1/{PART}", False, SUPER)
     assert "holds 40 files of 3900 bytes; it held 41 files of 4000 bytes" in jobs.validate(
-        ns.get(JOB), JOB)["issues"][0]["message"]
+        ns.tree.get(JOB), JOB)["issues"][0]["message"]
 
 
 def test_a_checkpoint_completed_without_a_manifest_is_checked_by_structure_and_says_so():
     ns = completed(1)
     ns.remove_xattr(f"{JOB}/chk-1", jobs.MANIFEST_XATTR, SUPER)
     assert answers(ns) == (True, 1, 1, "ok")
-    [warning] = jobs.validate(ns.get(JOB), JOB)["issues"]
+    [warning] = jobs.validate(ns.tree.get(JOB), JOB)["issues"]
     assert (warning["level"], warning["code"]) == ("warning", "no-manifest")

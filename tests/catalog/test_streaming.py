@@ -157,7 +157,7 @@ def test_discover_finds_each_kind_without_descending_into_a_checkpoint():
                  "/jobs/etl/chk-3/part-00000"):
         from tests.namenode.helpers import write_file
         write_file(ckpt.ns, path)
-    found = [(p, k) for p, k, _ in layout.discover(ckpt.ns.root, "/")]
+    found = [(p, k) for p, k, _ in layout.discover(ckpt.ns.tree.root, "/")]
     assert found == [(other.base, "streaming"), (BASE, "streaming"),
                      ("/dstream/app", "dstream"), ("/jobs/etl", "job"), ("/rdd/5c1e", "rdd")]
 

@@ -79,9 +79,9 @@ def check_next_checkpoint(nodes: Restarts, cp) -> None:
         status = cp.client.status()
         assert (status.pending, status.last_checkpoint_txid) == (False, done.last_txid)
     assert done.last_txid == status.txid - 1       # all but the new segment's START record
-    ns, meta = namenode_image(nn)
+    tree, meta = namenode_image(nn)
     assert meta.last_txid == done.last_txid
-    assert sorted(ns.root.children) == ["a", "after", "c"]
+    assert sorted(tree.root.children) == ["a", "after", "c"]
 
     nn = nodes.restart()
     for name in nn.name_dirs:

@@ -250,9 +250,9 @@ def test_the_sweep_removes_only_old_unreferenced_unheld_blocks(store):
     orphan = written(store, b"orphan", 1024).blocks
     held = written(store, b"held", 1024).blocks
     young = written(store, b"young", 1024).blocks
-    ns.apply(edits.AddFileOp("/f", ns.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
+    ns.tree.apply(edits.AddFileOp("/f", ns.tree.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
                          False, "c", ""))
-    ns.apply(edits.CloseFileOp("/f", ns.last_inode_id, 10, 1, 1, kept, b""))
+    ns.tree.apply(edits.CloseFileOp("/f", ns.tree.last_inode_id, 10, 1, 1, kept, b""))
     store.hold(held[0][0])
     for block in kept + orphan + held:
         for path in (store.data_path(block[0]), store.meta_path(block[0])):
@@ -271,9 +271,9 @@ def test_a_block_only_a_snapshot_keeps_stays_until_the_snapshot_goes(store):
     ns = new_ns()
     blocks = written(store, b"snapshotted content", 1024).blocks
     ns.mkdirs("/s", 0o755, SUPER)
-    ns.apply(edits.AddFileOp("/s/f", ns.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
+    ns.tree.apply(edits.AddFileOp("/s/f", ns.tree.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
                              False, "c", ""))
-    ns.apply(edits.CloseFileOp("/s/f", ns.last_inode_id, 19, 1, 1, blocks, b""))
+    ns.tree.apply(edits.CloseFileOp("/s/f", ns.tree.last_inode_id, 19, 1, 1, blocks, b""))
     ns.allow_snapshot("/s", SUPER)
     ns.create_snapshot("/s", "one", SUPER)
     ns.create_snapshot("/s", "two", SUPER)
@@ -377,7 +377,7 @@ def test_create_complete_logs_one_batch_and_checks_overwrite():
                                 client_name="webhdfs-create-1", replication=1)
     assert [type(op) for op in ops] == [edits.MkdirOp, edits.AddFileOp, edits.CloseFileOp]
     assert ops[1].client_name == "webhdfs-create-1"
-    node = ns.get("/a/b/f")
+    node = ns.tree.get("/a/b/f")
     assert (node.blocks, node.length, node.checksum, node.client_name) == \
         (blocks, 10, b"c" * 28, None)
     refused(ns, errors.FileAlreadyExistsError, ns.create_complete, "/a/b/f", SUPER,
@@ -396,7 +396,7 @@ def test_an_upload_whose_close_exceeds_the_record_limit_changes_nothing():
                     client_name="webhdfs-create-1")
     assert "4096-byte limit" in str(error)
     write_file(ns, "/d/g", sizes=(100,))
-    node = ns.get("/d/g")
+    node = ns.tree.get("/d/g")
     refused(ns, errors.IllegalArgumentError, ns.append_complete, "/d/g", SUPER,
             inode_id=node.id, expected_blocks=node.blocks, blocks=node.blocks + many,
             length=100 + 10 * len(many), checksum=b"", client_name="webhdfs-append-1")
@@ -406,7 +406,7 @@ def test_append_complete_refuses_a_file_changed_meanwhile():
     ns = new_ns()
     mkdir(ns, "/d")
     write_file(ns, "/d/f", sizes=(100,))
-    node = ns.get("/d/f")
+    node = ns.tree.get("/d/f")
     old = node.blocks
     refused(ns, errors.NamenodeError, ns.append_complete, "/d/f", SUPER, inode_id=node.id,
             expected_blocks=((9, 9, 9),), blocks=old, length=100, checksum=b"",
@@ -415,22 +415,22 @@ def test_append_complete_refuses_a_file_changed_meanwhile():
                                 blocks=old + ((50, 20, 1001),), length=120, checksum=b"",
                                 client_name="webhdfs-append-1")
     assert [type(op) for op in ops] == [edits.AppendOp, edits.CloseFileOp]
-    assert (ns.get("/d/f").length, ns.get("/d/f").client_name) == (120, None)
+    assert (ns.tree.get("/d/f").length, ns.tree.get("/d/f").client_name) == (120, None)
 
 
 def test_truncate_blocks_swaps_in_the_copied_block():
     ns = new_ns()
     mkdir(ns, "/d")
     write_file(ns, "/d/f", sizes=(100, 100))
-    node = ns.get("/d/f")
+    node = ns.tree.get("/d/f")
     old = node.blocks
     _, ops = ns.truncate_blocks("/d/f", SUPER, 150, inode_id=node.id, expected_blocks=old,
                                 last_block=(77, 50, 1001), checksum=b"k",
                                 client_name="webhdfs-truncate-1")
     assert [type(op) for op in ops] == [edits.TruncateOp, edits.AppendOp, edits.CloseFileOp]
-    assert ns.get("/d/f").blocks == (old[0], (77, 50, 1001))
+    assert ns.tree.get("/d/f").blocks == (old[0], (77, 50, 1001))
     assert ns.truncate_blocks("/d/f", SUPER, 150, inode_id=node.id,
-                              expected_blocks=ns.get("/d/f").blocks, last_block=None,
+                              expected_blocks=ns.tree.get("/d/f").blocks, last_block=None,
                               checksum=b"", client_name="x") == (True, [])
 
 
@@ -441,7 +441,7 @@ def test_startup_recovery_closes_files_whose_uploads_were_cut_off(tmp_path):
     format_dirs([NameDir(name)])
     with FSNamesystem.open([name]) as fs:
         fs._mutate(lambda: (True, write_file(fs.ns, "/appended", sizes=(100,))))
-        before = fs.ns.get("/appended").blocks
+        before = fs.ns.tree.get("/appended").blocks
         fs._mutate(fs.ns.append, "/appended", SUPER, "webhdfs-append-4", "h")
         fs._mutate(lambda: fs.ns.create("/created", SUPER, client_name="webhdfs-create-3"))
         fs._mutate(lambda: fs.ns.create("/foreign", SUPER, client_name="DFSClient_1"))
@@ -452,8 +452,8 @@ def test_startup_recovery_closes_files_whose_uploads_were_cut_off(tmp_path):
         expected = dump(fs.ns)
     with FSNamesystem.open([name]) as fs:               # the recovery was logged
         assert dump(fs.ns) == expected
-        created = fs.ns.get("/created")
+        created = fs.ns.tree.get("/created")
         assert (created.length, created.client_name) == (0, None)
-        node = fs.ns.get("/appended")
+        node = fs.ns.tree.get("/appended")
         assert (node.blocks, node.client_name) == (before, None)
-        assert fs.ns.get("/foreign").client_name == "DFSClient_1"
+        assert fs.ns.tree.get("/foreign").client_name == "DFSClient_1"

@@ -2,7 +2,8 @@
 checks, and short ways to build files that the request API cannot build (blocks, leases).
 
 ``dump(ns)`` is a nested structure of plain values holding every attribute of every inode plus
-the tree's counters, so two namespaces are equal exactly when their dumps are.
+the tree's counters, so two namespaces are equal exactly when their dumps are. The helpers take
+a ``Namespace`` or the ``Tree`` alone (what the image code and the replays build).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from nnlite.formats import edits
 from nnlite.namenode.namespace.inode import usage, walk
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.namespace.permission import Caller
+from nnlite.namenode.namespace.tree import Tree
 
 CLOCK_MS = 1000
 SUPER = Caller("hdfs", frozenset({"supergroup"}), superuser=True)
@@ -31,10 +33,16 @@ def new_ns(**kw) -> Namespace:
     return Namespace(clock=lambda: CLOCK_MS, **kw)
 
 
+def tree_of(ns) -> Tree:
+    """The tree of a Namespace, or the Tree itself."""
+    return ns if isinstance(ns, Tree) else ns.tree
+
+
 # ------------------------------------------------------------------------------- dumping
 
 def dump(ns) -> dict:
     """Every inode attribute and every tree counter, as comparable plain values."""
+    ns = tree_of(ns)
     return {"files": ns.files, "dirs": ns.dirs, "blocks": ns.block_count,
             "last_inode_id": ns.last_inode_id,
             "last_block_id": ns.last_block_id, "root": dump_node(ns.root)}
@@ -56,6 +64,7 @@ def dump_node(node) -> dict:
 def check_invariants(ns) -> None:
     """The invariants of inode.py and tree.py (parent links, counters, quota usage, the count
     of quota directories that lets quota walks be skipped), recomputed from scratch."""
+    ns = tree_of(ns)
     files, dirs = _check_subtree(ns.root)
     assert (ns.files, ns.dirs) == (files, dirs)
     assert ns.block_count == sum(len(n.blocks) for n in walk(ns.root) if not n.is_dir)
@@ -115,17 +124,19 @@ def write_file(ns, path: str, sizes=(100,), replication: int = 1, caller: Caller
     """Create a file under construction, add one block per size, close it. Returns the ops."""
     ops = ns.create(path, caller, replication=replication, client_name=CLIENT,
                     client_machine="10.0.0.1")[1]
-    inode_id = ns.get(path).id
+    tree = ns.tree
+    inode_id = tree.get(path).id
     for size in sizes:
-        block = (ns.last_block_id + 1, size, 1001)
-        ops += apply_ops(ns, edits.AddBlockOp(path, inode_id, block))
-    node = ns.get(path)
+        block = (tree.last_block_id + 1, size, 1001)
+        ops += apply_ops(tree, edits.AddBlockOp(path, inode_id, block))
+    node = tree.get(path)
     ops += apply_ops(ns, edits.CloseFileOp(path, inode_id, node.length, CLOCK_MS, CLOCK_MS,
                                        node.blocks, checksum))
     return ops
 
 
 def apply_ops(ns, *ops) -> list:
+    tree = tree_of(ns)
     for op in ops:
-        ns.apply(op)
+        tree.apply(op)
     return list(ops)

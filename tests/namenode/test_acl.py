@@ -205,7 +205,7 @@ def test_only_the_owner_or_a_superuser_changes_an_acl():
     refused(ns, errors.AccessControlError, ns.change_acl, "/d", "modify", spec("user:eve:r-x"), BOB)
     ns.change_acl("/d", "modify", spec("user:eve:r-x"), ALICE)
     ns.change_acl("/d", "remove_all", [], SUPER)
-    assert ns.get("/d").acl is None
+    assert ns.tree.get("/d").acl is None
 
 
 def test_a_named_user_entry_opens_what_other_would_not():
@@ -225,7 +225,7 @@ def test_the_mask_limits_named_entries_and_chmod_sets_the_mask():
         ns.listing("/d", EVE)
     assert str(info.value) == ('Permission denied: user=eve, access=READ_EXECUTE, '
                                'inode="/d":alice:staff:drwx------')
-    assert texts(acl.logical(ns.get("/d").permission, ns.get("/d").acl))[2:4] == [
+    assert texts(acl.logical(ns.tree.get("/d").permission, ns.tree.get("/d").acl))[2:4] == [
         "group::r-x", "mask::---"]
 
 
@@ -253,18 +253,18 @@ def test_new_children_inherit_the_default_acl_with_the_unmasked_mode():
     shared(ns)
     ns.change_acl("/d", "modify", spec("default:user:eve:rwx,default:other::---"), ALICE)
     ns.mkdirs("/d/sub", 0o755, ALICE, 0o777)           # a client's 777 under umask 022
-    sub = ns.get("/d/sub")
+    sub = ns.tree.get("/d/sub")
     assert sub.permission == 0o770 and texts(sub.acl)[:2] == ["user:eve:rwx", "group::r-x"]
     ns.mkdirs("/d/old", 0o755, ALICE)                  # no unmasked mode: the masked one
-    assert ns.get("/d/old").permission == 0o750
+    assert ns.tree.get("/d/old").permission == 0o750
     ns.mkdirs("/d/a/b/c", 0o755, ALICE, 0o777)         # ancestors: masked mode plus u+wx
-    assert [ns.get(p).permission for p in ("/d/a", "/d/a/b", "/d/a/b/c")] == \
+    assert [ns.tree.get(p).permission for p in ("/d/a", "/d/a/b", "/d/a/b/c")] == \
         [0o750, 0o750, 0o770]
     ns.create("/d/sub/f", ALICE, permission=0o644, unmasked=0o666)
-    assert ns.get("/d/sub/f").permission == 0o660
-    assert texts(ns.get("/d/sub/f").acl) == ["user:eve:rwx", "group::r-x"]
+    assert ns.tree.get("/d/sub/f").permission == 0o660
+    assert texts(ns.tree.get("/d/sub/f").acl) == ["user:eve:rwx", "group::r-x"]
     ns.create("/plain", SUPER, permission=0o644, unmasked=0o666)   # no default ACL above
-    assert ns.get("/plain").permission == 0o644
+    assert ns.tree.get("/plain").permission == 0o644
 
 
 def test_an_inherited_acl_is_enforced():
@@ -272,7 +272,7 @@ def test_an_inherited_acl_is_enforced():
     shared(ns)
     ns.change_acl("/d", "modify", spec("user:eve:--x,default:user:eve:r--"), ALICE)
     write_file(ns, "/d/f", sizes=(1,), caller=ALICE)    # mode 644: the mask is r-x & r--
-    assert ns.get("/d/f").permission == 0o640
+    assert ns.tree.get("/d/f").permission == 0o640
     assert ns.readable_file("/d/f", EVE).name == "f"               # user:eve:r--
     assert ns.readable_file("/d/f", BOB).name == "f"               # group::r-x & mask r--
     refused(ns, errors.AccessControlError, ns.writable_file, "/d/f", BOB, "append to")
@@ -282,9 +282,9 @@ def test_removing_the_acl_gives_the_group_entry_back_to_the_group_bits():
     ns = new_ns()
     shared(ns)
     ns.change_acl("/d", "modify", spec("user:eve:rwx"), ALICE)
-    assert ns.get("/d").permission == 0o770
+    assert ns.tree.get("/d").permission == 0o770
     ns.change_acl("/d", "remove_all", [], ALICE)
-    assert (ns.get("/d").permission, ns.get("/d").acl) == (0o750, None)
+    assert (ns.tree.get("/d").permission, ns.tree.get("/d").acl) == (0o750, None)
 
 
 def test_setacl_with_an_empty_spec_removes_the_acl():
@@ -292,7 +292,7 @@ def test_setacl_with_an_empty_spec_removes_the_acl():
     shared(ns)
     ns.change_acl("/d", "modify", spec("user:eve:rwx"), ALICE)
     _, ops = ns.change_acl("/d", "set", [], ALICE)
-    assert ops[0].entries == () and ns.get("/d").acl is None
+    assert ops[0].entries == () and ns.tree.get("/d").acl is None
 
 
 def test_the_whole_acl_is_logged():

@@ -33,7 +33,7 @@ def test_concurrent_requests_share_syncs_and_all_become_durable(tmp_path):
         assert fs.journal.synced_txid == fs.journal.txid == total + 1
         assert fs.journal.metrics.syncs < total
     with open_fs(dirs) as fs:
-        assert fs.ns.dirs == 1 + tasks * (per_task + 1)
+        assert fs.ns.tree.dirs == 1 + tasks * (per_task + 1)
 
 
 def test_a_refused_request_raises_and_logs_nothing(tmp_path):

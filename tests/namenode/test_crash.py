@@ -57,12 +57,12 @@ def check_acks(fs: FSNamesystem, acks: list[str]) -> None:
     renamed = {line.split()[2] for line in acks if line.startswith("ACK renamed")}
     for line in acks:
         _, kind, path = line.split()
-        node = fs.ns.lookup(tuple(path.strip("/").split("/")))
+        node = fs.ns.tree.lookup(tuple(path.strip("/").split("/")))
         if kind == "dir":
             assert node is not None and node.is_dir, f"lost acknowledged mkdirs {path}"
         elif kind == "file":
             moved = path[:-1] + "g"
-            other = fs.ns.lookup(tuple(moved.strip("/").split("/")))
+            other = fs.ns.tree.lookup(tuple(moved.strip("/").split("/")))
             assert (node is not None) or (other is not None), f"lost acknowledged create {path}"
             if moved in renamed:
                 assert node is None, f"{path} still exists after an acknowledged rename"

@@ -84,7 +84,7 @@ def test_format_writes_the_documented_files(tmp_path):
     assert names == ["VERSION", EDITS, IMAGE, IMAGE_MD5]
     assert NameDir(d).namespace_id() == 1234
     with open_fs([d]) as fs:
-        assert (fs.loaded.image_txid, fs.loaded.last_txid, fs.ns.dirs, fs.ns.files) == (0, 1, 1, 0)
+        assert (fs.loaded.image_txid, fs.loaded.last_txid, fs.ns.tree.dirs, fs.ns.tree.files) == (0, 1, 1, 0)
 
 
 def test_format_refuses_to_clobber_without_force(tmp_path):
@@ -96,7 +96,7 @@ def test_format_refuses_to_clobber_without_force(tmp_path):
     assert reopened_dump(dirs)["root"]["children"].keys() == {"keep"}
     format_dirs([NameDir(d) for d in dirs], force=True, namespace_id=99)
     with open_fs(dirs) as fs:
-        assert (fs.namespace_id, fs.ns.root.children) == (99, {})
+        assert (fs.namespace_id, fs.ns.tree.root.children) == (99, {})
 
 
 def test_a_second_open_is_refused_while_the_first_holds_the_dirs(tmp_path):
@@ -220,7 +220,7 @@ def test_a_second_roll_before_the_checkpoint_is_a_no_op(tmp_path):
         assert fs.roll_edits() == 3                         # edits.new is kept, not restarted
         fs.mkdirs("/c", 0o755, USER)
     with open_fs(dirs) as fs:
-        assert sorted(fs.ns.root.children) == ["a", "b", "c"]
+        assert sorted(fs.ns.tree.root.children) == ["a", "b", "c"]
         assert fs.roll_edits() == 3
 
 
@@ -349,7 +349,7 @@ def test_a_torn_tail_is_truncated_and_reported(tmp_path):
         fs.mkdirs("/next", 0o755, USER)                  # appends after the good records
     with open_fs(dirs) as fs:
         assert fs.loaded.torn_tails == [] and fs.loaded.last_txid == 8
-        assert "next" in fs.ns.root.children
+        assert "next" in fs.ns.tree.root.children
 
 
 def test_a_torn_tail_in_one_of_two_dirs_is_cut_in_both(tmp_path):
@@ -408,7 +408,7 @@ def test_group_commit_batches_concurrent_writers(tmp_path):
         assert metrics.syncs < total, "group commit never batched two ops into one sync"
         assert fs.report()["syncs"] == metrics.syncs
     with open_fs(dirs) as fs:
-        assert fs.ns.dirs == 1 + threads * (per_thread + 1)
+        assert fs.ns.tree.dirs == 1 + threads * (per_thread + 1)
 
 
 def test_every_returned_write_is_durable(tmp_path):
@@ -442,6 +442,6 @@ def test_a_dir_failing_io_is_dropped_and_writes_continue(tmp_path):
         fs.close()
     with FSNamesystem.open(dirs) as again:
         for path in ("/before", "/during", "/after"):
-            assert again.ns.lookup((path[1:],)) is not None
+            assert again.ns.tree.lookup((path[1:],)) is not None
     assert current(dirs[0], EDITS).read_bytes() == current(dirs[1], EDITS).read_bytes()
 

@@ -50,18 +50,18 @@ def test_mkdirs_creates_missing_parents_in_one_op():
     ns = new_ns()
     assert ns.mkdirs("/a/b/c", 0o500, SUPER) == (
         True, [edits.MkdirOp("/a/b/c", ROOT_INODE_ID + 1, 0o500, "hdfs", "supergroup", CLOCK_MS)])
-    a, b, c = ns.get("/a"), ns.get("/a/b"), ns.get("/a/b/c")
+    a, b, c = ns.tree.get("/a"), ns.tree.get("/a/b"), ns.tree.get("/a/b/c")
     assert [a.id, b.id, c.id] == [ROOT_INODE_ID + 1, ROOT_INODE_ID + 2, ROOT_INODE_ID + 3]
     assert [a.permission, b.permission, c.permission] == [0o700, 0o700, 0o500]
-    assert ns.dirs == 4 and ns.last_inode_id == c.id
+    assert ns.tree.dirs == 4 and ns.tree.last_inode_id == c.id
 
 
 def test_mkdirs_sets_the_parent_mtime_and_inherits_its_group(ns):
     later(ns)
     assert ns.mkdirs(HOME + "/x", 0o755, ALICE)[0] is True
-    node = ns.get(HOME + "/x")
+    node = ns.tree.get(HOME + "/x")
     assert (node.owner, node.group, node.mtime, node.atime) == ("alice", "staff", 2000, 0)
-    assert ns.get(HOME).mtime == 2000
+    assert ns.tree.get(HOME).mtime == 2000
 
 
 def _mkdirs_tree():
@@ -88,7 +88,7 @@ def test_mkdirs_answers_alike_by_the_directory_index_and_by_resolving(caller, pa
     for indexed in (True, False):
         ns = _mkdirs_tree()
         if not indexed:
-            ns._forget()        # only the root stays known: every deeper parent is resolved
+            ns.tree._forget()        # only the root stays known: every deeper parent is resolved
         try:
             outcome = ns.mkdirs(path, 0o750, caller)
         except errors.NamenodeError as exc:
@@ -99,9 +99,9 @@ def test_mkdirs_answers_alike_by_the_directory_index_and_by_resolving(caller, pa
 
 @pytest.mark.parametrize("path", ["/", HOME, HOME + "/"])
 def test_mkdirs_of_an_existing_directory_changes_nothing(ns, path):
-    before = ns.last_inode_id
+    before = ns.tree.last_inode_id
     assert ns.mkdirs(path, 0o700, ALICE) == (True, [])
-    assert ns.last_inode_id == before
+    assert ns.tree.last_inode_id == before
 
 
 def test_mkdirs_over_a_file_is_refused(ns):
@@ -118,10 +118,10 @@ def test_mkdirs_of_an_invalid_path_is_refused(ns, path):
 
 def test_inode_ids_are_never_reused(ns):
     ns.mkdirs("/gone", 0o755, SUPER)
-    gone = ns.get("/gone").id
+    gone = ns.tree.get("/gone").id
     ns.delete("/gone", False, SUPER)
     ns.mkdirs("/new", 0o755, SUPER)
-    assert ns.get("/new").id == gone + 1
+    assert ns.tree.get("/new").id == gone + 1
 
 
 # ----------------------------------------------------------------------------- create
@@ -129,18 +129,18 @@ def test_inode_ids_are_never_reused(ns):
 def test_create_makes_a_complete_empty_file(ns):
     later(ns)
     ok, ops = ns.create(HOME + "/f/", ALICE, permission=0o640, replication=3)
-    node = ns.get(HOME + "/f")
+    node = ns.tree.get(HOME + "/f")
     assert ok is True
     assert ops == [edits.AddFileOp(HOME + "/f", node.id, 3, 128 << 20, 0, 0o640, "alice", "staff",
                                2000, 2000, False, "", "")]
     assert (node.length, node.blocks, node.client_name, node.under_construction) == \
         (0, (), None, False)
-    assert ns.get(HOME).mtime == 2000 and ns.files == 1
+    assert ns.tree.get(HOME).mtime == 2000 and ns.tree.files == 1
 
 
 def test_create_with_a_client_name_is_under_construction(ns):
     ns.create(HOME + "/f", ALICE, client_name=CLIENT, client_machine="10.0.0.1")
-    node = ns.get(HOME + "/f")
+    node = ns.tree.get(HOME + "/f")
     assert node.under_construction
     assert (node.client_name, node.client_machine) == (CLIENT, "10.0.0.1")
 
@@ -153,11 +153,11 @@ def test_create_refuses_an_existing_file_without_overwrite(ns):
 def test_create_with_overwrite_replaces_the_file(ns):
     write_file(ns, HOME + "/f", sizes=(10, 20), caller=ALICE)
     ns.set_xattr(HOME + "/f", "user.k", b"v", XATTR_CREATE, ALICE)
-    old = ns.get(HOME + "/f")
+    old = ns.tree.get(HOME + "/f")
     ok, ops = ns.create(HOME + "/f", ALICE, overwrite=True)
-    new = ns.get(HOME + "/f")
-    assert ok and ops[0].overwrite and new is not old and new.id == ns.last_inode_id
-    assert (new.length, new.blocks, new.xattrs, ns.files) == (0, (), None, 1)
+    new = ns.tree.get(HOME + "/f")
+    assert ok and ops[0].overwrite and new is not old and new.id == ns.tree.last_inode_id
+    assert (new.length, new.blocks, new.xattrs, ns.tree.files) == (0, (), None, 1)
 
 
 def test_create_over_a_file_under_construction_is_a_lease_conflict(ns):
@@ -180,11 +180,11 @@ def test_create_without_create_parent_needs_the_parent(ns):
 
 
 def test_create_with_create_parent_logs_a_mkdir_first(ns):
-    first = ns.last_inode_id + 1
+    first = ns.tree.last_inode_id + 1
     ok, ops = ns.create(HOME + "/x/y/f", ALICE, permission=0o600)
     assert ops[0] == edits.MkdirOp(HOME + "/x/y", first, 0o700, "alice", "staff", CLOCK_MS)
     assert type(ops[1]) is edits.AddFileOp and ops[1].inode_id == first + 2
-    assert ns.get(HOME + "/x/y").id == first + 1 and ns.get(HOME + "/x/y/f").id == first + 2
+    assert ns.tree.get(HOME + "/x/y").id == first + 1 and ns.tree.get(HOME + "/x/y/f").id == first + 2
 
 
 @pytest.mark.parametrize("path", [HOME + "/f/g", HOME + "/f/x/g"])
@@ -232,15 +232,15 @@ def test_delete_a_file(ns):
     touch(ns, HOME + "/f", ALICE)
     later(ns)
     assert ns.delete(HOME + "/f", False, ALICE) == (True, [edits.DeleteOp(HOME + "/f", 2000)])
-    assert ns.lookup(("home", "alice", "f")) is None
-    assert ns.files == 0 and ns.get(HOME).mtime == 2000
+    assert ns.tree.lookup(("home", "alice", "f")) is None
+    assert ns.tree.files == 0 and ns.tree.get(HOME).mtime == 2000
 
 
 def test_delete_of_a_non_empty_directory_needs_recursive(ns):
     touch(ns, HOME + "/d/f", ALICE)
     refused(ns, errors.PathIsNotEmptyDirectoryError, ns.delete, HOME + "/d", False, ALICE)
     assert ns.delete(HOME + "/d", True, ALICE)[0] is True
-    assert (ns.files, ns.dirs) == (0, 4)
+    assert (ns.tree.files, ns.tree.dirs) == (0, 4)
 
 
 def test_delete_of_an_empty_directory_needs_no_recursive(ns):
@@ -277,8 +277,8 @@ def test_delete_many_is_one_op_and_drops_paths_under_other_listed_paths(ns):
     count, ops = ns.delete_many([HOME + "/b", HOME + "/a/1", HOME + "/b/1", HOME + "/a/1"],
                                 ALICE)
     assert (count, ops) == (2, [edits.DeleteManyOp((HOME + "/a/1", HOME + "/b"), 2000)])
-    assert sorted(ns.get(HOME).children) == ["a", "c"] and list(ns.get(HOME + "/a").children) == ["2"]
-    assert ns.files == 2 and ns.get(HOME).mtime == ns.get(HOME + "/a").mtime == 2000
+    assert sorted(ns.tree.get(HOME).children) == ["a", "c"] and list(ns.tree.get(HOME + "/a").children) == ["2"]
+    assert ns.tree.files == 2 and ns.tree.get(HOME).mtime == ns.tree.get(HOME + "/a").mtime == 2000
 
 
 def test_delete_many_with_one_missing_path_deletes_nothing(ns):
@@ -302,16 +302,16 @@ def test_delete_many_of_nothing_logs_nothing(ns):
 def test_a_delete_many_op_with_nested_or_repeated_paths_is_refused_whole(listed):
     ns = new_ns()
     mkdir(ns, "/a/b")
-    before = (ns.files, ns.dirs)
+    before = (ns.tree.files, ns.tree.dirs)
     with pytest.raises(errors.IllegalArgumentError):
-        ns.apply(edits.DeleteManyOp(listed, 5))
-    assert (ns.files, ns.dirs) == before and ns.lookup(("a", "b")) is not None
+        ns.tree.apply(edits.DeleteManyOp(listed, 5))
+    assert (ns.tree.files, ns.tree.dirs) == before and ns.tree.lookup(("a", "b")) is not None
 
 
 # ----------------------------------------------------------------------------- rename_legacy
 
 @pytest.fixture
-def tree(ns):
+def movable(ns):
     """Adds /home/alice/{src/f, dst/, file}."""
     touch(ns, HOME + "/src/f", ALICE)
     ns.mkdirs(HOME + "/dst", 0o755, ALICE)
@@ -319,29 +319,29 @@ def tree(ns):
     return ns
 
 
-def test_rename_legacy_moves_to_a_new_name(tree):
-    node = tree.get(HOME + "/src/f")
-    later(tree)
-    assert tree.rename_legacy(HOME + "/src/f", HOME + "/dst/g", ALICE) == (
+def test_rename_legacy_moves_to_a_new_name(movable):
+    node = movable.tree.get(HOME + "/src/f")
+    later(movable)
+    assert movable.rename_legacy(HOME + "/src/f", HOME + "/dst/g", ALICE) == (
         True, [edits.RenameOldOp(HOME + "/src/f", HOME + "/dst/g", 2000)])
-    assert tree.get(HOME + "/dst/g") is node and node.name == "g"
-    assert tree.get(HOME + "/src").mtime == tree.get(HOME + "/dst").mtime == 2000
+    assert movable.tree.get(HOME + "/dst/g") is node and node.name == "g"
+    assert movable.tree.get(HOME + "/src").mtime == movable.tree.get(HOME + "/dst").mtime == 2000
 
 
-def test_rename_legacy_into_an_existing_directory(tree):
-    ok, ops = tree.rename_legacy(HOME + "/src", HOME + "/dst", ALICE)
+def test_rename_legacy_into_an_existing_directory(movable):
+    ok, ops = movable.rename_legacy(HOME + "/src", HOME + "/dst", ALICE)
     assert ops == [edits.RenameOldOp(HOME + "/src", HOME + "/dst/src", CLOCK_MS)]
-    assert tree.get(HOME + "/dst/src/f").name == "f"
+    assert movable.tree.get(HOME + "/dst/src/f").name == "f"
 
 
 @pytest.mark.parametrize("src, dst", [
     (HOME + "/file", HOME + "/file"),      # a file onto itself
     (HOME + "/file", HOME),                # into the directory it is already in
 ])
-def test_rename_legacy_onto_itself_is_true_without_an_op(tree, src, dst):
-    before = tree.last_inode_id
-    assert tree.rename_legacy(src, dst, ALICE) == (True, [])
-    assert tree.last_inode_id == before
+def test_rename_legacy_onto_itself_is_true_without_an_op(movable, src, dst):
+    before = movable.tree.last_inode_id
+    assert movable.rename_legacy(src, dst, ALICE) == (True, [])
+    assert movable.tree.last_inode_id == before
 
 
 @pytest.mark.parametrize("src, dst", [
@@ -354,33 +354,33 @@ def test_rename_legacy_onto_itself_is_true_without_an_op(tree, src, dst):
     (HOME + "/file", HOME + "/file/g"),      # destination parent is a file
     (HOME + "/src/f", HOME + "/file/x/g"),   # a file further up the destination
 ])
-def test_rename_legacy_answers_false(tree, src, dst):
-    answers_false(tree, tree.rename_legacy, src, dst, ALICE)
+def test_rename_legacy_answers_false(movable, src, dst):
+    answers_false(movable, movable.rename_legacy, src, dst, ALICE)
 
 
-def test_rename_legacy_into_a_directory_holding_that_name_answers_false(tree):
-    touch(tree, HOME + "/dst/f", ALICE)
-    answers_false(tree, tree.rename_legacy, HOME + "/src/f", HOME + "/dst", ALICE)
+def test_rename_legacy_into_a_directory_holding_that_name_answers_false(movable):
+    touch(movable, HOME + "/dst/f", ALICE)
+    answers_false(movable, movable.rename_legacy, HOME + "/src/f", HOME + "/dst", ALICE)
 
 
 # ----------------------------------------------------------------------------- rename (rename2)
 
-def test_rename_moves_to_exactly_the_destination(tree):
-    assert tree.rename(HOME + "/src", HOME + "/dst/new", False, ALICE) == (
+def test_rename_moves_to_exactly_the_destination(movable):
+    assert movable.rename(HOME + "/src", HOME + "/dst/new", False, ALICE) == (
         True, [edits.RenameOp(HOME + "/src", HOME + "/dst/new", CLOCK_MS, False)])
-    assert tree.get(HOME + "/dst/new/f").name == "f"
+    assert movable.tree.get(HOME + "/dst/new/f").name == "f"
 
 
-def test_rename_overwrites_a_file(tree):
-    node = tree.get(HOME + "/src/f")
-    assert tree.rename(HOME + "/src/f", HOME + "/file", True, ALICE)[0] is True
-    assert tree.get(HOME + "/file") is node and tree.files == 1
+def test_rename_overwrites_a_file(movable):
+    node = movable.tree.get(HOME + "/src/f")
+    assert movable.rename(HOME + "/src/f", HOME + "/file", True, ALICE)[0] is True
+    assert movable.tree.get(HOME + "/file") is node and movable.tree.files == 1
 
 
-def test_rename_overwrites_an_empty_directory(tree):
-    node = tree.get(HOME + "/src")
-    assert tree.rename(HOME + "/src", HOME + "/dst", True, ALICE)[0] is True
-    assert tree.get(HOME + "/dst") is node and tree.dirs == 5
+def test_rename_overwrites_an_empty_directory(movable):
+    node = movable.tree.get(HOME + "/src")
+    assert movable.rename(HOME + "/src", HOME + "/dst", True, ALICE)[0] is True
+    assert movable.tree.get(HOME + "/dst") is node and movable.tree.dirs == 5
 
 
 @pytest.mark.parametrize("src, dst, overwrite, error", [
@@ -400,8 +400,8 @@ def test_rename_overwrites_an_empty_directory(tree):
 ], ids=["src root", "dst root", "missing src", "same", "under source", "file exists",
         "dir exists", "file over dir", "dir over file", "non-empty dir", "missing dst parent",
         "dst parent is a file", "file further up the dst"])
-def test_rename_refusals(tree, src, dst, overwrite, error):
-    refused(tree, error, tree.rename, src, dst, overwrite, ALICE)
+def test_rename_refusals(movable, src, dst, overwrite, error):
+    refused(movable, error, movable.rename, src, dst, overwrite, ALICE)
 
 
 # ----------------------------------------------------------------------------- attributes
@@ -410,7 +410,7 @@ def test_set_permission_by_the_owner(ns):
     touch(ns, HOME + "/f", ALICE)
     assert ns.set_permission(HOME + "/f/", 0o1600, ALICE) == (
         True, [edits.SetPermissionsOp(HOME + "/f", 0o1600)])
-    assert ns.get(HOME + "/f").permission == 0o1600
+    assert ns.tree.get(HOME + "/f").permission == 0o1600
 
 
 def test_set_permission_by_others(ns):
@@ -429,7 +429,7 @@ def test_set_owner_by_the_superuser(ns):
     assert ns.set_owner(HOME, "bob", "anything", SUPER) == (
         True, [edits.SetOwnerOp(HOME, "bob", "anything")])
     ns.set_owner(HOME, None, "other", SUPER)
-    node = ns.get(HOME)
+    node = ns.tree.get(HOME)
     assert (node.owner, node.group) == ("bob", "other")
 
 
@@ -456,7 +456,7 @@ def test_set_times(ns):
     assert ns.set_times(HOME + "/f", 5, -1, ALICE) == (
         True, [edits.SetTimesOp(HOME + "/f", 5, -1)])
     ns.set_times(HOME + "/f", -1, 7, ALICE)
-    node = ns.get(HOME + "/f")
+    node = ns.tree.get(HOME + "/f")
     assert (node.mtime, node.atime) == (5, 7)
 
 
@@ -476,7 +476,7 @@ def test_set_replication(ns):
     write_file(ns, HOME + "/f", sizes=(100,), caller=ALICE)
     assert ns.set_replication(HOME + "/f", 3, ALICE) == (
         True, [edits.SetReplicationOp(HOME + "/f", 3)])
-    assert ns.get(HOME + "/f").replication == 3
+    assert ns.tree.get(HOME + "/f").replication == 3
 
 
 def test_set_replication_of_a_directory_answers_false(ns):
@@ -500,18 +500,18 @@ def test_set_replication_needs_write_access(ns):
 
 def test_set_quota_sets_changes_and_removes(ns):
     assert ns.set_quota(HOME, 10, 1000, SUPER) == (True, [edits.SetQuotaOp(HOME, 10, 1000)])
-    q = ns.get(HOME).quota
+    q = ns.tree.get(HOME).quota
     assert (q.ns_quota, q.ss_quota, q.ns_used, q.ss_used) == (10, 1000, 1, 0)
     assert ns.set_quota(HOME, None, 500, SUPER)[1] == [edits.SetQuotaOp(HOME, 10, 500)]
     assert ns.set_quota(HOME, -1, None, SUPER)[1] == [edits.SetQuotaOp(HOME, -1, 500)]
     ns.set_quota(HOME, None, -1, SUPER)
-    assert ns.get(HOME).quota is None
+    assert ns.tree.get(HOME).quota is None
 
 
 def test_set_quota_counts_what_is_already_there(ns):
     write_file(ns, HOME + "/d/f", sizes=(100,), replication=2, caller=ALICE)
     ns.set_quota(HOME, 100, None, SUPER)
-    q = ns.get(HOME).quota
+    q = ns.tree.get(HOME).quota
     assert (q.ns_used, q.ss_used) == (3, 200)
 
 
@@ -556,11 +556,11 @@ def test_space_quota_limits_blocks(ns):
     ns.set_quota(HOME, None, 250, SUPER)
     write_file(ns, HOME + "/f", sizes=(100,), replication=2, caller=ALICE)
     ns.create(HOME + "/g", ALICE, client_name=CLIENT)
-    g = ns.get(HOME + "/g")
+    g = ns.tree.get(HOME + "/g")
     for op in (edits.AddBlockOp(g.path(), g.id, (99, 60, 1)),
                edits.UpdateBlocksOp(g.path(), g.id, ((99, 60, 1),)),
                edits.CloseFileOp(g.path(), g.id, 60, 1, 1, ((99, 60, 1),), b"")):
-        refused(ns, errors.DSQuotaExceededError, ns.apply, op)
+        refused(ns, errors.DSQuotaExceededError, ns.tree.apply, op)
     refused(ns, errors.DSQuotaExceededError, ns.set_replication, HOME + "/f", 3, ALICE)
     assert ns.set_replication(HOME + "/f", 1, ALICE)[0] is True
 
@@ -581,7 +581,7 @@ def test_a_rename_inside_a_quota_directory_is_not_counted_twice(ns):
     touch(ns, HOME + "/a/f", ALICE)
     ns.set_quota(HOME, 3, None, SUPER)
     assert ns.rename(HOME + "/a/f", HOME + "/g", False, ALICE)[0] is True
-    assert ns.get(HOME).quota.ns_used == 3
+    assert ns.tree.get(HOME).quota.ns_used == 3
 
 
 def test_quota_usage_and_content_summary(ns):
@@ -679,7 +679,7 @@ def test_remove_xattr(ns):
     assert ns.remove_xattr(HOME, "user.k", ALICE) == (True, [edits.RemoveXAttrOp(HOME, "user.k")])
     refused(ns, errors.XAttrError, ns.remove_xattr, HOME, "user.k", ALICE)
     ns.remove_xattr(HOME, "user.j", ALICE)
-    assert ns.get(HOME).xattrs is None
+    assert ns.tree.get(HOME).xattrs is None
     refused(ns, errors.XAttrError, ns.remove_xattr, HOME, "user.j", ALICE)
 
 
@@ -695,13 +695,13 @@ def parts(ns):
 
 
 def test_concat_appends_the_blocks_and_deletes_the_sources(parts):
-    blocks = [parts.get(HOME + p).blocks for p in ("/t", "/s1", "/s2")]
+    blocks = [parts.tree.get(HOME + p).blocks for p in ("/t", "/s1", "/s2")]
     later(parts)
     assert parts.concat(HOME + "/t", [HOME + "/s1", HOME + "/s2"], ALICE) == (
         True, [edits.ConcatOp(HOME + "/t", (HOME + "/s1", HOME + "/s2"), 2000)])
-    target = parts.get(HOME + "/t")
+    target = parts.tree.get(HOME + "/t")
     assert target.blocks == blocks[0] + blocks[1] + blocks[2]
-    assert (target.length, target.mtime, target.checksum, parts.files) == (100, 2000, None, 1)
+    assert (target.length, target.mtime, target.checksum, parts.tree.files) == (100, 2000, None, 1)
 
 
 @pytest.mark.parametrize("srcs, error", [
@@ -739,7 +739,7 @@ def test_concat_refuses_empty_sources_and_larger_block_sizes(parts):
     refused(parts, errors.HadoopIllegalArgumentError, parts.concat, HOME + "/t",
             [HOME + "/empty"], ALICE)
     write_file(parts, HOME + "/big", sizes=(5,), caller=ALICE)
-    parts.get(HOME + "/big").block_size = parts.get(HOME + "/t").block_size * 2
+    parts.tree.get(HOME + "/big").block_size = parts.tree.get(HOME + "/t").block_size * 2
     with pytest.raises(errors.HadoopIllegalArgumentError, match="preferred block size"):
         parts.concat(HOME + "/t", [HOME + "/big"], ALICE)
 
@@ -759,7 +759,7 @@ def test_concat_that_lowers_usage_in_an_over_quota_directory_applies_whole(ns):
     write_file(ns, HOME + "/s", sizes=(100,), replication=3, caller=ALICE)
     ns.set_quota(HOME, None, 150, SUPER)          # already exceeded: 400 bytes used
     assert ns.concat(HOME + "/t", [HOME + "/s"], ALICE)[0] is True
-    assert ns.get(HOME).quota.ss_used == 200 and ns.get(HOME + "/t").length == 200
+    assert ns.tree.get(HOME).quota.ss_used == 200 and ns.tree.get(HOME + "/t").length == 200
 
 
 def test_concat_that_raises_usage_over_the_space_quota_is_refused(ns):
@@ -771,10 +771,10 @@ def test_concat_that_raises_usage_over_the_space_quota_is_refused(ns):
 
 def test_truncate_cuts_blocks(ns):
     write_file(ns, HOME + "/f", sizes=(100, 100, 100), caller=ALICE)
-    ids = [b[0] for b in ns.get(HOME + "/f").blocks]
+    ids = [b[0] for b in ns.tree.get(HOME + "/f").blocks]
     assert ns.truncate(HOME + "/f", 150, ALICE) == (
         True, [edits.TruncateOp(HOME + "/f", 150, CLOCK_MS)])
-    node = ns.get(HOME + "/f")
+    node = ns.tree.get(HOME + "/f")
     assert node.blocks == ((ids[0], 100, 1001), (ids[1], 50, 1001))
     assert (node.length, node.checksum) == (150, None)
     ns.truncate(HOME + "/f", 0, ALICE)
@@ -810,14 +810,14 @@ def test_listing_pages_in_name_order(ns):
     assert (names(page), remaining) == (["a", "b"], 2)
     page, remaining = ns.listing(HOME, ALICE, start_after="b", limit=1)
     assert (names(page), remaining) == (["c"], 1)
-    assert ns.listing(HOME, ALICE, start_after="bb") == ([ns.get(HOME + "/c"),
-                                                          ns.get(HOME + "/d")], 0)
+    assert ns.listing(HOME, ALICE, start_after="bb") == ([ns.tree.get(HOME + "/c"),
+                                                          ns.tree.get(HOME + "/d")], 0)
     assert ns.listing(HOME, ALICE, start_after="d") == ([], 0)
 
 
 def test_listing_a_file_lists_the_file(ns):
     touch(ns, HOME + "/f", ALICE)
-    assert ns.listing(HOME + "/f", ALICE, start_after="zzz") == ([ns.get(HOME + "/f")], 0)
+    assert ns.listing(HOME + "/f", ALICE, start_after="zzz") == ([ns.tree.get(HOME + "/f")], 0)
 
 
 def test_listing_refusals(ns):
@@ -827,6 +827,6 @@ def test_listing_refusals(ns):
 
 
 def test_status(ns):
-    assert ns.status(HOME + "/", BOB) is ns.get(HOME)
+    assert ns.status(HOME + "/", BOB) is ns.tree.get(HOME)
     refused(ns, errors.PathNotFoundError, ns.status, HOME + "/nope", BOB)
     refused(ns, errors.InvalidPathError, ns.status, "nope", BOB)

@@ -23,8 +23,8 @@ from tests.namenode.helpers import ALICE, BOB, SUPER, dump, dump_node, new_ns, r
 from tests.namenode.test_tree_replay import (
     REQUESTS,
     acl_specs,
-    counting_clock,
     fresh,
+    load_image,
     perms,
     request,
     run,
@@ -56,7 +56,7 @@ def _no_quotas(node: dict) -> dict:
 
 def snapshot_names(ns) -> dict:
     return {d.path(): [(s.id, s.name, s.ctime) for s in root.snapshots]
-            for d, root in ns.snapshots.roots.values()}
+            for d, root in ns.tree.snapshots.roots.values()}
 
 
 def flatten(node: dict, where: str = ""):
@@ -136,7 +136,7 @@ def check_frozen(ns, expected: dict) -> None:
             check_answers(ns, f"{root}/.snapshot/{name}{path}", node)
     for root in {root for root, _ in expected}:
         snaps = [s.name for s in ns.snapshot_list(root, SUPER)[1]]
-        now = comparable(dump_node(ns.get(root)))
+        now = comparable(dump_node(ns.tree.get(root)))
         for i, older in enumerate(snaps):
             for newer in snaps[i + 1:] + [""]:
                 report = ns.snapshot_diff(root, older, newer, SUPER)
@@ -152,11 +152,11 @@ def check_diffs_serve_their_snapshots(ns) -> None:
     one that holds the inode when that snapshot goes: none is recorded for an inode moved in
     after the snapshot, and none outlives what it serves."""
     seen = {}
-    for directory, root in ns.snapshots.roots.values():
+    for directory, root in ns.tree.snapshots.roots.values():
         for snap in root.snapshots:
             seen[snap.id] = {n.id for n in walk(
                 ns.status(f"{directory.path()}/.snapshot/{snap.name}", SUPER))}
-    for inode_id, diffs in ns.snapshots.diffs.items():
+    for inode_id, diffs in ns.tree.snapshots.diffs.items():
         for diff in diffs:
             assert inode_id in seen[diff.snap], (inode_id, diff.snap)
 
@@ -210,7 +210,7 @@ STEPS = st.lists(st.sampled_from([REQUESTS, MOVES, CHANGES, SNAP_OPS]).flatmap(l
 
 def existing(ns, dirs_only: bool = False) -> list[str]:
     """The paths in the tree now, the root left out, in order."""
-    found, stack = [], [("", ns.root)]
+    found, stack = [], [("", ns.tree.root)]
     while stack:
         where, node = stack.pop()
         for name, child in node.children.items():
@@ -245,7 +245,7 @@ def play_with_snapshots(steps):
     expected = {}
     for root in ROOTS:
         ops += ns.allow_snapshot(root, SUPER)[1] + ns.create_snapshot(root, "s0", SUPER)[1]
-        expected[root, "s0"] = comparable(dump_node(ns.get(root)))
+        expected[root, "s0"] = comparable(dump_node(ns.tree.get(root)))
     taken = itertools.count(1)
     for step in steps:
         kind = step[0]
@@ -253,7 +253,7 @@ def play_with_snapshots(steps):
             if kind == "take":
                 name = f"s{next(taken)}"
                 _, more = ns.create_snapshot(step[1], name, SUPER)
-                expected[step[1], name] = comparable(dump_node(ns.get(step[1])))
+                expected[step[1], name] = comparable(dump_node(ns.tree.get(step[1])))
             elif kind in ("drop", "rename_snapshot"):
                 more = snapshot_op(ns, expected, *step)
             else:
@@ -281,10 +281,10 @@ def snapshot_op(ns, expected: dict, kind: str, root: str, pick: int) -> list:
 
 def check_released(ns) -> None:
     """Deleting every snapshot releases everything the registry held."""
-    for directory, root in list(ns.snapshots.roots.values()):
+    for directory, root in list(ns.tree.snapshots.roots.values()):
         for snap in list(root.snapshots):
             ns.delete_snapshot(directory.path(), snap.name, SUPER)
-    registry = ns.snapshots
+    registry = ns.tree.snapshots
     assert (registry.diffs, registry.pinned, registry.removed, registry.arrived) == (
         {}, {}, {}, {})
     assert registry.referenced_blocks() == set()
@@ -301,7 +301,7 @@ def test_a_snapshot_shows_the_tree_as_it_was_when_taken(steps):
     check_frozen(ns, expected)
     replica = fresh()
     for op in ops:
-        replica.apply(op)
+        replica.tree.apply(op)
     assert dump(replica) == dump(ns)
     check_frozen(replica, expected)
     check_released(ns)
@@ -314,16 +314,15 @@ def test_snapshots_survive_an_edits_file_and_an_image(steps):
     ns, ops, expected = play_with_snapshots(steps)
     with tempfile.TemporaryDirectory() as tmp:
         replayed = fresh()
-        startup.replay(replayed, write_edits(os.path.join(tmp, "edits"), ops), 0, 1)
-        info = columns.save(ns, os.path.join(tmp, "fsimage"), 42, len(ops))
-        loaded, _ = columns.load(os.path.join(tmp, "fsimage"), info.md5_hex,
-                                 clock=counting_clock())
+        startup.replay(replayed.tree, write_edits(os.path.join(tmp, "edits"), ops), 0, 1)
+        info = columns.save(ns.tree, os.path.join(tmp, "fsimage"), 42, len(ops))
+        loaded, _ = load_image(os.path.join(tmp, "fsimage"), info.md5_hex)
     for other in (replayed, loaded):
         assert dump(other) == dump(ns)
         assert snapshot_names(other) == snapshot_names(ns)
         check_frozen(other, expected)
         check_released(other)
-    assert loaded.snapshots.last_id == ns.snapshots.last_id
+    assert loaded.tree.snapshots.last_id == ns.tree.snapshots.last_id
 
 
 # ------------------------------------------------------------------ renames (issue 22, item 7)
@@ -340,7 +339,7 @@ def renamed_after_a_snapshot(kind: str = "file", src: str = "/s/w/g", dst: str =
         ns.mkdirs(f"{src}/inner", 0o755, SUPER)
     ns.allow_snapshot("/s", SUPER)
     ns.create_snapshot("/s", "s2", SUPER)
-    before = dump_node(ns.get(src))
+    before = dump_node(ns.tree.get(src))
     ns.rename(src, dst, False, SUPER)
     return ns, before
 
@@ -398,11 +397,11 @@ def test_an_inode_moved_into_the_tree_is_not_in_its_earlier_snapshot():
     ns.set_permission("/s/d", 0o700, SUPER)
     ns.delete("/s/d/x", False, SUPER)
     assert list(ns.status("/s/.snapshot/s0", SUPER).children) == []
-    assert list(ns.snapshots.diffs) == [ns.get("/s").id]
+    assert list(ns.tree.snapshots.diffs) == [ns.tree.get("/s").id]
     summary = ns.content_summary("/s", SUPER)
     assert (summary["directoryCount"], summary["fileCount"], summary["snapshotFileCount"],
             summary["snapshotDirectoryCount"]) == (2, 0, 0, 0)
-    assert ns.snapshots.referenced_blocks() == set()
+    assert ns.tree.snapshots.referenced_blocks() == set()
     assert ns.snapshot_diff("/s", "s0", "", SUPER) == [("MODIFY", "", None),
                                                         ("CREATE", "d", None)]
 
@@ -481,7 +480,7 @@ def test_deleting_a_snapshot_keeps_an_older_one_of_another_directory_right():
     held = ns.status("/a/.snapshot/old/f", SUPER)
     assert (held.name, held.permission) == ("f", 0o644)
     ns.delete_snapshot("/a", "old", SUPER)
-    assert (ns.snapshots.diffs, ns.snapshots.pinned, ns.snapshots.arrived) == ({}, {}, {})
+    assert (ns.tree.snapshots.diffs, ns.tree.snapshots.pinned, ns.tree.snapshots.arrived) == ({}, {}, {})
 
 
 def test_a_snapshot_releases_what_it_alone_kept_of_an_inode_moved_in():
@@ -499,23 +498,23 @@ def test_a_snapshot_releases_what_it_alone_kept_of_an_inode_moved_in():
     ns.create_snapshot("/s", "s1", SUPER)
     ns.set_permission("/s/f", 0o600, SUPER)
     ns.set_permission("/s/d/x", 0o600, SUPER)
-    blocks = {b[0] for p in ("/s/f", "/s/d/x") for b in ns.get(p).blocks}
+    blocks = {b[0] for p in ("/s/f", "/s/d/x") for b in ns.tree.get(p).blocks}
     ns.delete("/s/f", False, SUPER)
     ns.delete("/s/d", True, SUPER)
-    assert ns.snapshots.referenced_blocks() == blocks
+    assert ns.tree.snapshots.referenced_blocks() == blocks
     ns.delete_snapshot("/s", "s1", SUPER)
-    assert ns.snapshots.referenced_blocks() == set()
-    assert list(ns.snapshots.diffs) == [ns.get("/s").id]
+    assert ns.tree.snapshots.referenced_blocks() == set()
+    assert list(ns.tree.snapshots.diffs) == [ns.tree.get("/s").id]
 
 
 def test_an_image_carries_what_sees_a_moved_inode(tmp_path):
     ns, before = renamed_after_a_snapshot(dst="/o/g2")
     ns.set_permission("/o/g2", 0o600, SUPER)
     ns.mkdirs("/s/v/g", 0o755, SUPER)
-    info = columns.save(ns, str(tmp_path / "fsimage"), 42, 9)
-    loaded, _ = columns.load(str(tmp_path / "fsimage"), info.md5_hex, clock=counting_clock())
-    registry = loaded.snapshots
-    assert (registry.pinned, registry.arrived) == (ns.snapshots.pinned, ns.snapshots.arrived)
+    info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
+    loaded, _ = load_image(str(tmp_path / "fsimage"), info.md5_hex)
+    registry = loaded.tree.snapshots
+    assert (registry.pinned, registry.arrived) == (ns.tree.snapshots.pinned, ns.tree.snapshots.arrived)
     assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
     loaded.set_times("/o/g2", 1, 2, SUPER)             # still recorded nowhere new
     assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
@@ -542,8 +541,8 @@ def test_the_snapshot_counter_survives_an_image_without_snapshots(tmp_path):
     ns.create_snapshot("/s", "a", SUPER)
     ns.delete_snapshot("/s", "a", SUPER)
     ns.disallow_snapshot("/s", SUPER)
-    info = columns.save(ns, str(tmp_path / "fsimage"), 42, 9)
-    loaded, _ = columns.load(str(tmp_path / "fsimage"), info.md5_hex, clock=counting_clock())
+    info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
+    loaded, _ = columns.load(str(tmp_path / "fsimage"), info.md5_hex)
     assert loaded.snapshots.last_id == 1
 
 
@@ -560,9 +559,9 @@ def test_taking_a_snapshot_copies_nothing():
     ns.create_snapshot("/big", "s0", SUPER)
     gc.collect()
     assert len(gc.get_objects()) - before < 20
-    assert ns.snapshots.diffs == {}                  # nothing recorded until a change
+    assert ns.tree.snapshots.diffs == {}                  # nothing recorded until a change
     ns.set_permission("/big/d7", 0o700, SUPER)
-    assert list(ns.snapshots.diffs) == [ns.get("/big/d7").id]
+    assert list(ns.tree.snapshots.diffs) == [ns.tree.get("/big/d7").id]
 
 
 def test_inodes_made_after_a_snapshot_record_nothing():
@@ -572,7 +571,7 @@ def test_inodes_made_after_a_snapshot_record_nothing():
     ns.create_snapshot("/s", "s0", SUPER)
     ns.mkdirs("/s/new", 0o755, SUPER)                # records /s's created name
     ns.set_permission("/s/new", 0o700, SUPER)        # /s/new is younger than s0
-    assert list(ns.snapshots.diffs) == [ns.get("/s").id]
+    assert list(ns.tree.snapshots.diffs) == [ns.tree.get("/s").id]
 
 
 # ------------------------------------------------------------------ release
@@ -582,15 +581,15 @@ def test_deleting_the_last_snapshot_releases_what_only_it_kept():
     ns.mkdirs("/s", 0o755, SUPER)
     ns.allow_snapshot("/s", SUPER)
     write_file(ns, "/s/f", sizes=(10, 20))
-    blocks = {b[0] for b in ns.get("/s/f").blocks}
+    blocks = {b[0] for b in ns.tree.get("/s/f").blocks}
     ns.create_snapshot("/s", "s0", SUPER)
     ns.delete("/s/f", False, SUPER)
-    assert ns.snapshots.referenced_blocks() == blocks
+    assert ns.tree.snapshots.referenced_blocks() == blocks
     assert ns.readable_file("/s/.snapshot/s0/f", SUPER).blocks == tuple(
         sorted(ns.readable_file("/s/.snapshot/s0/f", SUPER).blocks))
     ns.delete_snapshot("/s", "s0", SUPER)
-    assert ns.snapshots.referenced_blocks() == set()
-    assert ns.snapshots.diffs == {} and ns.snapshots.pinned == {}
+    assert ns.tree.snapshots.referenced_blocks() == set()
+    assert ns.tree.snapshots.diffs == {} and ns.tree.snapshots.pinned == {}
 
 
 def test_deleting_a_middle_snapshot_keeps_the_older_ones_right():
@@ -794,7 +793,7 @@ def test_many_snapshots_then_deleted_in_any_order():
         if i % 2:
             ns.delete(f"/s/f{i - 1}", False, SUPER)
         ns.create_snapshot("/s", f"s{i}", SUPER)
-        seen[f"s{i}"] = sorted(ns.get("/s").children)
+        seen[f"s{i}"] = sorted(ns.tree.get("/s").children)
     for name in ("s3", "s0", "s7", "s5"):
         ns.delete_snapshot("/s", name, SUPER)
         del seen[name]
@@ -816,7 +815,7 @@ def test_oiv_shows_the_snapshots_and_what_they_keep(tmp_path):
     ns.allow_snapshot("/s", SUPER)
     ns.create_snapshot("/s", "one", SUPER)
     ns.delete("/s/f", False, SUPER)
-    info = columns.save(ns, str(tmp_path / "fsimage"), 42, 9)
+    info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
     (tmp_path / "fsimage.md5").write_text(f"{info.md5_hex} *fsimage\n")
     result = CliRunner().invoke(main, ["oiv", "-i", str(tmp_path / "fsimage"), "-o",
                                        str(tmp_path / "out.json"), "-p", "JSON"])

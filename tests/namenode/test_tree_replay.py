@@ -127,21 +127,21 @@ def run(ns: Namespace, req) -> list:
 
 
 def _inode_id(ns: Namespace, path: str) -> int:
-    node = ns.lookup(tuple(path.split("/")[1:]))
+    node = ns.tree.lookup(tuple(path.split("/")[1:]))
     return node.id if node is not None else 0
 
 
 def _add_block(ns, path, size):
-    return [edits.AddBlockOp(path, _inode_id(ns, path), (ns.last_block_id + 1, size, 7))]
+    return [edits.AddBlockOp(path, _inode_id(ns, path), (ns.tree.last_block_id + 1, size, 7))]
 
 
 def _update_blocks(ns, path, size):
-    blocks = ((ns.last_block_id + 1, size, 8), (ns.last_block_id + 2, size // 2, 8))
+    blocks = ((ns.tree.last_block_id + 1, size, 8), (ns.tree.last_block_id + 2, size // 2, 8))
     return [edits.UpdateBlocksOp(path, _inode_id(ns, path), blocks)]
 
 
 def _close(ns, path, checksum):
-    node = ns.lookup(tuple(path.split("/")[1:]))
+    node = ns.tree.lookup(tuple(path.split("/")[1:]))
     blocks = getattr(node, "blocks", ())
     length = sum(b[1] for b in blocks)
     return [edits.CloseFileOp(path, _inode_id(ns, path), length, 4000, 4001, blocks, checksum)]
@@ -194,7 +194,7 @@ def test_replaying_an_edits_file_rebuilds_the_same_tree(requests):
     replica = fresh()
     with tempfile.TemporaryDirectory() as tmp:
         path = write_edits(os.path.join(tmp, "edits"), ops)
-        reader, count = startup.replay(replica, path, 0, 1)
+        reader, count = startup.replay(replica.tree, path, 0, 1)
     assert (count, reader.last_txid, reader.torn_tail) == (len(ops), len(ops), None)
     assert dump(replica) == dump(live)
 
@@ -220,8 +220,14 @@ def write_edits(path: str, ops, first_txid: int = 1) -> str:
 def round_trip(ns: Namespace, last_txid: int = 0):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fsimage")
-        info = columns.save(ns, path, 42, last_txid)
-        return columns.load(path, info.md5_hex, clock=counting_clock())
+        info = columns.save(ns.tree, path, 42, last_txid)
+        return load_image(path, info.md5_hex)
+
+
+def load_image(path: str, md5: str):
+    """The tree of an image, with the requests on it (a Namespace on a counting clock)."""
+    tree, meta = columns.load(path, md5)
+    return Namespace(tree, clock=counting_clock()), meta
 
 
 # ----------------------------------------------------------------------------- image, in full
@@ -238,7 +244,7 @@ def rich_namespace() -> Namespace:
     write_file(ns, "/q/sub/done", sizes=(100, 50), replication=3, checksum=b"\x00md5")
     write_file(ns, "/q/nochecksum", sizes=(1,), checksum=b"")
     ns.create("/q/open", ALICE, client_name=CLIENT, client_machine="host-1")
-    apply_ops(ns, edits.AddBlockOp("/q/open", ns.get("/q/open").id, (500, 64, 9)))
+    apply_ops(ns, edits.AddBlockOp("/q/open", ns.tree.get("/q/open").id, (500, 64, 9)))
     ns.create("/q/open-empty", BOB, client_name="other-client")
     ns.create("/数据 with space", SUPER, permission=0o6755)
     ns.set_times("/数据 with space", 5, 123456789, SUPER)
@@ -257,9 +263,9 @@ def test_an_image_keeps_every_attribute():
     loaded, meta = round_trip(ns, last_txid=77)
     assert dump(loaded) == dump(ns)
     assert (meta.namespace_id, meta.last_txid, meta.inode_count) == (42, 77, 11)
-    assert loaded.get("/q/inherits/f").acl == ns.get("/q/inherits/f").acl is not None
-    assert loaded.root.xattrs == {"user.root": b"r"}
-    assert loaded.get("/q/open").client_machine == "host-1"
+    assert loaded.tree.get("/q/inherits/f").acl == ns.tree.get("/q/inherits/f").acl is not None
+    assert loaded.tree.root.xattrs == {"user.root": b"r"}
+    assert loaded.tree.get("/q/open").client_machine == "host-1"
     check_invariants(loaded)
 
 
@@ -268,9 +274,9 @@ def test_an_image_keeps_the_last_ids_of_deleted_inodes_and_blocks():
     write_file(ns, "/a/f", sizes=(10, 10))
     ns.delete("/a", True, SUPER)
     loaded, _ = round_trip(ns)
-    assert (loaded.last_inode_id, loaded.last_block_id) == (ns.last_inode_id, 2)
+    assert (loaded.tree.last_inode_id, loaded.tree.last_block_id) == (ns.tree.last_inode_id, 2)
     loaded.mkdirs("/b", 0o755, SUPER)
-    assert loaded.get("/b").id == ns.last_inode_id + 1
+    assert loaded.tree.get("/b").id == ns.tree.last_inode_id + 1
 
 
 def test_an_empty_namespace_round_trips():
@@ -296,8 +302,8 @@ def test_replay_skips_records_the_image_already_holds():
     replica = fresh()
     apply_ops(replica, ops[0])
     with tempfile.TemporaryDirectory() as tmp:
-        _, count = startup.replay(replica, write_edits(os.path.join(tmp, "e"), ops), 1, 2)
-    assert count == 1 and replica.get("/b").id == 16387
+        _, count = startup.replay(replica.tree, write_edits(os.path.join(tmp, "e"), ops), 1, 2)
+    assert count == 1 and replica.tree.get("/b").id == 16387
 
 
 def test_replay_of_an_op_that_does_not_fit_is_a_replay_error():
@@ -305,7 +311,7 @@ def test_replay_of_an_op_that_does_not_fit_is_a_replay_error():
     with tempfile.TemporaryDirectory() as tmp:
         path = write_edits(os.path.join(tmp, "e"), ops)
         with pytest.raises(errors.ReplayError) as info:
-            startup.replay(fresh(), path, 0, 1)
+            startup.replay(fresh().tree, path, 0, 1)
     assert "txid 2" in str(info.value) and isinstance(info.value.__cause__,
                                                       errors.PathNotFoundError)
 
@@ -314,17 +320,17 @@ def test_replay_of_edits_that_start_too_late_is_a_gap():
     with tempfile.TemporaryDirectory() as tmp:
         path = write_edits(os.path.join(tmp, "e"), [edits.StartLogSegmentOp()], first_txid=5)
         with pytest.raises(TxidGapError):
-            startup.replay(fresh(), path, 0, 1)
+            startup.replay(fresh().tree, path, 0, 1)
 
 
 # ----------------------------------------------------------------------------- appliers
 
 def test_every_op_code_has_an_applier_unpacking_its_fields_in_order():
     ns = fresh()
-    assert set(ns.appliers) == set(edits.OPS)
+    assert set(ns.tree.appliers) == set(edits.OPS)
     for code, cls in edits.OPS.items():
         if cls.FIELDS:
-            assert unpacked_names(ns.appliers[code]) == ("_op", "_txid", *cls.FIELDS), cls
+            assert unpacked_names(ns.tree.appliers[code]) == ("_op", "_txid", *cls.FIELDS), cls
 
 
 def unpacked_names(applier) -> tuple:
@@ -340,8 +346,8 @@ def test_apply_passes_the_record_payload():
     op = edits.MkdirOp("/a", 16386, 0o755, "u", "g", 5)
     assert op.payload(9) == (edits.OpCode.MKDIR, 9, *op.values())
     ns = fresh()
-    ns.appliers[edits.OpCode.MKDIR](op.payload(9))
-    assert ns.get("/a").id == 16386
+    ns.tree.appliers[edits.OpCode.MKDIR](op.payload(9))
+    assert ns.tree.get("/a").id == 16386
 
 
 def mkdir_op(path: str, inode_id: int) -> edits.MkdirOp:
@@ -363,12 +369,12 @@ def test_the_directory_index_forgets_a_moved_or_deleted_directory(move):
     apply_ops(ns, mkdir_op("/a/b", 16386), file_op("/a/b/f", 16388))  # /a/b is now known
     apply_ops(ns, move)
     with pytest.raises(errors.PathNotFoundError):
-        ns.apply(file_op("/a/b/g", 16389))
+        ns.tree.apply(file_op("/a/b/g", 16389))
     with pytest.raises(errors.PathNotFoundError):
-        ns.apply(edits.SetTimesOp("/a/b/f", 7, 7))
+        ns.tree.apply(edits.SetTimesOp("/a/b/f", 7, 7))
     if isinstance(move, (edits.RenameOp, edits.RenameOldOp)):
         apply_ops(ns, file_op("/c/b/g", 16389))
-        assert ns.get("/c/b/g").parent is ns.get("/c/b")
+        assert ns.tree.get("/c/b/g").parent is ns.tree.get("/c/b")
     check_invariants(ns)
 
 
@@ -377,9 +383,9 @@ def test_the_directory_index_is_used_only_for_plain_names():
     apply_ops(ns, mkdir_op("/a", 16386), file_op("/a/f", 16387))
     for bad in ("/a/.", "/a/..", "/a/x:y", "/a/x\0", "/a/" + "x" * 256, "a/f", "/a//f"):
         with pytest.raises(errors.InvalidPathError):
-            ns.apply(file_op(bad, 16390))
+            ns.tree.apply(file_op(bad, 16390))
     apply_ops(ns, file_op("/a/é", 16390), file_op("/a/b/", 16391))
-    assert ns.get("/a/é").id == 16390 and ns.get("/a/b").id == 16391
+    assert ns.tree.get("/a/é").id == 16390 and ns.tree.get("/a/b").id == 16391
     check_invariants(ns)
 
 
@@ -387,13 +393,13 @@ def test_a_full_directory_index_starts_over():
     ns = fresh()
     ops = [mkdir_op(f"/d{i}", 16386 + i) for i in range(3000)]
     apply_ops(ns, *ops, *(file_op(f"/d{i}/f", 20000 + i) for i in range(3000)))
-    assert len(ns._dir_index) <= 1024 and ns.files == 3000
+    assert len(ns.tree._dir_index) <= 1024 and ns.tree.files == 3000
     check_invariants(ns)
 
 
 def test_new_file_builds_what_the_inode_file_class_builds():
     from nnlite.namenode.namespace.inode import INodeFile, new_file
-    parent = fresh().root
+    parent = fresh().tree.root
     args = (16390, parent, "f", 0o644, "u", "g", 5, 6, 3, 1024, 77)
     fast, slow = new_file(*args, "client", "host"), INodeFile(*args, (), None, "client", "host")
     slots = [s for cls in INodeFile.__mro__ for s in getattr(cls, "__slots__", ())]
@@ -403,7 +409,7 @@ def test_new_file_builds_what_the_inode_file_class_builds():
 def test_directories_made_after_the_index_starts_over_find_their_parent_in_it():
     ns = fresh()
     apply_ops(ns, *(mkdir_op(f"/p/d{i}", 16386 + 2 * i) for i in range(2000)))
-    assert "/p" in ns._dir_index and ns.dirs == 2002
+    assert "/p" in ns.tree._dir_index and ns.tree.dirs == 2002
 
 
 # ----------------------------------------------------------------------------- memory

@@ -55,7 +55,7 @@ def test_fetch_then_import(namenode, tmp_path):
     importer.import_checkpoint(out, [str(tmp_path / "rebuilt")])
     with FSNamesystem.open([str(tmp_path / "rebuilt")]) as fs:
         assert fs.journal.txid == txid + 1
-        assert sorted(fs.ns.get("/jobs/q1").children) == ["commits", "offsets"]
+        assert sorted(fs.ns.tree.get("/jobs/q1").children) == ["commits", "offsets"]
 
 
 def test_secret_from_the_configuration(namenode, tmp_path):

@@ -72,7 +72,7 @@ def recover(*dirs: Path, force: bool = False, answers: str | None = None):
 
 def names(*dirs: Path) -> set[str]:
     with FSNamesystem.open([str(d) for d in dirs]) as fs:
-        return set(fs.ns.root.children)
+        return set(fs.ns.tree.root.children)
 
 
 def expect(*indexes) -> set[str]:
@@ -304,9 +304,9 @@ def test_an_interrupted_swap_is_recovered_from_its_verified_ckpt(tmp_path):
     root = new_store(tmp_path / "name", edits.data, flip_payload(new, 2))          # txid 7
     ns = Namespace(clock=lambda: 1000)
     for op in mkdirs(2):
-        ns.apply(op)
+        ns.tree.apply(op)
     current = root / "current"
-    info = columns.save(ns, str(current / "fsimage.ckpt"), NAMESPACE_ID, 4)
+    info = columns.save(ns.tree, str(current / "fsimage.ckpt"), NAMESPACE_ID, 4)
     (current / "fsimage.ckpt.md5").write_text(md5_sidecar_text(info.md5_hex))
     ckpt = (current / "fsimage.ckpt").read_bytes()
     result = recover(root, force=True)

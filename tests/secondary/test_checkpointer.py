@@ -116,7 +116,7 @@ def test_two_checkpoints_then_a_restart(nn, checkpointer, tmp_path):
     assert (st.last_checkpoint_txid, st.pending) == (9, False)
 
     ns, meta = namenode_image(nn)
-    assert meta.last_txid == 9 and dump(ns) == dump(checkpointer.namespace)
+    assert meta.last_txid == 9 and dump(ns) == dump(checkpointer.tree)
     assert sorted(ns.root.children) == ["a", "c", "e"]
 
     nn.stop()
