@@ -1,16 +1,19 @@
 """The namenode: the namespace in memory, its journal and image on disk, and the HTTP service.
 
+Top to bottom (a module imports only from its own sub-package and those below it;
+``tests/test_package.py`` checks it):
+
 | folder or module | what |
 |---|---|
-| ``namespace/`` | the pure in-memory namespace: inodes, paths, permissions and identity, the tree and its op appliers, the requests, the lease table (no I/O) |
-| ``journal/`` | the edits journal (txids, the open edits files, roll, sync) and group commit on the event loop |
-| ``image/`` | the image: tree <-> fsimage columns, installing an image, startup (load and replay), the checkpoint swap, import and fetch |
-| ``recovery/`` | offline recovery of damaged edits (``nnlite namenode --recover``) |
-| ``storage/`` | the name directories: layout, ownership lock, ``VERSION``, health |
-| ``blocks/`` | file contents: the block store, block streams, the sweep, checksums, startup lease recovery of cut-off uploads |
+| ``daemon.py`` | ``Namenode``: the store, the block store and the HTTP service composed into a process |
 | ``http/`` | the HTTP service: server and wire, WebHDFS, the data path, image transfer, admin, status page |
 | ``fsnamesystem.py`` | ``FSNamesystem``: namespace, journal and name dirs composed into one store |
-| ``daemon.py`` | ``Namenode``: the store, the block store and the HTTP service composed into a process |
+| ``recovery/`` | offline recovery of damaged edits (``nnlite namenode --recover``) |
+| ``image/`` | the image: tree <-> fsimage columns, installing an image, startup (load and replay), the checkpoint swap, import and fetch |
+| ``journal/`` | the edits journal (txids, the open edits files, roll, sync, the one way a segment starts) and group commit on the event loop |
+| ``blocks/`` | file contents: the block store, block streams, the sweep, checksums, startup lease recovery of cut-off uploads |
+| ``namespace/`` | the pure in-memory namespace: inodes, paths, permissions and identity, the tree and its op appliers, the requests, the lease table (no I/O) |
+| ``storage/`` | the name directories: layout, ownership lock, ``VERSION``, health |
 | ``config.py`` | configuration keys, defaults, files and ``-D`` overrides |
 | ``errors.py`` | the typed errors of the namenode |
 """

@@ -1,5 +1,7 @@
-"""The package as a whole: the layers of ``__init__.py`` hold, and ``setup.cfg`` ships every
-package (one import package ``nnlite`` mapped from the top-level folders)."""
+"""The package as a whole: the layers of ``__init__.py`` hold, inside ``namenode/`` too, every
+name is imported from the module that defines it (no module re-exports another's names), and
+``setup.cfg`` ships every package (one import package ``nnlite`` mapped from the top-level
+folders)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,15 @@ LAYERS = ["cli", "commands", "analytics", "catalog", "tools", "secondary", "name
           "durability", "formats"]
 MAY_NOT_IMPORT = {"durability": {"formats"}}
 
+# Inside namenode/, top to bottom, as namenode/__init__.py lists them: the process (daemon.py)
+# composes the HTTP service, which calls the namesystem; the namesystem composes the image
+# (load, save, the checkpoint), the journal, the blocks' sweep and the namespace; offline
+# recovery works on the image and the journal alone; the image, the journal and recovery keep
+# their files in the name directories (storage/); config.py and errors.py are the floor. Each
+# entry is a sub-package or a module of namenode/ itself.
+NAMENODE_LAYERS = ["daemon", "http", "fsnamesystem", "recovery", "image", "journal", "blocks",
+                   "namespace", "storage", "config", "errors"]
+
 
 def sources():
     for path in sorted(ROOT.rglob("*.py")):
@@ -32,16 +43,28 @@ def not_shipped(rel: Path) -> bool:
     return bool(rel.parts) and (rel.parts[0] in NOT_SHIPPED or rel.parts[0].startswith("."))
 
 
-def imported_folders(path: Path) -> set[str]:
-    found = set()
+def imports(path: Path):
+    """``(module, name)`` for every import of nnlite in ``path``, wherever it is (functions and
+    ``TYPE_CHECKING`` blocks too); ``name`` is None for ``import nnlite.x.y``."""
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
+            if node.module.startswith("nnlite."):
+                yield from ((node.module, a.name) for a in node.names)
         elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        else:
-            continue
-        found |= {n.split(".")[1] for n in names if n.startswith("nnlite.") and n.count(".")}
+            yield from ((a.name, None) for a in node.names if a.name.startswith("nnlite."))
+
+
+def imported_folders(path: Path) -> set[str]:
+    return {module.split(".")[1] for module, _ in imports(path)}
+
+
+def imported_namenode_parts(path: Path) -> set[str]:
+    """The sub-packages and modules of namenode/ that ``path`` imports from."""
+    found = set()
+    for module, name in imports(path):
+        dotted = module.split(".") + ([name] if name else [])
+        if dotted[:2] == ["nnlite", "namenode"] and len(dotted) > 2:
+            found.add(dotted[2])
     return found
 
 
@@ -56,6 +79,86 @@ def test_imports_point_down_the_layers(rel):
         assert target in LAYERS, f"{rel} imports nnlite.{target}, which is not a layer"
         assert LAYERS.index(target) > own, f"{rel} imports nnlite.{target}, a layer above it"
         assert target not in MAY_NOT_IMPORT.get(folder(rel), ()), f"{rel} imports {target}"
+
+
+@pytest.mark.parametrize("rel", [rel for rel in sources() if folder(rel) == "namenode"
+                                 and rel.name != "__init__.py"], ids=str)
+def test_namenode_imports_point_down_its_sub_packages(rel):
+    own = namenode_part(rel)
+    assert own in NAMENODE_LAYERS, f"place namenode/{own} in NAMENODE_LAYERS"
+    for target in imported_namenode_parts(ROOT / rel) - {own}:
+        assert target in NAMENODE_LAYERS, f"{rel} imports namenode.{target}, not in the order"
+        assert NAMENODE_LAYERS.index(target) > NAMENODE_LAYERS.index(own), (
+            f"{rel} imports nnlite.namenode.{target}, which is above namenode/{own}")
+
+
+def namenode_part(rel: Path) -> str:
+    return rel.parts[1] if len(rel.parts) > 2 else rel.stem
+
+
+def test_the_namenode_order_has_no_stale_entry():
+    on_disk = {namenode_part(rel) for rel in sources() if folder(rel) == "namenode"}
+    assert set(NAMENODE_LAYERS) == on_disk - {"__init__"}
+
+
+# ------------------------------------------------------------------ no re-export shims
+
+def module_file(dotted: str) -> Path | None:
+    """The file of ``nnlite.a.b``: ``a/b.py`` or ``a/b/__init__.py``."""
+    base = ROOT.joinpath(*dotted.split(".")[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def defined_names(path: Path) -> set[str]:
+    """Names a module binds itself at its top level (functions, classes, assignments, also
+    under a top-level ``if`` or ``try``), not the ones it imports."""
+    found = set()
+    body = list(ast.parse(path.read_text()).body)
+    while body:
+        node = body.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.If, ast.Try)):
+            body += node.body + node.orelse + getattr(node, "finalbody", [])
+            body += [s for h in getattr(node, "handlers", []) for s in h.body]
+    return found
+
+
+def everything_that_imports_nnlite():
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if not (rel.parts[0].startswith(".") or rel.parts[0] == "build"):
+            yield rel
+
+
+@pytest.mark.parametrize("rel", list(everything_that_imports_nnlite()), ids=str)
+def test_every_name_is_imported_from_the_module_that_defines_it(rel):
+    """So no module is kept to re-export names that moved (the tests and benchmarks too)."""
+    for module, name in imports(ROOT / rel):
+        source = module_file(module)
+        assert source is not None, f"{rel} imports {module}, which does not exist"
+        if name is None or module_file(f"{module}.{name}") is not None:
+            continue                                # a module itself
+        assert name in defined_names(source), (
+            f"{rel} imports {name} from {module}, which does not define it")
+
+
+@pytest.mark.parametrize("rel", list(sources()), ids=str)
+def test_no_module_only_imports(rel):
+    """A module holds code of its own; an ``__init__.py`` holds its package's map and no
+    imports of nnlite (so it re-exports nothing)."""
+    tree = ast.parse((ROOT / rel).read_text())
+    if rel.name == "__init__.py":
+        assert not list(imports(ROOT / rel)), f"{rel} imports from nnlite"
+        assert ast.get_docstring(tree), f"{rel} has no map docstring"
+    else:
+        assert defined_names(ROOT / rel), f"{rel} defines nothing of its own"
 
 
 def test_no_generic_top_level_names_are_installed():
