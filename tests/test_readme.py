@@ -22,12 +22,41 @@ README = ROOT / "README.md"
 DEFAULT_PORT = "127.0.0.1:9870"
 
 
-def using_it_blocks() -> list[tuple[str, str]]:
-    """``(language, code)`` of every fenced block between "## Using it" and the next heading."""
+def section_blocks(heading: str) -> list[tuple[str, str]]:
+    """``(language, code)`` of every fenced block between ``## heading`` and the next one."""
     text = README.read_text()
-    section = text[text.index("## Using it"):]
+    section = text[text.index(f"## {heading}\n"):]
     section = section[:section.index("\n## ", 1)]
     return re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S)
+
+
+def using_it_blocks() -> list[tuple[str, str]]:
+    return section_blocks("Using it")
+
+
+def paste(blocks: list[tuple[str, str]], server, cwd: Path,
+          **replace: str) -> list[str]:
+    """Run each block through ``bash -euo pipefail`` in order, as a user's shell in ``cwd``
+    with this environment's scripts as ``.venv/bin`` and the server's address for 9870 (also
+    nnlite's default address, as ``make run``'s would be); a block's exports carry on. Returns
+    each block's stdout."""
+    scripts = Path(sys.executable).parent
+    assert (scripts / "nnlite").exists(), f"{scripts}: the project is not installed here"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NNLITE_NAMENODE", "HADOOP_USER_NAME", "HADOOP_CLASSPATH")}
+    env["NNLITE_NAMENODE"] = server.url
+    replace = {DEFAULT_PORT: f"127.0.0.1:{server.port}", ".venv/bin/": f"{scripts}/", **replace}
+    outputs = []
+    for _, code in blocks:
+        for old, new in replace.items():
+            code = code.replace(old, new)
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, f"{code}\n{done.stdout}\n{done.stderr}"
+        assert "Traceback" not in done.stderr, done.stderr
+        outputs.append(done.stdout)
+        env.update(re.findall(r"^export (\w+)=(\S+)$", code, flags=re.M))
+    return outputs
 
 
 def test_every_block_is_a_shell_block_naming_its_python_and_user():
@@ -47,21 +76,7 @@ def server(tmp_path):
 
 
 def test_the_readme_blocks_run_as_pasted(server, tmp_path):
-    scripts = Path(sys.executable).parent
-    assert (scripts / "nnlite").exists(), f"{scripts}: the project is not installed here"
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("NNLITE_NAMENODE", "HADOOP_USER_NAME")}
-    outputs = []
-    for _, code in using_it_blocks():
-        code = code.replace(DEFAULT_PORT, f"127.0.0.1:{server.port}").replace(
-            ".venv/bin/", f"{scripts}/")
-        done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path,
-                              env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, f"{code}\n{done.stdout}\n{done.stderr}"
-        assert "Traceback" not in done.stderr
-        outputs.append(done.stdout)
-        # The reader's shell keeps what a block exports for the blocks after it.
-        env.update(re.findall(r"^export (\w+)=(\S+)$", code, flags=re.M))
+    outputs = paste(using_it_blocks(), server, tmp_path)
     assert "100 rows in the latest checkpoint" in "".join(outputs)
     from nnlite.catalog.client import CatalogClient
     with CatalogClient(server.url, "spark") as catalog:
