@@ -142,8 +142,9 @@ def plan(args, systems: list[servers.Server]) -> list[tuple[int, str, int, list]
             for conc in counts:
                 who = [s for s in systems
                        if kind == "write" or not isinstance(s, servers.FsyncFloor)]
-                turn = len(rows) % len(who)
-                rows.append((rnd, kind, conc, who[turn:] + who[:turn]))
+                if who:
+                    turn = len(rows) % len(who)
+                    rows.append((rnd, kind, conc, who[turn:] + who[:turn]))
     return rows
 
 
