@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 
-from nnlite.namenode.http.wire import BadRequest, Request, parse_chunk_size
+from nnlite.namenode.http.wire import BadRequest, Request, parse_chunk_size, parse_headers
 
 FILE_CHUNK = 256 * 1024   # bytes per write when the loop cannot sendfile
 
@@ -88,6 +88,8 @@ class BodyStream:
                 self.state = "data" if size else "trailer"
             elif not line:  # the empty line that ends the trailer
                 return bytes(buf)
+            else:           # a trailer field, checked as wire.read_chunked checks it
+                parse_headers([line.decode("latin-1")], 0)
 
 
 async def write_file(transport: asyncio.WriteTransport, file) -> None:

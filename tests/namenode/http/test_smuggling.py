@@ -124,3 +124,21 @@ def test_a_request_framed_two_ways_gets_one_400_and_the_connection_closed(nn, ca
     w = WebHdfs(nn)
     assert w.alive()
     assert not {outer.decode(), smuggled.decode()} & set(w.names("/"))
+
+
+UPLOAD_TRAILERS = {"a bare LF ends the trailer": b"0\r\n\n" + SMUGGLED,
+                   "a trailer line that is no field": b"0\r\nno field\r\n\r\n" + SMUGGLED}
+
+
+@pytest.mark.parametrize("case", range(len(UPLOAD_TRAILERS)), ids=UPLOAD_TRAILERS.keys())
+def test_a_streamed_upload_whose_trailer_hides_a_request_gets_one_400(nn, case):
+    """The data path reads a chunked body as it streams (stream.BodyStream), not through
+    wire.read_chunked: its trailer lines are checked the same way."""
+    trailer = list(UPLOAD_TRAILERS.values())[case]
+    out, closed = until_closed(nn.port, b"PUT /data/v1/up%d?op=CREATE&user.name=" % case +
+                               b"tester HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               b"5\r\nhello\r\n" + trailer)
+    [(status, body)] = parse_replies(out)
+    assert status == 400 and "RemoteException" in json.loads(body), out
+    assert closed
+    assert "smuggled" not in WebHdfs(nn).names("/")
