@@ -201,13 +201,16 @@ class Registry:
         """``node`` leaves the tree for good, with its subtree: for each inode of it with
         diffs, which no longer finds its place, what sees it is kept (``removed``) for when a
         snapshot goes, unless that is one directory's snapshots up to some (found then
-        without it); pins, which serve inodes in the tree only, go."""
-        for n in walk(node) if node.is_dir and (self.diffs or self.pinned) else (node,):
+        without it); pins, which serve inodes in the tree only, go, once every inode of the
+        subtree has been seen through them (its own and those above it: the WithName's
+        snapshots stay those of the place it was moved from)."""
+        nodes = list(walk(node)) if node.is_dir and (self.diffs or self.pinned) else [node]
+        seen = {n.id: self._seeing(n) for n in nodes if n.id in self.diffs}
+        for n in nodes:
             self.pinned.pop(n.id, None)
-            if n.id in self.diffs:
-                seeing = self._seeing(n)
-                _keep(self.removed, n.id,
-                      seeing if len(seeing) > 1 or (seeing and seeing[0][1]) else ())
+        for inode_id, seeing in seen.items():
+            _keep(self.removed, inode_id,
+                  seeing if len(seeing) > 1 or (seeing and seeing[0][1]) else ())
 
     def move(self, node: INode, parent: INodeDirectory, name: str) -> None:
         """Before ``node`` moves into ``parent`` as ``name`` (FSDirRenameOp): its copy keeps

@@ -11,7 +11,7 @@ import os
 import tempfile
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nnlite.namenode import errors
@@ -296,6 +296,9 @@ PROPERTY = settings(max_examples=int(os.environ.get("NNLITE_EXAMPLES", 200)), de
 
 @PROPERTY
 @given(STEPS)
+@example([    # /a/f moved into /a/b after s0 and s1, /a/b deleted after s2, then s1 dropped
+    ("change", 2, ("delete", True, SUPER)), ("take", "/a"), ("move", 211, 374, "x", "rename"),
+    ("take", "/a"), ("change", 1, ("delete", True, SUPER)), ("drop", "/a", 1)])
 def test_a_snapshot_shows_the_tree_as_it_was_when_taken(steps):
     ns, ops, expected = play_with_snapshots(steps)
     check_frozen(ns, expected)
@@ -481,6 +484,30 @@ def test_deleting_a_snapshot_keeps_an_older_one_of_another_directory_right():
     assert (held.name, held.permission) == ("f", 0o644)
     ns.delete_snapshot("/a", "old", SUPER)
     assert (ns.tree.snapshots.diffs, ns.tree.snapshots.pinned, ns.tree.snapshots.arrived) == ({}, {}, {})
+
+
+def test_a_deleted_directory_keeps_what_saw_an_inode_moved_into_it(tmp_path):
+    """f, in s0 and s1, moved into d after them (its diff keyed by s1, s0 and s1 pinned to
+    it) and seen there by s2; d deleted, then s1 gone: the diff folds into s0, which still
+    shows f as it was, live and reloaded from an image (the property test's shrunk example:
+    deleting d dropped f's pins before recording what saw it, so its diff was dropped and
+    s0 showed f named x)."""
+    ns = new_ns()
+    ns.mkdirs("/s/d", 0o755, SUPER)
+    write_file(ns, "/s/f", sizes=(5,))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "s0", SUPER)
+    then = comparable(dump_node(ns.tree.get("/s")))
+    ns.create_snapshot("/s", "s1", SUPER)
+    ns.rename("/s/f", "/s/d/x", False, SUPER)
+    ns.create_snapshot("/s", "s2", SUPER)
+    ns.delete("/s/d", True, SUPER)
+    info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
+    loaded, _ = load_image(str(tmp_path / "fsimage"), info.md5_hex)
+    for each in (ns, loaded):
+        each.delete_snapshot("/s", "s1", SUPER)
+        assert view_dump(each, "/s", "s0") == then
+        check_released(each)
 
 
 def test_a_snapshot_releases_what_it_alone_kept_of_an_inode_moved_in():
