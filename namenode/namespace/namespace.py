@@ -797,6 +797,7 @@ class Namespace:
             if existing.is_dir and existing.children:
                 raise errors.NamenodeError(
                     f"rename destination directory is not empty: {dst}", path=dst)
+            self.check_no_snapshots(existing)       # FSDirRenameOp.validateOverwrite
         return dst_nodes
 
     def _check_move(self, caller, src_nodes, dst_dirs, src):

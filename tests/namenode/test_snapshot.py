@@ -692,6 +692,20 @@ def test_a_directory_with_snapshots_is_neither_deleted_nor_renamed():
     ns.delete("/p", True, SUPER)
 
 
+def test_a_rename_never_overwrites_an_empty_directory_that_has_snapshots():
+    """FSDirRenameOp.validateOverwrite checks the destination as a delete would
+    (FSDirSnapshotOp.checkSnapshot): an empty snapshottable directory with snapshots stays,
+    and so do its snapshots."""
+    ns = new_ns()
+    ns.mkdirs("/a/f", 0o755, SUPER)
+    ns.mkdirs("/b", 0o755, SUPER)
+    ns.allow_snapshot("/a", SUPER)
+    ns.create_snapshot("/a", "s0", SUPER)
+    ns.delete("/a/f", True, SUPER)
+    refused(ns, errors.SnapshotError, ns.rename, "/b", "/a", True, SUPER)
+    assert ns.status("/a/.snapshot/s0/f", SUPER).is_dir
+
+
 def test_snapshots_are_read_only():
     ns = new_ns()
     ns.mkdirs("/s/d", 0o777, SUPER)
