@@ -9,6 +9,7 @@ and fdatasyncs files in a directory on the same disk.
 
 from __future__ import annotations
 
+import abc
 import getpass
 import json
 import os
@@ -80,7 +81,7 @@ def four_letter_word(port: int, word: bytes) -> str:
     return out.decode(errors="replace")
 
 
-class Server:
+class Server(abc.ABC):
     """One system under test; subclasses say how to start it and how to read its fsyncs."""
 
     name = "?"
@@ -96,8 +97,9 @@ class Server:
     def address(self) -> str:
         return f"127.0.0.1:{self.ports[0]}"
 
+    @abc.abstractmethod
     def start(self) -> None:
-        raise NotImplementedError
+        """Start the server on its ports with a fresh data dir."""
 
     def syncs(self) -> tuple[float, float] | None:
         return None
