@@ -59,19 +59,20 @@ def run_writes(kind: str, callers: int, ops: int, held: int = 0) -> dict:
         lease_table(fs, held)
         user = fs.identity.superuser
         for c in range(callers):
-            fs.mkdirs(f"/bench/c{c}", 0o755, user)
+            fs.durable(fs.mkdirs(f"/bench/c{c}", 0o755, user))
         per = ops // callers
-        syncs0 = fs.journal.metrics.syncs
+        syncs0 = fs.metrics()["Syncs"]
         barrier = threading.Barrier(callers + 1)
 
         def work(c: int) -> None:
+            # each op acknowledged before the next: applied and logged, then synced
             barrier.wait()
             if kind == "mkdir":
                 for i in range(per):
-                    fs.mkdirs(f"/bench/c{c}/d{i}", 0o755, user)
+                    fs.durable(fs.mkdirs(f"/bench/c{c}/d{i}", 0o755, user))
             else:
                 for i in range(per):
-                    fs.create(f"/bench/c{c}/f{i}", user)
+                    fs.durable(fs.create(f"/bench/c{c}/f{i}", user))
 
         threads = [threading.Thread(target=work, args=(c,)) for c in range(callers)]
         for t in threads:
@@ -81,7 +82,7 @@ def run_writes(kind: str, callers: int, ops: int, held: int = 0) -> dict:
         for t in threads:
             t.join()
         took = time.perf_counter() - start
-        syncs = fs.journal.metrics.syncs - syncs0
+        syncs = fs.metrics()["Syncs"] - syncs0
         fs.close()
         done = per * callers
         return {"op": kind, "callers": callers, "ops": done, "seconds": took,
@@ -94,34 +95,31 @@ def run_async_writes(kind: str, callers: int, ops: int, held: int = 0) -> dict:
     """The same load from ``callers`` callers on one event loop, each driven as the server
     drives a connection (the server's model)."""
     import asyncio
-
-    from nnlite.namenode.journal.committer import AsyncCommitter
     tmp = workdir()
     try:
         format_dirs([NameDir(tmp / "name")])
         fs = FSNamesystem.open([str(tmp / "name")])
         lease_table(fs, held)
         user = fs.identity.superuser
-        caller = fs.caller(user)
         for c in range(callers):
-            fs.mkdirs(f"/bench/c{c}", 0o755, user)
+            fs.durable(fs.mkdirs(f"/bench/c{c}", 0o755, user))
         per = ops // callers
 
         def start(committer, c: int, finished: asyncio.Future, left: list) -> None:
             # as a WebHDFS connection drives a write: apply and log, then the next op when the
             # committer releases this one (Durable.then), with no coroutine or future per op
-            apply, durable = fs.apply_and_log, committer.durable
+            durable = committer.durable
             if kind == "mkdir":
-                def request(i): return apply(fs.ns.mkdirs, f"/bench/c{c}/d{i}", 0o755, caller)
+                def request(i): return fs.mkdirs(f"/bench/c{c}/d{i}", 0o755, user)
             else:
-                def request(i): return apply(fs.ns.create, f"/bench/c{c}/f{i}", caller)
+                def request(i): return fs.create(f"/bench/c{c}/f{i}", user)
 
             def step(_value, error, i: int) -> None:
                 if error is not None:
                     if not finished.done():
                         finished.set_exception(error)
                 elif i < per:
-                    durable(request(i)[1]).then(step, i + 1)
+                    durable(request(i).txid).then(step, i + 1)
                 else:
                     left[0] -= 1
                     if left[0] == 0:
@@ -129,7 +127,7 @@ def run_async_writes(kind: str, callers: int, ops: int, held: int = 0) -> dict:
             step(None, None, 0)
 
         async def run() -> float:
-            committer = AsyncCommitter(fs)
+            committer = fs.async_committer()
             finished = asyncio.get_running_loop().create_future()
             start_time = time.perf_counter()
             left = [callers]
@@ -140,9 +138,9 @@ def run_async_writes(kind: str, callers: int, ops: int, held: int = 0) -> dict:
             committer.close()
             return took
 
-        syncs0 = fs.journal.metrics.syncs
+        syncs0 = fs.metrics()["Syncs"]
         took = asyncio.run(run())
-        syncs = fs.journal.metrics.syncs - syncs0
+        syncs = fs.metrics()["Syncs"] - syncs0
         fs.close()
         done = per * callers
         return {"op": kind, "callers": callers, "ops": done, "seconds": took,

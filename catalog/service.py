@@ -318,7 +318,7 @@ class CatalogService:
 
     async def _change(self, request, *args):
         """Run one request on the loop: applied and logged under the lock, then synced."""
-        result = await self.committer.mutate(request, *args)
+        result = await self.committer.wait(self.fs.apply_and_log(request, *args))
         if isinstance(result, jobs.Partial):
             raise result.error
         return result

@@ -84,7 +84,7 @@ class Namenode:
         announce_port("NNLITE_HTTP_PORT", self.port)
         loop = asyncio.get_running_loop()
         self.fs = await loop.run_in_executor(None, self._open, name_dirs)
-        self.committer = AsyncCommitter(self.fs, loop)
+        self.committer = self.fs.async_committer(loop)
         self.committer.on_journal_failure = self._journal_failed
         checkpoints = Checkpoints(self.fs, self.config.int("checkpoints.retained"))
         secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
@@ -201,10 +201,10 @@ class Namenode:
         if self.fs is not None:
             self.fs.close()
             if self.failure is None:
-                log.info("namenode stopped cleanly at txid %d", self.fs.journal.txid)
+                log.info("namenode stopped cleanly at txid %d", self.fs.last_written_txid)
             else:
                 log.info("namenode stopped: txid %d is the last one synced",
-                         self.fs.journal.synced_txid)
+                         self.fs.last_synced_txid)
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()

@@ -1,32 +1,57 @@
-"""FSNamesystem: the namespace, the journal and the name dirs composed into one store.
+"""FSNamesystem: the one door to the namespace, composing the namespace, the journal and the
+name dirs into one store.
 
-Every mutation runs ``_mutate``: under the namesystem lock it checks that writes are allowed,
-lets the namespace validate and apply the request, and logs the resulting ops (txids are
-assigned in apply order because both happen under the same lock); after the lock is released
-it waits for the journal to make those txids durable. Only then does it return, so a returned
-call is an acknowledged op. Reads take the same lock, briefly.
+The WebHDFS handlers and the data path call its public, typed operations. Each operation
+runs as Hadoop's ``FSNamesystem`` runs one:
+
+1. under the namesystem lock, ``check_operation(category)`` decides once whether an op of
+   its kind may run now (``OperationCategory``: READ, WRITE, CHECKPOINT, UNCHECKED; today
+   safe mode, low resources and a failed journal refuse writes, and a standby state will
+   extend this one method);
+2. the namespace validates and applies it (``Namespace``, on its ``Tree``; FSDirectory's
+   part);
+3. the journal logs its ops (FSEditLog's ``logEdit``): txids follow apply order, as both
+   happen under the same lock.
+
+A write returns ``Logged(value, txid)`` as soon as it is logged; it is acknowledged only once
+its txid is durable, which its caller waits for after the lock is released (``logSync``):
+``durable(logged)`` in a thread, or on the event loop ``async_committer``'s group commit.
+Reads take the same lock, briefly, and build what they answer inside it (``render``), as
+Hadoop builds an ``HdfsFileStatus`` under its read lock.
 """
 
 from __future__ import annotations
 
+import enum
 import getpass
 import logging
 import os
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable, TypeVar
 
 from nnlite.formats import edits
 from nnlite.namenode.errors import SafeModeError
 from nnlite.namenode.image import columns, install, startup
-from nnlite.namenode.journal.journal import Journal, restart_edits
+from nnlite.namenode.journal.committer import AsyncCommitter
+from nnlite.namenode.journal.journal import Journal, Logged, restart_edits
+from nnlite.namenode.namespace import paths, permission
+from nnlite.namenode.namespace.inode import INode, INodeFile
 from nnlite.namenode.namespace.namespace import Namespace, wall_clock_ms
 from nnlite.namenode.namespace.permission import Caller
+from nnlite.namenode.namespace.snapshot import Root, Snapshot
+from nnlite.namenode.namespace.storage_policy import Policy
 from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.storage import namedir
 from nnlite.namenode.storage.namedir import NameDir
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+# What a read builds from an inode under the lock: (inode, path suffix, snapshot enabled) ->
+# the caller's answer (WebHDFS: Hadoop's FileStatus JSON, ``webhdfs_json.file_status_json``).
+Render = Callable[[INode, str, bool], T]
 
 
 CALLERS_KEPT, CALLER_NAME_MAX = 10_000, 256      # Identity's cache: at most ~2.5 MB of names
@@ -82,8 +107,46 @@ def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int |
     return namespace_id
 
 
+class OperationCategory(enum.Enum):
+    """The kinds of op ``check_operation`` decides on, as Hadoop's
+    ``NameNode.OperationCategory``."""
+    UNCHECKED = "unchecked"     # runs in every state (admin, metrics, startup recovery)
+    READ = "read"               # reads the namespace
+    WRITE = "write"             # changes the namespace: logged and synced
+    CHECKPOINT = "checkpoint"   # rolls the edits for a checkpoint
+
+
+@dataclass(frozen=True, slots=True)
+class FileBlocks:
+    """A file's contents as the namespace records them, read under the lock (Hadoop's
+    ``LocatedBlocks`` without the locations: every block is on this server)."""
+    inode_id: int
+    length: int
+    blocks: tuple
+    checksum: bytes | None
+    block_size: int
+    under_construction: bool
+
+    @classmethod
+    def of(cls, node: INodeFile) -> FileBlocks:
+        return cls(node.id, node.length, node.blocks, node.checksum, node.block_size,
+                   node.client_name is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A LISTSTATUS begun (``list_status``): ``entries``, rendered, when the directory holds
+    at most the page limit; else the names it held then, which ``listing_page`` renders a
+    slice of at a time (names created since are not in it)."""
+    path: str
+    user: str
+    node: INode
+    names: list[str]
+    entries: list | None
+
+
 class FSNamesystem:
-    """The store. Construct with ``open``; ``close`` releases the dirs."""
+    """The store and the door to it. Construct with ``open``; ``close`` releases the dirs."""
 
     def __init__(self, dirs: list[NameDir], loaded: startup.Loaded, journal: Journal,
                  identity: Identity, lock: threading.Lock, clock=None):
@@ -160,35 +223,24 @@ class FSNamesystem:
     def __exit__(self, *exc):
         self.close()
 
-    # ------------------------------------------------------------------ core paths
+    # ------------------------------------------------------------------ the door
 
     def caller(self, user: str) -> Caller:
         return self.identity.caller(user)
 
-    def _mutate(self, method, *args):
-        result, txid = self.apply_and_log(method, *args)
-        if txid:
-            self.journal.sync(txid)
-        return result
+    def check_operation(self, category: OperationCategory) -> None:
+        """May an op of ``category`` run now? (Hadoop's ``FSNamesystem.checkOperation``,
+        with ``checkNameNodeSafeMode`` for writes.) Called once per op, under the lock. Writes
+        are refused in safe mode (entered by hand, or while the name dirs are low on space)
+        and, like a checkpoint's roll, once no name dir can take edits; reads always run. An
+        HA state (active, standby) extends this method."""
+        if category is OperationCategory.WRITE:
+            self._check_safe_mode()
+            self.journal.check_writable()
+        elif category is OperationCategory.CHECKPOINT:
+            self.journal.check_writable()
 
-    def apply_and_log(self, method, *args) -> tuple[object, int]:
-        """Validate, apply and log one request under the lock; returns ``(result, txid)``
-        with txid 0 when nothing was logged. The op is acknowledged only once
-        ``journal.sync(txid)`` has returned (``_mutate``, or the async committer)."""
-        with self.lock:
-            self._check_writable()
-            result, ops = method(*args)
-            if not ops:
-                return result, 0
-            for observer in self.on_applied:
-                observer(ops)
-            return result, self.journal.log(ops)
-
-    @property
-    def safe_mode(self) -> bool:
-        return self.manual_safe_mode or self.resources_low is not None
-
-    def _check_writable(self) -> None:
+    def _check_safe_mode(self) -> None:
         if self.resources_low is not None:
             # FSNamesystem's tip for NameNodeResourceChecker's safe mode, with the numbers
             raise SafeModeError(f"Cannot change the namespace. Name node is in safe mode. "
@@ -199,7 +251,71 @@ class FSNamesystem:
             raise SafeModeError("Cannot change the namespace: the name node is in safe mode. "
                                 "It was turned on manually; use `nnlite dfsadmin safemode "
                                 "leave` to turn it off.")
-        self.journal.check_writable()
+
+    def read(self, fn, *args, **kw):
+        """Run a read of the namespace under the lock (results are built inside it)."""
+        with self.lock:
+            self.check_operation(OperationCategory.READ)
+            return fn(*args, **kw)
+
+    def write(self, request: Callable[[Namespace], tuple[T, list]]) -> Logged[T]:
+        """Run one request on the namespace under the lock (WRITE): ``request`` validates and
+        applies, returning ``(value, ops)``; its ops are logged. For requests made of several
+        namespace requests planned together (the catalog's retain, rollback, pin, gc and job
+        lifecycle); a request that raises must have applied nothing."""
+        return self._write(request, self.ns)
+
+    def _write(self, request, *args) -> Logged:
+        with self.lock:
+            self.check_operation(OperationCategory.WRITE)
+            value, ops = request(*args)
+            if not ops:
+                return Logged(value, 0)
+            for observer in self.on_applied:
+                observer(ops)
+            return Logged(value, self.journal.log(ops))
+
+    def durable(self, logged: Logged[T]) -> T:
+        """``logged``'s value once its txid is durable in every healthy name dir (FSEditLog's
+        ``logSync``; the lock is not held): the op is acknowledged. Blocks the calling thread;
+        on the event loop wait with ``async_committer`` instead."""
+        if logged.txid:
+            self.journal.sync(logged.txid)
+        return logged.value
+
+    def async_committer(self, loop=None) -> AsyncCommitter:
+        """Group commit on an event loop (the HTTP service's): ops logged there are synced in
+        one thread, many per fsync, and their answers released once durable."""
+        return AsyncCommitter(self.journal, loop)
+
+    @property
+    def last_written_txid(self) -> int:
+        """The last txid logged (not necessarily durable yet)."""
+        return self.journal.txid
+
+    @property
+    def last_synced_txid(self) -> int:
+        """The last txid durable in every healthy name dir."""
+        return self.journal.synced_txid
+
+    @property
+    def journal_writable(self) -> bool:
+        """Whether a name dir can still take edits (else every write fails, and the namenode
+        stops serving)."""
+        return self.journal.writable
+
+    # ------------------------------------------------------------------ safe mode
+
+    @property
+    def safe_mode(self) -> bool:
+        return self.manual_safe_mode or self.resources_low is not None
+
+    def set_safe_mode(self, on: bool) -> None:
+        with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
+            if on != self.manual_safe_mode:
+                log.info("safe mode is %s", "ON" if on else "OFF")
+            self.manual_safe_mode = on
 
     def check_resources(self, reserved: int, minimum: int = 1) -> bool:
         """NameNodeResourceChecker: enter safe mode when fewer than ``minimum`` healthy name
@@ -227,67 +343,283 @@ class FSNamesystem:
         self.resources_low = reason
         return True
 
-    def read(self, fn, *args, **kw):
-        """Run a read of the namespace under the lock (results are built inside it)."""
+    # ------------------------------------------------------------------ reads
+
+    def _reading(self, user: str):
+        """The lock, held for a read, and the caller: ``with self._reading(user) as caller``."""
+        return _Reading(self, user)
+
+    def _snapshottable(self, node: INode) -> bool:
+        roots = self.ns.tree.snapshots.roots
+        return bool(roots) and node.is_dir and roots.get(node.id, (None,))[0] is node
+
+    def get_file_info(self, path: str, user: str, render: Render[T]) -> T:
+        """GETFILESTATUS (``getFileInfo``): ``render`` of the inode at ``path``."""
+        with self._reading(user) as caller:
+            node = self.ns.status(path, caller)
+            return render(node, "", self._snapshottable(node))
+
+    def check_exists(self, path: str, user: str) -> None:
+        """The traverse of ``path`` and that it exists, as ``getFileInfo`` checks them."""
+        with self._reading(user) as caller:
+            self.ns.status(path, caller)
+
+    def list_status(self, path: str, user: str, render: Render[T], limit: int) -> Listing:
+        """LISTSTATUS (``getListing``): the directory's entries rendered at once when it holds
+        at most ``limit``, else the names to read a page at a time (``listing_page``)."""
+        with self._reading(user) as caller:
+            node, names = self.ns.listing_names(path, caller)
+            if len(names) > limit:
+                return Listing(path, user, node, names, None)
+            nodes = self.ns.listing_page(path, caller, node, names) if node.is_dir else [node]
+            return Listing(path, user, node, names, self._listed(nodes, path, caller, render))
+
+    def listing_page(self, listing: Listing, names: list[str],
+                     render: Render[T]) -> tuple[list[T], int]:
+        """The entries among ``names`` that the listed directory still holds, rendered, and
+        the last txid logged when they were read (the page may show no op that is not
+        durable: wait for it). A listing whose directory changed or may no longer be listed
+        raises what a new listing would."""
+        with self._reading(listing.user) as caller:
+            nodes = self.ns.listing_page(listing.path, caller, listing.node, names)
+            return ([render(n, n.name, self._snapshottable(n)) for n in nodes],
+                    self.journal.txid)
+
+    def get_listing(self, path: str, user: str, render: Render[T], start_after: str = "",
+                    limit: int | None = None) -> tuple[list[T], int]:
+        """LISTSTATUS_BATCH: up to ``limit`` entries after ``start_after``, rendered, and how
+        many remain after them."""
+        with self._reading(user) as caller:
+            nodes, remaining = self.ns.listing(path, caller, start_after, limit)
+            return self._listed(nodes, path, caller, render), remaining
+
+    def _listed(self, nodes, path: str, caller: Caller, render: Render[T]) -> list[T]:
+        """A file lists as itself with an empty path suffix (Hadoop's getListing); a directory
+        lists its children by name, a file named as the directory included."""
+        if len(nodes) == 1 and not nodes[0].is_dir and self.ns.status(path, caller) is nodes[0]:
+            return [render(nodes[0], "", False)]
+        return [render(n, n.name, self._snapshottable(n)) for n in nodes]
+
+    def get_content_summary(self, path: str, user: str) -> dict:
+        with self._reading(user) as caller:
+            return self.ns.content_summary(path, caller)
+
+    def get_quota_usage(self, path: str, user: str) -> dict:
+        with self._reading(user) as caller:
+            return self.ns.quota_usage(path, caller)
+
+    def check_access(self, path: str, user: str, wanted: int) -> None:
+        """CHECKACCESS: the traverse, then ``wanted`` on the inode itself."""
+        with self._reading(user) as caller:
+            self.ns.check_access(path, caller, wanted)
+
+    def check_target(self, path: str, user: str, access: int = 0) -> None:
+        """The checks of a change of the inode at ``path`` that this namenode refuses later on
+        (erasure coding, quotas by storage type): it is not in a snapshot, and the caller has
+        ``access`` on it."""
+        with self._reading(user) as caller:
+            node = self.ns.target(path, caller)
+            if access:
+                permission.check(caller, node, access, path)
+
+    def get_trash_roots(self, user: str, all_users: bool,
+                        render: Callable[[str, INode], T]) -> list[T]:
+        """GETTRASHROOTS: ``render(trash path, inode)`` of each trash root the caller finds
+        (``all_users``: of every user whose home it can list)."""
+        with self._reading(user) as caller:
+            found = self.ns.trash_roots(caller, None if all_users else user)
+            return [render(where, node) for where, node in found]
+
+    def get_storage_policy(self, path: str, user: str) -> Policy:
+        with self._reading(user) as caller:
+            return self.ns.storage_policy(path, caller)
+
+    def get_xattrs(self, path: str, user: str, names=None, *,
+                   names_only: bool = False) -> dict[str, bytes]:
+        with self._reading(user) as caller:
+            return self.ns.xattrs(path, caller, names, names_only=names_only)
+
+    def get_acl_status(self, path: str, user: str, render: Callable[[INode], T]) -> T:
+        """GETACLSTATUS: ``render`` of the inode whose owner, group, mode and ACL it shows."""
+        with self._reading(user) as caller:
+            return render(self.ns.acl_status(path, caller))
+
+    def get_snapshot_diff(self, path: str, older: str, newer: str, user: str, *,
+                          listing: bool = False):
+        """GETSNAPSHOTDIFF (``listing``: GETSNAPSHOTDIFFLISTING) of ``path``."""
+        with self._reading(user) as caller:
+            return self.ns.snapshot_diff(path, older, newer, caller, listing=listing)
+
+    def get_snapshottable_dirs(self, user: str,
+                               render: Callable[[str, INode, Root], T]) -> list[T]:
+        """GETSNAPSHOTTABLEDIRECTORYLIST: ``render(path, directory, its snapshots)`` of each
+        snapshottable directory the caller may see, by path."""
+        with self._reading(user) as caller:
+            return [render(*found) for found in self.ns.snapshottable_dirs(caller)]
+
+    def get_snapshot_list(self, path: str, user: str,
+                          render: Callable[[Snapshot, INode], T]) -> list[T]:
+        """GETSNAPSHOTLIST: ``render(snapshot, its root as it was)`` of each snapshot of the
+        directory at ``path``, in id order."""
+        with self._reading(user) as caller:
+            _, snaps = self.ns.snapshot_list(path, caller)
+            where = paths.normalize(path).rstrip("/")
+            return [render(snap, self.ns.status(f"{where}/.snapshot/{snap.name}", caller))
+                    for snap in snaps]
+
+    # ------------------------------------------------------------------ writes
+
+    def mkdirs(self, path: str, permission: int, user: str,
+               unmasked: int | None = None) -> Logged[bool]:
+        return self._write(self.ns.mkdirs, path, permission, self.caller(user), unmasked)
+
+    def create(self, path: str, user: str, **kw) -> Logged[bool]:
+        """A complete, empty file (``Namespace.create``'s keywords)."""
+        return self._write(lambda: self.ns.create(path, self.caller(user), **kw))
+
+    def delete(self, path: str, recursive: bool, user: str) -> Logged[bool]:
+        return self._write(self.ns.delete, path, recursive, self.caller(user))
+
+    def rename_legacy(self, src: str, dst: str, user: str) -> Logged[bool]:
+        return self._write(self.ns.rename_legacy, src, dst, self.caller(user))
+
+    def rename(self, src: str, dst: str, overwrite: bool, user: str) -> Logged[bool]:
+        return self._write(self.ns.rename, src, dst, overwrite, self.caller(user))
+
+    def set_permission(self, path: str, permission: int, user: str) -> Logged[bool]:
+        return self._write(self.ns.set_permission, path, permission, self.caller(user))
+
+    def set_owner(self, path: str, owner, group, user: str) -> Logged[bool]:
+        return self._write(self.ns.set_owner, path, owner, group, self.caller(user))
+
+    def set_times(self, path: str, mtime: int, atime: int, user: str) -> Logged[bool]:
+        return self._write(self.ns.set_times, path, mtime, atime, self.caller(user))
+
+    def set_replication(self, path: str, replication: int, user: str) -> Logged[bool]:
+        return self._write(self.ns.set_replication, path, replication, self.caller(user))
+
+    def set_quota(self, path: str, ns_quota, ss_quota, user: str) -> Logged[bool]:
+        return self._write(self.ns.set_quota, path, ns_quota, ss_quota, self.caller(user))
+
+    def set_xattr(self, path: str, name: str, value: bytes, flag: int,
+                  user: str) -> Logged[bool]:
+        return self._write(self.ns.set_xattr, path, name, value, flag, self.caller(user))
+
+    def remove_xattr(self, path: str, name: str, user: str) -> Logged[bool]:
+        return self._write(self.ns.remove_xattr, path, name, self.caller(user))
+
+    def change_acl(self, path: str, change: str, spec: list, user: str) -> Logged[bool]:
+        """SETACL, MODIFYACLENTRIES, REMOVEACLENTRIES, REMOVEDEFAULTACL, REMOVEACL
+        (``Namespace.change_acl``)."""
+        return self._write(self.ns.change_acl, path, change, spec, self.caller(user))
+
+    def set_storage_policy(self, path: str, name: str, user: str) -> Logged[bool]:
+        return self._write(self.ns.set_storage_policy, path, name, self.caller(user))
+
+    def unset_storage_policy(self, path: str, user: str) -> Logged[bool]:
+        return self._write(self.ns.unset_storage_policy, path, self.caller(user))
+
+    def allow_snapshot(self, path: str, user: str) -> Logged[bool]:
+        return self._write(self.ns.allow_snapshot, path, self.caller(user))
+
+    def disallow_snapshot(self, path: str, user: str) -> Logged[bool]:
+        return self._write(self.ns.disallow_snapshot, path, self.caller(user))
+
+    def create_snapshot(self, path: str, name: str | None, user: str) -> Logged[str]:
+        """The snapshot's path."""
+        return self._write(self.ns.create_snapshot, path, name, self.caller(user))
+
+    def delete_snapshot(self, path: str, name: str, user: str) -> Logged[bool]:
+        return self._write(self.ns.delete_snapshot, path, name, self.caller(user))
+
+    def rename_snapshot(self, path: str, old: str, new: str, user: str) -> Logged[bool]:
+        return self._write(self.ns.rename_snapshot, path, old, new, self.caller(user))
+
+    def concat(self, target: str, srcs: list[str], user: str) -> Logged[bool]:
+        return self._write(self.ns.concat, target, srcs, self.caller(user))
+
+    def truncate(self, path: str, new_length: int, user: str) -> Logged[bool]:
+        return self._write(self.ns.truncate, path, new_length, self.caller(user))
+
+    # ------------------------------------------------------------------ the data path
+
+    def check_create(self, path: str, user: str, *, overwrite: bool = False,
+                     create_parent: bool = True) -> None:
+        """What creating the file at ``path`` would be refused for (WRITE), changing
+        nothing: the data path's step 1 (``startFile``'s checks)."""
         with self.lock:
-            return fn(*args, **kw)
+            self.check_operation(OperationCategory.WRITE)
+            self.ns.check_create(path, self.caller(user), overwrite=overwrite,
+                                 create_parent=create_parent)
 
-    # ------------------------------------------------------------------ requests
+    def get_writable_file(self, path: str, user: str, action: str) -> FileBlocks:
+        """The complete file at ``path`` that the caller may write (WRITE: an APPEND's or a
+        TRUNCATE's checks), as it is now; changes nothing."""
+        with self.lock:
+            self.check_operation(OperationCategory.WRITE)
+            return FileBlocks.of(self.ns.writable_file(path, self.caller(user), action))
 
-    def mkdirs(self, path: str, permission: int, user: str) -> bool:
-        return self._mutate(self.ns.mkdirs, path, permission, self.caller(user))
+    def get_readable_file(self, path: str, user: str) -> FileBlocks:
+        """The file at ``path`` that the caller may read (OPEN, checksums, block locations)."""
+        with self._reading(user) as caller:
+            return FileBlocks.of(self.ns.readable_file(path, caller))
 
-    def create(self, path: str, user: str, **kw) -> bool:
-        return self._mutate(lambda: self.ns.create(path, self.caller(user), **kw))
+    def start_upload(self, path: str, user: str, client_name: str, client_machine: str,
+                     **create_kw) -> Logged[INodeFile]:
+        """Create the file an upload writes, under construction by ``client_name`` (its
+        lease); the value is its inode, which the upload closes by (``complete_upload``)."""
+        def start():
+            _, ops = self.ns.create(path, self.caller(user), client_name=client_name,
+                                    client_machine=client_machine, **create_kw)
+            return self.ns.tree.get_file(paths.normalize(path)), ops
+        return self._write(start)
 
-    def delete(self, path: str, recursive: bool, user: str) -> bool:
-        return self._mutate(self.ns.delete, path, recursive, self.caller(user))
+    def reopen_for_append(self, path: str, user: str, client_name: str,
+                          client_machine: str) -> Logged[INodeFile]:
+        """Reopen the complete file at ``path`` for an upload that appends (AppendOp); the
+        value is its inode, as reopened."""
+        def reopen():
+            _, ops = self.ns.append(path, self.caller(user), client_name, client_machine)
+            return self.ns.tree.get_file(paths.normalize(path)), ops
+        return self._write(reopen)
 
-    def rename_legacy(self, src: str, dst: str, user: str) -> bool:
-        return self._mutate(self.ns.rename_legacy, src, dst, self.caller(user))
+    def complete_upload(self, node: INodeFile, holder: str, *, blocks: tuple, length: int,
+                        checksum: bytes, appended: bool) -> Logged[bool]:
+        """Close an upload's file with its blocks (CloseFileOp), by inode: wherever a rename
+        took it; refused once it was removed or someone else holds it."""
+        return self._write(lambda: self.ns.upload_close(
+            node, holder, blocks=blocks, length=length, checksum=checksum, appended=appended))
 
-    def rename(self, src: str, dst: str, overwrite: bool, user: str) -> bool:
-        return self._mutate(self.ns.rename, src, dst, overwrite, self.caller(user))
+    def abandon_upload(self, node: INodeFile, holder: str) -> Logged[bool]:
+        """Close an upload's file with the blocks it had (lease recovery)."""
+        return self._write(self.ns.upload_abandon, node, holder)
 
-    def set_permission(self, path: str, permission: int, user: str) -> bool:
-        return self._mutate(self.ns.set_permission, path, permission, self.caller(user))
+    def truncate_blocks(self, path: str, user: str, new_length: int, **kw) -> Logged[bool]:
+        """TRUNCATE with the copy of the cut block (``Namespace.truncate_blocks``)."""
+        return self._write(lambda: self.ns.truncate_blocks(path, self.caller(user), new_length,
+                                                           **kw))
 
-    def set_owner(self, path: str, owner, group, user: str) -> bool:
-        return self._mutate(self.ns.set_owner, path, owner, group, self.caller(user))
+    def refers_to_blocks(self, path: str, ids: set) -> bool:
+        """Whether the file at ``path`` refers to any of the block ``ids`` (a request that
+        failed after its batch was applied must keep them)."""
+        with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
+            node = self.ns.tree.lookup(paths.split(path))
+            return node is not None and not node.is_dir and \
+                any(block[0] in ids for block in node.blocks)
 
-    def set_times(self, path: str, mtime: int, atime: int, user: str) -> bool:
-        return self._mutate(self.ns.set_times, path, mtime, atime, self.caller(user))
-
-    def set_replication(self, path: str, replication: int, user: str) -> bool:
-        return self._mutate(self.ns.set_replication, path, replication, self.caller(user))
-
-    def set_quota(self, path: str, ns_quota, ss_quota, user: str) -> bool:
-        return self._mutate(self.ns.set_quota, path, ns_quota, ss_quota, self.caller(user))
-
-    def set_xattr(self, path: str, name: str, value: bytes, flag: int, user: str) -> bool:
-        return self._mutate(self.ns.set_xattr, path, name, value, flag, self.caller(user))
-
-    def remove_xattr(self, path: str, name: str, user: str) -> bool:
-        return self._mutate(self.ns.remove_xattr, path, name, self.caller(user))
-
-    def concat(self, target: str, srcs: list[str], user: str) -> bool:
-        return self._mutate(self.ns.concat, target, srcs, self.caller(user))
-
-    def truncate(self, path: str, new_length: int, user: str) -> bool:
-        return self._mutate(self.ns.truncate, path, new_length, self.caller(user))
+    def recover_upload(self, path: str, inode_id: int) -> Logged[bool]:
+        """Close a file whose upload a stop cut off with the blocks it has (startup lease
+        recovery, ``internalReleaseLease``)."""
+        return self._write(self.ns.recover_upload, path, inode_id)
 
     # ------------------------------------------------------------------ admin
-
-    def set_safe_mode(self, on: bool) -> None:
-        with self.lock:
-            if on != self.manual_safe_mode:
-                log.info("safe mode is %s", "ON" if on else "OFF")
-            self.manual_safe_mode = on
 
     def save_namespace(self) -> int:
         """Write a fresh image of everything logged and start an empty ``edits``.
         Requires safe mode (as in HDFS), so the namespace cannot change meanwhile."""
         with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
             if not self.safe_mode:
                 raise SafeModeError("Safe mode should be turned ON in order to create "
                                     "namespace image.")
@@ -302,18 +634,15 @@ class FSNamesystem:
             log.info("saved namespace at txid %d", txid)
             return txid
 
-    def roll_edits(self) -> int:
-        with self.lock:
-            self.journal.check_writable()
-            return self.journal.roll(self.failed_dirs())
-
     def failed_dirs(self) -> list:
         """The name dirs an edits roll tries to bring back (``dfs.namenode.name.dir.restore``)."""
         return [d for d in self.dirs if not d.healthy] if self.restore_dirs else []
 
     def report(self) -> dict:
         with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
             j = self.journal
+            tree = self.ns.tree
             return {
                 "namespaceId": self.namespace_id,
                 "safeMode": self.safe_mode,
@@ -325,12 +654,71 @@ class FSNamesystem:
                 "transactionsSinceLastCheckpoint": j.txid - self.last_checkpoint_txid,
                 "segment": j.segment_name,
                 "editsSize": {str(d.root): w.size for d, w in j.streams.items()},
-                "files": self.ns.tree.files,
-                "blocks": self.ns.tree.block_count,
-                "directories": self.ns.tree.dirs,
+                "files": tree.files,
+                "blocks": tree.block_count,
+                "directories": tree.dirs,
                 "nameDirs": [{"path": str(d.root), "healthy": d.healthy,
                               "failure": d.failure} for d in self.dirs],
                 "syncs": j.metrics.syncs,
                 "syncSeconds": j.metrics.sync_seconds,
                 "txnsBatched": j.metrics.batched,
             }
+
+    def metrics(self) -> dict:
+        """The FSNamesystem figures of ``/jmx`` and ``/metrics``, read without the lock (a
+        long save must not stall them)."""
+        j, tree = self.journal, self.ns.tree
+        m = j.metrics
+        return {
+            "SafeMode": int(self.safe_mode),
+            "LastWrittenTransactionId": j.txid,
+            "LastSyncedTransactionId": j.synced_txid,
+            "TransactionsSinceLastCheckpoint": j.txid - self.last_checkpoint_txid,
+            "LastCheckpointTime": int(self.last_checkpoint_time * 1000),
+            "FilesTotal": tree.files + tree.dirs,
+            "DirectoriesTotal": tree.dirs,
+            "BlocksTotal": tree.block_count,
+            "Syncs": m.syncs,
+            "SyncsAvgTime": (m.sync_seconds / m.syncs * 1000) if m.syncs else 0.0,
+            "TransactionsNumOps": m.txns,
+            "TransactionsBatchedInSync": m.batched,
+            "EditsBytesWritten": m.bytes,
+            "HealthyNameDirs": sum(d.healthy for d in self.dirs),
+            "FailedNameDirs": sum(not d.healthy for d in self.dirs),
+        }
+
+    def roll_edits(self) -> int:
+        with self.lock:
+            self.check_operation(OperationCategory.CHECKPOINT)
+            return self.journal.roll(self.failed_dirs())
+
+    # ------------------------------------------------------------------ until the callers move
+
+    def apply_and_log(self, method, *args) -> Logged:
+        return self._write(method, *args)
+
+    def _mutate(self, method, *args):
+        return self.durable(self._write(method, *args))
+
+
+class _Reading:
+    """``FSNamesystem._reading``: the lock held and READ checked, the caller resolved."""
+
+    __slots__ = ("fs", "user")
+
+    def __init__(self, fs: FSNamesystem, user: str):
+        self.fs, self.user = fs, user
+
+    def __enter__(self) -> Caller:
+        fs = self.fs
+        caller = fs.caller(self.user)
+        fs.lock.acquire()
+        try:
+            fs.check_operation(OperationCategory.READ)
+        except BaseException:
+            fs.lock.release()
+            raise
+        return caller
+
+    def __exit__(self, *exc) -> None:
+        self.fs.lock.release()

@@ -25,12 +25,14 @@ import json
 import time
 
 from nnlite.namenode import errors
+from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.http import remote, status
 from nnlite.namenode.http.data import DATA_PREFIX
 from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.webhdfs import PREFIX, WebHdfs
 from nnlite.namenode.http.webhdfs_json import dumps
 from nnlite.namenode.http.wire import Request, Response
+from nnlite.namenode.journal.committer import AsyncCommitter
 
 LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is still loading. "
                                "Retry in a moment.")
@@ -38,8 +40,8 @@ LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is stil
 
 class NamenodeApp:
     def __init__(self):
-        self.fs = None
-        self.committer = None
+        self.fs: FSNamesystem | None = None
+        self.committer: AsyncCommitter | None = None
         self.webhdfs: WebHdfs | None = None
         self.started = time.time()
         self.requests = 0
@@ -53,7 +55,8 @@ class NamenodeApp:
         namenode, such as the catalog, installed by the daemon's composer)."""
         self.mounts[prefix] = handler
 
-    def ready(self, fs, committer, config, transfer=None, data=None) -> None:
+    def ready(self, fs: FSNamesystem, committer: AsyncCommitter, config, transfer=None,
+              data=None) -> None:
         self.transfer = transfer
         self.fs = fs
         self.committer = committer
@@ -73,10 +76,10 @@ class NamenodeApp:
         never shows an op that a crash or a failed sync could still take away."""
         if self.committer is None or not isinstance(result, Response):
             return result
-        journal = self.fs.journal
-        if journal.synced_txid >= journal.txid:
+        written = self.fs.last_written_txid
+        if self.fs.last_synced_txid >= written:
             return result
-        return self.committer.durable(journal.txid, result)
+        return self.committer.durable(written, result)
 
     def route(self, req: Request):
         path = req.path
@@ -166,24 +169,8 @@ class NamenodeApp:
         base = {"Requests": self.requests, "UptimeSeconds": int(time.time() - self.started)}
         if fs is None:
             return {**base, "SafeMode": 1, "Loading": 1}
-        j = fs.journal
-        m = j.metrics
         return {
-            **base, "Loading": 0, "SafeMode": int(fs.safe_mode),
-            "LastWrittenTransactionId": j.txid,
-            "LastSyncedTransactionId": j.synced_txid,
-            "TransactionsSinceLastCheckpoint": j.txid - fs.last_checkpoint_txid,
-            "LastCheckpointTime": int(fs.last_checkpoint_time * 1000),
-            "FilesTotal": fs.ns.tree.files + fs.ns.tree.dirs,
-            "DirectoriesTotal": fs.ns.tree.dirs,
-            "BlocksTotal": fs.ns.tree.block_count,
-            "Syncs": m.syncs,
-            "SyncsAvgTime": (m.sync_seconds / m.syncs * 1000) if m.syncs else 0.0,
-            "TransactionsNumOps": m.txns,
-            "TransactionsBatchedInSync": m.batched,
-            "EditsBytesWritten": m.bytes,
-            "HealthyNameDirs": sum(d.healthy for d in fs.dirs),
-            "FailedNameDirs": sum(not d.healthy for d in fs.dirs),
+            **base, "Loading": 0, **fs.metrics(),
             **self._checkpoint_metrics(),
             **(self.catalog.metrics() if self.catalog is not None else {}),
         }

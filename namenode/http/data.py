@@ -41,6 +41,7 @@ from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
 from nnlite.namenode.config import ConfigError
+from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
     CreateOptions,
@@ -53,6 +54,7 @@ from nnlite.namenode.http.params import (
 from nnlite.namenode.http.upload import BlockUpload
 from nnlite.namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
 from nnlite.namenode.http.wire import BadRequest, Request, Response
+from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.namespace import leases, paths
 
 DATA_PREFIX = "/data/v1"
@@ -73,8 +75,9 @@ class DataPath:
     """Step 1 handlers (added to the WebHDFS op table by ``attach``) and the data step
     (``__call__`` for requests without a body, ``upload`` as the streamed-body factory)."""
 
-    def __init__(self, fs, committer, store: BlockStore, lease_manager: leases.LeaseManager,
-                 *, host: str, port: int, combine_mode: str = "MD5MD5CRC"):
+    def __init__(self, fs: FSNamesystem, committer: AsyncCommitter, store: BlockStore,
+                 lease_manager: leases.LeaseManager, *, host: str, port: int,
+                 combine_mode: str = "MD5MD5CRC"):
         if combine_mode not in ("MD5MD5CRC", "COMPOSITE_CRC"):
             raise ConfigError(f"dfs.checksum.combine.mode is {combine_mode!r}: MD5MD5CRC or "
                               f"COMPOSITE_CRC")
@@ -112,13 +115,12 @@ class DataPath:
         return self.redirect(req, path)
 
     def _check_create(self, req, path, user, options: CreateOptions) -> None:
-        self._writable(req, path, "create", lambda: self.fs.ns.check_create(
-            path, self.fs.caller(user), overwrite=options.overwrite,
-            create_parent=options.create_parent))
+        self._writable(req, path, "create", lambda: self.fs.check_create(
+            path, user, overwrite=options.overwrite, create_parent=options.create_parent))
 
     def append(self, req, path, user) -> Response:
-        self._writable(req, path, "append to", lambda: self.fs.ns.writable_file(
-            path, self.fs.caller(user), "append to"))
+        self._writable(req, path, "append to", lambda: self.fs.get_writable_file(
+            path, user, "append to"))
         return self.redirect(req, path)
 
     def _writable(self, req, path: str, action: str, check) -> None:
@@ -133,9 +135,7 @@ class DataPath:
                                       f"{self.leases.soft_limit:g} s without progress; a new "
                                       f"writer took over")
         try:
-            with self.fs.lock:
-                self.fs._check_writable()
-                check()
+            check()
         except errors.LeaseError:
             self.leases.check_free(norm, action, machine(req))
             raise
@@ -143,7 +143,7 @@ class DataPath:
 
     def open(self, req, path, user) -> Response:
         offset_length(req)
-        self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        self.fs.get_readable_file(path, user)
         return self.redirect(req, path)
 
     def redirect(self, req: Request, path: str) -> Response:
@@ -174,7 +174,7 @@ class DataPath:
     # ------------------------------------------------------------------ reads
 
     def file_checksum(self, req, path, user):
-        node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        node = self.fs.get_readable_file(path, user)
         if self.combine_mode == "COMPOSITE_CRC":
             return self._composite_checksum(node.blocks)
         if checksum.is_checksum(node.checksum):
@@ -197,7 +197,7 @@ class DataPath:
         """Hadoop 3's JSON of BlockLocation[]: the blocks overlapping [offset, offset +
         length), every one on this server."""
         offset, length = offset_length(req)
-        node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        node = self.fs.get_readable_file(path, user)
         end = offset + max(length, 1) if length is not None else None
         name = f"{self.host_name(req)}:{self.port}"
         out, pos = [], 0
@@ -214,7 +214,7 @@ class DataPath:
         blocks overlapping [offset, offset + length), each on this server as its one
         DataNode (DatanodeInfo as JsonUtil writes it)."""
         offset, length = offset_length(req)
-        node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+        node = self.fs.get_readable_file(path, user)
         end = offset + max(length, 1) if length is not None else None
         host = self.host_name(req)
         capacity, used, remaining = self.store.capacity()
@@ -242,8 +242,8 @@ class DataPath:
             pos += block[1]
         last = located(node.blocks[-1], pos - node.blocks[-1][1]) if node.blocks else None
         return json_response({"LocatedBlocks": {
-            "fileLength": node.length, "isLastBlockComplete": node.client_name is None,
-            "isUnderConstruction": node.client_name is not None, "lastLocatedBlock": last,
+            "fileLength": node.length, "isLastBlockComplete": not node.under_construction,
+            "isUnderConstruction": node.under_construction, "lastLocatedBlock": last,
             "locatedBlocks": out}})
 
     def host_name(self, req: Request) -> str:
@@ -255,7 +255,7 @@ class DataPath:
         sources = [s for s in param_required(req, "sources", "CONCAT").split(",") if s]
         for source in (path, *sources):
             self.leases.check_free(paths.normalize(source), "concat", machine(req))
-        await self.committer.mutate(self.fs.ns.concat, path, sources, self.fs.caller(user))
+        await self.committer.wait(self.fs.concat(path, sources, user))
         return EMPTY_OK
 
     async def truncate(self, req, path, user) -> Response:
@@ -263,11 +263,8 @@ class DataPath:
         if new_length is None:
             raise errors.IllegalArgumentError(
                 "Required param newlength for op: TRUNCATE is null or empty")
-        caller = self.fs.caller(user)
-        with self.fs.lock:
-            self.fs._check_writable()
-            node = self.fs.ns.writable_file(path, caller, "truncate")
-            inode_id, blocks, length = node.id, node.blocks, node.length
+        node = self.fs.get_writable_file(path, user, "truncate")
+        inode_id, blocks, length = node.inode_id, node.blocks, node.length
         if new_length > length:
             raise errors.IllegalArgumentError(
                 f"Cannot truncate to a larger file size. Current size: {length}, truncate "
@@ -277,8 +274,8 @@ class DataPath:
         copy = None
         try:
             copy, value = await self._cut(blocks, new_length)
-            await self.committer.mutate(lambda: self.fs.ns.truncate_blocks(
-                path, caller, new_length, inode_id=inode_id, expected_blocks=blocks,
+            await self.committer.wait(self.fs.truncate_blocks(
+                path, user, new_length, inode_id=inode_id, expected_blocks=blocks,
                 last_block=copy, checksum=value, client_name=lease.holder,
                 client_machine=machine(req)))
         except BaseException:
@@ -313,12 +310,7 @@ class DataPath:
     def refers(self, path: str, ids: set) -> bool:
         """Whether the file at ``path`` refers to any of the block ``ids`` (a request that
         failed after its batch was applied, e.g. while syncing the journal, must keep them)."""
-        if not ids:
-            return False
-        with self.fs.lock:
-            node = self.fs.ns.tree.lookup(paths.split(path))
-            return node is not None and not node.is_dir and \
-                any(block[0] in ids for block in node.blocks)
+        return bool(ids) and self.fs.refers_to_blocks(path, ids)
 
     # ------------------------------------------------------------------ step 2
 
@@ -360,22 +352,18 @@ class DataPath:
         """Open the file under the upload's lease (logged now, visible once durable), then
         take the body; upload.py completes it."""
         options = create_options(req, self.fs)
-        caller = self.fs.caller(user)
         self._check_create(req, path, user, options)      # step 1's checks, again
         lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine(req))
-        def open_file():
-            _, ops = self.fs.ns.create(path, caller, client_name=lease.holder,
-                                       client_machine=machine(req), **options.namespace_kw())
-            return self.fs.ns.tree.get_file(paths.normalize(path)), ops
         try:
-            node, _ = self.fs.apply_and_log(open_file)
+            node = self.fs.start_upload(path, user, lease.holder, machine(req),
+                                        **options.namespace_kw()).value
         except BaseException:
             self.leases.release(lease)
             raise
         try:
             writer = self.store.writer(options.block_size)
         except BaseException:
-            self.fs.apply_and_log(self.fs.ns.upload_abandon, node, lease.holder)
+            self.fs.abandon_upload(node, lease.holder)
             self.leases.release(lease)
             raise
 
@@ -383,29 +371,23 @@ class DataPath:
             return sealed.blocks, sealed.length, checksum.file_checksum(sealed.digests)
 
         def commit(blocks, length, value):
-            return self.fs.ns.upload_close(node, lease.holder, blocks=blocks, length=length,
+            return self.fs.complete_upload(node, lease.holder, blocks=blocks, length=length,
                                            checksum=value, appended=False)
 
         done = Response(201, b"", OCTET,
                         headers=[("Location", f"webhdfs://{self.authority(req)}"
                                               f"{quote(path, safe='/')}")])
         return BlockUpload(self, lease, writer, finalize, commit, done,
-                           lambda: self.fs.ns.upload_abandon(node, lease.holder))
+                           lambda: self.fs.abandon_upload(node, lease.holder))
 
     def _start_append(self, req, path, user) -> BlockUpload:
         """Reopen the file under the upload's lease (AppendOp, logged now), then take the
         body; the blocks and length appended to are those of the file as reopened."""
-        caller = self.fs.caller(user)
         param_int(req, "buffersize", None, 1, (1 << 31) - 1)
-        with self.fs.lock:
-            self.fs._check_writable()
-            self.fs.ns.writable_file(path, caller, "append to")   # step 1's checks, again
+        self.fs.get_writable_file(path, user, "append to")     # step 1's checks, again
         lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine(req))
-        def reopen():
-            _, ops = self.fs.ns.append(path, caller, lease.holder, machine(req))
-            return self.fs.ns.tree.get_file(paths.normalize(path)), ops
         try:
-            node, _ = self.fs.apply_and_log(reopen)
+            node = self.fs.reopen_for_append(path, user, lease.holder, machine(req)).value
         except BaseException:
             self.leases.release(lease)
             raise
@@ -420,16 +402,16 @@ class DataPath:
                 checksum.file_checksum(digests)
 
         def commit(blocks, new_length, value):
-            return self.fs.ns.upload_close(node, lease.holder, blocks=blocks, length=new_length,
-                                           checksum=value, appended=True)
+            return self.fs.complete_upload(node, lease.holder, blocks=blocks,
+                                           length=new_length, checksum=value, appended=True)
 
         def abandon():
-            return self.fs.ns.upload_abandon(node, lease.holder)
+            return self.fs.abandon_upload(node, lease.holder)
 
         try:
             writer = self.store.writer(node.block_size, old[-1] if old else None)
         except BaseException:
-            self.fs.apply_and_log(abandon)
+            abandon()
             self.leases.release(lease)
             raise
         return BlockUpload(self, lease, writer, finalize, commit, Response(200, b"", OCTET),
@@ -439,7 +421,7 @@ class DataPath:
         try:
             path, user = self._target(req)
             offset, length = offset_length(req)
-            node = self.fs.read(self.fs.ns.readable_file, path, self.fs.caller(user))
+            node = self.fs.get_readable_file(path, user)
             blocks, size = node.blocks, node.length
             if offset > size:
                 raise EndOfFileError(f"Cannot seek after EOF: offset {offset} is beyond the "

@@ -71,7 +71,7 @@ class Snapshot:
 def collect(app) -> Snapshot:
     """Everything the page shows (blocking: run it in a worker thread)."""
     snap = Snapshot(report=app.fs.report(), uptime=time.time() - app.started, now=time.time(),
-                    writable=app.fs.journal.writable)
+                    writable=app.fs.journal_writable)
     transfer = getattr(app, "transfer", None)
     if transfer is not None:
         snap.checkpoints = transfer.checkpoints.metrics.checkpoints

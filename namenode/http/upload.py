@@ -41,8 +41,8 @@ class BlockUpload:
         self.lease = lease
         self.writer = writer
         self.finalize = finalize        # Sealed -> (blocks, length, checksum), in a thread
-        self.commit = commit            # (blocks, length, checksum) -> (result, ops)
-        self.abandon = abandon          # () -> (result, ops): close the file as it was
+        self.commit = commit            # (blocks, length, checksum) -> Logged: closes the file
+        self.abandon = abandon          # () -> Logged: closes the file as it was
         self.done = done
         self.error: Exception | None = None
         self.closed = False
@@ -84,7 +84,7 @@ class BlockUpload:
             self.lease.recording = True
             sealed = await loop.run_in_executor(None, self.writer.seal)
             blocks, length, value = await loop.run_in_executor(None, self.finalize, sealed)
-            await self.data.committer.mutate(self.commit, blocks, length, value)
+            await self.data.committer.wait(self.commit(blocks, length, value))
         except Exception as exc:
             if not self.data.refers(self.path, set(self.writer.ids)):
                 self.writer.discard()
@@ -99,7 +99,7 @@ class BlockUpload:
         if self.abandon is None:
             return
         try:
-            self.data.fs.apply_and_log(self.abandon)
+            self.abandon()
         except Exception:   # noqa: BLE001 -- the namenode stopping; startup recovery closes it
             log.warning("could not close %s after its upload failed", self.path, exc_info=True)
 

@@ -12,8 +12,9 @@ within the class's range, ``destination`` is absolute and normalised like Hadoop
 NamenodeWebHdfsMethods.validateOpParams does (params.py). The JSON bodies are written by
 webhdfs_json.py. HEAD answers as GET without the body.
 
-Reads run synchronously on the event loop under the namesystem lock; mutations are applied
-and logged at once and then awaited until their txid is durable (committer.py).
+Every handler calls one of ``FSNamesystem``'s operations. Reads run synchronously on the event
+loop (the namesystem renders their FileStatus JSON under its lock); mutations are applied and
+logged at once and then awaited until their txid is durable (committer.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import re
 
 from nnlite.namenode import errors
+from nnlite.namenode.fsnamesystem import FSNamesystem, Listing
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.params import (
@@ -54,6 +56,8 @@ from nnlite.namenode.http.webhdfs_json import (
     xattrs_json,
 )
 from nnlite.namenode.http.wire import BadRequest, Request, Response
+from nnlite.namenode.journal.committer import AsyncCommitter
+from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace import erasure_coding, paths, permission, storage_policy
 
 PREFIX = "/webhdfs/v1"
@@ -79,7 +83,8 @@ class WebHdfs:
     """Maps (method, op) to handlers. ``fs`` is the FSNamesystem, ``committer`` the
     AsyncCommitter; ``identity`` decides who may act as whom (``doas``)."""
 
-    def __init__(self, fs, committer, *, default_user: str = DEFAULT_USER,
+    def __init__(self, fs: FSNamesystem, committer: AsyncCommitter, *,
+                 default_user: str = DEFAULT_USER,
                  proxy_users: ProxyUsers | None = None):
         self.fs = fs
         self.committer = committer
@@ -207,14 +212,13 @@ class WebHdfs:
             return doas
         return user
 
-    def _answer(self, respond, method, *args):
-        """Apply and log the request now (its errors raise here); answer ``respond(result)``
-        once its ops are durable: the committer's ``Durable``, which the HTTP layer waits on
-        (a failed sync becomes a RemoteException there), or the response itself when nothing
-        was logged."""
-        result, txid = self.fs.apply_and_log(method, *args)
-        response = respond(result)
-        return self.committer.durable(txid, response) if txid else response
+    def _answer(self, respond, logged: Logged):
+        """Answer ``respond(value)`` of a write the namesystem applied and logged (its errors
+        were raised there) once its ops are durable: the committer's ``Durable``, which the
+        HTTP layer waits on (a failed sync becomes a RemoteException there), or the response
+        itself when nothing was logged."""
+        response = respond(logged.value)
+        return self.committer.durable(logged.txid, response) if logged.txid else response
 
     # ------------------------------------------------------------------ reads
 
@@ -222,17 +226,13 @@ class WebHdfs:
         """A path under a file is "File does not exist" for the superuser (the only
         AccessControlException it can meet resolving a path; FSDirStatAndListingOp.getFileInfo
         answers null) and that AccessControlException for anyone else."""
-        caller = self.fs.caller(user)
-        with self.fs.lock:
-            try:
-                node = self.fs.ns.status(path, caller)
-            except errors.AccessControlError as exc:
-                if not caller.superuser:
-                    raise
-                raise errors.PathNotFoundError(f"File does not exist: {path}",
-                                               path=path) from exc
-            return Response(200, f'{{"FileStatus":{self._status_json(node, "")}}}'.encode(),
-                            remote.JSON)
+        try:
+            status = self.fs.get_file_info(path, user, file_status_json)
+        except errors.AccessControlError as exc:
+            if not self.fs.caller(user).superuser:
+                raise
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path) from exc
+        return Response(200, f'{{"FileStatus":{status}}}'.encode(), remote.JSON)
 
     def list_status(self, req, path, user) -> Response:
         """A directory of up to ``dfs.ls.limit`` entries is answered at once; a larger one is
@@ -240,28 +240,21 @@ class WebHdfs:
         with ``getListingStream``: the namesystem lock is held for one page, a page is
         produced only when the client has taken the one before, and each page waits until
         what it shows is durable (app.py's rule for every answer)."""
-        caller = self.fs.caller(user)
         limit = self.fs.list_limit
-        with self.fs.lock:
-            node, names = self.fs.ns.listing_names(path, caller)
-            if len(names) <= limit:
-                nodes = self.fs.ns.listing_page(path, caller, node, names) if node.is_dir \
-                    else [node]
-                return Response(200, file_statuses_json(self._listed(nodes, path, caller))
-                                .encode(), remote.JSON)
-        return Response(200, content_type=remote.JSON,
-                        pieces=self._pages(path, caller, node, names, limit))
+        listing = self.fs.list_status(path, user, file_status_json, limit)
+        if listing.entries is not None:
+            return Response(200, file_statuses_json(listing.entries).encode(), remote.JSON)
+        return Response(200, content_type=remote.JSON, pieces=self._pages(listing, limit))
 
-    async def _pages(self, path, caller, node, names: list[str], limit: int):
-        journal = self.fs.journal
+    async def _pages(self, listing: Listing, limit: int):
+        names = listing.names
         yield b'{"FileStatuses":{"FileStatus":['
         sep = ""
         for start in range(0, len(names), limit):
-            with self.fs.lock:
-                nodes = self.fs.ns.listing_page(path, caller, node, names[start:start + limit])
-                page = ",".join(self._status_json(n, n.name) for n in nodes)
-                txid = journal.txid
-            if journal.synced_txid < txid:
+            entries, txid = self.fs.listing_page(listing, names[start:start + limit],
+                                                 file_status_json)
+            page = ",".join(entries)
+            if self.fs.last_synced_txid < txid:
                 await self.committer.durable(txid)
             if page:
                 yield (sep + page).encode()
@@ -269,36 +262,19 @@ class WebHdfs:
         yield b"]}}"
 
     def list_status_batch(self, req, path, user) -> Response:
-        caller = self.fs.caller(user)
-        limit = self.fs.list_limit
-        with self.fs.lock:
-            nodes, remaining = self.fs.ns.listing(path, caller, req.param("startafter") or "",
-                                                  limit)
-            statuses = self._listed(nodes, path, caller)
+        statuses, remaining = self.fs.get_listing(path, user, file_status_json,
+                                                  req.param("startafter") or "",
+                                                  self.fs.list_limit)
         return Response(200, (f'{{"DirectoryListing":{{"partialListing":'
                               f'{file_statuses_json(statuses)},"remainingEntries":{remaining}}}}}'
                               ).encode(), remote.JSON)
 
-    def _listed(self, nodes, path, caller) -> list[str]:
-        """A file lists as itself with an empty pathSuffix (Hadoop's getListing); a directory
-        lists its children by name, a file named as the directory included. Under the lock;
-        each status already encoded (file_status_json)."""
-        if len(nodes) == 1 and not nodes[0].is_dir and \
-                self.fs.ns.status(path, caller) is nodes[0]:
-            return [self._status_json(nodes[0], "")]
-        return [self._status_json(n, n.name) for n in nodes]
-
-    def _status_json(self, node, suffix: str) -> str:
-        roots = self.fs.ns.tree.snapshots.roots
-        enabled = bool(roots) and node.is_dir and roots.get(node.id, (None,))[0] is node
-        return file_status_json(node, suffix, enabled)
-
     def content_summary(self, req, path, user) -> Response:
-        summary = self.fs.read(self.fs.ns.content_summary, path, self.fs.caller(user))
+        summary = self.fs.get_content_summary(path, user)
         return json_response(content_summary_json(summary))
 
     def quota_usage(self, req, path, user) -> Response:
-        usage = self.fs.read(self.fs.ns.quota_usage, path, self.fs.caller(user))
+        usage = self.fs.get_quota_usage(path, user)
         return json_response(quota_usage_json(usage))
 
     def home_directory(self, req, path, user) -> Response:
@@ -316,13 +292,13 @@ class WebHdfs:
             raise invalid_param("fsaction", f'Invalid value: "{action[:20]}" does not belong '
                                             f"to the domain {_FS_ACTION.pattern}")
         wanted = sum(bit for letter, bit in zip(action, (4, 2, 1)) if letter != "-")
-        self.fs.read(self.fs.ns.check_access, path, self.fs.caller(user), wanted)
+        self.fs.check_access(path, user, wanted)
         return Response(200, b"", remote.JSON)
 
     def link_target(self, req, path, user) -> Response:
         """No inode is a symlink here (symlinks are off, as in HDFS by default), so
         NameNodeRpcServer.getLinkTarget refuses every existing path."""
-        self.fs.read(self.fs.ns.status, path, self.fs.caller(user))
+        self.fs.check_exists(path, user)
         raise errors.NamenodeError(f"Path {path} is not a symbolic link", path=path)
 
     def create_symlink(self, req, path, user) -> Response:
@@ -335,11 +311,7 @@ class WebHdfs:
         """GETTRASHROOTS: the existing ``/user/<name>/.Trash`` of the caller (``allusers``:
         of every user whose home the caller can list), as DistributedFileSystem.getTrashRoots
         lists them, each in JsonUtil's FileStatus map."""
-        caller = self.fs.caller(user)
-        everyone = param_bool(req, "allusers")
-        with self.fs.lock:
-            found = self.fs.ns.trash_roots(caller, None if everyone else user)
-            roots = [trash_root_json(where, node) for where, node in found]
+        roots = self.fs.get_trash_roots(user, param_bool(req, "allusers"), trash_root_json)
         return json_response({"Paths": roots})
 
     def delegation_token(self, req, path, user) -> Response:
@@ -352,22 +324,20 @@ class WebHdfs:
             p.to_json() for p in storage_policy.POLICIES]}})
 
     def storage_policy(self, req, path, user) -> Response:
-        policy = self.fs.read(self.fs.ns.storage_policy, path, self.fs.caller(user))
+        policy = self.fs.get_storage_policy(path, user)
         return json_response({"BlockStoragePolicy": policy.to_json()})
 
     def set_storage_policy(self, req, path, user):
         name = param_required(req, "storagepolicy", "SETSTORAGEPOLICY")
-        return self._answer(answer_empty, self.fs.ns.set_storage_policy, path, name,
-                            self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.set_storage_policy(path, name, user))
 
     def unset_storage_policy(self, req, path, user):
-        return self._answer(answer_empty, self.fs.ns.unset_storage_policy, path,
-                            self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.unset_storage_policy(path, user))
 
     def satisfy_storage_policy(self, req, path, user) -> Response:
         """The storage policy satisfier is off, as by default (dfs.storage.policy.satisfier
         .mode=none): FSNamesystem.satisfyStoragePolicy refuses."""
-        self.fs.read(self.fs.ns.status, path, self.fs.caller(user))
+        self.fs.check_exists(path, user)
         raise errors.UnsupportedActionError(
             "Cannot request to satisfy storage policy when storage policy satisfier feature "
             "has been disabled by admin. Seek for an admin help to enable it or use Mover "
@@ -379,7 +349,7 @@ class WebHdfs:
         """FSDirErasureCodingOp.getErasureCodingPolicy: no policy (JSON null) for a
         replicated path; JsonUtil sends a policy as the bare map WebHdfsFileSystem reads."""
         try:
-            self.fs.read(self.fs.ns.status, path, self.fs.caller(user))
+            self.fs.check_exists(path, user)
         except errors.PathNotFoundError as exc:
             raise errors.PathNotFoundError(f"Path not found: {path}", path=path) from exc
         return json_response(None)
@@ -393,14 +363,12 @@ class WebHdfs:
 
     def set_ec_policy(self, req, path, user) -> Response:
         """WRITE on the path, then the policy must be enabled; none is."""
-        node = self.fs.read(self.fs.ns.target, path, self.fs.caller(user))
-        self.fs.read(permission.check, self.fs.caller(user), node, permission.WRITE, path)
+        self.fs.check_target(path, user, permission.WRITE)
         raise errors.HadoopIllegalArgumentError(
             erasure_coding.not_enabled(req.param("ecpolicy") or ""), path=path)
 
     def unset_ec_policy(self, req, path, user) -> Response:
-        node = self.fs.read(self.fs.ns.target, path, self.fs.caller(user))
-        self.fs.read(permission.check, self.fs.caller(user), node, permission.WRITE, path)
+        self.fs.check_target(path, user, permission.WRITE)
         raise errors.NoECPolicySetError(
             f"No erasure coding policy explicitly set on {paths.normalize(path)}", path=path)
 
@@ -426,7 +394,7 @@ class WebHdfs:
         dfs.quota.by.storage.type.enabled=false (FSDirAttrOp.setQuota)."""
         permission.check_superuser(self.fs.caller(user), f"set the quota of {path}")
         param_required(req, "storagetype", "SETQUOTABYSTORAGETYPE")
-        self.fs.read(self.fs.ns.target, path, self.fs.caller(user))
+        self.fs.check_target(path, user)
         raise errors.UnsupportedActionError(
             "Failed to set quota by storage type because either "
             "dfs.quota.by.storage.type.enabled is set to false or the layout version does not "
@@ -448,21 +416,19 @@ class WebHdfs:
     def get_xattrs(self, req, path, user) -> Response:
         encoding = param_encoding(req)
         names = [n for n in req.query.get("xattr.name") or () if n]
-        attrs = self.fs.read(self.fs.ns.xattrs, path, self.fs.caller(user), names)
+        attrs = self.fs.get_xattrs(path, user, names)
         return json_response(xattrs_json(attrs, encoding))
 
     def list_xattrs(self, req, path, user) -> Response:
-        attrs = self.fs.read(self.fs.ns.xattrs, path, self.fs.caller(user), names_only=True)
+        attrs = self.fs.get_xattrs(path, user, names_only=True)
         return json_response(xattr_names_json(attrs))
 
     def acl_status(self, req, path, user) -> Response:
-        node = self.fs.read(self.fs.ns.acl_status, path, self.fs.caller(user))
-        return json_response(acl_status_json(node))
+        return json_response(self.fs.get_acl_status(path, user, acl_status_json))
 
     def snapshot_diff(self, req, path, user) -> Response:
         older, newer = req.param("oldsnapshotname") or "", req.param("snapshotname") or ""
-        entries = self.fs.read(self.fs.ns.snapshot_diff, path, older, newer,
-                               self.fs.caller(user))
+        entries = self.fs.get_snapshot_diff(path, older, newer, user)
         return json_response(diff_report_json(paths.normalize(path), older, newer, entries))
 
     def snapshot_diff_listing(self, req, path, user) -> Response:
@@ -472,8 +438,8 @@ class WebHdfs:
         deleted ones by parent id, a rename as a deleted entry with its targetPath plus a
         created one, both isReference."""
         older, newer = req.param("oldsnapshotname") or "", req.param("snapshotname") or ""
-        modified, created, deleted = self.fs.read(
-            self.fs.ns.snapshot_diff, path, older, newer, self.fs.caller(user), listing=True)
+        modified, created, deleted = self.fs.get_snapshot_diff(path, older, newer, user,
+                                                               listing=True)
         targets = {child: where for _, child, where in created}
         moved = {child for _, child, _ in deleted} & set(targets)
 
@@ -491,119 +457,105 @@ class WebHdfs:
 
     def snapshottable_dirs(self, req, path, user) -> Response:
         """SnapshottableDirectoryStatus per directory (JsonUtil.toJsonMap)."""
-        with self.fs.lock:
-            found = self.fs.ns.snapshottable_dirs(self.fs.caller(user))
-            listed = [{"dirStatus": json.loads(self._status_json(node, node.name)),
-                       "parentFullPath": where.rpartition("/")[0] or "/",
-                       "snapshotNumber": len(root.snapshots), "snapshotQuota": root.quota}
-                      for where, node, root in found]
+        listed = self.fs.get_snapshottable_dirs(user, lambda where, node, root: {
+            "dirStatus": json.loads(file_status_json(node, node.name, True)),
+            "parentFullPath": where.rpartition("/")[0] or "/",
+            "snapshotNumber": len(root.snapshots), "snapshotQuota": root.quota})
         return json_response({"SnapshottableDirectoryList": listed})
 
     def snapshot_list(self, req, path, user) -> Response:
         """SnapshotStatus per snapshot (JsonUtil.toJsonMap): the snapshot's root as it was,
         named as the snapshot."""
-        caller = self.fs.caller(user)
-        with self.fs.lock:
-            node, snaps = self.fs.ns.snapshot_list(path, caller)
-            where = paths.normalize(path).rstrip("/")
-            listed = []
-            for snap in snaps:
-                view = self.fs.ns.status(f"{where}/.snapshot/{snap.name}", caller)
-                listed.append({"deletionStatus": "ACTIVE",
-                               "dirStatus": json.loads(file_status_json(view, snap.name)),
-                               "fullPath": f"{where}/.snapshot/{snap.name}",
-                               "snapshotID": snap.id})
+        where = paths.normalize(path).rstrip("/")
+        listed = self.fs.get_snapshot_list(path, user, lambda snap, view: {
+            "deletionStatus": "ACTIVE",
+            "dirStatus": json.loads(file_status_json(view, snap.name)),
+            "fullPath": f"{where}/.snapshot/{snap.name}", "snapshotID": snap.id})
         return json_response({"SnapshotList": listed})
 
     # ------------------------------------------------------------------ mutations
 
     def allow_snapshot(self, req, path, user):
-        return self._answer(answer_empty, self.fs.ns.allow_snapshot, path, self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.allow_snapshot(path, user))
 
     def disallow_snapshot(self, req, path, user):
-        return self._answer(answer_empty, self.fs.ns.disallow_snapshot, path,
-                            self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.disallow_snapshot(path, user))
 
     def create_snapshot(self, req, path, user):
         return self._answer(lambda where: json_response({"Path": where}),
-                            self.fs.ns.create_snapshot, path, req.param("snapshotname") or None,
-                            self.fs.caller(user))
+                            self.fs.create_snapshot(path, req.param("snapshotname") or None,
+                                                    user))
 
     def delete_snapshot(self, req, path, user):
-        return self._answer(answer_empty, self.fs.ns.delete_snapshot, path,
-                            req.param("snapshotname") or "", self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.delete_snapshot(
+            path, req.param("snapshotname") or "", user))
 
     def rename_snapshot(self, req, path, user):
-        return self._answer(answer_empty, self.fs.ns.rename_snapshot, path,
-                            param_required(req, "oldsnapshotname", "RENAMESNAPSHOT"),
-                            param_required(req, "snapshotname", "RENAMESNAPSHOT"),
-                            self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.rename_snapshot(
+            path, param_required(req, "oldsnapshotname", "RENAMESNAPSHOT"),
+            param_required(req, "snapshotname", "RENAMESNAPSHOT"), user))
 
     def acl_change(self, change: str, with_permission: bool | None):
         """The handler of one of the five ACL changes; ``with_permission`` None: no aclspec."""
         def handler(req, path, user):
             spec = [] if with_permission is None else param_aclspec(req, with_permission)
-            return self._answer(answer_empty, self.fs.ns.change_acl, path, change, spec,
-                                self.fs.caller(user))
+            return self._answer(answer_empty, self.fs.change_acl(path, change, spec, user))
         return handler
 
     def mkdirs(self, req, path, user):
-        return self._answer(answer_true, self.fs.ns.mkdirs, path, param_permission(req, 0o755),
-                            self.fs.caller(user), param_unmasked(req))
+        return self._answer(answer_true, self.fs.mkdirs(path, param_permission(req, 0o755), user,
+                                                        param_unmasked(req)))
 
     def rename(self, req, path, user):
         destination = param_destination(req)
         paths.split(destination)
         options = req.param("renameoptions")
-        caller = self.fs.caller(user)
         if not options:         # an empty option set is the boolean rename
-            return self._answer(answer_boolean, self.fs.ns.rename_legacy, path, destination, caller)
+            return self._answer(answer_boolean, self.fs.rename_legacy(path, destination, user))
         names = {o.strip().upper() for o in options.split(",") if o.strip()}
         if not names <= {"NONE", "OVERWRITE", "TO_TRASH"}:
             raise BadRequest(400, f'Invalid value for webhdfs parameter "renameoptions": '
                                   f"{options!r}")
-        return self._answer(answer_empty, self.fs.ns.rename, path, destination,
-                            "OVERWRITE" in names, caller)
+        return self._answer(answer_empty, self.fs.rename(path, destination, "OVERWRITE" in names,
+                                                         user))
 
     def delete(self, req, path, user):
-        return self._answer(answer_boolean, self.fs.ns.delete, path,
-                            param_bool(req, "recursive"), self.fs.caller(user))
+        return self._answer(answer_boolean, self.fs.delete(path, param_bool(req, "recursive"),
+                                                           user))
 
     def set_permission(self, req, path, user):
-        return self._answer(answer_empty, self.fs.ns.set_permission, path,
-                            param_permission(req, 0o755), self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.set_permission(
+            path, param_permission(req, 0o755), user))
 
     def set_owner(self, req, path, user):
         if not req.param("owner") and not req.param("group"):
             raise errors.IllegalArgumentError("Both owner and group are empty.")
-        return self._answer(answer_empty, self.fs.ns.set_owner, path, req.param("owner"),
-                            req.param("group"), self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.set_owner(path, req.param("owner"),
+                                                            req.param("group"), user))
 
     def set_replication(self, req, path, user):
         replication = param_int(req, "replication", None, 1, 32767)
         if replication is None:
             replication = self.fs.default_replication
-        return self._answer(answer_boolean, self.fs.ns.set_replication, path, replication,
-                            self.fs.caller(user))
+        return self._answer(answer_boolean, self.fs.set_replication(path, replication, user))
 
     def set_times(self, req, path, user):
-        return self._answer(answer_empty, self.fs.ns.set_times, path,
-                            param_int(req, "modificationtime", -1, -1),
-                            param_int(req, "accesstime", -1, -1), self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.set_times(
+            path, param_int(req, "modificationtime", -1, -1),
+            param_int(req, "accesstime", -1, -1), user))
 
     def set_xattr(self, req, path, user):
         name, flag = param_required(req, "xattr.name", "SETXATTR"), param_xattr_flag(req)
-        return self._answer(answer_empty, self.fs.ns.set_xattr, path, name,
-                            param_xattr_value(req.param("xattr.value")), flag, self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.set_xattr(
+            path, name, param_xattr_value(req.param("xattr.value")), flag, user))
 
     def remove_xattr(self, req, path, user):
-        return self._answer(answer_empty, self.fs.ns.remove_xattr, path,
-                            param_required(req, "xattr.name", "REMOVEXATTR"), self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.remove_xattr(
+            path, param_required(req, "xattr.name", "REMOVEXATTR"), user))
 
     def set_quota(self, req, path, user):
         ns_quota = param_int(req, "namespacequota", QUOTA_DONT_SET, -1)
         ss_quota = param_int(req, "storagespacequota", QUOTA_DONT_SET, -1)
-        return self._answer(answer_empty, self.fs.ns.set_quota, path,
-                            None if ns_quota == QUOTA_DONT_SET else ns_quota,
-                            None if ss_quota == QUOTA_DONT_SET else ss_quota,
-                            self.fs.caller(user))
+        return self._answer(answer_empty, self.fs.set_quota(
+            path, None if ns_quota == QUOTA_DONT_SET else ns_quota,
+            None if ss_quota == QUOTA_DONT_SET else ss_quota, user))

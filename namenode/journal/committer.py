@@ -1,7 +1,7 @@
 """Group commit for an asyncio event loop: ops are applied on the loop, synced in a thread.
 
-A request is applied and logged at once (``FSNamesystem.apply_and_log``), in txid order on the
-loop. Its waiter then joins the pending list, which stays in txid order because nothing awaits
+A request is applied and logged at once by one of ``FSNamesystem``'s writes, in txid order on
+the loop, which returns it ``Logged``. Its waiter then joins the pending list, which stays in txid order because nothing awaits
 between a log and the call that adds the waiter. One sync runs at a time, in the committer's own
 thread (``Journal.sync`` up to the newest pending txid). When it returns, every waiter up to that
 txid is released in one pass on the loop, and if more ops arrived meanwhile the next sync starts
@@ -12,8 +12,8 @@ Two ways to wait:
 - ``durable(txid, value)`` returns a ``Durable``. The HTTP layer answers a WebHDFS write with
   ``then(callback, arg)``: the callback runs straight from the release pass, so a write costs
   no future, task or callback handle.
-- ``await committer.mutate(method, *args)`` (or awaiting a ``Durable``) is for coroutines; it
-  costs one future.
+- ``await committer.wait(logged)`` (or awaiting a ``Durable``) is for coroutines; it costs one
+  future.
 
 The sync thread is a plain thread fed by a queue, not an executor: it hands each result back
 with one ``call_soon_threadsafe`` and no future of its own.
@@ -31,8 +31,13 @@ import logging
 import threading
 from collections import deque
 from queue import SimpleQueue
+from typing import TypeVar
+
+from nnlite.namenode.journal.journal import Journal, Logged
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Durable:
@@ -62,8 +67,10 @@ def _settle(value, error, future: asyncio.Future) -> None:
 
 
 class AsyncCommitter:
-    def __init__(self, fs, loop: asyncio.AbstractEventLoop | None = None):
-        self.fs = fs
+    """Group commit of one journal on one event loop (``FSNamesystem.async_committer``)."""
+
+    def __init__(self, journal: Journal, loop: asyncio.AbstractEventLoop | None = None):
+        self.journal = journal
         self.loop = loop or asyncio.get_running_loop()
         self._pending: deque[tuple[int, object, object, object]] = deque()
         self._syncing = False     # a sync is running or scheduled to start
@@ -75,11 +82,11 @@ class AsyncCommitter:
         # daemon stops serving there (fail-stop, namenode/daemon.py).
         self.on_journal_failure = None
 
-    async def mutate(self, method, *args):
-        result, txid = self.fs.apply_and_log(method, *args)
-        if txid:
-            await Durable(self, txid, None)
-        return result
+    async def wait(self, logged: Logged[T]) -> T:
+        """``logged``'s value once its txid is durable (at once when it logged nothing)."""
+        if logged.txid:
+            await Durable(self, logged.txid, None)
+        return logged.value
 
     def durable(self, txid: int, value=None) -> Durable:
         """``value``, released once ``txid`` is durable (``Durable.then``). ``txid`` was logged
@@ -103,7 +110,7 @@ class AsyncCommitter:
         """The sync thread: one ``Journal.sync`` per target, the result handed to the loop."""
         while (target := self._targets.get()) is not None:
             try:
-                self.fs.journal.sync(target)
+                self.journal.sync(target)
                 error = None
             except Exception as exc:    # handed to every waiter of this batch
                 error = exc
@@ -116,7 +123,7 @@ class AsyncCommitter:
         # Still "syncing" while the batch is released: an op that a callback logs (the next
         # pipelined request of a connection) joins the pending list and the sync started
         # below, rather than scheduling a second start of its own.
-        if error is not None and not self.fs.journal.writable and self.on_journal_failure:
+        if error is not None and not self.journal.writable and self.on_journal_failure:
             failed, self.on_journal_failure = self.on_journal_failure, None
             failed(error)
         pending = self._pending

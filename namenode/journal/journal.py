@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Generic, NamedTuple, TypeVar
 
 from nnlite.durability import durable, faults
 from nnlite.formats import edits
@@ -25,6 +26,8 @@ from nnlite.namenode.errors import StorageError
 from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class JournalMetrics:
@@ -36,6 +39,14 @@ class JournalMetrics:
         self.txns = 0
         self.batched = 0
         self.bytes = 0
+
+
+class Logged(NamedTuple, Generic[T]):
+    """A request applied and logged, not yet acknowledged: its ``value`` may be answered only
+    once ``txid`` is durable (``sync``: ``FSNamesystem.durable``, or the event loop's group
+    commit). ``txid`` 0: it changed nothing and logged nothing."""
+    value: T
+    txid: int
 
 
 class Journal:

@@ -9,6 +9,6 @@
 | ``snapshot.py`` | snapshots: the registry, copy-on-write diffs, views of a snapshot, the diff report |
 | ``checks.py`` | values the edits log and the fsimage can hold |
 | ``tree.py`` | ``Tree`` and ``apply(op)``: the one code path that changes the namespace, live or replayed |
-| ``namespace.py`` | ``Namespace``: the requests (permission checks, op building, HDFS's answers) on the tree |
+| ``namespace.py`` | ``Namespace``: the requests (permission checks, op building, HDFS's answers) on the ``Tree`` it holds |
 | ``leases.py`` | the lease table: a file being written belongs to its writer, keyed by path and following renames and deletes |
 """

@@ -20,7 +20,16 @@ from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.namespace import leases
 from nnlite.namenode.storage.namedir import NameDir
 from tests.data import cut, reference_checksum
-from tests.namenode.helpers import SUPER, dump, mkdir, new_ns, refused, touch, write_file
+from tests.namenode.helpers import (
+    SUPER,
+    dump,
+    mkdir,
+    mutate,
+    new_ns,
+    refused,
+    touch,
+    write_file,
+)
 
 CONTENT = bytes(range(256)) * 40 + b"tail!"          # 10245 bytes: 20 chunks and a bit
 
@@ -440,11 +449,11 @@ def test_startup_recovery_closes_files_whose_uploads_were_cut_off(tmp_path):
     name = str(tmp_path / "name")
     format_dirs([NameDir(name)])
     with FSNamesystem.open([name]) as fs:
-        fs._mutate(lambda: (True, write_file(fs.ns, "/appended", sizes=(100,))))
+        mutate(fs, lambda ns: (True, write_file(ns, "/appended", sizes=(100,))))
         before = fs.ns.tree.get("/appended").blocks
-        fs._mutate(fs.ns.append, "/appended", SUPER, "webhdfs-append-4", "h")
-        fs._mutate(lambda: fs.ns.create("/created", SUPER, client_name="webhdfs-create-3"))
-        fs._mutate(lambda: fs.ns.create("/foreign", SUPER, client_name="DFSClient_1"))
+        mutate(fs, lambda ns: ns.append("/appended", SUPER, "webhdfs-append-4", "h"))
+        mutate(fs, lambda ns: ns.create("/created", SUPER, client_name="webhdfs-create-3"))
+        mutate(fs, lambda ns: ns.create("/foreign", SUPER, client_name="DFSClient_1"))
     with FSNamesystem.open([name]) as fs:
         done = recover_uploads(fs)
         assert sorted(done) == [("/appended", "closed with the blocks it has"),

@@ -383,6 +383,7 @@ def test_the_sweep_removes_blocks_no_file_refers_to(w, server, d):
 
 def test_uploads_cut_off_by_a_stop_are_closed_at_startup(tmp_path_factory):
     from nnlite.namenode.fsnamesystem import FSNamesystem
+    from tests.namenode.helpers import mutate
     from tests.namenode.http.helpers import TESTER, USERS
     nn = start_namenode(tmp_path_factory)
     w = WebHdfs(nn)
@@ -390,8 +391,8 @@ def test_uploads_cut_off_by_a_stop_are_closed_at_startup(tmp_path_factory):
     nn.stop()
     # uploads a stop cut off after they opened their files (never acknowledged)
     with FSNamesystem.open(nn.name_dirs) as fs:
-        fs._mutate(fs.ns.append, "/appended", TESTER, "webhdfs-append-7", "127.0.0.1")
-        fs._mutate(lambda: fs.ns.create("/created", TESTER, client_name="webhdfs-create-8"))
+        mutate(fs, lambda ns: ns.append("/appended", TESTER, "webhdfs-append-7", "127.0.0.1"))
+        mutate(fs, lambda ns: ns.create("/created", TESTER, client_name="webhdfs-create-8"))
     nn = NamenodeProcess.start(nn.name_dirs, "-D", USERS)
     try:
         w = WebHdfs(nn)

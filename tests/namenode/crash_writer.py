@@ -3,7 +3,7 @@
 Usage: python -m tests.namenode.crash_writer ROUND THREADS NAME_DIR [NAME_DIR ...]
 
 Each thread t repeats: mkdirs /r{round}/t{t}/d{i}; create .../f; rename .../f -> .../g; and
-after each call returns prints ``ACK <kind> <path>``. A printed line is therefore an op the
+after each one is durable (``fs.durable``) prints ``ACK <kind> <path>``. A printed line is therefore an op the
 store acknowledged; the parent kills this process with SIGKILL at a random moment.
 """
 
@@ -28,11 +28,11 @@ def main() -> None:
         i = 0
         while True:
             base = f"/r{round_no}/t{t}/d{i}"
-            fs.mkdirs(base, 0o755, user)
+            fs.durable(fs.mkdirs(base, 0o755, user))
             ack("dir", base)
-            fs.create(base + "/f", user)
+            fs.durable(fs.create(base + "/f", user))
             ack("file", base + "/f")
-            fs.rename(base + "/f", base + "/g", False, user)
+            fs.durable(fs.rename(base + "/f", base + "/g", False, user))
             ack("renamed", base + "/g")
             i += 1
 

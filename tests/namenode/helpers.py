@@ -4,6 +4,10 @@ checks, and short ways to build files that the request API cannot build (blocks,
 ``dump(ns)`` is a nested structure of plain values holding every attribute of every inode plus
 the tree's counters, so two namespaces are equal exactly when their dumps are. The helpers take
 a ``Namespace`` or the ``Tree`` alone (what the image code and the replays build).
+
+``acked(fs)`` is an FSNamesystem whose writes return once durable, as the tests call them
+(the synchronous wrappers the namesystem itself no longer keeps); ``mutate(fs, request)`` runs
+any request on its namespace that way.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from nnlite.formats import edits
+from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace.inode import usage, walk
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.namespace.permission import Caller
@@ -36,6 +41,33 @@ def new_ns(**kw) -> Namespace:
 def tree_of(ns) -> Tree:
     """The tree of a Namespace, or the Tree itself."""
     return ns if isinstance(ns, Tree) else ns.tree
+
+
+class Acked:
+    """``fs`` with every write waited for: ``acked(fs).mkdirs(...)`` is
+    ``fs.durable(fs.mkdirs(...))``; what is not a write passes through."""
+
+    def __init__(self, fs):
+        self.fs = fs
+
+    def __getattr__(self, name: str):
+        op = getattr(self.fs, name)
+        if not callable(op):
+            return op
+
+        def call(*args, **kw):
+            result = op(*args, **kw)
+            return self.fs.durable(result) if isinstance(result, Logged) else result
+        return call
+
+
+def acked(fs) -> Acked:
+    return Acked(fs)
+
+
+def mutate(fs, request):
+    """Run ``request(namespace) -> (value, ops)`` through ``fs.write`` and wait until durable."""
+    return fs.durable(fs.write(request))
 
 
 # ------------------------------------------------------------------------------- dumping

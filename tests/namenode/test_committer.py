@@ -1,4 +1,5 @@
-"""AsyncCommitter: requests applied on the event loop, their syncs batched in one thread."""
+"""AsyncCommitter: requests applied on the event loop (FSNamesystem's writes), their syncs
+batched in one thread."""
 
 import asyncio
 
@@ -11,12 +12,11 @@ from tests.namenode.test_fsnamesystem import IDENTITY, USER, formatted, open_fs
 
 
 async def _mkdirs_concurrently(fs: FSNamesystem, tasks: int, per_task: int) -> None:
-    committer = AsyncCommitter(fs)
-    caller = fs.caller(USER)
+    committer = fs.async_committer()
 
     async def worker(t: int) -> None:
         for i in range(per_task):
-            assert await committer.mutate(fs.ns.mkdirs, f"/t{t}/d{i}", 0o755, caller) is True
+            assert await committer.wait(fs.mkdirs(f"/t{t}/d{i}", 0o755, USER)) is True
 
     try:
         await asyncio.gather(*(worker(t) for t in range(tasks)))
@@ -40,13 +40,12 @@ def test_a_refused_request_raises_and_logs_nothing(tmp_path):
     dirs = formatted(tmp_path)
 
     async def scenario(fs):
-        committer = AsyncCommitter(fs)
-        caller = fs.caller(USER)
+        committer = fs.async_committer()
         try:
-            await committer.mutate(fs.ns.mkdirs, "/a", 0o755, caller)
+            await committer.wait(fs.mkdirs("/a", 0o755, USER))
             with pytest.raises(errors.FileAlreadyExistsError):
-                await committer.mutate(fs.ns.create, "/a", caller)
-            assert await committer.mutate(fs.ns.mkdirs, "/a", 0o755, caller) is True
+                await committer.wait(fs.create("/a", USER))
+            assert await committer.wait(fs.mkdirs("/a", 0o755, USER)) is True
         finally:
             committer.close()
 
@@ -58,7 +57,6 @@ def test_a_refused_request_raises_and_logs_nothing(tmp_path):
 async def _released(fs: FSNamesystem, committer: AsyncCommitter, paths, callback=None):
     """Log a mkdir per path, wait on each with ``Durable.then``; return the releases seen as
     (value, error, txid, synced_txid at release)."""
-    caller = fs.caller(USER)
     seen, done = [], asyncio.get_running_loop().create_future()
 
     def release(value, error, txid):
@@ -69,7 +67,7 @@ async def _released(fs: FSNamesystem, committer: AsyncCommitter, paths, callback
             done.set_result(None)
 
     for path in paths:
-        result, txid = fs.apply_and_log(fs.ns.mkdirs, path, 0o755, caller)
+        txid = fs.mkdirs(path, 0o755, USER).txid
         committer.durable(txid, f"answer {path}").then(release, txid)
     await asyncio.wait_for(done, 10)
     return seen
@@ -79,7 +77,7 @@ def test_durable_releases_each_write_once_in_txid_order_after_its_sync(tmp_path)
     dirs = formatted(tmp_path)
 
     async def scenario(fs):
-        committer = AsyncCommitter(fs)
+        committer = fs.async_committer()
         try:
             first = await _released(fs, committer, [f"/a{i}" for i in range(20)])
             second = await _released(fs, committer, [f"/b{i}" for i in range(5)])
@@ -103,12 +101,12 @@ def test_a_failed_sync_is_handed_to_every_waiter_of_its_batch(tmp_path):
     dirs = formatted(tmp_path, names=["only"])
 
     async def scenario(fs):
-        committer = AsyncCommitter(fs)
+        committer = fs.async_committer()
         try:
             faults.configure("journal.write:only=error")
             seen = await _released(fs, committer, [f"/d{i}" for i in range(6)])
             with pytest.raises(errors.NamenodeError):
-                await committer.mutate(fs.ns.mkdirs, "/later", 0o755, fs.caller(USER))
+                await committer.wait(fs.mkdirs("/later", 0o755, USER))
             return seen
         finally:
             faults.configure("")
@@ -129,7 +127,7 @@ def test_a_waiter_that_raises_does_not_strand_the_rest_of_its_batch(tmp_path, ca
             raise RuntimeError("the client went away")
 
     async def scenario(fs):
-        committer = AsyncCommitter(fs)
+        committer = fs.async_committer()
         try:
             return await _released(fs, committer, [f"/e{i}" for i in range(8)],
                                    explode_on_third)
@@ -146,8 +144,8 @@ def test_close_stops_the_sync_thread(tmp_path):
     dirs = formatted(tmp_path)
 
     async def scenario(fs):
-        committer = AsyncCommitter(fs)
-        assert await committer.mutate(fs.ns.mkdirs, "/x", 0o755, fs.caller(USER)) is True
+        committer = fs.async_committer()
+        assert await committer.wait(fs.mkdirs("/x", 0o755, USER)) is True
         committer.close()
         return committer._thread
 
@@ -165,8 +163,7 @@ def test_an_op_logged_while_its_predecessor_is_released_joins_the_next_sync(tmp_
     chain = 200
 
     async def scenario(fs):
-        committer = AsyncCommitter(fs)
-        caller = fs.caller(USER)
+        committer = fs.async_committer()
         done = asyncio.get_running_loop().create_future()
         seen = []
 
@@ -177,8 +174,7 @@ def test_an_op_logged_while_its_predecessor_is_released_joins_the_next_sync(tmp_
             if i == chain:
                 done.set_result(None)
                 return
-            _, txid = fs.apply_and_log(fs.ns.mkdirs, f"/chain/d{i}", 0o755, caller)
-            committer.durable(txid).then(step, i + 1)
+            committer.durable(fs.mkdirs(f"/chain/d{i}", 0o755, USER).txid).then(step, i + 1)
 
         syncs0 = fs.journal.metrics.syncs
         try:

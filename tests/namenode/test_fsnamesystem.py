@@ -25,7 +25,7 @@ from nnlite.formats.errors import CorruptRecordError
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
 from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir
-from tests.namenode.helpers import CLOCK_MS, dump
+from tests.namenode.helpers import CLOCK_MS, acked, dump
 
 REPO = Path(__file__).resolve().parents[2]
 USER = "hdfs"
@@ -44,12 +44,12 @@ def open_fs(dirs) -> FSNamesystem:
 
 def populate(fs: FSNamesystem) -> None:
     """A few ops of several kinds."""
-    fs.mkdirs("/data/in", 0o755, USER)
-    fs.create("/data/in/part-0", USER, replication=2)
-    fs.set_xattr("/data", "user.owner", b"etl", 1, USER)
-    fs.set_quota("/data", 100, None, USER)
-    fs.rename("/data/in/part-0", "/data/part-0", False, USER)
-    fs.set_permission("/data", 0o1777, USER)
+    acked(fs).mkdirs("/data/in", 0o755, USER)
+    acked(fs).create("/data/in/part-0", USER, replication=2)
+    acked(fs).set_xattr("/data", "user.owner", b"etl", 1, USER)
+    acked(fs).set_quota("/data", 100, None, USER)
+    acked(fs).rename("/data/in/part-0", "/data/part-0", False, USER)
+    acked(fs).set_permission("/data", 0o1777, USER)
 
 
 def reopened_dump(dirs) -> dict:
@@ -90,7 +90,7 @@ def test_format_writes_the_documented_files(tmp_path):
 def test_format_refuses_to_clobber_without_force(tmp_path):
     dirs = formatted(tmp_path)
     with open_fs(dirs) as fs:
-        fs.mkdirs("/keep", 0o755, USER)
+        acked(fs).mkdirs("/keep", 0o755, USER)
     with pytest.raises(errors.NameDirError, match="already formatted"):
         format_dirs([NameDir(d) for d in dirs])
     assert reopened_dump(dirs)["root"]["children"].keys() == {"keep"}
@@ -147,10 +147,10 @@ def test_a_refused_request_logs_nothing(tmp_path):
         populate(fs)
         size, txid = current(dirs[0], EDITS).stat().st_size, fs.journal.txid
         with pytest.raises(errors.FileAlreadyExistsError):
-            fs.create("/data/part-0", USER)
+            acked(fs).create("/data/part-0", USER)
         with pytest.raises(errors.AccessControlError):
-            fs.set_quota("/", 5, 5, "mallory")
-        assert fs.delete("/missing", True, USER) is False
+            acked(fs).set_quota("/", 5, 5, "mallory")
+        assert acked(fs).delete("/missing", True, USER) is False
         assert (current(dirs[0], EDITS).stat().st_size, fs.journal.txid) == (size, txid)
 
 
@@ -160,17 +160,17 @@ def test_safe_mode_refuses_writes_and_allows_reads(tmp_path):
         populate(fs)
         fs.set_safe_mode(True)
         before, txid = dump(fs.ns), fs.journal.txid
-        for call in (lambda: fs.mkdirs("/x", 0o755, USER),
-                     lambda: fs.create("/x", USER),
-                     lambda: fs.delete("/data", True, USER),
-                     lambda: fs.set_times("/data", 1, 1, USER)):
+        for call in (lambda: acked(fs).mkdirs("/x", 0o755, USER),
+                     lambda: acked(fs).create("/x", USER),
+                     lambda: acked(fs).delete("/data", True, USER),
+                     lambda: acked(fs).set_times("/data", 1, 1, USER)):
             with pytest.raises(errors.SafeModeError):
                 call()
         caller = fs.caller(USER)
         assert fs.read(fs.ns.status, "/data/part-0", caller).replication == 2
         assert (dump(fs.ns), fs.journal.txid, fs.report()["safeMode"]) == (before, txid, True)
         fs.set_safe_mode(False)
-        assert fs.mkdirs("/x", 0o755, USER) is True
+        assert acked(fs).mkdirs("/x", 0o755, USER) is True
 
 
 def test_save_namespace_requires_safe_mode(tmp_path):
@@ -187,7 +187,7 @@ def test_save_namespace_then_reopen_loads_the_image(tmp_path):
         fs.set_safe_mode(True)
         assert fs.save_namespace() == 7
         fs.set_safe_mode(False)
-        fs.mkdirs("/after", 0o700, USER)
+        acked(fs).mkdirs("/after", 0o700, USER)
         report = fs.report()
         expected = dump(fs.ns)
     assert (report["lastCheckpointTxid"], report["transactionsSinceLastCheckpoint"]) == (7, 2)
@@ -201,9 +201,9 @@ def test_save_namespace_then_reopen_loads_the_image(tmp_path):
 def test_roll_then_reopen_replays_both_segments(tmp_path):
     dirs = formatted(tmp_path)
     with open_fs(dirs) as fs:
-        fs.mkdirs("/a", 0o755, USER)
+        acked(fs).mkdirs("/a", 0o755, USER)
         assert fs.roll_edits() == 3                         # mkdirs at 2, END_LOG_SEGMENT at 3
-        fs.mkdirs("/b", 0o755, USER)
+        acked(fs).mkdirs("/b", 0o755, USER)
         assert fs.report()["segment"] == EDITS_NEW
         expected = dump(fs.ns)
     with open_fs(dirs) as fs:
@@ -214,11 +214,11 @@ def test_roll_then_reopen_replays_both_segments(tmp_path):
 def test_a_second_roll_before_the_checkpoint_is_a_no_op(tmp_path):
     dirs = formatted(tmp_path)
     with open_fs(dirs) as fs:
-        fs.mkdirs("/a", 0o755, USER)
+        acked(fs).mkdirs("/a", 0o755, USER)
         assert fs.roll_edits() == 3
-        fs.mkdirs("/b", 0o755, USER)
+        acked(fs).mkdirs("/b", 0o755, USER)
         assert fs.roll_edits() == 3                         # edits.new is kept, not restarted
-        fs.mkdirs("/c", 0o755, USER)
+        acked(fs).mkdirs("/c", 0o755, USER)
     with open_fs(dirs) as fs:
         assert sorted(fs.ns.tree.root.children) == ["a", "b", "c"]
         assert fs.roll_edits() == 3
@@ -235,8 +235,8 @@ def two_dirs(tmp_path):
         fs.set_safe_mode(True)
         fs.save_namespace()
         fs.set_safe_mode(False)
-        fs.mkdirs("/data/later", 0o755, USER)
-        fs.create("/data/later/f", USER)
+        acked(fs).mkdirs("/data/later", 0o755, USER)
+        acked(fs).create("/data/later/f", USER)
         expected = dump(fs.ns)
     return dirs, expected
 
@@ -306,14 +306,14 @@ def test_a_dir_left_behind_before_a_save_does_not_hide_later_ops(tmp_path, stale
     with open_fs(dirs) as fs:
         populate(fs)
         for i in range(20):
-            fs.mkdirs(f"/bulk/{i}", 0o755, USER)
+            acked(fs).mkdirs(f"/bulk/{i}", 0o755, USER)
     old = tmp_path / "old"
     shutil.copytree(Path(dirs[stale]) / "current", old)
     with open_fs(dirs) as fs:
         fs.set_safe_mode(True)
         fs.save_namespace()
         fs.set_safe_mode(False)
-        fs.mkdirs("/acknowledged", 0o755, USER)
+        acked(fs).mkdirs("/acknowledged", 0o755, USER)
         expected = dump(fs.ns)
     shutil.rmtree(Path(dirs[stale]) / "current")
     shutil.copytree(old, Path(dirs[stale]) / "current")
@@ -346,7 +346,7 @@ def test_a_torn_tail_is_truncated_and_reported(tmp_path):
         [(path, tail)] = fs.loaded.torn_tails
         assert (path, tail.offset, tail.length) == (str(edits), good, len(torn))
         assert edits.stat().st_size == good and dump(fs.ns) == expected
-        fs.mkdirs("/next", 0o755, USER)                  # appends after the good records
+        acked(fs).mkdirs("/next", 0o755, USER)                  # appends after the good records
     with open_fs(dirs) as fs:
         assert fs.loaded.torn_tails == [] and fs.loaded.last_txid == 8
         assert "next" in fs.ns.tree.root.children
@@ -391,7 +391,7 @@ def test_group_commit_batches_concurrent_writers(tmp_path):
             barrier.wait()
             try:
                 for i in range(per_thread):
-                    fs.mkdirs(f"/t{t}/d{i}", 0o755, USER)
+                    acked(fs).mkdirs(f"/t{t}/d{i}", 0o755, USER)
             except Exception as exc:            # reported below, on the main thread
                 failures.append(exc)
 
@@ -415,7 +415,7 @@ def test_every_returned_write_is_durable(tmp_path):
     dirs = formatted(tmp_path)
     with open_fs(dirs) as fs:
         for i in range(5):
-            fs.mkdirs(f"/d{i}", 0o755, USER)
+            acked(fs).mkdirs(f"/d{i}", 0o755, USER)
             assert fs.journal.synced_txid == fs.journal.txid == i + 2
         assert fs.journal.metrics.syncs == 5
 
@@ -428,10 +428,10 @@ def test_a_dir_failing_io_is_dropped_and_writes_continue(tmp_path):
     dirs = formatted(tmp_path, 2, names=["good", "bad"])
     fs = open_fs(dirs)
     try:
-        fs.mkdirs("/before", 0o755, "root")
+        acked(fs).mkdirs("/before", 0o755, "root")
         faults.configure("journal.write:bad=error")
-        fs.mkdirs("/during", 0o755, "root")
-        fs.mkdirs("/after", 0o755, "root")
+        acked(fs).mkdirs("/during", 0o755, "root")
+        acked(fs).mkdirs("/after", 0o755, "root")
         report = fs.report()
         states = {Path(d["path"]).name: d["healthy"] for d in report["nameDirs"]}
         assert states == {"good": True, "bad": False}

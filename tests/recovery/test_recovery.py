@@ -32,6 +32,7 @@ from nnlite.namenode.namespace.inode import ROOT_INODE_ID
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.storage.namedir import NameDir
 from tests.formats import corrupt
+from tests.namenode.helpers import acked
 
 NAMESPACE_ID = 5150
 PROMPT = "[c]ontinue"
@@ -117,7 +118,7 @@ def test_flipped_byte_force_keeps_everything_but_the_bad_record(tmp_path):
     check_fresh(root, 11)
     assert names(root) == expect(0, 1, 2, 4, 5, 6, 7, 8, 9)
     with FSNamesystem.open([str(root)]) as fs:            # the store starts and writes again
-        fs.mkdirs("/after", 0o755, fs.identity.superuser)
+        acked(fs).mkdirs("/after", 0o755, fs.identity.superuser)
     assert names(root) == expect(0, 1, 2, 4, 5, 6, 7, 8, 9) | {"after"}
 
 

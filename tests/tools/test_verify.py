@@ -22,6 +22,7 @@ from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
 from nnlite.namenode.storage.namedir import EDITS, IMAGE, NameDir
 from tests.formats import corrupt
+from tests.namenode.helpers import acked
 from tests.tools import images
 from tests.tools.images import inode
 from tests.tools.test_oev import FIRST_TXID, golden_log
@@ -301,13 +302,13 @@ def test_the_namenodes_own_files_verify_clean(tmp_path, nnlite):
     format_dirs([NameDir(name)], namespace_id=1234)
     user = "hdfs"
     with FSNamesystem.open([str(name)], Identity(superuser=user)) as fs:
-        fs.mkdirs("/data/in", 0o755, user)
-        fs.create("/data/in/part-0", user, replication=2)
-        fs.set_xattr("/data", "user.owner", b"etl", 1, user)
+        acked(fs).mkdirs("/data/in", 0o755, user)
+        acked(fs).create("/data/in/part-0", user, replication=2)
+        acked(fs).set_xattr("/data", "user.owner", b"etl", 1, user)
         fs.set_safe_mode(True)
         fs.save_namespace()
         fs.set_safe_mode(False)
-        fs.mkdirs("/data/out", 0o700, user)
+        acked(fs).mkdirs("/data/out", 0o700, user)
     current = name / "current"
     for kind, file in (("fsimage", IMAGE), ("edits", EDITS)):
         result = nnlite(kind, "verify", current / file)

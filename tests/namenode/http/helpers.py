@@ -19,7 +19,7 @@ from urllib.parse import quote, urlencode
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.storage.namedir import NameDir
-from tests.namenode.helpers import write_file
+from tests.namenode.helpers import mutate, write_file
 from tests.servers import NamenodeProcess
 
 USERS = "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff"
@@ -35,8 +35,9 @@ def seed(name_dir: str, files: dict[str, int]) -> None:
     fs = FSNamesystem.open([name_dir])
     try:
         for path, size in files.items():
-            fs._mutate(fs.ns.mkdirs, path.rsplit("/", 1)[0] or "/", 0o755, TESTER)
-            fs._mutate(lambda p=path, s=size: (True, write_file(fs.ns, p, (s,), caller=TESTER)))
+            parent = path.rsplit("/", 1)[0] or "/"
+            mutate(fs, lambda ns, d=parent: ns.mkdirs(d, 0o755, TESTER))
+            mutate(fs, lambda ns, p=path, s=size: (True, write_file(ns, p, (s,), caller=TESTER)))
     finally:
         fs.close()
 

@@ -21,10 +21,9 @@ def wide_directory(name_dir: str, children: int) -> None:
     """A formatted name dir whose image holds ``WIDE`` with ``children`` subdirectories."""
     format_dirs([NameDir(name_dir)])
     with FSNamesystem.open([name_dir]) as fs:
-        caller = fs.caller(getpass.getuser())
         for i in range(children):
-            fs.apply_and_log(fs.ns.mkdirs, f"{WIDE}/c{i:06d}", 0o755, caller)
-        fs.journal.sync(fs.journal.txid)
+            logged = fs.mkdirs(f"{WIDE}/c{i:06d}", 0o755, getpass.getuser())
+        fs.durable(logged)
         fs.set_safe_mode(True)
         fs.save_namespace()
 
