@@ -28,7 +28,6 @@ from nnlite.namenode.http.app import NamenodeApp
 from nnlite.namenode.http.data import DataPath
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.transfer import Transfer, load_secret
-from nnlite.namenode.image.checkpoint import Checkpoints
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.namespace import leases
 from nnlite.namenode.storage import namedir
@@ -86,9 +85,8 @@ class Namenode:
         self.fs = await loop.run_in_executor(None, self._open, name_dirs)
         self.committer = self.fs.async_committer(loop)
         self.committer.on_journal_failure = self._journal_failed
-        checkpoints = Checkpoints(self.fs, self.config.int("checkpoints.retained"))
         secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
-        transfer = Transfer(checkpoints, secret)
+        transfer = Transfer(self.fs, secret)
         self.http.streams[("PUT", "checkpoint")] = self.app.counted(transfer.upload)
         lease_manager = leases.LeaseManager(
             self.config.float("nnlite.lease.soft-limit"),

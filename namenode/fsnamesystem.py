@@ -1,8 +1,8 @@
 """FSNamesystem: the one door to the namespace, composing the namespace, the journal and the
 name dirs into one store.
 
-The WebHDFS handlers and the data path call its public, typed operations. Each operation
-runs as Hadoop's ``FSNamesystem`` runs one:
+The WebHDFS handlers, the data path and the checkpoint endpoints call its public, typed
+operations. Each operation runs as Hadoop's ``FSNamesystem`` runs one:
 
 1. under the namesystem lock, ``check_operation(category)`` decides once whether an op of
    its kind may run now (``OperationCategory``: READ, WRITE, CHECKPOINT, UNCHECKED; today
@@ -18,6 +18,10 @@ its txid is durable, which its caller waits for after the lock is released (``lo
 ``durable(logged)`` in a thread, or on the event loop ``async_committer``'s group commit.
 Reads take the same lock, briefly, and build what they answer inside it (``render``), as
 Hadoop builds an ``HdfsFileStatus`` under its read lock.
+
+The checkpoint bookkeeping lives here as well: ``roll_edits``, ``last_checkpoint_txid`` and
+``_time``, the status the secondary polls and the install of an uploaded image (Hadoop 1's
+``rollEditLog`` and ``rollFSImage``); the files themselves are ``image/checkpoint.py``'s.
 """
 
 from __future__ import annotations
@@ -28,12 +32,20 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Callable, TypeVar
 
+from nnlite.durability import faults
 from nnlite.formats import edits
 from nnlite.namenode.errors import SafeModeError
 from nnlite.namenode.image import columns, install, startup
+from nnlite.namenode.image.checkpoint import (
+    CheckpointError,
+    CheckpointMetrics,
+    Checkpoints,
+    FileInfo,
+    ImageUpload,
+)
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Journal, Logged, restart_edits
 from nnlite.namenode.namespace import paths, permission
@@ -44,7 +56,7 @@ from nnlite.namenode.namespace.snapshot import Root, Snapshot
 from nnlite.namenode.namespace.storage_policy import Policy
 from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.storage import namedir
-from nnlite.namenode.storage.namedir import NameDir
+from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +174,7 @@ class FSNamesystem:
         self.last_checkpoint_txid = loaded.image_txid
         # The image's own creation time: a restart must not reset the checkpoint.period clock.
         self.last_checkpoint_time = loaded.image_time or time.time()
+        self.checkpoints = Checkpoints(dirs, loaded.namespace_id)
         self.started = time.time()
         self.list_limit = 1000
         self.restore_dirs = True
@@ -180,6 +193,7 @@ class FSNamesystem:
         self.ns.tree.max_xattrs = config.int("dfs.namenode.fs-limits.max-xattrs-per-inode")
         self.ns.tree.max_xattr_size = config.int("dfs.namenode.fs-limits.max-xattr-size")
         self.ns.acls_enabled = config.bool("dfs.namenode.acls.enabled")
+        self.checkpoints.retained = config.int("checkpoints.retained")
 
     def server_defaults(self) -> dict:
         """Hadoop's FsServerDefaults, as GETSERVERDEFAULTS returns them."""
@@ -687,10 +701,115 @@ class FSNamesystem:
             "FailedNameDirs": sum(not d.healthy for d in self.dirs),
         }
 
+    # ------------------------------------------------------------------ checkpoints
+
     def roll_edits(self) -> int:
+        """End the current edits segment and continue in ``edits.new`` (``rollEditLog``:
+        ``dfsadmin -rollEdits`` and a checkpoint's first step); returns the last txid of the
+        closed segment. While a checkpoint is pending it rolls nothing and names the end of
+        the segment it rolled, so a secondary that crashed resumes it. Failed name dirs are
+        brought back first where they can be (``dfs.namenode.name.dir.restore``)."""
         with self.lock:
             self.check_operation(OperationCategory.CHECKPOINT)
-            return self.journal.roll(self.failed_dirs())
+            if self._checkpoint_pending():
+                log.info("roll asked while a checkpoint is pending: resuming it")
+                return self.journal.roll()
+            end = self.journal.roll(self.failed_dirs())
+            self.checkpoints.rolled_now()
+            log.info("rolled edits at txid %d for a checkpoint", end)
+            return end
+
+    def _checkpoint_pending(self) -> bool:
+        return self.journal.segment_name == EDITS_NEW
+
+    @property
+    def checkpoint_pending(self) -> bool:
+        """Whether edits were rolled for a checkpoint not installed yet (read without the
+        lock, for the metrics)."""
+        return self._checkpoint_pending()
+
+    @property
+    def checkpoint_metrics(self) -> CheckpointMetrics:
+        """The checkpoint counters (the transfer endpoint adds the bytes it sends)."""
+        return self.checkpoints.metrics
+
+    def checkpoint_status(self) -> dict:
+        """What the secondary polls: the txids, the last checkpoint, the image, and while a
+        checkpoint is pending its rolled edits (described outside the lock; read again if a
+        roll or a swap came in between)."""
+        while True:
+            rolled = self._rolled_if_pending()
+            with self.lock:
+                self.check_operation(OperationCategory.UNCHECKED)
+                pending = self._checkpoint_pending()
+                if pending == (rolled is not None):
+                    return {"namespaceId": self.namespace_id, "txid": self.journal.txid,
+                            "lastCheckpointTxid": self.last_checkpoint_txid,
+                            "lastCheckpointTime": int(self.last_checkpoint_time * 1000),
+                            "pending": pending, "image": asdict(self.checkpoints.image()),
+                            "edits": asdict(rolled) if rolled else None}
+
+    def _rolled_if_pending(self) -> FileInfo | None:
+        try:
+            return self.rolled_edits() if self._checkpoint_pending() else None
+        except CheckpointError as exc:
+            if exc.status == 409:
+                return None
+            raise
+
+    def checkpoint_image(self) -> FileInfo:
+        """The current fsimage, as a checkpoint downloads it."""
+        return self.checkpoints.image()
+
+    def rolled_edits(self) -> FileInfo:
+        """The closed ``edits`` of the pending checkpoint, as a checkpoint downloads it (409
+        when none is pending). Its end comes from the journal under the lock; the file is
+        hashed outside it (hashing a large file there would stall every writer)."""
+        with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
+            if not self._checkpoint_pending():
+                raise CheckpointError(409, "No checkpoint is pending: roll the edits first")
+            last = self.journal.roll()          # while pending, a no-op naming the rolled end
+            path = self.checkpoints.primary().file(EDITS)
+            size = path.stat().st_size
+        return self.checkpoints.rolled(path, size, last)
+
+    def begin_checkpoint_upload(self, txid: int, md5: str, length: int,
+                                namespace_id: int) -> ImageUpload:
+        """Check an announced image upload before any byte is stored; returns its sink."""
+        refuse = self.checkpoints.refuse
+        if namespace_id != self.namespace_id:
+            raise refuse(403, f"Image for namespace {namespace_id} refused: this namenode "
+                              f"serves namespace {self.namespace_id}")
+        if txid <= self.last_checkpoint_txid:
+            raise refuse(410, f"Image for txid {txid} refused: a checkpoint up to txid "
+                              f"{self.last_checkpoint_txid} is already in place")
+        return self.checkpoints.begin_upload(txid, md5, length, self.rolled_edits())
+
+    def abort_checkpoint_upload(self, upload: ImageUpload, reason: str) -> None:
+        self.checkpoints.abort(upload, reason)
+
+    def install_checkpoint(self, upload: ImageUpload) -> dict:
+        """Verify a stored upload and swap it in (``rollFSImage``; a worker thread runs it):
+        under the lock the image goes into every healthy dir, ``edits.new`` becomes
+        ``edits`` and the checkpoint bookkeeping moves on (image/checkpoint.py's steps)."""
+        checkpoints = self.checkpoints
+        try:
+            started = time.monotonic()
+            meta = checkpoints.verify(upload)
+            faults.hit("checkpoint.after-ckpt-written")
+            verified = time.monotonic()
+            rolled = self.rolled_edits()
+            with self.lock:
+                self.check_operation(OperationCategory.UNCHECKED)
+                checkpoints.swap(upload, rolled, self.journal.drop)
+                self.journal.segment_renamed(EDITS)
+                faults.hit("checkpoint.after-swap")
+                self.last_checkpoint_txid = meta.last_txid
+                self.last_checkpoint_time = time.time()
+            return checkpoints.installed(upload, meta, started, verified)
+        finally:
+            checkpoints.end_upload()
 
     # ------------------------------------------------------------------ until the callers move
 

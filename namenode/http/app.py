@@ -178,9 +178,8 @@ class NamenodeApp:
     def _checkpoint_metrics(self) -> dict:
         if self.transfer is None:
             return {}
-        c = self.transfer.checkpoints
-        m = c.metrics
-        return {"CheckpointPending": int(c.pending), "Checkpoints": m.checkpoints,
+        m = self.fs.checkpoint_metrics
+        return {"CheckpointPending": int(self.fs.checkpoint_pending), "Checkpoints": m.checkpoints,
                 "LastCheckpointDurationSeconds": round(m.last_duration, 3),
                 "LastCheckpointImageBytes": m.last_image_size,
                 "CheckpointBytesSent": m.bytes_sent, "CheckpointBytesReceived": m.bytes_received,

@@ -72,9 +72,8 @@ def collect(app) -> Snapshot:
     """Everything the page shows (blocking: run it in a worker thread)."""
     snap = Snapshot(report=app.fs.report(), uptime=time.time() - app.started, now=time.time(),
                     writable=app.fs.journal_writable)
-    transfer = getattr(app, "transfer", None)
-    if transfer is not None:
-        snap.checkpoints = transfer.checkpoints.metrics.checkpoints
+    if getattr(app, "transfer", None) is not None:
+        snap.checkpoints = app.fs.checkpoint_metrics.checkpoints
     store = _block_store(app)
     if store is not None:       # the hook: a namenode without a data path shows name dirs only
         snap.data_dirs.append(_data_dir(store.root))

@@ -32,8 +32,9 @@ import os
 import secrets
 from pathlib import Path
 
+from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.http.wire import Request, Response
-from nnlite.namenode.image.checkpoint import CheckpointError, Checkpoints
+from nnlite.namenode.image.checkpoint import CheckpointError, ImageUpload
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +60,10 @@ def error(status: int, message: str) -> Response:
 
 
 class Transfer:
-    def __init__(self, checkpoints: Checkpoints, secret: str):
-        self.checkpoints = checkpoints
+    """The checkpoint endpoints, each one of ``fs``'s checkpoint operations."""
+
+    def __init__(self, fs: FSNamesystem, secret: str):
+        self.fs = fs
         self.secret = secret.encode()
 
     def authorized(self, req: Request) -> bool:
@@ -73,18 +76,23 @@ class Transfer:
         route = (req.method, req.path)
         try:
             if route == ("GET", PREFIX + "/status"):     # threads: may hash the edits
-                return self._in_thread(self.checkpoints.status)
+                return self._in_thread(self.fs.checkpoint_status)
             if route == ("POST", PREFIX + "/roll"):
-                return self._in_thread(self.checkpoints.roll)
+                return self._in_thread(self._roll)
             if route == ("GET", PREFIX + "/image"):
-                return self._file(self.checkpoints.image(), "X-Image-Txid")
+                return self._file(self.fs.checkpoint_image(), "X-Image-Txid")
             if route == ("GET", PREFIX + "/edits"):
-                return self._file_in_thread(self.checkpoints.rolled, "X-Txid-Range")
+                return self._file_in_thread(self.fs.rolled_edits, "X-Txid-Range")
             if route == ("PUT", PREFIX + "/image"):
                 return error(400, "Image upload without a body")
         except CheckpointError as exc:
             return error(exc.status, str(exc))
         return error(404, f"No checkpoint endpoint {req.method} {req.path}")
+
+    def _roll(self) -> dict:
+        """Roll the edits unless a checkpoint is already pending; answer the status."""
+        self.fs.roll_edits()
+        return self.fs.checkpoint_status()
 
     async def _in_thread(self, fn):
         try:
@@ -105,7 +113,7 @@ class Transfer:
         size = os.fstat(handle.fileno()).st_size
         value = (str(info.last_txid) if header == "X-Image-Txid"
                  else f"{info.first_txid}-{info.last_txid}")
-        self.checkpoints.metrics.bytes_sent += size
+        self.fs.checkpoint_metrics.bytes_sent += size
         return Response(200, b"", "application/octet-stream",
                         headers=(("X-MD5-Digest", info.md5), (header, value)),
                         file=(handle, size))
@@ -127,32 +135,32 @@ class Transfer:
             return error(411, "Image upload needs Content-Length, X-MD5-Digest and the txid "
                               "and namespaceid parameters")
         try:
-            upload = self.checkpoints.begin_upload(txid, md5, length, namespace_id)
+            upload = self.fs.begin_checkpoint_upload(txid, md5, length, namespace_id)
         except CheckpointError as exc:
             return error(exc.status, str(exc))
-        return UploadSink(self.checkpoints, upload)
+        return UploadSink(self.fs, upload)
 
 
 class UploadSink:
     """Receives the body into fsimage.ckpt; on finish verifies and swaps off the loop."""
 
-    def __init__(self, checkpoints: Checkpoints, upload):
-        self.checkpoints = checkpoints
+    def __init__(self, fs: FSNamesystem, upload: ImageUpload):
+        self.fs = fs
         self.upload = upload
 
     def write(self, data: bytes) -> None:
         self.upload.write(data)
 
     def abort(self, reason: str) -> None:
-        self.checkpoints.abort(self.upload, reason)
+        self.fs.abort_checkpoint_upload(self.upload, reason)
 
     async def finish(self) -> Response:
         if self.upload.error is not None:
-            self.checkpoints.abort(self.upload, str(self.upload.error))
+            self.fs.abort_checkpoint_upload(self.upload, str(self.upload.error))
             return error(self.upload.error.status, str(self.upload.error))
         loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(None, self.checkpoints.install, self.upload)
+            result = await loop.run_in_executor(None, self.fs.install_checkpoint, self.upload)
         except CheckpointError as exc:
             return error(exc.status, str(exc))
         return Response(200, json.dumps(result).encode())

@@ -1,4 +1,4 @@
-"""The namenode's side of a checkpoint: roll, serve the files, verify an upload, swap, retain.
+"""The namenode's side of a checkpoint, on disk: serve the files, verify an upload, swap, retain.
 
 States: *idle* (only ``edits``) and *pending* (``edits`` rolled, new ops go to ``edits.new``).
 A roll in the pending state does not roll again: it reports the pending checkpoint, so a
@@ -7,6 +7,9 @@ only for ``txid == end of the rolled edits``, one at a time; it lands in ``fsima
 is verified (length, MD5, Parquet footer: namespace id and txid) before the swap
 (``install.py``: ``fsimage.ckpt -> fsimage``, ``edits.new -> edits``, the directory fsynced
 after each step).
+``FSNamesystem`` owns the ``Checkpoints`` of its name dirs and runs the steps that need its lock
+or its journal (the roll, the status, the swap with the checkpoint bookkeeping); this module
+does the file work it asks for.
 
 Retention: before a swap, the image being replaced and the edits it was rolled with are
 hard-linked into ``<name-dir>/previous.checkpoint/`` as ``fsimage_<txid>`` (+ ``.md5``) and
@@ -21,9 +24,11 @@ import logging
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
 
-from nnlite.durability import durable, faults
+from nnlite.durability import durable
 from nnlite.formats.edits import HEADER_SIZE, decode_header
 from nnlite.formats.errors import FormatError
 from nnlite.formats.fsimage.layout import ImageMeta
@@ -34,7 +39,6 @@ from nnlite.namenode.image.install import finish_swap, mark_verified
 from nnlite.namenode.storage.namedir import (
     CKPT,
     EDITS,
-    EDITS_NEW,
     IMAGE,
     IMAGE_MD5,
     NameDir,
@@ -74,65 +78,30 @@ class CheckpointMetrics:
 
 
 class Checkpoints:
-    """Owns the pending-checkpoint state of one FSNamesystem."""
+    """The checkpoint files of one FSNamesystem's name dirs: the image and the rolled edits
+    described for download, the one upload at a time, the swap and retention."""
 
-    def __init__(self, fs, retained: int = 2):
-        self.fs = fs
+    def __init__(self, dirs: list[NameDir], namespace_id: int, retained: int = 2):
+        self.dirs = dirs
+        self.namespace_id = namespace_id
         self.retained = retained
         self.metrics = CheckpointMetrics()
         self._rolled: FileInfo | None = None
         self._image: FileInfo | None = None
         self._upload_lock = threading.Lock()
         self._roll_started = 0.0
-        self._generation = 0           # counts rolls and swaps: a stale digest is not cached
 
-    # ------------------------------------------------------------------ status and roll
+    # ------------------------------------------------------------------ the files served
 
     def primary(self) -> NameDir:
-        healthy = [d for d in self.fs.dirs if d.healthy]
+        healthy = [d for d in self.dirs if d.healthy]
         if not healthy:
             raise CheckpointError(503, "no healthy name directory")
         return healthy[0]
 
-    @property
-    def pending(self) -> bool:
-        return self.fs.journal.segment_name == EDITS_NEW
-
-    def status(self) -> dict:
-        fs = self.fs
-        while True:
-            edits = self._rolled_if_pending()       # outside the lock: it may hash the file
-            with fs.lock:
-                if self.pending == (edits is not None):
-                    return {"namespaceId": fs.namespace_id, "txid": fs.journal.txid,
-                            "lastCheckpointTxid": fs.last_checkpoint_txid,
-                            "lastCheckpointTime": int(fs.last_checkpoint_time * 1000),
-                            "pending": self.pending, "image": asdict(self.image()),
-                            "edits": asdict(edits) if edits else None}
-            # a roll or a swap came in between: look again
-
-    def _rolled_if_pending(self) -> FileInfo | None:
-        try:
-            return self.rolled() if self.pending else None
-        except CheckpointError as exc:
-            if exc.status == 409:
-                return None
-            raise
-
-    def roll(self) -> dict:
-        """Roll ``edits`` to ``edits.new`` unless a checkpoint is already pending."""
-        fs = self.fs
-        with fs.lock:
-            fs.journal.check_writable()
-            if not self.pending:
-                end = fs.journal.roll(fs.failed_dirs())
-                self._rolled = None
-                self._generation += 1
-                self._roll_started = time.monotonic()
-                log.info("rolled edits at txid %d for a checkpoint", end)
-            else:
-                log.info("roll asked while a checkpoint is pending: resuming it")
-        return self.status()
+    def rolled_now(self) -> None:
+        """The edits were just rolled for a checkpoint: its duration counts from now."""
+        self._roll_started = time.monotonic()
 
     def image(self) -> FileInfo:
         d = self.primary()
@@ -147,45 +116,32 @@ class Checkpoints:
             self._image, self._image_mtime = cached, stat.st_mtime_ns
         return cached
 
-    def rolled(self) -> FileInfo:
-        """The closed ``edits`` of the pending checkpoint. Its txids come from its header and
-        from ``edits.new``, which continues it; its digest is computed once, outside the
-        namesystem lock (hashing a large file there would stall every writer)."""
-        fs = self.fs
-        with fs.lock:
-            if not self.pending:
-                raise CheckpointError(409, "No checkpoint is pending: roll the edits first")
-            if self._rolled is not None:
-                return self._rolled
-            generation = self._generation
-            last = fs.journal.roll()        # while pending, a no-op naming the rolled end
-            path = self.primary().file(EDITS)
-            size = path.stat().st_size
+    def rolled(self, path: Path, size: int, last_txid: int) -> FileInfo:
+        """The closed ``edits`` at ``path`` (``size`` bytes, up to ``last_txid``) of the
+        pending checkpoint: its first txid from its header, its digest computed once (the
+        caller has released the namesystem lock). Kept by its name, size and end: a later
+        roll ends later, so a description is never served for another segment."""
+        cached = self._rolled
+        if cached is not None and (cached.name, cached.size, cached.last_txid) == \
+                (str(path), size, last_txid):
+            return cached
         with open(path, "rb") as f:
             first = decode_header(f.read(HEADER_SIZE), path=str(path))
-        info = FileInfo(str(path), size, file_md5(str(path)), first, last)
-        with fs.lock:
-            if self._generation == generation and self.pending:
-                self._rolled = info
+        info = FileInfo(str(path), size, file_md5(str(path)), first, last_txid)
+        self._rolled = info
         return info
 
     # ------------------------------------------------------------------ upload
 
-    def begin_upload(self, txid: int, md5: str, length: int, namespace_id: int) -> "ImageUpload":
-        """Check an announced upload before any byte is stored; returns its sink."""
-        fs = self.fs
-        if namespace_id != fs.namespace_id:
-            raise self._refuse(403, f"Image for namespace {namespace_id} refused: this "
-                                    f"namenode serves namespace {fs.namespace_id}")
-        if txid <= fs.last_checkpoint_txid:
-            raise self._refuse(410, f"Image for txid {txid} refused: a checkpoint up to txid "
-                                    f"{fs.last_checkpoint_txid} is already in place")
-        rolled = self.rolled()
+    def begin_upload(self, txid: int, md5: str, length: int,
+                     rolled: FileInfo) -> "ImageUpload":
+        """The sink of an announced upload for the pending checkpoint's ``rolled`` edits (the
+        namesystem checked its namespace and txid first); one at a time."""
         if txid != rolled.last_txid:
-            raise self._refuse(409, f"Image for txid {txid} refused: the pending checkpoint "
+            raise self.refuse(409, f"Image for txid {txid} refused: the pending checkpoint "
                                     f"covers the edits up to txid {rolled.last_txid}")
         if not self._upload_lock.acquire(blocking=False):
-            raise self._refuse(409, "Another checkpointer is already uploading an image for "
+            raise self.refuse(409, "Another checkpointer is already uploading an image for "
                                     f"txid {txid}")
         return ImageUpload(self, self._roomiest(), txid, md5.lower(), length)
 
@@ -198,64 +154,62 @@ class Checkpoints:
             except OSError:
                 return -1
         self.primary()                      # raises when none is healthy
-        return max((d for d in self.fs.dirs if d.healthy), key=free)
+        return max((d for d in self.dirs if d.healthy), key=free)
 
-    def _refuse(self, status: int, message: str) -> CheckpointError:
+    def refuse(self, status: int, message: str) -> CheckpointError:
+        """A transfer refused (counted, logged), to raise."""
         self.metrics.refused += 1
         log.warning("checkpoint transfer refused (%d): %s", status, message)
         return CheckpointError(status, message)
 
-    def install(self, upload: "ImageUpload") -> dict:
-        """Verify the stored upload and swap it in (runs in a worker thread)."""
-        fs = self.fs
+    def verify(self, upload: "ImageUpload") -> ImageMeta:
+        """The stored upload checked (length, digest, footer) and fsynced, before the swap."""
         try:
-            started = time.monotonic()
+            return upload.verify()
+        except OSError as exc:          # the final fsync on a full disk
+            upload.discard()
+            raise self.refuse(507, f"cannot store the image in {upload.dir.root}: "
+                                   f"{exc}") from exc
+
+    def swap(self, upload: "ImageUpload", rolled: FileInfo,
+             drop: Callable[[NameDir, str], None]) -> None:
+        """Put a verified upload in place in every healthy dir (namesystem lock held): a dir
+        that cannot take the image is failed through ``drop`` (the journal's), as Hadoop
+        reports a storage dir on a failed save, and the checkpoint goes on in the others;
+        then each keeps the image it replaces (retention) and finishes the swap."""
+        for d in [d for d in self.dirs if d.healthy and d is not upload.dir]:
             try:
-                meta = upload.verify()
-            except OSError as exc:          # the final fsync on a full disk
-                upload.discard()
-                raise self._refuse(507, f"cannot store the image in {upload.dir.root}: "
-                                        f"{exc}") from exc
-            faults.hit("checkpoint.after-ckpt-written")
-            verified = time.monotonic()
-            rolled = self.rolled()
-            with fs.lock:
-                # A dir that cannot take the image is failed, as Hadoop reports a storage
-                # dir on a failed save; the checkpoint goes on in the others.
-                for d in [d for d in fs.dirs if d.healthy and d is not upload.dir]:
-                    try:
-                        copy_file(upload.dir.file(CKPT), d.file(CKPT))
-                        mark_verified(d, upload.md5)
-                    except OSError as exc:
-                        durable.remove_durably(d.file(CKPT))
-                        fs.journal.drop(d, f"cannot store the checkpoint image: {exc}")
-                try:
-                    mark_verified(upload.dir, upload.md5)
-                except OSError as exc:      # as a crash here would: startup finishes it
-                    raise self._refuse(507, f"cannot mark the image verified in "
-                                            f"{upload.dir.root}: {exc}") from exc
-                dirs = [d for d in fs.dirs if d.healthy]
-                for d in dirs:
-                    self._retain(d, rolled)
-                    finish_swap(d, edits_new_to_edits=True)
-                fs.journal.segment_renamed(EDITS)
-                faults.hit("checkpoint.after-swap")
-                fs.last_checkpoint_txid = meta.last_txid
-                fs.last_checkpoint_time = time.time()
-                self._rolled = None
-                self._generation += 1
-            now = time.monotonic()
-            took = now - self._roll_started if self._roll_started else 0.0
-            m = self.metrics
-            m.checkpoints += 1
-            m.last_duration, m.last_image_size = took, upload.size
-            m.bytes_received += upload.size
-            log.info("checkpoint installed: image txid %d, %d bytes, %.2f s since the roll "
-                     "(verify %.3f s, swap %.3f s)", meta.last_txid, upload.size, took,
-                     verified - started, now - verified)
-            return {"txid": meta.last_txid, "size": upload.size, "md5": upload.md5}
-        finally:
-            self._upload_lock.release()
+                copy_file(upload.dir.file(CKPT), d.file(CKPT))
+                mark_verified(d, upload.md5)
+            except OSError as exc:
+                durable.remove_durably(d.file(CKPT))
+                drop(d, f"cannot store the checkpoint image: {exc}")
+        try:
+            mark_verified(upload.dir, upload.md5)
+        except OSError as exc:      # as a crash here would: startup finishes it
+            raise self.refuse(507, f"cannot mark the image verified in "
+                                   f"{upload.dir.root}: {exc}") from exc
+        for d in [d for d in self.dirs if d.healthy]:
+            self._retain(d, rolled)
+            finish_swap(d, edits_new_to_edits=True)
+
+    def installed(self, upload: "ImageUpload", meta: ImageMeta, started: float,
+                  verified: float) -> dict:
+        """Count and log an installed checkpoint; what the upload is answered."""
+        now = time.monotonic()
+        took = now - self._roll_started if self._roll_started else 0.0
+        m = self.metrics
+        m.checkpoints += 1
+        m.last_duration, m.last_image_size = took, upload.size
+        m.bytes_received += upload.size
+        log.info("checkpoint installed: image txid %d, %d bytes, %.2f s since the roll "
+                 "(verify %.3f s, swap %.3f s)", meta.last_txid, upload.size, took,
+                 verified - started, now - verified)
+        return {"txid": meta.last_txid, "size": upload.size, "md5": upload.md5}
+
+    def end_upload(self) -> None:
+        """The upload was installed or refused: the next one may begin."""
+        self._upload_lock.release()
 
     def abort(self, upload: "ImageUpload", reason: str) -> None:
         log.warning("checkpoint upload for txid %d abandoned: %s", upload.txid, reason)
@@ -313,7 +267,7 @@ class ImageUpload:
                 self._file.write(data)
             except OSError as exc:
                 self.discard()
-                self.error = self.checkpoints._refuse(
+                self.error = self.checkpoints.refuse(
                     507, f"cannot store the image in {self.dir.root}: {exc}")
         self._hash.update(data)
         self.size += len(data)
@@ -327,7 +281,7 @@ class ImageUpload:
     def verify(self) -> ImageMeta:
         """Length, digest, then the Parquet footer: the upload must be this checkpoint."""
         self.close()
-        fail = self.checkpoints._refuse
+        fail = self.checkpoints.refuse
         if self.size != self.length:
             self.discard()
             raise fail(400, f"Image upload is {self.size} bytes, {self.length} were announced "
@@ -342,11 +296,11 @@ class ImageUpload:
         except FormatError as exc:
             self.discard()
             raise fail(400, f"Uploaded image is not readable: {exc}") from exc
-        fs = self.checkpoints.fs
-        if meta.namespace_id != fs.namespace_id or meta.last_txid != self.txid:
+        namespace_id = self.checkpoints.namespace_id
+        if meta.namespace_id != namespace_id or meta.last_txid != self.txid:
             self.discard()
             raise fail(400, f"Uploaded image is for namespace {meta.namespace_id} txid "
-                            f"{meta.last_txid}; expected {fs.namespace_id} txid {self.txid}")
+                            f"{meta.last_txid}; expected {namespace_id} txid {self.txid}")
         return meta
 
     def discard(self) -> None:
