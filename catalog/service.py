@@ -1,13 +1,14 @@
 """The catalog inside the namenode: reads under the lock, changes as logged namespace requests.
 
 Reads (``ls``, ``show``, ``latest``, ``validate``) run in a worker thread. Each checkpoint is
-captured under the namesystem lock on its own (``layout.scan``: plain values, milliseconds),
-so writers wait at most that long; the log files ``show`` and ``validate`` need are read from
-the block store outside the lock (published blocks never change). ``ls`` reads no file.
+captured by one ``FSNamesystem.read`` on its own (under the namesystem lock; ``layout.scan``:
+plain values, milliseconds), so writers wait at most that long; the log files ``show`` and
+``validate`` need are read from the block store outside the lock (published blocks never
+change). ``ls`` reads no file.
 
 Changes (``retain``, ``rollback``, ``pin``, ``gc`` and the job lifecycle) are requests run by
-``FSNamesystem.apply_and_log`` on the event loop: the plan is made and applied under the lock
-it holds, so nothing can change between planning and applying, and the ops are logged and
+``FSNamesystem.write`` on the event loop: the plan is made and applied under the lock it
+holds, so nothing can change between planning and applying, and the ops are logged and
 synced (group commit) before the answer. Rollback and retention of a streaming checkpoint
 are one DELETE_MANY op; ``complete`` is one RENAME.
 """
@@ -27,13 +28,18 @@ from nnlite.catalog.errors import (
     InvalidRequestError,
     NotACheckpointError,
 )
+from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.errors import (
     AccessControlError,
     NamenodeError,
     PathNotFoundError,
     SnapshotAccessControlError,
 )
+from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.namespace import paths, permission, snapshot
+from nnlite.namenode.namespace.leases import LeaseManager
+from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 log = logging.getLogger(__name__)
@@ -57,7 +63,8 @@ def parse_policy(text: str) -> dict[str, int]:
 
 
 class CatalogService:
-    def __init__(self, fs, committer, store, lease_manager, *, quiet: float = 30.0,
+    def __init__(self, fs: FSNamesystem, committer: AsyncCommitter, store: BlockStore,
+                 lease_manager: LeaseManager, *, quiet: float = 30.0,
                  tmp_ttl: float = 3600.0, rdd_ttl: float = 7 * 86400.0, roots=("/",),
                  clock=time.time):
         self.fs = fs
@@ -78,15 +85,16 @@ class CatalogService:
 
     # ------------------------------------------------------------------ snapshots
 
-    def _node(self, path: str, user: str, *, change: bool = False):
-        """The directory at ``path``, after the caller's listing checks (under the lock). A
-        path inside a snapshot (``<dir>/.snapshot/<name>/...``) resolves as WebHDFS resolves
-        it (the snapshot's inodes, the traverse checked on the way); for a ``change`` it is
-        refused as HDFS refuses every change there (SnapshotAccessControlException)."""
+    def _node(self, ns: Namespace, path: str, user: str, *, change: bool = False):
+        """The directory at ``path`` in ``ns`` (the namespace a read or a write of the
+        namesystem runs on), after the caller's listing checks. A path inside a snapshot
+        (``<dir>/.snapshot/<name>/...``) resolves as WebHDFS resolves it (the snapshot's
+        inodes, the traverse checked on the way); for a ``change`` it is refused as HDFS
+        refuses every change there (SnapshotAccessControlException)."""
         caller = self.fs.caller(user)
         if change:
-            _check_not_in_snapshot(self.fs.ns, path)
-        node = self.fs.ns.status(path, caller)
+            _check_not_in_snapshot(ns, path)
+        node = ns.status(path, caller)
         if not node.is_dir:
             raise NotACheckpointError(f"{path} is a file, not a checkpoint directory",
                                       path=path)
@@ -98,17 +106,19 @@ class CatalogService:
         its log files: READ_EXECUTE on every directory of it and READ on each log file, as
         listing it and opening them through WebHDFS would need."""
         path = paths.normalize(path)
-        with self.fs.lock:
-            caller = self.fs.caller(user)
-            node = self._node(path, user)
-            kind = layout.kind_of(node)
-            if kind != layout.STREAMING:
-                raise NotACheckpointError(
-                    f"{path} is not a Structured Streaming checkpoint (no offsets/ and "
-                    f"metadata){f'; it holds a {kind} checkpoint' if kind else ''}", path=path)
-            found = self._scan_streaming(node, path, caller)
-            check_read(caller, node, path, streaming.log_files(found))
-            return found
+        return self.fs.read(lambda ns: self._scan_for_reading(ns, path, user))
+
+    def _scan_for_reading(self, ns: Namespace, path: str, user: str) -> streaming.Layout:
+        caller = self.fs.caller(user)
+        node = self._node(ns, path, user)
+        kind = layout.kind_of(node)
+        if kind != layout.STREAMING:
+            raise NotACheckpointError(
+                f"{path} is not a Structured Streaming checkpoint (no offsets/ and "
+                f"metadata){f'; it holds a {kind} checkpoint' if kind else ''}", path=path)
+        found = self._scan_streaming(node, path, caller)
+        check_read(caller, node, path, streaming.log_files(found))
+        return found
 
     def read_file(self, ref: layout.FileRef) -> bytes:
         if ref.length > MAX_LOG_FILE:
@@ -135,31 +145,38 @@ class CatalogService:
         root = paths.normalize(root)
         caller = self.fs.caller(user)
         can_list = functools.partial(permission.allowed, caller, access=LIST)
-        with self.fs.lock:
-            found = [(p, k) for p, k, _ in layout.discover(self._node(root, user), root,
-                                                           can_list)]
+        found = self.fs.read(lambda ns: [(p, k) for p, k, _ in layout.discover(
+            self._node(ns, root, user), root, can_list)])
         rows = []
         for path, kind in found:
-            with self.fs.lock:
-                node = self._current(path, caller)
-                if node is None or not node.is_dir:
-                    continue                 # deleted meanwhile
-                if not _may(permission.check_subtree, caller, node, LIST, path=path):
-                    rows.append(layout.denied_row(path, kind))
-                    continue
-                row = self._summary(node, path, kind)
-            if self.leases.held_under(path):     # an upload not yet closed holds a lease
+            got = self.fs.read(lambda ns: self._row(ns, path, kind, caller))
+            if got is None:
+                continue                     # deleted meanwhile
+            row, readable = got
+            if readable and self.leases.held_under(path):    # an open upload holds a lease
                 row["health"] = "writing"
             rows.append(row)
         self.requests += 1
         return rows
 
-    def _current(self, path: str, caller):
-        """The inode at ``path`` now (under a lock taken again), or None when it is gone or
-        the caller can no longer reach it; resolved as ``status`` does, so a path found
-        inside a snapshot resolves through it."""
+    def _row(self, ns: Namespace, path: str, kind: str, caller) -> tuple[dict, bool] | None:
+        """The ``ls`` row of the checkpoint at ``path`` now (in a read of its own) and whether
+        the caller may read all of it (else the row says ``denied``); None when it is gone or
+        the caller can no longer reach it."""
+        node = self._current(ns, path, caller)
+        if node is None or not node.is_dir:
+            return None
+        if not _may(permission.check_subtree, caller, node, LIST, path=path):
+            return layout.denied_row(path, kind), False
+        return self._summary(node, path, kind), True
+
+    @staticmethod
+    def _current(ns: Namespace, path: str, caller):
+        """The inode at ``path`` now, or None when it is gone or the caller can no longer
+        reach it; resolved as ``status`` does, so a path found inside a snapshot resolves
+        through it."""
         try:
-            return self.fs.ns.status(path, caller)
+            return ns.status(path, caller)
         except (PathNotFoundError, AccessControlError):
             return None
 
@@ -184,7 +201,7 @@ class CatalogService:
         if self._overview is None or now - self._overview[0] >= ttl:
             public, total = [], 0
             for root in self.roots:
-                if self.fs.read(self.fs.ns.tree.lookup, paths.split(root)) is None:
+                if self.fs.read(lambda ns: ns.tree.lookup(paths.split(root))) is None:
                     continue
                 total += len(self.ls(root, self.fs.identity.superuser))
                 try:
@@ -203,12 +220,12 @@ class CatalogService:
         """The Flink job or savepoint at ``path`` (``below``: also every one under it),
         scanned under the lock: the caller needs READ_EXECUTE on all of it and READ on each
         ``_metadata``, as listing it and opening them through WebHDFS would."""
-        with self.fs.lock:
-            return self._flink_locked(path, user, below)
+        return self.fs.read(lambda ns: self._flink_in(ns, path, user, below))
 
-    def _flink_locked(self, path: str, user: str, below: bool = False) -> list[flink.Job]:
+    def _flink_in(self, ns: Namespace, path: str, user: str,
+                  below: bool = False) -> list[flink.Job]:
         caller = self.fs.caller(user)
-        node = self._node(path, user)
+        node = self._node(ns, path, user)
         kind = layout.kind_of(node)
         if kind in FLINK_KINDS:
             found = [(path, kind, node)]
@@ -305,20 +322,22 @@ class CatalogService:
         DStream checkpoint at ``path``, judged from the namespace alone under the lock, with
         READ_EXECUTE on all of it (as GETCONTENTSUMMARY, for the figures of every file);
         ``(kind, None)`` for another kind, which reads files."""
-        with self.fs.lock:
-            node = self._node(path, user)
+        def judge(ns: Namespace) -> tuple[str | None, dict | None]:
+            node = self._node(ns, path, user)
             kind = layout.kind_of(node) or (layout.JOB if path_is_job(node) else None)
             if kind not in OTHER_KINDS:
                 return kind, None
             permission.check_subtree(self.fs.caller(user), node, LIST, path=path)
             self.requests += 1
             return kind, getattr(OTHER_KINDS[kind], read)(node, path)
+        return self.fs.read(judge)
 
     # ------------------------------------------------------------------ changes
 
     async def _change(self, request, *args):
-        """Run one request on the loop: applied and logged under the lock, then synced."""
-        result = await self.committer.wait(self.fs.apply_and_log(request, *args))
+        """Run one request on the loop (``request(ns, *args) -> (result, ops)``): applied
+        and logged by the namesystem under its lock, then synced."""
+        result = await self.committer.wait(self.fs.write(lambda ns: request(ns, *args)))
         if isinstance(result, jobs.Partial):
             raise result.error
         return result
@@ -326,17 +345,17 @@ class CatalogService:
     async def retain(self, path: str, keep: int, user: str) -> dict:
         return await self._change(self._retain, paths.normalize(path), keep, user)
 
-    def _retain(self, path: str, keep: int, user: str):
+    def _retain(self, ns: Namespace, path: str, keep: int, user: str):
         caller = self.fs.caller(user)
-        node = self._node(path, user, change=True)
+        node = self._node(ns, path, user, change=True)
         if layout.kind_of(node) == layout.JOB:
-            return jobs.retain(self.fs.ns, path, keep, caller)
+            return jobs.retain(ns, path, keep, caller)
         if layout.kind_of(node) == layout.FLINK:
             # The metadata files are read here, under the lock: a few small blocks, and the
             # plan must see exactly the checkpoints it deletes among.
-            [job] = self._flink_locked(path, user)
+            [job] = self._flink_in(ns, path, user)
             doomed, kept = flink.plan_retain(job, self._judged(job), keep)
-            count, ops = self.fs.ns.delete_many(doomed, caller) if doomed else (0, [])
+            count, ops = ns.delete_many(doomed, caller) if doomed else (0, [])
             return {"path": path, "kept": kept, "deleted": count,
                     **flink.removal(job, doomed)}, ops
         plan = retention.retain(self._scan_streaming(node, path, caller), keep)
@@ -344,8 +363,8 @@ class CatalogService:
         # deletes happened), so a large plan is split to keep each record well under the
         # edits record limit; all of them are logged and synced together.
         result, ops = jobs.steps(*(
-            (lambda chunk=chunk: self.fs.ns.delete_many(chunk, caller))
-            for chunk in retention.chunks(plan.paths, self.fs.ns.max_record // 2)))
+            (lambda chunk=chunk: ns.delete_many(chunk, caller))
+            for chunk in retention.chunks(plan.paths, ns.max_record // 2)))
         if isinstance(result, jobs.Partial):
             return result, ops
         return {"path": path, **plan.to_json()}, ops
@@ -361,30 +380,32 @@ class CatalogService:
     async def rollback(self, path: str, to_batch: int, user: str) -> dict:
         return await self._change(self._rollback, paths.normalize(path), to_batch, user)
 
-    def _rollback(self, path: str, to_batch: int, user: str):
+    def _rollback(self, ns: Namespace, path: str, to_batch: int, user: str):
         caller = self.fs.caller(user)
-        found = self._scan_streaming(self._node(path, user, change=True), path, caller)
+        found = self._scan_streaming(self._node(ns, path, user, change=True), path, caller)
         self._check_quiet(found)
         plan = retention.rollback(found, to_batch, self._restart_files(found, to_batch))
-        ops, taken = self._undo_snapshot(path, to_batch, caller) if plan.paths else ([], None)
-        _, more = self.fs.ns.delete_many(plan.paths, caller)
+        ops, taken = self._undo_snapshot(ns, path, to_batch, caller) if plan.paths \
+            else ([], None)
+        _, more = ns.delete_many(plan.paths, caller)
         log.info("catalog: rolled %s back to batch %d (%d paths, %d bytes)%s", path, to_batch,
                  len(plan.paths), plan.bytes, f"; snapshot {taken}" if taken else "")
         return {"path": path, "lastBatch": to_batch, **plan.to_json(),
                 **({"snapshot": taken} if taken else {})}, ops + more
 
-    def _undo_snapshot(self, path: str, batch: int, caller) -> tuple[list, str | None]:
+    def _undo_snapshot(self, ns: Namespace, path: str, batch: int,
+                       caller) -> tuple[list, str | None]:
         """Under a snapshottable directory a rollback first takes a snapshot of it, so the
         removed batches can be copied back from ``<dir>/.snapshot/<name>``. Who may not
         take one there may not roll back there: the rollback would not be undoable."""
-        where = self.fs.ns.snapshottable_above(path)
+        where = ns.snapshottable_above(path)
         if where is None:
             return [], None
         now = self.now_ms()
         name = time.strftime(f"rollback-{batch}-%Y%m%d-%H%M%S", time.gmtime(now / 1000)) + \
             f".{now % 1000:03d}"
         try:
-            taken, ops = self.fs.ns.create_snapshot(where, name, caller)
+            taken, ops = ns.create_snapshot(where, name, caller)
         except NamenodeError as exc:
             raise type(exc)(
                 f"{path} is under the snapshottable directory {where}, and the rollback "
@@ -431,11 +452,11 @@ class CatalogService:
     async def pin(self, path: str, batch: int, on: bool, user: str) -> dict:
         return await self._change(self._pin, paths.normalize(path), batch, on, user)
 
-    def _pin(self, path: str, batch: int, on: bool, user: str):
+    def _pin(self, ns: Namespace, path: str, batch: int, on: bool, user: str):
         caller = self.fs.caller(user)
-        node = self._node(path, user, change=True)
+        node = self._node(ns, path, user, change=True)
         if layout.kind_of(node) == layout.JOB:
-            return jobs.set_pin(self.fs.ns, path, batch, on, caller)
+            return jobs.set_pin(ns, path, batch, on, caller)
         if layout.kind_of(node) == layout.FLINK:
             permission.check_subtree(caller, node, LIST, path=path)
             found = flink.scan(node, path, layout.FLINK)
@@ -454,25 +475,25 @@ class CatalogService:
         if pins == set(found.pins):
             return {"path": path, "pinned": sorted(pins)}, []
         if pins:
-            _, ops = self.fs.ns.set_xattr(path, layout.PINS_XATTR, layout.encode_pins(pins),
-                                          XATTR_CREATE | XATTR_REPLACE, caller)
+            _, ops = ns.set_xattr(path, layout.PINS_XATTR, layout.encode_pins(pins),
+                                  XATTR_CREATE | XATTR_REPLACE, caller)
         else:
-            _, ops = self.fs.ns.remove_xattr(path, layout.PINS_XATTR, caller)
+            _, ops = ns.remove_xattr(path, layout.PINS_XATTR, caller)
         return {"path": path, "pinned": sorted(pins)}, ops
 
     async def gc(self, root: str, user: str, dry_run: bool = False) -> dict:
         return await self._change(self._gc, paths.normalize(root), user, dry_run)
 
-    def _gc(self, root: str, user: str, dry_run: bool):
+    def _gc(self, ns: Namespace, root: str, user: str, dry_run: bool):
         caller = self.fs.caller(user)
         plan, stay = others.plan_gc(
-            self._node(root, user, change=True), root, self.now_ms(), self.tmp_ttl_ms,
+            self._node(ns, root, user, change=True), root, self.now_ms(), self.tmp_ttl_ms,
             self.rdd_ttl_ms, can_list=functools.partial(permission.allowed, caller, access=LIST),
-            can_delete=lambda where: _may(self.fs.ns.check_delete, paths.split(where), caller))
+            can_delete=lambda where: _may(ns.check_delete, paths.split(where), caller))
         # What a snapshot holds stays on disk until the snapshot goes (the block sweep keeps
         # it): counted apart, not as freed.
-        kept = sum(p["bytes"] for p in plan if self.fs.ns.kept_by_snapshot(p["path"]))
-        ops = [] if dry_run else self.fs.ns.delete_many([p["path"] for p in plan], caller)[1]
+        kept = sum(p["bytes"] for p in plan if ns.kept_by_snapshot(p["path"]))
+        ops = [] if dry_run else ns.delete_many([p["path"] for p in plan], caller)[1]
         return {"root": root, "dryRun": dry_run, "removed": plan, "kept": stay,
                 "bytesFreed": sum(p["bytes"] for p in plan) - kept,
                 "bytesKeptBySnapshots": kept}, ops
@@ -491,9 +512,9 @@ class CatalogService:
     async def _job_change(self, request, job: str, user: str, *args) -> dict:
         """One request of the job lifecycle (``jobs.begin`` ...) on ``job``, never inside
         a snapshot."""
-        def run():
-            _check_not_in_snapshot(self.fs.ns, job)
-            return request(self.fs.ns, job, *args, self.fs.caller(user))
+        def run(ns: Namespace):
+            _check_not_in_snapshot(ns, job)
+            return request(ns, job, *args, self.fs.caller(user))
         return await self._change(run)
 
     # ------------------------------------------------------------------ policy

@@ -121,7 +121,7 @@ class Namenode:
         try:
             fs.configure(self.config)
             root = self.config.get("nnlite.data.dir") or store.default_data_dir(self.dirs[0])
-            self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.ns.tree.last_block_id)
+            self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.last_block_id)
             recover_uploads(fs)
         except BaseException:
             fs.close()
@@ -129,8 +129,8 @@ class Namenode:
         return fs
 
     async def _keep_house(self, data: DataPath) -> None:
-        sweeper = Sweeper(self.fs, self.blocks,
-                                 self.config.float("nnlite.blocks.sweep.grace"))
+        sweeper = Sweeper(self.fs.referenced_blocks, self.blocks,
+                          self.config.float("nnlite.blocks.sweep.grace"))
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.config.float("nnlite.blocks.sweep.interval"))

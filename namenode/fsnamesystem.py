@@ -1,8 +1,10 @@
 """FSNamesystem: the one door to the namespace, composing the namespace, the journal and the
 name dirs into one store.
 
-The WebHDFS handlers, the data path and the checkpoint endpoints call its public, typed
-operations. Each operation runs as Hadoop's ``FSNamesystem`` runs one:
+Everything above it -- the WebHDFS handlers, the data path, the catalog, the checkpoint
+endpoints, the lease recovery and the block sweep -- calls its public, typed operations;
+none reaches the namespace, the lock or the journal behind it (``tests/namenode/test_door.py``
+checks that). Each operation runs as Hadoop's ``FSNamesystem`` runs one:
 
 1. under the namesystem lock, ``check_operation(category)`` decides once whether an op of
    its kind may run now (``OperationCategory``: READ, WRITE, CHECKPOINT, UNCHECKED; today
@@ -37,6 +39,7 @@ from typing import Callable, TypeVar
 
 from nnlite.durability import faults
 from nnlite.formats import edits
+from nnlite.namenode.blocks.sweep import referenced
 from nnlite.namenode.errors import SafeModeError
 from nnlite.namenode.image import columns, install, startup
 from nnlite.namenode.image.checkpoint import (
@@ -49,7 +52,7 @@ from nnlite.namenode.image.checkpoint import (
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Journal, Logged, restart_edits
 from nnlite.namenode.namespace import paths, permission
-from nnlite.namenode.namespace.inode import INode, INodeFile
+from nnlite.namenode.namespace.inode import INode, INodeFile, walk
 from nnlite.namenode.namespace.namespace import Namespace, wall_clock_ms
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.namespace.snapshot import Root, Snapshot
@@ -266,11 +269,13 @@ class FSNamesystem:
                                 "It was turned on manually; use `nnlite dfsadmin safemode "
                                 "leave` to turn it off.")
 
-    def read(self, fn, *args, **kw):
-        """Run a read of the namespace under the lock (results are built inside it)."""
+    def read(self, reader: Callable[[Namespace], T]) -> T:
+        """Run ``reader`` on the namespace under the lock (READ): what several reads must see
+        at one instant, such as the catalog's scan of a checkpoint. It builds its answer inside
+        (inodes change once the lock is released) and changes nothing."""
         with self.lock:
             self.check_operation(OperationCategory.READ)
-            return fn(*args, **kw)
+            return reader(self.ns)
 
     def write(self, request: Callable[[Namespace], tuple[T, list]]) -> Logged[T]:
         """Run one request on the namespace under the lock (WRITE): ``request`` validates and
@@ -622,10 +627,28 @@ class FSNamesystem:
             return node is not None and not node.is_dir and \
                 any(block[0] in ids for block in node.blocks)
 
+    def files_under_construction(self) -> list[tuple[str, int, str]]:
+        """``(path, inode id, client name)`` of every file being written (the leases the
+        startup recovery looks at)."""
+        with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
+            return [(node.path(), node.id, node.client_name) for node in walk(self.ns.tree.root)
+                    if not node.is_dir and node.client_name is not None]
+
     def recover_upload(self, path: str, inode_id: int) -> Logged[bool]:
         """Close a file whose upload a stop cut off with the blocks it has (startup lease
         recovery, ``internalReleaseLease``)."""
         return self._write(self.ns.recover_upload, path, inode_id)
+
+    def referenced_blocks(self) -> set[int]:
+        """Every block id a file refers to or a snapshot keeps (the block sweep's list)."""
+        with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
+            return referenced(self.ns.tree)
+
+    @property
+    def last_block_id(self) -> int:
+        return self.ns.tree.last_block_id
 
     # ------------------------------------------------------------------ admin
 
@@ -810,14 +833,6 @@ class FSNamesystem:
             return checkpoints.installed(upload, meta, started, verified)
         finally:
             checkpoints.end_upload()
-
-    # ------------------------------------------------------------------ until the callers move
-
-    def apply_and_log(self, method, *args) -> Logged:
-        return self._write(method, *args)
-
-    def _mutate(self, method, *args):
-        return self.durable(self._write(method, *args))
 
 
 class _Reading:

@@ -14,25 +14,22 @@ from __future__ import annotations
 
 import logging
 
-from nnlite.namenode.namespace.inode import walk
 from nnlite.namenode.namespace.leases import upload_kind
 
 log = logging.getLogger(__name__)
 
 
 def recover_uploads(fs) -> list[tuple[str, str]]:
-    """Close the uploads a stop cut off (module docstring): ``(path, action)`` per file."""
-    with fs.lock:
-        torn = [(node.path(), node.id, node.client_name) for node in walk(fs.ns.tree.root)
-                if not node.is_dir and node.client_name is not None]
+    """Close the uploads a stop cut off (module docstring) through ``fs``, the
+    ``FSNamesystem`` just loaded: ``(path, action)`` per file."""
     done = []
-    for path, inode_id, holder in torn:
+    for path, inode_id, holder in fs.files_under_construction():
         kind = upload_kind(holder)
         if kind is None:
             log.warning("%s is under construction by %s, not one of ours: left as it is",
                         path, holder)
             continue
-        fs._mutate(fs.ns.recover_upload, path, inode_id)
+        fs.durable(fs.recover_upload(path, inode_id))
         action = "closed with the blocks it has"
         log.warning("lease recovery: %s (%s by %s, cut off) %s", path, kind, holder, action)
         done.append((path, action))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from nnlite.namenode.namespace.inode import walk
 from nnlite.namenode.namespace.tree import Tree
@@ -37,10 +37,13 @@ def referenced(tree: Tree) -> set[int]:
 class Sweeper:
     """Removes block files that no file refers to and no writer holds, once they are older
     than ``grace`` seconds. Order matters: the disk is listed first, then the held ids, then
-    the namespace, so a block published and recorded meanwhile is always seen as in use."""
+    the namespace (``referenced``: ``FSNamesystem.referenced_blocks``, which calls the function
+    above under its lock), so a block published and recorded meanwhile is always seen as in
+    use."""
 
-    def __init__(self, fs, store: BlockStore, grace: float, clock=time.time):
-        self.fs = fs
+    def __init__(self, referenced: Callable[[], set[int]], store: BlockStore, grace: float,
+                 clock=time.time):
+        self.referenced = referenced
         self.store = store
         self.grace = grace
         self.clock = clock
@@ -55,8 +58,7 @@ class Sweeper:
         if not candidates:
             return []
         candidates -= self.store.held()
-        with self.fs.lock:
-            candidates -= referenced(self.fs.ns.tree)
+        candidates -= self.referenced()
         orphans = sorted(candidates)
         self.store.remove(orphans)
         self.removed += len(orphans)

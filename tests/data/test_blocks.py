@@ -15,7 +15,7 @@ from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.lease_recovery import recover_uploads
 from nnlite.namenode.blocks.store import BlockStore, default_data_dir
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, segments
-from nnlite.namenode.blocks.sweep import Sweeper
+from nnlite.namenode.blocks.sweep import Sweeper, referenced
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.namespace import leases
 from nnlite.namenode.storage.namedir import NameDir
@@ -246,13 +246,6 @@ def test_default_data_dir_is_beside_the_first_name_dir(tmp_path):
 
 # --------------------------------------------------------------------------- the sweep
 
-class FakeFs:
-    def __init__(self, ns):
-        import threading
-        self.ns = ns
-        self.lock = threading.Lock()
-
-
 def test_the_sweep_removes_only_old_unreferenced_unheld_blocks(store):
     ns = new_ns()
     kept = written(store, b"referenced", 1024).blocks
@@ -266,7 +259,7 @@ def test_the_sweep_removes_only_old_unreferenced_unheld_blocks(store):
     for block in kept + orphan + held:
         for path in (store.data_path(block[0]), store.meta_path(block[0])):
             os.utime(path, (1, 1))
-    sweeper = Sweeper(FakeFs(ns), store, grace=60)
+    sweeper = Sweeper(lambda: referenced(ns.tree), store, grace=60)
     assert sweeper.sweep() == [orphan[0][0]]
     assert not store.data_path(orphan[0][0]).exists()
     for block in kept + held + young:
@@ -290,7 +283,7 @@ def test_a_block_only_a_snapshot_keeps_stays_until_the_snapshot_goes(store):
     for block in blocks:
         for path in (store.data_path(block[0]), store.meta_path(block[0])):
             os.utime(path, (1, 1))
-    sweeper = Sweeper(FakeFs(ns), store, grace=60)
+    sweeper = Sweeper(lambda: referenced(ns.tree), store, grace=60)
     assert sweeper.sweep() == []
     ns.delete_snapshot("/s", "one", SUPER)
     assert sweeper.sweep() == []                     # "two" still shows the file

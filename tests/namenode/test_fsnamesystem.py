@@ -167,7 +167,7 @@ def test_safe_mode_refuses_writes_and_allows_reads(tmp_path):
             with pytest.raises(errors.SafeModeError):
                 call()
         caller = fs.caller(USER)
-        assert fs.read(fs.ns.status, "/data/part-0", caller).replication == 2
+        assert fs.read(lambda ns: ns.status("/data/part-0", caller)).replication == 2
         assert (dump(fs.ns), fs.journal.txid, fs.report()["safeMode"]) == (before, txid, True)
         fs.set_safe_mode(False)
         assert acked(fs).mkdirs("/x", 0o755, USER) is True
