@@ -160,6 +160,11 @@ class Listing:
     entries: list | None
 
 
+READ, WRITE, CHECKPOINT = (OperationCategory.READ, OperationCategory.WRITE,
+                           OperationCategory.CHECKPOINT)
+_new_tuple = tuple.__new__
+
+
 class FSNamesystem:
     """The store and the door to it. Construct with ``open``; ``close`` releases the dirs."""
 
@@ -251,13 +256,14 @@ class FSNamesystem:
         are refused in safe mode (entered by hand, or while the name dirs are low on space)
         and, like a checkpoint's roll, once no name dir can take edits; reads always run. An
         HA state (active, standby) extends this method."""
-        if category is OperationCategory.WRITE:
-            self._check_safe_mode()
+        if category is WRITE:
+            if self.resources_low is not None or self.manual_safe_mode:
+                self._refuse_in_safe_mode()
             self.journal.check_writable()
-        elif category is OperationCategory.CHECKPOINT:
+        elif category is CHECKPOINT:
             self.journal.check_writable()
 
-    def _check_safe_mode(self) -> None:
+    def _refuse_in_safe_mode(self) -> None:
         if self.resources_low is not None:
             # FSNamesystem's tip for NameNodeResourceChecker's safe mode, with the numbers
             raise SafeModeError(f"Cannot change the namespace. Name node is in safe mode. "
@@ -286,13 +292,15 @@ class FSNamesystem:
 
     def _write(self, request, *args) -> Logged:
         with self.lock:
-            self.check_operation(OperationCategory.WRITE)
+            self.check_operation(WRITE)
             value, ops = request(*args)
             if not ops:
                 return Logged(value, 0)
             for observer in self.on_applied:
                 observer(ops)
-            return Logged(value, self.journal.log(ops))
+            # Logged(value, txid) without the Python frame of its __new__: the write path's
+            # every op makes one
+            return _new_tuple(Logged, (value, self.journal.log(ops)))
 
     def durable(self, logged: Logged[T]) -> T:
         """``logged``'s value once its txid is durable in every healthy name dir (FSEditLog's
@@ -364,29 +372,31 @@ class FSNamesystem:
 
     # ------------------------------------------------------------------ reads
 
-    def _reading(self, user: str):
-        """The lock, held for a read, and the caller: ``with self._reading(user) as caller``."""
-        return _Reading(self, user)
-
     def _snapshottable(self, node: INode) -> bool:
         roots = self.ns.tree.snapshots.roots
         return bool(roots) and node.is_dir and roots.get(node.id, (None,))[0] is node
 
     def get_file_info(self, path: str, user: str, render: Render[T]) -> T:
         """GETFILESTATUS (``getFileInfo``): ``render`` of the inode at ``path``."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             node = self.ns.status(path, caller)
             return render(node, "", self._snapshottable(node))
 
     def check_exists(self, path: str, user: str) -> None:
         """The traverse of ``path`` and that it exists, as ``getFileInfo`` checks them."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             self.ns.status(path, caller)
 
     def list_status(self, path: str, user: str, render: Render[T], limit: int) -> Listing:
         """LISTSTATUS (``getListing``): the directory's entries rendered at once when it holds
         at most ``limit``, else the names to read a page at a time (``listing_page``)."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             node, names = self.ns.listing_names(path, caller)
             if len(names) > limit:
                 return Listing(path, user, node, names, None)
@@ -399,7 +409,9 @@ class FSNamesystem:
         the last txid logged when they were read (the page may show no op that is not
         durable: wait for it). A listing whose directory changed or may no longer be listed
         raises what a new listing would."""
-        with self._reading(listing.user) as caller:
+        caller = self.caller(listing.user)
+        with self.lock:
+            self.check_operation(READ)
             nodes = self.ns.listing_page(listing.path, caller, listing.node, names)
             return ([render(n, n.name, self._snapshottable(n)) for n in nodes],
                     self.journal.txid)
@@ -408,7 +420,9 @@ class FSNamesystem:
                     limit: int | None = None) -> tuple[list[T], int]:
         """LISTSTATUS_BATCH: up to ``limit`` entries after ``start_after``, rendered, and how
         many remain after them."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             nodes, remaining = self.ns.listing(path, caller, start_after, limit)
             return self._listed(nodes, path, caller, render), remaining
 
@@ -420,23 +434,31 @@ class FSNamesystem:
         return [render(n, n.name, self._snapshottable(n)) for n in nodes]
 
     def get_content_summary(self, path: str, user: str) -> dict:
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             return self.ns.content_summary(path, caller)
 
     def get_quota_usage(self, path: str, user: str) -> dict:
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             return self.ns.quota_usage(path, caller)
 
     def check_access(self, path: str, user: str, wanted: int) -> None:
         """CHECKACCESS: the traverse, then ``wanted`` on the inode itself."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             self.ns.check_access(path, caller, wanted)
 
     def check_target(self, path: str, user: str, access: int = 0) -> None:
         """The checks of a change of the inode at ``path`` that this namenode refuses later on
         (erasure coding, quotas by storage type): it is not in a snapshot, and the caller has
         ``access`` on it."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             node = self.ns.target(path, caller)
             if access:
                 permission.check(caller, node, access, path)
@@ -445,42 +467,56 @@ class FSNamesystem:
                         render: Callable[[str, INode], T]) -> list[T]:
         """GETTRASHROOTS: ``render(trash path, inode)`` of each trash root the caller finds
         (``all_users``: of every user whose home it can list)."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             found = self.ns.trash_roots(caller, None if all_users else user)
             return [render(where, node) for where, node in found]
 
     def get_storage_policy(self, path: str, user: str) -> Policy:
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             return self.ns.storage_policy(path, caller)
 
     def get_xattrs(self, path: str, user: str, names=None, *,
                    names_only: bool = False) -> dict[str, bytes]:
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             return self.ns.xattrs(path, caller, names, names_only=names_only)
 
     def get_acl_status(self, path: str, user: str, render: Callable[[INode], T]) -> T:
         """GETACLSTATUS: ``render`` of the inode whose owner, group, mode and ACL it shows."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             return render(self.ns.acl_status(path, caller))
 
     def get_snapshot_diff(self, path: str, older: str, newer: str, user: str, *,
                           listing: bool = False):
         """GETSNAPSHOTDIFF (``listing``: GETSNAPSHOTDIFFLISTING) of ``path``."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             return self.ns.snapshot_diff(path, older, newer, caller, listing=listing)
 
     def get_snapshottable_dirs(self, user: str,
                                render: Callable[[str, INode, Root], T]) -> list[T]:
         """GETSNAPSHOTTABLEDIRECTORYLIST: ``render(path, directory, its snapshots)`` of each
         snapshottable directory the caller may see, by path."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             return [render(*found) for found in self.ns.snapshottable_dirs(caller)]
 
     def get_snapshot_list(self, path: str, user: str,
                           render: Callable[[Snapshot, INode], T]) -> list[T]:
         """GETSNAPSHOTLIST: ``render(snapshot, its root as it was)`` of each snapshot of the
         directory at ``path``, in id order."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             _, snaps = self.ns.snapshot_list(path, caller)
             where = paths.normalize(path).rstrip("/")
             return [render(snap, self.ns.status(f"{where}/.snapshot/{snap.name}", caller))
@@ -494,6 +530,8 @@ class FSNamesystem:
 
     def create(self, path: str, user: str, **kw) -> Logged[bool]:
         """A complete, empty file (``Namespace.create``'s keywords)."""
+        if not kw:
+            return self._write(self.ns.create, path, self.caller(user))
         return self._write(lambda: self.ns.create(path, self.caller(user), **kw))
 
     def delete(self, path: str, recursive: bool, user: str) -> Logged[bool]:
@@ -580,7 +618,9 @@ class FSNamesystem:
 
     def get_readable_file(self, path: str, user: str) -> FileBlocks:
         """The file at ``path`` that the caller may read (OPEN, checksums, block locations)."""
-        with self._reading(user) as caller:
+        caller = self.caller(user)
+        with self.lock:
+            self.check_operation(READ)
             return FileBlocks.of(self.ns.readable_file(path, caller))
 
     def start_upload(self, path: str, user: str, client_name: str, client_machine: str,
@@ -833,26 +873,3 @@ class FSNamesystem:
             return checkpoints.installed(upload, meta, started, verified)
         finally:
             checkpoints.end_upload()
-
-
-class _Reading:
-    """``FSNamesystem._reading``: the lock held and READ checked, the caller resolved."""
-
-    __slots__ = ("fs", "user")
-
-    def __init__(self, fs: FSNamesystem, user: str):
-        self.fs, self.user = fs, user
-
-    def __enter__(self) -> Caller:
-        fs = self.fs
-        caller = fs.caller(self.user)
-        fs.lock.acquire()
-        try:
-            fs.check_operation(OperationCategory.READ)
-        except BaseException:
-            fs.lock.release()
-            raise
-        return caller
-
-    def __exit__(self, *exc) -> None:
-        self.fs.lock.release()
