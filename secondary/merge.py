@@ -8,7 +8,7 @@ checkpoint to the next. When to run them, and what a failure costs, is checkpoin
    uploaded (same MD5) and the pending edits reach it. Otherwise it is loaded from the image
    in the checkpoint dir if that is the namenode's image, else from a downloaded image.
 3. download the rolled edits (length and MD5 checked, fsynced, published) and replay them with
-   ``namenode.loader.replay``, the code the namenode runs at startup.
+   ``namenode.image.startup.replay`` on the ``Tree``, the code the namenode runs at startup.
 4. save the new image to ``fsimage.ckpt``, read it back (MD5, size, footer txid, namespace),
    install it as the checkpoint dir's ``fsimage``, and upload it. An image that could not be
    verified is never uploaded.
