@@ -23,6 +23,7 @@ from tests.servers import ROOT, NamenodeProcess, wait_for
 
 FLINK_PYTHON = Path(os.environ.get("NNLITE_FLINK_PYTHON", ROOT / ".venv-flink" / "bin" / "python"))
 JOB = ROOT / "examples" / "flink_count.py"
+EVENT = '{"event": '                      # how examples/flink_count.py's emit starts a line
 
 
 def hadoop_classpath() -> str:
@@ -82,8 +83,10 @@ class FlinkJob:
                "HADOOP_USER_NAME": os.environ.get("USER", "root"),
                "FLINK_LOG_DIR": str(flink_logs)}
         env.pop("PYTHONPATH", None)
-        self.stdout = open(log_dir / f"job-{stamp}.out", "w+")
-        self.stderr = open(log_dir / f"job-{stamp}.err", "w+")
+        # O_APPEND: the job and its JVM share these files' offset with us, and reading them
+        # seeks; without it a write racing a read lands at the start, over an earlier line.
+        self.stdout = open(log_dir / f"job-{stamp}.out", "a+")
+        self.stderr = open(log_dir / f"job-{stamp}.err", "a+")
         self.proc = subprocess.Popen([str(python), str(JOB), *args], env=env,
                                      stdout=self.stdout, stderr=self.stderr,
                                      start_new_session=True)
@@ -93,8 +96,11 @@ class FlinkJob:
         return self.stdout.read()
 
     def events(self) -> list[dict]:
-        return [json.loads(line) for line in self.output().splitlines()
-                if line.startswith("{")]
+        """The job's JSON event lines, each read from where it starts: the JVM's print sink
+        writes to the same file, a row and its line end apart, so an event may follow a
+        row's text on one line."""
+        return [json.loads(line[line.index(EVENT):]) for line in self.output().splitlines()
+                if EVENT in line]
 
     def wait_for(self, event: str, timeout: float = 300) -> dict:
         """The job's first ``event``; fails as soon as the job exits without it."""
