@@ -56,7 +56,7 @@ import zlib
 from dataclasses import dataclass
 from enum import IntEnum
 from operator import attrgetter
-from typing import ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterable, Iterator, TypeVar, dataclass_transform
 
 import msgpack
 
@@ -81,7 +81,7 @@ DEFAULT_MAX_RECORD = 1 << 20
 # multiples of it): a crash leaves unwritten data as zeros from such a boundary (is_torn).
 DISK_UNIT = 512
 
-Block = tuple  # (block_id, num_bytes, generation_stamp)
+Block = tuple[int, int, int]  # (block_id, num_bytes, generation_stamp)
 
 
 class OpCode(IntEnum):
@@ -118,11 +118,14 @@ class OpCode(IntEnum):
 
 OPS: dict[int, type["Op"]] = {}
 ARITY: dict[int, int] = {}    # op code -> items in its payload array (op code, txid, fields)
+OpT = TypeVar("OpT", bound="Op")
 
 
-def _op(cls):
+@dataclass_transform(frozen_default=True)
+def _op(op_class: type[OpT]) -> type[OpT]:
     """Register an op class under its op code (and make it a frozen slotted dataclass)."""
-    cls = dataclass(frozen=True, slots=True)(cls)
+    # Any: what follows fills the class in at run time (FIELDS, CODE, __init__, _values)
+    cls: Any = dataclass(frozen=True, slots=True)(op_class)
     if cls.OP_CODE in OPS:
         raise RuntimeError(f"op code {cls.OP_CODE} registered twice")
     cls.FIELDS = tuple(f.name for f in dataclasses.fields(cls))
@@ -141,7 +144,7 @@ def _op(cls):
     return cls
 
 
-def _fast_init(cls):
+def _fast_init(cls: Any) -> Callable[..., None]:
     """The dataclass's ``__init__`` with each field set through its slot descriptor, about
     twice as fast as the generated one (``object.__setattr__`` per field, to get past the
     frozen ``__setattr__``). Only for ops without defaults or ``__post_init__``."""
@@ -487,15 +490,16 @@ def record_at(txid: int, untimed: bytes) -> bytes:
     return _framed(untimed[:2] + _packb(txid) + untimed[3:])
 
 
-class PackedOps(list):
+class PackedOps(list[Op]):
     """Ops in the order they applied, with each one's ``pack_untimed`` bytes in ``packed``
     (same order): the namespace packed them to check their size, so the journal frames them
     with ``record_at`` instead of packing each op a second time."""
 
     __slots__ = ("packed",)
+    packed: list[bytes]
 
     @classmethod
-    def of(cls, ops, packed: list[bytes]) -> "PackedOps":
+    def of(cls, ops: Iterable[Op], packed: list[bytes]) -> PackedOps:
         batch = cls(ops)        # list's own constructor: no Python-level __init__ per request
         batch.packed = packed
         return batch
@@ -669,7 +673,8 @@ class EditsReader:
         its length field is intact and it is torn (``is_torn``); otherwise ``error`` (or a
         length-field error) is raised."""
         if end < size and not only_zeros(buf, end, size):
-            raise error
+            # error is None only for a record running past the end (end > size), never here
+            raise error or CorruptRecordError(reason, path=self.path, offset=off, txid=expected)
         true_end = _true_end(buf, off, size, self.max_record)
         if true_end is not None and not only_zeros(buf, true_end, size):
             raise CorruptRecordError(

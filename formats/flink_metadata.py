@@ -51,6 +51,7 @@ offset.
 
 from __future__ import annotations
 
+import builtins
 import struct
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -106,7 +107,8 @@ class _Reader:
     def int(self) -> int:
         return struct.unpack(">i", self.take(4))[0]
 
-    def long(self) -> int:
+    # builtins.int below: inside the class body, ``int`` names the method above
+    def long(self) -> builtins.int:
         return struct.unpack(">q", self.take(8))[0]
 
     def utf(self) -> str:
@@ -116,13 +118,13 @@ class _Reader:
         except UnicodeDecodeError:
             return raw.decode("utf-8", "replace")     # modified UTF-8's NUL and surrogates
 
-    def count(self, what: str, limit: int = 1 << 24) -> int:
+    def count(self, what: str, limit: builtins.int = 1 << 24) -> builtins.int:
         n = self.int()
         if n < 0 or n > limit:
             raise FlinkMetadataError(f"Flink metadata: {n} {what} at offset {self.pos - 4}")
         return n
 
-    def unknown(self, what: str, kind: int) -> FlinkMetadataError:
+    def unknown(self, what: str, kind: builtins.int) -> FlinkMetadataError:
         return FlinkMetadataError(f"Flink metadata: unknown {what} handle type {kind} at offset "
                                 f"{self.pos - 1}")
 
