@@ -5,6 +5,10 @@ checks, and short ways to build files that the request API cannot build (blocks,
 the tree's counters, so two namespaces are equal exactly when their dumps are. The helpers take
 a ``Namespace`` or the ``Tree`` alone (what the image code and the replays build).
 
+``formatted(tmp_path, n)`` formats name dirs on a fixed clock and ``open_fs(dirs)`` opens an
+in-process FSNamesystem on them as the superuser "hdfs" (USER): the tests of the namesystem,
+the journal and the door open, close and reopen it themselves, since that is what they test.
+
 ``acked(fs)`` is an FSNamesystem whose writes return once durable, as the tests call them
 (the synchronous wrappers the namesystem itself no longer keeps); ``mutate(fs, request)`` runs
 any request on its namespace that way.
@@ -15,11 +19,13 @@ from __future__ import annotations
 import pytest
 
 from nnlite.formats import edits
+from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
 from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace.inode import usage, walk
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.namespace.tree import Tree
+from nnlite.namenode.storage.namedir import NameDir
 
 CLOCK_MS = 1000
 SUPER = Caller("hdfs", frozenset({"supergroup"}), superuser=True)
@@ -27,6 +33,8 @@ ALICE = Caller("alice", frozenset({"staff"}))
 BOB = Caller("bob", frozenset({"staff"}))
 EVE = Caller("eve", frozenset({"guests"}))
 CLIENT = "DFSClient_1"
+USER = "hdfs"                                   # the superuser of open_fs's namesystems
+IDENTITY = Identity(superuser=USER)
 
 _COMMON = ("id", "name", "permission", "owner", "group", "mtime", "atime")
 _FILE = ("replication", "block_size", "length", "blocks", "checksum", "client_name",
@@ -41,6 +49,16 @@ def new_ns(**kw) -> Namespace:
 def tree_of(ns) -> Tree:
     """The tree of a Namespace, or the Tree itself."""
     return ns if isinstance(ns, Tree) else ns.tree
+
+
+def formatted(tmp_path, n: int = 1, names=None) -> list[str]:
+    dirs = [str(tmp_path / name) for name in (names or [f"name{i}" for i in range(n)])]
+    format_dirs([NameDir(d) for d in dirs], namespace_id=1234, clock=lambda: CLOCK_MS)
+    return dirs
+
+
+def open_fs(dirs) -> FSNamesystem:
+    return FSNamesystem.open(dirs, IDENTITY, clock=lambda: CLOCK_MS)
 
 
 class Acked:

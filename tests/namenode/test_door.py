@@ -12,7 +12,7 @@ import pytest
 
 from nnlite.namenode.errors import SafeModeError
 from nnlite.namenode.fsnamesystem import FSNamesystem
-from tests.namenode.test_fsnamesystem import USER, formatted, open_fs
+from tests.namenode.helpers import USER, formatted, open_fs
 from tests.test_package import ROOT, sources
 
 DOOR = Path("namenode/fsnamesystem.py")

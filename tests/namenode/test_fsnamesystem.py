@@ -23,25 +23,11 @@ from nnlite.formats.edits import (
 )
 from nnlite.formats.errors import CorruptRecordError
 from nnlite.namenode import errors
-from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
+from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, IMAGE, IMAGE_MD5, NameDir
-from tests.namenode.helpers import CLOCK_MS, acked, dump
+from tests.namenode.helpers import USER, acked, dump, formatted, open_fs
 
 REPO = Path(__file__).resolve().parents[2]
-USER = "hdfs"
-IDENTITY = Identity(superuser=USER)
-
-
-def formatted(tmp_path, n: int = 1, names=None) -> list[str]:
-    dirs = [str(tmp_path / name) for name in (names or [f"name{i}" for i in range(n)])]
-    format_dirs([NameDir(d) for d in dirs], namespace_id=1234, clock=lambda: CLOCK_MS)
-    return dirs
-
-
-def open_fs(dirs) -> FSNamesystem:
-    return FSNamesystem.open(dirs, IDENTITY, clock=lambda: CLOCK_MS)
-
-
 def populate(fs: FSNamesystem) -> None:
     """A few ops of several kinds."""
     acked(fs).mkdirs("/data/in", 0o755, USER)

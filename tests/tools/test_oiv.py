@@ -1,6 +1,7 @@
 """tools/oiv.py and ``nnlite oiv``: Delimited lines as Hadoop prints them, JSON and XML with every
 column, FileDistribution as Hadoop counts it, paths rebuilt in any row order, orphans reported,
-MD5 checks, and an image of 120,000 inodes streamed in bounded memory."""
+MD5 checks, the snapshots of a namenode's image and what they keep, and an image of 120,000
+inodes streamed in bounded memory."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import pytest
 
 from nnlite.formats.fsimage.layout import COLUMNS, LAYOUT_VERSION, TYPE_DIRECTORY, TYPE_FILE
 from nnlite.formats.fsimage.md5 import file_md5
+from nnlite.namenode.image import columns
 from nnlite.tools import oiv, oiv_writers
 from nnlite.tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, human
+from tests.namenode.helpers import SUPER, new_ns, write_file
 from tests.tools import images
 from tests.tools.conftest import exists, read
 from tests.tools.images import BLOCK_SIZE, TS, inode
@@ -168,6 +171,31 @@ def test_xml_holds_every_column_and_survives_a_parser(small, tmp_path, nnlite):
     weird = nodes[6].find("path")
     assert weird.get("encoding") == "hex"
     assert bytes.fromhex(weird.text).decode() == "/ctl\x01<&>"
+
+
+def test_oiv_shows_the_snapshots_and_what_they_keep(tmp_path):
+    from click.testing import CliRunner
+
+    from nnlite.cli import main
+    ns = new_ns()
+    ns.mkdirs("/s", 0o755, SUPER)
+    write_file(ns, "/s/f", sizes=(3,))
+    ns.allow_snapshot("/s", SUPER)
+    ns.create_snapshot("/s", "one", SUPER)
+    ns.delete("/s/f", False, SUPER)
+    info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
+    (tmp_path / "fsimage.md5").write_text(f"{info.md5_hex} *fsimage\n")
+    result = CliRunner().invoke(main, ["oiv", "-i", str(tmp_path / "fsimage"), "-o",
+                                       str(tmp_path / "out.json"), "-p", "JSON"])
+    assert result.exit_code == 0, result.output
+    inodes = {r["path"]: r for r in json.loads((tmp_path / "out.json").read_text())["inodes"]}
+    root = inodes["/s"]["snapshot"]
+    assert [s[1] for s in root["root"]["snapshots"]] == ["one"]
+    [(snap, _, created, deleted)] = root["diffs"]
+    assert created is None and list(deleted) == ["f"]
+    assert "1 kept only by snapshots left out" in result.output
+    verified = CliRunner().invoke(main, ["fsimage", "verify", str(tmp_path / "fsimage")])
+    assert verified.exit_code == 0, verified.output
 
 
 # ---------------------------------------------------------------------------------- orphans

@@ -8,7 +8,7 @@ import pytest
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.journal.committer import AsyncCommitter
-from tests.namenode.test_fsnamesystem import IDENTITY, USER, formatted, open_fs
+from tests.namenode.helpers import IDENTITY, USER, formatted, open_fs
 
 
 async def _mkdirs_concurrently(fs: FSNamesystem, tasks: int, per_task: int) -> None:

@@ -15,12 +15,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nnlite.namenode import errors
-from nnlite.namenode.image import columns, snapshots, startup
+from nnlite.namenode.image import columns, startup
 from nnlite.namenode.namespace import acl
-from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile, walk
-from nnlite.namenode.namespace.snapshot import Registry
+from nnlite.namenode.namespace.inode import walk
 from tests.namenode.helpers import ALICE, BOB, SUPER, dump, dump_node, new_ns, refused, write_file
-from tests.namenode.test_tree_replay import (
+from tests.namenode.random_requests import (
     REQUESTS,
     acl_specs,
     fresh,
@@ -547,32 +546,6 @@ def test_an_image_carries_what_sees_a_moved_inode(tmp_path):
     assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
 
 
-def test_an_older_image_pin_reads_as_a_stretch_of_its_directory():
-    """Images before stretches wrote a moved inode's pin as one snapshot id."""
-    registry = Registry()
-    root, moved = INodeDirectory(16386, None, "s", 0o755, "u", "g", 0), \
-        INodeFile(16390, None, "f", 0o644, "u", "g", 0, 0, 1, 1024)
-    restorer = snapshots.Restorer()
-    restorer.note(root, '{"root":{"quota":65536,"snapshots":[[1,"a",5,16390],[3,"b",6,16391]]}}')
-    restorer.note(moved, '{"pinned":3}')
-    restorer.finish(registry, lambda: iter(()))
-    assert registry.pinned == {16390: ((16386, 0, 3),)}
-
-
-def test_the_snapshot_counter_survives_an_image_without_snapshots(tmp_path):
-    """SnapshotManager's snapshotCounter: after a restart from an image that holds no
-    snapshot, a new one still takes the next id, never one handed out before."""
-    ns = new_ns()
-    ns.mkdirs("/s", 0o755, SUPER)
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "a", SUPER)
-    ns.delete_snapshot("/s", "a", SUPER)
-    ns.disallow_snapshot("/s", SUPER)
-    info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
-    loaded, _ = columns.load(str(tmp_path / "fsimage"), info.md5_hex)
-    assert loaded.snapshots.last_id == 1
-
-
 # ------------------------------------------------------------------ cost
 
 def test_taking_a_snapshot_copies_nothing():
@@ -840,32 +813,3 @@ def test_many_snapshots_then_deleted_in_any_order():
         del seen[name]
         for other, names in seen.items():
             assert sorted(ns.status(f"/s/.snapshot/{other}", SUPER).children) == names
-
-
-
-
-def test_oiv_shows_the_snapshots_and_what_they_keep(tmp_path):
-    import json
-
-    from click.testing import CliRunner
-
-    from nnlite.cli import main
-    ns = new_ns()
-    ns.mkdirs("/s", 0o755, SUPER)
-    write_file(ns, "/s/f", sizes=(3,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "one", SUPER)
-    ns.delete("/s/f", False, SUPER)
-    info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
-    (tmp_path / "fsimage.md5").write_text(f"{info.md5_hex} *fsimage\n")
-    result = CliRunner().invoke(main, ["oiv", "-i", str(tmp_path / "fsimage"), "-o",
-                                       str(tmp_path / "out.json"), "-p", "JSON"])
-    assert result.exit_code == 0, result.output
-    inodes = {r["path"]: r for r in json.loads((tmp_path / "out.json").read_text())["inodes"]}
-    root = inodes["/s"]["snapshot"]
-    assert [s[1] for s in root["root"]["snapshots"]] == ["one"]
-    [(snap, _, created, deleted)] = root["diffs"]
-    assert created is None and list(deleted) == ["f"]
-    assert "1 kept only by snapshots left out" in result.output
-    verified = CliRunner().invoke(main, ["fsimage", "verify", str(tmp_path / "fsimage")])
-    assert verified.exit_code == 0, verified.output
