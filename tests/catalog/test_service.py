@@ -94,7 +94,7 @@ def test_rollback_is_refused_while_the_query_writes(tmp_path):
 
 
 def test_rollback_is_refused_while_a_file_of_the_query_is_open(server, hdfs, catalog):
-    from tests.data.test_webhdfs_data import end_upload, raw_upload_start, send_chunk
+    from tests.namenode.http.helpers import end_upload, raw_upload_start, send_chunk
     write_checkpoint(hdfs, Q, 3)
     sock = raw_upload_start(server, f"{Q}/state/0/0/4.delta", f"op=CREATE&user.name={USER}")
     send_chunk(sock, b"half a delta")

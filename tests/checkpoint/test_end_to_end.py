@@ -122,8 +122,7 @@ def test_acls_and_snapshots_ride_a_checkpoint_and_a_sigkill(tmp_path):
     """An ACL, a snapshot and a file only that snapshot keeps go through the secondary's
     checkpoint into the image; killed and restarted from that image, the namenode answers
     for them as before."""
-    from tests.data import read, upload
-    from tests.namenode.http.helpers import WebHdfs
+    from tests.namenode.http.helpers import WebHdfs, read, upload
     name_dir = str(tmp_path / "name")
     server = NamenodeProcess.start([name_dir], *USERS)
     daemon = None

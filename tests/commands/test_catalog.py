@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from tests.catalog.remote import USER, running, write_checkpoint
-from tests.data.test_webhdfs_data import end_upload, raw_upload_start, send_chunk
+from tests.namenode.http.helpers import end_upload, raw_upload_start, send_chunk
 from tests.servers import ROOT, wait_for
 
 Q = "/ckpt/q1"

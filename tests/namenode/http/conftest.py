@@ -1,13 +1,19 @@
 """Fixtures of the modules that drive Hadoop's Java client: ``server`` (a namenode with the
-users of helpers.py, unless the module brings its own), ``java`` (the handles for it) and
-``fs`` (a WebHdfsFileSystem acting as tester)."""
+users of helpers.py, unless the module brings its own), ``java`` (the handles for it, with
+Hadoop's block size unless the module's ``java_block_size`` says otherwise: the data modules
+use 1 KiB blocks), ``fs`` (a WebHdfsFileSystem acting as tester) and ``d`` (a fresh directory
+per test, unless the module brings its own)."""
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 
 from tests.namenode.http.helpers import start_namenode
 from tests.namenode.http.java import Java
+
+_dirs = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +26,14 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def java(spark, server):
-    return Java(spark, server.port)
+def java_block_size() -> int | None:
+    """The Java client's dfs.blocksize (None: Hadoop's own)."""
+    return None
+
+
+@pytest.fixture(scope="module")
+def java(spark, server, java_block_size):
+    return Java(spark, server.port, block_size=java_block_size)
 
 
 @pytest.fixture(scope="module")
@@ -31,3 +43,10 @@ def fs(java):
         yield handle
     finally:
         handle.close()
+
+
+@pytest.fixture
+def d(fs, java) -> str:
+    path = f"/j{next(_dirs)}"
+    assert fs.mkdirs(java.path(path))
+    return path

@@ -1,6 +1,7 @@
 """Helpers for the HTTP tests: one seeded namenode per module, a WebHDFS client on
 ``http.client`` (it sends the path exactly as given: nothing is normalised or re-encoded), and
-raw socket exchanges for requests no client library would send.
+raw socket exchanges for requests no client library would send; for the data path, the two
+WebHDFS steps over ``http.client`` and a look at the server's data directory.
 
 ``start_namenode`` formats a name dir, writes the given files into it offline (WebHDFS has no
 CREATE yet, so this is the only way to get files with blocks into the namespace), then starts
@@ -14,16 +15,19 @@ import http.client
 import json
 import socket
 from dataclasses import dataclass
-from urllib.parse import quote, urlencode
+from pathlib import Path
+from urllib.parse import quote, urlencode, urlsplit
 
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.storage.namedir import NameDir
+from tests import servers
 from tests.namenode.helpers import mutate, write_file
 from tests.servers import NamenodeProcess
 
 USERS = "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff"
 TESTER = Caller("tester", frozenset({"supergroup"}), superuser=True)
+BLOCK = 1024        # the data tests' block size: a few KiB make a multi-block file
 FILE_STATUS_KEYS = {"accessTime", "blockSize", "childrenNum", "fileId", "group", "length",
                     "modificationTime", "owner", "pathSuffix", "permission", "replication",
                     "storagePolicy", "type"}
@@ -80,6 +84,18 @@ class Reply:
         return self.json["RemoteException"]["message"]
 
 
+def send(host: str, port: int, method: str, target: str, body: bytes | None = None,
+         headers=None, *, timeout: float) -> Reply:
+    """One request on a connection of its own, the target sent exactly as given."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request(method, target, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+    finally:
+        conn.close()
+
+
 class WebHdfs:
     """``call("PUT", "/a", "MKDIRS", permission="700")``; ``user=None`` sends no user.name.
     A list value repeats the parameter. ``query`` (raw text) replaces the encoded params."""
@@ -98,13 +114,7 @@ class WebHdfs:
                         headers)
 
     def raw(self, method: str, target: str, body: bytes | None = None, headers=None) -> Reply:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request(method, target, body=body, headers=headers or {})
-            resp = conn.getresponse()
-            return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
-        finally:
-            conn.close()
+        return send("127.0.0.1", self.port, method, target, body, headers, timeout=10)
 
     def get(self, path: str, op: str, **kw) -> Reply:
         return self.call("GET", path, op, **kw)
@@ -167,3 +177,71 @@ def parse_replies(data: bytes) -> list[tuple[int, bytes]]:
         replies.append((status, rest[:length]))
         data = rest[length:]
     return replies
+
+
+# ------------------------------------------------------------------------------- the data path
+
+def request(method: str, url: str, body=None, headers=None) -> Reply:
+    """One request to an absolute URL (a Location), the target sent exactly as given."""
+    parts = urlsplit(url)
+    target = parts.path + ("?" + parts.query if parts.query else "")
+    return send(parts.hostname, parts.port, method, target, body, headers, timeout=20)
+
+
+def upload(w, path: str, data, *, op: str = "CREATE", headers=None, **params) -> Reply:
+    """Step 1 (must redirect), then the body to the Location; returns step 2's reply."""
+    method = "PUT" if op == "CREATE" else "POST"
+    first = w.call(method, path, op, **params)
+    assert first.status == 307, first
+    return request(method, first.headers["location"], data, headers)
+
+
+def read(w, path: str, **params) -> bytes:
+    first = w.call("GET", path, "OPEN", **params)
+    assert first.status == 307, first
+    second = request("GET", first.headers["location"])
+    assert second.status == 200, second
+    return second.body
+
+
+def raw_upload_start(server, path: str, query: str) -> socket.socket:
+    """Start a chunked data-step PUT by hand and leave it open."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    sock.sendall(f"PUT /data/v1{path}?{query} HTTP/1.1\r\nHost: x\r\n"
+                 "Transfer-Encoding: chunked\r\n\r\n".encode())
+    return sock
+
+
+def send_chunk(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(b"%x\r\n" % len(data) + data + b"\r\n")
+
+
+def end_upload(sock: socket.socket) -> tuple[int, bytes]:
+    sock.sendall(b"0\r\n\r\n")
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        reply += sock.recv(65536)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length")))
+    while len(body) < length:
+        body += sock.recv(65536)
+    sock.close()
+    return int(head.split(b" ")[1]), body
+
+
+def data_dir(server) -> Path:
+    return Path(server.name_dirs[0] + "-data")
+
+
+def block_files(server) -> set[str]:
+    return {p.name for p in (data_dir(server) / "blocks").rglob("blk_*")}
+
+
+def tmp_files(server) -> list[str]:
+    return [p.name for p in (data_dir(server) / "tmp").iterdir()]
+
+
+def wait_for(predicate, timeout: float = 5.0, what: str = "condition"):
+    """tests/servers.py's wait_for with the data tests' defaults: 5 s, polled every 50 ms."""
+    return servers.wait_for(predicate, timeout, what, interval=0.05)

@@ -796,6 +796,72 @@ def test_truncate_refusals(ns):
     refused(ns, errors.AccessControlError, ns.truncate, HOME + "/f", 0, BOB)
 
 
+# ----------------------------------------------------------------------------- uploads
+
+def test_create_complete_logs_one_batch_and_checks_overwrite():
+    ns = new_ns()
+    blocks = ((1, 10, 1001),)
+    _, ops = ns.create_complete("/a/b/f", SUPER, blocks=blocks, length=10, checksum=b"c" * 28,
+                                client_name="webhdfs-create-1", replication=1)
+    assert [type(op) for op in ops] == [edits.MkdirOp, edits.AddFileOp, edits.CloseFileOp]
+    assert ops[1].client_name == "webhdfs-create-1"
+    node = ns.tree.get("/a/b/f")
+    assert (node.blocks, node.length, node.checksum, node.client_name) == \
+        (blocks, 10, b"c" * 28, None)
+    refused(ns, errors.FileAlreadyExistsError, ns.create_complete, "/a/b/f", SUPER,
+            blocks=blocks, length=10, checksum=b"", client_name="webhdfs-create-2")
+
+
+def test_an_upload_whose_close_exceeds_the_record_limit_changes_nothing():
+    """The CloseFileOp of an upload is checked against the namespace's own record limit
+    before the batch's first op applies (a smaller nnlite.edits.max-record, many blocks)."""
+    ns = new_ns()
+    ns.max_record = 4096
+    mkdir(ns, "/d")
+    many = tuple((i, 10, 1001) for i in range(1, 600))
+    error = refused(ns, errors.IllegalArgumentError, ns.create_complete, "/d/f", SUPER,
+                    blocks=many, length=10 * len(many), checksum=b"",
+                    client_name="webhdfs-create-1")
+    assert "4096-byte limit" in str(error)
+    write_file(ns, "/d/g", sizes=(100,))
+    node = ns.tree.get("/d/g")
+    refused(ns, errors.IllegalArgumentError, ns.append_complete, "/d/g", SUPER,
+            inode_id=node.id, expected_blocks=node.blocks, blocks=node.blocks + many,
+            length=100 + 10 * len(many), checksum=b"", client_name="webhdfs-append-1")
+
+
+def test_append_complete_refuses_a_file_changed_meanwhile():
+    ns = new_ns()
+    mkdir(ns, "/d")
+    write_file(ns, "/d/f", sizes=(100,))
+    node = ns.tree.get("/d/f")
+    old = node.blocks
+    refused(ns, errors.NamenodeError, ns.append_complete, "/d/f", SUPER, inode_id=node.id,
+            expected_blocks=((9, 9, 9),), blocks=old, length=100, checksum=b"",
+            client_name="webhdfs-append-1")
+    _, ops = ns.append_complete("/d/f", SUPER, inode_id=node.id, expected_blocks=old,
+                                blocks=old + ((50, 20, 1001),), length=120, checksum=b"",
+                                client_name="webhdfs-append-1")
+    assert [type(op) for op in ops] == [edits.AppendOp, edits.CloseFileOp]
+    assert (ns.tree.get("/d/f").length, ns.tree.get("/d/f").client_name) == (120, None)
+
+
+def test_truncate_blocks_swaps_in_the_copied_block():
+    ns = new_ns()
+    mkdir(ns, "/d")
+    write_file(ns, "/d/f", sizes=(100, 100))
+    node = ns.tree.get("/d/f")
+    old = node.blocks
+    _, ops = ns.truncate_blocks("/d/f", SUPER, 150, inode_id=node.id, expected_blocks=old,
+                                last_block=(77, 50, 1001), checksum=b"k",
+                                client_name="webhdfs-truncate-1")
+    assert [type(op) for op in ops] == [edits.TruncateOp, edits.AppendOp, edits.CloseFileOp]
+    assert ns.tree.get("/d/f").blocks == (old[0], (77, 50, 1001))
+    assert ns.truncate_blocks("/d/f", SUPER, 150, inode_id=node.id,
+                              expected_blocks=ns.tree.get("/d/f").blocks, last_block=None,
+                              checksum=b"", client_name="x") == (True, [])
+
+
 # ----------------------------------------------------------------------------- reads
 
 def names(nodes) -> list[str]:

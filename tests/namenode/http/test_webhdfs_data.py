@@ -16,18 +16,21 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from tests.data import (
+from tests.namenode.blocks.helpers import cut, reference_checksum
+from tests.namenode.http.helpers import (
     BLOCK,
+    WebHdfs,
     block_files,
-    cut,
+    end_upload,
+    raw_upload_start,
     read,
-    reference_checksum,
     request,
+    send_chunk,
+    start_namenode,
     tmp_files,
     upload,
     wait_for,
 )
-from tests.namenode.http.helpers import WebHdfs, start_namenode
 from tests.servers import NamenodeProcess
 
 DATA = bytes(range(256)) * 14 + b"the end"        # 3591 bytes: 3 full blocks and a bit
@@ -72,32 +75,6 @@ def lengths(w, path: str, **params) -> list[tuple[int, int]]:
     reply = w.get(path, "GETFILEBLOCKLOCATIONS", **params)
     assert reply.status == 200, reply
     return [(b["offset"], b["length"]) for b in reply.json["BlockLocations"]["BlockLocation"]]
-
-
-def raw_upload_start(server, path: str, query: str) -> socket.socket:
-    """Start a chunked data-step PUT by hand and leave it open."""
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-    sock.sendall(f"PUT /data/v1{path}?{query} HTTP/1.1\r\nHost: x\r\n"
-                 "Transfer-Encoding: chunked\r\n\r\n".encode())
-    return sock
-
-
-def send_chunk(sock: socket.socket, data: bytes) -> None:
-    sock.sendall(b"%x\r\n" % len(data) + data + b"\r\n")
-
-
-def end_upload(sock: socket.socket) -> tuple[int, bytes]:
-    sock.sendall(b"0\r\n\r\n")
-    reply = b""
-    while b"\r\n\r\n" not in reply:
-        reply += sock.recv(65536)
-    head, _, body = reply.partition(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                      if line.lower().startswith(b"content-length")))
-    while len(body) < length:
-        body += sock.recv(65536)
-    sock.close()
-    return int(head.split(b" ")[1]), body
 
 
 # --------------------------------------------------------------------------- the two steps

@@ -14,8 +14,8 @@ fsspec = pytest.importorskip("fsspec")
 
 from hdfs.util import HdfsError  # noqa: E402
 
-from tests.data import BLOCK, cut, reference_checksum  # noqa: E402
-from tests.namenode.http.helpers import start_namenode  # noqa: E402
+from tests.namenode.blocks.helpers import cut, reference_checksum  # noqa: E402
+from tests.namenode.http.helpers import BLOCK, start_namenode  # noqa: E402
 
 DATA = bytes(range(256)) * 20 + b"!"                  # 5121 bytes: 6 blocks
 _ids = itertools.count()

@@ -13,13 +13,18 @@ import time
 
 import pytest
 
-from tests.data import BLOCK, cut
-from tests.namenode.http.helpers import start_namenode
+from tests.namenode.blocks.helpers import cut
+from tests.namenode.http.helpers import BLOCK, WebHdfs, start_namenode, upload
 from tests.namenode.http.java import java_error, shell
 
 pytestmark = pytest.mark.spark
 
 DATA = bytes(range(256)) * 20 + b"!"                  # 5121 bytes: 6 blocks
+
+
+@pytest.fixture(scope="module")
+def java_block_size() -> int:
+    return BLOCK
 
 
 def hdfs_checksum(java, data: bytes):
@@ -180,8 +185,6 @@ def test_composite_crc_is_what_hadoop_s_crc_composer_makes(java, tmp_path_factor
     """With dfs.checksum.combine.mode=COMPOSITE_CRC, GETFILECHECKSUM is the composite CRC:
     every chunk's CRC32C (Hadoop's DataChecksum) composed by Hadoop's CrcComposer, the last
     chunk by its real length."""
-    from tests.data import upload
-    from tests.namenode.http.helpers import WebHdfs
     nn = start_namenode(tmp_path_factory, "-D", "dfs.checksum.combine.mode=COMPOSITE_CRC",
                         "-D", f"dfs.blocksize={BLOCK}")
     try:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.data import BLOCK
-from tests.namenode.http.helpers import start_namenode
+from tests.namenode.http.helpers import BLOCK, start_namenode
 from tests.namenode.http.java import java_error
 
 pytestmark = pytest.mark.spark
@@ -18,6 +17,11 @@ pytestmark = pytest.mark.spark
 FNF = "java.io.FileNotFoundException"
 EXISTS = "org.apache.hadoop.fs.FileAlreadyExistsException"
 DATA = bytes(range(256)) * 10                          # 2560 bytes: three 1 KiB blocks
+
+
+@pytest.fixture(scope="module")
+def java_block_size() -> int:
+    return BLOCK
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +174,7 @@ def test_a_read_after_seeking_past_the_end(fs, java, d):     # testSeekPastEndOf
 
 def test_positioned_reads(fs, java, d):             # testPositionedBulkReadDoesntChangePosition
     """py4j hands a Java byte[] over by value, so the bytes a pread fills are checked as the
-    ranged OPEN it makes (tests/data/test_webhdfs_data.py); here its count and position."""
+    ranged OPEN it makes (test_webhdfs_data.py); here its count and position."""
     put(fs, java, d + "/f")
     stream = fs.open(java.path(d + "/f"))
     try:
