@@ -19,7 +19,7 @@ import requests
 
 from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
-from tests.checkpoint import consistent
+from tests.namenode.namedirs import consistent
 from tests.namenode.test_service_crash import (
     CONNECTIONS,
     USERS,

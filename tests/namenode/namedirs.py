@@ -1,7 +1,7 @@
-"""Whole-checkpoint tests with real processes: end to end under load, the namenode killed at
-each point of its side of the swap, and refused transfers.
-
-Helpers shared by these modules (the fixtures and callers of tests/secondary are reused):
+"""What a name dir holds, for the whole-checkpoint tests with real processes (the swap killed
+at each point of the namenode's side, tests/namenode/image/test_checkpoint.py; refused
+uploads, tests/namenode/http/test_transfer.py; end to end under load,
+tests/secondary/test_end_to_end.py):
 
 * ``consistent(name_dir)``: the files of ``current/`` form a set startup can load without
   guessing, and which txids they hold;

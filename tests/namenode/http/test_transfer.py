@@ -21,7 +21,7 @@ import requests
 from nnlite.durability import faults
 from nnlite.namenode.storage.namedir import CKPT, NameDir
 from nnlite.secondary.errors import TRANSFER_FAILURES
-from tests.checkpoint import snapshot
+from tests.namenode.namedirs import snapshot
 from tests.secondary.conftest import mkdirs, new_checkpointer, secret_of
 from tests.servers import NamenodeProcess
 

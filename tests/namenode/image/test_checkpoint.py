@@ -20,7 +20,7 @@ from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.storage.namedir import CKPT, CKPT_MD5, EDITS_NEW, IMAGE, NameDir
 from nnlite.secondary.client import TransferClient
 from nnlite.secondary.errors import TRANSFER_FAILURES
-from tests.checkpoint import consistent, snapshot
+from tests.namenode.namedirs import consistent, snapshot
 from tests.secondary.conftest import listing, mkdirs, new_checkpointer, secret_of
 from tests.secondary.test_checkpointer import checkpoint_txid, namenode_image
 from tests.servers import NamenodeProcess
