@@ -236,7 +236,8 @@ class AddFileOp(Op):
 
 @_op
 class CloseFileOp(Op):
-    """Complete a file under construction with its final blocks, length and content checksum."""
+    """Complete a file under construction with its final blocks, length and content checksum
+    (None: unknown, as after a lease recovery or a truncate)."""
     OP_CODE: ClassVar[OpCode] = OpCode.CLOSE_FILE
     path: str
     inode_id: int
@@ -244,7 +245,7 @@ class CloseFileOp(Op):
     mtime: int
     atime: int
     blocks: tuple
-    checksum: bytes
+    checksum: bytes | None
 
 
 @_op

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from array import array
+from typing import Iterator
 
 import pyarrow as pa
 
@@ -31,7 +32,14 @@ from nnlite.formats.fsimage.write import ImageInfo, write_image
 from nnlite.namenode.errors import ReplayError
 from nnlite.namenode.image import snapshots
 from nnlite.namenode.namespace import acl
-from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile, Quota, usage, walk
+from nnlite.namenode.namespace.inode import (
+    INode,
+    INodeDirectory,
+    INodeFile,
+    Quota,
+    usage,
+    walk,
+)
 from nnlite.namenode.namespace.tree import Tree
 
 log = logging.getLogger(__name__)
@@ -148,16 +156,16 @@ def load(path: str, expected_md5: str | None) -> tuple[Tree, ImageMeta]:
 class _Builder:
     """Attaches record batches of an image to a namespace, checking the row order."""
 
-    def __init__(self, tree: Tree, path: str):
+    def __init__(self, tree: Tree, path: str) -> None:
         self.tree = tree
         self.path = path
-        self.dirs = {}
+        self.dirs: dict[int, INodeDirectory] = {}
         self.rows = 0
-        self.quotas = []
-        self.strings = {}
-        self.ints = {}
-        self.kept = set()                 # ids of directories only snapshots keep
-        self.kept_roots = []
+        self.quotas: list[tuple[INodeDirectory, int, int]] = []
+        self.strings: dict[str, str] = {}
+        self.ints: dict[int, int] = {}
+        self.kept: set[int] = set()       # ids of directories only snapshots keep
+        self.kept_roots: list[INode] = []
         self.kept_counts = [0, 0, 0]      # directories, files, blocks not in the live tree
         self.restorer = snapshots.Restorer()
 
@@ -201,8 +209,8 @@ class _Builder:
         column = c["acl"].slice(lo, hi - lo)
         if column.null_count == len(column):
             return [None] * (hi - lo)
-        parsed = {}
-        out = []
+        parsed: dict[tuple[str, ...], tuple | None] = {}
+        out: list[tuple | None] = []
         for texts in column.to_pylist():
             if not texts:
                 out.append(None)
@@ -318,7 +326,7 @@ class _Builder:
         self.tree.files += hi - lo
         self.tree.block_count += sum(map(len, blocks))
 
-    def _note_quota(self, node, nsq: int, ssq: int) -> None:
+    def _note_quota(self, node: INodeDirectory, nsq: int, ssq: int) -> None:
         if nsq != NO_QUOTA or ssq != NO_QUOTA:
             self.quotas.append((node, nsq, ssq))
 
@@ -341,7 +349,7 @@ class _Builder:
             self.restorer.finish(tree.snapshots, lambda: walk_all(tree.root, self.kept_roots))
 
 
-def walk_all(root, kept_roots):
+def walk_all(root: INodeDirectory, kept_roots: list[INode]) -> Iterator[INode]:
     for top in (root, *kept_roots):
         yield from walk(top)
 

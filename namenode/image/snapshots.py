@@ -26,7 +26,9 @@ that a ``deleted`` map names is a row of the image, live or kept.
 from __future__ import annotations
 
 import json
+from typing import Callable, Iterable
 
+from nnlite.namenode.errors import ReplayError
 from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile
 from nnlite.namenode.namespace.snapshot import Diff, Registry, Root, Snapshot
@@ -89,7 +91,7 @@ def records(registry: Registry, kept_ids: set[int]) -> dict[int, str]:
     return {k: json.dumps(v, separators=(",", ":"), sort_keys=True) for k, v in cells.items()}
 
 
-def _copy(node: INode | None):
+def _copy(node: INode | None) -> list | None:
     if node is None:
         return None
     out = [getattr(node, f) for f in COPY_FIELDS]
@@ -102,10 +104,11 @@ def _copy(node: INode | None):
     return out
 
 
-def _uncopy(node: INode, values) -> INode | None:
+def _uncopy(node: INode, values: list | None) -> INode | None:
     if values is None:
         return None
     name, permission, owner, group, mtime, atime, xattrs, entries = values[:8]
+    copy: INode
     if node.is_dir:
         copy = INodeDirectory(node.id, None, name, permission, owner, group, mtime, atime)
     else:
@@ -122,7 +125,7 @@ def _uncopy(node: INode, values) -> INode | None:
 class Restorer:
     """Collects the ``snapshot`` cells while an image loads, then rebuilds the registry."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.cells: list[tuple[INode, dict]] = []
 
     def note(self, node: INode, cell: str) -> dict:
@@ -130,7 +133,7 @@ class Restorer:
         self.cells.append((node, parsed))
         return parsed
 
-    def finish(self, registry: Registry, every_inode) -> None:
+    def finish(self, registry: Registry, every_inode: Callable[[], Iterable[INode]]) -> None:
         """``every_inode()`` yields every inode loaded, live and kept (called only when a
         ``deleted`` map needs inodes by id)."""
         wanted = {i for _, cell in self.cells for d in cell.get("diffs", ())
@@ -139,6 +142,9 @@ class Restorer:
         for node, cell in self.cells:
             root = cell.get("root")
             if root is not None:
+                if not node.is_dir:
+                    raise ReplayError(f"the image's snapshot cell of file {node.id} makes it a "
+                                      f"snapshottable directory")
                 snaps = [Snapshot(*s) for s in root["snapshots"]]
                 registry.roots[node.id] = (node, Root(snaps, root["quota"]))
                 for snap in snaps:

@@ -147,13 +147,13 @@ def share(feature: list[tuple]) -> tuple | None:
     """One tuple per distinct feature, as HDFS keeps unique AclFeatures."""
     if not feature:
         return None
-    feature = tuple(feature)
-    return _shared.setdefault(feature, feature)
+    entries = tuple(feature)
+    return _shared.setdefault(entries, entries)
 
 
 def has_default(feature: tuple | None) -> bool:
     """Whether a directory's feature holds a default ACL (default entries sort last)."""
-    return bool(feature) and feature[-1][0] == DEFAULT
+    return bool(feature and feature[-1][0] == DEFAULT)
 
 
 def without(permission: int, feature: tuple | None) -> int:
@@ -165,7 +165,8 @@ def without(permission: int, feature: tuple | None) -> int:
     return permission
 
 
-def inherited(parent_feature: tuple | None, mode: int, is_dir: bool) -> tuple[int, tuple | None]:
+def inherited(parent_feature: tuple | None, mode: int,
+              is_dir: bool) -> tuple[int, tuple | None] | None:
     """``AclStorage.copyINodeDefaultAcl``: a new child's (permission, feature) from its
     parent's default ACL, the child's mode filtering owner, mask (or, for a minimal default
     ACL, group) and other. None when the parent has no default ACL."""
@@ -193,8 +194,11 @@ class _Draft:
     scope, the scopes the spec touched and those whose mask it named (the state
     AclTransformation's methods carry into calculateMasks)."""
 
-    def __init__(self):
-        self.built, self.masks, self.mask_dirty, self.scope_dirty = [], {}, set(), set()
+    def __init__(self) -> None:
+        self.built: list[tuple] = []
+        self.masks: dict[int, tuple] = {}
+        self.mask_dirty: set[int] = set()
+        self.scope_dirty: set[int] = set()
 
     def keep(self, entry: tuple) -> None:
         """An entry of the existing ACL that stays."""
@@ -292,10 +296,13 @@ def _copy_defaults(built: list[tuple]) -> None:
             built.append((DEFAULT, kind, "", keys[(ACCESS, kind, "")][3]))
 
 
-def _masks(built, masks, mask_dirty, scope_dirty) -> None:
+def _masks(built: list[tuple], masks: dict[int, tuple], mask_dirty: set[int],
+           scope_dirty: set[int]) -> None:
     """``calculateMasks``: keep a mask the caller gave or a scope left untouched; else
     recompute it as the union of the group class when one is needed or was there."""
-    scopes, union, needed = set(), {}, set()
+    scopes: set[int] = set()
+    union: dict[int, int] = {}
+    needed: set[int] = set()
     for scope, kind, name, perm in built:
         scopes.add(scope)
         if kind == GROUP or name:
@@ -339,8 +346,8 @@ def _valid(built: list[tuple]) -> list[tuple]:
 # ------------------------------------------------------------------ enforcement
 
 
-def permits(feature: tuple, permission: int, owner: str, group: str, user: str, groups,
-            wanted: int) -> bool:
+def permits(feature: tuple, permission: int, owner: str, group: str, user: str,
+            groups: frozenset[str], wanted: int) -> bool:
     """``FSPermissionChecker.hasAclPermission``: the owner by the owner bits; else the named
     user entry, else any matching group entry (unnamed or named), each masked by the group
     bits; the other bits only when nothing matched. ``feature`` starts with an access entry."""

@@ -9,9 +9,16 @@ Invariants:
 * A file with ``client_name`` is under construction, leased to that client.
 * ``acl`` is None or the inode's ACL feature entries (``acl.py`` says which); with one, the
   group bits of ``permission`` are the ACL's mask.
+* ``INode`` is a file or a directory, nothing else: ``is_dir`` tells which, to the type
+  checker too (a ``Literal`` in each class narrows the union).
 """
 
 from __future__ import annotations
+
+from typing import ClassVar, Iterator, Literal
+
+from nnlite.formats.edits import Block
+from nnlite.namenode import errors
 
 ROOT_INODE_ID = 16385
 
@@ -19,27 +26,39 @@ ROOT_INODE_ID = 16385
 class Quota:
     __slots__ = ("ns_quota", "ss_quota", "ns_used", "ss_used")
 
-    def __init__(self, ns_quota: int, ss_quota: int, ns_used: int = 0, ss_used: int = 0):
+    def __init__(self, ns_quota: int, ss_quota: int, ns_used: int = 0,
+                 ss_used: int = 0) -> None:
         self.ns_quota = ns_quota
         self.ss_quota = ss_quota
         self.ns_used = ns_used
         self.ss_used = ss_used
 
 
-class INode:
+class INodeBase:
+    """What files and directories share: their attributes and their place in the tree."""
     __slots__ = ("id", "parent", "name", "permission", "owner", "group", "mtime", "atime",
                  "xattrs", "acl")
-    is_dir = False
+    is_dir: ClassVar[bool] = False
+    id: int
+    parent: INodeDirectory | None
+    name: str
+    permission: int
+    owner: str
+    group: str
+    mtime: int
+    atime: int
+    xattrs: dict[str, bytes] | None
+    acl: tuple | None
 
     def path(self) -> str:
         parts = []
-        node = self
+        node: INodeBase = self
         while node.parent is not None:
             parts.append(node.name)
             node = node.parent
         return "/" + "/".join(reversed(parts))
 
-    def ancestors(self):
+    def ancestors(self) -> Iterator[INodeDirectory]:
         """This inode's parent, its parent, ... up to the root."""
         node = self.parent
         while node is not None:
@@ -47,11 +66,12 @@ class INode:
             node = node.parent
 
 
-class INodeDirectory(INode):
+class INodeDirectory(INodeBase):
     __slots__ = ("children", "quota")
-    is_dir = True
+    is_dir: ClassVar[Literal[True]] = True
 
-    def __init__(self, inode_id, parent, name, permission, owner, group, mtime, atime=None):
+    def __init__(self, inode_id: int, parent: INodeDirectory | None, name: str, permission: int,
+                 owner: str, group: str, mtime: int, atime: int | None = None) -> None:
         # Assigned inline rather than through super(): image loading builds a million of these.
         self.id = inode_id
         self.parent = parent
@@ -67,13 +87,23 @@ class INodeDirectory(INode):
         self.quota: Quota | None = None
 
 
-class INodeFile(INode):
+class INodeFile(INodeBase):
     __slots__ = ("replication", "block_size", "length", "blocks", "checksum", "client_name",
                  "client_machine")
+    is_dir: ClassVar[Literal[False]] = False
+    replication: int
+    block_size: int
+    length: int
+    blocks: tuple[Block, ...]
+    checksum: bytes | None
+    client_name: str | None
+    client_machine: str | None
 
-    def __init__(self, inode_id, parent, name, permission, owner, group, mtime, atime,
-                 replication, block_size, length=0, blocks=(), checksum=None,
-                 client_name=None, client_machine=None):
+    def __init__(self, inode_id: int, parent: INodeDirectory | None, name: str, permission: int,
+                 owner: str, group: str, mtime: int, atime: int, replication: int,
+                 block_size: int, length: int = 0, blocks: tuple[Block, ...] = (),
+                 checksum: bytes | None = None, client_name: str | None = None,
+                 client_machine: str | None = None) -> None:
         self.id = inode_id
         self.parent = parent
         self.name = name
@@ -97,11 +127,15 @@ class INodeFile(INode):
         return self.client_name is not None
 
 
+# A file or a directory (annotations say INode; the base class only shares their attributes).
+INode = INodeDirectory | INodeFile
+
 _new = object.__new__
 
 
-def new_file(inode_id, parent, name, permission, owner, group, mtime, atime, replication,
-             block_size, length, client_name, client_machine) -> INodeFile:
+def new_file(inode_id: int, parent: INodeDirectory, name: str, permission: int, owner: str,
+             group: str, mtime: int, atime: int, replication: int, block_size: int,
+             length: int, client_name: str | None, client_machine: str | None) -> INodeFile:
     """``INodeFile(...)`` with no blocks, no checksum, no xattrs, for the replay's hot path:
     calling a function is cheaper than calling a class (whose ``__init__`` runs in a frame of
     its own), and a replay creates a file per ADD_FILE record. Keep it in step with
@@ -127,6 +161,16 @@ def new_file(inode_id, parent, name, permission, owner, group, mtime, atime, rep
     return node
 
 
+def parent_of(node: INode) -> INodeDirectory:
+    """The directory holding ``node``, an inode of the tree other than the root: what an op
+    that removes, moves or concatenates inodes acts on (each refuses the root first)."""
+    parent = node.parent
+    if parent is None:
+        raise errors.IllegalArgumentError(f"{node.path()} is the root: it has no parent",
+                                          path=node.path())
+    return parent
+
+
 def space(node: INode) -> int:
     """Space a file consumes against a quota: its length times its replication."""
     return node.length * node.replication if not node.is_dir else 0
@@ -148,7 +192,7 @@ def usage(node: INode) -> tuple[int, int]:
     return count, total
 
 
-def walk(node: INode):
+def walk(node: INode) -> Iterator[INode]:
     """Every inode of a subtree, parents before children."""
     stack = [node]
     while stack:

@@ -122,24 +122,23 @@ class LeaseManager:
                                    f"{self.soft_limit:g} s without progress; {name} took over")
         return lease
 
-    def follow(self, ops) -> None:
+    def follow(self, ops: list[edits.Op]) -> None:
         """Keep the table on the files' paths as ``ops`` (one applied request) move and
         remove them; called under the namesystem lock, before the ops are logged."""
         if not self.leases:
             return
         for op in ops:
-            kind = type(op)
-            if kind is edits.RenameOp or kind is edits.RenameOldOp:
+            if isinstance(op, (edits.RenameOp, edits.RenameOldOp)):
                 with self._lock:
                     self._drop(op.dst)              # a file renamed over is deleted
                     moved = self._pop_under(op.src)
                     for suffix, lease in moved:
                         lease.path = op.dst + suffix
                         self.leases[lease.path] = lease
-            elif kind is edits.DeleteOp:
+            elif isinstance(op, edits.DeleteOp):
                 with self._lock:
                     self._drop(op.path)
-            elif kind is edits.ConcatOp:
+            elif isinstance(op, edits.ConcatOp):
                 with self._lock:
                     for src in op.srcs:
                         self._drop(src)

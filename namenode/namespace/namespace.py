@@ -12,7 +12,7 @@ No I/O happens here.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable, Iterable, TypeVar
 
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
@@ -26,11 +26,16 @@ from nnlite.namenode.namespace.checks import (
     check_permission,
     check_replication,
 )
-from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, usage
+from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, space, usage
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.namespace.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
 
 XATTR_NAMESPACES = ("user", "trusted", "system", "security", "raw")
+
+T = TypeVar("T")
+# What a request that may change the tree returns: its answer, and the ops it applied (in
+# order) for the caller to log; no ops: nothing changed.
+Applied = tuple[T, list[edits.Op]]
 
 
 def wall_clock_ms() -> int:
@@ -54,7 +59,7 @@ class Namespace:
     acls_enabled = True                       # dfs.namenode.acls.enabled
 
     def __init__(self, tree: Tree | None = None, *, clock: Callable[[], int] = wall_clock_ms,
-                 **tree_kw):
+                 **tree_kw: Any) -> None:
         """Requests on ``tree`` (a loaded or replayed one), or on a new empty tree made with
         ``tree_kw`` whose root is dated by ``clock``."""
         if tree is None:
@@ -114,7 +119,7 @@ class Namespace:
         entry = self.tree.snapshots.roots.get(directory.id)
         if entry is None or entry[0] is not directory:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
-        root = entry[1]
+        directory, root = entry
         if at + 1 == len(parts):
             return SnapshotList(self.tree.snapshots, directory, root)
         snap = root.find(parts[at + 1])
@@ -122,14 +127,15 @@ class Namespace:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         node = self.tree.snapshots.view(directory, snap.id, snap.name)
         node.mtime = snap.ctime
-        source = directory
+        source: INode = directory
         for name in parts[at + 2:]:
-            if not node.is_dir:
+            if not source.is_dir:       # as node is: a view is a directory when its source is
                 raise errors.AccessControlError(f"{node.name} (is not a directory)", path=path)
             access.check(caller, node, access.EXECUTE)
-            source = self.tree.snapshots.child_at(source, name, snap.id)
-            if source is None:
+            found = self.tree.snapshots.child_at(source, name, snap.id)
+            if found is None:
                 raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
+            source = found
             node = self.tree.snapshots.view(source, snap.id, name)
         return node
 
@@ -165,9 +171,11 @@ class Namespace:
 
     def listing_page(self, path: str, caller: Caller, node: INode,
                      names: list[str]) -> list[INode]:
-        """The children among ``names`` that ``node`` still holds, after checking that
-        ``path`` still is ``node`` and may still be listed (else the error a new listing
-        would raise). Names created since the listing began are not in it."""
+        """The children among ``names`` that ``node``, a directory, still holds, after
+        checking that ``path`` still is ``node`` and may still be listed (else the error a new
+        listing would raise). Names created since the listing began are not in it."""
+        if not node.is_dir:     # a file lists as itself, whole (listing_names): no pages
+            raise errors.PathIsNotDirectoryError(f"{path} is not a directory", path=path)
         current = self.status(path, caller)
         if current is not node and not (isinstance(node, (snapshot.SnapshotDirectory,
                                                           SnapshotList))
@@ -198,7 +206,7 @@ class Namespace:
                 "quota": quota.ns_quota if quota else NO_QUOTA,
                 "spaceQuota": quota.ss_quota if quota else NO_QUOTA}
 
-    def xattrs(self, path: str, caller: Caller, names=None, *,
+    def xattrs(self, path: str, caller: Caller, names: list[str] | None = None, *,
                names_only: bool = False) -> dict[str, bytes]:
         """GETXATTRS needs READ on the inode; LISTXATTRS (``names_only``) only the traverse."""
         node = self.status(path, caller)
@@ -215,12 +223,14 @@ class Namespace:
 
     # ----------------------------------------------------------------------- mutations
 
-    def mkdirs(self, path: str, permission: int, caller: Caller, unmasked: int | None = None):
+    def mkdirs(self, path: str, permission: int, caller: Caller,
+               unmasked: int | None = None) -> Applied[bool]:
         """``unmasked``: the mode before the client's umask (WebHDFS's unmaskedpermission);
         the new directory takes it when its parent has a default ACL (HDFS-6962, POSIX ACL
         inheritance, FSDirectory.copyINodeDefaultAcl). Missing ancestors take the masked
         mode plus u+wx either way (FSDirMkdirOp.createParentDirectories)."""
         check_permission(permission, path)
+        parent: INode
         hit = self.tree.indexed_parent(path)
         if hit is not None:
             # The common case: a directory the tree's index knows, and a plain last name
@@ -253,7 +263,7 @@ class Namespace:
             return True, self._applied(edits.MkdirOp(logged, first, permission, caller.user,
                                                      parent.group, now))
         check_permission(unmasked, path)
-        ops = []
+        ops: list[edits.Op] = []
         if missing > 1:
             ops.append(edits.MkdirOp(logged.rpartition("/")[0], first,
                                      permission | IMPLICIT_UWX, caller.user, parent.group, now))
@@ -264,7 +274,7 @@ class Namespace:
     def create(self, path: str, caller: Caller, *, permission: int = 0o644,
                overwrite: bool = False, create_parent: bool = True, replication: int = 1,
                block_size: int = 128 << 20, client_name: str = "", client_machine: str = "",
-               unmasked: int | None = None):
+               unmasked: int | None = None) -> Applied[bool]:
         """Create a file entry: complete and empty with no ``client_name``, else under
         construction and leased to that client. ``unmasked`` as for ``mkdirs``."""
         check_replication(replication, path)
@@ -274,10 +284,10 @@ class Namespace:
         check_long(block_size, "block size", path, minimum=1)
         parts, nodes = self.check_create(path, caller, overwrite=overwrite,
                                          create_parent=create_parent)
-        ops = []
+        ops: list[edits.Op] = []
         now = self.clock()
         if len(nodes) < len(parts):
-            ancestor = nodes[-1]
+            ancestor = _directory(nodes[-1], path)
             self.tree.check_quota(ancestor, len(parts) - len(nodes) + 1, 0)
             ops.append(edits.MkdirOp(paths.join(parts[:-1]), self.tree.last_inode_id + 1,
                                  permission | IMPLICIT_UWX, caller.user, ancestor.group, now))
@@ -323,7 +333,7 @@ class Namespace:
             self._check_overwrite(nodes[-1], parent, caller, overwrite, path)
         return parts, nodes
 
-    def delete(self, path: str, recursive: bool, caller: Caller):
+    def delete(self, path: str, recursive: bool, caller: Caller) -> Applied[bool]:
         parts = paths.split(path)
         self.check_writable(parts, path)
         nodes = self._existing(parts)
@@ -342,7 +352,7 @@ class Namespace:
         self.check_no_snapshots(node)
         return True, self._applied(edits.DeleteOp(paths.join(parts), self.clock()))
 
-    def delete_many(self, targets, caller: Caller):
+    def delete_many(self, targets: Iterable[str], caller: Caller) -> Applied[int]:
         """Delete several paths (recursively) in one op: each must exist and pass the checks
         of a recursive delete, or nothing is deleted. A path under another listed path is
         dropped (deleting the ancestor removes it). Returns how many subtrees were deleted."""
@@ -371,7 +381,7 @@ class Namespace:
         _check_removal(caller, nodes[-2], nodes[-1], path)
         self.check_no_snapshots(nodes[-1])
 
-    def rename_legacy(self, src: str, dst: str, caller: Caller):
+    def rename_legacy(self, src: str, dst: str, caller: Caller) -> Applied[bool]:
         """HDFS ``rename``: False (and no change) where HDFS answers false."""
         src_parts, dst_parts = paths.split(src), paths.split(dst)
         self.check_writable(src_parts, src)
@@ -396,7 +406,7 @@ class Namespace:
         op = edits.RenameOldOp(paths.join(src_parts), paths.join(dst_parts), self.clock())
         return True, self._applied(op)
 
-    def rename(self, src: str, dst: str, overwrite: bool, caller: Caller):
+    def rename(self, src: str, dst: str, overwrite: bool, caller: Caller) -> Applied[bool]:
         """HDFS ``rename2``: every refusal is a typed error."""
         src_parts, dst_parts = paths.split(src), paths.split(dst)
         if not src_parts or not dst_parts:
@@ -421,12 +431,13 @@ class Namespace:
         op = edits.RenameOp(paths.join(src_parts), paths.join(dst_parts), self.clock(), overwrite)
         return True, self._applied(op)
 
-    def set_permission(self, path: str, permission: int, caller: Caller):
+    def set_permission(self, path: str, permission: int, caller: Caller) -> Applied[bool]:
         check_permission(permission, path)
         self._owned(path, caller)
         return True, self._applied(edits.SetPermissionsOp(paths.normalize(path), permission))
 
-    def set_owner(self, path: str, owner: str | None, group: str | None, caller: Caller):
+    def set_owner(self, path: str, owner: str | None, group: str | None,
+                  caller: Caller) -> Applied[bool]:
         if not owner and not group:
             raise errors.IllegalArgumentError("Both user and group are empty", path=path)
         node = self._owned(path, caller)
@@ -438,14 +449,14 @@ class Namespace:
         op = edits.SetOwnerOp(paths.normalize(path), owner or None, group or None)
         return True, self._applied(op)
 
-    def set_times(self, path: str, mtime: int, atime: int, caller: Caller):
+    def set_times(self, path: str, mtime: int, atime: int, caller: Caller) -> Applied[bool]:
         check_long(mtime, "mtime", path)
         check_long(atime, "atime", path)
         node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
         return True, self._applied(edits.SetTimesOp(paths.normalize(path), mtime, atime))
 
-    def set_replication(self, path: str, replication: int, caller: Caller):
+    def set_replication(self, path: str, replication: int, caller: Caller) -> Applied[bool]:
         node = self.target(path, caller)
         if node.is_dir:
             return False, []
@@ -454,7 +465,7 @@ class Namespace:
         return True, self._applied(edits.SetReplicationOp(paths.normalize(path), replication))
 
     def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
-                  caller: Caller):
+                  caller: Caller) -> Applied[bool]:
         """``None`` leaves a quota as it is; -1 removes it; other values must be positive."""
         node = self.target(path, caller)
         access.check_superuser(caller, f"set the quota of {path}")
@@ -463,7 +474,8 @@ class Namespace:
         ss = _quota_value(ss_quota, current.ss_quota if current else NO_QUOTA, path)
         return True, self._applied(edits.SetQuotaOp(paths.normalize(path), ns, ss))
 
-    def set_xattr(self, path: str, name: str, value: bytes, flag: int, caller: Caller):
+    def set_xattr(self, path: str, name: str, value: bytes | None, flag: int,
+                  caller: Caller) -> Applied[bool]:
         name = _xattr_name(name)
         value = b"" if value is None else value
         if not flag & (XATTR_CREATE | XATTR_REPLACE):
@@ -473,7 +485,7 @@ class Namespace:
         self._check_xattr_access(caller, node, name, path)
         return True, self._applied(edits.SetXAttrOp(paths.normalize(path), name, value, flag))
 
-    def remove_xattr(self, path: str, name: str, caller: Caller):
+    def remove_xattr(self, path: str, name: str, caller: Caller) -> Applied[bool]:
         name = _xattr_name(name)
         node = self.target(path, caller)
         self._check_xattr_access(caller, node, name, path)
@@ -485,7 +497,8 @@ class Namespace:
         self._check_acls_enabled()
         return self.status(path, caller)
 
-    def change_acl(self, path: str, change: str, spec: list[tuple], caller: Caller):
+    def change_acl(self, path: str, change: str, spec: list[tuple],
+                   caller: Caller) -> Applied[bool]:
         """SETACL ("set"), MODIFYACLENTRIES ("modify"), REMOVEACLENTRIES ("remove"),
         REMOVEDEFAULTACL ("remove_default") and REMOVEACL ("remove_all"), as FSDirAclOp runs
         them: the owner (or a superuser) only; the new ACL computed on the logical one by
@@ -493,6 +506,7 @@ class Namespace:
         empty spec removes the ACL, as HDFS logs a removal."""
         self._check_acls_enabled()
         node = self._owned(path, caller)
+        entries: tuple[str, ...]
         if change == "remove_all" or change == "set" and not spec:
             entries = ()
         else:
@@ -523,7 +537,7 @@ class Namespace:
         for directory, root in self.tree.snapshots.roots.values():
             if not root.snapshots:
                 continue
-            probe = directory
+            probe: INodeDirectory | None = directory
             while probe is not None and probe is not node:
                 probe = probe.parent
             if probe is node:
@@ -536,13 +550,14 @@ class Namespace:
         """Whether a snapshot holds the inode at ``path`` (it existed when the newest
         snapshot above it was taken), so deleting it frees none of its blocks."""
         node = self.tree.lookup(paths.split(path))
-        latest = self.tree.snapshots.latest(node) if node is not None and self.tree.snapshots.roots \
-            else 0
+        if node is None or not self.tree.snapshots.roots:
+            return False
+        latest = self.tree.snapshots.latest(node)
         return bool(latest) and node.id <= self.tree.snapshots.by_id[latest].max_inode_id
 
     def snapshottable_above(self, path: str) -> str | None:
         """The snapshottable directory at or above ``path``, if any (none nest)."""
-        node = self.tree.lookup(paths.split(path))
+        node: INode | None = self.tree.lookup(paths.split(path))
         roots = self.tree.snapshots.roots
         while node is not None and roots:
             entry = roots.get(node.id)
@@ -551,7 +566,8 @@ class Namespace:
             node = node.parent
         return None
 
-    def _snapshot_root(self, path: str, caller: Caller, *, owner: bool = True):
+    def _snapshot_root(self, path: str, caller: Caller, *,
+                       owner: bool = True) -> INodeDirectory:
         """The directory a snapshot request names: it must exist and be a directory
         (INodeDirectory.valueOf); its owner or a superuser may act on it."""
         try:
@@ -565,7 +581,7 @@ class Namespace:
             access.check_owner(caller, node, path)
         return node
 
-    def allow_snapshot(self, path: str, caller: Caller):
+    def allow_snapshot(self, path: str, caller: Caller) -> Applied[bool]:
         """SnapshotManager.setSnapshottable: superuser only; no snapshottable directory above
         or below it (nested ones are not allowed)."""
         access.check_superuser(caller, f"allow snapshots on {path}")
@@ -585,12 +601,12 @@ class Namespace:
                     path=path)
         return True, self._applied(edits.AllowSnapshotOp(paths.normalize(path)))
 
-    def disallow_snapshot(self, path: str, caller: Caller):
+    def disallow_snapshot(self, path: str, caller: Caller) -> Applied[bool]:
         access.check_superuser(caller, f"disallow snapshots on {path}")
         self._snapshot_root(path, caller, owner=False)
         return True, self._applied(edits.DisallowSnapshotOp(paths.normalize(path)))
 
-    def create_snapshot(self, path: str, name: str | None, caller: Caller):
+    def create_snapshot(self, path: str, name: str | None, caller: Caller) -> Applied[str]:
         """Returns the snapshot's path. Without a name it is ``s`` and the time, as
         Snapshot.generateDefaultSnapshotName writes it (``s20261125-061530.123``)."""
         self._snapshot_root(path, caller)
@@ -603,12 +619,13 @@ class Namespace:
         ops = self._applied(edits.CreateSnapshotOp(norm, name, now))
         return f"{norm.rstrip('/')}/{snapshot.DOT_SNAPSHOT}/{name}", ops
 
-    def delete_snapshot(self, path: str, name: str, caller: Caller):
+    def delete_snapshot(self, path: str, name: str, caller: Caller) -> Applied[bool]:
         self._snapshot_root(path, caller)
         return True, self._applied(edits.DeleteSnapshotOp(paths.normalize(path), name,
                                                           self.clock()))
 
-    def rename_snapshot(self, path: str, old: str, new: str, caller: Caller):
+    def rename_snapshot(self, path: str, old: str, new: str,
+                        caller: Caller) -> Applied[bool]:
         self._snapshot_root(path, caller)
         _check_snapshot_name(new, path)
         return True, self._applied(edits.RenameSnapshotOp(paths.normalize(path), old, new,
@@ -621,7 +638,7 @@ class Namespace:
                  if caller.superuser or d.owner == caller.user]
         return sorted(found, key=lambda item: item[0])
 
-    def snapshot_list(self, path: str, caller: Caller) -> tuple[INode, list]:
+    def snapshot_list(self, path: str, caller: Caller) -> tuple[INode, list[snapshot.Snapshot]]:
         """GETSNAPSHOTLIST: the directory's snapshots in id order (READ on it)."""
         node = self.status(path, caller)
         access.check(caller, node, access.READ, path)
@@ -629,13 +646,16 @@ class Namespace:
         return node, list(root.snapshots)
 
     def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
-                      listing: bool = False):
+                      listing: bool = False) -> snapshot.Report | snapshot.Listing:
         """SnapshotManager.diff: between two snapshots of ``path`` or one and now (an
         empty name or "." is the current tree); READ on both states of the tree. The report's
         entries, or with ``listing`` what snapshot.diff_listing gives."""
         node = self.status(path, caller)
+        if not node.is_dir:         # what root_of says of every inode that is no root
+            raise errors.SnapshotError(
+                f"Directory is not a snapshottable directory: {path}", path=path)
         root = self.tree.snapshots.root_of(node, path)
-        ids = []
+        ids: list[int] = []
         for name in (older, newer):
             if not name or name == ".":
                 ids.append(0)
@@ -682,7 +702,7 @@ class Namespace:
         return [(f"/user/{home.name}/.Trash", home) for home in homes
                 if home.is_dir and exists(f"/user/{home.name}/.Trash") is not None]
 
-    def set_storage_policy(self, path: str, name: str, caller: Caller):
+    def set_storage_policy(self, path: str, name: str, caller: Caller) -> Applied[bool]:
         """FSDirAttrOp.setStoragePolicy: WRITE on the inode; an unknown name is refused."""
         policy = storage_policy.by_name(name)
         if policy is None:
@@ -694,7 +714,7 @@ class Namespace:
                               XATTR_CREATE | XATTR_REPLACE)
         return True, self._applied(op)
 
-    def unset_storage_policy(self, path: str, caller: Caller):
+    def unset_storage_policy(self, path: str, caller: Caller) -> Applied[bool]:
         """FSDirAttrOp.unsetStoragePolicy: the inode's own policy goes (nothing to do when it
         has none); WRITE on it."""
         node = self.target(path, caller)
@@ -710,7 +730,7 @@ class Namespace:
         access.check(caller, node, access.READ, path)
         return storage_policy.effective(node)
 
-    def concat(self, target: str, srcs: list[str], caller: Caller):
+    def concat(self, target: str, srcs: list[str], caller: Caller) -> Applied[bool]:
         """FSDirConcatOp.validatePath, then the permissions; the files themselves are checked
         as the op applies (tree._check_concat_sources)."""
         if not srcs:
@@ -723,21 +743,25 @@ class Namespace:
         access.check(caller, nodes[0], access.WRITE, target)
         for p, node in zip(srcs, nodes[1:]):
             # FSDirConcatOp.verifySrcFiles: READ on the source, WRITE on its parent "for
-            # delete" -- a parent access, so FSPermissionChecker applies the sticky bit
+            # delete" -- a parent access, so FSPermissionChecker applies the sticky bit. The
+            # root has no parent to check (checkParentAccess skips it); the op refuses it, as
+            # it is no file ("Path is not a file: /").
             access.check(caller, node, access.READ, p)
-            access.check(caller, node.parent, access.WRITE, p)
-            access.check_sticky(caller, node.parent, node, p)
+            if node.parent is not None:
+                access.check(caller, node.parent, access.WRITE, p)
+                access.check_sticky(caller, node.parent, node, p)
         op = edits.ConcatOp(paths.normalize(target), tuple(paths.normalize(s) for s in srcs),
                         self.clock())
         return True, self._applied(op)
 
-    def truncate(self, path: str, new_length: int, caller: Caller):
+    def truncate(self, path: str, new_length: int, caller: Caller) -> Applied[bool]:
         node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
         return True, self._applied(edits.TruncateOp(paths.normalize(path), new_length,
                                                 self.clock()))
 
-    def append(self, path: str, caller: Caller, client_name: str, client_machine: str = ""):
+    def append(self, path: str, caller: Caller, client_name: str,
+               client_machine: str = "") -> Applied[bool]:
         """Reopen a complete file for appending by ``client_name`` (HDFS OP_APPEND)."""
         node = self.writable_file(path, caller, "append to")
         op = edits.AppendOp(paths.normalize(path), node.id, client_name, client_machine)
@@ -758,7 +782,8 @@ class Namespace:
         access.check_owner(caller, node, path)
         return node
 
-    def _check_overwrite(self, node, parent, caller, overwrite, path):
+    def _check_overwrite(self, node: INode, parent: INode, caller: Caller, overwrite: bool,
+                         path: str) -> None:
         if node.is_dir:
             raise errors.FileAlreadyExistsError(
                 f"{path} already exists as a directory", path=path)
@@ -772,7 +797,8 @@ class Namespace:
         # permission check of its own, so no sticky bit (FSDirWriteFileOp.startFile)
         access.check(caller, node, access.WRITE, path)
 
-    def _rename2_destination(self, node, dst_parts, dst, overwrite):
+    def _rename2_destination(self, node: INode, dst_parts: tuple, dst: str,
+                             overwrite: bool) -> list[INode]:
         try:
             dst_nodes = self.tree.resolve(dst_parts)
         except errors.ParentNotDirectoryError as exc:
@@ -800,7 +826,8 @@ class Namespace:
             self.check_no_snapshots(existing)       # FSDirRenameOp.validateOverwrite
         return dst_nodes
 
-    def _check_move(self, caller, src_nodes, dst_dirs, src):
+    def _check_move(self, caller: Caller, src_nodes: list[INode], dst_dirs: list[INode],
+                    src: str) -> None:
         """``dst_dirs``: the root down to the destination's parent."""
         access.check_traverse(caller, src_nodes[:-1])
         access.check(caller, src_nodes[-2], access.WRITE | access.EXECUTE)
@@ -808,7 +835,7 @@ class Namespace:
         access.check_traverse(caller, dst_dirs[:-1])
         access.check(caller, dst_dirs[-1], access.WRITE | access.EXECUTE)
 
-    def _check_xattr_access(self, caller, node, name, path):
+    def _check_xattr_access(self, caller: Caller, node: INode, name: str, path: str) -> None:
         namespace = name.split(".", 1)[0]
         if namespace == "user" and node.is_dir and node.permission & STICKY:
             access.check_owner(caller, node, path)     # as Hadoop's checkXAttrChangeAccess
@@ -873,7 +900,7 @@ class Namespace:
         return path
 
     def upload_close(self, node: INodeFile, holder: str, *, blocks: tuple, length: int,
-                     checksum: bytes, appended: bool):
+                     checksum: bytes, appended: bool) -> Applied[bool]:
         """Complete an upload's file (CloseFileOp), which it opened at its start: by the
         inode, so a writer follows its file through a rename, and a removed file fails the
         close as HDFS's completeFile fails it."""
@@ -884,7 +911,7 @@ class Namespace:
                                   tuple(blocks), checksum)
         return True, self._applied(close)
 
-    def upload_abandon(self, node: INodeFile, holder: str):
+    def upload_abandon(self, node: INodeFile, holder: str) -> Applied[bool]:
         """Lease recovery of an upload that will not complete (its body was cut off with
         nothing to keep, its lease taken over, its close refused): the file closes with the
         blocks it has. Nothing when it is gone or someone else's now."""
@@ -897,7 +924,7 @@ class Namespace:
 
     def create_complete(self, path: str, caller: Caller, *, blocks: tuple, length: int,
                         checksum: bytes, client_name: str, client_machine: str = "",
-                        **create_kw):
+                        **create_kw: Any) -> Applied[bool]:
         """A whole CREATE upload: [MkdirOp], AddFileOp under construction by
         ``client_name``, CloseFileOp with the blocks, length and checksum."""
         self.check_create(path, caller, overwrite=create_kw.get("overwrite", False),
@@ -915,7 +942,7 @@ class Namespace:
 
     def append_complete(self, path: str, caller: Caller, *, inode_id: int,
                         expected_blocks: tuple, blocks: tuple, length: int, checksum: bytes,
-                        client_name: str, client_machine: str = ""):
+                        client_name: str, client_machine: str = "") -> Applied[bool]:
         """A whole APPEND upload: AppendOp, CloseFileOp with the new blocks and length. The
         file must still be the one (``inode_id``, ``expected_blocks``) the upload started on."""
         node = self._unchanged(path, caller, inode_id, expected_blocks, "append to")
@@ -928,7 +955,7 @@ class Namespace:
 
     def truncate_blocks(self, path: str, caller: Caller, new_length: int, *, inode_id: int,
                         expected_blocks: tuple, last_block: tuple | None, checksum: bytes,
-                        client_name: str, client_machine: str = ""):
+                        client_name: str, client_machine: str = "") -> Applied[bool]:
         """TRUNCATE with copy-on-write: a TruncateOp; when the cut falls inside a block, also
         AppendOp and CloseFileOp putting ``last_block`` (a new block holding the kept prefix)
         in place of the cut block. Truncating to the current length changes nothing."""
@@ -949,7 +976,7 @@ class Namespace:
         _, more = self.append(path, caller, client_name, client_machine)
         return True, ops + more + self._applied(close)
 
-    def recover_upload(self, path: str, inode_id: int):
+    def recover_upload(self, path: str, inode_id: int) -> Applied[bool]:
         """Startup lease recovery of an upload cut off by a stop: close the file with the
         blocks it has."""
         node = self.tree.get_file(path, inode_id)
@@ -959,7 +986,8 @@ class Namespace:
                               node.atime, node.blocks, node.checksum)
         return True, self._applied(close)
 
-    def _unchanged(self, path, caller, inode_id, expected_blocks, action) -> INodeFile:
+    def _unchanged(self, path: str, caller: Caller, inode_id: int, expected_blocks: tuple,
+                   action: str) -> INodeFile:
         node = self.writable_file(path, caller, action)
         if node.id != inode_id or node.blocks != tuple(expected_blocks):
             raise errors.NamenodeError(
@@ -972,14 +1000,22 @@ class Namespace:
         (an overwritten file's space is given back first)."""
         nodes = self.tree.resolve(parts)
         if len(nodes) == len(parts) + 1:
-            ss_delta -= nodes[-1].length * nodes[-1].replication
+            ss_delta -= space(nodes[-1])       # a file: check_create refused a directory
             nodes = nodes[:-1]
-        self.tree.check_quota(nodes[-1], 0, ss_delta)
+        self.tree.check_quota(_directory(nodes[-1], paths.join(parts)), 0, ss_delta)
+
+
+def _directory(node: INode, path: str) -> INodeDirectory:
+    """``node``, the deepest inode that exists on ``path``, as the directory that
+    ``check_create`` found it is (ParentNotDirectoryError, as ``resolve`` says, otherwise)."""
+    if not node.is_dir:
+        raise errors.ParentNotDirectoryError(f"{node.path()} (is not a directory)", path=path)
+    return node
 
 
 def _root_down(node: INode | None) -> list[INode]:
     """``node`` and its ancestors, from the root down, as ``resolve`` lists them."""
-    chain = []
+    chain: list[INode] = []
     while node is not None:
         chain.append(node)
         node = node.parent
@@ -1012,13 +1048,14 @@ class SnapshotList(INodeDirectory):
 
     __slots__ = ("_registry", "_directory", "_root")
 
-    def __init__(self, registry, directory: INodeDirectory, root: snapshot.Root):
+    def __init__(self, registry: snapshot.Registry, directory: INodeDirectory,
+                 root: snapshot.Root) -> None:
         super().__init__(0, None, snapshot.DOT_SNAPSHOT, 0o777, "", "", 0)
         self._registry, self._directory, self._root = registry, directory, root
 
     @property
-    def children(self) -> dict:
-        out = {}
+    def children(self) -> dict[str, INode]:
+        out: dict[str, INode] = {}
         for snap in sorted(self._root.snapshots, key=lambda s: s.name):
             view = self._registry.view(self._directory, snap.id, snap.name)
             view.mtime = snap.ctime
@@ -1026,10 +1063,10 @@ class SnapshotList(INodeDirectory):
         return out
 
     @children.setter
-    def children(self, value) -> None:
+    def children(self, value: dict[str, INode]) -> None:
         pass
 
-    def same(self, other) -> bool:
+    def same(self, other: INode) -> bool:
         return isinstance(other, SnapshotList) and other._directory is self._directory
 
 

@@ -9,6 +9,7 @@ UTF-8 and at most ``MAX_PATH_CHARS`` characters in all.
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from nnlite.namenode.errors import InvalidPathError
 
@@ -70,7 +71,7 @@ def _check_lengths(path: str, parts: tuple) -> None:
                 path=path)
 
 
-def join(parts) -> str:
+def join(parts: Iterable[str]) -> str:
     return "/" + "/".join(parts)
 
 

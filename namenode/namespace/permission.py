@@ -12,6 +12,7 @@ with an access ACL is checked by its entries instead of the group and other clas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 from nnlite.formats import mode
 from nnlite.formats.mode import STICKY
@@ -29,7 +30,7 @@ ACCESS_NAMES = {0: "NONE", 1: "EXECUTE", 2: "WRITE", 3: "WRITE_EXECUTE", 4: "REA
 class Caller:
     """Who asks: a user name, the groups it belongs to, whether it is a superuser."""
     user: str
-    groups: frozenset = frozenset()
+    groups: frozenset[str] = frozenset()
     superuser: bool = False
 
     @property
@@ -71,7 +72,7 @@ def check(caller: Caller, node: INode, access: int, path: str | None = None) -> 
         raise _denied(caller, access, node, path)
 
 
-def check_traverse(caller: Caller, dirs, path: str | None = None) -> None:
+def check_traverse(caller: Caller, dirs: Iterable[INode], path: str | None = None) -> None:
     """EXECUTE on each directory passed through (the root and every ancestor)."""
     if caller.superuser:
         return

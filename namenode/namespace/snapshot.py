@@ -37,13 +37,20 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 from nnlite.namenode import errors
-from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, walk
+from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, parent_of, walk
 
 DOT_SNAPSHOT = ".snapshot"
 SNAPSHOT_LIMIT = 65536        # DirectorySnapshottableFeature.SNAPSHOT_QUOTA_DEFAULT
 READ_ONLY = "Modification on a read-only snapshot is disallowed"
+
+Stretch = tuple[int, int, int]     # (snapshottable directory id, after, up to): see above
+Modified = tuple[bool, int, str]   # (a directory?, inode id, path): diff_listing
+Entry = tuple[int, int, str]       # (parent id, inode id, path): diff_listing
+Listing = tuple[list[Modified], list[Entry], list[Entry]]     # diff_listing
+Report = list[tuple[str, str, str | None]]    # (type, source, target): diff_report
 
 
 @dataclass(slots=True)
@@ -57,7 +64,7 @@ class Snapshot:
 @dataclass(slots=True)
 class Root:
     """The DirectorySnapshottableFeature of one directory: its snapshots in id order."""
-    snapshots: list = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
     quota: int = SNAPSHOT_LIMIT
 
     def find(self, name: str) -> Snapshot | None:
@@ -73,16 +80,17 @@ class Diff:
     snapshot goes, the older one that sees it)."""
     __slots__ = ("snap", "node", "copy", "created", "deleted")
 
-    def __init__(self, snap: int, node: INode):
+    def __init__(self, snap: int, node: INode) -> None:
         self.snap = snap
         self.node = node
         self.copy: INode | None = None
-        self.created: set | None = None
-        self.deleted: dict | None = None
+        self.created: set[str] | None = None
+        self.deleted: dict[str, INode] | None = None
 
 
 def clone(node: INode) -> INode:
     """An unattached copy of ``node``'s attributes (a directory's without its children)."""
+    copy: INode
     if node.is_dir:
         copy = INodeDirectory(node.id, None, node.name, node.permission, node.owner,
                               node.group, node.mtime, node.atime)
@@ -98,20 +106,23 @@ def clone(node: INode) -> INode:
 class Registry:
     """Every snapshot of a tree and every diff that serves them."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.roots: dict[int, tuple[INodeDirectory, Root]] = {}   # dir id -> (dir, Root)
         self.diffs: dict[int, list[Diff]] = {}
-        self.pinned: dict[int, tuple] = {}      # inode id -> stretches that see it elsewhere
+        # inode id -> stretches that see it elsewhere
+        self.pinned: dict[int, tuple[Stretch, ...]] = {}
         self.arrived: dict[int, int] = {}       # inode id -> last snapshot id when it moved
-        self.removed: dict[int, tuple] = {}     # inode id -> stretches that saw it removed
+        # inode id -> stretches that saw it removed
+        self.removed: dict[int, tuple[Stretch, ...]] = {}
         self.by_id: dict[int, Snapshot] = {}
         self.last_id = 0
 
     # ------------------------------------------------------------------ coverage
 
-    def stretches(self, node: INode) -> list[tuple[int, int, int]]:
-        """The stretches of snapshots that see ``node`` (ids not checked against its own)."""
-        out = []
+    def stretches(self, node: INode | None) -> list[Stretch]:
+        """The stretches of snapshots that see ``node`` (ids not checked against its own;
+        None, above the root: none)."""
+        out: list[Stretch] = []
         floor = 0
         roots, pinned, arrived = self.roots, self.pinned, self.arrived
         while node is not None:
@@ -127,7 +138,7 @@ class Registry:
             node = node.parent
         return out
 
-    def newest(self, stretches, below: int | None = None) -> int:
+    def newest(self, stretches: Iterable[Stretch], below: int | None = None) -> int:
         """The newest snapshot in ``stretches`` (older than ``below``), 0 for none."""
         best = 0
         for root_id, after, upto in stretches:
@@ -146,7 +157,7 @@ class Registry:
         """The newest snapshot that can see ``node`` (0: none)."""
         return self.newest(self.stretches(node))
 
-    def _sees(self, stretch: tuple[int, int, int], inode_id: int) -> bool:
+    def _sees(self, stretch: Stretch, inode_id: int) -> bool:
         newest = self.newest((stretch,))
         return bool(newest) and inode_id <= self.by_id[newest].max_inode_id
 
@@ -194,7 +205,7 @@ class Registry:
         else:
             self._removed(child)
 
-    def _seeing(self, node: INode) -> tuple:
+    def _seeing(self, node: INode) -> tuple[Stretch, ...]:
         return tuple(dict.fromkeys(s for s in self.stretches(node) if self._sees(s, node.id)))
 
     def _removed(self, node: INode) -> None:
@@ -218,7 +229,7 @@ class Registry:
         removed and the snapshots that saw it there keep seeing it there (WithName), the new
         parent lists the name as added, and only snapshots taken from now on see it in its
         new place (the DstReference's dstSnapshotId)."""
-        old = node.parent
+        old = parent_of(node)
         self.before_change(node)
         self.before_change(old)
         self.child_removed(old, node.name, node, moving=True)
@@ -230,7 +241,7 @@ class Registry:
     def forget_roots_under(self, node: INode) -> None:
         """A deleted subtree's snapshottable directories (all without snapshots) go."""
         for dir_id, (directory, _) in list(self.roots.items()):
-            probe = directory
+            probe: INodeDirectory | None = directory
             while probe is not None and probe is not node:
                 probe = probe.parent
             if probe is node:
@@ -384,8 +395,9 @@ class Registry:
 
     def referenced_blocks(self) -> set[int]:
         """Blocks that only snapshots still refer to: those of copies and of kept inodes."""
-        ids, seen = set(), set()
-        stack = []
+        ids: set[int] = set()
+        seen: set[int] = set()
+        stack: list[INode] = []
         for diffs in self.diffs.values():
             for diff in diffs:
                 if diff.copy is not None and not diff.copy.is_dir:
@@ -425,7 +437,7 @@ def _counted(registry: Registry, node: INode, kept: list[int] | None = None) -> 
     """The counts of ``node``'s subtree with what its diffs keep; that part also into
     ``kept`` (the top level only: nested parts are inside the parts that hold them)."""
     files = dirs = length = space = 0
-    parts = []
+    parts: list[list[int]] = []
     diffs = registry.diffs
     for n in walk(node):
         if n.is_dir:
@@ -455,7 +467,8 @@ def _kept(registry: Registry, directory: INode) -> list[INode]:
     return out
 
 
-def _keep(table: dict, inode_id: int, stretches: tuple) -> None:
+def _keep(table: dict[int, tuple[Stretch, ...]], inode_id: int,
+          stretches: tuple[Stretch, ...]) -> None:
     if stretches:
         table[inode_id] = stretches
     else:
@@ -507,16 +520,16 @@ class SnapshotDirectory(INodeDirectory):
         self._registry, self._source, self._snap = registry, source, snap
 
     @property
-    def children(self) -> dict:
+    def children(self) -> dict[str, INode]:
         registry, snap = self._registry, self._snap
         return {name: registry.view(child, snap, name)
                 for name, child in registry.children_at(self._source, snap).items()}
 
     @children.setter
-    def children(self, value) -> None:      # INodeDirectory.__init__ assigns one
+    def children(self, value: dict[str, INode]) -> None:   # INodeDirectory.__init__ assigns one
         pass
 
-    def same(self, other) -> bool:
+    def same(self, other: INode) -> bool:
         return (isinstance(other, SnapshotDirectory) and other._source is self._source
                 and other._snap == self._snap)
 
@@ -527,7 +540,8 @@ _COMPARED = ("permission", "owner", "group", "mtime", "acl", "xattrs")
 _COMPARED_FILE = _COMPARED + ("replication", "length", "blocks")
 
 
-def diff_listing(registry: Registry, node: INodeDirectory, older: int, newer: int):
+def diff_listing(registry: Registry, node: INodeDirectory, older: int,
+                 newer: int) -> Listing:
     """What changed between two states of a snapshottable directory (snapshot ids; 0 is
     the current tree), as SnapshotDiffListingInfo lists it: ``modified`` ``(dir?, inode id,
     path)`` for a directory whose attributes or entries changed and a file whose attributes,
@@ -540,15 +554,18 @@ def diff_listing(registry: Registry, node: INodeDirectory, older: int, newer: in
     names an entry as the older state did (``old/f`` for ``f`` in ``old``, now ``new``). An
     inode in both lists moved (a rename): its created entry gives its path in the newer
     state, under its parent there (the deleted entry's targetPath in HDFS's listing)."""
-    def attrs(inode, snap):
+    def attrs(inode: INode, snap: int) -> INode:
         return registry.attrs_at(inode, snap) if snap else inode
 
-    def children(inode, snap):
+    def children(inode: INodeDirectory, snap: int) -> dict[str, INode]:
         return registry.children_at(inode, snap) if snap else inode.children
 
     place = _placer(registry, node, newer)
-    modified, created, deleted, moved = [], [], [], {}
-    stack = [(node, "")]
+    modified: list[Modified] = []
+    created: list[Entry] = []
+    deleted: list[Entry] = []
+    moved: dict[int, tuple[int, str]] = {}
+    stack: list[tuple[INode, str]] = [(node, "")]
     while stack:
         inode, where = stack.pop()
         old, new = attrs(inode, older), attrs(inode, newer)
@@ -579,18 +596,20 @@ def diff_listing(registry: Registry, node: INodeDirectory, older: int, newer: in
     return modified, created, deleted
 
 
-def _placer(registry: Registry, top: INodeDirectory, snap: int):
+def _placer(registry: Registry, top: INodeDirectory,
+            snap: int) -> Callable[[INode], tuple[int, str] | None]:
     """``place(inode)``: ``(parent id, path under top)`` of ``inode`` in state ``snap`` (0:
     now), None where that state has it nowhere under ``top``. Now, by its parent links; in
     a snapshot, from an index of that snapshot's tree, built on the first call."""
     if not snap:
         return lambda inode: _live_place(inode, top)
-    index = None
+    index: dict[int, tuple[int, str]] | None = None
 
-    def place(inode):
+    def place(inode: INode) -> tuple[int, str] | None:
         nonlocal index
         if index is None:
-            index, stack = {}, [(top, "")]
+            index = {}
+            stack: list[tuple[INodeDirectory, str]] = [(top, "")]
             while stack:
                 directory, where = stack.pop()
                 for name, child in registry.children_at(directory, snap).items():
@@ -601,8 +620,11 @@ def _placer(registry: Registry, top: INodeDirectory, snap: int):
     return place
 
 
-def _live_place(inode: INode, top: INodeDirectory):
-    names, node = [], inode
+def _live_place(inode: INode, top: INodeDirectory) -> tuple[int, str] | None:
+    if inode.parent is None:      # the root, or an inode out of the tree: under no directory
+        return None
+    names: list[str] = []
+    node: INode = inode
     while node is not top:
         parent = node.parent
         if parent is None or parent.children.get(node.name) is not node:
@@ -612,7 +634,7 @@ def _live_place(inode: INode, top: INodeDirectory):
     return inode.parent.id, "/".join(reversed(names))
 
 
-def diff_report(registry: Registry, node: INodeDirectory, older: int, newer: int) -> list:
+def diff_report(registry: Registry, node: INodeDirectory, older: int, newer: int) -> Report:
     """SnapshotDiffReport's entries ``(type, source, target)``, in the order Hadoop's
     SnapshotDiffReportGenerator builds them from the listing: each modified inode by path,
     MODIFY, and after a directory its entries: CREATE, then DELETE or RENAME (the same
@@ -620,7 +642,7 @@ def diff_report(registry: Registry, node: INodeDirectory, older: int, newer: int
     modified, created, deleted = diff_listing(registry, node, older, newer)
     targets = {child: path for _, child, path in created}
     moved = {child for _, child, _ in deleted} & set(targets)
-    entries = []
+    entries: Report = []
     for is_dir, inode_id, path in modified:
         entries.append(("MODIFY", path, None))
         if not is_dir:

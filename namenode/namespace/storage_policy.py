@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nnlite.namenode.namespace.inode import INode
+
 XATTR = "system.hsm.block.storage.policy.id"
 UNSPECIFIED = 0
 
@@ -57,12 +59,12 @@ def by_name(name: str) -> Policy | None:
     return None
 
 
-def local_id(node) -> int:
+def local_id(node: INode) -> int:
     raw = (node.xattrs or {}).get(XATTR)
     return raw[0] if raw else UNSPECIFIED
 
 
-def effective_id(node) -> int:
+def effective_id(node: INode | None) -> int:
     """The policy id in effect: the inode's own, else its nearest ancestor's, else 0."""
     while node is not None:
         if node.xattrs and XATTR in node.xattrs:
@@ -71,6 +73,6 @@ def effective_id(node) -> int:
     return UNSPECIFIED
 
 
-def effective(node) -> Policy:
+def effective(node: INode) -> Policy:
     """``BlockStoragePolicySuite.getPolicy``: id 0 (none set) is the default policy."""
     return BY_ID.get(effective_id(node), DEFAULT)

@@ -9,6 +9,8 @@ leaves the tree as it was. It does no permission checks (the request layer in
 
 from __future__ import annotations
 
+from typing import Iterable, Sequence
+
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
 from nnlite.namenode import errors
@@ -20,6 +22,7 @@ from nnlite.namenode.namespace.inode import (
     INodeFile,
     Quota,
     new_file,
+    parent_of,
     space,
     usage,
     walk,
@@ -54,7 +57,7 @@ class Tree:
     """
 
     def __init__(self, *, owner: str = "root", group: str = "supergroup", mtime: int = 0,
-                 max_xattrs: int = 32, max_xattr_size: int = 16384):
+                 max_xattrs: int = 32, max_xattr_size: int = 16384) -> None:
         self.root = INodeDirectory(ROOT_INODE_ID, None, "", 0o755, owner, group, mtime)
         self.last_inode_id = ROOT_INODE_ID
         self.last_block_id = 0
@@ -95,26 +98,28 @@ class Tree:
         Stops early at a missing name; raises ParentNotDirectoryError when a file stands
         where a directory is needed.
         """
-        nodes = [self.root]
-        node = self.root
+        nodes: list[INode] = [self.root]
+        node: INode = self.root
         for i, name in enumerate(parts):
             if not node.is_dir:
                 raise errors.ParentNotDirectoryError(
                     f"{paths.join(parts[:i])} (is not a directory)", path=paths.join(parts))
-            node = node.children.get(name)
-            if node is None:
+            found = node.children.get(name)
+            if found is None:
                 break
-            nodes.append(node)
+            nodes.append(found)
+            node = found
         return nodes
 
     def lookup(self, parts: tuple) -> INode | None:
-        node = self.root
+        node: INode = self.root
         for name in parts:
             if not node.is_dir:
                 return None
-            node = node.children.get(name)
-            if node is None:
+            found = node.children.get(name)
+            if found is None:
                 return None
+            node = found
         return node
 
     def get(self, path: str, parts: tuple | None = None) -> INode:
@@ -146,7 +151,7 @@ class Tree:
 
     # ----------------------------------------------------------------------- directory index
 
-    def indexed_parent(self, path) -> tuple[INodeDirectory, str] | None:
+    def indexed_parent(self, path: object) -> tuple[INodeDirectory, str] | None:
         """``(directory, name)`` for a path whose directory is in the index and whose last
         name passes every check of ``paths.split``; None sends the caller the long way."""
         if type(path) is str:
@@ -168,7 +173,7 @@ class Tree:
             return True
         return False
 
-    def _find(self, path) -> INode | None:
+    def _find(self, path: str) -> INode | None:
         """The inode at ``path`` or None (InvalidPathError for an invalid path)."""
         hit = self.indexed_parent(path)
         if hit is not None:
@@ -194,10 +199,11 @@ class Tree:
 
     # ----------------------------------------------------------------------- quotas
 
-    def check_quota(self, directory: INode, ns_delta: int, ss_delta: int,
-                    stop: set | None = None) -> None:
+    def check_quota(self, directory: INodeDirectory | None, ns_delta: int, ss_delta: int,
+                    stop: set[int] | None = None) -> None:
         """Raise if adding the deltas under ``directory`` breaks a quota on it or above it
-        (directories whose ids are in ``stop`` are skipped: they see no net change)."""
+        (directories whose ids are in ``stop`` are skipped: they see no net change; None:
+        above the root, nothing to check)."""
         if not self.quota_dirs:
             return
         node = directory
@@ -207,7 +213,7 @@ class Tree:
                 _check_one_quota(node, quota, ns_delta, ss_delta)
             node = node.parent
 
-    def add_usage(self, directory: INode, ns_delta: int, ss_delta: int) -> None:
+    def add_usage(self, directory: INodeDirectory | None, ns_delta: int, ss_delta: int) -> None:
         if not self.quota_dirs:
             return
         node = directory
@@ -245,28 +251,29 @@ class Tree:
         nodes = self.resolve(parts)
         if len(nodes) == len(parts) + 1:
             raise errors.FileAlreadyExistsError(f"Path exists: {path}", path=path)
-        parent = nodes[-1]
-        if not parent.is_dir:
-            raise errors.ParentNotDirectoryError(f"{parent.path()} (is not a directory)",
+        deepest = nodes[-1]
+        if not deepest.is_dir:
+            raise errors.ParentNotDirectoryError(f"{deepest.path()} (is not a directory)",
                                                  path=path)
         missing = parts[len(nodes) - 1:]
-        self.check_quota(parent, len(missing), 0)
+        self.check_quota(deepest, len(missing), 0)
         if self.snapshots.roots:
-            self._snap_added(parent, missing[0])
+            self._snap_added(deepest, missing[0])
         implicit = permission | IMPLICIT_UWX
+        parent = above = deepest
         for i, name in enumerate(missing):
             perm = permission if i == len(missing) - 1 else implicit
             node = INodeDirectory(inode_id + i, parent, name, perm, owner, group, mtime)
             if parent.acl is not None:
                 _inherit(node, parent)
             parent.children[name] = node
-            parent = node
+            above, parent = parent, node
         self.dirs += len(missing)
         if inode_id + len(missing) - 1 > self.last_inode_id:
             self.last_inode_id = inode_id + len(missing) - 1
-        nodes[-1].mtime = mtime
-        self.add_usage(nodes[-1], len(missing), 0)
-        self._remember(_key(parts[:-1]), parent.parent)   # where its siblings will go
+        deepest.mtime = mtime
+        self.add_usage(deepest, len(missing), 0)
+        self._remember(_key(parts[:-1]), above)   # where its siblings will go
         self._remember(_key(parts), parent)
 
     def _add_file(self, record: tuple) -> None:
@@ -320,9 +327,7 @@ class Tree:
         node = self.get(path)
         if node is self.root:    # only "/" resolves to the root
             raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
-        parent = node.parent
-        self._detach(node)
-        parent.mtime = mtime
+        self._detach(node).mtime = mtime
 
     def _delete_many(self, record: tuple) -> None:
         """All paths are checked (they exist, none is the root, none lies under another)
@@ -339,9 +344,7 @@ class Tree:
                     path=paths.join(after))
         nodes = [self.get(p, split) for p, split in zip(paths_, parts)]
         for node in nodes:
-            parent = node.parent
-            self._detach(node)
-            parent.mtime = mtime
+            self._detach(node).mtime = mtime
 
     def _rename_old(self, record: tuple) -> None:
         _op, _txid, src, dst, mtime = record
@@ -353,14 +356,15 @@ class Tree:
 
     # ----------------------------------------------------------------------- helpers
 
-    def _detach(self, node: INode) -> None:
-        """Remove a subtree from its parent and from every count (one walk).
+    def _detach(self, node: INode) -> INodeDirectory:
+        """Remove a subtree from its parent and from every count (one walk); returns the
+        parent it left.
 
         A directory and its children refer to each other (``children``, ``parent``); the
         walk cuts every ``parent`` link of the subtree, so reference counting frees it at
         once. The namenode freezes its loaded tree out of the cyclic collector's reach
         (``daemon.Namenode``), which would never free a frozen cycle."""
-        parent = node.parent
+        parent = parent_of(node)
         if self.snapshots.roots:
             self.snapshots.before_change(parent)
             self.snapshots.child_removed(parent, node.name, node)
@@ -372,7 +376,7 @@ class Tree:
             self.block_count -= len(node.blocks)
             if self.quota_dirs:
                 self.add_usage(parent, -1, -(node.length * node.replication))
-            return
+            return parent
         self._forget()
         files = dirs = quotas = total = blocks = 0
         for n in walk(node):
@@ -390,9 +394,11 @@ class Tree:
         self.block_count -= blocks
         self.add_usage(parent, -(files + dirs), -total)
         self.quota_dirs -= quotas
+        return parent
 
     def _move(self, src: str, dst: str, mtime: int, *, overwrite: bool) -> None:
         node, new_parent, name = self._move_ends(src, dst)
+        old_parent = parent_of(node)      # the destination's removal below leaves it in place
         old = new_parent.children.get(name)
         if old is not None and not overwrite:
             raise errors.FileAlreadyExistsError(f"rename destination {dst} already exists",
@@ -408,7 +414,6 @@ class Tree:
             self.check_quota(new_parent, count - old_count, total - old_total, stop=common)
         if old is not None:
             self._detach(old)
-        old_parent = node.parent
         if self.snapshots.roots:
             self.snapshots.move(node, new_parent, name)
         del old_parent.children[node.name]
@@ -595,6 +600,7 @@ class Tree:
             raise errors.HadoopIllegalArgumentError(
                 f"concat: target file {path} is under construction", path=path)
         srcs = [self.get_file(s) for s in srcs]
+        directory = parent_of(target)
         _check_concat_sources(target, srcs, record[3], path)
         length = target.length + sum(s.length for s in srcs)
         ss_delta = sum(s.length * (target.replication - s.replication) for s in srcs)
@@ -605,9 +611,9 @@ class Tree:
             self._detach(src)
         # No second quota check: the net change was checked above, and a check of the target's
         # growth alone could fail after the sources were detached.
-        self.add_usage(target.parent, 0, (length - target.length) * target.replication)
+        self.add_usage(directory, 0, (length - target.length) * target.replication)
         target.length = length
-        target.parent.mtime = mtime
+        directory.mtime = mtime
         self.block_count += len(blocks) - len(target.blocks)     # the sources' moved over
         target.blocks = blocks
         target.checksum = None
@@ -721,7 +727,7 @@ class Tree:
         self.snapshots.rename(node, old_name, new_name, path)
         node.mtime = mtime
 
-    def _note_blocks(self, blocks) -> None:
+    def _note_blocks(self, blocks: Iterable[Sequence[int]]) -> None:
         for block in blocks:
             if block[0] > self.last_block_id:
                 self.last_block_id = block[0]
@@ -756,7 +762,8 @@ def _check_one_quota(node: INode, quota: Quota, ns_delta: int, ss_delta: int) ->
             f"The DiskSpace quota of {node.path()} is exceeded: quota = {quota.ss_quota} B "
             f"but diskspace consumed = {quota.ss_used + ss_delta} B", path=node.path())
 
-def _check_concat_sources(target: INodeFile, srcs: list, names, path: str) -> None:
+def _check_concat_sources(target: INodeFile, srcs: list[INodeFile], names: Sequence[str],
+                          path: str) -> None:
     """FSDirConcatOp.verifySrcFiles, in its order and with its messages: each source in the
     target's directory, not the target, complete and not empty, with a preferred block size
     no larger than the target's; no source twice."""
