@@ -7,6 +7,7 @@ Top to bottom (a module imports only from its own sub-package and those below it
 |---|---|
 | ``daemon.py`` | ``Namenode``: the store, the block store and the HTTP service composed into a process |
 | ``http/`` | the HTTP service: server and wire, WebHDFS, the data path, image transfer, admin, status page |
+| ``ha/`` | high availability: the HA state, the quorum journal in etcd, the election, the controller that follows, takes over, leads and steps down |
 | ``fsnamesystem.py`` | ``FSNamesystem``, the one door to the namespace: namespace, journal, name dirs and checkpoint bookkeeping composed into one store; every op checked (``check_operation``), applied and logged there |
 | ``recovery/`` | offline recovery of damaged edits (``nnlite namenode --recover``) |
 | ``image/`` | the image: tree <-> fsimage columns, installing an image, startup (load and replay), the checkpoint swap, import and fetch |

@@ -9,6 +9,7 @@ used. The keys of DESIGN.md keep their names; the rest follow Hadoop's names.
 
 from __future__ import annotations
 
+import builtins
 import getpass
 import logging
 import re
@@ -74,12 +75,27 @@ DEFAULTS: dict[str, str] = {
     "nnlite.catalog.gc.rdd-ttl": "604800",    # s before an untouched RDD checkpoint is removed
     "nnlite.lease.soft-limit": "60",       # s silent before another writer may take over
     "dfs.namenode.lease-hard-limit-sec": "1200",   # s silent before the lease is revoked
+    # high availability (namenode/ha/): empty dfs.nameservices -> one namenode, local journal.
+    # An HA set also names dfs.ha.namenodes.<ns> = nn1,nn2 and each
+    # dfs.namenode.http-address.<ns>.<nn>, as Hadoop's hdfs-site.xml does.
+    "dfs.nameservices": "",
+    "dfs.ha.namenode.id": "",              # which of dfs.ha.namenodes.<ns> this one is
+    "dfs.ha.automatic-failover.enabled": "true",
+    "nnlite.ha.etcd.endpoints": "",        # http://host:port,... of the etcd cluster
+    "nnlite.ha.etcd.prefix": "/nnlite",    # keys live under <prefix>/<nameservice>/
+    "nnlite.ha.lease.ttl": "4",            # s: the leader's etcd lease (failover detection)
+    "nnlite.ha.tail.interval": "0.05",     # s between a standby's polls of the journal
+    "nnlite.ha.journal.timeout": "10",     # s a batch may wait for etcd's quorum, then fails
+    "nnlite.ha.edits.retained": "100000",  # txids kept in etcd below the last checkpoint
     # secondary
     "dfs.image.transfer.timeout": "60000",   # ms: socket timeout of image transfers
     "nnlite.secondary.nice": "10",           # CPU niceness 0-19: the merge yields to the namenode
 }
 
 PROXY_KEY = re.compile(r"hadoop\.proxyuser\.[^.]+\.(hosts|groups|users)$")
+# Keys named after a nameservice and its namenodes (Hadoop's HA configuration).
+HA_KEY = re.compile(r"dfs\.(ha\.namenodes\.[^.]+|namenode\.http-address\.[^.]+\.[^.]+|"
+                    r"client\.failover\.proxy\.provider\.[^.]+)$")
 
 
 class ConfigError(ValueError):
@@ -100,7 +116,7 @@ class Config:
                 raise ConfigError(f"-D expects key=value, got {item!r}")
             values[key.strip()] = value.strip()
         for key in sorted(values):
-            if key not in DEFAULTS and not PROXY_KEY.match(key):
+            if key not in DEFAULTS and not PROXY_KEY.match(key) and not HA_KEY.match(key):
                 log.warning("unknown configuration key %r (ignored); known keys: see "
                             "namenode/config.py", key)
         return cls(values)
@@ -126,11 +142,42 @@ class Config:
             raise ConfigError(f"{key} must be true or false, not {self.values[key]!r}")
         return value == "true"
 
-    def address(self, key: str) -> tuple[str, int]:
+    # builtins.int: inside the class body, ``int`` names the method above
+    def address(self, key: str) -> tuple[str, builtins.int]:
         host, _, port = self.values[key].rpartition(":")
         if not host or not port.isdigit():
             raise ConfigError(f"{key} must be host:port, not {self.values[key]!r}")
         return host, int(port)
+
+    def nameservice(self) -> str:
+        return self.values["dfs.nameservices"].strip()
+
+    def ha_namenodes(self) -> dict[str, str]:
+        """``{namenode id: host:port}`` of the HA set, in ``dfs.ha.namenodes.<ns>`` order
+        ({} without a nameservice)."""
+        ns = self.nameservice()
+        if not ns:
+            return {}
+        if "," in ns:
+            raise ConfigError(f"dfs.nameservices names one nameservice here, not {ns!r}")
+        ids = [i.strip() for i in self.values.get(f"dfs.ha.namenodes.{ns}", "").split(",")
+               if i.strip()]
+        if not ids:
+            raise ConfigError(f"dfs.nameservices is {ns!r} but dfs.ha.namenodes.{ns} names no "
+                              f"namenode")
+        addresses = {}
+        for nn in ids:
+            key = f"dfs.namenode.http-address.{ns}.{nn}"
+            value = self.values.get(key, "")
+            host, _, port = value.rpartition(":")
+            if not host or not port.isdigit():
+                raise ConfigError(f"{key} must be host:port, not {value!r}")
+            addresses[nn] = value
+        return addresses
+
+    def etcd_endpoints(self) -> list[str]:
+        return [e.strip() for e in self.values["nnlite.ha.etcd.endpoints"].split(",")
+                if e.strip()]
 
     def superuser(self) -> str:
         return self.values["nnlite.superuser"] or getpass.getuser()

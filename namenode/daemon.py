@@ -18,11 +18,14 @@ import gc
 import logging
 import signal
 
+from nnlite.client.etcd import Etcd
 from nnlite.namenode.blocks import store
 from nnlite.namenode.blocks.lease_recovery import recover_uploads
 from nnlite.namenode.blocks.sweep import Sweeper
-from nnlite.namenode.config import Config
+from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
+from nnlite.namenode.ha.controller import HAController
+from nnlite.namenode.ha.quorum_journal import Layout
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.app import NamenodeApp
 from nnlite.namenode.http.data import DataPath
@@ -69,6 +72,7 @@ class Namenode:
         self.tasks: list[asyncio.Task] = []
         self.stop_requested = asyncio.Event()
         self.failure: Exception | None = None     # why the namenode stopped by itself
+        self.ha: HAController | None = None
 
     async def start(self) -> int:
         name_dirs = [NameDir(p) for p in self.dirs]
@@ -92,11 +96,18 @@ class Namenode:
             self.config.float("nnlite.lease.soft-limit"),
             self.config.float("dfs.namenode.lease-hard-limit-sec"))
         self.fs.on_applied.append(lease_manager.follow)
+        # After a reload (an HA namenode that stepped down or lost etcd) no upload under way
+        # may complete: its file's opening may be among the dropped ops. On the loop, where
+        # the uploads live.
+        self.fs.on_reloaded.append(lambda: loop.call_soon_threadsafe(
+            lease_manager.revoke_all, "the namenode reloaded its namespace"))
         data = DataPath(self.fs, self.committer, self.blocks, lease_manager, host=self.host,
                         port=self.port, combine_mode=self.config.get("dfs.checksum.combine.mode"))
         upload = self.app.counted(data.upload)
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
+        if self.config.nameservice():
+            self.ha = self._join_ha_set(loop)
         self._check_resources()
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         self.tasks.append(asyncio.ensure_future(self._watch_resources()))
@@ -122,11 +133,47 @@ class Namenode:
             fs.configure(self.config)
             root = self.config.get("nnlite.data.dir") or store.default_data_dir(self.dirs[0])
             self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.last_block_id)
-            recover_uploads(fs)
+            if not self.config.nameservice():
+                recover_uploads(fs)     # in an HA set, each time it becomes active
         except BaseException:
             fs.close()
             raise
         return fs
+
+    def _join_ha_set(self, loop: asyncio.AbstractEventLoop) -> HAController:
+        """Start as a standby of the HA set the configuration names (``namenode/ha/``)."""
+        config, fs, committer = self.config, self.fs, self.committer
+        namenodes = config.ha_namenodes()
+        me = config.get("dfs.ha.namenode.id") or next(
+            (nn for nn, address in namenodes.items()
+             if address.endswith(f":{self.port}")), "")
+        if me not in namenodes:
+            raise ConfigError(f"dfs.ha.namenode.id must be one of {', '.join(namenodes)} "
+                              f"(this namenode's place in the HA set), not {me!r}")
+        endpoints = config.etcd_endpoints()
+        if not endpoints:
+            raise ConfigError("an HA set needs nnlite.ha.etcd.endpoints: the etcd cluster "
+                              "that holds its journal and its election")
+        timeout = config.float("nnlite.ha.journal.timeout")
+        blocks = self.blocks
+
+        def on_active() -> None:
+            blocks.advance(fs.last_block_id)
+            recover_uploads(fs)
+
+        ha = HAController(
+            fs, Etcd(endpoints, timeout=min(2.0, timeout)),
+            Layout.of(config.get("nnlite.ha.etcd.prefix"), config.nameservice()), me,
+            f"{self.host}:{self.port}", ttl=config.int("nnlite.ha.lease.ttl"),
+            tail_interval=config.float("nnlite.ha.tail.interval"), journal_timeout=timeout,
+            edits_retained=config.int("nnlite.ha.edits.retained"), drain=committer.fail_all,
+            on_active=on_active,
+            auto_failover=config.bool("dfs.ha.automatic-failover.enabled"))
+        self.app.ha = ha
+        ha.start()
+        log.info("namenode %s joined HA set %s as a standby (etcd %s)", me,
+                 config.nameservice(), ", ".join(endpoints))
+        return ha
 
     async def _keep_house(self, data: DataPath) -> None:
         sweeper = Sweeper(self.fs.referenced_blocks, self.blocks,
@@ -191,6 +238,8 @@ class Namenode:
             task.cancel()
         if self.housekeeping is not None:
             self.housekeeping.cancel()
+        if self.ha is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.ha.stop)
         await self.http.stop(self.config.float("nnlite.shutdown.grace"))
         if self.blocks is not None:
             self.blocks.close()

@@ -136,6 +136,32 @@ class StorageError(NamenodeError):
     """No healthy name directory is left, or one cannot be used; nothing can be made durable."""
 
 
+class StandbyError(NamenodeError):
+    """This namenode is a standby of an HA set and another one is active: the client should
+    fail over (Hadoop's ``StandbyState.checkOperation``; its Java client's failover proxy and
+    ``WebHdfsFileSystem`` fail over at once on this exception)."""
+    JAVA_CLASS = "org.apache.hadoop.ipc.StandbyException"
+
+
+class RetriableError(NamenodeError):
+    """Try the same call again after a pause: no namenode of the HA set can take it now (a
+    failover is under way, or the shared journal in etcd has no quorum). Hadoop's retry
+    policies back off exponentially on this exception instead of failing over at once, so a
+    client with the default settings waits through a failover."""
+    JAVA_CLASS = "org.apache.hadoop.ipc.RetriableException"
+
+
+class SharedJournalError(RetriableError):
+    """A batch of edits could not be made durable in the shared journal (etcd): etcd has no
+    quorum, or this namenode's leadership was taken over (its guarded write was refused).
+    Nothing of the batch was acknowledged."""
+
+
+class FencedError(SharedJournalError):
+    """This namenode's guarded write was refused: another namenode holds the leadership.
+    It must never append again under the epoch it had."""
+
+
 class AddressError(NamenodeError):
     """An HTTP address cannot be listened on: in use by another process, or not this host's."""
 

@@ -35,12 +35,12 @@ import os
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable, TypeVar
+from typing import Callable, Protocol, TypeVar
 
 from nnlite.durability import faults
 from nnlite.formats import edits
 from nnlite.namenode.blocks.sweep import referenced
-from nnlite.namenode.errors import SafeModeError
+from nnlite.namenode.errors import ReplayError, SafeModeError, SharedJournalError
 from nnlite.namenode.image import columns, install, startup
 from nnlite.namenode.image.checkpoint import (
     CheckpointError,
@@ -50,7 +50,7 @@ from nnlite.namenode.image.checkpoint import (
     ImageUpload,
 )
 from nnlite.namenode.journal.committer import AsyncCommitter
-from nnlite.namenode.journal.journal import Journal, Logged, restart_edits
+from nnlite.namenode.journal.journal import Journal, Logged, SharedLog, restart_edits
 from nnlite.namenode.namespace import paths, permission
 from nnlite.namenode.namespace.inode import INode, INodeFile, walk
 from nnlite.namenode.namespace.namespace import Namespace, wall_clock_ms
@@ -131,6 +131,13 @@ class OperationCategory(enum.Enum):
     CHECKPOINT = "checkpoint"   # rolls the edits for a checkpoint
 
 
+class HAGate(Protocol):
+    """What an HA set adds to ``check_operation`` (``namenode/ha/state.py``): a standby
+    refuses the op with StandbyError, a namenode that cannot serve it yet with RetriableError."""
+
+    def check_operation(self, category: OperationCategory) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class FileBlocks:
     """A file's contents as the namespace records them, read under the lock (Hadoop's
@@ -191,17 +198,30 @@ class FSNamesystem:
         # Called with each request's ops, under the lock, as they are applied: what keeps
         # state of its own keyed by path (the lease table) follows renames and deletes there.
         self.on_applied: list = []
+        # Called after ``reload`` (lock released): what followed the dropped ops forgets them.
+        self.on_reloaded: list[Callable[[], None]] = []
+        self.clock = clock
+        self.config = None
+        # In an HA set: the state's own check, asked first by check_operation.
+        self.ha: HAGate | None = None
 
     def configure(self, config) -> None:
         """Apply the namespace settings of a namenode.config.Config."""
+        self.config = config
         self.list_limit = config.int("dfs.ls.limit")
         self.restore_dirs = config.bool("dfs.namenode.name.dir.restore")
         self.default_replication = config.int("dfs.replication")
         self.block_size = config.int("dfs.blocksize")
+        self.checkpoints.retained = config.int("checkpoints.retained")
+        self._configure_namespace()
+
+    def _configure_namespace(self) -> None:
+        config = self.config
+        if config is None:
+            return
         self.ns.tree.max_xattrs = config.int("dfs.namenode.fs-limits.max-xattrs-per-inode")
         self.ns.tree.max_xattr_size = config.int("dfs.namenode.fs-limits.max-xattr-size")
         self.ns.acls_enabled = config.bool("dfs.namenode.acls.enabled")
-        self.checkpoints.retained = config.int("checkpoints.retained")
 
     def server_defaults(self) -> dict:
         """Hadoop's FsServerDefaults, as GETSERVERDEFAULTS returns them."""
@@ -233,7 +253,7 @@ class FSNamesystem:
 
     def close(self) -> None:
         with self.lock:
-            if self.journal.writable:
+            if self.journal.writable and self.journal.shared_failure is None:
                 self.journal.sync_all_locked()
             self.journal.close()
         for d in self.dirs:
@@ -255,11 +275,15 @@ class FSNamesystem:
         with ``checkNameNodeSafeMode`` for writes.) Called once per op, under the lock. Writes
         are refused in safe mode (entered by hand, or while the name dirs are low on space)
         and, like a checkpoint's roll, once no name dir can take edits; reads always run. An
-        HA state (active, standby) extends this method."""
+        HA state (active, standby) extends this method: ``ha`` is asked first."""
+        if self.ha is not None:
+            self.ha.check_operation(category)
         if category is WRITE:
             if self.resources_low is not None or self.manual_safe_mode:
                 self._refuse_in_safe_mode()
             self.journal.check_writable()
+            if self.journal.shared_failure is not None:
+                raise self.journal.shared_failure
         elif category is CHECKPOINT:
             self.journal.check_writable()
 
@@ -326,10 +350,70 @@ class FSNamesystem:
         return self.journal.synced_txid
 
     @property
+    def shared_journal_failure(self) -> SharedJournalError | None:
+        """Why the shared journal refused the last batch (HA), until ``reload``."""
+        return self.journal.shared_failure
+
+    @property
     def journal_writable(self) -> bool:
         """Whether a name dir can still take edits (else every write fails, and the namenode
         stops serving)."""
         return self.journal.writable
+
+    # ------------------------------------------------------------------ high availability
+
+    def share_journal(self, shared: SharedLog | None) -> None:
+        """Write every later batch to ``shared`` before the local dirs (the active of an HA
+        set), or stop (None: a standby, or no HA)."""
+        with self.lock:
+            self.journal.shared = shared
+
+    def apply_replicated(self, data: bytes, first_txid: int, last_txid: int) -> int:
+        """A standby's step: apply the active's framed records ``data`` (txids
+        ``first_txid..last_txid``) with the replay appliers, the very code startup replays
+        with, and log them as they are; returns the last txid now durable locally. Records
+        this namesystem already holds are skipped; a gap before the first new one raises
+        ReplayError (the caller must load a newer image first)."""
+        source = f"shared journal txids {first_txid}-{last_txid}"
+        records = edits.payloads_in(data, first_txid, source=source)
+        with self.lock:
+            have = self.journal.txid
+            if last_txid <= have:
+                return have
+            if first_txid > have + 1:
+                raise ReplayError(f"{source}: txids {have + 1}-{first_txid - 1} are missing "
+                                  f"here (this namenode holds up to {have})")
+            keep = [(off, items) for off, items in records if items[1] > have]
+            appliers = self.ns.tree.appliers
+            for _, items in keep:
+                try:
+                    appliers[items[0]](items)
+                except Exception as exc:
+                    raise ReplayError(f"cannot apply txid {items[1]} of {source}: {exc}") \
+                        from exc
+            self.journal.append_records(data[keep[0][0]:], last_txid)
+        self.journal.sync(last_txid)
+        return last_txid
+
+    def reload(self) -> int:
+        """Drop every op logged but not durable and load the tree again from the local dirs
+        (an active whose batch the shared journal refused: its tree held ops that nothing
+        made durable). Returns the number of ops dropped."""
+        with self.lock:
+            dropped = self.journal.discard_unsynced()
+            loaded = startup.load([d for d in self.dirs if d.healthy])
+            if loaded.last_txid != self.journal.synced_txid:
+                raise ReplayError(f"the name dirs hold txid {loaded.last_txid} but "
+                                  f"{self.journal.synced_txid} was synced")
+            self.loaded = loaded
+            self.ns = Namespace(loaded.tree, clock=self.clock) if self.clock \
+                else Namespace(loaded.tree)
+            self._configure_namespace()
+            log.warning("reloaded the namespace from the name dirs at txid %d (%d ops that "
+                        "were not durable dropped)", loaded.last_txid, dropped)
+        for forget in self.on_reloaded:
+            forget()
+        return dropped
 
     # ------------------------------------------------------------------ safe mode
 

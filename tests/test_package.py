@@ -22,12 +22,13 @@ LAYERS = ["cli", "commands", "analytics", "catalog", "tools", "secondary", "name
 MAY_NOT_IMPORT = {"durability": {"formats"}}
 
 # Inside namenode/, top to bottom, as namenode/__init__.py lists them: the process (daemon.py)
-# composes the HTTP service, which calls the namesystem; the namesystem composes the image
+# composes the HTTP service, which calls the namesystem; high availability (ha/) drives the
+# namesystem from etcd and the HTTP service reports its state; the namesystem composes the image
 # (load, save, the checkpoint), the journal, the blocks' sweep and the namespace; offline
 # recovery works on the image and the journal alone; the image, the journal and recovery keep
 # their files in the name directories (storage/); config.py and errors.py are the floor. Each
 # entry is a sub-package or a module of namenode/ itself.
-NAMENODE_LAYERS = ["daemon", "http", "fsnamesystem", "recovery", "image", "journal", "blocks",
+NAMENODE_LAYERS = ["daemon", "http", "ha", "fsnamesystem", "recovery", "image", "journal", "blocks",
                    "namespace", "storage", "config", "errors"]
 
 

@@ -156,6 +156,12 @@ class BlockStore:
     def tmp_path(self, block_id: int, meta: bool = False) -> Path:
         return self.tmp / f"{PREFIX}{block_id}{META if meta else ''}"
 
+    def advance(self, last_block_id: int) -> None:
+        """Never hand out an id up to ``last_block_id`` (a standby that became active: its
+        namespace learned the old active's block ids from the journal)."""
+        with self._ids_lock:
+            self._next_id = max(self._next_id, last_block_id + 1)
+
     def allocate(self) -> int:
         """A fresh block id, held (never swept) until ``release``d."""
         with self._ids_lock:

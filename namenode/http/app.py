@@ -26,6 +26,8 @@ import time
 
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.ha.controller import HAController
+from nnlite.namenode.ha.state import HAServiceState
 from nnlite.namenode.http import remote, status
 from nnlite.namenode.http.data import DATA_PREFIX
 from nnlite.namenode.http.impersonation import ProxyUsers
@@ -49,6 +51,7 @@ class NamenodeApp:
         self.data = None
         self.mounts: dict[str, object] = {}
         self.catalog = None          # the catalog service, when one is installed
+        self.ha: HAController | None = None     # in an HA set
 
     def mount(self, prefix: str, handler) -> None:
         """Serve ``prefix`` and everything under it with ``handler`` (a layer above the
@@ -89,6 +92,12 @@ class NamenodeApp:
             return self.data(req) if self.data else remote.from_error(LOADING)
         if path in ("/", "/index.html"):
             return status.page(self, req)
+        if path == "/isActive":
+            # Hadoop's IsNameNodeActiveServlet, for load balancers and the standbys' pulse
+            if self.fs is not None and (self.ha is None
+                                        or self.ha.state.state is HAServiceState.ACTIVE):
+                return Response(200, b"I am Active!", "text/plain")
+            return Response(405, b"I am not Active!", "text/plain")
         if path == "/jmx":
             return Response(200, dumps(self.jmx(req.param("qry"))))
         if path == "/metrics":

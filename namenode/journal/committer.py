@@ -102,6 +102,9 @@ class AsyncCommitter:
             self.loop.call_soon(self._start_sync)
 
     def _start_sync(self) -> None:
+        if not self._pending:       # fail_all released them before this start ran
+            self._syncing = False
+            return
         self._syncing = True
         self.syncs_started += 1
         self._targets.put(self._pending[-1][0])
@@ -137,6 +140,28 @@ class AsyncCommitter:
             self._start_sync()
         else:
             self._syncing = False
+
+    def fail_all(self, error: Exception) -> None:
+        """From another thread: release every pending waiter with ``error`` and return once
+        done (an HA namenode that drops its unsynced ops: none of them may be acknowledged
+        by a later sync that reaches their txids)."""
+        done = threading.Event()
+
+        def release() -> None:
+            try:
+                pending, self._pending = self._pending, deque()
+                for _, callback, value, arg in pending:
+                    try:
+                        callback(value, error, arg)
+                    except Exception:
+                        log.exception("releasing a dropped op failed")
+            finally:
+                done.set()
+        try:
+            self.loop.call_soon_threadsafe(release)
+        except RuntimeError:        # the loop is closed: nobody is waiting any more
+            return
+        done.wait()
 
     def close(self) -> None:
         self._targets.put(None)

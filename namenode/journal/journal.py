@@ -11,6 +11,15 @@ Protocol (as HDFS's FSEditLog ``logEdit`` / ``logSync``):
 * An op is acknowledged only when ``sync`` returned for its txid: it is then durable in every
   healthy dir. A dir whose write or sync fails is dropped; with none left, the journal is
   failed and every later ``sync`` raises StorageError.
+
+In an HA set (``namenode/ha/``) the active namenode's journal has a ``shared`` log, the quorum
+journal in etcd. A batch goes there first and to the local dirs only once etcd's quorum holds
+it, so the local edits of every namenode are a prefix of the shared journal: a namenode that
+loses its leadership has nothing of its own to take back from disk. A batch the shared log
+refused (no quorum, or fenced) fails its waiters with SharedJournalError, and every later
+sync fails the same way until ``discard_unsynced`` drops what was logged after the last
+durable txid (the namesystem then reloads its tree from the local dirs). A standby appends
+the active's records as they are (``append_records``), with their own txids.
 """
 
 from __future__ import annotations
@@ -18,11 +27,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from nnlite.durability import durable, faults
 from nnlite.formats import edits
-from nnlite.namenode.errors import StorageError
+from nnlite.namenode.errors import SharedJournalError, StorageError
 from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
 
 log = logging.getLogger(__name__)
@@ -49,6 +58,14 @@ class Logged(NamedTuple, Generic[T]):
     txid: int
 
 
+class SharedLog(Protocol):
+    """The shared journal of an HA set, as the local journal uses it (``namenode/ha/``)."""
+
+    def append(self, data: bytes, first_txid: int, last_txid: int) -> None:
+        """Make the framed records ``data`` (txids ``first_txid..last_txid``) durable in the
+        shared journal, or raise SharedJournalError having exposed none of them."""
+
+
 class Journal:
     """Owns ``txid`` (the last one assigned) and ``synced_txid`` (the last durable one)."""
 
@@ -63,6 +80,9 @@ class Journal:
         self._buf = bytearray()
         self._buf_txid = last_txid
         self._syncing = False
+        self.shared: SharedLog | None = None
+        self.shared_failure: SharedJournalError | None = None
+        self.generation = 0        # +1 at each discard_unsynced: a txid's meaning changed
 
     @property
     def writable(self) -> bool:
@@ -105,9 +125,15 @@ class Journal:
         """Return once ``txid`` is durable in every healthy dir (namesystem lock NOT held)."""
         cond = self._cond
         with cond:
+            generation = self.generation
             while self.synced_txid < txid:
+                if self.generation != generation:
+                    raise SharedJournalError(f"txid {txid} was dropped before it became "
+                                             f"durable: the namesystem was reloaded")
                 if self.failure is not None:
                     self.check_writable()
+                if self.shared_failure is not None:
+                    raise self.shared_failure
                 if self._syncing:
                     cond.wait()
                     continue
@@ -125,6 +151,8 @@ class Journal:
         """With the namesystem lock held: make everything logged so far durable."""
         while self._syncing:
             self._cond.wait()
+        if self.shared_failure is not None:
+            raise self.shared_failure
         data, end = self._take_buffer()
         if data:
             self._write_and_sync(data, end)
@@ -137,6 +165,17 @@ class Journal:
 
     def _write_and_sync(self, data: bytes, end: int) -> None:
         start = time.perf_counter()
+        if data and self.shared is not None:
+            try:
+                self.shared.append(bytes(data), self.synced_txid + 1, end)
+            except Exception as exc:
+                # Whatever went wrong, the batch is not in the shared journal, and no later
+                # batch may go there before it: every sync fails until discard_unsynced.
+                failure = exc if isinstance(exc, SharedJournalError) else SharedJournalError(
+                    f"the shared journal could not take txids {self.synced_txid + 1}-{end}: "
+                    f"{exc}")
+                self.shared_failure = failure
+                raise failure from exc
         for d, writer in list(self.streams.items()):
             try:
                 faults.hit(f"journal.write:{d.root.name}")
@@ -160,6 +199,28 @@ class Journal:
         else:
             self.failure = self.failure or "every name directory failed"
             log.critical("no healthy name directory is left: refusing writes")
+
+    def append_records(self, data: bytes, last_txid: int) -> None:
+        """A standby's log (lock held): ``data`` are the active's framed records, txids
+        ``self.txid + 1`` to ``last_txid``, already applied to the tree; they are synced as
+        they are, so the standby's edits hold the active's bytes."""
+        self._buf += data
+        self.metrics.txns += last_txid - self.txid
+        self.txid = last_txid
+
+    def discard_unsynced(self) -> int:
+        """Forget every op logged after the last durable txid and clear a shared-journal
+        failure (lock held, no sync running): the namesystem reloads its tree from the local
+        dirs next, which hold exactly ``synced_txid``. Returns how many ops were dropped."""
+        while self._syncing:
+            self._cond.wait()
+        dropped = self.txid - self.synced_txid
+        self._buf = bytearray()
+        self.txid = self._buf_txid = self.synced_txid
+        self.shared_failure = None
+        self.generation += 1
+        self._cond.notify_all()
+        return dropped
 
     def drop(self, d: NameDir, reason: str) -> None:
         """Fail ``d`` and stop writing edits to it (lock held)."""
@@ -217,6 +278,11 @@ class Journal:
     def _reopen(self, name: str, first_txid: int, *, replace: bool, more=()) -> None:
         """Close the open files and start ``name`` in every healthy dir (and ``more``, just
         restored) at ``first_txid`` (``start_segment``)."""
+        if self.shared is not None:
+            # The segment's first record goes to the shared journal before any local dir, so
+            # the local edits stay a prefix of it.
+            self.shared.append(edits.encode_record(first_txid, edits.StartLogSegmentOp()),
+                               first_txid, first_txid)
         for d, writer in [*self.streams.items(), *((d, None) for d in more)]:
             if writer is not None:
                 writer.close()

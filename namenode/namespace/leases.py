@@ -175,6 +175,15 @@ class LeaseManager:
         if lease.on_revoke is not None:
             lease.on_revoke(reason)
 
+    def revoke_all(self, reason: str) -> int:
+        """Revoke every lease (the namespace was reloaded, or this namenode stepped down: no
+        upload under way may complete here); returns how many."""
+        with self._lock:
+            held = list(self.leases.values())
+        for lease in held:
+            self.revoke(lease, f"Lease of {lease.path} held by {lease.holder} revoked: {reason}")
+        return len(held)
+
     def expire(self) -> int:
         """Revoke every lease silent past the hard limit; returns how many."""
         now = self.clock()

@@ -1,0 +1,355 @@
+"""HAController: one namenode's part in an HA set, run in a thread of its own.
+
+As a **standby** it follows the shared journal (``quorum_journal.py``): every ``tail``
+interval it reads ``committed`` and applies the chunks up to it with
+``FSNamesystem.apply_replicated`` -- the replay appliers, the code startup replays with --
+writing them to its own edits as they are. When the leader key is gone it campaigns
+(``election.py``). Winning, it is **transitioning**: it deletes a deposed active's half batch,
+catches up to ``committed`` (so it holds every acknowledged op), starts writing its batches to
+etcd under its epoch, and becomes **active**; then ``on_active`` runs (the daemon's lease
+recovery of uploads the old active had under way).
+
+As the **active** it renews its lease a few times per TTL. It steps down to standby -- refusing
+every op at once, dropping what it had applied but not made durable (``FSNamesystem.reload``),
+then following the journal -- when etcd says its lease is gone, when a guarded write is
+refused (FencedError), or when its lease must have expired by its own clock. When etcd has no
+quorum its batch fails (SharedJournalError) and nothing is acknowledged; it then serves reads
+and refuses writes with RetriableException until etcd answers again, confirms the leadership
+is still its own and the journal is caught up.
+
+A second thread (``_watch_active``) keeps a connection to the active's ``/isActive`` while
+this one is a standby: a standby answers StandbyException only while that connection
+answers, and RetriableException as soon as it drops (``state.py`` says why).
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+import threading
+import time
+from typing import Callable
+
+from nnlite.client.errors import EtcdError, EtcdUnavailableError
+from nnlite.client.etcd import Compare, Etcd, Op
+from nnlite.namenode.errors import FencedError, NamenodeError, SharedJournalError
+from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.ha.election import Election
+from nnlite.namenode.ha.quorum_journal import (
+    Layout,
+    QuorumJournal,
+    committed_txid,
+    leader_value,
+    read_batches,
+)
+from nnlite.namenode.ha.state import HAServiceState, HAState
+
+log = logging.getLogger(__name__)
+
+ACTIVE, STANDBY, TRANSITIONING = (HAServiceState.ACTIVE, HAServiceState.STANDBY,
+                                  HAServiceState.TRANSITIONING)
+
+
+class HAError(NamenodeError):
+    """This namenode cannot take part in the HA set (another namespace, a journal behind
+    its own edits)."""
+
+
+class HAController:
+    def __init__(self, fs: FSNamesystem, etcd: Etcd, layout: Layout, namenode_id: str,
+                 http: str, *, ttl: int, tail_interval: float, journal_timeout: float,
+                 edits_retained: int, drain: Callable[[Exception], None],
+                 on_active: Callable[[], None] = lambda: None,
+                 auto_failover: bool = True):
+        self.fs = fs
+        self.etcd = etcd
+        self.layout = layout
+        self.id = namenode_id
+        self.http = http
+        self.state = HAState()
+        self.election = Election(etcd, layout, leader_value(namenode_id, http), ttl)
+        self.ttl = ttl
+        self.tail_interval = tail_interval
+        self.journal_timeout = journal_timeout
+        self.edits_retained = edits_retained
+        self.drain = drain            # fails every waiter of the group commit (the event loop)
+        self.on_active = on_active
+        self.auto_failover = auto_failover
+        self.journal: QuorumJournal | None = None
+        self.etcd_error: str | None = None
+        self.purged_below = 0
+        self.transitions = 0
+        self.stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        fs.ha = self.state
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        for target, name in ((self._run, "nnlite-ha"), (self._watch_active, "nnlite-ha-watch")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Stop following or leading; an active resigns, so a standby takes over at once."""
+        self.stopping.set()
+        for thread in self._threads:
+            thread.join(timeout=10)
+        if self.state.state is ACTIVE:
+            self.state.set(HAServiceState.STOPPING)
+            try:
+                self.election.resign()
+            except EtcdError as exc:
+                log.warning("could not resign the leadership (%s): it expires with its lease",
+                            exc)
+
+    # ------------------------------------------------------------------ the loop
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            pause = self.tail_interval
+            try:
+                if self.state.state is ACTIVE:
+                    pause = self._lead()
+                else:
+                    self._follow()
+                self.etcd_error = None
+            except EtcdUnavailableError as exc:
+                self._etcd_unavailable(exc)
+            except HAError as exc:
+                log.critical("%s", exc)
+                self.state.set(STANDBY)
+                pause = 5.0
+            except Exception:
+                log.exception("the HA loop failed (retried)")
+                pause = 1.0
+            self.stopping.wait(pause)
+
+    def _follow(self) -> None:
+        self.tail()
+        leader = self.election.leader_info()
+        self.state.active = leader
+        if leader is None:
+            self.state.active_alive = False
+            if self.auto_failover:
+                self._campaign()
+
+    def tail(self) -> int:
+        """Apply every committed batch this namenode lacks; returns the last txid it holds."""
+        committed = committed_txid(self.etcd, self.layout)
+        have = self.fs.last_synced_txid
+        while committed is not None and have < committed:
+            batches = read_batches(self.etcd, self.layout, have, committed)
+            if not batches:
+                raise HAError(f"the shared journal no longer holds txids after {have} (it "
+                              f"was purged after a checkpoint): bootstrap this namenode from "
+                              f"the active's image")
+            for batch in batches:
+                have = self.fs.apply_replicated(batch.data, batch.first_txid, batch.last_txid)
+        return have
+
+    def _campaign(self) -> None:
+        leadership = self.election.campaign()
+        if leadership is None:
+            return
+        self.state.set(TRANSITIONING, epoch=leadership.epoch)
+        try:
+            self._take_over(leadership.epoch)
+        except BaseException:
+            self._step_down("the takeover failed")
+            raise
+
+    def _take_over(self, epoch: int) -> None:
+        started = time.monotonic()
+        journal = QuorumJournal(self.etcd, self.layout, epoch, self.journal_timeout)
+        self._check_namespace(journal)
+        committed = committed_txid(self.etcd, self.layout)
+        if committed is None:
+            committed = self._initialise(journal)
+        have = self.tail()
+        if have > committed:
+            raise HAError(f"this namenode's edits reach txid {have} but the shared journal "
+                          f"only {committed}: it was written outside the HA set")
+        journal.clear_uncommitted(committed)
+        self.journal = journal
+        self.fs.share_journal(journal)
+        self.state.writes_blocked = None
+        self.state.active = {"id": self.id, "http": self.http, "epoch": epoch}
+        self.state.set(ACTIVE)
+        self.transitions += 1
+        log.info("active now: epoch %d, txid %d, caught up in %.3f s", epoch, have,
+                 time.monotonic() - started)
+        self.on_active()
+
+    def _check_namespace(self, journal: QuorumJournal) -> None:
+        kv = self.etcd.get(self.layout.namespace)
+        mine = str(self.fs.namespace_id).encode()
+        if kv is None:
+            self.etcd.txn([journal._guard(), Compare.version(self.layout.namespace) == 0],
+                          [Op.put(self.layout.namespace, mine)])
+        elif kv.value != mine:
+            raise HAError(f"namespace id {self.fs.namespace_id} is not the HA set's "
+                          f"({kv.value.decode()}): this namenode's name dirs belong to another "
+                          f"namespace")
+
+    def _initialise(self, journal: QuorumJournal) -> int:
+        """The first active of a new HA set: its local edits are the journal's base."""
+        base = self.fs.last_synced_txid
+        result = self.etcd.txn([journal._guard(), Compare.version(self.layout.committed) == 0],
+                               [Op.put(self.layout.committed, str(base).encode())])
+        if not result.succeeded:
+            raise FencedError("the shared journal was initialised by another namenode")
+        log.info("initialised the shared journal at txid %d", base)
+        return base
+
+    def _lead(self) -> float:
+        """One round of the active; returns the pause before the next."""
+        failure = self.fs.shared_journal_failure
+        if isinstance(failure, FencedError):
+            self._step_down(str(failure))
+            return 0.0
+        if self.election.expires_in() <= 0 and self.etcd_error is None:
+            self._step_down("its lease must have expired: no renewal confirmed for "
+                            f"{self.ttl} s")
+            return 0.0
+        if failure is not None or self.state.writes_blocked is not None:
+            self._restore_writes(failure)
+        renew_every = self.ttl / 4
+        if self.election.expires_in() <= self.ttl - renew_every:
+            if not self.election.keep_alive():
+                self._step_down("etcd says its lease expired")
+                return 0.0
+        self._purge()
+        return min(renew_every / 2, 0.25)
+
+    def _restore_writes(self, failure: SharedJournalError | None) -> None:
+        """After a batch etcd did not take: drop what was not durable, then, once etcd
+        confirms the leadership is still this one's, catch up and write again."""
+        if failure is not None:
+            self.state.writes_blocked = (
+                f"The shared journal in etcd cannot take writes now ({failure}). Reads go on; "
+                f"writes resume by themselves once etcd has a quorum again.")
+            self.fs.share_journal(None)
+            self.drain(failure)
+            self.fs.reload()
+        leader = self.election.leader()          # raises EtcdUnavailableError meanwhile
+        if leader is None or leader.create_revision != self.state.epoch:
+            self._step_down("the leader key is no longer this namenode's")
+            return
+        self.tail()
+        self.fs.share_journal(self.journal)
+        self.state.writes_blocked = None
+        log.info("writes resumed: etcd is reachable and this namenode still leads")
+
+    def _step_down(self, reason: str) -> None:
+        log.warning("stepping down to standby: %s", reason)
+        was_active = self.state.state is not STANDBY
+        self.state.set(STANDBY)
+        self.state.active_alive = False
+        self.state.writes_blocked = None
+        self.fs.share_journal(None)
+        self.journal = None
+        if was_active:
+            self.drain(SharedJournalError(f"this namenode stepped down ({reason}); the op was "
+                                          f"not acknowledged"))
+            self.fs.reload()
+        try:
+            self.election.resign()
+        except EtcdError:
+            self.election.held = None
+
+    def _etcd_unavailable(self, exc: EtcdUnavailableError) -> None:
+        if self.etcd_error is None:
+            log.warning("etcd is unavailable: %s", exc)
+        self.etcd_error = str(exc)
+        if self.state.state is ACTIVE and self.state.writes_blocked is None:
+            self.state.writes_blocked = (f"etcd is unavailable ({exc}). Reads go on; writes "
+                                         f"resume by themselves once etcd has a quorum again.")
+            self.fs.share_journal(None)
+
+    def _purge(self) -> None:
+        journal = self.journal
+        below = self.fs.last_checkpoint_txid - self.edits_retained
+        if journal is not None and below > self.purged_below:
+            if journal.purge(below):
+                self.purged_below = below
+
+    # ------------------------------------------------------------------ the active's pulse
+
+    def _watch_active(self) -> None:
+        """Keep ``state.active_alive`` true only while the active answers on an open
+        connection (module docstring)."""
+        while not self.stopping.is_set():
+            active = self.state.active
+            target = active.get("http") if active else None
+            if self.state.state is not STANDBY or not target or target == self.http:
+                self.state.active_alive = False
+                self.stopping.wait(0.05)
+                continue
+            try:
+                self._pulse(target)
+            except OSError:
+                pass
+            self.state.active_alive = False
+            self.stopping.wait(0.05)
+
+    def _pulse(self, target: str) -> None:
+        host, _, port = target.rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=1.0) as sock:
+            request = f"GET /isActive HTTP/1.1\r\nHost: {target}\r\n\r\n".encode()
+            while not self.stopping.is_set():
+                active = self.state.active
+                if self.state.state is not STANDBY or not active or active.get("http") != target:
+                    return
+                sock.sendall(request)
+                alive = _status(sock) == 200
+                self.state.active_alive = alive
+                if not alive:
+                    return
+                readable, _, _ = select.select([sock], [], [], 0.25)
+                if readable:         # the active closed the connection (or died)
+                    return
+
+    # ------------------------------------------------------------------ figures
+
+    def report(self) -> dict:
+        state = self.state
+        journal = self.journal
+        return {
+            "state": state.state.value,
+            "namenodeId": self.id,
+            "epoch": state.epoch,
+            "active": (state.active or {}).get("id"),
+            "activeAlive": state.active_alive,
+            "writesBlocked": state.writes_blocked,
+            "etcdError": self.etcd_error,
+            "transitions": self.transitions,
+            "journalAppends": journal.appends if journal else 0,
+            "journalAppendSeconds": journal.append_seconds if journal else 0.0,
+            "lastAppliedTxid": self.fs.last_synced_txid,
+        }
+
+
+def _status(sock: socket.socket) -> int:
+    """Read one small HTTP answer from ``sock``; its status code."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ConnectionResetError("the active closed the connection")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ConnectionResetError("the active closed the connection")
+        body += chunk
+    return int(lines[0].split()[1])
