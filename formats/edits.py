@@ -521,6 +521,28 @@ def decode_payload(payload, *, path: str | None = None, offset: int | None = Non
     return items[1], op
 
 
+def payloads_in(data: bytes, first_txid: int, *, source: str = "a batch",
+                max_record: int = DEFAULT_MAX_RECORD) -> list[tuple[int, tuple]]:
+    """``(offset, payload)`` for each record of ``data``, the payload decoded as
+    ``(op_code, txid, field...)``; ``data`` is a run of whole framed
+    records (no file header) whose txids are ``first_txid, first_txid + 1, ...``: a batch of a
+    shared journal. Unlike a file, a batch has no torn tail: any bad frame, an undecodable
+    payload or a txid out of order raises CorruptRecordError naming ``source``."""
+    out = []
+    off, size, expected = 0, len(data), first_txid
+    while off < size:
+        found = frame_at(data, off, size, max_record)
+        if isinstance(found, str):
+            raise CorruptRecordError(f"{source}: {found} at byte {off}", path=source,
+                                     offset=off, txid=expected)
+        if found.txid != expected:
+            raise CorruptRecordError(f"{source}: expected txid {expected}, found {found.txid}",
+                                     path=source, offset=off, txid=found.txid)
+        out.append((off, found.op.payload(found.txid)))
+        off, expected = found.end, expected + 1
+    return out
+
+
 def decode_header(data: bytes, *, path: str | None = None) -> int:
     """Check a header and return its first txid."""
     if len(data) < HEADER_SIZE:
