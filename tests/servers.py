@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -122,3 +123,10 @@ def _wait_for_port(proc: subprocess.Popen, log: Path, timeout: float) -> int:
             raise RuntimeError(f"namenode exited with {proc.returncode}: {text}")
         time.sleep(0.02)
     raise TimeoutError(f"namenode did not report its port: {log.read_text()}")
+
+
+def closed_port() -> int:
+    """A loopback port that was just free: connecting to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -13,7 +13,7 @@ from nnlite.commands.support import EXIT_FAILED, EXIT_STORAGE
 from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.image import importer
-from tests.cli import closed_port
+from tests.servers import closed_port
 
 
 def call(url: str, method: str = "PUT") -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli import dfs, ok
+from tests.commands.helpers import dfs, ok
 from tests.namenode.http.java import Java, shell
 
 pytestmark = pytest.mark.spark

@@ -16,8 +16,10 @@ import time
 import pytest
 
 from nnlite.commands import dfs as cli_dfs
-from tests.cli import closed_port, dfs, failed, ok
+from tests.client.fake import STATUS, UNKNOWN_CREATE, FakeNamenode, remote_exception, reply
+from tests.commands.helpers import dfs, failed, ok
 from tests.namenode.http.helpers import start_namenode
+from tests.servers import closed_port
 
 SEED = {
     "/seed/a.txt": 1536,
@@ -388,7 +390,7 @@ def test_setrep_refusals(server, tester):
 
 def test_touchz(server, tester, base):
     """An empty file; a namenode without CREATE gets the clear one-line error (the error
-    itself is pinned against a scripted namenode in test_client.py)."""
+    itself is pinned against a scripted namenode below)."""
     result = dfs(server, "touchz", f"{base}/new")
     if result.exit_code == 0:
         st = tester.status(f"{base}/new")
@@ -404,6 +406,19 @@ def test_touchz_refusals(server, base):
     assert "Not a zero-length file" in failed(dfs(server, "touchz", "/work/touchz/full"),
                                               "FileAlreadyExistsError", 1)
     failed(dfs(server, "touchz", f"{base}/no/parent"), "PathNotFoundError", 1)
+
+
+def test_touchz_on_an_older_namenode_is_one_clear_line():
+    missing = remote_exception(404, "java.io.FileNotFoundException", "File does not exist: /f")
+    fake = FakeNamenode([(missing, False), (reply(200, STATUS), False),
+                         (UNKNOWN_CREATE, False)])
+    try:
+        message = failed(dfs(None, "touchz", "--namenode", fake.url, "/f"),
+                         "UnknownOperationError", 1)
+        assert message == (f"touchz needs file creation (WebHDFS CREATE), which the namenode "
+                           f"at {fake.url} does not support yet")
+    finally:
+        fake.close()
 
 
 # ------------------------------------------------------------------------------- xattrs

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from nnlite import cli
-from tests.cli import dfs, failed, ok
+from tests.commands.helpers import dfs, failed, ok
 from tests.namenode.http.helpers import start_namenode
 
 BLOCK = 4096
@@ -191,7 +191,7 @@ def test_append_to_a_directory(server, base, tmp_path):
 
 
 def test_unreachable_namenode(tmp_path):
-    from tests.cli import closed_port
+    from tests.servers import closed_port
     src = local(tmp_path, "a", b"a")
     result = CliRunner(env={"NNLITE_NAMENODE": f"http://127.0.0.1:{closed_port()}",
                             "HADOOP_USER_NAME": "tester"}).invoke(

@@ -1,5 +1,5 @@
 """Helpers of the ``nnlite dfs`` / ``dfsadmin`` tests: run a command with CliRunner against a
-live namenode, check the one-line error contract, and a port where nothing listens.
+live namenode and check the one-line error contract.
 
 The namenode's address and the user come from the environment (NNLITE_NAMENODE,
 HADOOP_USER_NAME) unless a test passes ``--namenode``/``--user``, so the defaults are exercised
@@ -7,8 +7,6 @@ too; the host's own values of those variables never leak in.
 """
 
 from __future__ import annotations
-
-import socket
 
 from click.testing import CliRunner, Result
 
@@ -52,10 +50,3 @@ def failed(result: Result, kind: str, code: int) -> str:
     prefix = f"nnlite: {kind}: "
     assert lines[0].startswith(prefix), lines[0]
     return lines[0][len(prefix):]
-
-
-def closed_port() -> int:
-    """A loopback port that was just free: connecting to it is refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

@@ -1,6 +1,6 @@
 """``nnlite dfs setfacl|getfacl`` and the ``+`` of ``dfs ls`` with CliRunner against one live
 namenode: getfacl prints what FsShell's ``-getfacl`` prints (the same output is compared with
-FsShell's own in test_fsshell_output.py), setfacl's flags and specs are checked as
+FsShell's own in test_dfs_fsshell_output.py), setfacl's flags and specs are checked as
 SetfaclCommand checks them, and what the namenode refuses is one line. Users: tester
 (supergroup), alice (staff), bob (no group); each test has its own ``base`` (tester's, 755).
 """
@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.cli import dfs, failed, ok
+from tests.commands.helpers import dfs, failed, ok
 
 
 def header(path: str, owner: str = "tester", group: str = "supergroup") -> list[str]:

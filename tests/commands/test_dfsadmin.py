@@ -9,7 +9,8 @@ import json
 import pytest
 
 from nnlite.client.webhdfs import WebHdfsClient
-from tests.cli import closed_port, dfs, dfsadmin, failed, ok
+from tests.commands.helpers import dfs, dfsadmin, failed, ok
+from tests.servers import closed_port
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,9 @@
-"""``--user`` and ``--namenode`` wherever a user puts them, as Hadoop's generic options: at the
-top (``nnlite --user U dfs ls``), on the group (``nnlite dfs --user U ls``) and after the
-command; the last one on the command line wins, and any of them over the environment
-(HADOOP_USER_NAME=tester, NNLITE_NAMENODE=the test namenode, as tests/cli sets them). The user
-shows in the home directory a relative path resolves under."""
+"""support.py: the exit code of each kind of error, and ``--user`` and ``--namenode`` wherever a
+user puts them, as Hadoop's generic options: at the top (``nnlite --user U dfs ls``), on the
+group (``nnlite dfs --user U ls``) and after the command; the last one on the command line
+wins, and any of them over the environment (HADOOP_USER_NAME=tester, NNLITE_NAMENODE=the test
+namenode, as tests/commands/helpers.py sets them). The user shows in the home directory a
+relative path resolves under."""
 
 from __future__ import annotations
 
@@ -10,8 +11,26 @@ import click
 import pytest
 
 from nnlite import cli
-from nnlite.commands.support import GenericOption
-from tests.cli import closed_port, failed, nnlite, ok
+from nnlite.client import errors
+from nnlite.commands.support import GenericOption, exit_code
+from tests.commands.helpers import failed, nnlite, ok
+from tests.servers import closed_port
+
+
+@pytest.mark.parametrize("error, code", [
+    (errors.PathNotFoundError("x"), 1),
+    (errors.AccessControlError("x"), 1),
+    (errors.ImpersonationError("x"), 1),
+    (errors.SafeModeError("x"), 1),
+    (errors.UnknownOperationError("x"), 1),
+    (errors.ProtocolError("x"), 1),
+    (errors.NamenodeUnreachableError("x", url="http://h:1"), 3),
+    (errors.BadArgumentError("x"), 2),
+    (errors.IllegalArgumentError("x"), 2),
+    (errors.InvalidPathError("x"), 2),
+], ids=lambda v: type(v).__name__ if isinstance(v, Exception) else str(v))
+def test_exit_codes_are_stable_per_kind(error, code):
+    assert exit_code(error) == code
 
 
 def home_of(result) -> str:

@@ -2,7 +2,7 @@
 allowSnapshot|disallowSnapshot`` and ``dfs createSnapshot|renameSnapshot|deleteSnapshot``
 print HDFS's messages, ``dfs lsSnapshottableDir`` and ``dfs snapshotDiff`` print what ``hdfs
 lsSnapshottableDir`` and ``hdfs snapshotDiff`` print (compared with Hadoop's own classes in
-test_fsshell_output.py), and what HDFS refuses is one line. Users: tester (supergroup), alice
+test_dfs_fsshell_output.py), and what HDFS refuses is one line. Users: tester (supergroup), alice
 (staff), bob (no group); each test has its own ``base``.
 """
 
@@ -12,7 +12,7 @@ import json
 import re
 import time
 
-from tests.cli import dfs, dfsadmin, failed, ok
+from tests.commands.helpers import dfs, dfsadmin, failed, ok
 
 
 def local_minute(ms: int) -> str:
