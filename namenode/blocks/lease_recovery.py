@@ -13,16 +13,31 @@ other clients are left alone and logged.
 from __future__ import annotations
 
 import logging
+from typing import Protocol, TypeVar
 
 from nnlite.namenode.namespace.leases import upload_kind
 
 log = logging.getLogger(__name__)
 
+# What a write of the namesystem returns to wait on (journal.Logged): only handed back here.
+L = TypeVar("L")
 
-def recover_uploads(fs) -> list[tuple[str, str]]:
+
+class Recovering(Protocol[L]):
+    """What the lease recovery calls on the ``FSNamesystem`` just loaded, which the blocks
+    may not import (the namesystem is above them)."""
+
+    def files_under_construction(self) -> list[tuple[str, int, str]]: ...
+
+    def recover_upload(self, path: str, inode_id: int) -> L: ...
+
+    def durable(self, logged: L) -> object: ...
+
+
+def recover_uploads(fs: Recovering[L]) -> list[tuple[str, str]]:
     """Close the uploads a stop cut off (module docstring) through ``fs``, the
     ``FSNamesystem`` just loaded: ``(path, action)`` per file."""
-    done = []
+    done: list[tuple[str, str]] = []
     for path, inode_id, holder in fs.files_under_construction():
         kind = upload_kind(holder)
         if kind is None:

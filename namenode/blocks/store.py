@@ -34,6 +34,7 @@ import threading
 from pathlib import Path
 
 from nnlite.durability import durable
+from nnlite.formats.edits import Block
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 
@@ -258,7 +259,7 @@ class BlockStore:
     def writer(self, block_size: int, tail: tuple | None = None) -> "BlockWriter":
         return BlockWriter(self, block_size, tail)
 
-    def copy_prefix(self, block: tuple) -> tuple[tuple, tuple[int, bytes]]:
+    def copy_prefix(self, block: tuple) -> tuple[Block, tuple[int, bytes, int]]:
         """A new published block holding the first ``block[1]`` bytes of block ``block[0]``
         (truncate's copy-on-write); returns it and its digest. Its id stays held."""
         old_id, num_bytes = block[0], block[1]

@@ -18,8 +18,9 @@ import errno
 import io
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, Iterable, Sequence
 
+from nnlite.formats.edits import Block
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 
@@ -39,13 +40,13 @@ class BlockMissingError(errors.NamenodeError):
 class Sealed:
     """What a finished writer made: new blocks ``(id, num_bytes, genstamp)`` in file order,
     their ``checksum.block_digest``s, and whether the first one replaces the file's tail."""
-    blocks: tuple
-    digests: list
+    blocks: tuple[Block, ...]
+    digests: list[tuple[int, bytes, int]]
     replaces_tail: bool
     length: int
 
 
-def copy_range(src, dst, count: int) -> None:
+def copy_range(src: BinaryIO, dst: BinaryIO, count: int) -> None:
     """Copy the first ``count`` bytes of ``src`` to offset 0 of ``dst`` (in the kernel when
     the file system allows it)."""
     done = 0
@@ -73,7 +74,8 @@ class _Piece:
     offset: int                 # where the new bytes start in the block (the tail's length)
     size: int = 0
     crcs: bytes = b""
-    handle: object = None
+    # opened right after the piece is listed (so a failed open still releases its id)
+    handle: BinaryIO = field(init=False, repr=False, compare=False)
     chunker: checksum.CrcChunker = field(default_factory=checksum.CrcChunker)
 
 
@@ -86,7 +88,7 @@ class BlockWriter:
     publishes (run it in a thread); ``discard`` deletes everything; ``close`` releases the
     ids. The owner calls ``close`` after recording the blocks, or ``discard`` and ``close``."""
 
-    def __init__(self, store: BlockStore, block_size: int, tail: tuple | None):
+    def __init__(self, store: BlockStore, block_size: int, tail: tuple | None) -> None:
         self.store = store
         self.block_size = block_size
         self.tail = tail if tail and 0 < tail[1] < block_size else None
@@ -101,12 +103,12 @@ class BlockWriter:
     def ids(self) -> list[int]:
         return [p.block_id for p in self.pieces]
 
-    def write(self, data) -> None:
+    def write(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)
         while view:
-            if self.current is None:
-                self._start_piece()
             piece = self.current
+            if piece is None:
+                piece = self._start_piece()
             take = view[:piece.capacity - piece.size]
             piece.handle.write(take)
             piece.chunker.feed(take)
@@ -114,35 +116,37 @@ class BlockWriter:
             self.length += len(take)
             view = view[len(take):]
             if piece.size == piece.capacity:
-                self._end_piece()
+                self._end_piece(piece)
 
-    def _start_piece(self) -> None:
+    def _start_piece(self) -> _Piece:
         block_id = self.store.allocate()
-        continues = self.tail is not None and not self.pieces
-        offset = self.tail[1] if continues else 0
+        tail = self.tail if not self.pieces else None    # only the first block continues it
+        offset = tail[1] if tail is not None else 0
         piece = _Piece(block_id, self.block_size - offset, offset)
         self.pieces.append(piece)
         piece.handle = open(self.store.tmp_path(block_id), "wb")
-        if continues:
+        if tail is not None:
             piece.handle.seek(offset)
             # the continued block keeps its checksum type (old blocks are CRC32)
-            piece.chunker = checksum.CrcChunker(self._tail_prefix(), self._tail_kind())
+            piece.chunker = checksum.CrcChunker(self._tail_prefix(tail), self._tail_kind(tail))
         self.current = piece
+        return piece
 
-    def _tail_prefix(self) -> bytes:
+    def _tail_prefix(self, tail: tuple) -> bytes:
         """The bytes of the tail's partial last chunk (they begin the next chunk's CRC)."""
-        block_id, num_bytes = self.tail[0], self.tail[1]
+        block_id, num_bytes = tail[0], tail[1]
         rest = num_bytes % checksum.BYTES_PER_CRC
         if not rest:
             return b""
         with self.store.open_block(block_id, num_bytes) as handle:
             return os.pread(handle.fileno(), rest, num_bytes - rest)
 
-    def _tail_kind(self) -> int:
-        return self.store.read_crcs(self.tail[0], 0)[1]
+    def _tail_kind(self, tail: tuple) -> int:
+        return self.store.read_crcs(tail[0], 0)[1]
 
-    def _end_piece(self) -> None:
-        piece, self.current = self.current, None
+    def _end_piece(self, piece: _Piece) -> None:
+        """Close the current block file, ``piece``'s."""
+        self.current = None
         piece.handle.close()
         piece.crcs = piece.chunker.finish()
         if not piece.offset:
@@ -152,7 +156,7 @@ class BlockWriter:
     def seal(self) -> Sealed:
         """Finish the last block, merge the tail, fsync and publish every block."""
         if self.current is not None:
-            self._end_piece()
+            self._end_piece(self.current)
         digests = []
         for piece in self.pieces:
             crcs = self._merge_tail(piece) if piece.offset else piece.crcs
@@ -164,6 +168,8 @@ class BlockWriter:
                       self.length)
 
     def _merge_tail(self, piece: _Piece) -> bytes:
+        if self.tail is None:       # only the first piece of an append has an offset
+            raise errors.NamenodeError(f"block {piece.block_id} continues no partial block")
         block_id, num_bytes = self.tail[0], self.tail[1]
         whole = num_bytes - num_bytes % checksum.BYTES_PER_CRC
         crcs = self.store.read_crcs(block_id, whole)[0] + piece.crcs
@@ -196,9 +202,11 @@ class BlockWriter:
 
 # ---------------------------------------------------------------------- reading ranges
 
-def segments(blocks, offset: int, length: int) -> list[tuple]:
+def segments(blocks: Iterable[Sequence[int]], offset: int,
+             length: int) -> list[tuple[Sequence[int], int, int]]:
     """``(block, start in block, count)`` covering ``length`` bytes from ``offset``."""
-    out, pos, end = [], 0, offset + length
+    out: list[tuple[Sequence[int], int, int]] = []
+    pos, end = 0, offset + length
     for block in blocks:
         lo, hi = max(offset, pos), min(end, pos + block[1])
         if lo < hi:
@@ -217,12 +225,12 @@ class RangeReader:
     mode = "rb"
     name = "<block ranges>"
 
-    def __init__(self, parts: list[tuple]):
+    def __init__(self, parts: list[tuple[BinaryIO, int, int]]) -> None:
         self.parts = parts          # [(open file, start, count)]
         self.index = 0
         self.done = 0               # bytes read from parts[index]
 
-    def fileno(self):
+    def fileno(self) -> int:
         raise io.UnsupportedOperation("a RangeReader spans several files")
 
     def seek(self, position: int, whence: int = 0) -> int:
@@ -234,7 +242,7 @@ class RangeReader:
             self.index += 1
         return position
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: bytearray | memoryview) -> int:
         while self.index < len(self.parts):
             handle, start, count = self.parts[self.index]
             want = min(len(buffer), count - self.done)

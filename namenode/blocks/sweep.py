@@ -25,7 +25,7 @@ def referenced(tree: Tree) -> set[int]:
     """Every block id a file of the namespace refers to, or a snapshot still keeps (call
     under the namesystem lock): a block goes only once the last snapshot that needs it is
     deleted, as HDFS collects blocks when a snapshot's diffs are destroyed."""
-    ids = set()
+    ids: set[int] = set()
     for node in walk(tree.root):
         if not node.is_dir:
             ids.update(block[0] for block in node.blocks)
@@ -42,7 +42,7 @@ class Sweeper:
     use."""
 
     def __init__(self, referenced: Callable[[], set[int]], store: BlockStore, grace: float,
-                 clock=time.time):
+                 clock: Callable[[], float] = time.time) -> None:
         self.referenced = referenced
         self.store = store
         self.grace = grace
