@@ -28,6 +28,7 @@ The checkpoint bookkeeping lives here as well: ``roll_edits``, ``last_checkpoint
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import getpass
 import logging
@@ -35,12 +36,14 @@ import os
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Protocol, TypeVar
+from pathlib import Path
+from typing import Any, Callable, Protocol, TypeVar, TypeVarTuple
 
 from nnlite.durability import faults
 from nnlite.formats import edits
 from nnlite.namenode.blocks.sweep import referenced
-from nnlite.namenode.errors import ReplayError, SafeModeError, SharedJournalError
+from nnlite.namenode.config import Config
+from nnlite.namenode.errors import NameDirError, ReplayError, SafeModeError, SharedJournalError
 from nnlite.namenode.image import columns, install, startup
 from nnlite.namenode.image.checkpoint import (
     CheckpointError,
@@ -53,9 +56,10 @@ from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Journal, Logged, SharedLog, restart_edits
 from nnlite.namenode.namespace import paths, permission
 from nnlite.namenode.namespace.inode import INode, INodeFile, walk
-from nnlite.namenode.namespace.namespace import Namespace, wall_clock_ms
+from nnlite.namenode.namespace.namespace import Applied, Namespace, wall_clock_ms
 from nnlite.namenode.namespace.permission import Caller
-from nnlite.namenode.namespace.snapshot import Root, Snapshot
+from nnlite.namenode.namespace.snapshot import Listing as DiffListing
+from nnlite.namenode.namespace.snapshot import Report, Root, Snapshot
 from nnlite.namenode.namespace.storage_policy import Policy
 from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.storage import namedir
@@ -64,6 +68,7 @@ from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 # What a read builds from an inode under the lock: (inode, path suffix, snapshot enabled) ->
 # the caller's answer (WebHDFS: Hadoop's FileStatus JSON, ``webhdfs_json.file_status_json``).
 Render = Callable[[INode, str, bool], T]
@@ -77,14 +82,14 @@ class Identity:
     """Who is a superuser, and which groups each user is in (Hadoop's static mapping)."""
     superuser: str = field(default_factory=getpass.getuser)
     supergroup: str = "supergroup"
-    groups: dict[str, frozenset] = field(default_factory=dict)
+    groups: dict[str, frozenset[str]] = field(default_factory=dict)
     permissions_enabled: bool = True
-    _callers: dict = field(default_factory=dict, repr=False, compare=False)
+    _callers: dict[str, Caller] = field(default_factory=dict, repr=False, compare=False)
 
     @staticmethod
-    def parse_mapping(text: str) -> dict[str, frozenset]:
+    def parse_mapping(text: str) -> dict[str, frozenset[str]]:
         """``user1=group1,group2;user2=`` as in hadoop.user.group.static.mapping.overrides."""
-        mapping = {}
+        mapping: dict[str, frozenset[str]] = {}
         for entry in filter(None, (e.strip() for e in text.split(";"))):
             user, _, groups = entry.partition("=")
             mapping[user.strip()] = frozenset(g.strip() for g in groups.split(",") if g.strip())
@@ -106,7 +111,7 @@ class Identity:
 
 
 def format_dirs(dirs: list[NameDir], *, force: bool = False, namespace_id: int | None = None,
-                clock=None) -> int:
+                clock: Callable[[], int] | None = None) -> int:
     """Create empty name dirs: VERSION, an image of the root at txid 0, an edits log at txid 1."""
     namespace_id = namespace_id or namedir.new_namespace_id()
     with namedir.locked(dirs):
@@ -144,7 +149,7 @@ class FileBlocks:
     ``LocatedBlocks`` without the locations: every block is on this server)."""
     inode_id: int
     length: int
-    blocks: tuple
+    blocks: tuple[edits.Block, ...]
     checksum: bytes | None
     block_size: int
     under_construction: bool
@@ -164,7 +169,7 @@ class Listing:
     user: str
     node: INode
     names: list[str]
-    entries: list | None
+    entries: list[Any] | None       # what the caller's render made of each entry
 
 
 READ, WRITE, CHECKPOINT = (OperationCategory.READ, OperationCategory.WRITE,
@@ -176,7 +181,8 @@ class FSNamesystem:
     """The store and the door to it. Construct with ``open``; ``close`` releases the dirs."""
 
     def __init__(self, dirs: list[NameDir], loaded: startup.Loaded, journal: Journal,
-                 identity: Identity, lock: threading.Lock, clock=None):
+                 identity: Identity, lock: threading.Lock,
+                 clock: Callable[[], int] | None = None) -> None:
         self.dirs = dirs
         self.ns = Namespace(loaded.tree, clock=clock) if clock else Namespace(loaded.tree)
         self.namespace_id = loaded.namespace_id
@@ -197,15 +203,15 @@ class FSNamesystem:
         self.block_size = 128 << 20
         # Called with each request's ops, under the lock, as they are applied: what keeps
         # state of its own keyed by path (the lease table) follows renames and deletes there.
-        self.on_applied: list = []
+        self.on_applied: list[Callable[[list[edits.Op]], None]] = []
         # Called after ``reload`` (lock released): what followed the dropped ops forgets them.
         self.on_reloaded: list[Callable[[], None]] = []
         self.clock = clock
-        self.config = None
+        self.config: Config | None = None
         # In an HA set: the state's own check, asked first by check_operation.
         self.ha: HAGate | None = None
 
-    def configure(self, config) -> None:
+    def configure(self, config: Config) -> None:
         """Apply the namespace settings of a namenode.config.Config."""
         self.config = config
         self.list_limit = config.int("dfs.ls.limit")
@@ -231,8 +237,9 @@ class FSNamesystem:
                 "checksumType": "CRC32C", "keyProviderUri": "", "defaultStoragePolicyId": 7}
 
     @classmethod
-    def open(cls, dirs: list[str], identity: Identity | None = None, clock=None,
-             locked: list[NameDir] | None = None) -> "FSNamesystem":
+    def open(cls, dirs: list[str], identity: Identity | None = None,
+             clock: Callable[[], int] | None = None,
+             locked: list[NameDir] | None = None) -> FSNamesystem:
         """Load the store from ``dirs``; ``locked``: the same dirs, already locked by the caller
         (the daemon locks them before it binds its port), else they are locked here. On a
         failure every lock is released."""
@@ -242,8 +249,12 @@ class FSNamesystem:
         try:
             loaded = startup.load(name_dirs)
             lock = threading.Lock()
+            valid_length = loaded.valid_lengths.get(loaded.segment)
+            if valid_length is None:        # startup replayed no such file: none to append to
+                raise NameDirError(f"No {loaded.segment} to append to in " +
+                                   ", ".join(str(d.current) for d in name_dirs if d.healthy))
             streams = {d: edits.EditsWriter.open_append(str(d.file(loaded.segment)),
-                                                    loaded.valid_lengths.get(loaded.segment))
+                                                        valid_length)
                        for d in name_dirs if d.healthy}
             journal = Journal(streams, loaded.last_txid, lock)
         except BaseException:
@@ -259,10 +270,10 @@ class FSNamesystem:
         for d in self.dirs:
             d.unlock()
 
-    def __enter__(self):
+    def __enter__(self) -> FSNamesystem:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ------------------------------------------------------------------ the door
@@ -307,14 +318,14 @@ class FSNamesystem:
             self.check_operation(OperationCategory.READ)
             return reader(self.ns)
 
-    def write(self, request: Callable[[Namespace], tuple[T, list]]) -> Logged[T]:
+    def write(self, request: Callable[[Namespace], Applied[T]]) -> Logged[T]:
         """Run one request on the namespace under the lock (WRITE): ``request`` validates and
         applies, returning ``(value, ops)``; its ops are logged. For requests made of several
         namespace requests planned together (the catalog's retain, rollback, pin, gc and job
         lifecycle); a request that raises must have applied nothing."""
         return self._write(request, self.ns)
 
-    def _write(self, request, *args) -> Logged:
+    def _write(self, request: Callable[[*Ts], Applied[T]], *args: *Ts) -> Logged[T]:
         with self.lock:
             self.check_operation(WRITE)
             value, ops = request(*args)
@@ -334,7 +345,7 @@ class FSNamesystem:
             self.journal.sync(logged.txid)
         return logged.value
 
-    def async_committer(self, loop=None) -> AsyncCommitter:
+    def async_committer(self, loop: asyncio.AbstractEventLoop | None = None) -> AsyncCommitter:
         """Group commit on an event loop (the HTTP service's): ops logged there are synced in
         one thread, many per fsync, and their answers released once durable."""
         return AsyncCommitter(self.journal, loop)
@@ -362,11 +373,14 @@ class FSNamesystem:
 
     # ------------------------------------------------------------------ high availability
 
-    def share_journal(self, shared: SharedLog | None) -> None:
+    def share_journal(self, shared: SharedLog | None,
+                      on_failure: Callable[[], None] | None = None) -> None:
         """Write every later batch to ``shared`` before the local dirs (the active of an HA
-        set), or stop (None: a standby, or no HA)."""
+        set), or stop (None: a standby, or no HA); ``on_failure`` is called, from the syncing
+        thread, when ``shared`` refuses a batch."""
         with self.lock:
             self.journal.shared = shared
+            self.journal.on_shared_failure = on_failure if shared is not None else None
 
     def apply_replicated(self, data: bytes, first_txid: int, last_txid: int) -> int:
         """A standby's step: apply the active's framed records ``data`` (txids
@@ -432,7 +446,7 @@ class FSNamesystem:
         """NameNodeResourceChecker: enter safe mode when fewer than ``minimum`` healthy name
         dirs have ``reserved`` bytes free (name dirs are redundant volumes), leave it when
         enough have again. Returns whether resources are low. One log line per change."""
-        free = {}
+        free: dict[Path, int] = {}
         for d in self.dirs:
             if d.healthy:
                 try:
@@ -475,7 +489,7 @@ class FSNamesystem:
             self.check_operation(READ)
             self.ns.status(path, caller)
 
-    def list_status(self, path: str, user: str, render: Render[T], limit: int) -> Listing:
+    def list_status(self, path: str, user: str, render: Render[Any], limit: int) -> Listing:
         """LISTSTATUS (``getListing``): the directory's entries rendered at once when it holds
         at most ``limit``, else the names to read a page at a time (``listing_page``)."""
         caller = self.caller(user)
@@ -484,7 +498,8 @@ class FSNamesystem:
             node, names = self.ns.listing_names(path, caller)
             if len(names) > limit:
                 return Listing(path, user, node, names, None)
-            nodes = self.ns.listing_page(path, caller, node, names) if node.is_dir else [node]
+            nodes: list[INode] = (self.ns.listing_page(path, caller, node, names)
+                                  if node.is_dir else [node])
             return Listing(path, user, node, names, self._listed(nodes, path, caller, render))
 
     def listing_page(self, listing: Listing, names: list[str],
@@ -510,7 +525,8 @@ class FSNamesystem:
             nodes, remaining = self.ns.listing(path, caller, start_after, limit)
             return self._listed(nodes, path, caller, render), remaining
 
-    def _listed(self, nodes, path: str, caller: Caller, render: Render[T]) -> list[T]:
+    def _listed(self, nodes: list[INode], path: str, caller: Caller,
+                render: Render[T]) -> list[T]:
         """A file lists as itself with an empty path suffix (Hadoop's getListing); a directory
         lists its children by name, a file named as the directory included."""
         if len(nodes) == 1 and not nodes[0].is_dir and self.ns.status(path, caller) is nodes[0]:
@@ -563,7 +579,7 @@ class FSNamesystem:
             self.check_operation(READ)
             return self.ns.storage_policy(path, caller)
 
-    def get_xattrs(self, path: str, user: str, names=None, *,
+    def get_xattrs(self, path: str, user: str, names: list[str] | None = None, *,
                    names_only: bool = False) -> dict[str, bytes]:
         caller = self.caller(user)
         with self.lock:
@@ -578,7 +594,7 @@ class FSNamesystem:
             return render(self.ns.acl_status(path, caller))
 
     def get_snapshot_diff(self, path: str, older: str, newer: str, user: str, *,
-                          listing: bool = False):
+                          listing: bool = False) -> Report | DiffListing:
         """GETSNAPSHOTDIFF (``listing``: GETSNAPSHOTDIFFLISTING) of ``path``."""
         caller = self.caller(user)
         with self.lock:
@@ -612,7 +628,7 @@ class FSNamesystem:
                unmasked: int | None = None) -> Logged[bool]:
         return self._write(self.ns.mkdirs, path, permission, self.caller(user), unmasked)
 
-    def create(self, path: str, user: str, **kw) -> Logged[bool]:
+    def create(self, path: str, user: str, **kw: Any) -> Logged[bool]:
         """A complete, empty file (``Namespace.create``'s keywords)."""
         if not kw:
             return self._write(self.ns.create, path, self.caller(user))
@@ -630,7 +646,8 @@ class FSNamesystem:
     def set_permission(self, path: str, permission: int, user: str) -> Logged[bool]:
         return self._write(self.ns.set_permission, path, permission, self.caller(user))
 
-    def set_owner(self, path: str, owner, group, user: str) -> Logged[bool]:
+    def set_owner(self, path: str, owner: str | None, group: str | None,
+                  user: str) -> Logged[bool]:
         return self._write(self.ns.set_owner, path, owner, group, self.caller(user))
 
     def set_times(self, path: str, mtime: int, atime: int, user: str) -> Logged[bool]:
@@ -639,7 +656,8 @@ class FSNamesystem:
     def set_replication(self, path: str, replication: int, user: str) -> Logged[bool]:
         return self._write(self.ns.set_replication, path, replication, self.caller(user))
 
-    def set_quota(self, path: str, ns_quota, ss_quota, user: str) -> Logged[bool]:
+    def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
+                  user: str) -> Logged[bool]:
         return self._write(self.ns.set_quota, path, ns_quota, ss_quota, self.caller(user))
 
     def set_xattr(self, path: str, name: str, value: bytes, flag: int,
@@ -708,10 +726,10 @@ class FSNamesystem:
             return FileBlocks.of(self.ns.readable_file(path, caller))
 
     def start_upload(self, path: str, user: str, client_name: str, client_machine: str,
-                     **create_kw) -> Logged[INodeFile]:
+                     **create_kw: Any) -> Logged[INodeFile]:
         """Create the file an upload writes, under construction by ``client_name`` (its
         lease); the value is its inode, which the upload closes by (``complete_upload``)."""
-        def start():
+        def start() -> Applied[INodeFile]:
             _, ops = self.ns.create(path, self.caller(user), client_name=client_name,
                                     client_machine=client_machine, **create_kw)
             return self.ns.tree.get_file(paths.normalize(path)), ops
@@ -721,7 +739,7 @@ class FSNamesystem:
                           client_machine: str) -> Logged[INodeFile]:
         """Reopen the complete file at ``path`` for an upload that appends (AppendOp); the
         value is its inode, as reopened."""
-        def reopen():
+        def reopen() -> Applied[INodeFile]:
             _, ops = self.ns.append(path, self.caller(user), client_name, client_machine)
             return self.ns.tree.get_file(paths.normalize(path)), ops
         return self._write(reopen)
@@ -737,12 +755,13 @@ class FSNamesystem:
         """Close an upload's file with the blocks it had (lease recovery)."""
         return self._write(self.ns.upload_abandon, node, holder)
 
-    def truncate_blocks(self, path: str, user: str, new_length: int, **kw) -> Logged[bool]:
+    def truncate_blocks(self, path: str, user: str, new_length: int,
+                        **kw: Any) -> Logged[bool]:
         """TRUNCATE with the copy of the cut block (``Namespace.truncate_blocks``)."""
         return self._write(lambda: self.ns.truncate_blocks(path, self.caller(user), new_length,
                                                            **kw))
 
-    def refers_to_blocks(self, path: str, ids: set) -> bool:
+    def refers_to_blocks(self, path: str, ids: set[int]) -> bool:
         """Whether the file at ``path`` refers to any of the block ``ids`` (a request that
         failed after its batch was applied must keep them)."""
         with self.lock:
@@ -795,7 +814,7 @@ class FSNamesystem:
             log.info("saved namespace at txid %d", txid)
             return txid
 
-    def failed_dirs(self) -> list:
+    def failed_dirs(self) -> list[NameDir]:
         """The name dirs an edits roll tries to bring back (``dfs.namenode.name.dir.restore``)."""
         return [d for d in self.dirs if not d.healthy] if self.restore_dirs else []
 

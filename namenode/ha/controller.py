@@ -81,6 +81,7 @@ class HAController:
         self.purged_below = 0
         self.transitions = 0
         self.stopping = threading.Event()
+        self.wake = threading.Event()      # a batch failed, or stop: run the loop now
         self._threads: list[threading.Thread] = []
         fs.ha = self.state
 
@@ -95,6 +96,7 @@ class HAController:
     def stop(self) -> None:
         """Stop following or leading; an active resigns, so a standby takes over at once."""
         self.stopping.set()
+        self.wake.set()
         for thread in self._threads:
             thread.join(timeout=10)
         if self.state.state is ACTIVE:
@@ -125,7 +127,8 @@ class HAController:
             except Exception:
                 log.exception("the HA loop failed (retried)")
                 pause = 1.0
-            self.stopping.wait(pause)
+            self.wake.wait(pause)
+            self.wake.clear()
 
     def _follow(self) -> None:
         self.tail()
@@ -174,7 +177,7 @@ class HAController:
                           f"only {committed}: it was written outside the HA set")
         journal.clear_uncommitted(committed)
         self.journal = journal
-        self.fs.share_journal(journal)
+        self.fs.share_journal(journal, self.wake.set)
         self.state.writes_blocked = None
         self.state.active = {"id": self.id, "http": self.http, "epoch": epoch}
         self.state.set(ACTIVE)
@@ -239,7 +242,7 @@ class HAController:
             self._step_down("the leader key is no longer this namenode's")
             return
         self.tail()
-        self.fs.share_journal(self.journal)
+        self.fs.share_journal(self.journal, self.wake.set)
         self.state.writes_blocked = None
         log.info("writes resumed: etcd is reachable and this namenode still leads")
 

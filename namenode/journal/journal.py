@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from typing import Callable, Generic, Iterable, NamedTuple, Protocol, TypeVar
 
 from nnlite.durability import durable, faults
 from nnlite.formats import edits
@@ -42,7 +42,7 @@ T = TypeVar("T")
 class JournalMetrics:
     __slots__ = ("syncs", "sync_seconds", "txns", "batched", "bytes")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.syncs = 0
         self.sync_seconds = 0.0
         self.txns = 0
@@ -83,6 +83,8 @@ class Journal:
         self.shared: SharedLog | None = None
         self.shared_failure: SharedJournalError | None = None
         self.generation = 0        # +1 at each discard_unsynced: a txid's meaning changed
+        # Told (from the syncing thread) when the shared log refuses a batch.
+        self.on_shared_failure: Callable[[], None] | None = None
 
     @property
     def writable(self) -> bool:
@@ -104,7 +106,7 @@ class Journal:
 
     # ------------------------------------------------------------------ logging and sync
 
-    def log(self, ops) -> int:
+    def log(self, ops: list[edits.Op]) -> int:
         """Assign txids and buffer the records (namesystem lock held). Returns the last txid.
         Ops the namespace already packed (``edits.PackedOps``) are framed, not packed again."""
         txid = self.txid
@@ -159,11 +161,11 @@ class Journal:
         self._cond.notify_all()
         self.check_writable()
 
-    def _take_buffer(self) -> tuple[bytes, int]:
+    def _take_buffer(self) -> tuple[bytearray, int]:
         data, self._buf = self._buf, bytearray()
         return data, self.txid
 
-    def _write_and_sync(self, data: bytes, end: int) -> None:
+    def _write_and_sync(self, data: bytearray, end: int) -> None:
         start = time.perf_counter()
         if data and self.shared is not None:
             try:
@@ -175,6 +177,8 @@ class Journal:
                     f"the shared journal could not take txids {self.synced_txid + 1}-{end}: "
                     f"{exc}")
                 self.shared_failure = failure
+                if self.on_shared_failure is not None:
+                    self.on_shared_failure()
                 raise failure from exc
         for d, writer in list(self.streams.items()):
             try:
@@ -235,7 +239,7 @@ class Journal:
 
     # ------------------------------------------------------------------ segments
 
-    def roll(self, restore: list[NameDir] | tuple = ()) -> int:
+    def roll(self, restore: Iterable[NameDir] = ()) -> int:
         """End the current segment and continue in ``edits.new`` (lock held).
         Returns the last txid of the closed segment. The failed dirs in ``restore`` are
         brought back first where they can be written again (NNStorage's
@@ -252,9 +256,9 @@ class Journal:
         self._reopen(EDITS_NEW, end + 1, replace=False, more=self._restore(restore))
         return end
 
-    def _restore(self, failed) -> list[NameDir]:
+    def _restore(self, failed: Iterable[NameDir]) -> list[NameDir]:
         source = next(iter(self.streams), None)
-        back = []
+        back: list[NameDir] = []
         for d in failed:
             if source is None or d in self.streams:
                 continue
@@ -275,7 +279,8 @@ class Journal:
             durable.remove_durably(d.file(EDITS_NEW))
         return first
 
-    def _reopen(self, name: str, first_txid: int, *, replace: bool, more=()) -> None:
+    def _reopen(self, name: str, first_txid: int, *, replace: bool,
+                more: Iterable[NameDir] = ()) -> None:
         """Close the open files and start ``name`` in every healthy dir (and ``more``, just
         restored) at ``first_txid`` (``start_segment``)."""
         if self.shared is not None:

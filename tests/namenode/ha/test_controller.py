@@ -1,0 +1,129 @@
+"""The HA set end to end: real etcd members, real namenode processes, SIGKILL and SIGSTOP."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from tests.namenode.ha.haset import USER, Writers, request
+from tests.servers import wait_for
+
+pytestmark = pytest.mark.crash
+
+
+def mkdirs(url: str, path: str, timeout: float = 30) -> tuple[int, dict]:
+    status, body = request(url, "PUT", f"/webhdfs/v1{path}?op=MKDIRS&user.name={USER}",
+                           timeout=timeout)
+    return status, json.loads(body)
+
+
+def exists(url: str, path: str) -> bool:
+    """GETFILESTATUS as Hadoop's client reads: a RetriableException is asked again after a
+    pause (the namenode is dropping a batch etcd refused), up to its retry count."""
+    for attempt in range(10):
+        status, body = request(url, "GET",
+                               f"/webhdfs/v1{path}?op=GETFILESTATUS&user.name={USER}")
+        if b"RetriableException" not in body:
+            break
+        time.sleep(0.1 * 2 ** attempt)
+    assert status in (200, 404), body
+    return status == 200
+
+
+def exception(answer: dict) -> str | None:
+    return answer.get("RemoteException", {}).get("exception")
+
+
+def test_a_standby_follows_the_active_and_refuses_ops_as_hadoops_does(haset):
+    active = haset.start_all()
+    standby = 1 - active
+    assert mkdirs(haset.url(active), "/a/b") == (200, {"boolean": True})
+    wait_for(lambda: haset.synced_txid(standby) >= haset.synced_txid(active), 30,
+             "the standby to apply the active's edits")
+    status, answer = mkdirs(haset.url(standby), "/c")
+    assert status == 403
+    assert answer["RemoteException"]["javaClassName"] == "org.apache.hadoop.ipc.StandbyException"
+    assert answer["RemoteException"]["message"].startswith(
+        "Operation category WRITE is not supported in state standby")
+    status, body = request(haset.url(standby), "GET",
+                           f"/webhdfs/v1/a?op=GETFILESTATUS&user.name={USER}")
+    assert status == 403 and b"StandbyException" in body
+    # the standby's own edits hold the active's records, byte for byte
+    mine = (haset.root / "nn1-name/current/edits").read_bytes()
+    theirs = (haset.root / "nn2-name/current/edits").read_bytes()
+    assert mine == theirs
+
+
+def test_twenty_kills_of_the_active_under_32_writers_lose_no_acknowledged_op(haset):
+    haset.start_all()
+    with Writers(haset, 32) as writers:
+        for round_ in range(20):
+            writers.wait_progress(200)
+            old = haset.active()
+            haset.kill(old)
+            new = haset.active(excluding=old)
+            writers.wait_progress(100)          # the new active serves the writers
+            haset.start(old)                    # the killed one rejoins as a standby
+            assert not haset.is_active(old)
+        writers.wait_progress(100)
+    final = haset.active()
+    assert writers.total() > 20 * 300
+    assert writers.missing(haset.url(final)) == []
+    assert writers.errors == []
+    # the last killed one caught up as a standby: the same edits up to the active's txid
+    other = 1 - final
+    wait_for(lambda: haset.synced_txid(other) >= haset.synced_txid(final), 60,
+             "the standby to catch up")
+    assert new in (0, 1)
+
+
+def test_an_active_paused_past_its_lease_acknowledges_nothing_and_steps_down(haset):
+    first = haset.start_all()
+    second = 1 - first
+    assert mkdirs(haset.url(first), "/before")[0] == 200
+    haset.pause(first)
+    answers: list = []
+    # a request that reaches the paused active: it must never be acknowledged
+    late = threading.Thread(target=lambda: answers.append(
+        mkdirs(haset.url(first), "/sent-to-the-paused-one", timeout=120)))
+    late.start()
+    assert haset.active(excluding=first) == second
+    assert mkdirs(haset.url(second), "/after")[0] == 200
+    haset.resume(first)
+    late.join(timeout=120)
+    assert answers, "the paused namenode never answered"
+    status, answer = answers[0]
+    assert status == 403, answer
+    assert exception(answer) in ("StandbyException", "RetriableException")
+    wait_for(lambda: not haset.is_active(first), 30, "the woken namenode to step down")
+    assert haset.is_active(second)
+    assert not exists(haset.url(second), "/sent-to-the-paused-one")
+    assert exists(haset.url(second), "/before") and exists(haset.url(second), "/after")
+    # and it follows the new active again
+    assert mkdirs(haset.url(second), "/later")[0] == 200
+    wait_for(lambda: haset.synced_txid(first) >= haset.synced_txid(second), 30,
+             "the woken namenode to follow the new active")
+
+
+def test_etcd_losing_one_member_serves_losing_two_refuses_writes_and_serves_reads(
+        haset, etcd_cluster):
+    active = haset.start_all()
+    url = haset.url(active)
+    assert mkdirs(url, "/one")[0] == 200
+    etcd_cluster.kill(0)
+    assert mkdirs(url, "/two")[0] == 200
+    etcd_cluster.kill(1)
+    status, answer = mkdirs(url, "/three", timeout=120)
+    assert status == 403
+    assert exception(answer) == "RetriableException"
+    assert "etcd" in answer["RemoteException"]["message"]
+    # reads go on, and nothing acknowledged is lost
+    assert exists(url, "/one") and exists(url, "/two")
+    assert not exists(url, "/three")
+    etcd_cluster.start_member(1)
+    wait_for(lambda: mkdirs(url, "/four", timeout=60)[0] == 200, 120,
+             "writes to resume once etcd has a quorum again", interval=0.5)
+    assert exists(url, "/one") and exists(url, "/two") and exists(url, "/four")
