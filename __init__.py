@@ -16,7 +16,7 @@ Layers, top to bottom (a module imports only from its own folder and those below
 | ``tools/`` | offline viewers and verifiers of images and edits (``oiv``, ``oev``, ``verify``) |
 | ``secondary/`` | the checkpointer daemon: trigger, fetch over HTTP, replay, upload |
 | ``namenode/`` | the namespace, the journal, the image, the name dirs (``storage/``), recovery, blocks, the HTTP service |
-| ``client/`` | the one HTTP client stack: WebHDFS operations, the shell's semantics, typed errors |
+| ``client/`` | the one HTTP client stack: WebHDFS operations, the shell's semantics, the etcd v3 client, typed errors |
 | ``durability/`` | how bytes become durable (fsync, atomic publish) and the named fault points |
 | ``formats/`` | byte layouts only: edits records, the Parquet fsimage, digests, the mode word (permission bits) |
 

@@ -1,4 +1,5 @@
-"""A small WebHDFS client of the namenode, and the ``hdfs dfs``-style shell the CLI runs on it.
+"""A small WebHDFS client of the namenode, the ``hdfs dfs``-style shell the CLI runs on it, and
+the etcd client of high availability.
 
 Standard library only, importing nothing of the namenode, so a program can use the client
 alone:
@@ -18,6 +19,8 @@ alone:
 * ``acls.py`` -- ACL entries: ``setfacl``'s spec and flags, ``getfacl``'s whole ACL and what
   the mask leaves of each entry.
 * ``display.py`` -- the commands' text output.
+* ``etcd.py`` -- a client of etcd's v3 API over its JSON gateway, on ``connection.py``:
+  keys, txns, leases, watches, failover between members; the store of the namenodes' HA.
 
 The click commands on top are ``commands/dfs.py``.
 """

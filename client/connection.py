@@ -83,10 +83,31 @@ class Connection:
         it can seek back). ``headers``: more request headers."""
         return self._with_retry(method, target, body, headers, self._exchange)
 
-    def stream(self, method: str, target: str, headers=None) -> http.client.HTTPResponse:
-        """Send a request without a body; the response with its body unread. The caller
-        reads it to the end (the connection is kept) or calls ``close()``."""
-        return self._with_retry(method, target, None, headers, self._send)
+    def stream(self, method: str, target: str, headers: dict[str, str] | None = None,
+               body: bytes | None = None) -> http.client.HTTPResponse:
+        """Send a request (with a small ``body``, or none); the response with its body unread.
+        The caller reads it to the end (the connection is kept) or calls ``close()``."""
+        return self._with_retry(method, target, body, headers, self._send)
+
+    def set_timeout(self, timeout: float | None) -> None:
+        """Wait up to ``timeout`` seconds (None: for ever) for each later read, also on the
+        open connection: a stream may stay quiet far longer than an answer takes to come."""
+        self.timeout = timeout
+        if self._conn is not None:
+            self._conn.timeout = timeout
+            if self._conn.sock is not None:
+                self._conn.sock.settimeout(timeout)
+
+    def abort(self) -> None:
+        """Shut the socket down, from any thread: a read blocked on it (a stream's) returns
+        at once, as at the end of the stream. Its owner still calls ``close()``."""
+        conn = self._conn
+        sock = conn.sock if conn is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass                            # already closed or never connected
 
     def send_expecting_continue(self, method: str, target: str, headers: dict, send_body,
                                 wait: float) -> http.client.HTTPResponse:

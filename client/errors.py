@@ -13,6 +13,13 @@ One root, ``ClientError``. Four families (and ``InternalError``, for a bug):
   unknown class is a plain ``RemoteError`` that keeps the Java name. The shell raises the
   same classes for what it finds itself (``rm`` of a directory without ``-r``), so a caller
   sees one type per situation whoever noticed it.
+
+The etcd client (``etcd.py``) has its own family under ``EtcdError``, each carrying the gRPC
+status code etcd answered (``code``, None when it said nothing) and the member (``endpoint``):
+``EtcdUnavailableError`` (no member could serve: down, no leader, timed out; exit 3, like an
+unreachable namenode), ``EtcdRequestError`` (etcd refused the request itself: too large, too
+many ops, malformed; ``EtcdLeaseNotFoundError`` for a lease that is gone),
+``EtcdCompactedError`` (a revision older than the last compaction).
 """
 
 from __future__ import annotations
@@ -215,3 +222,41 @@ def from_remote_exception(doc: dict, *, status: int, path: str | None = None) ->
         message = f"{message} ({path})"
     cls = REGISTRY.get(java_class, RemoteError)
     return cls(message, path=path, status=status, java_class=java_class)
+
+
+# ------------------------------------------------------------------------------ etcd
+
+class EtcdError(ClientError):
+    """etcd refused a call; ``code`` is the gRPC status code it answered (None when the
+    error is the client's own) and ``endpoint`` the member that answered, when one did."""
+
+    def __init__(self, message: str, *, code: int | None = None, endpoint: str | None = None):
+        self.code = code
+        self.endpoint = endpoint
+        super().__init__(message)
+
+
+class EtcdUnavailableError(EtcdError):
+    """No member could serve the call: each was unreachable, had no leader, timed out or
+    answered something that is not etcd's gateway; or a watch's stream broke (watch again
+    from the last revision seen). A write in flight when that happened may have been
+    applied."""
+
+
+class EtcdRequestError(EtcdError):
+    """etcd refused the request itself (too large, too many operations in a txn, a duplicate
+    key, a future revision, a malformed field): sending it again anywhere fails the same."""
+
+
+class EtcdLeaseNotFoundError(EtcdRequestError):
+    """The request names a lease etcd no longer has (revoked or expired)."""
+
+
+class EtcdCompactedError(EtcdError):
+    """The revision asked for is older than etcd's last compaction; ``compact_revision`` is
+    that compaction's revision when etcd said it (a watch does), else None."""
+
+    def __init__(self, message: str, *, compact_revision: int | None = None,
+                 code: int | None = None, endpoint: str | None = None):
+        self.compact_revision = compact_revision
+        super().__init__(message, code=code, endpoint=endpoint)

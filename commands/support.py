@@ -15,7 +15,7 @@ which writes exactly one line on stderr and exits with the code of ``exit_code``
 | 0 | success |
 | 1 | the operation failed |
 | 2 | usage error: a bad argument or option, refused by the command, the client or the namenode |
-| 3 | the environment: a name-dir or storage problem, an address in use, an unreachable namenode |
+| 3 | the environment: name dirs or storage, an address in use, an unreachable namenode or etcd |
 | 4 | a corrupt file |
 
 An error nothing here expected is still one line (``InternalError: <Kind>: <message>``, exit 1);
@@ -54,8 +54,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORAGE, EXIT_CORRUPT = 0, 1, 2, 3, 4
 # The one table, first match wins: (error classes, exit code).
 EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
     ((FormatError,), EXIT_CORRUPT),
-    ((NameDirError, StorageError, AddressError, client_errors.NamenodeUnreachableError),
-     EXIT_STORAGE),
+    ((NameDirError, StorageError, AddressError, client_errors.NamenodeUnreachableError,
+      client_errors.EtcdUnavailableError), EXIT_STORAGE),
     ((click.UsageError, OptionError, SettingError, ConfigError, client_errors.BadArgumentError,
       client_errors.IllegalArgumentError, client_errors.InvalidPathError,
       client_errors.AclError), EXIT_USAGE),
