@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, TypeVar, TypeVarTuple
+from typing import Any, Callable, Literal, Protocol, TypeVar, TypeVarTuple, overload
 
 from nnlite.durability import faults
 from nnlite.formats import edits
@@ -592,6 +592,14 @@ class FSNamesystem:
         with self.lock:
             self.check_operation(READ)
             return render(self.ns.acl_status(path, caller))
+
+    @overload
+    def get_snapshot_diff(self, path: str, older: str, newer: str, user: str, *,
+                          listing: Literal[False] = False) -> Report: ...
+
+    @overload
+    def get_snapshot_diff(self, path: str, older: str, newer: str, user: str, *,
+                          listing: Literal[True]) -> DiffListing: ...
 
     def get_snapshot_diff(self, path: str, older: str, newer: str, user: str, *,
                           listing: bool = False) -> Report | DiffListing:

@@ -31,13 +31,16 @@ import logging
 import threading
 from collections import deque
 from queue import SimpleQueue
-from typing import TypeVar
+from typing import Any, Callable, Generator, TypeVar
 
 from nnlite.namenode.journal.journal import Journal, Logged
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# What a waiter is called with once its txid is durable: (value, error, arg), error None
+# after the sync, else the sync's exception.
+Release = Callable[[Any, Exception | None, Any], object]
 
 
 class Durable:
@@ -47,21 +50,21 @@ class Durable:
 
     __slots__ = ("committer", "txid", "value")
 
-    def __init__(self, committer: AsyncCommitter, txid: int, value):
+    def __init__(self, committer: AsyncCommitter, txid: int, value: Any) -> None:
         self.committer = committer
         self.txid = txid
         self.value = value
 
-    def then(self, callback, arg=None) -> None:
+    def then(self, callback: Release, arg: Any = None) -> None:
         self.committer.when_durable(self.txid, callback, self.value, arg)
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, Any]:
         future = self.committer.loop.create_future()
         self.then(_settle, future)
         return future.__await__()
 
 
-def _settle(value, error, future: asyncio.Future) -> None:
+def _settle(value: Any, error: Exception | None, future: asyncio.Future[Any]) -> None:
     if not future.done():
         future.set_exception(error) if error else future.set_result(value)
 
@@ -69,10 +72,11 @@ def _settle(value, error, future: asyncio.Future) -> None:
 class AsyncCommitter:
     """Group commit of one journal on one event loop (``FSNamesystem.async_committer``)."""
 
-    def __init__(self, journal: Journal, loop: asyncio.AbstractEventLoop | None = None):
+    def __init__(self, journal: Journal,
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.journal = journal
         self.loop = loop or asyncio.get_running_loop()
-        self._pending: deque[tuple[int, object, object, object]] = deque()
+        self._pending: deque[tuple[int, Release, Any, Any]] = deque()
         self._syncing = False     # a sync is running or scheduled to start
         self.syncs_started = 0    # each one covers at least one op nothing synced before
         self._targets: SimpleQueue[int | None] = SimpleQueue()
@@ -80,7 +84,7 @@ class AsyncCommitter:
         self._thread.start()
         # Called once on the loop when a sync fails and no name directory is left: the
         # daemon stops serving there (fail-stop, namenode/daemon.py).
-        self.on_journal_failure = None
+        self.on_journal_failure: Callable[[Exception], None] | None = None
 
     async def wait(self, logged: Logged[T]) -> T:
         """``logged``'s value once its txid is durable (at once when it logged nothing)."""
@@ -88,13 +92,13 @@ class AsyncCommitter:
             await Durable(self, logged.txid, None)
         return logged.value
 
-    def durable(self, txid: int, value=None) -> Durable:
+    def durable(self, txid: int, value: Any = None) -> Durable:
         """``value``, released once ``txid`` is durable (``Durable.then``). ``txid`` was logged
         on this loop after every pending one (the pending list stays in txid order: nothing
         awaits between a log and this call)."""
         return Durable(self, txid, value)
 
-    def when_durable(self, txid: int, callback, value, arg) -> None:
+    def when_durable(self, txid: int, callback: Release, value: Any, arg: Any) -> None:
         """Call ``callback(value, error, arg)`` on the loop once ``txid`` is durable."""
         self._pending.append((txid, callback, value, arg))
         if not self._syncing:

@@ -12,7 +12,7 @@ No I/O happens here.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Literal, TypeVar, overload
 
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
@@ -644,6 +644,18 @@ class Namespace:
         access.check(caller, node, access.READ, path)
         root = self.tree.snapshots.root_of(node, path)
         return node, list(root.snapshots)
+
+    @overload
+    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
+                      listing: Literal[False] = False) -> snapshot.Report: ...
+
+    @overload
+    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
+                      listing: Literal[True]) -> snapshot.Listing: ...
+
+    @overload
+    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
+                      listing: bool) -> snapshot.Report | snapshot.Listing: ...
 
     def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
                       listing: bool = False) -> snapshot.Report | snapshot.Listing:
