@@ -81,7 +81,10 @@ class HAController:
         self.purged_below = 0
         self.transitions = 0
         self.stopping = threading.Event()
-        self.wake = threading.Event()      # a batch failed, or stop: run the loop now
+        self.wake = threading.Event()      # a batch failed, a request, or stop: run the loop
+        # An administrator's request, carried out by the loop: ("active",) or ("standby", s)
+        self.requested: tuple | None = None
+        self.ceded_until = 0.0             # no campaign before (monotonic): it gave way
         self._threads: list[threading.Thread] = []
         fs.ha = self.state
 
@@ -113,6 +116,7 @@ class HAController:
         while not self.stopping.is_set():
             pause = self.tail_interval
             try:
+                self._carry_out_request()
                 if self.state.state is ACTIVE:
                     pause = self._lead()
                 else:
@@ -136,7 +140,8 @@ class HAController:
         self.state.active = leader
         if leader is None:
             self.state.active_alive = False
-            if self.auto_failover:
+            wanted = self.auto_failover or self.requested == ("active",)
+            if wanted and time.monotonic() >= self.ceded_until:
                 self._campaign()
 
     def tail(self) -> int:
@@ -278,6 +283,76 @@ class HAController:
         if journal is not None and below > self.purged_below:
             if journal.purge(below):
                 self.purged_below = below
+
+    # ------------------------------------------------------------------ administration
+
+    def _carry_out_request(self) -> None:
+        request = self.requested
+        if request is None:
+            return
+        if request[0] == "standby":
+            self.requested = None
+            self.ceded_until = time.monotonic() + request[1]
+            if self.state.state is ACTIVE:
+                self._step_down("an administrator asked it to (it gives way for "
+                                f"{request[1]:g} s)")
+        elif self.state.state is ACTIVE:
+            self.requested = None
+
+    def transition_to_standby(self, force: bool, cede_seconds: float | None = None) -> str:
+        """``haadmin -transitionToStandby`` (refused under automatic failover unless forced)
+        and the cede of a graceful failover: step down and campaign again only after
+        ``cede_seconds`` (default: three lease TTLs). Returns the state reached."""
+        if self.auto_failover and not force and cede_seconds is None:
+            raise HAError("Refusing to manually manage HA state, since automatic failover is "
+                          "enabled. Use -failover instead, or force it (--forcemanual).")
+        seconds = 3 * self.ttl if cede_seconds is None else cede_seconds
+        self.requested = ("standby", seconds)
+        self.wake.set()
+        return self._await(lambda: self.state.state is STANDBY, "standby")
+
+    def transition_to_active(self, force: bool) -> str:
+        """``haadmin -transitionToActive``: campaign now; refused under automatic failover
+        unless forced, and while another namenode is active (use ``failover``)."""
+        if self.auto_failover and not force:
+            raise HAError("Refusing to manually manage HA state, since automatic failover is "
+                          "enabled. Use -failover instead, or force it (--forcemanual).")
+        if self.state.state is ACTIVE:
+            return "active"
+        leader = self.election.leader_info()
+        if leader is not None and leader["id"] != self.id:
+            raise HAError(f"namenode {leader['id']} is active: use -failover "
+                          f"{leader['id']} {self.id} to move the active role here")
+        return self._become_active_now()
+
+    def failover(self, cede: Callable[[str], None]) -> str:
+        """A graceful failover to this namenode (HDFS's ``-failover`` under automatic
+        failover, ZKFC's ``gracefulFailover``): ``cede(http)`` asks the active at ``http`` to
+        step down and give way, then this one campaigns at once."""
+        if self.state.state is ACTIVE:
+            return "active"
+        self.tail()
+        leader = self.election.leader_info()
+        if leader is not None and leader["id"] != self.id:
+            cede(leader["http"])
+        return self._become_active_now()
+
+    def _become_active_now(self) -> str:
+        self.ceded_until = 0.0
+        self.requested = ("active",)
+        self.wake.set()
+        return self._await(lambda: self.state.state is ACTIVE, "active")
+
+    def _await(self, reached: Callable[[], bool], name: str) -> str:
+        deadline = time.monotonic() + 3 * self.ttl + 10
+        with self.state.changed:
+            while not reached():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise HAError(f"namenode {self.id} did not become {name} within "
+                                  f"{3 * self.ttl + 10:g} s (it is {self.state.state.value})")
+                self.state.changed.wait(min(left, 0.1))
+        return name
 
     # ------------------------------------------------------------------ the active's pulse
 

@@ -23,7 +23,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from functools import partial
+from urllib.parse import urlencode
 
+from nnlite.client.connection import Connection
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.ha.controller import HAController
@@ -36,6 +39,7 @@ from nnlite.namenode.http.webhdfs_json import dumps
 from nnlite.namenode.http.wire import Request, Response
 from nnlite.namenode.journal.committer import AsyncCommitter
 
+HA_OPS = ("TRANSITIONTOACTIVE", "TRANSITIONTOSTANDBY", "FAILOVER")
 LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is still loading. "
                                "Retry in a moment.")
 
@@ -131,11 +135,13 @@ class NamenodeApp:
             return remote.from_error(LOADING)
         try:
             user = req.param("user.name") or ""
+            op = (req.param("op") or "").upper()
+            if op == "GETSERVICESTATE":     # HAServiceProtocol's status: anyone may ask
+                return Response(200, dumps(self.service_state()))
             if not self.fs.caller(user).superuser:
                 raise errors.AccessControlError(
                     f"Access denied for user {user or '(none)'}. Superuser privilege is "
                     "required")
-            op = (req.param("op") or "").upper()
             if op == "SAFEMODE":
                 return self._safe_mode((req.param("action") or "get").lower())
             if op == "SAVENAMESPACE" and req.method in ("PUT", "POST"):
@@ -144,9 +150,34 @@ class NamenodeApp:
                 return self._blocking(self.fs.roll_edits, "txid")
             if op == "REPORT":
                 return Response(200, dumps({"Report": self.fs.report()}))
+            if op in HA_OPS and req.method in ("PUT", "POST"):
+                return self._transition(op, req, user)
             return remote.illegal_argument(f"Unknown admin operation {op!r} for {req.method}")
         except Exception as exc:
             return remote.from_error(exc)
+
+    def service_state(self) -> dict:
+        """``haadmin -getServiceState``: active or standby (a namenode without an HA set is
+        active), with what this one knows of the set."""
+        if self.ha is None:
+            return {"state": "active", "ha": False}
+        return {**self.ha.report(), "ha": True}
+
+    def _transition(self, op: str, req: Request, user: str):
+        ha = self.ha
+        if ha is None:
+            return remote.illegal_argument("this namenode is not part of an HA set "
+                                           "(dfs.nameservices is empty)")
+        force = (req.param("force") or "false").lower() == "true"
+        if op == "TRANSITIONTOACTIVE":
+            action = partial(ha.transition_to_active, force)
+        elif op == "TRANSITIONTOSTANDBY":
+            cede = req.param("cede")
+            action = partial(ha.transition_to_standby, force,
+                             float(cede) if cede is not None else None)
+        else:
+            action = partial(ha.failover, partial(_cede, user=user, seconds=ha.ttl))
+        return self._blocking(action, "state")
 
     def _safe_mode(self, action: str):
         if action in ("enter", "leave"):
@@ -197,7 +228,12 @@ class NamenodeApp:
     def jmx(self, query: str | None) -> dict:
         beans = [
             {"name": "Hadoop:service=NameNode,name=FSNamesystem",
-             "modelerType": "FSNamesystem", "tag.HAState": "active", **self.metrics()},
+             "modelerType": "FSNamesystem", "tag.HAState": self.ha_state(), **self.metrics()},
+            {"name": "Hadoop:service=NameNode,name=NameNodeStatus",
+             "modelerType": "org.apache.hadoop.hdfs.server.namenode.NameNode",
+             "State": self.ha_state(), "NNRole": "NameNode",
+             **({f"HA{k[0].upper()}{k[1:]}": v for k, v in self.ha.report().items()}
+                if self.ha is not None else {})},
             {"name": "Hadoop:service=NameNode,name=NameNodeInfo",
              "modelerType": "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
              "SoftwareVersion": "nnlite-0.1.0",
@@ -207,6 +243,9 @@ class NamenodeApp:
         if query:
             beans = [b for b in beans if b["name"] == query]
         return {"beans": beans}
+
+    def ha_state(self) -> str:
+        return "active" if self.ha is None else self.ha.state.state.value
 
     def _dir_statuses(self) -> dict:
         if self.fs is None:
@@ -221,6 +260,21 @@ class NamenodeApp:
             lines.append(f"# TYPE {metric} gauge")
             lines.append(f"{metric} {value}")
         return "\n".join(lines) + "\n"
+
+
+def _cede(http: str, *, user: str, seconds: float) -> None:
+    """Ask the active at ``http`` to step down and give way for ``seconds`` (a graceful
+    failover: long enough for the asking standby to win the election)."""
+    query = {"op": "TRANSITIONTOSTANDBY", "cede": f"{seconds:g}", "user.name": user}
+    target = f"/admin?{urlencode(query)}"
+    conn = Connection(f"http://{http}", timeout=30)
+    try:
+        reply = conn.request("POST", target)
+    finally:
+        conn.close()
+    if reply.status != 200:
+        raise errors.NamenodeError(f"the active namenode at {http} did not give way: "
+                                   f"{reply.status} {reply.body[:300]!r}")
 
 
 def _snake(name: str) -> str:

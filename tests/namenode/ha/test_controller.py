@@ -127,3 +127,34 @@ def test_etcd_losing_one_member_serves_losing_two_refuses_writes_and_serves_read
     wait_for(lambda: mkdirs(url, "/four", timeout=60)[0] == 200, 120,
              "writes to resume once etcd has a quorum again", interval=0.5)
     assert exists(url, "/one") and exists(url, "/two") and exists(url, "/four")
+
+
+def admin(url: str, op: str, **params: str) -> tuple[int, dict]:
+    query = "&".join(f"{k}={v}" for k, v in {"op": op, "user.name": USER, **params}.items())
+    status, body = request(url, "POST" if op != "GETSERVICESTATE" else "GET",
+                           f"/admin?{query}", timeout=60)
+    return status, json.loads(body)
+
+
+def test_a_graceful_failover_moves_the_active_role_and_manual_transitions_need_force(haset):
+    first = haset.start_all()
+    second = 1 - first
+    assert mkdirs(haset.url(first), "/x")[0] == 200
+    assert admin(haset.url(first), "GETSERVICESTATE")[1]["state"] == "active"
+    assert admin(haset.url(second), "GETSERVICESTATE")[1]["state"] == "standby"
+    # automatic failover is on: HDFS's haadmin refuses manual transitions unless forced
+    status, answer = admin(haset.url(first), "TRANSITIONTOSTANDBY")
+    assert status == 403 and "automatic failover is enabled" in answer["RemoteException"][
+        "message"]
+    started = time.monotonic()
+    assert admin(haset.url(second), "FAILOVER") == (200, {"state": "active"})
+    took = time.monotonic() - started
+    assert haset.is_active(second) and not haset.is_active(first)
+    assert exists(haset.url(second), "/x")
+    assert mkdirs(haset.url(second), "/y")[0] == 200
+    # the old active gave way rather than waiting for a lease to expire
+    assert took < 4, took
+    assert admin(haset.url(first), "TRANSITIONTOACTIVE", force="true")[0] == 403  # nn2 is active
+    assert admin(haset.url(second), "TRANSITIONTOSTANDBY", force="true") == (
+        200, {"state": "standby"})
+    assert haset.active() == first      # the other took over by itself
