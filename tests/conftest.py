@@ -2,8 +2,14 @@
 
 import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.etcd_cluster import EtcdCluster
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +42,28 @@ def namenode(tmp_path):
         yield server
     finally:
         server.stop()
+
+
+def _etcd(tmp_path: Path, members: int) -> Iterator["EtcdCluster"]:
+    """A real etcd cluster of ``members`` on free loopback ports, killed after the test;
+    skipped, saying how to install it, only when there is no ``etcd`` binary."""
+    from tests.etcd_cluster import INSTALL, EtcdCluster, etcd_binary
+    if etcd_binary() is None:
+        pytest.skip(INSTALL)
+    cluster = EtcdCluster(tmp_path / "etcd", members)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def etcd_cluster(tmp_path: Path) -> Iterator["EtcdCluster"]:
+    """Three etcd members (tests/etcd_cluster.py): failover and quorum."""
+    yield from _etcd(tmp_path, 3)
+
+
+@pytest.fixture
+def etcd_single(tmp_path: Path) -> Iterator["EtcdCluster"]:
+    """One etcd member (tests/etcd_cluster.py)."""
+    yield from _etcd(tmp_path, 1)

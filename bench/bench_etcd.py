@@ -1,0 +1,77 @@
+"""What a journal write costs through ``nnlite.client.etcd``: sequential txns of one put each,
+guarded as the HA journal guards them (a compare on the leader key's create revision), against
+a one-member etcd on loopback (a real ``etcd`` process, tests/etcd_cluster.py).
+
+    python bench/bench_etcd.py [--txns 1000] [--value-bytes 100]
+
+etcd fsyncs its WAL on each write, so the figure is mostly that disk's fdatasync, printed
+alongside for comparison (the same size written and fdatasynced in the same directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from nnlite.client.etcd import Compare, Etcd, Op  # noqa: E402
+from tests.etcd_cluster import EtcdCluster  # noqa: E402
+
+WARM_UP = 50
+
+
+def txn_times(etcd: Etcd, count: int, value: bytes) -> list[float]:
+    etcd.put(b"/leader", b"nn1")
+    guard = Compare.create_revision(b"/leader") > 0
+    times = []
+    for i in range(WARM_UP + count):
+        started = time.perf_counter()
+        assert etcd.txn([guard], [Op.put(b"/journal/%010d" % i, value)]).succeeded
+        times.append(time.perf_counter() - started)
+    return sorted(times[WARM_UP:])
+
+
+def fdatasync_times(directory: Path, count: int, size: int) -> list[float]:
+    fd = os.open(directory / "probe", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    times = []
+    try:
+        for _ in range(count):
+            os.write(fd, b"x" * size)
+            started = time.perf_counter()
+            os.fdatasync(fd)
+            times.append(time.perf_counter() - started)
+    finally:
+        os.close(fd)
+    return sorted(times)
+
+
+def line(name: str, times: list[float]) -> str:
+    return (f"{name}: median {statistics.median(times) * 1e3:.2f} ms, "
+            f"mean {statistics.fmean(times) * 1e3:.2f} ms, "
+            f"p99 {times[int(len(times) * 0.99)] * 1e3:.2f} ms ({len(times)} sequential)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--txns", type=int, default=1000)
+    parser.add_argument("--value-bytes", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, EtcdCluster(Path(tmp), members=1) as cluster:
+        cluster.start()
+        with Etcd(cluster.endpoints) as etcd:
+            txns = txn_times(etcd, args.txns, b"x" * args.value_bytes)
+        syncs = fdatasync_times(Path(tmp), args.txns, args.value_bytes)
+    print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
+    print(line("guarded one-put txn", txns))
+    print(line("fdatasync of the same bytes", syncs))
+
+
+if __name__ == "__main__":
+    main()
