@@ -8,7 +8,7 @@ SECONDARY_PORT ?= 9868
 
 FLINK_VENV ?= .venv-flink
 
-.PHONY: run test venv flink-env clean browser
+.PHONY: run test venv flink-env clean browser etcd
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,8 +52,39 @@ browser:
 	  esac; \
 	else echo "make: chromium not installed: the status-page test will be skipped"; fi
 
+# The HA tests (tests/client/test_etcd.py, namenode/ha) run real etcd members: Debian's
+# etcd-server 3.4, whose /usr/bin/etcd the tests start themselves on free loopback ports
+# (tests/etcd_cluster.py). As root with apt-get, `make test` installs it under chromium's rule:
+# apt's simulation first, and only when that upgrades and removes nothing already installed.
+# The package's postinst starts its own etcd (user etcd, 127.0.0.1:2379, /var/lib/etcd; through
+# invoke-rc.d or systemd) and enables it at boot: a daemon the tests never use, so the recipe
+# stops it and undoes both enables (SysV links, systemd unit) right after the install. Not a
+# policy-rc.d instead: it would block the start but not the enable, and one written into
+# /usr/sbin for the install could be left behind by an interrupted make, refusing every later
+# service start on the machine. Otherwise, or with NO_ETCD=1, it installs nothing and the HA
+# tests are skipped, saying what to install.
+etcd:
+	@if command -v etcd >/dev/null 2>&1; then :; \
+	elif [ -n "$(NO_ETCD)" ]; then echo "make: NO_ETCD set: the etcd (HA) tests will be skipped"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq >/dev/null 2>&1; \
+	  plan=$$(apt-get -s install --no-upgrade etcd-server 2>/dev/null | grep -E '^[0-9]+ upgraded,'); \
+	  case "$$plan" in \
+	  "0 upgraded, "*" 0 to remove"*) \
+	    echo "make: installing Debian's etcd-server for the HA tests ($$plan; NO_ETCD=1 skips)"; \
+	    if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-upgrade etcd-server >/dev/null; then \
+	      invoke-rc.d etcd stop >/dev/null 2>&1; \
+	      update-rc.d etcd disable >/dev/null 2>&1; \
+	      deb-systemd-helper disable etcd.service >/dev/null 2>&1; \
+	      echo "make: etcd-server's own service stopped and disabled: the tests start their own etcd"; \
+	    else echo "make: etcd-server could not be installed: the etcd (HA) tests will be skipped"; fi;; \
+	  *) echo "make: not installing etcd-server: apt-get would change installed packages" \
+	          "($${plan:-no plan}); the etcd (HA) tests will be skipped";; \
+	  esac; \
+	else echo "make: etcd not installed (as root, make etcd installs etcd-server): the etcd (HA) tests will be skipped"; fi
+
 # Lint first (pyflakes, import order, unused names: pyproject.toml's [tool.ruff]), then the tests.
-test: $(VENV)/.installed $(FLINK_VENV)/.installed browser
+test: $(VENV)/.installed $(FLINK_VENV)/.installed browser etcd
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
