@@ -376,7 +376,7 @@ def classify(code: int | None, message: str, endpoint: str) -> EtcdError:
     elif "too many operations" in message:
         cls, message = EtcdRequestError, (f"{message} (etcd's --max-txn-ops, {MAX_TXN_OPS} "
                                           "by default: MAX_TXN_OPS)")
-    elif "too large" in message or "larger than max" in message:
+    elif "request is too large" in message or "larger than max" in message:
         cls, message = EtcdRequestError, (f"{message} (etcd's --max-request-bytes, "
                                           f"{MAX_REQUEST_BYTES} bytes by default: "
                                           "MAX_REQUEST_BYTES)")
@@ -699,7 +699,10 @@ class Watch:
             raise self._broken(describe(exc)) from exc
         if not line:
             raise self._broken("the stream ended")
-        doc = _document(200, line, self.endpoint)
+        try:
+            doc = _document(200, line, self.endpoint)
+        except EtcdUnavailableError as exc:     # "no leader": the member lost its quorum
+            raise self._broken(str(exc)) from exc
         result = doc.get("result")
         if not isinstance(result, dict):
             raise EtcdError(f"{self.endpoint} sent a watch message without a result: {doc}",

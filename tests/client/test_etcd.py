@@ -192,7 +192,8 @@ def test_a_lease_lives_while_kept_alive_and_its_keys_go_with_it(etcd: Etcd) -> N
     lease = etcd.grant_lease(2)
     assert lease.id and lease.ttl >= 2
     etcd.put(b"/owned", b"x", lease=lease.id)
-    assert etcd.get(b"/owned") is not None and etcd.get(b"/owned").lease == lease.id  # type: ignore[union-attr]
+    owned = etcd.get(b"/owned")
+    assert owned is not None and owned.lease == lease.id
     assert etcd.keep_alive(lease.id) == lease.ttl
     assert 0 <= etcd.time_to_live(lease.id) <= lease.ttl
 
@@ -296,6 +297,9 @@ def test_a_malformed_request_is_a_request_error(etcd: Etcd) -> None:
         etcd.txn([], [Op.put(b"k", b"1"), Op.put(b"k", b"2")])
     with pytest.raises(EtcdRequestError, match="future revision"):
         etcd.range(b"k", revision=10_000)
+    with pytest.raises(EtcdRequestError, match="too large lease TTL") as caught:
+        etcd.grant_lease(10**12)
+    assert "MAX_REQUEST_BYTES" not in str(caught.value)
 
 
 # ------------------------------------------------------------------------------ members
@@ -411,6 +415,7 @@ def test_without_quorum_writes_fail_in_time_and_resume_with_it(
         etcd_cluster: EtcdCluster) -> None:
     client = Etcd(etcd_cluster.endpoints, timeout=2.0)
     client.put(b"k", b"1")
+    watch = Etcd(ordered(etcd_cluster, 2)).watch(b"k")         # on the member that stays
     etcd_cluster.kill(0)
     etcd_cluster.kill(1)
 
@@ -423,6 +428,8 @@ def test_without_quorum_writes_fail_in_time_and_resume_with_it(
     assert all(e in str(caught.value) for e in etcd_cluster.endpoints)
     survivor = client.range(b"k", serializable=True)            # no leader needed
     assert survivor.kvs[0].value == b"1"
+    with pytest.raises(EtcdUnavailableError, match="no leader.*watch again"):
+        next(watch)                             # etcd ends it after 3 election timeouts
 
     etcd_cluster.start_member(1)
 
