@@ -24,6 +24,7 @@ import asyncio
 import json
 import time
 from functools import partial
+from typing import Callable
 from urllib.parse import urlencode
 
 from nnlite.client.connection import Connection
@@ -45,7 +46,7 @@ LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is stil
 
 
 class NamenodeApp:
-    def __init__(self):
+    def __init__(self) -> None:
         self.fs: FSNamesystem | None = None
         self.committer: AsyncCommitter | None = None
         self.webhdfs: WebHdfs | None = None
@@ -53,11 +54,11 @@ class NamenodeApp:
         self.requests = 0
         self.transfer = None
         self.data = None
-        self.mounts: dict[str, object] = {}
+        self.mounts: dict[str, Callable[[Request], object]] = {}
         self.catalog = None          # the catalog service, when one is installed
         self.ha: HAController | None = None     # in an HA set
 
-    def mount(self, prefix: str, handler) -> None:
+    def mount(self, prefix: str, handler: Callable[[Request], object]) -> None:
         """Serve ``prefix`` and everything under it with ``handler`` (a layer above the
         namenode, such as the catalog, installed by the daemon's composer)."""
         self.mounts[prefix] = handler
@@ -181,13 +182,16 @@ class NamenodeApp:
 
     def _safe_mode(self, action: str):
         if action in ("enter", "leave"):
-            self.fs.set_safe_mode(action == "enter")
+            fs.set_safe_mode(action == "enter")
+        fs = self.fs
+        if fs is None:
+            return remote.from_error(LOADING)
         elif action == "wait":
             return self._wait_safe_mode()
         elif action != "get":
             return remote.illegal_argument(f"safemode action must be get, enter, leave or "
                                            f"wait, not {action!r}")
-        return Response(200, dumps({"SafeMode": self.fs.safe_mode}))
+        return Response(200, dumps({"SafeMode": fs.safe_mode}))
 
     async def _wait_safe_mode(self):
         while self.fs.safe_mode:
@@ -216,10 +220,11 @@ class NamenodeApp:
         }
 
     def _checkpoint_metrics(self) -> dict:
-        if self.transfer is None:
+        fs = self.fs
+        if self.transfer is None or fs is None:
             return {}
-        m = self.fs.checkpoint_metrics
-        return {"CheckpointPending": int(self.fs.checkpoint_pending), "Checkpoints": m.checkpoints,
+        m = fs.checkpoint_metrics
+        return {"CheckpointPending": int(fs.checkpoint_pending), "Checkpoints": m.checkpoints,
                 "LastCheckpointDurationSeconds": round(m.last_duration, 3),
                 "LastCheckpointImageBytes": m.last_image_size,
                 "CheckpointBytesSent": m.bytes_sent, "CheckpointBytesReceived": m.bytes_received,

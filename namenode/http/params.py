@@ -14,9 +14,11 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
+from typing import TypeVar, overload
 
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
+from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.http.wire import BadRequest, Request
 from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
@@ -25,6 +27,8 @@ LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
 _OCTAL = re.compile(r"[+-]?[0-7]+")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
+# What a parameter that was not sent reads as: a number, or None (then the caller decides).
+Default = TypeVar("Default", bound=int | None)
 CREATE_FLAGS = {"CREATE", "OVERWRITE", "APPEND", "SYNC_BLOCK", "LAZY_PERSIST", "NEW_BLOCK",
                 "NO_LOCAL_WRITE", "SHOULD_REPLICATE", "IGNORE_CLIENT_LOCALITY",
                 "NO_LOCAL_RACK"}
@@ -44,8 +48,8 @@ def invalid_param(name: str, why: str) -> BadRequest:
     return BadRequest(400, f'Invalid value for webhdfs parameter "{name}": {why}')
 
 
-def param_number(req: Request, name: str, default, lo: int, hi: int, pattern=_DECIMAL,
-            radix: int = 10):
+def param_number(req: Request, name: str, default: Default, lo: int, hi: int,
+                 pattern: re.Pattern[str] = _DECIMAL, radix: int = 10) -> int | Default:
     """LongParam/ShortParam: a blank value is the default; else digits (no '_', no spaces,
     ASCII only) in ``radix``, within [lo, hi]."""
     value = req.param(name)
@@ -62,7 +66,18 @@ def param_number(req: Request, name: str, default, lo: int, hi: int, pattern=_DE
     return number
 
 
-def param_int(req: Request, name: str, default=None, lo: int = LONG_MIN, hi: int = LONG_MAX):
+@overload
+def param_int(req: Request, name: str, default: int, lo: int = LONG_MIN,
+              hi: int = LONG_MAX) -> int: ...
+
+
+@overload
+def param_int(req: Request, name: str, default: None = None, lo: int = LONG_MIN,
+              hi: int = LONG_MAX) -> int | None: ...
+
+
+def param_int(req: Request, name: str, default: int | None = None, lo: int = LONG_MIN,
+              hi: int = LONG_MAX) -> int | None:
     return param_number(req, name, default, lo, hi)
 
 
@@ -189,7 +204,7 @@ class CreateOptions:
                 "block_size": self.block_size, "unmasked": self.unmasked}
 
 
-def create_options(req: Request, fs) -> CreateOptions:
+def create_options(req: Request, fs: FSNamesystem) -> CreateOptions:
     """CREATE's parameters as Hadoop's Param classes read them; ``createflag`` (sent by
     createNonRecursive) decides ``overwrite`` when it is given."""
     overwrite = param_bool(req, "overwrite")

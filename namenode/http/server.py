@@ -32,6 +32,7 @@ import os
 import socket
 import sys
 import time
+from typing import cast
 
 from nnlite.namenode.errors import AddressError
 from nnlite.namenode.http.stream import BodyStream, write_file, write_pieces
@@ -65,9 +66,11 @@ TURN_REQUESTS = 16    # requests one connection answers in a row before the othe
 
 
 class _Connection(asyncio.Protocol):
-    def __init__(self, server: "HttpServer"):
+    # Set by connection_made, the first call asyncio makes: nothing reaches a connection before.
+    transport: asyncio.Transport
+
+    def __init__(self, server: "HttpServer") -> None:
         self.server = server
-        self.transport = None
         self.buf = bytearray()
         self.busy = False
         self.closing = False
@@ -84,12 +87,13 @@ class _Connection(asyncio.Protocol):
         self.started = 0.0           # when the first byte of the request being read came
         self.counted = 0             # bytes of self.buf counted in server.buffered
 
-    def connection_made(self, transport) -> None:
-        self.transport = transport
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # A stream server's transport (create_server): it reads and writes.
+        self.transport = cast(asyncio.Transport, transport)
         self.peer = transport.get_extra_info("peername")
         self.server.connections.add(self)
 
-    def connection_lost(self, exc) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         self.server.connections.discard(self)
         self.closing = True
         self.server.buffered -= self.counted
@@ -103,7 +107,7 @@ class _Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.last_active = time.monotonic()
         if self.stream is not None:
-            self.feed_stream(data)
+            self.feed_stream(self.stream, data)
             return
         if self.lingering:
             return          # the rest of a refused request: discarded
@@ -199,7 +203,7 @@ class _Connection(asyncio.Protocol):
             self.refuse(sink)
             return
         try:
-            self.stream = BodyStream(sink, request, self.server.max_stream)
+            stream = self.stream = BodyStream(sink, request, self.server.max_stream)
         except BadRequest as exc:
             sink.abort(str(exc))
             raise
@@ -207,10 +211,10 @@ class _Connection(asyncio.Protocol):
         self.busy = True
         self.expect_continue(request.headers)
         rest, self.buf = bytes(self.buf), bytearray()
-        self.feed_stream(rest)
+        self.feed_stream(stream, rest)
 
-    def feed_stream(self, data: bytes) -> None:
-        stream = self.stream
+    def feed_stream(self, stream: BodyStream, data: bytes) -> None:
+        """``data`` into ``stream``, the body being read (``self.stream``)."""
         try:
             leftover = stream.feed(data)
         except BadRequest as exc:
@@ -283,12 +287,15 @@ class _Connection(asyncio.Protocol):
         error = task.exception()
         self.released(None if error else task.result(), error, request)
 
-    def released(self, response: Response | None, error: Exception | None,
+    def released(self, response: Response | None, error: BaseException | None,
                  request: Request) -> None:
         self.server.in_flight -= 1
         self.busy = False
         if error is not None:
             response = self.server.error_for(error)
+        elif response is None:      # a handler that answered nothing: a bug, answered as one
+            response = self.server.error_for(
+                RuntimeError(f"{request.method} {request.target}: the handler gave no answer"))
         self.respond(response, request.keep_alive, request.method == "HEAD")
         self.carry_on()
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import base64
 import json
 from json.encoder import encode_basestring_ascii
+from typing import Iterable
 
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.wire import Response
 from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import INode
+from nnlite.namenode.namespace.snapshot import Report
 from nnlite.namenode.namespace.storage_policy import effective_id
 
 CHECKSUM_TYPE_IDS = {"NULL": 0, "CRC32": 1, "CRC32C": 2}   # Hadoop's DataChecksum.Type.id
@@ -26,7 +28,7 @@ TRUE = Response(200, b'{"boolean":true}', remote.JSON)
 FALSE = Response(200, b'{"boolean":false}', remote.JSON)
 
 
-def answer_true(_result) -> Response:
+def answer_true(_result: object) -> Response:
     return TRUE
 
 
@@ -34,7 +36,7 @@ def answer_boolean(ok: bool) -> Response:
     return TRUE if ok else FALSE
 
 
-def answer_empty(_result) -> Response:
+def answer_empty(_result: object) -> Response:
     return EMPTY_OK
 
 
@@ -42,11 +44,11 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps(**k
 _string = encode_basestring_ascii     # how _ENCODER writes a str (ensure_ascii)
 
 
-def dumps(obj) -> bytes:
+def dumps(obj: object) -> bytes:
     return _ENCODER.encode(obj).encode()
 
 
-def json_response(obj) -> Response:
+def json_response(obj: object) -> Response:
     """200 with ``obj`` as compact JSON (and no Content-Type header: see remote.JSON)."""
     return Response(200, dumps(obj), remote.JSON)
 
@@ -125,7 +127,8 @@ def quota_usage_json(usage: dict) -> dict:
 
 def server_defaults_json(defaults: dict) -> dict:
     kind = defaults.get("checksumType")   # JsonUtil sends DataChecksum.Type's id
-    return {"FsServerDefaults": {**defaults, "checksumType": CHECKSUM_TYPE_IDS.get(kind, kind)}}
+    sent = CHECKSUM_TYPE_IDS.get(kind, kind) if isinstance(kind, str) else kind
+    return {"FsServerDefaults": {**defaults, "checksumType": sent}}
 
 
 def _encode_xattr(value: bytes, encoding: str) -> str | None:
@@ -155,7 +158,7 @@ def acl_status_json(node: INode) -> dict:
         "stickyBit": bool(node.permission & 0o1000)}}
 
 
-def diff_report_json(path: str, older: str, newer: str, entries) -> dict:
+def diff_report_json(path: str, older: str, newer: str, entries: Report) -> dict:
     """JsonUtil.toJsonMap(SnapshotDiffReport): paths relative to the snapshottable
     directory, "" for itself; an empty snapshot name is the current tree."""
     return {"SnapshotDiffReport": {
@@ -165,6 +168,6 @@ def diff_report_json(path: str, older: str, newer: str, entries) -> dict:
         "fromSnapshot": older, "snapshotRoot": path, "toSnapshot": newer}}
 
 
-def xattr_names_json(names) -> dict:
+def xattr_names_json(names: Iterable[str]) -> dict:
     """LISTXATTRS: the names as a JSON array inside a string, as Hadoop sends them."""
     return {"XAttrNames": json.dumps(list(names), separators=(",", ":"))}

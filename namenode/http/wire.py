@@ -91,13 +91,14 @@ class Response:
 def decode_component(raw: str, what: str) -> str:
     """Percent-decode as UTF-8; invalid UTF-8 is a client error, not a server crash. ``raw``
     was decoded from the wire as latin-1, so its code points are the bytes as sent."""
+    wire: str | bytes = raw
     if raw.isascii():
         if "%" not in raw:
             return raw
     else:
-        raw = raw.encode("latin-1")     # raw UTF-8 (or garbage) bytes in the request target
+        wire = raw.encode("latin-1")    # raw UTF-8 (or garbage) bytes in the request target
     try:
-        return unquote_to_bytes(raw).decode("utf-8")
+        return unquote_to_bytes(wire).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadRequest(400, f"{what} is not valid UTF-8 after percent-decoding") from exc
 
@@ -232,7 +233,7 @@ def parse_headers(lines: list[str], first: int = 1) -> dict[str, str]:
     Lower-cased names; a repeated field joins its values with ", " (RFC 9110 5.3), except
     Content-Length, which must then repeat the same value. A line holding a CR, LF or NUL
     is refused (RFC 9110 5.5)."""
-    headers = {}
+    headers: dict[str, str] = {}
     for line in itertools.islice(lines, first, None):
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip() or \
