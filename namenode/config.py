@@ -87,6 +87,7 @@ DEFAULTS: dict[str, str] = {
     "nnlite.ha.tail.interval": "0.05",     # s between a standby's polls of the journal
     "nnlite.ha.journal.timeout": "10",     # s a batch may wait for etcd's quorum, then fails
     "nnlite.ha.edits.retained": "100000",  # txids kept in etcd below the last checkpoint
+    "nnlite.ha.replication.interval": "5",  # s between the active's block resyncs
     # secondary
     "dfs.image.transfer.timeout": "60000",   # ms: socket timeout of image transfers
     "nnlite.secondary.nice": "10",           # CPU niceness 0-19: the merge yields to the namenode

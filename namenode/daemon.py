@@ -17,18 +17,23 @@ import asyncio
 import gc
 import logging
 import signal
+import threading
 
 from nnlite.client.etcd import Etcd
 from nnlite.namenode.blocks import store
 from nnlite.namenode.blocks.lease_recovery import recover_uploads
+from nnlite.namenode.blocks.replication import PREFIX as REPLICA_PREFIX
+from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.ha.controller import HAController
 from nnlite.namenode.ha.quorum_journal import Layout
+from nnlite.namenode.ha.state import HAServiceState
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.app import NamenodeApp
 from nnlite.namenode.http.data import DataPath
+from nnlite.namenode.http.replica import Replica
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.transfer import Transfer, load_secret
 from nnlite.namenode.journal.committer import AsyncCommitter
@@ -107,7 +112,7 @@ class Namenode:
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
         if self.config.nameservice():
-            self.ha = self._join_ha_set(loop)
+            self.ha = self._join_ha_set(loop, secret, data)
         self._check_resources()
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         self.tasks.append(asyncio.ensure_future(self._watch_resources()))
@@ -140,7 +145,8 @@ class Namenode:
             raise
         return fs
 
-    def _join_ha_set(self, loop: asyncio.AbstractEventLoop) -> HAController:
+    def _join_ha_set(self, loop: asyncio.AbstractEventLoop, secret: str,
+                     data: DataPath) -> HAController:
         """Start as a standby of the HA set the configuration names (``namenode/ha/``)."""
         config, fs, committer = self.config, self.fs, self.committer
         namenodes = config.ha_namenodes()
@@ -170,7 +176,20 @@ class Namenode:
             on_active=on_active,
             auto_failover=config.bool("dfs.ha.automatic-failover.enabled"))
         self.app.ha = ha
+        # File contents on two hosts: blocks arrive here as a standby, leave as the active.
+        replica = Replica(blocks, secret)
+        self.http.streams[("PUT", "blocks")] = self.app.counted(replica.upload)
+        self.app.mount(REPLICA_PREFIX, replica)
+        replicator = Replicator(
+            blocks, fs, lambda: [a for nn, a in namenodes.items() if nn != me], secret,
+            lambda: ha.state.state is HAServiceState.ACTIVE)
+        data.replicator = replicator
+        self.app.replicator = replicator
+        resync = threading.Thread(
+            target=replicator.run, args=(config.float("nnlite.ha.replication.interval"),
+                                         ha.stopping), name="nnlite-resync", daemon=True)
         ha.start()
+        resync.start()
         log.info("namenode %s joined HA set %s as a standby (etcd %s)", me,
                  config.nameservice(), ", ".join(endpoints))
         return ha

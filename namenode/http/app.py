@@ -29,6 +29,7 @@ from urllib.parse import urlencode
 
 from nnlite.client.connection import Connection
 from nnlite.namenode import errors
+from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.ha.controller import HAController
 from nnlite.namenode.ha.state import HAServiceState
@@ -57,6 +58,7 @@ class NamenodeApp:
         self.mounts: dict[str, Callable[[Request], object]] = {}
         self.catalog = None          # the catalog service, when one is installed
         self.ha: HAController | None = None     # in an HA set
+        self.replicator: Replicator | None = None
 
     def mount(self, prefix: str, handler: Callable[[Request], object]) -> None:
         """Serve ``prefix`` and everything under it with ``handler`` (a layer above the
@@ -181,11 +183,11 @@ class NamenodeApp:
         return self._blocking(action, "state")
 
     def _safe_mode(self, action: str):
-        if action in ("enter", "leave"):
-            fs.set_safe_mode(action == "enter")
         fs = self.fs
         if fs is None:
             return remote.from_error(LOADING)
+        if action in ("enter", "leave"):
+            fs.set_safe_mode(action == "enter")
         elif action == "wait":
             return self._wait_safe_mode()
         elif action != "get":
@@ -217,6 +219,7 @@ class NamenodeApp:
             **base, "Loading": 0, **fs.metrics(),
             **self._checkpoint_metrics(),
             **(self.catalog.metrics() if self.catalog is not None else {}),
+            **(self.replicator.metrics() if self.replicator is not None else {}),
         }
 
     def _checkpoint_metrics(self) -> dict:

@@ -38,6 +38,7 @@ from urllib.parse import quote, urlencode
 
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
 from nnlite.namenode.config import ConfigError
@@ -52,6 +53,7 @@ from nnlite.namenode.http.params import (
     param_required,
 )
 from nnlite.namenode.http.upload import BlockUpload
+from nnlite.namenode.http.webhdfs import WebHdfs
 from nnlite.namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
 from nnlite.namenode.http.wire import BadRequest, Request, Response
 from nnlite.namenode.journal.committer import AsyncCommitter
@@ -75,6 +77,8 @@ class DataPath:
     """Step 1 handlers (added to the WebHDFS op table by ``attach``) and the data step
     (``__call__`` for requests without a body, ``upload`` as the streamed-body factory)."""
 
+    webhdfs: WebHdfs        # set by attach, before the namenode serves a request
+
     def __init__(self, fs: FSNamesystem, committer: AsyncCommitter, store: BlockStore,
                  lease_manager: leases.LeaseManager, *, host: str, port: int,
                  combine_mode: str = "MD5MD5CRC"):
@@ -88,9 +92,18 @@ class DataPath:
         self.leases = lease_manager
         self.host = host
         self.port = port
-        self.webhdfs = None
+        # In an HA set, the copy of new blocks to a standby before a close is logged
+        # (namenode/blocks/replication.py); None: one namenode, one copy.
+        self.replicator: Replicator | None = None
 
-    def attach(self, webhdfs) -> None:
+    def replicate(self, blocks) -> None:
+        """Copy new ``blocks`` to a standby before the op that records them is logged
+        (blocking: run it in a thread). Without a standby the write goes on; the blocks are
+        counted under-replicated and copied later."""
+        if self.replicator is not None:
+            self.replicator.replicate(blocks)
+
+    def attach(self, webhdfs: WebHdfs) -> None:
         """Serve the data ops through ``webhdfs`` (its op table, its user resolution)."""
         self.webhdfs = webhdfs
         webhdfs.ops.update({
@@ -274,6 +287,8 @@ class DataPath:
         copy = None
         try:
             copy, value = await self._cut(blocks, new_length)
+            if copy is not None:
+                await asyncio.get_running_loop().run_in_executor(None, self.replicate, [copy])
             await self.committer.wait(self.fs.truncate_blocks(
                 path, user, new_length, inode_id=inode_id, expected_blocks=blocks,
                 last_block=copy, checksum=value, client_name=lease.holder,

@@ -84,6 +84,7 @@ class BlockUpload:
             self.lease.recording = True
             sealed = await loop.run_in_executor(None, self.writer.seal)
             blocks, length, value = await loop.run_in_executor(None, self.finalize, sealed)
+            await loop.run_in_executor(None, self.data.replicate, sealed.blocks)
             await self.data.committer.wait(self.commit(blocks, length, value))
         except Exception as exc:
             if not self.data.refers(self.path, set(self.writer.ids)):

@@ -40,6 +40,9 @@ class HASet:
             f"dfs.ha.namenodes.{NAMESERVICE}": ",".join(self.ids),
             "nnlite.ha.etcd.endpoints": ",".join(etcd.endpoints),
             "hadoop.user.group.static.mapping.overrides": f"{USER}=supergroup",
+            # the set's shared secret: checkpoints and block copies between its namenodes
+            "nnlite.checkpoint.secret": "ha-set-secret",
+            "nnlite.ha.replication.interval": "0.5",
             **{f"dfs.namenode.http-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
                for nn, port in zip(self.ids, self.ports)},
             **(settings or {}),

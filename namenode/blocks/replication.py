@@ -1,0 +1,230 @@
+"""File contents on two hosts: the active copies each new block to a standby of its HA set.
+
+HDFS's minimum replication (``dfs.namenode.replication.min``) in nnlite's shape, where every
+namenode of an HA set keeps a block store:
+
+* **At close.** An upload's new blocks (and a truncate's copied block) are pushed to one
+  standby before the close is logged, so a file's close is acknowledged only once its blocks
+  are on the active and on a standby (``Replicator.replicate``). The standby recomputes the
+  block's CRC32C chunks from the bytes it received and compares their digest (the MD5 of the
+  chunk CRCs, as the block's meta file holds them) and its length with the active's before
+  it publishes the block (fsync, rename, fsync the directory: ``BlockStore.publish_block``).
+* **No standby reachable.** The write proceeds; the blocks are *under-replicated*
+  (``under_replicated``: the status page and ``/jmx``) and ``resync`` copies them once a
+  standby answers again.
+* **Resync.** Every ``nnlite.ha.replication.interval`` seconds the active asks each standby
+  for its block report (the ids it holds) and pushes every block the namespace references
+  that the standby lacks -- a standby that was down, or was bootstrapped late, catches up the
+  way a DataNode's block report lets HDFS re-replicate.
+
+Pushes are ``PUT /blocks/v1/blk_<id>?length=<n>`` with the shared secret of the set
+(``nnlite.checkpoint.secret``, ``X-Nnlite-Secret``) and the digest in ``X-Block-Digest``
+(``<checksum type>:<md5 hex of the chunk CRCs>``); a report is ``GET /blocks/v1?op=REPORT``
+answering ``{"blocks": [id, ...]}``. The HTTP side is ``namenode/http/replica.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from typing import Callable, Iterable, Protocol
+
+from nnlite.client.connection import Connection
+from nnlite.client.errors import NamenodeUnreachableError
+from nnlite.namenode import errors
+from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks.store import BlockStore
+
+log = logging.getLogger(__name__)
+
+PREFIX = "/blocks/v1"
+SECRET_HEADER = "X-Nnlite-Secret"
+DIGEST_HEADER = "X-Block-Digest"
+
+
+class Referenced(Protocol):
+    """What the replicator asks of the namesystem (``FSNamesystem``)."""
+
+    def referenced_blocks(self) -> set[int]: ...
+
+
+def digest_text(store: BlockStore, block_id: int, num_bytes: int) -> str:
+    count, md5, kind = store.digest(block_id, num_bytes)
+    return f"{kind}:{md5.hex()}"
+
+
+class BlockReceiver:
+    """A standby's sink for one pushed block: bytes to ``tmp/``, CRCs computed as they
+    arrive; ``finish`` checks length and digest, then publishes."""
+
+    def __init__(self, store: BlockStore, block_id: int, length: int, digest: str):
+        kind_text, _, self.md5 = digest.partition(":")
+        self.kind = int(kind_text)
+        self.store = store
+        self.block_id = block_id
+        self.length = length
+        self.received = 0
+        self.chunker = checksum.CrcChunker(kind=self.kind)
+        store.hold(block_id)
+        self.handle = open(store.tmp_path(block_id), "wb")
+
+    def write(self, data) -> None:
+        self.handle.write(data)
+        self.chunker.feed(data)
+        self.received += len(data)
+
+    def abort(self, reason: str) -> None:
+        log.info("copy of blk_%d cut off (%s)", self.block_id, reason)
+        self.handle.close()
+        self.store.remove([self.block_id])
+        self.store.release([self.block_id])
+
+    def finish(self) -> None:
+        """Verify and publish (blocking: call in a thread)."""
+        self.handle.close()
+        try:
+            crcs = self.chunker.finish()
+            _, md5, _ = checksum.block_digest(crcs, self.kind)
+            if self.received != self.length or md5.hex() != self.md5:
+                raise errors.NamenodeError(
+                    f"copy of blk_{self.block_id} damaged in transit: {self.received} bytes "
+                    f"(expected {self.length}), digest {md5.hex()} (expected {self.md5})")
+            with open(self.store.tmp_path(self.block_id, meta=True), "wb") as meta:
+                meta.write(checksum.meta_header(self.kind) + crcs)
+            self.store.publish_block(self.block_id)
+        except BaseException:
+            self.store.remove([self.block_id])
+            raise
+        finally:
+            self.store.release([self.block_id])
+
+
+class Replicator:
+    """The active's side. ``standbys()`` names the other namenodes (``host:port``) in the
+    set's order."""
+
+    def __init__(self, store: BlockStore, fs: Referenced, standbys: Callable[[], list[str]],
+                 secret: str, is_active: Callable[[], bool], timeout: float = 60.0):
+        self.store = store
+        self.fs = fs
+        self.standbys = standbys
+        self.secret = secret
+        self.timeout = timeout
+        self.is_active = is_active           # only the active pushes
+        self.under_replicated: set[int] = set()
+        self.pushed = 0
+        self.pushed_bytes = 0
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ at close
+
+    def replicate(self, blocks: Iterable[tuple]) -> bool:
+        """Copy ``blocks`` ((id, length, genstamp) each) to one standby; True once one holds
+        them all, False (they are under-replicated) when none could take them."""
+        blocks = [b for b in blocks if b[1] > 0]
+        if not self.is_active() or not blocks:
+            return True
+        reasons = []
+        for standby in self.standbys():
+            try:
+                with self._connection(standby) as conn:
+                    for block in blocks:
+                        self._push(conn, standby, block[0], block[1])
+                return True
+            except (NamenodeUnreachableError, errors.NamenodeError) as exc:
+                reasons.append(f"{standby}: {exc}")
+        with self._lock:
+            self.under_replicated.update(b[0] for b in blocks)
+        log.warning("%d block(s) under-replicated: no standby took them (%s)", len(blocks),
+                    "; ".join(reasons) or "no standby configured")
+        return False
+
+    def _connection(self, standby: str) -> "_Closing":
+        return _Closing(Connection(f"http://{standby}", self.timeout))
+
+    def _push(self, conn: Connection, standby: str, block_id: int, num_bytes: int) -> None:
+        digest = digest_text(self.store, block_id, num_bytes)
+        with self.store.open_block(block_id, num_bytes) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size != num_bytes:
+                raise errors.NamenodeError(f"blk_{block_id} holds {size} bytes, the namespace "
+                                           f"records {num_bytes}")
+            reply = conn.request("PUT", f"{PREFIX}/blk_{block_id}?length={num_bytes}",
+                                 body=handle, headers={SECRET_HEADER: self.secret,
+                                                       DIGEST_HEADER: digest})
+        if reply.status != 200:
+            raise errors.NamenodeError(f"{standby} refused blk_{block_id}: {reply.status} "
+                                       f"{reply.body[:200]!r}")
+        with self._lock:
+            self.under_replicated.discard(block_id)
+            self.pushed += 1
+            self.pushed_bytes += num_bytes
+
+    # ------------------------------------------------------------------ resync
+
+    def resync(self) -> int:
+        """Push every referenced block a reachable standby lacks; returns how many."""
+        if not self.is_active():
+            return 0
+        referenced = self.fs.referenced_blocks()
+        local = {block_id for block_id, _ in self.store.scan()}
+        wanted = referenced & local
+        copied = 0
+        confirmed: set[int] = set()
+        for standby in self.standbys():
+            try:
+                with self._connection(standby) as conn:
+                    reply = conn.request("GET", f"{PREFIX}?op=REPORT",
+                                         headers={SECRET_HEADER: self.secret})
+                    if reply.status != 200:
+                        raise errors.NamenodeError(f"{reply.status} {reply.body[:200]!r}")
+                    held = set(json.loads(reply.body)["blocks"])
+                    confirmed |= held & wanted
+                    for block_id, num_bytes in sorted(self._lengths(wanted - held).items()):
+                        self._push(conn, standby, block_id, num_bytes)
+                        confirmed.add(block_id)
+                        copied += 1
+            except (NamenodeUnreachableError, errors.NamenodeError, ValueError) as exc:
+                log.info("block report of %s not taken: %s", standby, exc)
+        with self._lock:
+            self.under_replicated = (self.under_replicated | (wanted - confirmed)) & referenced
+        if copied:
+            log.info("resync copied %d block(s) to the standbys; %d under-replicated", copied,
+                     len(self.under_replicated))
+        return copied
+
+    def _lengths(self, ids: set[int]) -> dict[int, int]:
+        """The bytes of each block on disk (a published block never changes)."""
+        out = {}
+        for block_id in ids:
+            try:
+                out[block_id] = os.stat(self.store.data_path(block_id)).st_size
+            except FileNotFoundError:
+                continue
+        return out
+
+    def run(self, interval: float, stopping: threading.Event) -> None:
+        """The resync loop (a thread of the daemon)."""
+        while not stopping.wait(interval):
+            try:
+                self.resync()
+            except Exception:
+                log.exception("block resync failed (retried)")
+
+    def metrics(self) -> dict:
+        return {"UnderReplicatedBlocks": len(self.under_replicated),
+                "BlocksReplicated": self.pushed, "BytesReplicated": self.pushed_bytes}
+
+
+class _Closing:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def __enter__(self) -> Connection:
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+

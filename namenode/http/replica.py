@@ -1,0 +1,88 @@
+"""The receiving end of block replication (``namenode/blocks/replication.py``).
+
+``PUT /blocks/v1/blk_<id>?length=<n>`` streams one block into the block store (a
+BlockReceiver: CRC32C recomputed, digest and length checked, published durably) and answers
+200 once it is; ``GET /blocks/v1?op=REPORT`` answers the ids of every published block.
+Both need the HA set's shared secret (``X-Nnlite-Secret``), like the checkpoint transfer,
+and run in any HA state: a standby is where blocks arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+
+from nnlite.namenode import errors
+from nnlite.namenode.blocks.replication import (
+    DIGEST_HEADER,
+    PREFIX,
+    SECRET_HEADER,
+    BlockReceiver,
+)
+from nnlite.namenode.blocks.store import BlockStore
+from nnlite.namenode.http.wire import Request, Response
+
+
+def refusal(status: int, message: str) -> Response:
+    return Response(status, json.dumps({"error": message, "status": status}).encode())
+
+
+class Replica:
+    def __init__(self, store: BlockStore, secret: str):
+        self.store = store
+        self.secret = secret.encode()
+
+    def authorized(self, req: Request) -> bool:
+        given = req.headers.get(SECRET_HEADER.lower(), "").encode()
+        return bool(given) and hmac.compare_digest(given, self.secret)
+
+    def __call__(self, req: Request):
+        if not self.authorized(req):
+            return refusal(403, "Block transfer refused: missing or wrong shared secret")
+        if req.method == "GET" and req.path == PREFIX and req.param("op") == "REPORT":
+            return self._report()
+        return refusal(404, f"No block endpoint {req.method} {req.path}")
+
+    async def _report(self) -> Response:
+        ids = await asyncio.get_running_loop().run_in_executor(None, self._published)
+        return Response(200, json.dumps({"blocks": ids}).encode())
+
+    def _published(self) -> list[int]:
+        return sorted({block_id for block_id, _ in self.store.scan()
+                       if self.store.data_path(block_id).exists()})
+
+    def upload(self, req: Request):
+        """Stream factory for PUT /blocks/v1/blk_<id>: a sink, or a refusal."""
+        if not self.authorized(req):
+            return refusal(403, "Block transfer refused: missing or wrong shared secret")
+        name = req.path[len(PREFIX) + 1:] if req.path.startswith(PREFIX + "/") else ""
+        try:
+            block_id = int(name.removeprefix("blk_")) if name.startswith("blk_") else -1
+            length = int(req.param("length") or "-1")
+            digest = req.headers[DIGEST_HEADER.lower()]
+            int(digest.partition(":")[0])
+        except (KeyError, ValueError):
+            block_id = -1
+        if block_id < 0 or length < 0:
+            return refusal(400, "A block copy needs PUT /blocks/v1/blk_<id>?length=<n> and "
+                                f"{DIGEST_HEADER}")
+        return _Sink(BlockReceiver(self.store, block_id, length, digest))
+
+
+class _Sink:
+    def __init__(self, receiver: BlockReceiver):
+        self.receiver = receiver
+
+    def write(self, data: bytes) -> None:
+        self.receiver.write(data)
+
+    def abort(self, reason: str) -> None:
+        self.receiver.abort(reason)
+
+    async def finish(self) -> Response:
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, self.receiver.finish)
+        except (errors.NamenodeError, OSError) as exc:
+            return refusal(400, str(exc))
+        return Response(200, b'{"stored":true}')
