@@ -67,3 +67,15 @@ def etcd_cluster(tmp_path: Path) -> Iterator["EtcdCluster"]:
 def etcd_single(tmp_path: Path) -> Iterator["EtcdCluster"]:
     """One etcd member (tests/etcd_cluster.py)."""
     yield from _etcd(tmp_path, 1)
+
+
+@pytest.fixture
+def haset(tmp_path, etcd_cluster):
+    """Two namenodes of HA set ns1 on a three-member etcd cluster
+    (tests/namenode/ha/haset.py), not started yet; every one started is killed after."""
+    from tests.namenode.ha.haset import HASet
+    ha = HASet(tmp_path, etcd_cluster)
+    try:
+        yield ha
+    finally:
+        ha.close()
