@@ -1,4 +1,7 @@
-"""Shared fixtures. One SparkSession serves the whole session: starting a JVM costs seconds."""
+"""Shared fixtures. One SparkSession serves the whole session: starting a JVM costs seconds.
+Every test that needs a namenode process gets it from ``namenode``, ``module_namenode`` or their
+factories ``start_namenode`` / ``start_module_namenode`` (options, seeded files, restarts on
+the same name dirs), which stop whatever they started."""
 
 import os
 import sys
@@ -30,18 +33,40 @@ def spark():
     session.stop()
 
 
-@pytest.fixture
-def namenode(tmp_path):
-    """A real namenode process on a free loopback port, stopped after the test. The test
-    user "tester" is a member of the supergroup; everyone else gets the permission model."""
-    from tests.servers import NamenodeProcess
-    server = NamenodeProcess.start(
-        [str(tmp_path / "name")],
-        "-D", "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff")
+def _namenodes(root: Path):
+    from tests.servers import Namenodes  # lazily: most tests start no namenode
+    namenodes = Namenodes(root)
     try:
-        yield server
+        yield namenodes.start
     finally:
-        server.stop()
+        namenodes.stop()
+
+
+@pytest.fixture
+def start_namenode(tmp_path):
+    """``start_namenode(*args, files=, dirs=, name_dirs=, users=, env=)``: a real namenode
+    process on a free loopback port (tests/servers.py, ``Namenodes.start``), each one it
+    started stopped after the test; the first fresh name dir is ``tmp_path / "name"``."""
+    yield from _namenodes(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def start_module_namenode(tmp_path_factory):
+    """``start_namenode`` for namenodes a module's tests share, stopped after the module."""
+    yield from _namenodes(tmp_path_factory.mktemp("nn"))
+
+
+@pytest.fixture
+def namenode(start_namenode):
+    """A real namenode process, stopped after the test. The test user "tester" is a member of
+    the supergroup and "alice" of "staff"; everyone else gets the permission model."""
+    return start_namenode()
+
+
+@pytest.fixture(scope="module")
+def module_namenode(start_module_namenode):
+    """One such namenode for a module's tests that share it, stopped after the module."""
+    return start_module_namenode()
 
 
 def _etcd(tmp_path: Path, members: int) -> Iterator["EtcdCluster"]:

@@ -1,9 +1,16 @@
 """Real server processes for tests: start on a free loopback port, stop (or SIGKILL) them.
 
+``Namenodes(root).start(*args, ...)`` is the one way the tests start a namenode: the fixtures
+of tests/conftest.py (``namenode``, ``module_namenode`` and their factories ``start_namenode``
+and ``start_module_namenode``) hold a ``Namenodes`` for their scope and stop every namenode it
+started when the scope ends, killed ones and restarted ones included. A namenode gets fresh
+name dirs under the scope's directory (``name``, ``name2``, ...) unless ``name_dirs`` names
+existing ones (a restart on the same dirs), the files ``files`` seeds into them offline, and
+the test users (TEST_USERS: "tester" in the supergroup, "alice" in "staff").
+
 ``NamenodeProcess.start(name_dirs, *args)`` formats the dirs if needed, runs
 ``python -m cli namenode --port 0`` and reads the port it bound from its stderr
-(``NNLITE_HTTP_PORT=<port>``, asked for with ``NNLITE_ANNOUNCE_PORTS``). Every test stops what it starts: use the ``namenode``
-fixture, or call ``stop()``/``kill()`` in a ``finally``.
+(``NNLITE_HTTP_PORT=<port>``, asked for with ``NNLITE_ANNOUNCE_PORTS``).
 """
 
 from __future__ import annotations
@@ -19,8 +26,11 @@ import urllib.request
 from pathlib import Path
 
 from nnlite.namenode.http.server import ANNOUNCE_ENV
+from nnlite.namenode.namespace.permission import Caller
 
 ROOT = Path(__file__).resolve().parents[1]
+TEST_USERS = "tester=supergroup;alice=staff"      # hadoop.user.group.static.mapping.overrides
+TESTER = Caller("tester", frozenset({"supergroup"}), superuser=True)
 
 
 def wait_for(predicate, timeout: float, what: str = "a condition", interval: float = 0.1):
@@ -45,11 +55,12 @@ class NamenodeProcess:
 
     @classmethod
     def start(cls, name_dirs: list[str], *args: str, env: dict | None = None,
-              timeout: float = 30) -> "NamenodeProcess":
+              timeout: float = 30, format: bool = True) -> "NamenodeProcess":
+        """``format=False`` leaves unformatted dirs as they are (``--import-checkpoint``)."""
         from nnlite.namenode.fsnamesystem import format_dirs
         from nnlite.namenode.storage.namedir import NameDir
         dirs = [NameDir(d) for d in name_dirs]
-        if not any(d.is_formatted() for d in dirs):
+        if format and not any(d.is_formatted() for d in dirs):
             format_dirs(dirs)
         log = Path(name_dirs[0]).parent / f"namenode-{time.monotonic_ns()}.log"
         cmd = [sys.executable, "-m", "nnlite.cli", "namenode", "--port", "0"]
@@ -110,6 +121,58 @@ class NamenodeProcess:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
         raise RuntimeError("no VmRSS")
+
+
+class Namenodes:
+    """The namenodes one fixture scope started, all stopped by ``stop()`` (see the module's
+    docstring); ``root`` is where their fresh name dirs go."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.started: list[NamenodeProcess] = []
+        self.dirs_made = 0
+
+    def start(self, *args: str, files: dict[str, int] | None = None, dirs: int = 1,
+              name_dirs: list[str] | None = None, users: str | None = TEST_USERS,
+              env: dict | None = None, timeout: float = 30,
+              format: bool = True) -> NamenodeProcess:
+        """A namenode on ``name_dirs`` (else ``dirs`` fresh ones), seeded with ``files``
+        (``{path: size}``, one block each, owner tester), with ``users`` as
+        hadoop.user.group.static.mapping.overrides (None: no mapping), ``args`` passed to
+        ``nnlite namenode`` and ``env`` added to its environment."""
+        if name_dirs is None:
+            name_dirs = [self.fresh_dir() for _ in range(dirs)]
+        if files:
+            seed(name_dirs, files)
+        if users is not None:
+            args = ("-D", f"hadoop.user.group.static.mapping.overrides={users}", *args)
+        server = NamenodeProcess.start(name_dirs, *args, env=env, timeout=timeout,
+                                       format=format)
+        self.started.append(server)
+        return server
+
+    def fresh_dir(self) -> str:
+        """A name dir path nothing of this scope used yet: ``name``, ``name2``, ..."""
+        self.dirs_made += 1
+        return str(self.root / ("name" if self.dirs_made == 1 else f"name{self.dirs_made}"))
+
+    def stop(self) -> None:
+        for server in reversed(self.started):
+            server.stop()
+
+
+def seed(name_dirs: list[str], files: dict[str, int]) -> None:
+    """Format ``name_dirs`` and write ``{path: size}`` files (one block each, owner tester)
+    offline, in-process, before the namenode starts on them."""
+    from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
+    from nnlite.namenode.storage.namedir import NameDir
+    from tests.namenode.helpers import mutate, write_file
+    format_dirs([NameDir(d) for d in name_dirs])
+    with FSNamesystem.open(name_dirs) as fs:
+        for path, size in files.items():
+            parent = path.rsplit("/", 1)[0] or "/"
+            mutate(fs, lambda ns, d=parent: ns.mkdirs(d, 0o755, TESTER))
+            mutate(fs, lambda ns, p=path, s=size: (True, write_file(ns, p, (s,), caller=TESTER)))
 
 
 def _wait_for_port(proc: subprocess.Popen, log: Path, timeout: float) -> int:
