@@ -53,14 +53,3 @@ class SmallDisk:
     def available(self) -> int:
         st = os.statvfs(self.path)
         return st.f_bavail * st.f_frsize
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 4 MiB tmpfs at ``tmp_path / "disk"``, unmounted after the test."""
-    disk = SmallDisk(tmp_path / "disk", "4m")
-    disk.mount()
-    try:
-        yield disk
-    finally:
-        disk.unmount()

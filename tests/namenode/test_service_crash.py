@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 4
 CONNECTIONS = 16
 KILL_AFTER = (0.5, 2.0)   # seconds of load before the SIGKILL, one sub-range per round
-USERS = ("-D", "hadoop.user.group.static.mapping.overrides=tester=supergroup")
 
 
 # --------------------------------------------------------------------------- the load
@@ -151,25 +150,22 @@ def kill_delays(rng: random.Random) -> list[float]:
 
 # --------------------------------------------------------------------------- the test
 
-def test_acknowledged_mkdirs_survive_sigkill_of_the_namenode(tmp_path):
+def test_acknowledged_mkdirs_survive_sigkill_of_the_namenode(tmp_path, start_namenode):
     seed = int(os.environ.get("NNLITE_CRASH_SEED") or time.time_ns() % 1_000_000)
     delays = kill_delays(random.Random(seed))
-    name_dir = str(tmp_path / "name")
     rounds: dict[int, dict[int, int]] = {}
-    server = NamenodeProcess.start([name_dir], *USERS)
-    try:
-        for round_no, delay in enumerate(delays):
-            context = f"seed {seed}, round {round_no}, killed after {delay:.2f} s"
-            lines = load_and_kill(server, round_no, delay, tmp_path)
-            errors = [line for line in lines if line.startswith("ERR ")]
-            assert not errors, (context, errors[:5])
-            rounds[round_no] = acknowledged(lines, round_no)
-            assert all(rounds[round_no].values()), (context, "idle connections",
-                                                    rounds[round_no])
-            server = NamenodeProcess.start([name_dir], *USERS)
-            check_all_present(server, rounds, context)
-        assert server.stop() == 0
-        server = NamenodeProcess.start([name_dir], *USERS)
-        check_all_present(server, rounds, f"seed {seed}, after a clean restart")
-    finally:
-        server.stop()
+    server = start_namenode()
+    name_dir = server.name_dirs[0]
+    for round_no, delay in enumerate(delays):
+        context = f"seed {seed}, round {round_no}, killed after {delay:.2f} s"
+        lines = load_and_kill(server, round_no, delay, tmp_path)
+        errors = [line for line in lines if line.startswith("ERR ")]
+        assert not errors, (context, errors[:5])
+        rounds[round_no] = acknowledged(lines, round_no)
+        assert all(rounds[round_no].values()), (context, "idle connections",
+                                                rounds[round_no])
+        server = start_namenode(name_dirs=[name_dir])
+        check_all_present(server, rounds, context)
+    assert server.stop() == 0
+    server = start_namenode(name_dirs=[name_dir])
+    check_all_present(server, rounds, f"seed {seed}, after a clean restart")

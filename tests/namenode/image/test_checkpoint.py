@@ -50,22 +50,21 @@ LEFT_BY_THE_KILL = {
 
 
 class Restarts:
-    """The namenode of one test across its restarts; the checkpointer follows it."""
+    """The namenode of one test across its restarts (started by the test's ``start_namenode``,
+    which stops them); the checkpointer follows it."""
 
-    def __init__(self, name_dirs: list[str], fault: str):
+    def __init__(self, start_namenode, name_dirs: list[str], fault: str):
+        self.start_namenode = start_namenode
         self.name_dirs = name_dirs
-        self.server = NamenodeProcess.start(name_dirs, env={ENV: fault})
+        self.server = start_namenode(name_dirs=name_dirs, env={ENV: fault})
 
     def restart(self) -> NamenodeProcess:
         self.server.stop()
-        self.server = NamenodeProcess.start(self.name_dirs)
+        self.server = self.start_namenode(name_dirs=self.name_dirs)
         return self.server
 
     def follow(self, cp) -> None:
         cp.client = TransferClient(self.server.url, secret_of(self.server), timeout=10)
-
-    def stop(self) -> None:
-        self.server.stop()
 
 
 def check_next_checkpoint(nodes: Restarts, cp) -> None:
@@ -92,79 +91,72 @@ def check_next_checkpoint(nodes: Restarts, cp) -> None:
 
 
 @pytest.mark.parametrize("point", sorted(LEFT_BY_THE_KILL))
-def test_namenode_killed_in_the_swap(tmp_path, point):
+def test_namenode_killed_in_the_swap(tmp_path, start_namenode, point):
     name = str(tmp_path / "name")
-    nodes = Restarts([name], f"{point}=kill")
-    try:
-        mkdirs(nodes.server, *ACKED)
-        with new_checkpointer(nodes.server, tmp_path / "ckpt") as cp:
-            with pytest.raises(TRANSFER_FAILURES):
-                cp.do_checkpoint()
-            assert nodes.server.proc.wait(10) == -9
-            present, absent, txid, pending = LEFT_BY_THE_KILL[point]
-            assert present <= files(name) and not absent & files(name), files(name)
-            assert image_txid(name) == txid
+    nodes = Restarts(start_namenode, [name], f"{point}=kill")
+    mkdirs(nodes.server, *ACKED)
+    with new_checkpointer(nodes.server, tmp_path / "ckpt") as cp:
+        with pytest.raises(TRANSFER_FAILURES):
+            cp.do_checkpoint()
+        assert nodes.server.proc.wait(10) == -9
+        present, absent, txid, pending = LEFT_BY_THE_KILL[point]
+        assert present <= files(name) and not absent & files(name), files(name)
+        assert image_txid(name) == txid
 
-            nn = nodes.restart()
-            state = consistent(name)
-            assert state.image_txid == txid       # a verified image is never thrown away
-            assert (state.edits_new is not None) == pending
-            nodes.follow(cp)
-            assert cp.client.status().pending == pending
-            assert listing(nn, "/") == ["a", "c"] and listing(nn, "/a") == ["b"]
-            check_next_checkpoint(nodes, cp)
-    finally:
-        nodes.stop()
+        nn = nodes.restart()
+        state = consistent(name)
+        assert state.image_txid == txid       # a verified image is never thrown away
+        assert (state.edits_new is not None) == pending
+        nodes.follow(cp)
+        assert cp.client.status().pending == pending
+        assert listing(nn, "/") == ["a", "c"] and listing(nn, "/a") == ["b"]
+        check_next_checkpoint(nodes, cp)
 
 
-def test_namenode_killed_by_a_torn_write_while_a_checkpoint_is_pending(tmp_path):
+def test_namenode_killed_by_a_torn_write_while_a_checkpoint_is_pending(tmp_path,
+                                                                         start_namenode):
     """The roll done, the first write to ``edits.new`` is torn and the namenode dies: the torn
     record (never acknowledged) is truncated at restart, the pending checkpoint resumes."""
     name = str(tmp_path / "name")
     writes = len(ACKED) + 1                  # each mkdir is one sync, the roll another
-    nodes = Restarts([name], f"journal.partial-write=kill@{writes + 1}")
-    try:
-        nn = nodes.server
-        mkdirs(nn, *ACKED)
-        with new_checkpointer(nn, tmp_path / "ckpt") as cp:
-            assert cp.client.roll().edits.last_txid == ROLLED_END
-            assert requests.get(nn.url + "/jmx").json()["beans"][0]["Syncs"] == writes
-            with pytest.raises(requests.ConnectionError):
-                mkdirs(nn, "/lost")
-            assert nn.proc.wait(10) == -9
-            reader = edits.EditsReader(str(NameDir(name).file(EDITS_NEW)))
-            assert [op for _, op in reader] == [edits.StartLogSegmentOp()]
-            assert reader.torn_tail is not None
+    nodes = Restarts(start_namenode, [name], f"journal.partial-write=kill@{writes + 1}")
+    nn = nodes.server
+    mkdirs(nn, *ACKED)
+    with new_checkpointer(nn, tmp_path / "ckpt") as cp:
+        assert cp.client.roll().edits.last_txid == ROLLED_END
+        assert requests.get(nn.url + "/jmx").json()["beans"][0]["Syncs"] == writes
+        with pytest.raises(requests.ConnectionError):
+            mkdirs(nn, "/lost")
+        assert nn.proc.wait(10) == -9
+        reader = edits.EditsReader(str(NameDir(name).file(EDITS_NEW)))
+        assert [op for _, op in reader] == [edits.StartLogSegmentOp()]
+        assert reader.torn_tail is not None
 
-            nn = nodes.restart()
-            state = consistent(name)
-            assert state.edits_new == (ROLLED_END + 1, ROLLED_END + 1)   # still pending
-            assert listing(nn, "/") == ["a", "c"]
-            check_next_checkpoint(nodes, cp)
-    finally:
-        nodes.stop()
+        nn = nodes.restart()
+        state = consistent(name)
+        assert state.edits_new == (ROLLED_END + 1, ROLLED_END + 1)   # still pending
+        assert listing(nn, "/") == ["a", "c"]
+        check_next_checkpoint(nodes, cp)
 
 
-def test_two_name_dirs_killed_between_the_first_dir_swap_and_the_second(tmp_path):
+def test_two_name_dirs_killed_between_the_first_dir_swap_and_the_second(tmp_path,
+                                                                           start_namenode):
     """With two name dirs the kill at the first dir's ``between-renames`` leaves them apart:
     the first holds the new image beside ``edits.new``, the second the old image and the
     verified ckpt. Startup finishes the first dir's swap and resyncs the second from it."""
     first, second = str(tmp_path / "name1"), str(tmp_path / "name2")
-    nodes = Restarts([first, second], "checkpoint.between-renames=kill")
-    try:
-        mkdirs(nodes.server, *ACKED)
-        with new_checkpointer(nodes.server, tmp_path / "ckpt") as cp:
-            with pytest.raises(TRANSFER_FAILURES):
-                cp.do_checkpoint()
-            assert nodes.server.proc.wait(10) == -9
-            assert (image_txid(first), image_txid(second)) == (ROLLED_END, 0)
-            assert {CKPT, CKPT_MD5, EDITS_NEW} <= files(second)
+    nodes = Restarts(start_namenode, [first, second], "checkpoint.between-renames=kill")
+    mkdirs(nodes.server, *ACKED)
+    with new_checkpointer(nodes.server, tmp_path / "ckpt") as cp:
+        with pytest.raises(TRANSFER_FAILURES):
+            cp.do_checkpoint()
+        assert nodes.server.proc.wait(10) == -9
+        assert (image_txid(first), image_txid(second)) == (ROLLED_END, 0)
+        assert {CKPT, CKPT_MD5, EDITS_NEW} <= files(second)
 
-            nn = nodes.restart()
-            states = [consistent(name) for name in (first, second)]
-            assert states[0] == states[1] and states[0].image_txid == ROLLED_END
-            assert snapshot(first)["current/fsimage"] == snapshot(second)["current/fsimage"]
-            assert listing(nn, "/") == ["a", "c"] and listing(nn, "/a") == ["b"]
-            check_next_checkpoint(nodes, cp)
-    finally:
-        nodes.stop()
+        nn = nodes.restart()
+        states = [consistent(name) for name in (first, second)]
+        assert states[0] == states[1] and states[0].image_txid == ROLLED_END
+        assert snapshot(first)["current/fsimage"] == snapshot(second)["current/fsimage"]
+        assert listing(nn, "/") == ["a", "c"] and listing(nn, "/a") == ["b"]
+        check_next_checkpoint(nodes, cp)

@@ -4,9 +4,6 @@ dir laid out as the secondary keeps it (built here with namenode.image.columns.s
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -18,10 +15,8 @@ from nnlite.commands.support import EXIT_CORRUPT, EXIT_STORAGE
 from nnlite.formats import edits
 from nnlite.formats.fsimage.md5 import md5_sidecar_text
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
-from nnlite.namenode.http.server import ANNOUNCE_ENV
 from nnlite.namenode.image import columns, importer
 from nnlite.namenode.storage.namedir import NameDir
-from tests import servers
 from tests.namenode.helpers import dump, mkdir, new_ns, write_file
 
 NAMESPACE_ID = 31337
@@ -66,36 +61,17 @@ def import_cli(name_dir: Path, checkpoint: Path):
                                          "--import-checkpoint", str(checkpoint)])
 
 
-def start_importing(name_dir: Path, checkpoint: Path) -> servers.NamenodeProcess:
-    log = name_dir.parent / "namenode-import.log"
-    cmd = [sys.executable, "-m", "nnlite.cli", "namenode", "--port", "0", "--name-dir",
-           str(name_dir), "--import-checkpoint", str(checkpoint)]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=servers.ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                env={**os.environ, ANNOUNCE_ENV: "1"})
-    try:
-        port = servers._wait_for_port(proc, log, 30)
-        server = servers.NamenodeProcess(proc, port, [str(name_dir)], log)
-        server.wait_ready()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    return server
-
-
-def test_import_then_serve(tmp_path):
+def test_import_then_serve(tmp_path, start_namenode):
     checkpoint = make_checkpoint(tmp_path / "ckpt")
     name_dir = tmp_path / "name"
-    server = start_importing(name_dir, checkpoint)
-    try:
-        url = server.webhdfs("/data/a") + "?op=LISTSTATUS&user.name=alice"
-        with urllib.request.urlopen(url, timeout=10) as resp:
-            listing = json.load(resp)["FileStatuses"]["FileStatus"]
-        assert [(s["pathSuffix"], s["length"], s["replication"]) for s in listing] == \
-            [("part-0", 300, 3)]
-    finally:
-        assert server.stop() == 0
+    server = start_namenode("--import-checkpoint", str(checkpoint), name_dirs=[str(name_dir)],
+                            format=False, users=None)
+    url = server.webhdfs("/data/a") + "?op=LISTSTATUS&user.name=alice"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        listing = json.load(resp)["FileStatuses"]["FileStatus"]
+    assert [(s["pathSuffix"], s["length"], s["replication"]) for s in listing] == \
+        [("part-0", 300, 3)]
+    assert server.stop() == 0
     assert "Imported" in server.log.read_text()
     check_imported(name_dir, checkpoint_namespace())
 
