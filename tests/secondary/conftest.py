@@ -1,4 +1,5 @@
-"""Fixtures of the secondary's tests: a real namenode process, its secret, a checkpointer."""
+"""Fixtures of the secondary's tests: a real namenode process (tests/conftest.py's), its
+secret, a checkpointer."""
 
 from __future__ import annotations
 
@@ -34,22 +35,15 @@ def listing(server: NamenodeProcess, path: str) -> list[str]:
 
 
 @pytest.fixture
-def nn(tmp_path):
-    server = NamenodeProcess.start([str(tmp_path / "name")])
-    try:
-        yield server
-    finally:
-        server.stop()
+def nn(namenode):
+    """The test's own namenode (tests/conftest.py), its name dir ``tmp_path / "name"``."""
+    return namenode
 
 
 @pytest.fixture(scope="module")
-def shared_nn(tmp_path_factory):
+def shared_nn(module_namenode):
     """One namenode for a module's tests that neither roll nor write."""
-    server = NamenodeProcess.start([str(tmp_path_factory.mktemp("shared") / "name")])
-    try:
-        yield server
-    finally:
-        server.stop()
+    return module_namenode
 
 
 @pytest.fixture

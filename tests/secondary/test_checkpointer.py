@@ -101,7 +101,7 @@ def namenode_image(server: NamenodeProcess):
     return ns, meta
 
 
-def test_two_checkpoints_then_a_restart(nn, checkpointer, tmp_path):
+def test_two_checkpoints_then_a_restart(nn, checkpointer, start_namenode):
     mkdirs(nn, "/a", "/a/b", "/c")
     first = checkpointer.do_checkpoint()
     assert first.image_downloaded and (first.first_txid, first.last_txid) == (1, 5)
@@ -120,28 +120,22 @@ def test_two_checkpoints_then_a_restart(nn, checkpointer, tmp_path):
     assert sorted(ns.root.children) == ["a", "c", "e"]
 
     nn.stop()
-    restarted = NamenodeProcess.start(nn.name_dirs)
-    try:
-        assert listing(restarted, "/") == ["a", "c", "e"]
-        assert listing(restarted, "/a") == ["b", "d"]
-        assert checkpoint_txid(restarted) == 9
-    finally:
-        restarted.stop()
+    restarted = start_namenode(name_dirs=nn.name_dirs)
+    assert listing(restarted, "/") == ["a", "c", "e"]
+    assert listing(restarted, "/a") == ["b", "d"]
+    assert checkpoint_txid(restarted) == 9
 
 
-def test_the_checkpoint_dir_loads_as_a_name_dir(nn, tmp_path):
+def test_the_checkpoint_dir_loads_as_a_name_dir(nn, tmp_path, start_namenode):
     mkdirs(nn, "/kept", "/kept/deep")
     with new_checkpointer(nn, tmp_path / "ckpt") as cp:
         done = cp.do_checkpoint()
     nn.stop()
     ckpt = NameDir(tmp_path / "ckpt")
     assert ckpt.namespace_id() == NameDir(nn.name_dirs[0]).namespace_id()
-    from_ckpt = NamenodeProcess.start([str(tmp_path / "ckpt")])
-    try:
-        assert listing(from_ckpt, "/kept") == ["deep"]
-        assert checkpoint_txid(from_ckpt) == done.last_txid
-    finally:
-        from_ckpt.stop()
+    from_ckpt = start_namenode(name_dirs=[str(tmp_path / "ckpt")])
+    assert listing(from_ckpt, "/kept") == ["deep"]
+    assert checkpoint_txid(from_ckpt) == done.last_txid
 
 
 def checkpoint_txid(server: NamenodeProcess) -> int:
@@ -231,12 +225,9 @@ CRASH_POINTS = ["secondary.after-roll", "secondary.during-download",
 
 
 @pytest.fixture(scope="module")
-def crash_nn(tmp_path_factory):
-    server = NamenodeProcess.start([str(tmp_path_factory.mktemp("crash") / "name")])
-    try:
-        yield server
-    finally:
-        server.stop()
+def crash_nn(module_namenode):
+    """The module's namenode, checkpointed by each crashed secondary and its rerun."""
+    return module_namenode
 
 
 @pytest.mark.crash

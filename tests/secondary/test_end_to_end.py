@@ -22,7 +22,6 @@ from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
 from tests.namenode.namedirs import consistent
 from tests.namenode.test_service_crash import (
     CONNECTIONS,
-    USERS,
     Load,
     acknowledged,
     check_all_present,
@@ -67,9 +66,9 @@ def check_retained(root: Path, last_image_txid: int) -> None:
         assert int(p.name.split("-")[1]) > images[0], (p.name, images)
 
 
-def test_checkpoints_under_load_then_sigkill_and_restart(tmp_path):
-    name_dir = str(tmp_path / "name")
-    server = NamenodeProcess.start([name_dir], *USERS)
+def test_checkpoints_under_load_then_sigkill_and_restart(tmp_path, start_namenode):
+    server = start_namenode()
+    name_dir = server.name_dirs[0]
     daemon = load = None
     try:
         daemon, status_url = start_daemon(server, tmp_path / "ckpt", tmp_path / "secondary.log",
@@ -103,7 +102,7 @@ def test_checkpoints_under_load_then_sigkill_and_restart(tmp_path):
         assert edits < written / 3, (edits, written)       # only what followed the image
         check_retained(root.root, state.image_txid)
 
-        server = NamenodeProcess.start([name_dir], *USERS)
+        server = start_namenode(name_dirs=[name_dir])
         assert namespace(server) == before
         check_all_present(server, {ROUND: counts}, "after the restart")
         after = namenode_bean(server)
@@ -115,16 +114,15 @@ def test_checkpoints_under_load_then_sigkill_and_restart(tmp_path):
         if daemon is not None and daemon.poll() is None:
             daemon.kill()
             daemon.wait()
-        server.stop()
 
 
-def test_acls_and_snapshots_ride_a_checkpoint_and_a_sigkill(tmp_path):
+def test_acls_and_snapshots_ride_a_checkpoint_and_a_sigkill(tmp_path, start_namenode):
     """An ACL, a snapshot and a file only that snapshot keeps go through the secondary's
     checkpoint into the image; killed and restarted from that image, the namenode answers
     for them as before."""
     from tests.namenode.http.helpers import WebHdfs, read, upload
-    name_dir = str(tmp_path / "name")
-    server = NamenodeProcess.start([name_dir], *USERS)
+    server = start_namenode()
+    name_dir = server.name_dirs[0]
     daemon = None
     try:
         w = WebHdfs(server)
@@ -145,7 +143,7 @@ def test_acls_and_snapshots_ride_a_checkpoint_and_a_sigkill(tmp_path):
         server.kill()
         state = consistent(name_dir)
         assert state.image_txid >= 8            # every op above is in the image, not replayed
-        server = NamenodeProcess.start([name_dir], *USERS)
+        server = start_namenode(name_dirs=[name_dir])
         w = WebHdfs(server)
         assert w.get("/s", "GETACLSTATUS").json["AclStatus"] == acl
         assert acl["entries"][:1] == ["user:alice:r-x"]
@@ -157,4 +155,3 @@ def test_acls_and_snapshots_ride_a_checkpoint_and_a_sigkill(tmp_path):
         if daemon is not None:
             daemon.kill()
             daemon.wait()
-        server.stop()
