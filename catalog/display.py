@@ -131,7 +131,7 @@ SHOW = {"streaming": _streaming_lines, "job": _job_lines, "rdd": _rdd_lines,
 def validate_lines(doc: dict) -> list[str]:
     lines = [f"{issue['level'].upper()} [{issue['code']}] {issue['message']}"
              for issue in doc["issues"]]
-    unit = UNITS.get(doc.get("kind"), "batch")
+    unit = UNITS.get(doc.get("kind", ""), "batch")
     verdict = (f"{doc['path']}: restorable at {unit} {doc['lastBatch']}" if doc["restorable"]
                else f"{doc['path']}: NOT restorable as it is (last complete {unit} "
                     f"{_opt(doc['lastBatch'])}, newest restorable {_opt(doc['restorableBatch'])})")

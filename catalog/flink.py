@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass, field
 
 from nnlite.catalog import verdicts as rules
+from nnlite.catalog.errors import CatalogError
 from nnlite.catalog.layout import (
     FLINK,
     SAVEPOINT,
@@ -70,7 +71,7 @@ class Job:
     checkpoints: dict[int, Checkpoint] = field(default_factory=dict)
     savepoint: Checkpoint | None = None
     shared: dict[str, FileRef] = field(default_factory=dict)       # shared/ and taskowned/
-    pins: frozenset = frozenset()
+    pins: frozenset[int] = frozenset()
     files: int = 0
     bytes: int = 0
     newest: int = 0
@@ -144,6 +145,8 @@ def verdict(job: Job, chk: Checkpoint, contents: bytes | Exception | None) -> Ve
     if isinstance(contents, Exception):
         return Verdict(chk.id, chk.path, False, [f"{chk.metadata.path} cannot be read: "
                                                   f"{contents}"])
+    if contents is None:        # verdicts reads the metadata of every complete checkpoint
+        raise CatalogError(f"{chk.metadata.path} was not read", path=chk.path)
     try:
         meta = flink_metadata.parse(contents)
     except FormatError as exc:
@@ -171,7 +174,7 @@ def summary(job: Job) -> dict:
     checkpoint, which ``show``/``validate`` then check file by file."""
     ids = job.complete()
     if job.kind == SAVEPOINT:
-        ids = [0] if job.savepoint.metadata is not None else []
+        ids = [0] if job.savepoint is not None and job.savepoint.metadata is not None else []
     last = ids[-1] if ids else None
     health = "writing" if job.writing else ("ok" if ids else "empty")
     return {"path": job.path, "kind": job.kind, "lastBatch": last if job.kind == FLINK else None,
@@ -239,17 +242,17 @@ def plan_retain(job: Job, judged: list[Verdict], keep: int) -> tuple[list[str], 
     pinned ones stay with every file they reference; other complete ``chk-<n>`` directories
     go, unfinished ones older than the newest complete one go, and shared files no kept
     checkpoint references that are older than the newest kept metadata go."""
-    complete = [v for v in judged if job.checkpoints.get(v.id) is not None
-                and job.checkpoints[v.id].metadata is not None]
-    kept = {v.id for v in complete[-keep:]} | (set(job.pins) & {v.id for v in complete})
-    doomed = [job.checkpoints[v.id].path for v in complete if v.id not in kept]
-    needed = set()
-    for v in complete:
-        if v.id in kept:
+    written = {i: c.metadata for i, c in job.checkpoints.items() if c.metadata is not None}
+    complete = [(v.id, v) for v in judged if v.id is not None and v.id in written]
+    kept = {i for i, _ in complete[-keep:]} | (set(job.pins) & {i for i, _ in complete})
+    doomed = [job.checkpoints[i].path for i, _ in complete if i not in kept]
+    needed: set[str] = set()
+    for i, v in complete:
+        if i in kept:
             if not v.restorable and not v.referenced:
                 return [], sorted(kept)          # unreadable metadata: keep every file
             needed |= set(v.referenced)
-    horizon = max((job.checkpoints[i].metadata.mtime for i in kept), default=0)
+    horizon = max((written[i].mtime for i in kept), default=0)
     doomed += [p for p, f in job.shared.items() if p not in needed and f.mtime < horizon]
     # An unfinished chk-<n> older than the newest complete one never completes: the
     # coordinator drops a pending checkpoint once a later one completes (it is subsumed).

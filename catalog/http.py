@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from types import EllipsisType
+from typing import overload
 
 from nnlite.catalog.errors import InvalidRequestError
 from nnlite.catalog.service import CatalogService, parse_policy
@@ -85,7 +87,16 @@ class CatalogHttp:
         return Response(200, dumps({key: value}))
 
 
-def _int(req: Request, name: str, default: object = ...) -> int | None:
+@overload
+def _int(req: Request, name: str) -> int: ...
+
+
+@overload
+def _int(req: Request, name: str, default: None) -> int | None: ...
+
+
+def _int(req: Request, name: str, default: int | None | EllipsisType = ...) -> int | None:
+    """The integer parameter ``name``; without a ``default`` it is required."""
     raw = req.param(name)
     if raw is None or raw == "":
         if default is ...:

@@ -131,7 +131,8 @@ def discover(node, path: str, can_list=lambda node: True,
     Only directories ``can_list`` allows are classified or descended into: the catalog passes
     the caller's LISTSTATUS right (READ_EXECUTE on the directory), so it finds what the
     caller could find with ``hdfs dfs -ls -R``."""
-    found, stack = [], [(path, node)]
+    found: list[tuple[str, str, object]] = []
+    stack = [(path, node)]
     while stack and len(found) < limit:
         where, current = stack.pop()
         if not can_list(current):

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from nnlite.catalog.layout import source_batch, state_file
-from nnlite.client.errors import PathNotFoundError
+from nnlite.client.errors import InternalError, PathNotFoundError
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.durability import faults
 
@@ -212,8 +212,14 @@ class Mirror:
         todo = [f for f in files.values() if not self.mirrored(f)]
         return files, dirs, sorted(todo, key=lambda f: f.order_key)
 
+    def _listed(self) -> dict[str, RemoteFile]:
+        """The remote copy's files as this pass knows them (``plan`` lists them first)."""
+        if self.remote is None:
+            raise InternalError(f"{self.remote_root}: the remote copy was not listed")
+        return self.remote
+
     def mirrored(self, f: LocalFile) -> bool:
-        r = self.remote.get(f.rel)
+        r = self._listed().get(f.rel)
         return r is not None and r.length == f.size and r.mtime_ms == f.mtime_ms
 
     def sync(self) -> PassResult:
@@ -246,7 +252,7 @@ class Mirror:
         return self._finish(result, complete=not (result.deferred or result.skipped))
 
     def _finish(self, result: PassResult, *, complete: bool) -> PassResult:
-        result.last_commit = last_commit(self.remote)
+        result.last_commit = last_commit(self._listed())
         result.complete = complete
         return result
 
@@ -284,7 +290,7 @@ class Mirror:
         self.client.set_times(temp, mtime=f.mtime_ms)
         faults.hit("watch.before-rename")
         self.client.rename_options(temp, final, overwrite=True)
-        self.remote[f.rel] = RemoteFile(f.size, f.mtime_ms)
+        self._listed()[f.rel] = RemoteFile(f.size, f.mtime_ms)
         faults.hit("watch.after-publish")
         self._count_batch(f)
         self.on_change("publish", f.rel, f.size)
@@ -302,15 +308,16 @@ class Mirror:
 
     def _delete_stale(self, files: dict, dirs: set, result: PassResult) -> None:
         """Remote temps always go; remote files and dirs gone locally only when safe."""
-        temps = [rel for rel in self.remote if rel.rsplit("/", 1)[-1].endswith(TEMP_SUFFIX)]
+        remote = self._listed()
+        temps = [rel for rel in remote if rel.rsplit("/", 1)[-1].endswith(TEMP_SUFFIX)]
         for rel in temps:
             self._delete(rel)
-        stale = sorted(rel for rel in self.remote if rel not in files)
+        stale = sorted(rel for rel in remote if rel not in files)
         stale_dirs = sorted((d for d in self.remote_dirs if d not in dirs), reverse=True)
         if not stale and not stale_dirs:
             return
         local_last = last_commit(f"{COMMITS}/{n}" for n in _names(self.local_root, COMMITS))
-        remote_last = last_commit(self.remote)
+        remote_last = last_commit(remote)
         if result.skipped or (remote_last is not None and local_last != remote_last):
             why = (f"the local last commit ({_batch(local_last)}) is not yet the remote "
                    f"copy's ({_batch(remote_last)})" if not result.skipped
@@ -326,7 +333,7 @@ class Mirror:
 
     def _delete(self, rel: str) -> None:
         self.client.delete(_join(self.remote_root, rel))
-        self.remote.pop(rel, None)
+        self._listed().pop(rel, None)
         self.on_change("delete", rel, 0)
 
 

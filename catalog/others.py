@@ -143,7 +143,7 @@ def dstream_show(node, path: str) -> dict:
     ``.bk`` copy. ``StreamingContext.getOrCreate`` (``CheckpointReader.read``) tries the
     newest file first and falls back to older ones, so a time restores when either file of
     it is non-empty."""
-    rows = {}
+    rows: dict[int, dict] = {}
     for name, child in node.children.items():
         match = _DSTREAM.fullmatch(name)
         if match and not child.is_dir:
@@ -174,7 +174,8 @@ def plan_gc(node, path: str, now_ms: int, tmp_ttl_ms: int, rdd_ttl_ms: int,
     ``denied`` (the caller may not delete it). Only below directories ``can_list`` allows,
     and only what ``can_delete`` allows: the caller's own rights, so a dry run names nothing
     the caller could not see or remove."""
-    removed, kept = [], []
+    removed: list[dict] = []
+    kept: list[dict] = []
     stack = [(path.rstrip("/"), node)]
     while stack:
         where, current = stack.pop()

@@ -62,7 +62,7 @@ def parse_log(data: bytes, what: str) -> list:
             continue
         try:
             entries.append(json.loads(line))
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise LogFormatError(f"{what} line {number} is not valid JSON ({exc.msg} at "
                                  f"column {exc.colno}): truncated or corrupt") from exc
     return entries

@@ -49,7 +49,7 @@ def retain(layout: streaming.Layout, keep: int) -> Plan:
     needed_offsets = kept | {streaming.restart_reads(layout, b) for b in kept}
     doomed = [f for b, f in layout.offsets.items() if b < last and b not in needed_offsets]
     doomed += [f for b, f in layout.commits.items() if b < last and b not in kept]
-    needed = set()
+    needed: set[str] = set()
     for store in layout.stores:
         for batch in kept:
             chain = store.chain(batch + 1)
@@ -87,7 +87,7 @@ def rollback(layout: streaming.Layout, to_batch: int, bad: frozenset | set = fro
     doomed = [f for b, f in _batch_files(layout) if b > to_batch]
     for source, offset in layout.log_offsets.get(to_batch, {}).items():
         doomed += [f for name, f in layout.sources.get(source, {}).items()
-                   if source_batch(name) is not None and source_batch(name) > offset]
+                   if (b := source_batch(name)) is not None and b > offset]
     state = [f for store in layout.stores for v, files in store.versions.items()
              if v > to_batch + 1 for f in files.values()]
     removed = sorted(b for b in set(layout.offsets) | set(layout.commits) if b > to_batch)
@@ -106,7 +106,9 @@ def _nearest(layout: streaming.Layout, to_batch: int) -> str:
 def chunks(paths_: tuple[str, ...], budget: int) -> list[tuple[str, ...]]:
     """``paths_`` in order, cut into runs whose encoded size stays under ``budget`` bytes
     (a path costs its UTF-8 length plus a few bytes of msgpack framing)."""
-    out, current, size = [], [], 0
+    out: list[tuple[str, ...]] = []
+    current: list[str] = []
+    size = 0
     for path in paths_:
         cost = len(path.encode("utf-8", "surrogatepass")) + 5
         if current and size + cost > budget:

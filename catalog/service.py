@@ -78,7 +78,7 @@ class CatalogService:
         self.clock = clock
         self.requests = 0         # ls/show/latest/validate answered (for /metrics)
         self.files_read = 0       # log files read from the block store by them
-        self._overview: tuple[float, list[dict]] | None = None
+        self._overview: tuple[float, tuple[list[dict], int]] | None = None
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -246,7 +246,7 @@ class CatalogService:
         return out
 
     def _judged(self, job: flink.Job) -> list[flink.Verdict]:
-        contents = {}
+        contents: dict[str, bytes | Exception] = {}
         for ref in flink.metadata_files(job):
             try:
                 contents[ref.path] = self.read_file(ref)
@@ -264,6 +264,8 @@ class CatalogService:
                 if not v.restorable:
                     continue
                 chk = next(c for c in flink.all_checkpoints(job) if c.path == v.path)
+                if chk.metadata is None:    # never: a restorable checkpoint has its metadata
+                    continue
                 if best is None or chk.metadata.mtime > best[0]:
                     best = (chk.metadata.mtime, v)
         self.requests += 1
@@ -418,8 +420,9 @@ class CatalogService:
         commit, the offsets before it, then each file source's log entries): the paths that
         are corrupt. A few small files, under the lock: the rollback must judge exactly what
         it deletes among."""
+        before = streaming.restart_reads(found, batch)
         wanted = [found.metadata, found.offsets.get(batch), found.commits.get(batch),
-                  found.offsets.get(streaming.restart_reads(found, batch))]
+                  found.offsets.get(before) if before is not None else None]
         contents = {ref.path: self._read_or_error(ref) for ref in wanted if ref is not None}
         _, bad = report.parse_all(found, contents)
         sources = {}
@@ -455,6 +458,7 @@ class CatalogService:
     def _pin(self, ns: Namespace, path: str, batch: int, on: bool, user: str):
         caller = self.fs.caller(user)
         node = self._node(ns, path, user, change=True)
+        found: flink.Job | streaming.Layout
         if layout.kind_of(node) == layout.JOB:
             return jobs.set_pin(ns, path, batch, on, caller)
         if layout.kind_of(node) == layout.FLINK:

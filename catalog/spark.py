@@ -15,8 +15,11 @@ returns, so readers keep the previous complete checkpoint. The fault point
 from __future__ import annotations
 
 import logging
+from types import TracebackType
+from typing import Literal
 
 from nnlite.catalog.client import CatalogClient
+from nnlite.client.errors import InternalError
 from nnlite.durability import faults
 
 log = logging.getLogger(__name__)
@@ -36,7 +39,14 @@ class JobCheckpoint:
 
     @property
     def uri(self) -> str:
-        return self.catalog.webhdfs_uri(self.path)
+        return self.catalog.webhdfs_uri(self._begun()[1])
+
+    def _begun(self) -> tuple[int, str]:
+        """The checkpoint's id and directory, which ``__enter__`` begins."""
+        if self.id is None or self.path is None:
+            raise InternalError(f"the checkpoint of {self.job} has not begun: use a "
+                                f"JobCheckpoint in a with statement")
+        return self.id, self.path
 
     def __enter__(self) -> "JobCheckpoint":
         begun = self.catalog.begin(self.job)
@@ -44,15 +54,17 @@ class JobCheckpoint:
         log.info("job checkpoint %s/%d begun in %s", self.job, self.id, self.path)
         return self
 
-    def __exit__(self, kind, exc, tb) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
+        chk_id = self._begun()[0]
         if exc is not None:
             try:
-                self.catalog.abort(self.job, self.id)
+                self.catalog.abort(self.job, chk_id)
             except Exception as abort_error:       # the original error matters more
                 log.warning("could not abort %s/%d: %s", self.job, self.id, abort_error)
             return False
         faults.hit("catalog.before-complete")
-        self.result = self.catalog.complete(self.job, self.id, self.expected_parts)
+        self.result = self.catalog.complete(self.job, chk_id, self.expected_parts)
         log.info("job checkpoint %s/%d complete: %s", self.job, self.id, self.result["path"])
         return False
 
@@ -63,6 +75,8 @@ def write_checkpoint(catalog: CatalogClient, job: str, df, fmt: str = "parquet",
     _check_dataframe(df)
     with JobCheckpoint(catalog, job, expected_parts) as chk:
         df.write.format(fmt).options(**options).mode("append").save(chk.uri)
+    if chk.result is None:      # never: a with block that ends without an error completes it
+        raise InternalError(f"the checkpoint of {job} did not complete")
     return chk.result
 
 

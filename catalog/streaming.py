@@ -194,9 +194,9 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
         if store.chain(batch + 1) is None:
             out.append(store.gap(batch + 1))
     for name, offset in sorted(layout.log_offsets.get(batch, {}).items()):
-        for entry in source_entries(layout, name, offset):
-            where = f"{layout.path}/sources/{name}/{entry}"
-            if entry not in layout.sources.get(name, {}) or where in bad:
+        for logged in source_entries(layout, name, offset):
+            where = f"{layout.path}/sources/{name}/{logged}"
+            if logged not in layout.sources.get(name, {}) or where in bad:
                 out.append(f"{where} is {'missing' if where not in bad else 'corrupt'}: "
                            f"restarting after batch {batch} rebuilds file source {name}'s "
                            f"seen files from its log up to entry {offset} "
@@ -266,8 +266,10 @@ def source_entries(layout: Layout, name: str, offset: int) -> list[str]:
     reads (``CompactibleFileStreamLog.getAllValidBatches``), by file name."""
     if offset < 0:
         return []
-    compacts = sorted((source_batch(n) for n in layout.sources.get(name, {})
-                       if n.endswith(".compact") and source_batch(n) <= offset), reverse=True)
+    # (a stray "<not a number>.compact" is no batch of the log: skipped, as other strays are)
+    compacts = sorted((b for n in layout.sources.get(name, {})
+                       if n.endswith(".compact") and (b := source_batch(n)) is not None
+                       and b <= offset), reverse=True)
     if len(compacts) >= 2:
         interval = compacts[0] - compacts[1]
     elif compacts:

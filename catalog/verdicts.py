@@ -21,7 +21,7 @@ Pure functions over ``Verdict``s.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 ERROR, WARNING = "error", "warning"
 
@@ -36,17 +36,17 @@ class Verdict:
     complete: bool = True       # False: begun and never finished; reported, never judged
 
 
-def newest_restorable(judged: list[Verdict]) -> Verdict | None:
+def newest_restorable(judged: Sequence[Verdict]) -> Verdict | None:
     good = [v for v in judged if v.restorable]
     return good[-1] if good else None
 
 
-def _newest_complete(judged: list[Verdict]) -> Verdict | None:
+def _newest_complete(judged: Sequence[Verdict]) -> Verdict | None:
     done = [v for v in judged if v.complete]
     return done[-1] if done else None
 
 
-def _judged(judged: list[Verdict], every: bool) -> list[Verdict]:
+def _judged(judged: Sequence[Verdict], every: bool) -> list[Verdict]:
     """The verdicts restorability as it is depends on: the newest complete one, or with
     ``every`` all complete ones."""
     if every:
@@ -55,12 +55,12 @@ def _judged(judged: list[Verdict], every: bool) -> list[Verdict]:
     return [newest] if newest else []
 
 
-def restorable(judged: list[Verdict], every: bool = False) -> bool:
+def restorable(judged: Sequence[Verdict], every: bool = False) -> bool:
     counted = _judged(judged, every)
     return bool(counted) and all(v.restorable for v in counted)
 
 
-def health(judged: list[Verdict], every: bool = False) -> str:
+def health(judged: Sequence[Verdict], every: bool = False) -> str:
     if _newest_complete(judged) is None:
         return "empty"
     if restorable(judged, every):
@@ -74,9 +74,9 @@ def latest(judged: list[Verdict]) -> dict | None:
     return None if best is None else {"id": best.id, "path": best.path}
 
 
-def validation(path: str, kind: str, judged: list[Verdict], *, every: bool = False,
+def validation(path: str, kind: str, judged: Sequence[Verdict], *, every: bool = False,
                warnings: tuple[dict, ...] = (),
-               advice: Callable[[Verdict, Verdict | None], str] | None = None) -> dict:
+               advice: Callable[[Verdict, Verdict], str] | None = None) -> dict:
     """``validate``'s answer. ``warnings``: more issues of the kind's own (already
     ``issue``s); ``advice(best, newest)``: what to do when ``best``, the newest checkpoint
     that restores, is not what a restart as it is would take."""
@@ -95,7 +95,8 @@ def validation(path: str, kind: str, judged: list[Verdict], *, every: bool = Fal
             "lastBatch": newest.id if newest else None,
             "restorableBatch": best.id if best else None,
             "issues": issues + list(warnings),
-            "advice": advice(best, newest) if advice and best and not ok else None}
+            # best restores, so it is complete: newest (the newest complete one) is there too
+            "advice": advice(best, newest) if advice and best and newest and not ok else None}
 
 
 def issue(level: str, code: str, path: str, message: str) -> dict:
