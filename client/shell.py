@@ -321,7 +321,7 @@ class FsShell:
             path = self.resolve(arg)
             if name:
                 self.client.set_xattr(path, name, value)
-            else:
+            elif remove:            # exactly one of them was given (checked above)
                 self.client.remove_xattr(path, remove)
 
     def setfacl(self, change: AclChange, paths: Iterable[str], *,

@@ -60,8 +60,8 @@ def run_event_loop(coroutine) -> None:
         try:
             import uvloop
         except ImportError:
-            uvloop = None
-        if uvloop is not None:
+            pass                        # not installed: the standard loop below
+        else:
             return uvloop.run(coroutine)
     asyncio.run(coroutine)
 

@@ -34,9 +34,10 @@ def _child(args: list[str]) -> subprocess.Popen:
                             env={**os.environ, ANNOUNCE_ENV: "1"})
 
 
-def _pump(proc: subprocess.Popen, name: str, seen_port: threading.Event, port: list) -> None:
+def _pump(proc: subprocess.Popen, name: str, seen_port: threading.Event,
+          port: list[int]) -> None:
     """Copy a child's output to ours, prefixed; note the namenode's port line."""
-    for line in proc.stdout:
+    for line in proc.stdout or ():      # (_child pipes it: never None)
         if line.startswith(("NNLITE_HTTP_PORT=", "NNLITE_SECONDARY_HTTP_PORT=")):
             port.append(int(line.strip().split("=", 1)[1]))    # for us, not for the terminal
             seen_port.set()
@@ -53,8 +54,9 @@ def run(name_dirs: list[str], conf_args: list[str], port: int, secondary_port: i
     nn_args = ["namenode", *[a for d in name_dirs for a in ("--name-dir", d)], "--port",
                str(port), *conf_args]
     namenode = _child(nn_args)
-    seen_port, port = threading.Event(), []
-    pump = threading.Thread(target=_pump, args=(namenode, "namenode", seen_port, port),
+    seen_port = threading.Event()
+    announced: list[int] = []
+    pump = threading.Thread(target=_pump, args=(namenode, "namenode", seen_port, announced),
                             daemon=True)
     pump.start()
     stop = threading.Event()
@@ -68,7 +70,7 @@ def run(name_dirs: list[str], conf_args: list[str], port: int, secondary_port: i
                 pump.join(5)
                 return namenode.returncode
             return _finish(namenode, None, stop)
-        url = f"http://127.0.0.1:{port[0]}"
+        url = f"http://127.0.0.1:{announced[0]}"
         log.info("namenode up at %s; starting the secondary (checkpoints in %s)", url,
                  checkpoint_dir)
         secondary = _child(["secondary", "--namenode", url, "--checkpoint-dir",

@@ -30,7 +30,7 @@ from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.wire import Response
 from nnlite.secondary.checkpointer import Checkpointer
 from nnlite.secondary.client import TransferClient
-from nnlite.secondary.errors import SettingError
+from nnlite.secondary.errors import SecondaryError, SettingError
 from nnlite.secondary.outcome import PHASES, CheckpointResult
 
 log = logging.getLogger(__name__)
@@ -180,14 +180,17 @@ class SecondaryDaemon:
 
     async def checks(self) -> None:
         loop = asyncio.get_running_loop()
-        while not self.stop_requested.is_set():
+        stop = self.stop_requested
+        if stop is None:        # never: run makes it before it checks
+            raise SecondaryError("the secondary checks only while it runs (run())")
+        while not stop.is_set():
             try:
                 await loop.run_in_executor(None, self.checkpointer.check)
             except Exception:
                 log.exception("unexpected error in a checkpoint check; retrying at the "
                               "next check")
             try:
-                await asyncio.wait_for(self.stop_requested.wait(), self.check_period)
+                await asyncio.wait_for(stop.wait(), self.check_period)
             except asyncio.TimeoutError:
                 pass
 

@@ -84,7 +84,7 @@ class Merger:
         faults.hit(AFTER_ROLL)
         edits = _rolled(status, self.client.url)
         self.dir.adopt(status.namespace_id)
-        merged = self._usable_merged(status)
+        merged = self._usable_merged(status, edits)
         downloaded = merged is None and self._needs_download(status.image)
         if merged is None:
             merged = self._base(status, phases)
@@ -96,23 +96,24 @@ class Merger:
             first = merged.txid + 1
             with phases("replay"), _gc_paused():
                 ops = self._replay(merged, edits)
-        resumed = merged.saved is not None and merged.saved.txid == merged.txid
-        if not resumed:
+        saved = merged.saved
+        resumed = saved is not None and saved.txid == merged.txid
+        if saved is None or not resumed:
             with phases("save"):
-                merged.saved = self._save(merged, status.namespace_id)
+                saved = merged.saved = self._save(merged, status.namespace_id)
         with phases("upload"):
             self._upload(merged, status.namespace_id, recheck=resumed)
-        merged.base_md5 = merged.saved.md5
-        return CheckpointResult(reason, first, merged.txid, ops, merged.saved.size,
-                                merged.saved.md5, downloaded, phases.seconds, self.clock())
+        merged.base_md5 = saved.md5
+        return CheckpointResult(reason, first, merged.txid, ops, saved.size, saved.md5,
+                                downloaded, phases.seconds, self.clock())
 
-    def _usable_merged(self, status: NamenodeStatus) -> Merged | None:
+    def _usable_merged(self, status: NamenodeStatus, edits: ServedFile) -> Merged | None:
         """The kept namespace, if the namenode's image is the one it stands on."""
         m, image_ = self.merged, status.image
         if m is None:
             return None
         known = {m.base_md5, m.saved.md5 if m.saved else None}
-        if image_.md5 in known and image_.last_txid <= m.txid <= status.edits.last_txid:
+        if image_.md5 in known and image_.last_txid <= m.txid <= edits.last_txid:
             return m
         log.info("the namenode's image (txid %d, MD5 %s) is not the one the namespace in "
                  "memory (txid %d) stands on: reloading it", image_.last_txid, image_.md5,
@@ -129,9 +130,12 @@ class Merger:
         if self._needs_download(image_):
             with phases("download"):
                 self.local = self._download_image(status)
+        local = self.local
+        if local is None:       # never: held already, or downloaded just above
+            raise MergeError("no local copy of the namenode's image to load", phase="load")
         with phases("load"), _gc_paused():
             try:
-                tree, meta = columns.load(str(self.dir.image_path), self.local.md5)
+                tree, meta = columns.load(str(self.dir.image_path), local.md5)
             except (FormatError, NamenodeError, OSError) as exc:
                 self.local = None         # distrust the local copy: download it next time
                 raise MergeError(f"cannot load {self.dir.image_path}: {exc}",
@@ -210,6 +214,9 @@ class Merger:
     def _upload(self, merged: Merged, namespace_id: int, *, recheck: bool) -> None:
         """Upload the saved image; one saved by an earlier try is checked again first."""
         ref, path = merged.saved, self.dir.image_path
+        if ref is None:         # never: run saves it first
+            raise MergeError(f"no image was saved for txid {merged.txid} to upload",
+                             phase="upload", txid=merged.txid)
         if recheck and (not path.exists() or file_md5(str(path)) != ref.md5):
             merged.saved = self.local = None
             raise ImageVerifyError(f"{path} is not the image saved for txid {ref.txid} any "

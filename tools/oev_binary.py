@@ -194,15 +194,15 @@ def to_binary(source: str, target: str) -> BinaryResult:
         raise InputError(f"layout version {header.layout_version}; this build reads and "
                          f"writes versions {', '.join(map(str, edits.READABLE_VERSIONS))}",
                          path=source, where="header")
-    target = Path(target)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    final = Path(target)
+    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
     try:
         count, size = _write_records(str(tmp), header.first_txid, records, source)
-        durable.publish(tmp, target, synced=True)
+        durable.publish(tmp, final, synced=True)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return BinaryResult(str(target), count, header.first_txid, header.first_txid + count - 1,
+    return BinaryResult(str(final), count, header.first_txid, header.first_txid + count - 1,
                         size, end)
 
 

@@ -98,7 +98,8 @@ def verify_edits(path: str, *, max_record: int = edits.DEFAULT_MAX_RECORD) -> Re
 
 def _read_records(reader: edits.EditsReader) -> tuple[tuple[int, int] | None, FormatError | None]:
     """(first op code, last op code) of the records read, and the error that stopped them."""
-    first = last = None
+    first: int | None = None
+    last = 0        # read only once first is set, which sets it too
     try:
         for _, op in reader:
             last = int(op.OP_CODE)
