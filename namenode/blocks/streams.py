@@ -18,7 +18,7 @@ import errno
 import io
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO, Iterable, Sequence
+from typing import TYPE_CHECKING, BinaryIO, Iterable, Sequence, TypeVar
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 GENSTAMP = 1001
 COPY_CHUNK = 8 << 20
+B = TypeVar("B", bound=Sequence[int])      # a block: (id, num_bytes, genstamp)
 
 
 class BlockMissingError(errors.NamenodeError):
@@ -202,10 +203,9 @@ class BlockWriter:
 
 # ---------------------------------------------------------------------- reading ranges
 
-def segments(blocks: Iterable[Sequence[int]], offset: int,
-             length: int) -> list[tuple[Sequence[int], int, int]]:
+def segments(blocks: Iterable[B], offset: int, length: int) -> list[tuple[B, int, int]]:
     """``(block, start in block, count)`` covering ``length`` bytes from ``offset``."""
-    out: list[tuple[Sequence[int], int, int]] = []
+    out: list[tuple[B, int, int]] = []
     pos, end = 0, offset + length
     for block in blocks:
         lo, hi = max(offset, pos), min(end, pos + block[1])
