@@ -6,8 +6,8 @@ from tests.catalog.remote import running
 
 
 @pytest.fixture
-def live(tmp_path):
-    with running(tmp_path, "nnlite.catalog.quiet=0") as parts:
+def live(start_namenode):
+    with running(start_namenode, "nnlite.catalog.quiet=0") as parts:
         yield parts
 
 

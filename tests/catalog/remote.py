@@ -9,22 +9,22 @@ from nnlite.catalog.client import CatalogClient
 from nnlite.client.shell import FsShell
 from nnlite.client.webhdfs import WebHdfsClient
 from tests.catalog.builder import QUERY_ID, commit_bytes, offsets_bytes
-from tests.servers import NamenodeProcess
 
-USER = "tester"         # in the supergroup (see start())
+USER = "tester"         # in the supergroup (tests/servers.py, TEST_USERS)
 
 
-def start(tmp_path, *defines: str, env: dict | None = None, name: str = "name"):
-    args = ["-D", "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff"]
-    for d in defines:
-        args += ["-D", d]
-    return NamenodeProcess.start([str(tmp_path / name)], *args, env=env)
+def start(start_namenode, *defines: str, env: dict | None = None,
+          name_dirs: list[str] | None = None):
+    """A namenode from tests/conftest.py's ``start_namenode`` (or ``start_module_namenode``)
+    with these settings (``key=value``); ``name_dirs`` restarts it on the dirs of one before."""
+    args = [arg for d in defines for arg in ("-D", d)]
+    return start_namenode(*args, env=env, name_dirs=name_dirs)
 
 
 @contextmanager
-def running(tmp_path, *defines: str, user: str = USER):
+def running(start_namenode, *defines: str, user: str = USER):
     """A namenode with these settings, a WebHDFS client and a catalog client; all stopped."""
-    nn = start(tmp_path, *defines)
+    nn = start(start_namenode, *defines)
     try:
         with WebHdfsClient(nn.url, user) as hdfs, CatalogClient(nn.url, user) as catalog:
             yield nn, hdfs, catalog

@@ -16,8 +16,8 @@ USERS = ("alice", "bob", USER)
 
 
 @pytest.fixture
-def namenode(tmp_path):
-    with running(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.tmp-ttl=0") as parts:
+def namenode(start_namenode):
+    with running(start_namenode, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.tmp-ttl=0") as parts:
         nn, root, _ = parts
         for home, mode in (("/home/alice", 0o700), ("/shared", 0o755)):
             root.mkdirs(home)

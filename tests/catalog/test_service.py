@@ -84,8 +84,8 @@ def test_others_cannot_change_a_checkpoint_they_cannot_write(server, hdfs):
             alice.retain(Q, 1)
 
 
-def test_rollback_is_refused_while_the_query_writes(tmp_path):
-    with running(tmp_path, "nnlite.catalog.quiet=600") as (_, hdfs, catalog):
+def test_rollback_is_refused_while_the_query_writes(start_namenode):
+    with running(start_namenode, "nnlite.catalog.quiet=600") as (_, hdfs, catalog):
         write_checkpoint(hdfs, Q, 3)
         with pytest.raises(CheckpointBusy, match="stop the query"):
             catalog.rollback(Q, 1)
@@ -143,8 +143,8 @@ def test_job_lifecycle_over_http(hdfs, catalog):
     assert (row["kind"], row["lastBatch"], row["inProgress"]) == ("job", 1, [])
 
 
-def test_gc_removes_old_temp_files_and_abandoned_rdd_checkpoints(tmp_path):
-    with running(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.tmp-ttl=0",
+def test_gc_removes_old_temp_files_and_abandoned_rdd_checkpoints(start_namenode):
+    with running(start_namenode, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.tmp-ttl=0",
                  "nnlite.catalog.gc.rdd-ttl=0") as (_, hdfs, catalog):
         write_checkpoint(hdfs, Q, 2)
         hdfs.create(f"{Q}/offsets/.2.5f0e.tmp", b"v1\n")
@@ -174,8 +174,8 @@ def test_gc_says_what_it_kept_and_when_it_will_remove_it(server, hdfs):
     assert hdfs.exists(f"{Q}/offsets/.2.5f0e.tmp")
 
 
-def test_the_retention_policy_runs_in_the_background(tmp_path):
-    with running(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.retain=/ckpt=2",
+def test_the_retention_policy_runs_in_the_background(start_namenode):
+    with running(start_namenode, "nnlite.catalog.quiet=0", "nnlite.catalog.retain=/ckpt=2",
                  "nnlite.catalog.policy.interval=0.2") as (nn, hdfs, catalog):
         write_checkpoint(hdfs, Q, 6)
         deadline = time.monotonic() + 20
@@ -190,32 +190,29 @@ def test_the_retention_policy_runs_in_the_background(tmp_path):
 
 
 @pytest.mark.crash
-def test_rollback_is_all_or_nothing_across_sigkill(tmp_path):
-    nn = start(tmp_path, "nnlite.catalog.quiet=0")
+def test_rollback_is_all_or_nothing_across_sigkill(start_namenode):
+    nn = start(start_namenode, "nnlite.catalog.quiet=0")
     with WebHdfsClient(nn.url, USER) as hdfs:
         write_checkpoint(hdfs, Q, 8)
     nn.stop()
     # The rollback's record is the first write after this start; it is torn halfway.
-    nn = start(tmp_path, "nnlite.catalog.quiet=0",
+    nn = start(start_namenode, "nnlite.catalog.quiet=0", name_dirs=nn.name_dirs,
                env={"NNLITE_FAULTS": "journal.partial-write=kill@1"})
     with CatalogClient(nn.url, USER) as catalog:
         with pytest.raises(client_errors.NamenodeUnreachableError):
             catalog.rollback(Q, 3)
     nn.proc.wait(30)
-    nn = start(tmp_path, "nnlite.catalog.quiet=0")
-    try:
-        with CatalogClient(nn.url, USER) as catalog:
-            assert catalog.show(Q)["lastBatch"] == 7          # nothing of it applied
-            assert catalog.validate(Q)["restorable"]
-            catalog.rollback(Q, 3)                           # acknowledged ...
-        nn.kill()                                            # ... then a crash
-        nn = start(tmp_path, "nnlite.catalog.quiet=0")
-        with CatalogClient(nn.url, USER) as catalog:
-            doc = catalog.show(Q)
-            assert doc["lastBatch"] == 3 and [b["batch"] for b in doc["batches"]] == [0, 1, 2, 3]
-            assert catalog.validate(Q)["restorable"]
-    finally:
-        nn.stop()
+    nn = start(start_namenode, "nnlite.catalog.quiet=0", name_dirs=nn.name_dirs)
+    with CatalogClient(nn.url, USER) as catalog:
+        assert catalog.show(Q)["lastBatch"] == 7          # nothing of it applied
+        assert catalog.validate(Q)["restorable"]
+        catalog.rollback(Q, 3)                           # acknowledged ...
+    nn.kill()                                            # ... then a crash
+    nn = start(start_namenode, "nnlite.catalog.quiet=0", name_dirs=nn.name_dirs)
+    with CatalogClient(nn.url, USER) as catalog:
+        doc = catalog.show(Q)
+        assert doc["lastBatch"] == 3 and [b["batch"] for b in doc["batches"]] == [0, 1, 2, 3]
+        assert catalog.validate(Q)["restorable"]
 
 
 def test_show_details_every_kind_that_ls_lists(hdfs, catalog):
@@ -319,8 +316,8 @@ def test_a_rollback_under_a_snapshottable_directory_can_be_undone(server, hdfs):
     assert {"type": "DELETE", "sourcePath": "q1/commits/3"} in entries
 
 
-def test_gc_does_not_count_what_a_snapshot_keeps_as_freed(tmp_path):
-    with running(tmp_path, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.rdd-ttl=0") as (
+def test_gc_does_not_count_what_a_snapshot_keeps_as_freed(start_namenode):
+    with running(start_namenode, "nnlite.catalog.quiet=0", "nnlite.catalog.gc.rdd-ttl=0") as (
             _, hdfs, catalog):
         hdfs.create("/rdd/7a1e/rdd-3/part-00000", b"12345")
         hdfs.allow_snapshot("/rdd")

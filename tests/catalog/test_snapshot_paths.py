@@ -28,8 +28,8 @@ ACL = ",".join([f"user::rwx,{CAROL_ACL}"] + [f"default:{e}" for e in
 
 
 @pytest.fixture(scope="module")
-def namenode(tmp_path_factory):
-    with running(tmp_path_factory.mktemp("nn"), "nnlite.catalog.quiet=0") as (nn, root, cat):
+def namenode(start_module_namenode):
+    with running(start_module_namenode, "nnlite.catalog.quiet=0") as (nn, root, cat):
         root.mkdirs("/acl/a")
         root.set_permission("/acl", 0o755)
         root._call("PUT", "/acl/a", "SETACL", aclspec=ACL)

@@ -30,12 +30,11 @@ from nnlite import cli
 from nnlite.catalog.mirror import TEMP_SUFFIX, scan_remote
 from nnlite.catalog.watch import IncompleteMirrorError, LocalDirError, ReconcileProgress, Watcher
 from nnlite.client.webhdfs import WebHdfsClient
-from tests.servers import ROOT, NamenodeProcess
+from tests.servers import ROOT
 from tests.spark.test_streaming_checkpoint import expected, start_query
 from tests.spark.test_streaming_checkpoint import write_batch as publish_input
 
 NNLITE = str(ROOT / ".venv" / "bin" / "nnlite")
-SUPERGROUP = ("-D", "hadoop.user.group.static.mapping.overrides=tester=supergroup")
 PARTITIONS = 2
 
 
@@ -242,9 +241,9 @@ def test_an_emptied_local_directory_never_empties_the_remote_copy(client, tmp_pa
 
 # ------------------------------------------------------------------ failures
 
-def test_namenode_killed_mid_mirror_is_logged_and_retried_until_it_is_back(tmp_path, caplog):
-    name = str(tmp_path / "name")
-    server = NamenodeProcess.start([name], *SUPERGROUP)
+def test_namenode_killed_mid_mirror_is_logged_and_retried_until_it_is_back(tmp_path, caplog,
+                                                                           start_namenode):
+    server = start_namenode()
     local = checkpoint(tmp_path / "ckpt", 4)
     caplog.set_level(logging.INFO, logger="nnlite.catalog")      # the watcher and mirror.py
 
@@ -255,7 +254,7 @@ def test_namenode_killed_mid_mirror_is_logged_and_retried_until_it_is_back(tmp_p
     try:
         with DaemonThread(server.url, local, "/mirror/q", interval=0.5, on_change=crash):
             wait_for(lambda: "connection refused" in caplog.text, 10, "a logged failure")
-            server = NamenodeProcess.start([name], *SUPERGROUP, "--port", str(server.port))
+            server = start_namenode("--port", str(server.port), name_dirs=server.name_dirs)
             with WebHdfsClient(server.url, "tester") as c:
                 wait_for(lambda: remote_names(c, "/mirror/q") == set(local_tree(local)), 60,
                          "the mirror after the namenode came back")

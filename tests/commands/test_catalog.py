@@ -12,10 +12,10 @@ from tests.servers import ROOT, wait_for
 Q = "/ckpt/q1"
 
 
-def test_rollback_wait_waits_until_the_query_stops_writing(tmp_path):
+def test_rollback_wait_waits_until_the_query_stops_writing(start_namenode):
     """Pasted right after the query stops, ``rollback --wait`` says once why it waits and
     rolls back when the namenode finds the checkpoint quiet, here when its open file closes."""
-    with running(tmp_path, "nnlite.catalog.quiet=0") as (server, hdfs, catalog):
+    with running(start_namenode, "nnlite.catalog.quiet=0") as (server, hdfs, catalog):
         write_checkpoint(hdfs, Q, 3)
         upload = raw_upload_start(server, f"{Q}/state/0/0/4.delta", f"op=CREATE&user.name={USER}")
         send_chunk(upload, b"half a delta")

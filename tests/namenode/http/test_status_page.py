@@ -142,25 +142,22 @@ def test_no_card_overflows_with_longest_values(tmp_path, width):
 
 # ---------------------------------------------------------------------- the catalog's section
 
-def test_status_page_lists_the_spark_checkpoints(tmp_path):
+def test_status_page_lists_the_spark_checkpoints(tmp_path, start_namenode):
     from nnlite.client.webhdfs import WebHdfsClient
     from tests.catalog.remote import USER, share, start, write_checkpoint
-    nn = start(tmp_path, "nnlite.catalog.quiet=0")
-    try:
-        with WebHdfsClient(nn.url, USER) as client:
-            write_checkpoint(client, "/ckpt/good", 3)
-            write_checkpoint(client, "/ckpt/damaged", 3)
-            client.delete("/ckpt/damaged/state/0/1/3.delta")
-            write_checkpoint(client, "/ckpt/private", 2)
-            job = "/ckpt/flink/3d4e5f"           # a Flink job's directory, beside Spark's
-            client.mkdirs(f"{job}/shared")
-            client.mkdirs(f"{job}/taskowned")
-            client.create(f"{job}/chk-7/_metadata", FLINK_METADATA.read_bytes())
-            share(client, "/ckpt")
-            client.set_permission("/ckpt/private/state", 0o700)   # the page has no identity
-        dom = render(nn.url + "/", tmp_path, "--dump-dom").stdout
-    finally:
-        nn.stop()
+    nn = start(start_namenode, "nnlite.catalog.quiet=0")
+    with WebHdfsClient(nn.url, USER) as client:
+        write_checkpoint(client, "/ckpt/good", 3)
+        write_checkpoint(client, "/ckpt/damaged", 3)
+        client.delete("/ckpt/damaged/state/0/1/3.delta")
+        write_checkpoint(client, "/ckpt/private", 2)
+        job = "/ckpt/flink/3d4e5f"           # a Flink job's directory, beside Spark's
+        client.mkdirs(f"{job}/shared")
+        client.mkdirs(f"{job}/taskowned")
+        client.create(f"{job}/chk-7/_metadata", FLINK_METADATA.read_bytes())
+        share(client, "/ckpt")
+        client.set_permission("/ckpt/private/state", 0o700)   # the page has no identity
+    dom = render(nn.url + "/", tmp_path, "--dump-dom").stdout
     assert "/ckpt/private" not in dom
     assert "1 more that only their owners may read" in dom
     section = dom[dom.index("Checkpoints (3)"):]
