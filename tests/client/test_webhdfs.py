@@ -10,18 +10,13 @@ from nnlite.client import errors
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.commands.support import exit_code
 from tests.client.fake import STATUS, UNKNOWN_CREATE, FakeNamenode, reply
-from tests.namenode.http.helpers import start_namenode
 from tests.servers import closed_port
 
 # ------------------------------------------------------------------------------- live client
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory, "-D", "dfs.ls.limit=2")
-    try:
-        yield nn
-    finally:
-        nn.stop()
+def server(start_module_namenode):
+    return start_module_namenode("-D", "dfs.ls.limit=2")
 
 
 @pytest.fixture

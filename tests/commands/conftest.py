@@ -1,6 +1,6 @@
-"""Fixtures of the command tests: ``server`` (tests/namenode/http's namenode, one per module,
-with the users of its helpers.py, unless the module brings its own), ``tester`` (a client
-acting as tester, a superuser) and ``base`` (an empty directory per test, ``/t/<test name>``).
+"""Fixtures of the command tests: ``server`` (tests/conftest.py's ``module_namenode``, one per
+module, unless the module brings its own), ``tester`` (a client acting as tester, a superuser)
+and ``base`` (an empty directory per test, ``/t/<test name>``).
 """
 
 from __future__ import annotations
@@ -10,11 +10,15 @@ import re
 import pytest
 
 from nnlite.client.webhdfs import WebHdfsClient
-from tests.namenode.http.conftest import server  # noqa: F401 - the one plain namenode fixture
 
 
 @pytest.fixture(scope="module")
-def tester(server):  # noqa: F811 - the fixture imported above
+def server(module_namenode):
+    return module_namenode
+
+
+@pytest.fixture(scope="module")
+def tester(server):
     with WebHdfsClient(server.url, "tester") as client:
         yield client
 

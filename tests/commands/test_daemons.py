@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from nnlite import cli
 from nnlite.commands.support import EXIT_FAILED, EXIT_STORAGE, EXIT_USAGE
-from tests.servers import NamenodeProcess, wait_for
+from tests.servers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,18 +64,15 @@ def test_a_busy_port_is_one_line_and_exit_3(tmp_path):
     assert "listening" not in err
 
 
-def test_name_dirs_in_use_stop_a_second_namenode_before_it_binds(tmp_path):
-    first = NamenodeProcess.start([str(tmp_path / "name")])
-    try:
-        port = free_port()
-        result = nnlite("namenode", "--name-dir", str(tmp_path / "name"), "--port", str(port),
-                        home=tmp_path)
-        err = one_line(result, EXIT_STORAGE, "NameDirError")
-        assert "in use by another process" in err and "listening" not in err
-        with socket.socket() as probe:        # the port was never bound: it is still free
-            probe.bind(("127.0.0.1", port))
-    finally:
-        first.stop()
+def test_name_dirs_in_use_stop_a_second_namenode_before_it_binds(tmp_path, start_namenode):
+    first = start_namenode()                  # holding its name dir, tmp_path / "name"
+    port = free_port()
+    result = nnlite("namenode", "--name-dir", first.name_dirs[0], "--port", str(port),
+                    home=tmp_path)
+    err = one_line(result, EXIT_STORAGE, "NameDirError")
+    assert "in use by another process" in err and "listening" not in err
+    with socket.socket() as probe:        # the port was never bound: it is still free
+        probe.bind(("127.0.0.1", port))
 
 
 def test_a_start_on_a_missing_dir_leaves_nothing_behind(tmp_path):

@@ -1,8 +1,7 @@
 """``nnlite dfs ...`` with CliRunner against one live namenode per module.
 
-Files come from the seed (written offline before the namenode starts,
-tests/namenode/http/helpers.py), so only ``touchz`` depends on WebHDFS CREATE; a test that
-changes a file has its own.
+Files come from the seed (written offline before the namenode starts, tests/servers.py), so
+only ``touchz`` depends on WebHDFS CREATE; a test that changes a file has its own.
 Directories are made per test under ``/t/<test name>``. Users: "tester" is a superuser,
 "bob" a plain user.
 """
@@ -18,7 +17,6 @@ import pytest
 from nnlite.commands import dfs as cli_dfs
 from tests.client.fake import STATUS, UNKNOWN_CREATE, FakeNamenode, remote_exception, reply
 from tests.commands.helpers import dfs, failed, ok
-from tests.namenode.http.helpers import start_namenode
 from tests.servers import closed_port
 
 SEED = {
@@ -37,12 +35,8 @@ DATE = r"\d{4}-\d\d-\d\d \d\d:\d\d"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory, files=SEED)
-    try:
-        yield nn
-    finally:
-        nn.stop()
+def server(start_module_namenode):
+    return start_module_namenode(files=SEED)
 
 
 def local_minute(ms: int) -> str:

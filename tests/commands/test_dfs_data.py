@@ -12,18 +12,13 @@ from click.testing import CliRunner
 
 from nnlite import cli
 from tests.commands.helpers import dfs, failed, ok
-from tests.namenode.http.helpers import start_namenode
 
 BLOCK = 4096
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory, "-D", f"dfs.blocksize={BLOCK}")
-    try:
-        yield nn
-    finally:
-        nn.stop()
+def server(start_module_namenode):
+    return start_module_namenode("-D", f"dfs.blocksize={BLOCK}")
 
 
 def payload(size: int, seed: int = 0) -> bytes:

@@ -1,8 +1,8 @@
-"""Fixtures of the modules that drive Hadoop's Java client: ``server`` (a namenode with the
-users of helpers.py, unless the module brings its own), ``java`` (the handles for it, with
-Hadoop's block size unless the module's ``java_block_size`` says otherwise: the data modules
-use 1 KiB blocks), ``fs`` (a WebHdfsFileSystem acting as tester) and ``d`` (a fresh directory
-per test, unless the module brings its own)."""
+"""Fixtures of the modules that drive Hadoop's Java client: ``server`` (the module's namenode,
+tests/conftest.py's ``module_namenode``, unless the module brings its own), ``java`` (the
+handles for it, with Hadoop's block size unless the module's ``java_block_size`` says
+otherwise: the data modules use 1 KiB blocks), ``fs`` (a WebHdfsFileSystem acting as tester)
+and ``d`` (a fresh directory per test, unless the module brings its own)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,14 @@ import itertools
 
 import pytest
 
-from tests.namenode.http.helpers import start_namenode
 from tests.namenode.http.java import Java
 
 _dirs = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory)
-    try:
-        yield nn
-    finally:
-        nn.stop()
+def server(module_namenode):
+    return module_namenode
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,12 @@
-"""Helpers for the HTTP tests: one seeded namenode per module, a WebHDFS client on
-``http.client`` (it sends the path exactly as given: nothing is normalised or re-encoded), and
-raw socket exchanges for requests no client library would send; for the data path, the two
-WebHDFS steps over ``http.client`` and a look at the server's data directory.
+"""Helpers for the HTTP tests: a WebHDFS client on ``http.client`` (it sends the path exactly
+as given: nothing is normalised or re-encoded), raw socket exchanges for requests no client
+library would send, and for the data path the two WebHDFS steps over ``http.client`` and a look
+at the server's data directory.
 
-``start_namenode`` formats a name dir, writes the given files into it offline (WebHDFS has no
-CREATE yet, so this is the only way to get files with blocks into the namespace), then starts
-the service on it. Users, as in tests/conftest.py: "tester" is in the supergroup, "alice" in
-"staff", everyone else ("bob") is a plain user.
+The namenodes come from the fixtures of tests/conftest.py (``start_module_namenode(...,
+files=...)`` seeds files with blocks into the name dir offline, before the service starts).
+Users, as there: "tester" is in the supergroup, "alice" in "staff", everyone else ("bob") is a
+plain user.
 """
 
 from __future__ import annotations
@@ -18,41 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode, urlsplit
 
-from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
-from nnlite.namenode.namespace.permission import Caller
-from nnlite.namenode.storage.namedir import NameDir
 from tests import servers
-from tests.namenode.helpers import mutate, write_file
 from tests.servers import NamenodeProcess
 
-USERS = "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff"
-TESTER = Caller("tester", frozenset({"supergroup"}), superuser=True)
 BLOCK = 1024        # the data tests' block size: a few KiB make a multi-block file
 FILE_STATUS_KEYS = {"accessTime", "blockSize", "childrenNum", "fileId", "group", "length",
                     "modificationTime", "owner", "pathSuffix", "permission", "replication",
                     "storagePolicy", "type"}
-
-
-def seed(name_dir: str, files: dict[str, int]) -> None:
-    """Format ``name_dir`` and write ``{path: size}`` files (one block each, owner tester)."""
-    format_dirs([NameDir(name_dir)])
-    fs = FSNamesystem.open([name_dir])
-    try:
-        for path, size in files.items():
-            parent = path.rsplit("/", 1)[0] or "/"
-            mutate(fs, lambda ns, d=parent: ns.mkdirs(d, 0o755, TESTER))
-            mutate(fs, lambda ns, p=path, s=size: (True, write_file(ns, p, (s,), caller=TESTER)))
-    finally:
-        fs.close()
-
-
-def start_namenode(tmp_path_factory, *args: str, files: dict[str, int] | None = None
-                   ) -> NamenodeProcess:
-    root = tmp_path_factory.mktemp("nn")
-    name_dir = str(root / "name")
-    if files:
-        seed(name_dir, files)
-    return NamenodeProcess.start([name_dir], "-D", USERS, *args)
 
 
 # ------------------------------------------------------------------------------- requests

@@ -15,17 +15,15 @@ fsspec = pytest.importorskip("fsspec")
 from hdfs.util import HdfsError  # noqa: E402
 
 from tests.namenode.blocks.helpers import cut, reference_checksum  # noqa: E402
-from tests.namenode.http.helpers import BLOCK, start_namenode  # noqa: E402
+from tests.namenode.http.helpers import BLOCK  # noqa: E402
 
 DATA = bytes(range(256)) * 20 + b"!"                  # 5121 bytes: 6 blocks
 _ids = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def nn(tmp_path_factory):
-    server = start_namenode(tmp_path_factory, "-D", f"dfs.blocksize={BLOCK}")
-    yield server
-    server.stop()
+def nn(start_module_namenode):
+    return start_module_namenode("-D", f"dfs.blocksize={BLOCK}")
 
 
 @pytest.fixture(scope="module")

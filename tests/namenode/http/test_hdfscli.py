@@ -12,18 +12,14 @@ hdfs = pytest.importorskip("hdfs")
 
 from hdfs.util import HdfsError  # noqa: E402
 
-from tests.namenode.http.helpers import start_namenode  # noqa: E402
-
 FILES = {"/data/part-0": 100, "/data/part-1": 250, "/data/sub/part-2": 50}
 _ids = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def nn(tmp_path_factory):
-    server = start_namenode(tmp_path_factory, "-D", "hadoop.proxyuser.tester.users=alice",
-                            "-D", "hadoop.proxyuser.tester.hosts=127.0.0.1", files=FILES)
-    yield server
-    server.stop()
+def nn(start_module_namenode):
+    return start_module_namenode("-D", "hadoop.proxyuser.tester.users=alice",
+                                 "-D", "hadoop.proxyuser.tester.hosts=127.0.0.1", files=FILES)
 
 
 @pytest.fixture(scope="module")

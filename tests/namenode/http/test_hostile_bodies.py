@@ -9,8 +9,6 @@ import time
 
 import requests
 
-from tests.servers import NamenodeProcess
-
 ALMOST = 1_000_000          # of a 1,048,576-byte body (nnlite.http.max-body)
 
 
@@ -28,9 +26,8 @@ def answer(s: socket.socket, timeout: float = 10) -> bytes:
     return data
 
 
-def test_almost_complete_bodies_are_held_within_the_budget(tmp_path):
-    nn = NamenodeProcess.start([str(tmp_path / "name")],
-                               "-D", "nnlite.http.body-budget=16777216")     # 16 MiB
+def test_almost_complete_bodies_are_held_within_the_budget(start_namenode):
+    nn = start_namenode("-D", "nnlite.http.body-budget=16777216")     # 16 MiB
     held, refused = [], []
     try:
         before = nn.rss()
@@ -57,35 +54,30 @@ def test_almost_complete_bodies_are_held_within_the_budget(tmp_path):
     finally:
         for s in held:
             s.close()
-        nn.stop()
     assert len(refused) >= 150, len(refused)            # ~16 fit in the budget
     assert grown < 60 << 20, f"the namenode grew by {grown >> 20} MiB"   # 200 MB unbounded
 
 
-def test_a_request_that_trickles_in_is_answered_408_at_its_deadline(tmp_path):
-    nn = NamenodeProcess.start([str(tmp_path / "name")],
-                               "-D", "nnlite.http.request-timeout=2")
-    try:
-        s = socket.create_connection(("127.0.0.1", nn.port))
-        started = time.monotonic()
-        request = b"GET /webhdfs/v1/?op=GETFILESTATUS HTTP/1.1\r\nHost: h\r\nX-Slow: "
-        s.settimeout(0.3)
-        reply = b""
-        for i in range(200):                        # one byte every 0.1 s: never idle
-            try:
-                s.send(request[i % len(request):i % len(request) + 1])
-            except OSError:
+def test_a_request_that_trickles_in_is_answered_408_at_its_deadline(start_namenode):
+    nn = start_namenode("-D", "nnlite.http.request-timeout=2")
+    s = socket.create_connection(("127.0.0.1", nn.port))
+    started = time.monotonic()
+    request = b"GET /webhdfs/v1/?op=GETFILESTATUS HTTP/1.1\r\nHost: h\r\nX-Slow: "
+    s.settimeout(0.3)
+    reply = b""
+    for i in range(200):                        # one byte every 0.1 s: never idle
+        try:
+            s.send(request[i % len(request):i % len(request) + 1])
+        except OSError:
+            break
+        try:
+            reply = s.recv(65536)
+            if reply:
                 break
-            try:
-                reply = s.recv(65536)
-                if reply:
-                    break
-            except socket.timeout:
-                pass
-        took = time.monotonic() - started
-        s.close()
-    finally:
-        nn.stop()
+        except socket.timeout:
+            pass
+    took = time.monotonic() - started
+    s.close()
     assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
     assert b"nnlite.http.request-timeout" in reply
     assert took < 10

@@ -5,22 +5,17 @@ from __future__ import annotations
 
 import requests
 
-from tests.servers import NamenodeProcess
 
-
-def test_distinct_long_user_names_do_not_grow_the_namenode(tmp_path):
-    nn = NamenodeProcess.start([str(tmp_path / "name")])
-    try:
-        with requests.Session() as http:
-            for i in range(200):                          # warm up allocator and caches
-                http.get(nn.webhdfs("/"), params={"op": "GETFILESTATUS", "user.name": f"u{i}"})
-            before = nn.rss()
-            for i in range(3000):
-                name = f"u{i:05d}" + "x" * 60_000         # a valid, 60 KiB user name
-                r = http.get(nn.webhdfs("/"), params={"op": "GETFILESTATUS",
-                                                       "user.name": name})
-                assert r.status_code == 200
-            grown = nn.rss() - before
-    finally:
-        nn.stop()
+def test_distinct_long_user_names_do_not_grow_the_namenode(start_namenode):
+    nn = start_namenode()
+    with requests.Session() as http:
+        for i in range(200):                          # warm up allocator and caches
+            http.get(nn.webhdfs("/"), params={"op": "GETFILESTATUS", "user.name": f"u{i}"})
+        before = nn.rss()
+        for i in range(3000):
+            name = f"u{i:05d}" + "x" * 60_000         # a valid, 60 KiB user name
+            r = http.get(nn.webhdfs("/"), params={"op": "GETFILESTATUS",
+                                                   "user.name": name})
+            assert r.status_code == 200
+        grown = nn.rss() - before
     assert grown < 40 << 20, f"the namenode grew by {grown >> 20} MiB"     # 3000 x 60 KiB = 176

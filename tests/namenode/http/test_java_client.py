@@ -19,11 +19,10 @@ import time
 import pytest
 
 from tests.namenode.http.java import java_error, shell
-from tests.servers import NamenodeProcess
+from tests.servers import TEST_USERS
 
 pytestmark = pytest.mark.spark
 
-SUPERUSER_GROUPS = "hadoop.user.group.static.mapping.overrides=tester=supergroup;alice=staff"
 FILE = "/fixture/file"                   # an empty file owned by "tester", 0644
 FILE_PARENT_CHILD = FILE + "/child"      # a path whose parent is a file
 RENAME_FILES = ("/fixture/rename/f1", "/fixture/rename/f2", "/fixture/rename/f3")
@@ -36,22 +35,16 @@ _dirs = itertools.count()
 # --------------------------------------------------------------------------- fixtures
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(start_module_namenode, tmp_path_factory):
     from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
     from nnlite.namenode.storage.namedir import NameDir
     name_dir = str(tmp_path_factory.mktemp("java-client") / "name")
     format_dirs([NameDir(name_dir)])
-    with FSNamesystem.open([name_dir], Identity(groups=Identity.parse_mapping(
-            SUPERUSER_GROUPS.split("=", 1)[1]))) as fs:
+    with FSNamesystem.open([name_dir], Identity(groups=Identity.parse_mapping(TEST_USERS))) as fs:
         fs.mkdirs("/fixture/rename", 0o777, "tester")
         for path in (FILE, *RENAME_FILES, SAME_NAME):
             fs.create(path, "tester")
-    nn = NamenodeProcess.start([name_dir], "-D", SUPERUSER_GROUPS,
-                               "-D", f"dfs.ls.limit={LIST_LIMIT}")
-    try:
-        yield nn
-    finally:
-        nn.stop()
+    return start_module_namenode("-D", f"dfs.ls.limit={LIST_LIMIT}", name_dirs=[name_dir])
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.namenode.http.helpers import BLOCK, start_namenode
+from tests.namenode.http.helpers import BLOCK
 from tests.namenode.http.java import java_error
 
 pytestmark = pytest.mark.spark
@@ -25,12 +25,8 @@ def java_block_size() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory, "-D", f"dfs.blocksize={BLOCK}")
-    try:
-        yield nn
-    finally:
-        nn.stop()
+def server(start_module_namenode):
+    return start_module_namenode("-D", f"dfs.blocksize={BLOCK}")
 
 
 def put(fs, java, path: str, data: bytes = DATA, overwrite: bool = False) -> None:

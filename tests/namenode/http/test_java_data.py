@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tests.namenode.blocks.helpers import cut
-from tests.namenode.http.helpers import BLOCK, WebHdfs, start_namenode, upload
+from tests.namenode.http.helpers import BLOCK, WebHdfs, upload
 from tests.namenode.http.java import java_error, shell
 
 pytestmark = pytest.mark.spark
@@ -181,19 +181,16 @@ def test_file_context_create_and_rename_as_spark_checkpoints_do(fs, java, d):
     assert sorted(s.getPath().getName() for s in fs.listStatus(java.path(d))) == ["1"]
 
 
-def test_composite_crc_is_what_hadoop_s_crc_composer_makes(java, tmp_path_factory):
+def test_composite_crc_is_what_hadoop_s_crc_composer_makes(java, start_namenode):
     """With dfs.checksum.combine.mode=COMPOSITE_CRC, GETFILECHECKSUM is the composite CRC:
     every chunk's CRC32C (Hadoop's DataChecksum) composed by Hadoop's CrcComposer, the last
     chunk by its real length."""
-    nn = start_namenode(tmp_path_factory, "-D", "dfs.checksum.combine.mode=COMPOSITE_CRC",
+    nn = start_namenode("-D", "dfs.checksum.combine.mode=COMPOSITE_CRC",
                         "-D", f"dfs.blocksize={BLOCK}")
-    try:
-        w = WebHdfs(nn)
-        w.mkdirs("/c")
-        assert upload(w, "/c/f", DATA).status == 201
-        got = w.get("/c/f", "GETFILECHECKSUM").json["FileChecksum"]
-    finally:
-        nn.stop()
+    w = WebHdfs(nn)
+    w.mkdirs("/c")
+    assert upload(w, "/c/f", DATA).status == 201
+    got = w.get("/c/f", "GETFILECHECKSUM").json["FileChecksum"]
     util = java.jvm.org.apache.hadoop.util
     crc32c = util.DataChecksum.Type.CRC32C
     summer = util.DataChecksum.newDataChecksum(crc32c, 512)

@@ -12,7 +12,6 @@ import requests
 
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.storage.namedir import NameDir
-from tests.servers import NamenodeProcess
 
 WIDE = "/wide"
 
@@ -42,33 +41,31 @@ def never_reading_listers(port: int, clients: int = 20, each: int = 5) -> list:
     return sockets
 
 
-def test_a_listing_larger_than_a_page_is_streamed_whole(tmp_path):
+def test_a_listing_larger_than_a_page_is_streamed_whole(tmp_path, start_namenode):
     name = str(tmp_path / "name")
     wide_directory(name, 2500)
-    nn = NamenodeProcess.start([name], "-D", "dfs.ls.limit=1000")
-    try:
-        with requests.Session() as http:
-            r = http.get(nn.webhdfs(WIDE), params={"op": "LISTSTATUS"})
-            assert r.status_code == 200 and r.headers["Transfer-Encoding"] == "chunked"
-            names = [s["pathSuffix"] for s in r.json()["FileStatuses"]["FileStatus"]]
-            assert names == [f"c{i:06d}" for i in range(2500)]
-            # the connection stays usable after a chunked answer
-            assert http.get(nn.webhdfs(WIDE), params={"op": "GETFILESTATUS"}).json()[
-                "FileStatus"]["childrenNum"] == 2500
-            small = http.get(nn.webhdfs(f"{WIDE}/c000001"), params={"op": "LISTSTATUS"})
-            assert "Content-Length" in small.headers          # one page: answered at once
-    finally:
-        nn.stop()
+    nn = start_namenode("-D", "dfs.ls.limit=1000", name_dirs=[name])
+    with requests.Session() as http:
+        r = http.get(nn.webhdfs(WIDE), params={"op": "LISTSTATUS"})
+        assert r.status_code == 200 and r.headers["Transfer-Encoding"] == "chunked"
+        names = [s["pathSuffix"] for s in r.json()["FileStatuses"]["FileStatus"]]
+        assert names == [f"c{i:06d}" for i in range(2500)]
+        # the connection stays usable after a chunked answer
+        assert http.get(nn.webhdfs(WIDE), params={"op": "GETFILESTATUS"}).json()[
+            "FileStatus"]["childrenNum"] == 2500
+        small = http.get(nn.webhdfs(f"{WIDE}/c000001"), params={"op": "LISTSTATUS"})
+        assert "Content-Length" in small.headers          # one page: answered at once
 
 
-def test_clients_that_never_read_their_listings_cannot_grow_the_namenode(tmp_path):
+def test_clients_that_never_read_their_listings_cannot_grow_the_namenode(tmp_path,
+                                                                         start_namenode):
     """20 connections each pipeline 5 LISTSTATUS of a 100,000-child directory (about 24 MB
     of JSON each) and read nothing: the namenode produces a page only when the one before
     was taken, so it holds a page per connection, not 100 listings; another client is
     answered meanwhile."""
     name = str(tmp_path / "name")
     wide_directory(name, 100_000)
-    nn = NamenodeProcess.start([name])
+    nn = start_namenode(name_dirs=[name])
     sockets = []
     try:
         with requests.Session() as http:
@@ -85,4 +82,3 @@ def test_clients_that_never_read_their_listings_cannot_grow_the_namenode(tmp_pat
     finally:
         for s in sockets:
             s.close()
-        nn.stop()

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from tests.namenode.http.helpers import WebHdfs, parse_replies, start_namenode
+from tests.namenode.http.helpers import WebHdfs, parse_replies
 
 SMUGGLED = (b"PUT /webhdfs/v1/smuggled?op=MKDIRS&user.name=tester HTTP/1.1\r\n"
             b"Content-Length: 0\r\n\r\n")
@@ -89,10 +89,8 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def nn(tmp_path_factory):
-    server = start_namenode(tmp_path_factory)
-    yield server
-    server.stop()
+def nn(module_namenode):
+    return module_namenode
 
 
 def until_closed(port: int, data: bytes, timeout: float = 5) -> tuple[bytes, bool]:

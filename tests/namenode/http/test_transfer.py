@@ -44,30 +44,26 @@ class Pending:
 
 
 @pytest.fixture(scope="module")
-def pending(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("refusals")
-    server = NamenodeProcess.start([str(tmp / "name")])
-    try:
-        with new_checkpointer(server, tmp / "ckpt") as cp:
-            mkdirs(server, "/a", "/a/b")
-            old = cp.do_checkpoint()
-            old_image = cp.dir.image_path.read_bytes()
-            mkdirs(server, "/c")
-            faults.configure("secondary.during-upload=error")
-            try:
-                with pytest.raises(TRANSFER_FAILURES):
-                    cp.do_checkpoint()
-            finally:
-                faults.configure("")
-            saved = cp.namespace_txid
-            image = cp.dir.image_path.read_bytes()
-            status = cp.client.status()
-        assert status.pending and status.edits.last_txid == saved
-        yield Pending(server, secret_of(server), status.namespace_id, saved, image,
-                      hashlib.md5(image).hexdigest(),
-                      old.last_txid, old_image, old.image_md5)
-    finally:
-        server.stop()
+def pending(start_module_namenode, tmp_path_factory):
+    server = start_module_namenode()
+    with new_checkpointer(server, tmp_path_factory.mktemp("refusals") / "ckpt") as cp:
+        mkdirs(server, "/a", "/a/b")
+        old = cp.do_checkpoint()
+        old_image = cp.dir.image_path.read_bytes()
+        mkdirs(server, "/c")
+        faults.configure("secondary.during-upload=error")
+        try:
+            with pytest.raises(TRANSFER_FAILURES):
+                cp.do_checkpoint()
+        finally:
+            faults.configure("")
+        saved = cp.namespace_txid
+        image = cp.dir.image_path.read_bytes()
+        status = cp.client.status()
+    assert status.pending and status.edits.last_txid == saved
+    return Pending(server, secret_of(server), status.namespace_id, saved, image,
+                   hashlib.md5(image).hexdigest(),
+                   old.last_txid, old_image, old.image_md5)
 
 
 def put(p: Pending, body: bytes, *, txid: int | None = None, namespace_id: int | None = None,

@@ -26,27 +26,21 @@ from tests.namenode.http.helpers import (
     read,
     request,
     send_chunk,
-    start_namenode,
     tmp_files,
     upload,
     wait_for,
 )
-from tests.servers import NamenodeProcess
 
 DATA = bytes(range(256)) * 14 + b"the end"        # 3591 bytes: 3 full blocks and a bit
 _dirs = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory, "-D", f"dfs.blocksize={BLOCK}",
-                        "-D", "nnlite.lease.soft-limit=1",
-                        "-D", "nnlite.blocks.sweep.interval=0.2",
-                        "-D", "nnlite.blocks.sweep.grace=1")
-    try:
-        yield nn
-    finally:
-        nn.stop()
+def server(start_module_namenode):
+    return start_module_namenode("-D", f"dfs.blocksize={BLOCK}",
+                                 "-D", "nnlite.lease.soft-limit=1",
+                                 "-D", "nnlite.blocks.sweep.interval=0.2",
+                                 "-D", "nnlite.blocks.sweep.grace=1")
 
 
 @pytest.fixture(scope="module")
@@ -143,16 +137,13 @@ def test_open_at_offsets_with_one_location(w, d):
     assert w.get(d, "OPEN").error == (404, "FileNotFoundException")
 
 
-def test_a_large_read_is_streamed_from_the_block_files(tmp_path_factory):
-    nn = start_namenode(tmp_path_factory)            # default 128 MiB blocks
-    try:
-        w = WebHdfs(nn)
-        data = bytes(range(251)) * 40000                   # 10 MB: above the memory limit
-        assert upload(w, "/big", data).status == 201
-        assert read(w, "/big") == data
-        assert read(w, "/big", offset="12345") == data[12345:]
-    finally:
-        nn.stop()
+def test_a_large_read_is_streamed_from_the_block_files(start_namenode):
+    nn = start_namenode()                               # default 128 MiB blocks
+    w = WebHdfs(nn)
+    data = bytes(range(251)) * 40000                   # 10 MB: above the memory limit
+    assert upload(w, "/big", data).status == 201
+    assert read(w, "/big") == data
+    assert read(w, "/big", offset="12345") == data[12345:]
 
 
 def test_overwrite_false_is_checked_at_both_steps_and_true_replaces(w, server, d):
@@ -358,11 +349,11 @@ def test_the_sweep_removes_blocks_no_file_refers_to(w, server, d):
     wait_for(lambda: not (mine & block_files(server)), what="the sweep")
 
 
-def test_uploads_cut_off_by_a_stop_are_closed_at_startup(tmp_path_factory):
+def test_uploads_cut_off_by_a_stop_are_closed_at_startup(start_namenode):
     from nnlite.namenode.fsnamesystem import FSNamesystem
     from tests.namenode.helpers import mutate
-    from tests.namenode.http.helpers import TESTER, USERS
-    nn = start_namenode(tmp_path_factory)
+    from tests.servers import TESTER
+    nn = start_namenode()
     w = WebHdfs(nn)
     assert upload(w, "/appended", DATA).status == 201
     nn.stop()
@@ -370,7 +361,7 @@ def test_uploads_cut_off_by_a_stop_are_closed_at_startup(tmp_path_factory):
     with FSNamesystem.open(nn.name_dirs) as fs:
         mutate(fs, lambda ns: ns.append("/appended", TESTER, "webhdfs-append-7", "127.0.0.1"))
         mutate(fs, lambda ns: ns.create("/created", TESTER, client_name="webhdfs-create-8"))
-    nn = NamenodeProcess.start(nn.name_dirs, "-D", USERS)
+    nn = start_namenode(name_dirs=nn.name_dirs)
     try:
         w = WebHdfs(nn)
         assert w.status("/created")["length"] == 0 and read(w, "/created") == b""
@@ -383,12 +374,11 @@ def test_uploads_cut_off_by_a_stop_are_closed_at_startup(tmp_path_factory):
 
 
 @pytest.mark.crash
-def test_sigkill_while_a_file_is_written_loses_nothing_acknowledged(tmp_path_factory):
+def test_sigkill_while_a_file_is_written_loses_nothing_acknowledged(start_namenode):
     """A namenode killed while a file is being written: every acknowledged upload is whole
     after the restart, and the file being written is there, closed by lease recovery with
     what was recorded of it (nothing: its bytes were never acknowledged)."""
-    from tests.namenode.http.helpers import USERS
-    nn = start_namenode(tmp_path_factory)
+    nn = start_namenode()
     try:
         w = WebHdfs(nn)
         assert upload(w, "/done", DATA).status == 201
@@ -398,7 +388,7 @@ def test_sigkill_while_a_file_is_written_loses_nothing_acknowledged(tmp_path_fac
     finally:
         nn.kill()
     sock.close()
-    nn = NamenodeProcess.start(nn.name_dirs, "-D", USERS)
+    nn = start_namenode(name_dirs=nn.name_dirs)
     try:
         w = WebHdfs(nn)
         assert read(w, "/done") == DATA

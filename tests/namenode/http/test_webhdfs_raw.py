@@ -19,7 +19,6 @@ from tests.namenode.http.helpers import (
     WebHdfs,
     exchange,
     parse_replies,
-    start_namenode,
 )
 
 FILES = {"/files/f1": 100, "/files/f2": 300, "/same/same": 10, "/quota/big": 1000}
@@ -27,10 +26,8 @@ _ids = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def nn(tmp_path_factory):
-    server = start_namenode(tmp_path_factory, files=FILES)
-    yield server
-    server.stop()
+def nn(start_module_namenode):
+    return start_module_namenode(files=FILES)
 
 
 @pytest.fixture(scope="module")
@@ -186,35 +183,32 @@ def test_list_status_batch_listing_a_file(w):
     assert [s["pathSuffix"] for s in statuses] == [""] and listing["remainingEntries"] == 0
 
 
-def test_list_status_batch_pages_by_dfs_ls_limit(tmp_path_factory):
-    server = start_namenode(tmp_path_factory, "-D", "dfs.ls.limit=2")
-    try:
-        w = WebHdfs(server)
-        names = ["a", "b", "c", "d", "e"]
-        for name in reversed(names):
-            w.mkdirs(f"/p/{name}")
-        pages, start = [], None
-        while True:
-            kw = {"startafter": start} if start is not None else {}
-            listing = w.get("/p", "LISTSTATUS_BATCH", **kw).json["DirectoryListing"]
-            page = [s["pathSuffix"] for s in
-                    listing["partialListing"]["FileStatuses"]["FileStatus"]]
-            pages.append((page, listing["remainingEntries"]))
-            if not listing["remainingEntries"]:
-                break
-            start = page[-1]
-        assert pages == [(["a", "b"], 3), (["c", "d"], 1), (["e"], 0)]
-        # a start that is not an entry starts after where it would sort; past the end: empty
-        listing = w.get("/p", "LISTSTATUS_BATCH", startafter="bb").json["DirectoryListing"]
-        assert [s["pathSuffix"] for s in
-                listing["partialListing"]["FileStatuses"]["FileStatus"]] == ["c", "d"]
-        listing = w.get("/p", "LISTSTATUS_BATCH", startafter="z").json["DirectoryListing"]
-        assert listing == {"partialListing": {"FileStatuses": {"FileStatus": []}},
-                           "remainingEntries": 0}
-        # LISTSTATUS is not paged
-        assert w.names("/p") == names
-    finally:
-        server.stop()
+def test_list_status_batch_pages_by_dfs_ls_limit(start_namenode):
+    server = start_namenode("-D", "dfs.ls.limit=2")
+    w = WebHdfs(server)
+    names = ["a", "b", "c", "d", "e"]
+    for name in reversed(names):
+        w.mkdirs(f"/p/{name}")
+    pages, start = [], None
+    while True:
+        kw = {"startafter": start} if start is not None else {}
+        listing = w.get("/p", "LISTSTATUS_BATCH", **kw).json["DirectoryListing"]
+        page = [s["pathSuffix"] for s in
+                listing["partialListing"]["FileStatuses"]["FileStatus"]]
+        pages.append((page, listing["remainingEntries"]))
+        if not listing["remainingEntries"]:
+            break
+        start = page[-1]
+    assert pages == [(["a", "b"], 3), (["c", "d"], 1), (["e"], 0)]
+    # a start that is not an entry starts after where it would sort; past the end: empty
+    listing = w.get("/p", "LISTSTATUS_BATCH", startafter="bb").json["DirectoryListing"]
+    assert [s["pathSuffix"] for s in
+            listing["partialListing"]["FileStatuses"]["FileStatus"]] == ["c", "d"]
+    listing = w.get("/p", "LISTSTATUS_BATCH", startafter="z").json["DirectoryListing"]
+    assert listing == {"partialListing": {"FileStatuses": {"FileStatus": []}},
+                       "remainingEntries": 0}
+    # LISTSTATUS is not paged
+    assert w.names("/p") == names
 
 
 # ------------------------------------------------------------------------------- summaries
@@ -629,41 +623,37 @@ def test_user_name_decides_permissions(w, d):
     assert error(w.put(d + "/anon", "MKDIRS", user=None)) == (403, "AccessControlException")
 
 
-def test_doas_as_hadoop_s_proxy_user_rules_allow_it(tmp_path_factory):
+def test_doas_as_hadoop_s_proxy_user_rules_allow_it(start_namenode):
     """DefaultImpersonationProvider: the real user needs hadoop.proxyuser.<real>.users (or
     .groups) naming the user or one of its groups, and .hosts covering the caller's address;
     being the superuser grants nothing. A refusal is WebHDFS's SecurityException (403)."""
     server = start_namenode(
-        tmp_path_factory,
         "-D", "hadoop.proxyuser.tester.users=alice", "-D", "hadoop.proxyuser.tester.hosts=127.0.0.1",
         "-D", "hadoop.proxyuser.carol.groups=staff", "-D", "hadoop.proxyuser.carol.hosts=10.0.0.0/8",
         "-D", "hadoop.proxyuser.erin.groups=staff", "-D", "hadoop.proxyuser.erin.hosts=*")
-    try:
-        w = WebHdfs(server)
-        w.mkdirs("/doas")
-        w.put("/doas", "SETPERMISSION", permission="777")
-        w.mkdirs("/doas/as-alice", doas="alice")
-        assert w.status("/doas/as-alice")["owner"] == "alice"
-        assert w.get("/", "GETHOMEDIRECTORY", doas="alice").json == {"Path": "/user/alice"}
-        refusals = [
-            (w.put("/doas/x", "MKDIRS", doas="bob"),                 # the superuser, no rule
-             "User: tester is not allowed to impersonate bob"),
-            (w.put("/doas/x", "MKDIRS", user="carol", doas="alice"),  # not from 10/8
-             "Unauthorized connection for super-user: carol from IP 127.0.0.1"),
-            (w.put("/doas/x", "MKDIRS", user="erin", doas="bob"),     # bob is not in staff
-             "User: erin is not allowed to impersonate bob"),
-            (w.put("/doas/x", "MKDIRS", user="dave", doas="alice"),   # no rule at all
-             "User: dave is not allowed to impersonate alice"),
-        ]
-        for reply, reason in refusals:
-            assert error(reply) == (403, "SecurityException"), reply
-            assert reason in reply.message
-        assert w.put("/doas/by-erin", "MKDIRS", user="erin", doas="alice").status == 200
-        assert w.status("/doas/by-erin")["owner"] == "alice"
-        assert w.put("/doas/self", "MKDIRS", user="bob", doas="bob").status == 200
-        assert w.names("/doas") == ["as-alice", "by-erin", "self"]
-    finally:
-        server.stop()
+    w = WebHdfs(server)
+    w.mkdirs("/doas")
+    w.put("/doas", "SETPERMISSION", permission="777")
+    w.mkdirs("/doas/as-alice", doas="alice")
+    assert w.status("/doas/as-alice")["owner"] == "alice"
+    assert w.get("/", "GETHOMEDIRECTORY", doas="alice").json == {"Path": "/user/alice"}
+    refusals = [
+        (w.put("/doas/x", "MKDIRS", doas="bob"),                 # the superuser, no rule
+         "User: tester is not allowed to impersonate bob"),
+        (w.put("/doas/x", "MKDIRS", user="carol", doas="alice"),  # not from 10/8
+         "Unauthorized connection for super-user: carol from IP 127.0.0.1"),
+        (w.put("/doas/x", "MKDIRS", user="erin", doas="bob"),     # bob is not in staff
+         "User: erin is not allowed to impersonate bob"),
+        (w.put("/doas/x", "MKDIRS", user="dave", doas="alice"),   # no rule at all
+         "User: dave is not allowed to impersonate alice"),
+    ]
+    for reply, reason in refusals:
+        assert error(reply) == (403, "SecurityException"), reply
+        assert reason in reply.message
+    assert w.put("/doas/by-erin", "MKDIRS", user="erin", doas="alice").status == 200
+    assert w.status("/doas/by-erin")["owner"] == "alice"
+    assert w.put("/doas/self", "MKDIRS", user="bob", doas="bob").status == 200
+    assert w.names("/doas") == ["as-alice", "by-erin", "self"]
 
 
 @pytest.mark.parametrize("name", ["1abc", "a b", "a/b", "x:y", "\u00e9"])
