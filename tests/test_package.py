@@ -1,7 +1,7 @@
 """The package as a whole: the layers of ``__init__.py`` hold, inside ``namenode/`` too, every
 name is imported from the module that defines it (no module re-exports another's names), and
 ``setup.cfg`` ships every package (one import package ``nnlite`` mapped from the top-level
-folders)."""
+folders), and the folders of tests/ mirror the package's."""
 
 from __future__ import annotations
 
@@ -100,6 +100,25 @@ def namenode_part(rel: Path) -> str:
 def test_the_namenode_order_has_no_stale_entry():
     on_disk = {namenode_part(rel) for rel in sources() if folder(rel) == "namenode"}
     assert set(NAMENODE_LAYERS) == on_disk - {"__init__"}
+
+
+# ------------------------------------------------------------------ tests mirror the folders
+
+# Tests of the engines nnlite serves (real Spark and Flink jobs against a namenode), not of a
+# folder of the package.
+ENGINE_TESTS = {"spark", "flink"}
+
+
+def test_the_tests_mirror_the_source_folders():
+    """``tests/<folder>/`` holds the tests of ``<folder>/`` (tests/namenode/journal/ those of
+    namenode/journal/, ...): every folder of tests/ with a test module in it is a folder of the
+    package, the engine tests aside; a folder of helpers or data only holds no tests."""
+    tests = ROOT / "tests"
+    folders = {m.parent.relative_to(tests) for m in tests.rglob("test_*.py")}
+    strays = sorted(f"tests/{f}" for f in folders
+                    if not (f.parts and f.parts[0] in ENGINE_TESTS)
+                    and not (ROOT / f / "__init__.py").is_file())
+    assert strays == [], f"{strays}: no folder of the package is there to mirror"
 
 
 # ------------------------------------------------------------------ no re-export shims
