@@ -26,6 +26,7 @@ from nnlite.namenode.blocks.replication import PREFIX as REPLICA_PREFIX
 from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.config import Config, ConfigError
+from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.ha.controller import HAController
 from nnlite.namenode.ha.quorum_journal import Layout
@@ -106,8 +107,8 @@ class Namenode:
         # the uploads live.
         self.fs.on_reloaded.append(lambda: loop.call_soon_threadsafe(
             lease_manager.revoke_all, "the namenode reloaded its namespace"))
-        data = DataPath(self.fs, self.committer, self.blocks, lease_manager, host=self.host,
-                        port=self.port, combine_mode=self.config.get("dfs.checksum.combine.mode"))
+        data = DataPath(*self._loaded(), lease_manager, host=self.host, port=self.port,
+                        combine_mode=self.config.get("dfs.checksum.combine.mode"))
         upload = self.app.counted(data.upload)
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
@@ -145,10 +146,17 @@ class Namenode:
             raise
         return fs
 
+    def _loaded(self) -> tuple[FSNamesystem, AsyncCommitter, store.BlockStore]:
+        """The namesystem, its committer and the block store, once ``start`` opened them."""
+        if self.fs is None or self.committer is None or self.blocks is None:
+            raise NamenodeError("the namenode has not loaded its namespace yet")
+        return self.fs, self.committer, self.blocks
+
     def _join_ha_set(self, loop: asyncio.AbstractEventLoop, secret: str,
                      data: DataPath) -> HAController:
         """Start as a standby of the HA set the configuration names (``namenode/ha/``)."""
-        config, fs, committer = self.config, self.fs, self.committer
+        config = self.config
+        fs, committer, blocks = self._loaded()
         namenodes = config.ha_namenodes()
         me = config.get("dfs.ha.namenode.id") or next(
             (nn for nn, address in namenodes.items()
@@ -161,10 +169,9 @@ class Namenode:
             raise ConfigError("an HA set needs nnlite.ha.etcd.endpoints: the etcd cluster "
                               "that holds its journal and its election")
         timeout = config.float("nnlite.ha.journal.timeout")
-        blocks = self.blocks
 
-        def on_active() -> None:
-            blocks.advance(fs.last_block_id)
+        def on_active(first_block_id: int) -> None:
+            blocks.advance(max(fs.last_block_id, first_block_id - 1))
             recover_uploads(fs)
 
         ha = HAController(
@@ -181,7 +188,7 @@ class Namenode:
         self.http.streams[("PUT", "blocks")] = self.app.counted(replica.upload)
         self.app.mount(REPLICA_PREFIX, replica)
         replicator = Replicator(
-            blocks, fs, lambda: [a for nn, a in namenodes.items() if nn != me], secret,
+            blocks, fs.referenced_blocks, lambda: [a for nn, a in namenodes.items() if nn != me], secret,
             lambda: ha.state.state is HAServiceState.ACTIVE)
         data.replicator = replicator
         self.app.replicator = replicator
@@ -195,7 +202,8 @@ class Namenode:
         return ha
 
     async def _keep_house(self, data: DataPath) -> None:
-        sweeper = Sweeper(self.fs.referenced_blocks, self.blocks,
+        fs, _, blocks = self._loaded()
+        sweeper = Sweeper(fs.referenced_blocks, blocks,
                           self.config.float("nnlite.blocks.sweep.grace"))
         loop = asyncio.get_running_loop()
         while True:
@@ -216,7 +224,7 @@ class Namenode:
         self.stop_requested.set()
 
     def _check_resources(self) -> bool:
-        return self.fs.check_resources(
+        return self._loaded()[0].check_resources(
             self.config.int("dfs.namenode.resource.du.reserved"),
             self.config.int("dfs.namenode.resource.checked.volumes.minimum"))
 

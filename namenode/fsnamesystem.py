@@ -134,6 +134,9 @@ class OperationCategory(enum.Enum):
     READ = "read"               # reads the namespace
     WRITE = "write"             # changes the namespace: logged and synced
     CHECKPOINT = "checkpoint"   # rolls the edits for a checkpoint
+    # a write the namenode makes itself while it becomes active (lease recovery of cut-off
+    # uploads), before clients may write: Hadoop runs it in startActiveServices
+    RECOVERY = "recovery"
 
 
 class HAGate(Protocol):
@@ -205,7 +208,7 @@ class FSNamesystem:
         # state of its own keyed by path (the lease table) follows renames and deletes there.
         self.on_applied: list[Callable[[list[edits.Op]], None]] = []
         # Called after ``reload`` (lock released): what followed the dropped ops forgets them.
-        self.on_reloaded: list[Callable[[], None]] = []
+        self.on_reloaded: list[Callable[[], object]] = []
         self.clock = clock
         self.config: Config | None = None
         # In an HA set: the state's own check, asked first by check_operation.
@@ -289,7 +292,7 @@ class FSNamesystem:
         HA state (active, standby) extends this method: ``ha`` is asked first."""
         if self.ha is not None:
             self.ha.check_operation(category)
-        if category is WRITE:
+        if category is WRITE or category is OperationCategory.RECOVERY:
             if self.resources_low is not None or self.manual_safe_mode:
                 self._refuse_in_safe_mode()
             self.journal.check_writable()
@@ -789,7 +792,14 @@ class FSNamesystem:
     def recover_upload(self, path: str, inode_id: int) -> Logged[bool]:
         """Close a file whose upload a stop cut off with the blocks it has (startup lease
         recovery, ``internalReleaseLease``)."""
-        return self._write(self.ns.recover_upload, path, inode_id)
+        with self.lock:
+            self.check_operation(OperationCategory.RECOVERY)
+            value, ops = self.ns.recover_upload(path, inode_id)
+            if not ops:
+                return Logged(value, 0)
+            for observer in self.on_applied:
+                observer(ops)
+            return Logged(value, self.journal.log(ops))
 
     def referenced_blocks(self) -> set[int]:
         """Every block id a file refers to or a snapshot keeps (the block sweep's list)."""

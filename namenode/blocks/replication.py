@@ -25,17 +25,18 @@ answering ``{"blocks": [id, ...]}``. The HTTP side is ``namenode/http/replica.py
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import threading
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable
 
 from nnlite.client.connection import Connection
 from nnlite.client.errors import NamenodeUnreachableError
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
-from nnlite.namenode.blocks.store import BlockStore
+from nnlite.namenode.blocks.store import META, BlockStore
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +45,12 @@ SECRET_HEADER = "X-Nnlite-Secret"
 DIGEST_HEADER = "X-Block-Digest"
 
 
-class Referenced(Protocol):
-    """What the replicator asks of the namesystem (``FSNamesystem``)."""
-
-    def referenced_blocks(self) -> set[int]: ...
-
-
 def digest_text(store: BlockStore, block_id: int, num_bytes: int) -> str:
     count, md5, kind = store.digest(block_id, num_bytes)
     return f"{kind}:{md5.hex()}"
+
+
+_copies = itertools.count()
 
 
 class BlockReceiver:
@@ -68,7 +66,11 @@ class BlockReceiver:
         self.received = 0
         self.chunker = checksum.CrcChunker(kind=self.kind)
         store.hold(block_id)
-        self.handle = open(store.tmp_path(block_id), "wb")
+        base = store.tmp_path(block_id)
+        unique = f".copy-{os.getpid()}-{next(_copies)}"
+        self.data_tmp = base.with_name(base.name + unique)
+        self.meta_tmp = base.with_name(base.name + META + unique)
+        self.handle = open(self.data_tmp, "wb")
 
     def write(self, data) -> None:
         self.handle.write(data)
@@ -78,8 +80,15 @@ class BlockReceiver:
     def abort(self, reason: str) -> None:
         log.info("copy of blk_%d cut off (%s)", self.block_id, reason)
         self.handle.close()
-        self.store.remove([self.block_id])
+        self._remove_temps()
         self.store.release([self.block_id])
+
+    def _remove_temps(self) -> None:
+        for path in (self.data_tmp, self.meta_tmp):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
 
     def finish(self) -> None:
         """Verify and publish (blocking: call in a thread)."""
@@ -91,11 +100,11 @@ class BlockReceiver:
                 raise errors.NamenodeError(
                     f"copy of blk_{self.block_id} damaged in transit: {self.received} bytes "
                     f"(expected {self.length}), digest {md5.hex()} (expected {self.md5})")
-            with open(self.store.tmp_path(self.block_id, meta=True), "wb") as meta:
+            with open(self.meta_tmp, "wb") as meta:
                 meta.write(checksum.meta_header(self.kind) + crcs)
-            self.store.publish_block(self.block_id)
+            self.store.publish_from(self.block_id, self.data_tmp, self.meta_tmp)
         except BaseException:
-            self.store.remove([self.block_id])
+            self._remove_temps()
             raise
         finally:
             self.store.release([self.block_id])
@@ -103,12 +112,13 @@ class BlockReceiver:
 
 class Replicator:
     """The active's side. ``standbys()`` names the other namenodes (``host:port``) in the
-    set's order."""
+    set's order; ``referenced()`` is ``FSNamesystem.referenced_blocks``."""
 
-    def __init__(self, store: BlockStore, fs: Referenced, standbys: Callable[[], list[str]],
-                 secret: str, is_active: Callable[[], bool], timeout: float = 60.0):
+    def __init__(self, store: BlockStore, referenced: Callable[[], set[int]],
+                 standbys: Callable[[], list[str]], secret: str, is_active: Callable[[], bool],
+                 timeout: float = 60.0):
         self.store = store
-        self.fs = fs
+        self.referenced = referenced     # every block id the namespace refers to
         self.standbys = standbys
         self.secret = secret
         self.timeout = timeout
@@ -162,13 +172,58 @@ class Replicator:
             self.pushed += 1
             self.pushed_bytes += num_bytes
 
+    # ------------------------------------------------------------------ fetching
+
+    def fetch(self, blocks: Iterable[tuple]) -> int:
+        """Copy ``blocks`` (tuples whose first item is the id) this namenode lacks from the
+        first standby that holds each (a
+        file written while this one was down, read now that it is active); returns how many
+        arrived. A block no standby has stays missing: the read fails as HDFS's does when no
+        replica is left."""
+        wanted = {b[0] for b in blocks if not self.store.has(b[0])}
+        got = 0
+        for standby in self.standbys():
+            if not wanted:
+                break
+            try:
+                with self._connection(standby) as conn:
+                    for block_id in sorted(wanted):
+                        if self._pull(conn, standby, block_id):
+                            wanted.discard(block_id)
+                            got += 1
+            except (NamenodeUnreachableError, errors.NamenodeError) as exc:
+                log.info("could not fetch blocks from %s: %s", standby, exc)
+        return got
+
+    def _pull(self, conn: Connection, standby: str, block_id: int) -> bool:
+        response = conn.stream("GET", f"{PREFIX}/blk_{block_id}",
+                               headers={SECRET_HEADER: self.secret})
+        try:
+            if response.status != 200:
+                response.read()
+                return False
+            num_bytes = int(response.getheader("Content-Length", "-1"))
+            receiver = BlockReceiver(self.store, block_id, num_bytes,
+                                     response.getheader(DIGEST_HEADER, ""))
+            try:
+                while chunk := response.read(1 << 20):
+                    receiver.write(chunk)
+            except BaseException as exc:
+                receiver.abort(str(exc))
+                raise
+            receiver.finish()
+        finally:
+            response.close()
+        log.info("fetched blk_%d (%d bytes) from %s", block_id, num_bytes, standby)
+        return True
+
     # ------------------------------------------------------------------ resync
 
     def resync(self) -> int:
         """Push every referenced block a reachable standby lacks; returns how many."""
         if not self.is_active():
             return 0
-        referenced = self.fs.referenced_blocks()
+        referenced = self.referenced()
         local = {block_id for block_id, _ in self.store.scan()}
         wanted = referenced & local
         copied = 0
@@ -181,6 +236,11 @@ class Replicator:
                     if reply.status != 200:
                         raise errors.NamenodeError(f"{reply.status} {reply.body[:200]!r}")
                     held = set(json.loads(reply.body)["blocks"])
+                    lacking = (referenced - local) & held
+                    if lacking:
+                        self.fetch([(b,) for b in lacking])
+                        local |= {b for b in lacking if self.store.has(b)}
+                        wanted = referenced & local
                     confirmed |= held & wanted
                     for block_id, num_bytes in sorted(self._lengths(wanted - held).items()):
                         self._push(conn, standby, block_id, num_bytes)

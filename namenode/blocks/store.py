@@ -191,6 +191,10 @@ class BlockStore:
 
     # ------------------------------------------------------------------ reading
 
+    def has(self, block_id: int) -> bool:
+        """Whether the block is published here."""
+        return self.data_path(block_id).exists()
+
     def open_block(self, block_id: int, num_bytes: int):
         """The block's file, open for reading; it must hold at least ``num_bytes``."""
         try:
@@ -278,11 +282,18 @@ class BlockStore:
         return (block_id, num_bytes, GENSTAMP), checksum.block_digest(crcs, kind)
 
     def publish_block(self, block_id: int) -> None:
-        durable.sync_file(self.tmp_path(block_id))
-        durable.sync_file(self.tmp_path(block_id, meta=True))
+        self.publish_from(block_id, self.tmp_path(block_id), self.tmp_path(block_id, meta=True))
+
+    def publish_from(self, block_id: int, data: Path, meta: Path) -> None:
+        """Publish the block whose bytes and meta are the files ``data`` and ``meta`` (in
+        ``tmp/``): fsync both, rename the meta then the data into place, fsync the
+        directory. A copy received from another namenode has temp names of its own, since
+        two copies of one block may arrive at once (the same bytes: ids are never reused)."""
+        durable.sync_file(data)
+        durable.sync_file(meta)
         # Same directory: the publish of the data file fsyncs it for both renames.
-        os.replace(self.tmp_path(block_id, meta=True), self.meta_path(block_id))
-        durable.publish(self.tmp_path(block_id), self.data_path(block_id), synced=True)
+        os.replace(meta, self.meta_path(block_id))
+        durable.publish(data, self.data_path(block_id), synced=True)
         grown = _size(self.data_path(block_id)) + _size(self.meta_path(block_id))
         with self._ids_lock:
             self.used += grown

@@ -6,8 +6,11 @@ interval it reads ``committed`` and applies the chunks up to it with
 writing them to its own edits as they are. When the leader key is gone it campaigns
 (``election.py``). Winning, it is **transitioning**: it deletes a deposed active's half batch,
 catches up to ``committed`` (so it holds every acknowledged op), starts writing its batches to
-etcd under its epoch, and becomes **active**; then ``on_active`` runs (the daemon's lease
-recovery of uploads the old active had under way).
+etcd under its epoch, and becomes **active**; then ``on_active(first_block_id)`` runs (the
+daemon's lease recovery of uploads the old active had under way). Each takeover moves the
+set's ``term`` on by one and hands the new active block ids from ``term << TERM_SHIFT``: an old
+active may have allocated ids that no op recorded (an upload it never closed, whose block sits
+on its disk or was copied to a standby), and a block id must never name two contents.
 
 As the **active** it renews its lease a few times per TTL. It steps down to standby -- refusing
 every op at once, dropping what it had applied but not made durable (``FSNamesystem.reload``),
@@ -37,6 +40,7 @@ from nnlite.namenode.errors import FencedError, NamenodeError, SharedJournalErro
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.ha.election import Election
 from nnlite.namenode.ha.quorum_journal import (
+    TERM_SHIFT,
     Layout,
     QuorumJournal,
     committed_txid,
@@ -60,7 +64,7 @@ class HAController:
     def __init__(self, fs: FSNamesystem, etcd: Etcd, layout: Layout, namenode_id: str,
                  http: str, *, ttl: int, tail_interval: float, journal_timeout: float,
                  edits_retained: int, drain: Callable[[Exception], None],
-                 on_active: Callable[[], None] = lambda: None,
+                 on_active: Callable[[int], None] = lambda first_block_id: None,
                  auto_failover: bool = True):
         self.fs = fs
         self.etcd = etcd
@@ -181,15 +185,18 @@ class HAController:
             raise HAError(f"this namenode's edits reach txid {have} but the shared journal "
                           f"only {committed}: it was written outside the HA set")
         journal.clear_uncommitted(committed)
+        term = self._next_term(journal)
         self.journal = journal
         self.fs.share_journal(journal, self.wake.set)
         self.state.writes_blocked = None
         self.state.active = {"id": self.id, "http": self.http, "epoch": epoch}
+        # Still transitioning: the uploads the old active had under way are closed first, so
+        # no client finds their files under construction by a writer that is gone.
+        self.on_active(term << TERM_SHIFT)
         self.state.set(ACTIVE)
         self.transitions += 1
-        log.info("active now: epoch %d, txid %d, caught up in %.3f s", epoch, have,
-                 time.monotonic() - started)
-        self.on_active()
+        log.info("active now: epoch %d, term %d, txid %d, caught up in %.3f s", epoch, term,
+                 have, time.monotonic() - started)
 
     def _check_namespace(self, journal: QuorumJournal) -> None:
         kv = self.etcd.get(self.layout.namespace)
@@ -201,6 +208,17 @@ class HAController:
             raise HAError(f"namespace id {self.fs.namespace_id} is not the HA set's "
                           f"({kv.value.decode()}): this namenode's name dirs belong to another "
                           f"namespace")
+
+    def _next_term(self, journal: QuorumJournal) -> int:
+        kv = self.etcd.get(self.layout.term)
+        term = 1 + (int(kv.value) if kv is not None else 0)
+        guard = (Compare.version(self.layout.term) == 0 if kv is None
+                 else Compare.value(self.layout.term) == kv.value)
+        result = self.etcd.txn([journal._guard(), guard],
+                               [Op.put(self.layout.term, str(term).encode())])
+        if not result.succeeded:
+            raise FencedError("the set's term moved while this namenode took over")
+        return term
 
     def _initialise(self, journal: QuorumJournal) -> int:
         """The first active of a new HA set: its local edits are the journal's base."""

@@ -7,6 +7,7 @@ Keys, under ``<prefix>/<nameservice>/`` (``Layout``):
 | ``leader`` | the active's JSON ``{"id", "http"}``, bound to its lease; its create revision is the active's *epoch* |
 | ``namespace`` | the namespace id every member must have (set by the first active) |
 | ``committed`` | the last txid durable in etcd, as decimal text |
+| ``term`` | how many times a namenode became active, as decimal text: each active allocates block ids from ``term << TERM_SHIFT`` up, so two actives never hand out one id |
 | ``txns/<last txid, 20 digits>`` | framed edits records (``formats/edits.py``), whole records, txids contiguous, ending at that txid |
 
 Invariants:
@@ -55,6 +56,8 @@ CHUNK_BYTES = 512 << 10
 TXN_BYTES = MAX_REQUEST_BYTES - (64 << 10)
 TXN_PUTS = MAX_TXN_OPS - 4
 TXID_DIGITS = 20
+# Block ids of term t start at t << TERM_SHIFT: 2^40 ids per term, 2^23 terms in a long.
+TERM_SHIFT = 40
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,10 @@ class Layout:
     @property
     def namespace(self) -> bytes:
         return self.base + b"namespace"
+
+    @property
+    def term(self) -> bytes:
+        return self.base + b"term"
 
     @property
     def committed(self) -> bytes:

@@ -64,6 +64,8 @@ class HAState:
             return
         if category is OperationCategory.UNCHECKED:
             return
+        if state is HAServiceState.TRANSITIONING and category is OperationCategory.RECOVERY:
+            return
         if state is HAServiceState.STANDBY and self.active_alive:
             raise StandbyError(f"Operation category {category.name} is not supported in state "
                                f"standby. {SBNN_HELP}")

@@ -446,6 +446,12 @@ class DataPath:
             if sum(n for _, _, n in parts) != count:
                 raise BlockMissingError(f"The blocks of {path} hold fewer bytes than its "
                                           f"length {size}", path=path)
+            if self.replicator is not None:
+                # a block written while this namenode was down is on a standby only
+                absent = [b for b, _, _ in parts if not self.store.has(b[0])]
+                if absent:
+                    await asyncio.get_running_loop().run_in_executor(
+                        None, self.replicator.fetch, absent)
             if count <= MEMORY_READ:
                 loop = asyncio.get_running_loop()
                 data = await loop.run_in_executor(None, self._read_bytes, parts)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import os
 
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.replication import (
@@ -19,6 +20,7 @@ from nnlite.namenode.blocks.replication import (
     PREFIX,
     SECRET_HEADER,
     BlockReceiver,
+    digest_text,
 )
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.http.wire import Request, Response
@@ -42,11 +44,30 @@ class Replica:
             return refusal(403, "Block transfer refused: missing or wrong shared secret")
         if req.method == "GET" and req.path == PREFIX and req.param("op") == "REPORT":
             return self._report()
+        if req.method == "GET" and req.path.startswith(PREFIX + "/blk_"):
+            return self._send(req.path[len(PREFIX) + 5:])
         return refusal(404, f"No block endpoint {req.method} {req.path}")
 
     async def _report(self) -> Response:
         ids = await asyncio.get_running_loop().run_in_executor(None, self._published)
         return Response(200, json.dumps({"blocks": ids}).encode())
+
+    async def _send(self, name: str) -> Response:
+        """One published block, with its digest, for a namenode that lacks it."""
+        if not name.isdigit():
+            return refusal(400, "A block is /blocks/v1/blk_<id>")
+        block_id = int(name)
+        if not self.store.has(block_id):
+            return refusal(404, f"blk_{block_id} is not here")
+        loop = asyncio.get_running_loop()
+        try:
+            handle = open(self.store.data_path(block_id), "rb")
+            size = os.fstat(handle.fileno()).st_size
+            digest = await loop.run_in_executor(None, digest_text, self.store, block_id, size)
+        except (OSError, errors.NamenodeError) as exc:
+            return refusal(404, f"blk_{block_id} cannot be read here: {exc}")
+        return Response(200, b"", "application/octet-stream",
+                        headers=((DIGEST_HEADER, digest),), file=(handle, size))
 
     def _published(self) -> list[int]:
         return sorted({block_id for block_id, _ in self.store.scan()

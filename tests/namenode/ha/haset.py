@@ -127,14 +127,18 @@ def request(url: str, method: str, target: str, timeout: float = 10,
 
 class Writers:
     """``count`` connections, each making ``/w<k>/d<n>`` for n = 0, 1, ... in order and
-    recording every n whose MKDIRS was answered ``true``. A refused connection, a
-    StandbyException or a RetriableException sends a writer to the next namenode (after a
-    short pause for a RetriableException), as Hadoop's failover client does; an op whose
-    answer was lost is asked again (MKDIRS of an existing directory answers true)."""
+    recording every n whose MKDIRS was answered ``true``; every ``file_every``-th op is
+    instead a small file ``/w<k>/f<n>`` (WebHDFS's two steps, with ``overwrite``) recorded
+    with its bytes once its data step answered 201. A refused connection or a
+    StandbyException sends a writer to the next namenode, a RetriableException makes it
+    pause and ask again, as Hadoop's failover client does; an op whose answer was lost is
+    asked again (MKDIRS of an existing directory answers true; the file is written again)."""
 
-    def __init__(self, haset: HASet, count: int = 32):
+    def __init__(self, haset: HASet, count: int = 32, file_every: int = 0):
         self.haset = haset
+        self.file_every = file_every
         self.acked: list[list[int]] = [[] for _ in range(count)]
+        self.files: dict[str, bytes] = {}
         self.errors: list[str] = []
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self._write, args=(k,), daemon=True)
@@ -165,19 +169,27 @@ class Writers:
         i = k % len(self.haset.ids)
         conn: http.client.HTTPConnection | None = None
         while not self.stopping.is_set():
-            path = f"/webhdfs/v1/w{k}/d{n}?op=MKDIRS&user.name={USER}"
+            is_file = self.file_every and n % self.file_every == self.file_every - 1
+            data = f"w{k} f{n} ".encode() * (n % 50 + 1)
             try:
                 if conn is None:
                     conn = http.client.HTTPConnection("127.0.0.1", self.haset.ports[i],
                                                       timeout=30)
-                conn.request("PUT", path)
-                resp = conn.getresponse()
-                body = resp.read()
+                if is_file:
+                    resp, body = self._create(conn, f"/w{k}/f{n}", data)
+                else:
+                    conn.request("PUT", f"/webhdfs/v1/w{k}/d{n}?op=MKDIRS&user.name={USER}")
+                    resp = conn.getresponse()
+                    body = resp.read()
             except OSError:
                 if conn is not None:
                     conn.close()
                 conn, i = None, (i + 1) % len(self.haset.ids)
                 time.sleep(0.01)
+                continue
+            if is_file and resp.status == 201:
+                self.files[f"/w{k}/f{n}"] = data
+                n += 1
                 continue
             if resp.status == 200 and json.loads(body) == {"boolean": True}:
                 self.acked[k].append(n)
@@ -194,6 +206,37 @@ class Writers:
                 time.sleep(0.05)
         if conn is not None:
             conn.close()
+
+    @staticmethod
+    def _create(conn: http.client.HTTPConnection, path: str,
+                data: bytes) -> tuple[http.client.HTTPResponse, bytes]:
+        """Both steps of CREATE on ``conn``; the first step's refusal, or the data step's
+        answer."""
+        conn.request("PUT", f"/webhdfs/v1{path}?op=CREATE&overwrite=true&noredirect=true"
+                            f"&user.name={USER}")
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            return resp, body
+        target = json.loads(body)["Location"].split("/", 3)[3]
+        conn.request("PUT", "/" + target, body=data)
+        resp = conn.getresponse()
+        return resp, resp.read()
+
+    def unreadable(self, url: str) -> list[str]:
+        """Acknowledged files the namenode at ``url`` cannot give back byte for byte."""
+        bad = []
+        for path, data in self.files.items():
+            status, body = request(url, "GET", f"/webhdfs/v1{path}?op=OPEN&noredirect=true"
+                                               f"&user.name={USER}")
+            if status != 200:
+                bad.append(f"{path}: {status} {body[:100]!r}")
+                continue
+            target = json.loads(body)["Location"].split("/", 3)[3]
+            status, got = request(url, "GET", "/" + target)
+            if status != 200 or got != data:
+                bad.append(f"{path}: {status}, {len(got)} bytes, expected {len(data)}")
+        return bad
 
     def missing(self, url: str) -> list[str]:
         """Acknowledged directories the namenode at ``url`` does not have."""

@@ -59,7 +59,7 @@ def test_a_standby_follows_the_active_and_refuses_ops_as_hadoops_does(haset):
 
 def test_twenty_kills_of_the_active_under_32_writers_lose_no_acknowledged_op(haset):
     haset.start_all()
-    with Writers(haset, 32) as writers:
+    with Writers(haset, 32, file_every=4) as writers:
         for round_ in range(20):
             writers.wait_progress(200)
             old = haset.active()
@@ -72,6 +72,8 @@ def test_twenty_kills_of_the_active_under_32_writers_lose_no_acknowledged_op(has
     final = haset.active()
     assert writers.total() > 20 * 300
     assert writers.missing(haset.url(final)) == []
+    assert len(writers.files) > 20 * 50
+    assert writers.unreadable(haset.url(final)) == []
     assert writers.errors == []
     # the last killed one caught up as a standby: the same edits up to the active's txid
     other = 1 - final
