@@ -312,7 +312,7 @@ class ImageUpload:
         durable.remove_durably(self.dir.file(CKPT))
 
 
-def _link(src, dst) -> None:
+def _link(src: Path, dst: Path) -> None:
     if dst.exists():
         dst.unlink()
     os.link(src, dst)

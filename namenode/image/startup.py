@@ -23,6 +23,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from nnlite.durability import durable
 from nnlite.formats import edits
@@ -65,8 +66,9 @@ class Loaded:
     image_txid: int
     last_txid: int
     segment: str                        # EDITS or EDITS_NEW: the file to append to
-    valid_lengths: dict = field(default_factory=dict)   # segment name -> valid length
-    torn_tails: list = field(default_factory=list)      # (path, TornTail)
+    # segment name -> valid length
+    valid_lengths: dict[str, int] = field(default_factory=dict)
+    torn_tails: list[tuple[str, edits.TornTail]] = field(default_factory=list)
     replayed: int = 0
     seconds: float = 0.0
     image_time: float = 0.0   # when the loaded image was written (seconds since the epoch)
@@ -178,7 +180,7 @@ def _best_image(dirs: list[NameDir], namespace_id: int) -> ImageCandidate:
     return max(found, key=lambda c: (c.meta.last_txid, c.name == IMAGE))
 
 
-def _candidates(d: NameDir, namespace_id: int):
+def _candidates(d: NameDir, namespace_id: int) -> Iterator[ImageCandidate]:
     for name, sidecar in ((IMAGE, IMAGE_MD5), (CKPT, CKPT_MD5)):
         path = d.file(name)
         if not path.exists():
@@ -270,7 +272,8 @@ def _finish_edits_rename(d: NameDir, loaded: Loaded) -> None:
     loaded.segment = EDITS
 
 
-def _resync(dirs: list[NameDir], image_dir: NameDir, edits_dir: NameDir, loaded: Loaded):
+def _resync(dirs: list[NameDir], image_dir: NameDir, edits_dir: NameDir,
+            loaded: Loaded) -> None:
     """Give every dir the loaded image and the edits replayed (truncated to their valid
     part). A dir that cannot take them (a full disk) is marked failed, as Hadoop marks a
     storage directory it cannot write, and startup goes on with the others; the journal

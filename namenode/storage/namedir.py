@@ -25,6 +25,7 @@ import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from nnlite.durability import durable
 from nnlite.namenode.errors import NameDirError
@@ -168,7 +169,7 @@ def unlock_all(dirs: list[NameDir]) -> None:
 
 
 @contextmanager
-def locked(dirs: list[NameDir]):
+def locked(dirs: list[NameDir]) -> Iterator[list[NameDir]]:
     """Hold every dir's lock for the duration of a ``with`` block."""
     lock_all(dirs)
     try:
