@@ -19,6 +19,7 @@ extensions of nnlite's namenode (namenode/http/app.py); they answer JSON the sam
 
 from __future__ import annotations
 
+import builtins
 from typing import Iterator
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -121,7 +122,8 @@ class WebHdfsClient:
     def content_summary(self, path: str) -> dict:
         return self._field(self._call("GET", path, "GETCONTENTSUMMARY"), "ContentSummary")
 
-    def xattrs(self, path: str, names=(), encoding: str = "TEXT") -> list[dict]:
+    # builtins.list below: inside the class body, ``list`` names the method above
+    def xattrs(self, path: str, names=(), encoding: str = "TEXT") -> builtins.list[dict]:
         """GETXATTRS: ``[{"name": ..., "value": <encoded text or None>}]``."""
         params = {"encoding": encoding}
         target = self._target(path, "GETXATTRS", params)
@@ -197,11 +199,11 @@ class WebHdfsClient:
                          snapshotname=newer)
         return self._field(doc, "SnapshotDiffReport")
 
-    def snapshot_diff(self, path: str, older: str, newer: str = "") -> list[dict]:
+    def snapshot_diff(self, path: str, older: str, newer: str = "") -> builtins.list[dict]:
         """The diff report's entries (``type``, ``sourcePath``, ``targetPath``)."""
         return self._field(self.snapshot_diff_report(path, older, newer), "diffList")
 
-    def snapshottable_dirs(self) -> list[dict]:
+    def snapshottable_dirs(self) -> builtins.list[dict]:
         """GETSNAPSHOTTABLEDIRECTORYLIST: the caller's snapshottable directories (all of them
         for a superuser), each ``dirStatus``, ``parentFullPath``, ``snapshotNumber``,
         ``snapshotQuota``."""
