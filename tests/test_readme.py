@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import ROOT, NamenodeProcess
+from tests.servers import ROOT
 
 pytestmark = pytest.mark.spark
 
@@ -67,12 +67,9 @@ def test_every_block_is_a_shell_block_naming_its_python_and_user():
 
 
 @pytest.fixture
-def server(tmp_path):
-    nn = NamenodeProcess.start([str(tmp_path / "name")])
-    try:
-        yield nn
-    finally:
-        nn.stop()
+def server(start_namenode):
+    """A namenode as ``make run`` starts one: no test users."""
+    return start_namenode(users=None)
 
 
 def test_the_readme_blocks_run_as_pasted(server, tmp_path):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from nnlite.catalog.client import CatalogClient
-from tests.servers import ROOT, NamenodeProcess, wait_for
+from tests.servers import ROOT, wait_for
 
 FLINK_PYTHON = Path(os.environ.get("NNLITE_FLINK_PYTHON", ROOT / ".venv-flink" / "bin" / "python"))
 JOB = ROOT / "examples" / "flink_count.py"
@@ -42,15 +42,6 @@ def flink_python() -> Path:
         pytest.fail(f"{FLINK_PYTHON} is missing: `make flink-env` builds PyFlink's own "
                     f"environment (make test does it)")
     return FLINK_PYTHON
-
-
-@pytest.fixture
-def namenode(tmp_path):
-    nn = NamenodeProcess.start([str(tmp_path / "name")])
-    try:
-        yield nn
-    finally:
-        nn.stop()
 
 
 def group_alive(pgid: int) -> bool:

@@ -31,12 +31,12 @@ def start_query(spark, src, checkpoint: str, name: str):
             .option("checkpointLocation", checkpoint).start())
 
 
-def restart_on(name_dirs: list[str], port: int) -> NamenodeProcess:
+def restart_on(start_namenode, name_dirs: list[str], port: int) -> NamenodeProcess:
     """The checkpointLocation names the port, so the namenode must come back on it."""
     last: Exception | None = None
     for _ in range(20):
         try:
-            return NamenodeProcess.start(name_dirs, "--port", str(port))
+            return start_namenode("--port", str(port), name_dirs=name_dirs)
         except RuntimeError as exc:          # exited at once: the port is not free yet
             last = exc
             time.sleep(0.25)
@@ -46,7 +46,7 @@ def restart_on(name_dirs: list[str], port: int) -> NamenodeProcess:
 # How long after batch 1's progress report the kill comes: at once (batch 2's offset log and
 # source log), or while batch 2's tasks write state-store deltas, or around its commit.
 @pytest.mark.parametrize("delay", [0.0, 0.15, 0.5])
-def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, delay):
+def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, start_namenode, delay):
     from pyspark.errors import StreamingQueryException
 
     name_dirs = [str(tmp_path / "name")]
@@ -58,86 +58,83 @@ def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, delay):
         write_batch(src, f"{i:02d}.json", rows)
         os.utime(src / f"{i:02d}.json", (1_000_000 + i, 1_000_000 + i))   # one order
 
-    nn = NamenodeProcess.start(name_dirs)
+    nn = start_namenode(name_dirs=name_dirs)
     port = nn.port
     checkpoint = f"webhdfs://127.0.0.1:{port}/ckpt/crash"
+    query = start_query(spark, src, checkpoint, "nnlite_crash")
+    killed = threading.Event()
+
+    def killer():
+        # Wait until two batches are committed, then kill while the next is in flight.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            progress = query.lastProgress
+            if progress and progress["batchId"] >= 1:
+                break
+            time.sleep(0.01)
+        time.sleep(delay)
+        nn.kill()
+        killed.set()
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    failed = False
     try:
-        query = start_query(spark, src, checkpoint, "nnlite_crash")
-        killed = threading.Event()
+        query.processAllAvailable()
+    except StreamingQueryException:
+        failed = True                    # expected: its checkpoint store went away
+    thread.join(60)
+    assert killed.is_set()
+    acknowledged = sorted({p["batchId"] for p in query.recentProgress})
+    query.stop()
+    assert failed or query.exception() is not None, "the kill came after the last batch"
+    print(f"killed after {delay}s; acknowledged batches {acknowledged}")
+    assert acknowledged[:2] == [0, 1] and acknowledged[-1] < FILES - 1
 
-        def killer():
-            # Wait until two batches are committed, then kill while the next is in flight.
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                progress = query.lastProgress
-                if progress and progress["batchId"] >= 1:
-                    break
-                time.sleep(0.01)
-            time.sleep(delay)
-            nn.kill()
-            killed.set()
+    nn = restart_on(start_namenode, name_dirs, port)
+    commits = batch_ids(nn.url, "/ckpt/crash/commits")
+    offsets = batch_ids(nn.url, "/ckpt/crash/offsets")
+    assert set(acknowledged) <= set(commits), (acknowledged, commits)
+    assert set(commits) <= set(offsets)
+    assert commits == list(range(len(commits)))
+    assert offsets == list(range(len(offsets)))
+    # No batch file is half-written: each one holds what HDFSMetadataLog reads back (the
+    # version line, then JSON). A file exists from its CREATE on, as on HDFS, so a kill
+    # during Spark's write may leave its temp file (".<id>.<uuid>.tmp"), which Spark's
+    # batchFilesFilter never reads; nothing else may be there.
+    for log in ("commits", "offsets"):
+        for name in list_names(nn.url, f"/ckpt/crash/{log}"):
+            if name.isdigit():
+                version, *entries = read_bytes(nn.url, f"/ckpt/crash/{log}/{name}").split(b"\n")
+                assert version == b"v1" and entries, (log, name)
+                assert all(json.loads(e) is not None for e in entries if e), (log, name)
+            else:
+                assert TEMP.fullmatch(name), (log, name)
 
-        thread = threading.Thread(target=killer, daemon=True)
-        thread.start()
-        failed = False
-        try:
-            query.processAllAvailable()
-        except StreamingQueryException:
-            failed = True                    # expected: its checkpoint store went away
-        thread.join(60)
-        assert killed.is_set()
-        acknowledged = sorted({p["batchId"] for p in query.recentProgress})
-        query.stop()
-        assert failed or query.exception() is not None, "the kill came after the last batch"
-        print(f"killed after {delay}s; acknowledged batches {acknowledged}")
-        assert acknowledged[:2] == [0, 1] and acknowledged[-1] < FILES - 1
-
-        nn = restart_on(name_dirs, port)
-        commits = batch_ids(nn.url, "/ckpt/crash/commits")
-        offsets = batch_ids(nn.url, "/ckpt/crash/offsets")
-        assert set(acknowledged) <= set(commits), (acknowledged, commits)
-        assert set(commits) <= set(offsets)
-        assert commits == list(range(len(commits)))
-        assert offsets == list(range(len(offsets)))
-        # No batch file is half-written: each one holds what HDFSMetadataLog reads back (the
-        # version line, then JSON). A file exists from its CREATE on, as on HDFS, so a kill
-        # during Spark's write may leave its temp file (".<id>.<uuid>.tmp"), which Spark's
-        # batchFilesFilter never reads; nothing else may be there.
-        for log in ("commits", "offsets"):
-            for name in list_names(nn.url, f"/ckpt/crash/{log}"):
-                if name.isdigit():
-                    version, *entries = read_bytes(nn.url, f"/ckpt/crash/{log}/{name}").split(b"\n")
-                    assert version == b"v1" and entries, (log, name)
-                    assert all(json.loads(e) is not None for e in entries if e), (log, name)
-                else:
-                    assert TEMP.fullmatch(name), (log, name)
-
-        query = start_query(spark, src, checkpoint, "nnlite_crash_again")
-        try:
-            query.processAllAvailable()
-            # Wait (30 s at most) until the last batch's commit-log file is there, so that
-            # stopping the query cannot cut it short; the checks below then run on what
-            # Spark finished.
-            deadline = time.monotonic() + 30
-            while (batch_ids(nn.url, "/ckpt/crash/commits")
-                   != batch_ids(nn.url, "/ckpt/crash/offsets") and time.monotonic() < deadline):
-                time.sleep(0.1)
-            resumed = sorted({p["batchId"] for p in query.recentProgress})
-            # it picks up where the committed log ends (re-running an uncommitted batch at
-            # most), never from scratch
-            assert resumed[0] == commits[-1] + 1
-            # (progress events are posted asynchronously, so the last batch is checked below
-            # through the commit and offset logs in nnlite, not through recentProgress)
-            assert result(spark, "nnlite_crash_again") == expected(*batches)
-        finally:
-            query.stop()
-        assert query.exception() is None
-        # Every batch planned is committed, in one unbroken run of ids past the ones from
-        # before the kill. Usually one per file; but a kill between batch N's offset log and
-        # its source log makes Spark re-plan N from the files it lists then, so one batch
-        # may take two files (all data is still counted once: the result check above).
-        final = batch_ids(nn.url, "/ckpt/crash/commits")
-        assert final == batch_ids(nn.url, "/ckpt/crash/offsets") == list(range(len(final)))
-        assert FILES - 1 <= len(final) <= FILES and final[-1] > commits[-1]
+    query = start_query(spark, src, checkpoint, "nnlite_crash_again")
+    try:
+        query.processAllAvailable()
+        # Wait (30 s at most) until the last batch's commit-log file is there, so that
+        # stopping the query cannot cut it short; the checks below then run on what
+        # Spark finished.
+        deadline = time.monotonic() + 30
+        while (batch_ids(nn.url, "/ckpt/crash/commits")
+               != batch_ids(nn.url, "/ckpt/crash/offsets") and time.monotonic() < deadline):
+            time.sleep(0.1)
+        resumed = sorted({p["batchId"] for p in query.recentProgress})
+        # it picks up where the committed log ends (re-running an uncommitted batch at
+        # most), never from scratch
+        assert resumed[0] == commits[-1] + 1
+        # (progress events are posted asynchronously, so the last batch is checked below
+        # through the commit and offset logs in nnlite, not through recentProgress)
+        assert result(spark, "nnlite_crash_again") == expected(*batches)
     finally:
-        nn.stop()
+        query.stop()
+    assert query.exception() is None
+    # Every batch planned is committed, in one unbroken run of ids past the ones from
+    # before the kill. Usually one per file; but a kill between batch N's offset log and
+    # its source log makes Spark re-plan N from the files it lists then, so one batch
+    # may take two files (all data is still counted once: the result check above).
+    final = batch_ids(nn.url, "/ckpt/crash/commits")
+    assert final == batch_ids(nn.url, "/ckpt/crash/offsets") == list(range(len(final)))
+    assert FILES - 1 <= len(final) <= FILES and final[-1] > commits[-1]
