@@ -28,6 +28,7 @@ from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
+from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
 from nnlite.namenode.ha.controller import HAController
 from nnlite.namenode.ha.quorum_journal import Layout
 from nnlite.namenode.ha.state import HAServiceState
@@ -181,7 +182,11 @@ class Namenode:
             tail_interval=config.float("nnlite.ha.tail.interval"), journal_timeout=timeout,
             edits_retained=config.int("nnlite.ha.edits.retained"), drain=committer.fail_all,
             on_active=on_active,
-            auto_failover=config.bool("dfs.ha.automatic-failover.enabled"))
+            auto_failover=config.bool("dfs.ha.automatic-failover.enabled"),
+            checkpointer=StandbyCheckpointer(
+                fs, secret, period=config.float("checkpoint.period"),
+                txns=config.int("checkpoint.txns"),
+                timeout=config.int("dfs.image.transfer.timeout") / 1000))
         self.app.ha = ha
         # File contents on two hosts: blocks arrive here as a standby, leave as the active.
         replica = Replica(blocks, secret)

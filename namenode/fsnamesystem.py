@@ -385,7 +385,8 @@ class FSNamesystem:
             self.journal.shared = shared
             self.journal.on_shared_failure = on_failure if shared is not None else None
 
-    def apply_replicated(self, data: bytes, first_txid: int, last_txid: int) -> int:
+    def apply_replicated(self, data: bytes, first_txid: int, last_txid: int,
+                         upto: int | None = None) -> int:
         """A standby's step: apply the active's framed records ``data`` (txids
         ``first_txid..last_txid``) with the replay appliers, the very code startup replays
         with, and log them as they are; returns the last txid now durable locally. Records
@@ -393,6 +394,10 @@ class FSNamesystem:
         ReplayError (the caller must load a newer image first)."""
         source = f"shared journal txids {first_txid}-{last_txid}"
         records = edits.payloads_in(data, first_txid, source=source)
+        if upto is not None and upto < last_txid:      # stop at ``upto`` (a checkpoint's end)
+            cut = next(off for off, items in records if items[1] > upto)
+            records = [(off, items) for off, items in records if items[1] <= upto]
+            data, last_txid = data[:cut], upto
         with self.lock:
             have = self.journal.txid
             if last_txid <= have:
@@ -831,6 +836,25 @@ class FSNamesystem:
             self.last_checkpoint_time = time.time()
             log.info("saved namespace at txid %d", txid)
             return txid
+
+    def checkpoint_standby(self) -> FileInfo:
+        """A standby's checkpoint (Hadoop's ``StandbyCheckpointer``): save the tree as an
+        image at the last applied txid, which the caller made the end of the active's rolled
+        segment, and start a fresh ``edits`` after it; returns the image, which the caller
+        uploads to the active. The tree does not change meanwhile: only the HA loop applies
+        ops to a standby, and it is the caller."""
+        with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
+            self.journal.sync_all_locked()
+            txid = self.journal.txid
+            if txid > self.last_checkpoint_txid:
+                healthy = [d for d in self.dirs if d.healthy]
+                install.install(healthy, lambda p: columns.save(self.ns.tree, p,
+                                                                 self.namespace_id, txid))
+                self.journal.restart_segment()
+                self.last_checkpoint_txid = txid
+                self.last_checkpoint_time = time.time()
+            return self.checkpoints.image()
 
     def failed_dirs(self) -> list[NameDir]:
         """The name dirs an edits roll tries to bring back (``dfs.namenode.name.dir.restore``)."""

@@ -249,7 +249,8 @@ class Replicator:
             except (NamenodeUnreachableError, errors.NamenodeError, ValueError) as exc:
                 log.info("block report of %s not taken: %s", standby, exc)
         with self._lock:
-            self.under_replicated = (self.under_replicated | (wanted - confirmed)) & referenced
+            # a block a standby's report confirms is replicated, wherever it was counted
+            self.under_replicated = ((self.under_replicated | wanted) - confirmed) & referenced
         if copied:
             log.info("resync copied %d block(s) to the standbys; %d under-replicated", copied,
                      len(self.under_replicated))

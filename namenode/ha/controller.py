@@ -36,8 +36,9 @@ from typing import Callable
 
 from nnlite.client.errors import EtcdError, EtcdUnavailableError
 from nnlite.client.etcd import Compare, Etcd, Op
-from nnlite.namenode.errors import FencedError, NamenodeError, SharedJournalError
+from nnlite.namenode.errors import FencedError, NamenodeError, ReplayError, SharedJournalError
 from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
 from nnlite.namenode.ha.election import Election
 from nnlite.namenode.ha.quorum_journal import (
     TERM_SHIFT,
@@ -65,7 +66,8 @@ class HAController:
                  http: str, *, ttl: int, tail_interval: float, journal_timeout: float,
                  edits_retained: int, drain: Callable[[Exception], None],
                  on_active: Callable[[int], None] = lambda first_block_id: None,
-                 auto_failover: bool = True):
+                 auto_failover: bool = True,
+                 checkpointer: StandbyCheckpointer | None = None):
         self.fs = fs
         self.etcd = etcd
         self.layout = layout
@@ -80,6 +82,7 @@ class HAController:
         self.drain = drain            # fails every waiter of the group commit (the event loop)
         self.on_active = on_active
         self.auto_failover = auto_failover
+        self.checkpointer = checkpointer       # the standby's checkpoints (checkpointer.py)
         self.journal: QuorumJournal | None = None
         self.etcd_error: str | None = None
         self.purged_below = 0
@@ -142,15 +145,22 @@ class HAController:
         self.tail()
         leader = self.election.leader_info()
         self.state.active = leader
+        checkpointer = self.checkpointer
+        if (checkpointer is not None and leader is not None and self.state.active_alive
+                and checkpointer.due()):
+            checkpointer.run(leader["http"], lambda end: self.tail(upto=end))
         if leader is None:
             self.state.active_alive = False
             wanted = self.auto_failover or self.requested == ("active",)
             if wanted and time.monotonic() >= self.ceded_until:
                 self._campaign()
 
-    def tail(self) -> int:
-        """Apply every committed batch this namenode lacks; returns the last txid it holds."""
+    def tail(self, upto: int | None = None) -> int:
+        """Apply every committed batch this namenode lacks (up to txid ``upto`` at most);
+        returns the last txid it holds."""
         committed = committed_txid(self.etcd, self.layout)
+        if committed is not None and upto is not None:
+            committed = min(committed, upto)
         have = self.fs.last_synced_txid
         while committed is not None and have < committed:
             batches = read_batches(self.etcd, self.layout, have, committed)
@@ -159,7 +169,13 @@ class HAController:
                               f"was purged after a checkpoint): bootstrap this namenode from "
                               f"the active's image")
             for batch in batches:
-                have = self.fs.apply_replicated(batch.data, batch.first_txid, batch.last_txid)
+                try:
+                    have = self.fs.apply_replicated(batch.data, batch.first_txid,
+                                                    batch.last_txid, upto=committed)
+                except ReplayError:
+                    # the tree may hold part of the batch: start again from the disk
+                    self.fs.reload()
+                    raise
         return have
 
     def _campaign(self) -> None:
@@ -297,7 +313,7 @@ class HAController:
 
     def _purge(self) -> None:
         journal = self.journal
-        below = self.fs.last_checkpoint_txid - self.edits_retained
+        below = self.fs.last_checkpoint_txid + 1 - self.edits_retained
         if journal is not None and below > self.purged_below:
             if journal.purge(below):
                 self.purged_below = below

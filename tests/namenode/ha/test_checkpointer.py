@@ -1,0 +1,49 @@
+"""The standby checkpoints for the HA set (namenode/ha/checkpointer.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nnlite.client.etcd import Etcd
+from nnlite.namenode.ha.quorum_journal import Layout
+from tests.namenode.ha.haset import HASet
+from tests.namenode.ha.test_controller import exists, mkdirs
+from tests.servers import wait_for
+
+pytestmark = pytest.mark.crash
+
+
+def test_the_standby_checkpoints_the_active_purges_etcd_and_a_failover_keeps_everything(
+        tmp_path, etcd_cluster):
+    haset = HASet(tmp_path, etcd_cluster, settings={
+        "checkpoint.txns": "100", "checkpoint.period": "3600", "nnlite.ha.edits.retained": "0"})
+    try:
+        first = haset.start_all()
+        second = 1 - first
+        for n in range(250):
+            assert mkdirs(haset.url(first), f"/d{n}")[0] == 200
+        wait_for(lambda: int(haset.jmx(first)["TransactionsSinceLastCheckpoint"]) < 100, 60,
+                 "the standby's checkpoint to reach the active")
+        active_bean = haset.jmx(first)
+        assert int(active_bean["LastCheckpointTime"]) > 0
+        # the standby's own image is the one it uploaded
+        assert int(haset.jmx(second)["TransactionsSinceLastCheckpoint"]) < 100
+        # and the shared journal no longer holds what the image covers
+        etcd = Etcd(etcd_cluster.endpoints)
+        layout = Layout.of("/nnlite", "ns1")
+        checkpoint = int(active_bean["LastWrittenTransactionId"]) - int(
+            active_bean["TransactionsSinceLastCheckpoint"])
+
+        def purged() -> bool:
+            keys = etcd.range(layout.txns, layout.txns + b"\xff", keys_only=True).kvs
+            return bool(keys) is False or min(layout.txid_of(kv.key) for kv in keys) > checkpoint
+        wait_for(purged, 30, "the shared journal to be purged below the checkpoint")
+        haset.kill(first)
+        assert haset.active(excluding=first) == second
+        assert all(exists(haset.url(second), f"/d{n}") for n in range(0, 250, 7))
+        haset.start(first)                       # it restarts from its (older) image
+        assert mkdirs(haset.url(second), "/after")[0] == 200
+        wait_for(lambda: haset.synced_txid(first) >= haset.synced_txid(second), 60,
+                 "the restarted namenode to follow")
+    finally:
+        haset.close()
