@@ -27,6 +27,7 @@ answers, and RetriableException as soon as it drops (``state.py`` says why).
 
 from __future__ import annotations
 
+import json
 import logging
 import select
 import socket
@@ -86,6 +87,10 @@ class HAController:
         self.journal: QuorumJournal | None = None
         self.etcd_error: str | None = None
         self.purged_below = 0
+        self.behind_since: float | None = None    # a standby saw txids it had not applied
+        self.published = 0.0
+        self._positions: dict = {}
+        self._positions_read = 0.0
         self.transitions = 0
         self.stopping = threading.Event()
         self.wake = threading.Event()      # a batch failed, a request, or stop: run the loop
@@ -143,6 +148,7 @@ class HAController:
 
     def _follow(self) -> None:
         self.tail()
+        self._publish_position()
         leader = self.election.leader_info()
         self.state.active = leader
         checkpointer = self.checkpointer
@@ -162,6 +168,8 @@ class HAController:
         if committed is not None and upto is not None:
             committed = min(committed, upto)
         have = self.fs.last_synced_txid
+        if committed is not None and have < committed and self.behind_since is None:
+            self.behind_since = time.monotonic()
         while committed is not None and have < committed:
             batches = read_batches(self.etcd, self.layout, have, committed)
             if not batches:
@@ -176,7 +184,46 @@ class HAController:
                     # the tree may hold part of the batch: start again from the disk
                     self.fs.reload()
                     raise
+        if upto is None:
+            self.behind_since = None
         return have
+
+    def _publish_position(self) -> None:
+        """Put this standby's position where the active reads its lag (about once a
+        second, and at once when it fell behind)."""
+        now = time.monotonic()
+        if now - self.published < 1.0:
+            return
+        self.published = now
+        lag = 0 if self.behind_since is None else int((now - self.behind_since) * 1000)
+        value = json.dumps({"txid": self.fs.last_synced_txid, "lagMs": lag,
+                            "http": self.http}).encode()
+        self.etcd.put(self.layout.standbys + self.id.encode(), value)
+
+    def standby_positions(self) -> dict:
+        """The active's view of each standby: its txid, how many txids and how long it is
+        behind, and how old that report is."""
+        if self.state.state is not ACTIVE:
+            return {}
+        now = time.monotonic()
+        if now - self._positions_read < 1.0:
+            return self._positions
+        self._positions_read = now
+        committed = self.fs.last_synced_txid
+        positions = {}
+        try:
+            for kv in self.etcd.range(self.layout.standbys, prefix=True).kvs:
+                name = kv.key[len(self.layout.standbys):].decode()
+                if name == self.id:
+                    continue
+                doc = json.loads(kv.value)
+                positions[name] = {"txid": doc["txid"],
+                                   "lagTxns": max(0, committed - int(doc["txid"])),
+                                   "lagMs": int(doc["lagMs"])}
+        except (EtcdError, ValueError, KeyError):
+            return self._positions
+        self._positions = positions
+        return positions
 
     def _campaign(self) -> None:
         leadership = self.election.campaign()
@@ -441,6 +488,9 @@ class HAController:
             "journalAppends": journal.appends if journal else 0,
             "journalAppendSeconds": journal.append_seconds if journal else 0.0,
             "lastAppliedTxid": self.fs.last_synced_txid,
+            "journalCommittedTxid": journal.last_txid if journal else None,
+            "standbys": self.standby_positions(),
+            "checkpoints": self.checkpointer.checkpoints if self.checkpointer else 0,
         }
 
 

@@ -7,6 +7,7 @@ Keys, under ``<prefix>/<nameservice>/`` (``Layout``):
 | ``leader`` | the active's JSON ``{"id", "http"}``, bound to its lease; its create revision is the active's *epoch* |
 | ``namespace`` | the namespace id every member must have (set by the first active) |
 | ``committed`` | the last txid durable in etcd, as decimal text |
+| ``standbys/<id>`` | each standby's position, JSON ``{"txid", "lagMs", "http"}``, put about once a second: the active's figures of its standbys' lag |
 | ``term`` | how many times a namenode became active, as decimal text: each active allocates block ids from ``term << TERM_SHIFT`` up, so two actives never hand out one id |
 | ``txns/<last txid, 20 digits>`` | framed edits records (``formats/edits.py``), whole records, txids contiguous, ending at that txid |
 
@@ -76,6 +77,10 @@ class Layout:
     @property
     def namespace(self) -> bytes:
         return self.base + b"namespace"
+
+    @property
+    def standbys(self) -> bytes:
+        return self.base + b"standbys/"
 
     @property
     def term(self) -> bytes:

@@ -220,7 +220,17 @@ class NamenodeApp:
             **self._checkpoint_metrics(),
             **(self.catalog.metrics() if self.catalog is not None else {}),
             **(self.replicator.metrics() if self.replicator is not None else {}),
+            **(self._ha_metrics() if self.ha is not None else {}),
         }
+
+    def _ha_metrics(self) -> dict:
+        """An HA namenode's figures for /metrics: its state, its standbys' worst lag."""
+        ha = self.ha
+        standbys = ha.standby_positions().values()
+        return {"HAActive": int(ha.state.state is HAServiceState.ACTIVE),
+                "HAEpoch": ha.state.epoch,
+                "HAStandbyLagTxns": max((p["lagTxns"] for p in standbys), default=0),
+                "HAStandbyLagMs": max((p["lagMs"] for p in standbys), default=0)}
 
     def _checkpoint_metrics(self) -> dict:
         fs = self.fs
@@ -240,7 +250,8 @@ class NamenodeApp:
             {"name": "Hadoop:service=NameNode,name=NameNodeStatus",
              "modelerType": "org.apache.hadoop.hdfs.server.namenode.NameNode",
              "State": self.ha_state(), "NNRole": "NameNode",
-             **({f"HA{k[0].upper()}{k[1:]}": v for k, v in self.ha.report().items()}
+             **({f"HA{k[0].upper()}{k[1:]}": json.dumps(v) if isinstance(v, dict) else v
+                 for k, v in self.ha.report().items()}
                 if self.ha is not None else {})},
             {"name": "Hadoop:service=NameNode,name=NameNodeInfo",
              "modelerType": "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",

@@ -99,8 +99,11 @@ class HASet:
         return wait_for(find, timeout, "an active namenode", interval=0.05) - 1
 
     def jmx(self, i: int) -> dict:
+        return self.jmx_beans(i)[0]
+
+    def jmx_beans(self, i: int) -> list[dict]:
         status, body = request(self.url(i), "GET", "/jmx", timeout=5)
-        return json.loads(body)["beans"][0]
+        return json.loads(body)["beans"]
 
     def synced_txid(self, i: int) -> int:
         return int(self.jmx(i)["LastSyncedTransactionId"])

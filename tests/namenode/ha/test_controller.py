@@ -51,6 +51,13 @@ def test_a_standby_follows_the_active_and_refuses_ops_as_hadoops_does(haset):
     status, body = request(haset.url(standby), "GET",
                            f"/webhdfs/v1/a?op=GETFILESTATUS&user.name={USER}")
     assert status == 403 and b"StandbyException" in body
+    # the active reports its standby's position and lag (/jmx, /metrics)
+    def caught_up() -> bool:
+        bean = next(b for b in haset.jmx_beans(active)
+                    if b["name"] == "Hadoop:service=NameNode,name=NameNodeStatus")
+        standbys = json.loads(bean["HAStandbys"])
+        return standbys.get(haset.ids[standby], {}).get("lagTxns") == 0
+    wait_for(caught_up, 30, "the active to see its standby caught up")
     # the standby's own edits hold the active's records, byte for byte
     mine = (haset.root / "nn1-name/current/edits").read_bytes()
     theirs = (haset.root / "nn2-name/current/edits").read_bytes()
