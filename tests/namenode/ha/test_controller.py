@@ -167,3 +167,32 @@ def test_a_graceful_failover_moves_the_active_role_and_manual_transitions_need_f
     assert admin(haset.url(second), "TRANSITIONTOSTANDBY", force="true") == (
         200, {"state": "standby"})
     assert haset.active() == first      # the other took over by itself
+
+
+def test_snapshots_acls_and_files_written_before_a_failover_are_there_after(haset):
+    first = haset.start_all()
+    url = haset.url(first)
+
+    def call(url: str, method: str, path: str, op: str, **params: str) -> tuple[int, bytes]:
+        query = "&".join(f"{k}={v}" for k, v in {"op": op, "user.name": USER,
+                                                 **params}.items())
+        return request(url, method, f"/webhdfs/v1{path}?{query}")
+
+    assert mkdirs(url, "/ckpt/q1")[0] == 200
+    assert call(url, "PUT", "/ckpt", "ALLOWSNAPSHOT")[0] == 200
+    assert call(url, "PUT", "/ckpt", "CREATESNAPSHOT", snapshotname="s1")[0] == 200
+    assert call(url, "PUT", "/ckpt/q1", "MODIFYACLENTRIES",
+                aclspec="user:alice:r-x")[0] == 200
+    assert call(url, "PUT", "/ckpt/q1", "RENAME", destination="/ckpt/q2")[0] == 200
+    haset.kill(first)
+    second = haset.active(excluding=first)
+    url = haset.url(second)
+    status, body = call(url, "GET", "/ckpt/.snapshot/s1/q1", "GETFILESTATUS")
+    assert status == 200, body                 # the snapshot is frozen before the rename
+    assert exists(url, "/ckpt/q2") and not exists(url, "/ckpt/q1")
+    status, body = call(url, "GET", "/ckpt/q2", "GETACLSTATUS")
+    assert status == 200 and "user:alice:r-x" in json.loads(body)["AclStatus"]["entries"]
+    status, body = call(url, "GET", "/", "GETSNAPSHOTTABLEDIRECTORYLIST")
+    listed = json.loads(body)["SnapshottableDirectoryList"]
+    assert status == 200 and [(d["parentFullPath"], d["dirStatus"]["pathSuffix"],
+                               d["snapshotNumber"]) for d in listed] == [("/", "ckpt", 1)]
