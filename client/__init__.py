@@ -10,6 +10,10 @@ alone:
   client and its watcher all ride on it).
 * ``webhdfs.py`` -- the WebHDFS operations over it (``user.name``, relative paths under
   ``/user/<user>``, the 307 redirects of CREATE/APPEND/OPEN, the admin endpoints).
+* ``failover.py`` -- the namenodes of an HA nameservice behind ``Connection``'s interface:
+  following the active one as Hadoop's ``WebHdfsFileSystem`` does (a refused connection or a
+  StandbyException moves on, a RetriableException backs off, a lost answer is asked again
+  only when idempotent); ``--namenode ns1`` and ``webhdfs://ns1`` resolved to them.
 * ``replies.py`` -- what an answer means: JSON fields, a ``RemoteException`` as its typed error.
 * ``errors.py`` -- those errors, one class per Hadoop exception the namenode answers.
 * ``shell.py`` -- FsShell: the ``hdfs dfs`` commands' semantics (``ls``, ``rm -r``,

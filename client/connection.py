@@ -2,7 +2,9 @@
 client's transport, which moves requests and answers and knows nothing of WebHDFS.
 
 * No connection, a timeout, or a connection dropped before the answer is
-  ``NamenodeUnreachableError`` naming the URL; nothing else of the network escapes.
+  ``NamenodeUnreachableError`` naming the URL; nothing else of the network escapes. Its
+  ``sent`` is False when no connection could be made (refused, unknown host, connect
+  timeout): the namenode cannot have seen the request.
 * A kept-alive connection that the namenode closed while idle (it does after 60 s) is reopened
   and the request sent again, once, and only when the connection was reused, the error says
   the peer had not read the request (``STALE``), and the body can be sent again from where it
@@ -66,11 +68,22 @@ class Connection:
         self._https = parts.scheme == "https"
         self._host, self._port = parts.hostname, port
         self._conn: http.client.HTTPConnection | None = None
+        # Send a request again on a fresh connection when a kept-alive one turns out stale
+        # (below); a failover client turns it off and drops stale ones first (drop_stale).
+        self.retry_stale = True
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def drop_stale(self) -> None:
+        """Close the kept-alive connection if the peer closed it meanwhile (or sent what no
+        request asked for): then a request that fails on a kept-alive connection lost its
+        answer, it did not meet a stale connection (a failover client tells them apart)."""
+        sock = self._conn.sock if self._conn is not None else None
+        if sock is not None and select.select([sock], [], [], 0)[0]:
+            self.close()
 
     def _open(self) -> http.client.HTTPConnection:
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
@@ -130,23 +143,30 @@ class Connection:
             self.close()
             raise self._unreachable(exc) from exc
 
-    def _unreachable(self, exc: BaseException) -> NamenodeUnreachableError:
+    def _unreachable(self, exc: BaseException, sent: bool = True) -> NamenodeUnreachableError:
         return NamenodeUnreachableError(
             f"cannot reach the namenode at {self.url} ({describe(exc)}); is it running? "
-            "Point --namenode (or NNLITE_NAMENODE) at it", url=self.url)
+            "Point --namenode (or NNLITE_NAMENODE) at it", url=self.url, sent=sent)
 
     def _with_retry(self, method: str, target: str, body, headers, exchange):
-        start = _position(body)
+        start = position(body)
         for attempt in (1, 2):
             reused = self._conn is not None
             if self._conn is None:
                 self._conn = self._open()
+            conn = self._conn
+            if conn.sock is None:           # what http.client would do first, done here so a
+                try:                        # failure says nothing was sent (``sent=False``)
+                    conn.connect()
+                except NETWORK_ERRORS as exc:
+                    self.close()
+                    raise self._unreachable(exc, sent=False) from exc
             try:
-                return exchange(self._conn, method, target, body, headers)
+                return exchange(conn, method, target, body, headers)
             except NETWORK_ERRORS as exc:
                 self.close()
-                if (reused and attempt == 1 and isinstance(exc, STALE)
-                        and _rewind(body, start)):
+                if (reused and attempt == 1 and self.retry_stale and isinstance(exc, STALE)
+                        and rewind(body, start)):
                     continue
                 raise self._unreachable(exc) from exc
         raise AssertionError("not reached")
@@ -174,7 +194,7 @@ class Connection:
         return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
 
 
-def _position(body) -> int | None:
+def position(body) -> int | None:
     if body is None or isinstance(body, (bytes, bytearray, memoryview)):
         return None
     try:
@@ -183,7 +203,7 @@ def _position(body) -> int | None:
         return None
 
 
-def _rewind(body, start: int | None) -> bool:
+def rewind(body, start: int | None) -> bool:
     """Whether ``body`` can be sent again (bytes, nothing, or a file sought back)."""
     if body is None or isinstance(body, (bytes, bytearray, memoryview)):
         return True

@@ -4,7 +4,9 @@ One root, ``ClientError``. Four families (and ``InternalError``, for a bug):
 
 * ``NamenodeUnreachableError``: no connection, a timeout, or the connection dropped before an
   answer; ``NotANamenodeError`` when what answers is not a namenode (HTML, not HTTP). Nothing
-  is known about whether a mutation was applied.
+  is known about whether a mutation was applied (unless ``sent`` is False: no connection).
+  Its sibling ``NoActiveNamenodeError``: a client of several namenodes (an HA nameservice)
+  found none that would serve the call within its retry policy (``failover.py``); exit 3 too.
 * ``ProtocolError``: an answer that is not WebHDFS (bad JSON, an unexpected status or shape).
 * ``BadArgumentError``: an argument refused before anything is sent (a bad mode string, a bad
   OWNER:GROUP, a replication below 1).
@@ -34,16 +36,30 @@ class ClientError(Exception):
 
 
 class NamenodeUnreachableError(ClientError):
-    """The namenode could not be reached (refused, unknown host, timeout, dropped)."""
+    """The namenode could not be reached (refused, unknown host, timeout, dropped).
+    ``sent`` is False only when no connection was made, so the request cannot have reached
+    the namenode (what a failover client may send elsewhere whatever the op)."""
 
-    def __init__(self, message: str, *, url: str):
+    def __init__(self, message: str, *, url: str, sent: bool = True):
         self.url = url
+        self.sent = sent
         super().__init__(message)
 
 
 class NotANamenodeError(NamenodeUnreachableError):
     """Something answers at the URL, but not a namenode: HTML, not JSON, or not HTTP at all.
     Unreachable as far as the user is concerned (exit 3): the namenode is elsewhere."""
+
+
+class NoActiveNamenodeError(ClientError):
+    """A client of a nameservice (several namenodes of an HA set, ``failover.py``) found no
+    namenode that would serve the call within its retry policy; the message names each
+    namenode tried and its last answer. Nothing is known of whether a write was applied
+    unless every answer was a refusal."""
+
+    def __init__(self, message: str, *, tried: dict[str, str]):
+        self.tried = tried          # namenode -> its last answer, in words
+        super().__init__(message)
 
 
 class ProtocolError(ClientError):
@@ -206,6 +222,18 @@ class UnsupportedOperationError(RemoteError):
 
 class UnknownOperationError(UnsupportedOperationError):
     """The namenode does not know the op at all (an older server: e.g. no CREATE yet)."""
+
+
+@_java("org.apache.hadoop.ipc.StandbyException")
+class StandbyError(RemoteError):
+    """A standby namenode of an HA set refused the op while another one is active: a
+    failover client sends it to the next namenode (``failover.py``)."""
+
+
+@_java("org.apache.hadoop.ipc.RetriableException")
+class RetriableError(RemoteError):
+    """No namenode of the HA set can take the op now (a failover is under way, or the
+    shared journal has no quorum): a failover client waits and asks the same one again."""
 
 
 @_java("java.lang.RuntimeException")

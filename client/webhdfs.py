@@ -3,6 +3,8 @@ need, each one request (or two) over one keep-alive connection (standard library
 
 * Every request names ``user.name``; a relative path is under ``/user/<user>`` (``absolute``);
   paths are sent percent-encoded.
+* Given several namenodes (an HA nameservice), the connection is failover.py's, which follows
+  the active one; given one, a plain ``Connection``, and nothing of the failover runs.
 * The transport (keep-alive, reopening a stale connection once, streaming bodies, network
   errors as ``NamenodeUnreachableError`` naming the URL) is connection.py; what an answer
   means (a ``RemoteException`` as a typed ``client.errors`` class, an op an older namenode does
@@ -13,8 +15,10 @@ need, each one request (or two) over one keep-alive connection (standard library
   (``GET op=OPEN``) follow their 307 the same way. A body may be a binary file object: it is
   streamed; ``read`` yields the contents in chunks as they arrive, never the whole file.
 
-Admin endpoints (``/admin?op=SAFEMODE|SAVENAMESPACE|ROLLEDITS|REPORT``) are superuser-only
-extensions of nnlite's namenode (namenode/http/app.py); they answer JSON the same way.
+Admin endpoints (``/admin?op=SAFEMODE|SAVENAMESPACE|ROLLEDITS|REPORT``, and HA's
+``GETSERVICESTATE``, ``TRANSITIONTOACTIVE``, ``TRANSITIONTOSTANDBY``, ``FAILOVER``) are
+extensions of nnlite's namenode (namenode/http/app.py), superuser-only but for
+GETSERVICESTATE; they answer JSON the same way.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from nnlite.client.errors import (
     PathNotFoundError,
     ProtocolError,
 )
+from nnlite.client.failover import Address, FailoverConnection, FailoverPolicy, connect
 
 DEFAULT_URL = "http://127.0.0.1:9870"
 PREFIX = "/webhdfs/v1"
@@ -47,15 +52,21 @@ ACL_OPS = ("SETACL", "MODIFYACLENTRIES", "REMOVEACLENTRIES", "REMOVEDEFAULTACL",
 
 
 class WebHdfsClient:
-    """The namenode at ``url`` acting as ``user``. Use as a context manager, or ``close()``."""
+    """The namenode at ``url`` acting as ``user``. Use as a context manager, or ``close()``.
+    ``url`` may name several namenodes (a list of URLs, or a ``Nameservice``): the client
+    then follows the active one as Hadoop's does (failover.py, with ``policy``)."""
 
-    def __init__(self, url: str = DEFAULT_URL, user: str = "dr.who", *,
-                 timeout: float | None = TIMEOUT):
+    def __init__(self, url: Address = DEFAULT_URL, user: str = "dr.who", *,
+                 timeout: float | None = TIMEOUT, policy: FailoverPolicy | None = None):
         if not user:
             raise BadArgumentError("no user name: give --user or set HADOOP_USER_NAME")
-        self.connection = Connection(url, timeout)
-        self.url = self.connection.url
+        self.connection = connect(url, timeout, policy)
         self.user = user
+
+    @property
+    def url(self) -> str:
+        """The namenode's URL (with several, the one the client talks to now)."""
+        return self.connection.url
 
     def close(self) -> None:
         self.connection.close()
@@ -289,7 +300,8 @@ class WebHdfsClient:
         if reply.body:                      # a server that answers OPEN itself
             yield reply.body
 
-    def _data_connection(self, location: str) -> tuple[Connection, str, bool]:
+    def _data_connection(self, location: str
+                         ) -> tuple[Connection | FailoverConnection, str, bool]:
         """(connection, request target, whether it is a new one to close) for a Location."""
         parts = urlsplit(location)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -315,10 +327,13 @@ class WebHdfsClient:
     # ------------------------------------------------------------------ admin (superuser)
 
     def _admin(self, method: str, op: str, *, patient: bool = False, **params) -> dict:
-        """``patient``: on a connection without a timeout (waits, long saves)."""
+        """``patient``: on a connection without a timeout (waits, long saves). With several
+        namenodes the active one is asked: a standby answers the admin endpoint itself."""
         query = [("op", op), ("user.name", self.user)]
         query += [(k, _param(v)) for k, v in params.items() if v is not None]
         target = self.connection.base + ADMIN + "?" + urlencode(query, quote_via=quote)
+        if isinstance(self.connection, FailoverConnection):
+            self.connection.find_active()
         if patient:
             conn = self.connection.without_timeout()
             try:
@@ -346,6 +361,27 @@ class WebHdfsClient:
 
     def report(self) -> dict:
         return self._field(self._admin("GET", "REPORT"), "Report")
+
+    # ------------------------------------------------------------------ high availability
+
+    def service_state(self) -> dict:
+        """``haadmin -getServiceState``: ``{"state": "active"|"standby"|..., ...}`` (anyone)."""
+        return self._admin("GET", "GETSERVICESTATE")
+
+    def transition_to_active(self, force: bool = False) -> str:
+        """Make this namenode active (superuser); refused under automatic failover unless
+        ``force``. The state reached."""
+        return self._field(self._admin("POST", "TRANSITIONTOACTIVE", patient=True,
+                                       force=force), "state")
+
+    def transition_to_standby(self, force: bool = False) -> str:
+        return self._field(self._admin("POST", "TRANSITIONTOSTANDBY", patient=True,
+                                       force=force), "state")
+
+    def failover(self) -> str:
+        """A graceful failover to this namenode: it asks the active to give way, then
+        becomes active (superuser). The state reached."""
+        return self._field(self._admin("POST", "FAILOVER", patient=True), "state")
 
 
 def absolute(path: str, user: str) -> str:

@@ -1,7 +1,9 @@
 """What every ``nnlite`` command shares: the exit codes, the one table that maps an error to
-its code, the one error format, the ``--conf``/``-D`` options with ``load_config``, and the
-generic options (``GenericOption``: ``--user`` and ``--namenode``, taken after the command or
-before it by any group above it, as Hadoop takes its generic options).
+its code, the one error format, the ``--conf``/``-D`` options with ``load_config``, the
+generic options (``GenericOption``: ``--user``, ``--namenode``, ``--conf`` and ``-D``, taken
+after the command or before it by any group above it, as Hadoop takes its generic options),
+and what ``--namenode`` names (``namenode_address``: a URL, or a nameservice the
+configuration names, whose active namenode the client follows).
 
 Every error a command lets escape reaches ``CommandGroup.main`` (the ``nnlite`` group's class),
 which writes exactly one line on stderr and exits with the code of ``exit_code``:
@@ -15,7 +17,7 @@ which writes exactly one line on stderr and exits with the code of ``exit_code``
 | 0 | success |
 | 1 | the operation failed |
 | 2 | usage error: a bad argument or option, refused by the command, the client or the namenode |
-| 3 | the environment: name dirs or storage, an address in use, an unreachable namenode or etcd |
+| 3 | the environment: name dirs or storage, an address in use, an unreachable namenode or etcd, no active namenode in a nameservice |
 | 4 | a corrupt file |
 
 An error nothing here expected is still one line (``InternalError: <Kind>: <message>``, exit 1);
@@ -28,20 +30,22 @@ import errno
 import logging
 import sys
 from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from nnlite.client import errors as client_errors
+from nnlite.client.failover import Address, Nameservice, resolve
 from nnlite.commands.errors import CommandError
 from nnlite.formats.errors import FormatError
-from nnlite.namenode.config import ConfigError
+from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.errors import AddressError, NameDirError, NamenodeError, StorageError
 from nnlite.secondary.errors import SecondaryError, SettingError
 from nnlite.tools.errors import OptionError, ToolError
 
 log = logging.getLogger(__name__)
-
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def default_name_dir() -> str:
@@ -55,7 +59,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORAGE, EXIT_CORRUPT = 0, 1, 2, 3, 4
 EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
     ((FormatError,), EXIT_CORRUPT),
     ((NameDirError, StorageError, AddressError, client_errors.NamenodeUnreachableError,
-      client_errors.EtcdUnavailableError), EXIT_STORAGE),
+      client_errors.NoActiveNamenodeError, client_errors.EtcdUnavailableError), EXIT_STORAGE),
     ((click.UsageError, OptionError, SettingError, ConfigError, client_errors.BadArgumentError,
       client_errors.IllegalArgumentError, client_errors.InvalidPathError,
       client_errors.AclError), EXIT_USAGE),
@@ -133,7 +137,7 @@ class GenericOption(click.Option):
 
 
 def _given_above(ctx, param, value):
-    if value is not None:           # groups parse in order, so a later one overwrites
+    if value is not None and value != ():   # groups parse in order: a later one overwrites
         ctx.meta.setdefault(GIVEN_ABOVE, {})[param.name] = value
 
 
@@ -148,20 +152,46 @@ def accept_generic_options(group: click.Group) -> list[GenericOption]:
             found.setdefault(option.name, option)
     taken = {p.name for p in group.params}
     group.params += [click.Option([*option.opts, option.name], metavar=option.metavar,
-                                  expose_value=False, callback=_given_above,
+                                  multiple=option.multiple, expose_value=False,
+                                  callback=_given_above,
                                   help=f"As the commands' own {option.opts[0]}, before the "
                                        "command (the last one given wins).")
                      for option in found.values() if option.name not in taken]
     return list(found.values())
 
 
-def conf_options(fn):
-    fn = click.option("-D", "defines", multiple=True, metavar="KEY=VALUE",
+def conf_options(fn: F) -> F:
+    """``--conf FILE`` and ``-D KEY=VALUE``, generic options as Hadoop's ``-conf`` and
+    ``-D`` (a group above the command takes them too)."""
+    fn = click.option("-D", "defines", cls=GenericOption, multiple=True, metavar="KEY=VALUE",
                       help="Override a configuration key.")(fn)
-    return click.option("--conf", type=click.Path(dir_okay=False),
+    return click.option("--conf", cls=GenericOption, type=click.Path(dir_okay=False),
                         help="Configuration file (key = value lines).")(fn)
 
 
-def load_config(conf, defines):
-    from nnlite.namenode.config import Config
+def load_config(conf: str | None, defines: list[str] | tuple[str, ...]) -> Config:
     return Config.load(conf, defines)
+
+
+# ------------------------------------------------------------------ which namenode
+
+def nameservices(config: Config) -> dict[str, dict[str, str]]:
+    """``{nameservice: {namenode id: http://host:port}}`` of the configuration (its
+    ``dfs.nameservices``, ``dfs.ha.namenodes.<ns>``, ``dfs.namenode.http-address.<ns>.<nn>``)."""
+    ns = config.nameservice()
+    if not ns:
+        return {}
+    return {ns: {nn: f"http://{address}" for nn, address in config.ha_namenodes().items()}}
+
+
+def namenode_address(given: str | None, config: Config, default: str) -> Address:
+    """What ``--namenode`` names (a URL, HOST:PORT, or a nameservice of the configuration:
+    ``ns1``, ``webhdfs://ns1``, ``hdfs://ns1``); without it, the configuration's nameservice
+    if it names one (as a client's ``fs.defaultFS`` would), else ``default``."""
+    known = nameservices(config)
+    if given:
+        return resolve(given, known)
+    if known:
+        name, namenodes = next(iter(known.items()))
+        return Nameservice(name, namenodes)
+    return default
