@@ -11,7 +11,12 @@ import sys
 
 import click
 
-from nnlite.commands.support import conf_options, default_name_dir, load_config
+from nnlite.commands.support import (
+    conf_options,
+    default_name_dir,
+    load_config,
+    namenode_address,
+)
 from nnlite.namenode.recovery.dialog import ANSWERS, Prompter
 
 
@@ -148,8 +153,10 @@ def run_cmd(name_dirs, port, secondary_port, conf, defines) -> None:
 
 
 @click.command("secondary")
-@click.option("--namenode", "namenode_url", metavar="URL",
-              help="The namenode's HTTP address (default http://<dfs.namenode.http-address>).")
+@click.option("--namenode", "namenode_url", metavar="URL|NS",
+              help="The namenode's HTTP address, or a nameservice of --conf: each checkpoint "
+                   "is taken from its active namenode (default: the nameservice --conf names, "
+                   "else http://<dfs.namenode.http-address>).")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False),
               help="Where checkpoints are kept (laid out as a name directory).")
 @conf_options
@@ -165,7 +172,8 @@ def secondary_cmd(namenode_url, checkpoint_dir, conf, defines, secret_file, chec
     """Run the secondary: checkpoint the namenode's edits into its fsimage."""
     from nnlite.secondary import daemon
     config = load_config(conf, defines)
-    url = namenode_url or "http://" + config.get("dfs.namenode.http-address")
+    url = namenode_address(namenode_url, config,
+                           "http://" + config.get("dfs.namenode.http-address"))
     if checkpoint_now and geteditsize:
         raise click.UsageError("--checkpoint-now and --geteditsize exclude each other")
     if not geteditsize and not checkpoint_dir:

@@ -8,12 +8,23 @@ become one line in ``commands/support.py``, as every command's do.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Callable
 
 import click
+from click.core import ParameterSource
 
+from nnlite.client.failover import FailoverConnection
 from nnlite.client.webhdfs import DEFAULT_URL as DEFAULT_NAMENODE
-from nnlite.commands.support import GenericOption, conf_options, default_name_dir, load_config
+from nnlite.client.webhdfs import WebHdfsClient
+from nnlite.commands.support import (
+    GenericOption,
+    conf_options,
+    default_name_dir,
+    load_config,
+    namenode_address,
+)
 
 
 def _os_user() -> str:
@@ -24,21 +35,42 @@ def _os_user() -> str:
         return ""
 
 
-def remote_options(fn):
-    """``--namenode URL`` and ``--user NAME`` (generic options: a group above the command
-    takes them too); the command gets a ``client`` (closed after)."""
-    @functools.wraps(fn)
-    def wrapper(*args, namenode_url, user, **kw):
-        from nnlite.client.webhdfs import WebHdfsClient
-        with WebHdfsClient(namenode_url, user) as client:
-            return fn(*args, client=client, **kw)
-    wrapper = click.option("--user", cls=GenericOption, envvar="HADOOP_USER_NAME",
+user_option = click.option("--user", cls=GenericOption, envvar="HADOOP_USER_NAME",
                            default=_os_user,
                            show_default="$HADOOP_USER_NAME, else the OS user",
-                           help="Act as this user.")(wrapper)
-    return click.option("--namenode", "namenode_url", cls=GenericOption, metavar="URL",
-                        envvar="NNLITE_NAMENODE", default=DEFAULT_NAMENODE, show_default=True,
-                        help="The namenode's HTTP address ($NNLITE_NAMENODE).")(wrapper)
+                           help="Act as this user.")
+
+
+def namenode_option(text: str, default: str | None = None
+                    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option("--namenode", "namenode_url", cls=GenericOption, metavar="URL|NS",
+                        envvar="NNLITE_NAMENODE", default=default, help=text)
+
+
+def given(name: str, value: str | None) -> str | None:
+    """``value`` if the user gave it (command line or environment), else None: a default
+    gives way to the nameservice the configuration names."""
+    source = click.get_current_context().get_parameter_source(name)
+    return None if source is ParameterSource.DEFAULT else value
+
+
+def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--namenode URL|NS``, ``--user NAME``, ``--conf FILE`` and ``-D KEY=VALUE`` (generic
+    options: a group above the command takes them too); the command gets a ``client``
+    (closed after), which follows the active namenode when ``--namenode`` names a nameservice
+    of the configuration."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, namenode_url: str | None, user: str, conf: str | None,
+                defines: tuple[str, ...], **kw: Any) -> Any:
+        address = namenode_address(given("namenode_url", namenode_url),
+                                   load_config(conf, defines), DEFAULT_NAMENODE)
+        with WebHdfsClient(address, user) as client:
+            return fn(*args, client=client, **kw)
+    wrapper = conf_options(user_option(wrapper))
+    return namenode_option(
+        "The namenode's HTTP address, or a nameservice of --conf (ns1, webhdfs://ns1: the "
+        "client follows its active namenode). Default: $NNLITE_NAMENODE, else the "
+        f"nameservice --conf names, else {DEFAULT_NAMENODE}.", DEFAULT_NAMENODE)(wrapper)
 
 
 def json_option(fn):
@@ -394,9 +426,9 @@ def dfsadmin_group() -> None:
 
 @dfsadmin_group.command("fetch-image")
 @click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False))
-@click.option("--namenode", "namenode_url", cls=GenericOption, metavar="URL",
-              envvar="NNLITE_NAMENODE", help="The namenode's HTTP address ($NNLITE_NAMENODE, else "
-                   "http://<dfs.namenode.http-address>).")
+@namenode_option("The namenode's HTTP address, or a nameservice of --conf (the active "
+                 "namenode's image is fetched). Default: $NNLITE_NAMENODE, else the "
+                 "nameservice --conf names, else http://<dfs.namenode.http-address>.")
 @click.option("--secret-file", type=click.Path(dir_okay=False),
               help="File holding the image-transfer secret: the namenode writes it to "
                    "<first name dir>/checkpoint.token. Default: the key "
@@ -409,10 +441,13 @@ def fetch_image_cmd(out_dir, namenode_url, secret_file, conf, defines) -> None:
     from nnlite.namenode.image.importer import seal_fetched
     from nnlite.secondary.client import TransferClient
     config = load_config(conf, defines)
-    url = namenode_url or "http://" + config.get("dfs.namenode.http-address")
+    address = namenode_address(namenode_url, config,
+                               "http://" + config.get("dfs.namenode.http-address"))
     secret = transfer_secret(secret_file, config)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    got = TransferClient(url, secret).download_image(Path(out_dir) / "fsimage")
+    client = TransferClient(address, secret)
+    client.follow_active()
+    got = client.download_image(Path(out_dir) / "fsimage")
     meta = seal_fetched(got.path, got.md5, got.last_txid)
     click.echo(f"Fetched the last checkpoint's image, txid {meta.last_txid} ({got.size} bytes, "
                f"md5 {got.md5}), to {got.path}; later edits are not in it")
@@ -447,27 +482,47 @@ def dfsadmin_disallow_snapshot(client, directory) -> None:
     click.echo(f"Disallowing snapshot on {path} succeeded")
 
 
+def each_namenode(client: WebHdfsClient) -> Iterator[tuple[str | None, WebHdfsClient]]:
+    """``(None, client)``; with a nameservice, ``(HOST:PORT, a client of it)`` for each of its
+    namenodes instead, in order: HDFS's DFSAdmin runs -safemode and -saveNamespace on every
+    namenode of an HA set, naming each."""
+    if not isinstance(client.connection, FailoverConnection):
+        yield None, client
+        return
+    for url in client.connection.nameservice.namenodes.values():
+        with WebHdfsClient(url, client.user) as one:
+            yield one.url.split("://", 1)[-1], one
+
+
 @dfsadmin_group.command("safemode")
 @click.argument("action", metavar="ACTION",
                 type=click.Choice(["get", "enter", "leave", "wait"]))
 @json_option
 @remote_options
 def dfsadmin_safemode(client, action, as_json) -> None:
-    """Safe mode: ACTION get, enter, leave, or wait (until it is off). Superuser."""
+    """Safe mode: ACTION get, enter, leave, or wait (until it is off). Superuser. With a
+    nameservice, on each of its namenodes ("Safe mode is OFF in HOST:PORT")."""
     from nnlite.client import display
-    on = client.safe_mode(action)
-    click.echo(display.to_json({"SafeMode": on}) if as_json else display.safe_mode_line(on))
+    for where, one in each_namenode(client):
+        on = one.safe_mode(action)
+        where_json = {} if where is None else {"namenode": where}
+        click.echo(display.to_json({"SafeMode": on, **where_json}) if as_json
+                   else display.safe_mode_line(on) + (f" in {where}" if where else ""))
 
 
 @dfsadmin_group.command("save-namespace")
 @json_option
 @remote_options
 def dfsadmin_save_namespace(client, as_json) -> None:
-    """Write a new fsimage of the whole namespace; needs safe mode (superuser)."""
+    """Write a new fsimage of the whole namespace; needs safe mode (superuser). With a
+    nameservice, on each of its namenodes."""
     from nnlite.client import display
-    txid = client.save_namespace()
-    click.echo(display.to_json({"txid": txid}) if as_json
-               else f"Save namespace successful (image at txid {txid})")
+    for where, one in each_namenode(client):
+        txid = one.save_namespace()
+        where_json = {} if where is None else {"namenode": where}
+        click.echo(display.to_json({"txid": txid, **where_json}) if as_json
+                   else f"Save namespace successful (image at txid {txid})"
+                   + (f" for {where}" if where else ""))
 
 
 @dfsadmin_group.command("roll-edits")

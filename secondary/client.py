@@ -1,7 +1,8 @@
 """The secondary's client of the namenode's image transfer (``namenode/http/transfer.py``).
 
 * ``status()``, ``roll()``: the JSON of ``GET /checkpoint/status`` and ``POST /checkpoint/roll``
-  as a ``NamenodeStatus``.
+  as a ``NamenodeStatus``. With the namenodes of an HA set, both first find the active one
+  (``follow_active``: ``GET /isActive``); the rest of the checkpoint stays with it.
 * ``download_image(dest)``, ``download_edits(dest)``: the body streams into ``<dest>.download``
   while it is hashed; then its length is checked against Content-Length and its MD5 against
   X-MD5-Digest, it is fsynced, and only then published as ``dest`` (durable.publish). On any
@@ -24,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -31,7 +33,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from nnlite.client.connection import NETWORK_ERRORS, Connection, describe
-from nnlite.client.errors import NamenodeUnreachableError, ProtocolError
+from nnlite.client.errors import NamenodeUnreachableError, NoActiveNamenodeError, ProtocolError
+from nnlite.client.failover import Address, Nameservice, answer_of
 from nnlite.durability import durable, faults
 from nnlite.secondary.errors import (
     DigestMismatchError,
@@ -41,6 +44,8 @@ from nnlite.secondary.errors import (
     TransferError,
 )
 
+log = logging.getLogger(__name__)
+
 PREFIX = "/checkpoint"
 SECRET_HEADER = "X-Nnlite-Secret"
 MD5_HEADER = "X-MD5-Digest"
@@ -49,6 +54,7 @@ TXID_RANGE_HEADER = "X-Txid-Range"
 TMP_SUFFIX = ".download"
 CHUNK = 1 << 20
 CONTINUE_WAIT = 5.0          # seconds to wait for "100 Continue" before sending anyway
+ACTIVE_CHECK_TIMEOUT = 10.0  # seconds a namenode may take to say whether it is active
 DURING_DOWNLOAD = "secondary.during-download"
 DURING_UPLOAD = "secondary.during-upload"
 
@@ -107,17 +113,72 @@ class Downloaded:
 
 class TransferClient:
     """One namenode's transfer endpoints, over the client stack's ``Connection``; a fresh
-    connection per request (transfers are rare, and a retry must never send twice)."""
+    connection per request (transfers are rare, and a retry must never send twice).
 
-    def __init__(self, url: str, secret: str, *, timeout: float = 60.0, chunk_size: int = CHUNK):
+    ``url`` may name several namenodes (an HA nameservice, or a list of URLs): ``status`` and
+    ``roll``, where every checkpoint and every check begins, first make the active one this
+    client's (``follow_active``); the downloads and the upload that follow stay with it, so a
+    checkpoint talks to one namenode. A failover in between fails that checkpoint, and the
+    next one begins at the new active."""
+
+    def __init__(self, url: Address, secret: str, *, timeout: float = 60.0,
+                 chunk_size: int = CHUNK):
+        self.nameservice: Nameservice | None = None
+        if not isinstance(url, str):
+            nameservice = url if isinstance(url, Nameservice) else Nameservice.of_urls(url)
+            urls = list(nameservice.namenodes.values())
+            if not urls:
+                raise SettingError(f"nameservice {nameservice.name} names no namenode")
+            if len(urls) > 1:
+                self.nameservice = nameservice
+            url = urls[0]
+        self._point_at(url)
+        self.secret = secret
+        self.timeout = timeout
+        self.chunk_size = chunk_size
+
+    def _point_at(self, url: str) -> None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise SettingError(f"the namenode URL must be http://HOST:PORT, not {url!r}")
         self.url = f"{parts.scheme}://{parts.netloc}"
         self._base = parts.path.rstrip("/")
-        self.secret = secret
-        self.timeout = timeout
-        self.chunk_size = chunk_size
+
+    def follow_active(self) -> None:
+        """With several namenodes: make the one that says ``/isActive`` (Hadoop's
+        IsNameNodeActiveServlet) this client's, asking the current one first; raise
+        ``NoActiveNamenodeError`` naming each one's answer when none does. With one, nothing."""
+        nameservice = self.nameservice
+        if nameservice is None:
+            return
+        ids = list(nameservice.namenodes)
+        urls = [nameservice.namenodes[nn] for nn in ids]
+        current = next((i for i, u in enumerate(urls) if u.rstrip("/") == self.url), 0)
+        answers: dict[str, str] = {}
+        for step in range(len(urls)):
+            i = (current + step) % len(urls)
+            answer = self._is_active(urls[i])
+            if answer is None:
+                if i != current:
+                    log.info("following the active namenode %s", nameservice.label(ids[i]))
+                self._point_at(urls[i])
+                return
+            answers[ids[i]] = answer
+        raise NoActiveNamenodeError(
+            f"no namenode of {nameservice.name} is active: " + "; ".join(
+                f"{nameservice.label(nn)}: {answer}" for nn, answer in answers.items()),
+            tried=answers)
+
+    def _is_active(self, url: str) -> str | None:
+        """None when the namenode at ``url`` is active, else what it answered."""
+        conn = Connection(url, min(self.timeout, ACTIVE_CHECK_TIMEOUT))
+        try:
+            reply = conn.request("GET", conn.base + "/isActive")
+        except NamenodeUnreachableError as exc:
+            return answer_of(exc)
+        finally:
+            conn.close()
+        return None if reply.status == 200 else f"not active (HTTP {reply.status})"
 
     # ------------------------------------------------------------------ requests
 
@@ -150,10 +211,12 @@ class TransferClient:
                                 ) from exc
 
     def status(self) -> NamenodeStatus:
+        self.follow_active()
         return NamenodeStatus.from_json(self._json("GET", "/status"), self.url)
 
     def roll(self) -> NamenodeStatus:
         """Roll the edits (or find the pending checkpoint); the status after it."""
+        self.follow_active()
         return NamenodeStatus.from_json(self._json("POST", "/roll"), self.url)
 
     # ------------------------------------------------------------------ downloads

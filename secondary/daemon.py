@@ -25,6 +25,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from nnlite.client.failover import Address
 from nnlite.namenode.config import Config
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.wire import Response
@@ -209,21 +210,21 @@ class SecondaryDaemon:
 
 # ---------------------------------------------------------------------- entry points (cli)
 
-def serve(namenode_url: str, checkpoint_dir: str, secret: str, config: Config,
+def serve(namenode_url: Address, checkpoint_dir: str, secret: str, config: Config,
           port: int | None = None) -> None:
     """Run the daemon until SIGTERM/SIGINT."""
     with Checkpointer.from_config(namenode_url, checkpoint_dir, secret, config) as cp:
         asyncio.run(SecondaryDaemon(cp, config, port).run())
 
 
-def checkpoint_now(namenode_url: str, checkpoint_dir: str, secret: str,
+def checkpoint_now(namenode_url: Address, checkpoint_dir: str, secret: str,
                    config: Config) -> CheckpointResult:
     """One forced checkpoint (raises SecondaryError when it fails)."""
     with Checkpointer.from_config(namenode_url, checkpoint_dir, secret, config) as cp:
         return cp.do_checkpoint("forced")
 
 
-def edits_size(namenode_url: str, secret: str, config: Config) -> int:
+def edits_size(namenode_url: Address, secret: str, config: Config) -> int:
     """The namenode's uncheckpointed transactions."""
     timeout = config.int("dfs.image.transfer.timeout") / 1000
     return TransferClient(namenode_url, secret, timeout=timeout).status().uncheckpointed
