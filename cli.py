@@ -1,7 +1,8 @@
 """``nnlite``: the command line, one click group over ``commands/`` (its ``__init__.py`` is the
 map). Whatever error escapes a command becomes one line and an exit code in
-``commands/support.py``; the generic options (``--user``, ``--namenode``) are taken at the top,
-on a group or after the command. ``python -m nnlite.cli`` runs the same group.
+``commands/support.py``; the generic options (``--user``, ``--namenode``, ``--conf``, ``-D``)
+are taken at the top, on a group or after the command. ``python -m nnlite.cli`` runs the same
+group.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import click
 from nnlite.commands.catalog import catalog_group
 from nnlite.commands.daemons import format_cmd, namenode_cmd, run_cmd, secondary_cmd
 from nnlite.commands.dfs import dfs_group, dfsadmin_group
+from nnlite.commands.haadmin import haadmin_group
 from nnlite.commands.support import CommandGroup, accept_generic_options
 from nnlite.commands.tools import analyze_cmd, edits_group, fsimage_group, oev_cmd, oiv_cmd
 
@@ -31,7 +33,8 @@ def main(verbose: bool) -> None:
 
 
 for command in (format_cmd, namenode_cmd, run_cmd, secondary_cmd, oiv_cmd, oev_cmd, edits_group,
-                fsimage_group, analyze_cmd, dfsadmin_group, dfs_group, catalog_group):
+                fsimage_group, analyze_cmd, dfsadmin_group, haadmin_group, dfs_group,
+                catalog_group):
     main.add_command(command)
 accept_generic_options(main)    # --user/--namenode before a subcommand too, at every level
 

@@ -2,11 +2,12 @@
 
 | module | commands |
 |---|---|
-| ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and the one error line (``CommandGroup``), ``--conf``/``-D``, the generic options (``--user``, ``--namenode`` before or after a subcommand), the default name dir |
+| ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and the one error line (``CommandGroup``), the generic options (``--user``, ``--namenode``, ``--conf``/``-D``, before or after a subcommand), what ``--namenode`` names (a URL or a nameservice), the default name dir |
 | ``daemons.py`` | ``format``, ``namenode``, ``secondary``, ``run`` |
 | ``supervisor.py`` | ``run``'s supervisor of the namenode and secondary child processes |
 | ``errors.py`` | the commands' own errors (``ChildDied``) |
 | ``dfs.py`` | ``dfs`` and ``dfsadmin``, over the WebHDFS client |
+| ``haadmin.py`` | ``haadmin``: an HA set's namenodes by id (``getServiceState``, ``transitionToActive``, ``transitionToStandby``, ``failover``) |
 | ``tools.py`` | ``oiv``, ``oev``, ``edits verify``, ``fsimage verify``, ``analyze`` |
 | ``catalog.py`` | ``catalog ...`` |
 
