@@ -9,6 +9,9 @@ a short page (503) says so and reloads sooner.
 Health: *OK*; *degraded* when a name dir failed but another one still takes every write;
 *refusing writes* when the journal has no healthy name dir left (or failed).
 
+In an HA set the page says the namenode's state, and a standby's links to the active's page;
+a standby shows no catalog (it serves no read: the active does).
+
 The facts are gathered in a worker thread (``FSNamesystem.report`` takes the namesystem lock,
 which a SAVENAMESPACE holds for as long as it writes the image), then rendered; every value
 goes through ``html.escape``. The block count is the namespace's live one (the blocks its files
@@ -66,6 +69,7 @@ class Snapshot:
     data_dirs: list[DataDir] = field(default_factory=list)
     catalog: list[dict] | None = None   # the catalog's world-readable rows (None: no catalog)
     hidden_checkpoints: int = 0         # ... and how many more it holds
+    ha: dict | None = None              # HAController.report() and the active's address
 
 
 def collect(app) -> Snapshot:
@@ -77,8 +81,11 @@ def collect(app) -> Snapshot:
     store = _block_store(app)
     if store is not None:       # the hook: a namenode without a data path shows name dirs only
         snap.data_dirs.append(_data_dir(store.root))
+    ha = getattr(app, "ha", None)
+    if ha is not None:          # in an HA set: a standby serves no read, the catalog's neither
+        snap.ha = {**ha.report(), "activeHttp": (ha.state.active or {}).get("http")}
     catalog = getattr(app, "catalog", None)
-    if catalog is not None:     # the layer above, when the daemon's composer installed it
+    if catalog is not None and (snap.ha is None or snap.ha["state"] == "active"):
         snap.catalog, snap.hidden_checkpoints = catalog.overview()
     return snap
 
@@ -195,7 +202,7 @@ def render(snap: Snapshot) -> str:
               f'<span class="meta">{_e(version())} &middot; up {_e(duration(snap.uptime))}'
               "</span></header>")
     banner = f'<p class="banner {css}" id="health-detail">{_e(why)}</p>'
-    cards = "".join((_overview(snap, headline), _transactions(r), _checkpoint(snap),
+    cards = "".join((_overview(snap, headline), _ha(snap), _transactions(r), _checkpoint(snap),
                      _namespace(snap)))
     footer = (f"<footer>Generated {_e(_clock(snap.now))} &middot; reloads every {REFRESH} s"
               ' &middot; <a href="/jmx">/jmx</a> &middot; <a href="/metrics">/metrics</a>'
@@ -220,6 +227,28 @@ def _overview(snap: Snapshot, headline: str) -> str:
         ("health-text", "Health", headline), ("safe-mode", "Safe mode", safe),
         ("uptime", "Uptime", duration(snap.uptime)), ("version", "Version", version()),
         ("namespace-id", "Namespace id", r["namespaceId"])])
+
+
+def _ha(snap: Snapshot) -> str:
+    """An HA namenode's state, and a link to the active one's page from a standby (whose
+    page shows no catalog: the active serves it)."""
+    ha = snap.ha
+    if ha is None:
+        return ""
+    active, where = ha.get("active"), ha.get("activeHttp")
+    if ha["state"] == "active":
+        leader = "this namenode"
+    elif active and where:
+        leader = (f'<a id="ha-active-link" href="http://{_e(where)}/">{_e(active)} '
+                  f"({_e(where)})</a>")
+    else:
+        leader = "none now (a failover is under way)"
+    rows = (("ha-state", "State", _e(ha["state"])), ("ha-id", "Namenode id",
+                                                      _e(ha.get("namenodeId"))),
+            ("ha-active", "Active namenode", leader), ("ha-epoch", "Epoch", _e(ha["epoch"])))
+    items = "".join(f'<div><dt>{_e(label)}</dt><dd id="{ident}">{value}</dd></div>'
+                    for ident, label, value in rows)
+    return f"<section><h2>High availability</h2><dl>{items}</dl></section>"
 
 
 def _transactions(r: dict) -> str:
@@ -277,6 +306,10 @@ def _catalog(snap: Snapshot) -> str:
     """The Spark and Flink checkpoints the catalog finds that anyone may read (the page has no identity): the
     unhealthy first, at most CATALOG_ROWS; the others only counted."""
     if snap.catalog is None:
+        if snap.ha is not None and snap.ha["state"] != "active":
+            return ('<section class="wide"><h2>Checkpoints</h2><p class="meta" '
+                    'id="catalog-on-active">The active namenode serves the catalog.</p>'
+                    "</section>")
         return ""
     rows = sorted(snap.catalog, key=lambda r: (HEALTH_CSS.get(r["health"], "bad") == "ok",
                                                r["path"]))
