@@ -258,6 +258,10 @@ class FailoverConnection:
         self.nameservice = nameservice
         self.ids = list(nameservice.namenodes)
         self.connections = [Connection(url, timeout) for url in nameservice.namenodes.values()]
+        for conn in self.connections:
+            # a request that fails on a kept-alive connection lost its answer (drop_stale
+            # dropped the stale ones first): it is not sent again behind the policy's back
+            conn.retry_stale = False
         bases = {c.base for c in self.connections}
         if len(bases) != 1:
             raise BadArgumentError(f"the namenodes of {nameservice.name} must share one path "

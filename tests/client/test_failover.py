@@ -8,6 +8,7 @@ idempotent op, and giving up names every namenode and its last answer."""
 from __future__ import annotations
 
 import io
+import select
 import threading
 import time
 
@@ -218,6 +219,27 @@ def test_a_lost_answer_of_a_delete_is_not_sent_again(fakes):
     assert "DELETE /a: the answer of " in message and "was not sent again" in message
     assert "check whether it was applied" in message and other.requests == []
     assert exit_code(lost.value) == 3
+
+
+def test_a_lost_answer_on_a_kept_alive_connection_is_not_taken_for_a_stale_one(fakes):
+    dying, other = fakes([(OK_STATUS, False), (LOST, True)], [])
+    client, _ = client_of([dying.url, other.url])
+    with client:
+        client.status("/")
+        with pytest.raises(errors.NamenodeUnreachableError, match="was not sent again"):
+            client.delete("/a")
+    assert (dying.connections, len(dying.requests), other.requests) == (1, 2, [])
+
+
+def test_a_kept_alive_connection_the_namenode_closed_is_dropped_first(fakes):
+    idle, other = fakes([(OK_STATUS, True), (reply(200, b'{"boolean":true}'), False)], [])
+    client, _ = client_of([idle.url, other.url])
+    with client:
+        client.status("/")
+        kept = client.connection.connections[0]._conn
+        assert kept is not None and select.select([kept.sock], [], [], 5)[0]   # closed
+        assert client.delete("/a") is True       # on a fresh connection, sent once
+    assert (idle.connections, len(idle.requests), other.requests) == (2, 2, [])
 
 
 def test_a_data_step_refused_by_a_standby_goes_to_the_next_namenode(fakes):
