@@ -86,9 +86,10 @@ def recover_namenode(name_dirs, config, force: bool) -> None:
     prompter = Prompter(
         ask=lambda text: click.prompt(text, type=click.Choice(sorted(ANSWERS),
                                                               case_sensitive=False)),
-        say=click.echo, force=force)
+        say=click.echo, force=force, shared_journal=bool(config.nameservice()))
     outcome = recover(list(name_dirs or (default_name_dir(),)), prompter,
-                      max_record=config.int("nnlite.edits.max-record"))
+                      max_record=config.int("nnlite.edits.max-record"),
+                      shared_journal=prompter.shared_journal)
     click.echo(outcome.summary())
 
 

@@ -313,17 +313,20 @@ class Journal:
 
 
 def start_segment(d: NameDir, name: str, first_txid: int, *,
-                  replace: bool = True) -> edits.EditsWriter:
+                  replace: bool = True, empty: bool = False) -> edits.EditsWriter:
     """The one way an edits segment starts, live or offline: ``name`` in ``d`` holding only
     START_LOG_SEGMENT at ``first_txid``, durable before it is returned open for appending.
     ``replace``: written under a temp name and renamed over ``name``, so a crash leaves the
     old file or the new one (``edits``, whose old content an image now holds); otherwise
-    created in place (``edits.new`` at a roll)."""
+    created in place (``edits.new`` at a roll). ``empty``: the header alone, no record (an HA
+    namenode after recovery: its next record, whatever op it is, comes from the shared
+    journal at ``first_txid``)."""
     target = d.file(name)
     path = target.with_name(name + ".tmp") if replace else target
     writer = edits.EditsWriter.create(str(path), first_txid)
     try:
-        writer.write(edits.encode_record(first_txid, edits.StartLogSegmentOp()))
+        if not empty:
+            writer.write(edits.encode_record(first_txid, edits.StartLogSegmentOp()))
         durable.sync_fd(writer.fd, str(path))
     except BaseException:
         writer.close()
@@ -336,8 +339,8 @@ def start_segment(d: NameDir, name: str, first_txid: int, *,
     return edits.EditsWriter.open_append(str(target), writer.size)
 
 
-def restart_edits(d: NameDir, first_txid: int) -> None:
+def restart_edits(d: NameDir, first_txid: int, *, empty: bool = False) -> None:
     """Offline (format, recovery, an imported checkpoint): a fresh ``edits`` starting at
-    ``first_txid``, closed, and no ``edits.new``."""
-    start_segment(d, EDITS, first_txid).close()
+    ``first_txid``, closed, and no ``edits.new`` (``empty``: see ``start_segment``)."""
+    start_segment(d, EDITS, first_txid, empty=empty).close()
     durable.remove_durably(d.file(EDITS_NEW))

@@ -85,17 +85,27 @@ ANSWERS = {"c": Choice.CONTINUE, "s": Choice.STOP, "q": Choice.QUIT, "a": Choice
 
 class Prompter:
     """Explains each problem through ``say`` and asks through ``ask`` (which returns one of
-    ANSWERS' keys); with ``force``, or after "always", it continues without asking."""
+    ANSWERS' keys); with ``force``, or after "always", it continues without asking.
+
+    With ``shared_journal`` (the namenode belongs to an HA set) it stops at the first problem
+    without asking: every op after it is in the set's shared journal, from which the namenode
+    gets it back when it rejoins, while skipping a record would leave a namespace that claims
+    txids it lacks, which the journal cannot mend."""
 
     def __init__(self, ask: Callable[[str], str], say: Callable[[str], None],
-                 force: bool = False):
+                 force: bool = False, shared_journal: bool = False):
         self.ask = ask
         self.say = say
         self.always = force
         self.reason = "--force" if force else ""
+        self.shared_journal = shared_journal
 
     def __call__(self, problem: Problem) -> Choice:
         self.say(problem.describe())
+        if self.shared_journal:
+            self.say("  -> stop here (an HA namenode: what follows is in the shared journal, "
+                     "and it gets it back from there when it rejoins)")
+            return Choice.STOP
         if self.always:
             self.say(f"  -> continue ({self.reason})")
             return Choice.CONTINUE

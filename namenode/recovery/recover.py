@@ -96,14 +96,18 @@ def _best_image(dirs: list[NameDir], namespace_id: int) -> tuple[Path, str, Imag
 # ------------------------------------------------------------------------------ entry
 
 def recover(paths: list[str], decide: Decide, *,
-            max_record: int = edits.DEFAULT_MAX_RECORD) -> Outcome:
-    """Recover the name dirs at ``paths`` (locked for the duration); see the module docs."""
+            max_record: int = edits.DEFAULT_MAX_RECORD, shared_journal: bool = False) -> Outcome:
+    """Recover the name dirs at ``paths`` (locked for the duration); see the module docs.
+    ``shared_journal``: the namenode belongs to an HA set, so the fresh edits hold no record
+    at all (every txid after the image comes from the shared journal, even the segment's
+    first: a START_LOG_SEGMENT written here would claim a txid the journal gave to an op)."""
     dirs = [NameDir(p) for p in paths]
     with namedir.locked(dirs):
-        return _recover(dirs, decide, max_record)
+        return _recover(dirs, decide, max_record, shared_journal)
 
 
-def _recover(dirs: list[NameDir], decide: Decide, max_record: int) -> Outcome:
+def _recover(dirs: list[NameDir], decide: Decide, max_record: int,
+             shared_journal: bool = False) -> Outcome:
     formatted = [d for d in dirs if d.is_formatted()]
     if not formatted:
         raise NameDirError("No formatted name directory among " +
@@ -118,6 +122,6 @@ def _recover(dirs: list[NameDir], decide: Decide, max_record: int) -> Outcome:
     replay = Replay(tree, meta.last_txid, decide, max_record, out)
     replay.segments(segments)
     out.last_txid = replay.done
-    rewrite(dirs, source, tree, out)
+    rewrite(dirs, source, tree, out, empty_segment=shared_journal)
     log.info("recovery done: new image at txid %d in %s", out.last_txid, ", ".join(out.dirs))
     return out

@@ -61,13 +61,15 @@ def keep_copy(path: Path) -> Path:
     return target
 
 
-def rewrite(dirs: list[NameDir], source: NameDir, tree: Tree, out: Outcome) -> None:
-    """Phase 2 (see the module docstring)."""
+def rewrite(dirs: list[NameDir], source: NameDir, tree: Tree, out: Outcome, *,
+            empty_segment: bool = False) -> None:
+    """Phase 2 (see the module docstring); ``empty_segment``: the fresh edits hold no record
+    (an HA namenode's, ``recover.recover``)."""
     for d in dirs:
         d.current.mkdir(parents=True, exist_ok=True)
         out.backups += [keep_copy(d.file(n)) for n in CHANGED_FILES if d.file(n).exists()]
     install.install(dirs, lambda p: columns.save(tree, p, out.namespace_id, out.last_txid))
     for d in dirs:
-        restart_edits(d, out.last_txid + 1)
+        restart_edits(d, out.last_txid + 1, empty=empty_segment)
         if not d.is_formatted():
             copy_file(source.file("VERSION"), d.file("VERSION"))
