@@ -820,9 +820,11 @@ class FSNamesystem:
 
     def save_namespace(self) -> int:
         """Write a fresh image of everything logged and start an empty ``edits``.
-        Requires safe mode (as in HDFS), so the namespace cannot change meanwhile."""
+        Requires safe mode (as in HDFS), so the namespace cannot change meanwhile. A
+        CHECKPOINT op: an HA standby refuses it (its checkpoints are its own, at the active's
+        rolls, since the first record of the segment it starts must be the journal's)."""
         with self.lock:
-            self.check_operation(OperationCategory.UNCHECKED)
+            self.check_operation(OperationCategory.CHECKPOINT)
             if not self.safe_mode:
                 raise SafeModeError("Safe mode should be turned ON in order to create "
                                     "namespace image.")

@@ -220,12 +220,12 @@ class NamenodeApp:
             **self._checkpoint_metrics(),
             **(self.catalog.metrics() if self.catalog is not None else {}),
             **(self.replicator.metrics() if self.replicator is not None else {}),
-            **(self._ha_metrics() if self.ha is not None else {}),
+            **(self._ha_metrics(self.ha) if self.ha is not None else {}),
         }
 
-    def _ha_metrics(self) -> dict:
+    @staticmethod
+    def _ha_metrics(ha: HAController) -> dict:
         """An HA namenode's figures for /metrics: its state, its standbys' worst lag."""
-        ha = self.ha
         standbys = ha.standby_positions().values()
         return {"HAActive": int(ha.state.state is HAServiceState.ACTIVE),
                 "HAEpoch": ha.state.epoch,
