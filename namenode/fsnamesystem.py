@@ -820,11 +820,11 @@ class FSNamesystem:
 
     def save_namespace(self) -> int:
         """Write a fresh image of everything logged and start an empty ``edits``.
-        Requires safe mode (as in HDFS), so the namespace cannot change meanwhile. A
-        CHECKPOINT op: an HA standby refuses it (its checkpoints are its own, at the active's
-        rolls, since the first record of the segment it starts must be the journal's)."""
+        Requires safe mode (as in HDFS), so the namespace cannot change meanwhile. An HA
+        standby starts its fresh ``edits`` with no record: the next txid, the segment's first
+        included, is the shared journal's to give."""
         with self.lock:
-            self.check_operation(OperationCategory.CHECKPOINT)
+            self.check_operation(OperationCategory.UNCHECKED)
             if not self.safe_mode:
                 raise SafeModeError("Safe mode should be turned ON in order to create "
                                     "namespace image.")
@@ -833,11 +833,15 @@ class FSNamesystem:
             healthy = [d for d in self.dirs if d.healthy]
             install.install(healthy, lambda p: columns.save(self.ns.tree, p, self.namespace_id,
                                                              txid))
-            self.journal.restart_segment()
+            self.journal.restart_segment(empty=self._follows_a_shared_journal())
             self.last_checkpoint_txid = txid
             self.last_checkpoint_time = time.time()
             log.info("saved namespace at txid %d", txid)
             return txid
+
+    def _follows_a_shared_journal(self) -> bool:
+        """An HA standby: its records come from the shared journal, none is its own."""
+        return self.ha is not None and self.journal.shared is None
 
     def checkpoint_standby(self) -> FileInfo:
         """A standby's checkpoint (Hadoop's ``StandbyCheckpointer``): save the tree as an
@@ -853,7 +857,7 @@ class FSNamesystem:
                 healthy = [d for d in self.dirs if d.healthy]
                 install.install(healthy, lambda p: columns.save(self.ns.tree, p,
                                                                  self.namespace_id, txid))
-                self.journal.restart_segment()
+                self.journal.restart_segment(empty=True)
                 self.last_checkpoint_txid = txid
                 self.last_checkpoint_time = time.time()
             return self.checkpoints.image()

@@ -269,18 +269,19 @@ class Journal:
                 log.warning("name directory %s stays failed: %s", d.root, exc)
         return back
 
-    def restart_segment(self) -> int:
+    def restart_segment(self, empty: bool = False) -> int:
         """After an image covering every logged txid was saved: start a fresh ``edits`` whose
-        first record is the next txid, and remove ``edits.new`` (lock held)."""
+        first record is the next txid, and remove ``edits.new`` (lock held). ``empty``: the
+        fresh edits hold no record (an HA standby's: ``start_segment``)."""
         self.sync_all_locked()
         first = self.txid + 1
-        self._reopen(EDITS, first, replace=True)
+        self._reopen(EDITS, first, replace=True, empty=empty)
         for d in self.streams:
             durable.remove_durably(d.file(EDITS_NEW))
         return first
 
     def _reopen(self, name: str, first_txid: int, *, replace: bool,
-                more: Iterable[NameDir] = ()) -> None:
+                more: Iterable[NameDir] = (), empty: bool = False) -> None:
         """Close the open files and start ``name`` in every healthy dir (and ``more``, just
         restored) at ``first_txid`` (``start_segment``)."""
         if self.shared is not None:
@@ -292,13 +293,15 @@ class Journal:
             if writer is not None:
                 writer.close()
             try:
-                self.streams[d] = start_segment(d, name, first_txid, replace=replace)
+                self.streams[d] = start_segment(d, name, first_txid, replace=replace,
+                                                empty=empty)
             except OSError as exc:
                 if writer is None:
                     d.fail(f"cannot start {d.file(name)}: {exc}")
                 else:
                     self.drop(d, f"cannot start {d.file(name)}: {exc}")
-        self.txid = self.synced_txid = self._buf_txid = first_txid
+        last = first_txid - 1 if empty else first_txid
+        self.txid = self.synced_txid = self._buf_txid = last
         self.check_writable()
 
     def segment_renamed(self, name: str) -> None:

@@ -54,3 +54,26 @@ def test_offline_tools_and_recovery_on_a_standbys_name_dir(haset):
     assert haset.active(excluding=first) == second
     assert all(exists(haset.url(second), f"/d{n}") for n in range(30))
     assert exists(haset.url(second), "/after")
+
+
+def test_a_standby_saving_its_namespace_stays_a_prefix_of_the_journal(haset):
+    from tests.namenode.ha.test_controller import admin
+    first = haset.start_all()
+    second = 1 - first
+    for n in range(10):
+        assert mkdirs(haset.url(first), f"/a{n}")[0] == 200
+    wait_for(lambda: haset.synced_txid(second) >= haset.synced_txid(first), 30,
+             "the standby to catch up")
+    url = haset.url(second)
+    assert admin(url, "SAFEMODE", action="enter")[0] == 200
+    assert admin(url, "SAVENAMESPACE")[0] == 200
+    assert admin(url, "SAFEMODE", action="leave")[0] == 200
+    for n in range(10):
+        assert mkdirs(haset.url(first), f"/b{n}")[0] == 200
+    wait_for(lambda: haset.synced_txid(second) >= haset.synced_txid(first), 30,
+             "the standby to follow after its save")
+    haset.nodes[second].stop()                   # restart it from the image it saved
+    haset.start(second)
+    haset.kill(first)
+    assert haset.active(excluding=first) == second
+    assert all(exists(url, f"/{p}{n}") for p in "ab" for n in range(10))
