@@ -245,9 +245,7 @@ class CloseFileOp(Op):
     mtime: int
     atime: int
     blocks: tuple
-    # bytes | None, as the docstring says; written "bytes" because tests/formats/test_edits.py
-    # and tests/tools/test_oev.py draw each field's values by its annotation's text
-    checksum: bytes
+    checksum: bytes | None
 
 
 @_op

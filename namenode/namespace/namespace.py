@@ -930,9 +930,8 @@ class Namespace:
         path = self.live_path(node)
         if path is None or node.client_name != holder:
             return True, []
-        # CloseFileOp.checksum takes None (logged as nil) though annotated bytes: see there
         close = edits.CloseFileOp(path, node.id, node.length, node.mtime, node.atime,
-                                  node.blocks, node.checksum)  # type: ignore[arg-type]
+                                  node.blocks, node.checksum)
         return True, self._applied(close)
 
     def create_complete(self, path: str, caller: Caller, *, blocks: tuple, length: int,
@@ -995,9 +994,8 @@ class Namespace:
         node = self.tree.get_file(path, inode_id)
         if node.client_name is None:
             return True, []
-        # CloseFileOp.checksum takes None (logged as nil) though annotated bytes: see there
         close = edits.CloseFileOp(paths.normalize(path), node.id, node.length, node.mtime,
-                              node.atime, node.blocks, node.checksum)  # type: ignore[arg-type]
+                              node.atime, node.blocks, node.checksum)
         return True, self._applied(close)
 
     def _unchanged(self, path: str, caller: Caller, inode_id: int, expected_blocks: tuple,

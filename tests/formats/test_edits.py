@@ -539,7 +539,7 @@ BY_NAME = {"block": BLOCKS, "blocks": st.lists(BLOCKS, max_size=3).map(tuple),
            "paths": st.lists(TEXT, max_size=3).map(tuple),
            "entries": st.lists(TEXT, max_size=3).map(tuple)}
 BY_TYPE = {"str": TEXT, "int": INT, "bool": st.booleans(), "bytes": st.binary(max_size=8),
-           "str | None": st.none() | TEXT}
+           "str | None": st.none() | TEXT, "bytes | None": st.none() | st.binary(max_size=8)}
 
 
 def op_strategy(cls):

@@ -174,7 +174,8 @@ def _values(field_: dataclasses.Field):
     if field_.name in ("srcs", "paths", "entries"):
         return st.lists(text, max_size=3).map(tuple)
     return {"str": text, "int": big, "bool": st.booleans(), "bytes": st.binary(max_size=12),
-            "str | None": st.none() | text}[field_.type]
+            "str | None": st.none() | text,
+            "bytes | None": st.none() | st.binary(max_size=12)}[field_.type]
 
 
 OP_STRATEGY = st.one_of(*[
