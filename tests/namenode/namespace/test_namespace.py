@@ -896,3 +896,12 @@ def test_status(ns):
     assert ns.status(HOME + "/", BOB) is ns.tree.get(HOME)
     refused(ns, errors.PathNotFoundError, ns.status, HOME + "/nope", BOB)
     refused(ns, errors.InvalidPathError, ns.status, "nope", BOB)
+
+
+@pytest.mark.parametrize("target", [HOME + "/t", "/t"])
+def test_concat_with_the_root_among_the_sources_is_refused_not_crashed(parts, target):
+    """The root has no parent to check permissions on: a non-superuser's CONCAT naming it
+    among the sources used to crash (AttributeError, a 500) instead of being refused."""
+    write_file(parts, "/t", sizes=(10,), caller=SUPER)
+    with pytest.raises(errors.NamenodeError):
+        parts.concat(target, ["/", HOME + "/s1"], ALICE)
