@@ -5,10 +5,12 @@ VENV   ?= .venv
 NAME_DIR ?= $(HOME)/.nnlite/name
 PORT ?= 9870
 SECONDARY_PORT ?= 9868
+HA_DIR ?= $(HOME)/.nnlite/ha
+HA_PORTS ?= 9870 9871
 
 FLINK_VENV ?= .venv-flink
 
-.PHONY: run test venv flink-env clean browser etcd
+.PHONY: run run-ha test venv flink-env clean browser etcd
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +32,12 @@ flink-env: $(FLINK_VENV)/.installed
 
 run: $(VENV)/.installed
 	$(VENV)/bin/nnlite run --name-dir $(NAME_DIR) --port $(PORT) --secondary-port $(SECONDARY_PORT)
+
+# A local HA set to try a failover with (README, "High availability"): three etcd members and
+# two namenodes of nameservice ns1 on loopback, their name dirs, etcd's data and the set's
+# configuration under $(HA_DIR). It needs an etcd binary: `make etcd` installs Debian's as root.
+run-ha: $(VENV)/.installed
+	$(VENV)/bin/nnlite run-ha --base-dir $(HA_DIR) $(foreach p,$(HA_PORTS),--port $(p))
 
 # The status-page test renders the page in Debian's chromium. As root with apt-get, `make test`
 # refreshes apt's package lists and asks apt for a simulation first; it installs chromium (and

@@ -13,7 +13,13 @@ import sys
 import click
 
 from nnlite.commands.catalog import catalog_group
-from nnlite.commands.daemons import format_cmd, namenode_cmd, run_cmd, secondary_cmd
+from nnlite.commands.daemons import (
+    format_cmd,
+    namenode_cmd,
+    run_cmd,
+    run_ha_cmd,
+    secondary_cmd,
+)
 from nnlite.commands.dfs import dfs_group, dfsadmin_group
 from nnlite.commands.haadmin import haadmin_group
 from nnlite.commands.support import CommandGroup, accept_generic_options
@@ -32,8 +38,8 @@ def main(verbose: bool) -> None:
     setup_logging(verbose)
 
 
-for command in (format_cmd, namenode_cmd, run_cmd, secondary_cmd, oiv_cmd, oev_cmd, edits_group,
-                fsimage_group, analyze_cmd, dfsadmin_group, haadmin_group, dfs_group,
+for command in (format_cmd, namenode_cmd, run_cmd, run_ha_cmd, secondary_cmd, oiv_cmd, oev_cmd,
+                edits_group, fsimage_group, analyze_cmd, dfsadmin_group, haadmin_group, dfs_group,
                 catalog_group):
     main.add_command(command)
 accept_generic_options(main)    # --user/--namenode before a subcommand too, at every level

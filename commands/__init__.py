@@ -3,9 +3,10 @@
 | module | commands |
 |---|---|
 | ``support.py`` | what every command shares: the exit codes, the one error-to-exit-code table and the one error line (``CommandGroup``), the generic options (``--user``, ``--namenode``, ``--conf``/``-D``, before or after a subcommand), what ``--namenode`` names (a URL or a nameservice), the default name dir |
-| ``daemons.py`` | ``format``, ``namenode``, ``secondary``, ``run`` |
-| ``supervisor.py`` | ``run``'s supervisor of the namenode and secondary child processes |
-| ``errors.py`` | the commands' own errors (``ChildDied``) |
+| ``daemons.py`` | ``format``, ``namenode`` (``--bootstrap-standby`` too), ``secondary``, ``run``, ``run-ha`` |
+| ``supervisor.py`` | ``run``'s supervisor of the namenode and secondary child processes; ``run-ha``'s children, their restart policy and ordered stop |
+| ``haset.py`` | ``run-ha``'s local HA set: its base dir and configuration, the etcd members and namenodes it starts, the summary |
+| ``errors.py`` | the commands' own errors (``ChildDied``, ``ProgramMissing``, ``StartTimeout``) |
 | ``dfs.py`` | ``dfs`` and ``dfsadmin``, over the WebHDFS client |
 | ``haadmin.py`` | ``haadmin``: an HA set's namenodes by id (``getServiceState``, ``transitionToActive``, ``transitionToStandby``, ``failover``) |
 | ``tools.py`` | ``oiv``, ``oev``, ``edits verify``, ``fsimage verify``, ``analyze`` |

@@ -1,13 +1,17 @@
-"""The daemons' commands: ``format``, ``namenode`` (with ``--recover`` and
-``--import-checkpoint``), ``secondary``, and ``run``, the main job (both daemons, supervised by
-``commands/supervisor.py``). ``cli.py`` adds them to ``nnlite``.
+"""The daemons' commands: ``format``, ``namenode`` (with ``--recover``, ``--import-checkpoint``
+and ``--bootstrap-standby``), ``secondary``, ``run``, the main job (both daemons, supervised by
+``commands/supervisor.py``), and ``run-ha``, a local HA set (``commands/haset.py``). ``cli.py``
+adds them to ``nnlite``.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,7 +21,11 @@ from nnlite.commands.support import (
     load_config,
     namenode_address,
 )
+from nnlite.namenode.config import Config
 from nnlite.namenode.recovery.dialog import ANSWERS, Prompter
+
+if TYPE_CHECKING:
+    from nnlite.namenode.image.importer import CheckpointImage
 
 
 def name_dir_option(fn):
@@ -72,6 +80,10 @@ def run_event_loop(coroutine) -> None:
 
 
 def startup_options(fn):
+    fn = click.option("--bootstrap-standby", "bootstrap_standby_flag", is_flag=True, help="Fill the empty name dirs with "
+                      "the image of the HA set's active namenode (as hdfs namenode "
+                      "-bootstrapStandby; --conf names the set, dfs.ha.namenode.id this "
+                      "namenode), then exit.")(fn)
     fn = click.option("--import-checkpoint", type=click.Path(exists=True, file_okay=False),
                       metavar="DIR", help="First rebuild the (empty) name dirs from the "
                       "secondary's checkpoint in DIR, then serve.")(fn)
@@ -101,6 +113,75 @@ def import_from_checkpoint(name_dirs, checkpoint_dir) -> None:
                f"{got.meta.last_txid}, {got.meta.inode_count} inodes) into {', '.join(paths)}")
 
 
+def bootstrap_standby(name_dirs: list[str] | tuple[str, ...],
+                      config: Config) -> tuple[str, CheckpointImage]:
+    """``namenode --bootstrap-standby``, Hadoop's ``namenode -bootstrapStandby``: the empty
+    name dirs of a namenode of an HA set get another namenode's image -- the active's, when
+    the set names several others -- over the checkpoint transfer (``GET /checkpoint/image``
+    with the set's shared secret, verified as ``dfsadmin fetch-image`` verifies it), imported
+    as ``--import-checkpoint`` imports one: the image, an edits log after it, VERSION with its
+    namespace id. Started, the namenode is a standby that applies the shared journal from the
+    image's txid on. Returns the id of the namenode that gave the image, and the image."""
+    from nnlite.client.failover import Nameservice
+    from nnlite.namenode.image import importer
+    from nnlite.namenode.storage.namedir import NameDir
+    from nnlite.secondary.client import TransferClient
+    namenodes, me = config.ha_namenodes(), config.get("dfs.ha.namenode.id")
+    if not namenodes:
+        raise click.UsageError("--bootstrap-standby needs an HA set: --conf with "
+                               "dfs.nameservices, dfs.ha.namenodes.<ns> and their addresses")
+    if (me not in namenodes or not config.get("nnlite.checkpoint.secret")
+            or not config.etcd_endpoints()):
+        raise click.UsageError(f"--bootstrap-standby needs dfs.ha.namenode.id, this namenode's "
+                               f"id (one of {', '.join(namenodes)}), nnlite.checkpoint.secret, "
+                               "the set's shared secret, and nnlite.ha.etcd.endpoints")
+    paths = list(name_dirs or (default_name_dir(),))
+    for path in paths:
+        importer.check_empty(NameDir(path))     # before the download, not only after it
+    others = {nn: f"http://{address}" for nn, address in namenodes.items() if nn != me}
+    client = TransferClient(Nameservice(config.nameservice(), others),
+                            config.get("nnlite.checkpoint.secret"))
+    client.follow_active()
+    staging = Path(paths[0]).absolute().with_name(Path(paths[0]).name + ".bootstrap")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        got = client.download_image(staging / "fsimage")
+        importer.seal_fetched(got.path, got.md5, got.last_txid)
+        own_record = opens_own_edits(config, got.last_txid)
+        image = importer.import_checkpoint(staging, paths, empty_edits=not own_record)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return next(nn for nn, url in others.items() if url == client.url), image
+
+
+def opens_own_edits(config: Config, image_txid: int) -> bool:
+    """Whether a standby bootstrapped from an image at ``image_txid`` opens its edits with a
+    record of its own, START_LOG_SEGMENT at ``image_txid + 1``, as an import does. Not when
+    the shared journal holds that txid: a standby writes no record of its own, each later one
+    is the journal's. When it holds every txid but that one, the record is the one that opened
+    the first active's edits, before the journal began after it (a set formatted from one name
+    dir): the same record, so yes. When more is missing (the first active's edits held ops
+    beyond its image), only the active's own edits have them: refused, as Hadoop's
+    -bootstrapStandby refuses an image older than the shared edits."""
+    from nnlite.client.etcd import Etcd
+    from nnlite.namenode.ha.quorum_journal import Layout, committed_txid, read_batches
+    layout = Layout.of(config.get("nnlite.ha.etcd.prefix"), config.nameservice())
+    with Etcd(config.etcd_endpoints()) as etcd:
+        committed = committed_txid(etcd, layout)
+        if committed is None:               # no active yet: as format opens them
+            return True
+        found = read_batches(etcd, layout, image_txid, committed, limit=1)
+    first = found[0].first_txid if found else committed + 1
+    if first <= image_txid + 2:
+        return first == image_txid + 2
+    raise click.ClickException(
+        f"the shared journal begins at txid {first}, and the image is at txid {image_txid}: "
+        f"txids {image_txid + 1}-{first - 1} are only in the active's own edits. Save the "
+        "namespace on the active (nnlite dfsadmin safemode enter, save-namespace, safemode "
+        "leave), then bootstrap again")
+
+
 @click.command("namenode")
 @name_dir_option
 @click.option("--host", default=None, help="Address to bind (default 127.0.0.1).")
@@ -108,14 +189,22 @@ def import_from_checkpoint(name_dirs, checkpoint_dir) -> None:
 @conf_options
 @startup_options
 def namenode_cmd(name_dirs, host, port, conf, defines, recover, force,
-                 import_checkpoint) -> None:
+                 import_checkpoint, bootstrap_standby_flag) -> None:
     """Run the namenode in the foreground (WebHDFS on http://HOST:PORT)."""
     config = load_config(conf, defines)
-    if (force and not recover) or (recover and import_checkpoint):
-        raise click.UsageError("--force goes with --recover; --recover and "
-                               "--import-checkpoint exclude each other")
+    if (force and not recover) or sum(map(bool, (recover, import_checkpoint,
+                                                bootstrap_standby_flag))) > 1:
+        raise click.UsageError("--force goes with --recover; --recover, --import-checkpoint "
+                               "and --bootstrap-standby exclude each other")
     if recover:
         return recover_namenode(name_dirs, config, force)
+    if bootstrap_standby_flag:
+        source, image = bootstrap_standby(name_dirs, config)
+        meta = image.meta
+        return click.echo(f"Bootstrapped {', '.join(name_dirs or (default_name_dir(),))} "
+                          f"from {source}'s image (namespace {meta.namespace_id}, txid "
+                          f"{meta.last_txid}, {meta.inode_count} inodes): start the namenode "
+                          "to follow the shared journal from there")
     if import_checkpoint:
         import_from_checkpoint(name_dirs, import_checkpoint)
     serve_namenode(name_dirs, host, port, config, False)
@@ -151,6 +240,32 @@ def run_cmd(name_dirs, port, secondary_port, conf, defines) -> None:
         format_dirs([NameDir(p) for p in paths])
     conf_args = (["--conf", conf] if conf else []) + [a for d in defines for a in ("-D", d)]
     sys.exit(supervisor.run(paths, conf_args, port, secondary_port))
+
+
+@click.command("run-ha")
+@click.option("--base-dir", type=click.Path(file_okay=False), default=None,
+              help="Where the set lives: its configuration ha.conf, the name dirs, etcd's "
+                   "data (default ~/.nnlite/ha).")
+@click.option("--port", "ports", type=click.IntRange(0, 65535), multiple=True,
+              help="A namenode's HTTP port, once per namenode (default: 9870 and 9871; 0: a "
+                   "free one).")
+@conf_options
+def run_ha_cmd(base_dir, ports, conf, defines) -> None:
+    """A local HA set on loopback to try a failover: three etcd members and the namenodes
+    (one per --port) of nameservice ns1, the standby taking the checkpoints. Prints where each
+    listens, which namenode is active and commands to try a failover; restarts a namenode that
+    dies once the other is active; runs until SIGTERM/SIGINT."""
+    from nnlite.commands import haset
+    from nnlite.namenode.config import DEFAULTS
+    ports = ports or haset.DEFAULT_PORTS
+    given = [p for p in ports if p]
+    if len(ports) < 2 or len(set(given)) < len(given):
+        raise click.UsageError("give --port once per namenode, for two at least, each its own")
+    binary = haset.etcd_binary()        # before anything is written
+    config = load_config(conf, defines)
+    settings = {k: v for k, v in config.values.items() if DEFAULTS.get(k) != v}
+    base = Path(base_dir or haset.default_base_dir())
+    sys.exit(haset.run(haset.LocalHASet.plan(base, list(ports), settings), binary))
 
 
 @click.command("secondary")

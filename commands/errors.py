@@ -9,4 +9,15 @@ class CommandError(Exception):
 
 
 class ChildDied(CommandError):
-    """A daemon that ``nnlite run`` supervises exited on its own (message: which, and how)."""
+    """A daemon that ``nnlite run`` or ``run-ha`` supervises exited on its own (message: which,
+    and how)."""
+
+
+class ProgramMissing(CommandError):
+    """A program a command runs is not installed (``run-ha``'s etcd); the message says how to
+    install it."""
+
+
+class StartTimeout(CommandError):
+    """What a supervisor started did not come up in time (``run-ha``: etcd's quorum, an
+    active namenode)."""

@@ -17,7 +17,7 @@ which writes exactly one line on stderr and exits with the code of ``exit_code``
 | 0 | success |
 | 1 | the operation failed |
 | 2 | usage error: a bad argument or option, refused by the command, the client or the namenode |
-| 3 | the environment: name dirs or storage, an address in use, an unreachable namenode or etcd, no active namenode in a nameservice |
+| 3 | the environment: name dirs or storage, an address in use, an unreachable namenode or etcd, no active namenode in a nameservice, a program not installed (etcd) |
 | 4 | a corrupt file |
 
 An error nothing here expected is still one line (``InternalError: <Kind>: <message>``, exit 1);
@@ -37,7 +37,7 @@ from click.core import ParameterSource
 
 from nnlite.client import errors as client_errors
 from nnlite.client.failover import Address, Nameservice, resolve
-from nnlite.commands.errors import CommandError
+from nnlite.commands.errors import CommandError, ProgramMissing
 from nnlite.formats.errors import FormatError
 from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.errors import AddressError, NameDirError, NamenodeError, StorageError
@@ -59,7 +59,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORAGE, EXIT_CORRUPT = 0, 1, 2, 3, 4
 EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
     ((FormatError,), EXIT_CORRUPT),
     ((NameDirError, StorageError, AddressError, client_errors.NamenodeUnreachableError,
-      client_errors.NoActiveNamenodeError, client_errors.EtcdUnavailableError), EXIT_STORAGE),
+      client_errors.NoActiveNamenodeError, client_errors.EtcdUnavailableError, ProgramMissing),
+     EXIT_STORAGE),
     ((click.UsageError, OptionError, SettingError, ConfigError, client_errors.BadArgumentError,
       client_errors.IllegalArgumentError, client_errors.InvalidPathError,
       client_errors.AclError), EXIT_USAGE),

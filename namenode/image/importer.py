@@ -13,8 +13,9 @@ Import (``import_checkpoint``), per name dir, all or nothing:
    an existing image or edits may hold ops the checkpoint lacks, so the operator moves them
    aside first. The image must match its sidecar and load as a tree (image.load).
 2. ``<name-dir>/current.import/`` is built: the image and its sidecar (copied, fsynced, the
-   copy's digest checked), ``edits`` starting at image txid + 1 with START_LOG_SEGMENT, and
-   ``VERSION`` with the image's namespace id.
+   copy's digest checked), ``edits`` starting at image txid + 1 with START_LOG_SEGMENT (or, for
+   a standby bootstrapped into an HA set, with no record: the shared journal gives that txid),
+   and ``VERSION`` with the image's namespace id.
 3. ``current.import -> current`` (one rename, the name dir fsynced). A crash before it leaves
    ``current/`` untouched and a staging dir that the next import removes.
 
@@ -90,8 +91,11 @@ def _check_version(path: Path, namespace_id: int) -> None:
                            f"to namespace {namespace_id}", path=str(path))
 
 
-def import_checkpoint(checkpoint_dir: str | Path, paths: list[str]) -> CheckpointImage:
-    """Rebuild the empty name dirs at ``paths`` from a checkpoint; returns what was imported."""
+def import_checkpoint(checkpoint_dir: str | Path, paths: list[str], *,
+                      empty_edits: bool = False) -> CheckpointImage:
+    """Rebuild the empty name dirs at ``paths`` from a checkpoint; returns what was imported.
+    ``empty_edits``: their ``edits`` holds no record at all, not even START_LOG_SEGMENT (an HA
+    namenode whose every later txid comes from the shared journal: ``--bootstrap-standby``)."""
     source = find_checkpoint(checkpoint_dir)
     dirs = [NameDir(p) for p in paths]
     with namedir.locked(dirs):
@@ -99,7 +103,7 @@ def import_checkpoint(checkpoint_dir: str | Path, paths: list[str]) -> Checkpoin
             check_empty(d)
         load(str(source.image), None)          # digest checked above; proves it loads
         for d in dirs:
-            _build(d, source)
+            _build(d, source, empty_edits)
     log.info("imported checkpoint %s (namespace %d, txid %d, %d inodes) into %s",
              source.image, source.meta.namespace_id, source.meta.last_txid,
              source.meta.inode_count, ", ".join(paths))
@@ -112,11 +116,12 @@ def check_empty(d: NameDir) -> None:
         what = "an image" if IMAGE in held else "files"
         raise NameDirError(
             f"Name directory {d.root} already holds {what} ({', '.join(held)} in current/); "
-            "--import-checkpoint only rebuilds an empty name directory. Move it aside first "
-            "(keep it: its edits may hold ops newer than the checkpoint).", path=str(d.root))
+            "an import (--import-checkpoint, --bootstrap-standby) only fills an empty name "
+            "directory. Move it aside first (keep it: its edits may hold ops newer than the "
+            "image).", path=str(d.root))
 
 
-def _build(d: NameDir, source: CheckpointImage) -> None:
+def _build(d: NameDir, source: CheckpointImage, empty_edits: bool) -> None:
     staged = NameDir(d.root)
     staged.current = d.root / STAGING
     if staged.current.exists():
@@ -126,7 +131,7 @@ def _build(d: NameDir, source: CheckpointImage) -> None:
     copy_file(source.image, staged.file(IMAGE))
     verify_md5(staged.file(IMAGE), source.md5)
     durable.write_atomic(staged.file(IMAGE_MD5), md5_sidecar_text(source.md5).encode())
-    restart_edits(staged, source.meta.last_txid + 1)
+    restart_edits(staged, source.meta.last_txid + 1, empty=empty_edits)
     staged.write_version(source.meta.namespace_id, int(time.time() * 1000))
     durable.sync_dir(staged.current)
     os.replace(staged.current, d.current)          # replaces a missing or empty current/
