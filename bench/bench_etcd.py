@@ -1,8 +1,9 @@
 """What a journal write costs through ``nnlite.client.etcd``: sequential txns of one put each,
 guarded as the HA journal guards them (a compare on the leader key's create revision), against
-a one-member etcd on loopback (a real ``etcd`` process, tests/etcd_cluster.py).
+a one-member etcd on loopback (a real ``etcd`` process, tests/etcd_cluster.py), or ``--members``
+of them (an HA set's cluster: three on one machine, as bench/bench_ha.py runs it).
 
-    python bench/bench_etcd.py [--txns 1000] [--value-bytes 100]
+    python bench/bench_etcd.py [--txns 1000] [--value-bytes 100] [--members 1]
 
 etcd fsyncs its WAL on each write, so the figure is mostly that disk's fdatasync, printed
 alongside for comparison (the same size written and fdatasynced in the same directory).
@@ -27,15 +28,19 @@ from tests.etcd_cluster import EtcdCluster  # noqa: E402
 WARM_UP = 50
 
 
-def txn_times(etcd: Etcd, count: int, value: bytes) -> list[float]:
+def txn_times(etcd: Etcd, count: int, value: bytes) -> tuple[list[float], float]:
+    """The sorted wall times of ``count`` txns, and the CPU seconds this process spent on
+    each (the client's share: JSON, base64, HTTP)."""
     etcd.put(b"/leader", b"nn1")
     guard = Compare.create_revision(b"/leader") > 0
     times = []
     for i in range(WARM_UP + count):
+        if i == WARM_UP:
+            cpu = time.process_time()
         started = time.perf_counter()
         assert etcd.txn([guard], [Op.put(b"/journal/%010d" % i, value)]).succeeded
         times.append(time.perf_counter() - started)
-    return sorted(times[WARM_UP:])
+    return sorted(times[WARM_UP:]), (time.process_time() - cpu) / count
 
 
 def fdatasync_times(directory: Path, count: int, size: int) -> list[float]:
@@ -52,6 +57,12 @@ def fdatasync_times(directory: Path, count: int, size: int) -> list[float]:
     return sorted(times)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def line(name: str, times: list[float]) -> str:
     return (f"{name}: median {statistics.median(times) * 1e3:.2f} ms, "
             f"mean {statistics.fmean(times) * 1e3:.2f} ms, "
@@ -62,14 +73,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--txns", type=int, default=1000)
     parser.add_argument("--value-bytes", type=int, default=100)
+    parser.add_argument("--members", type=int, default=1)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, EtcdCluster(Path(tmp), members=1) as cluster:
+    with tempfile.TemporaryDirectory() as tmp, \
+            EtcdCluster(Path(tmp), members=args.members) as cluster:
         cluster.start()
+        pids = [m.proc.pid for m in cluster.members if m.proc is not None]
+        before = [cpu_seconds(pid) for pid in pids]
         with Etcd(cluster.endpoints) as etcd:
-            txns = txn_times(etcd, args.txns, b"x" * args.value_bytes)
+            txns, client_cpu = txn_times(etcd, args.txns, b"x" * args.value_bytes)
+        members_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, before)]
         syncs = fdatasync_times(Path(tmp), args.txns, args.value_bytes)
-    print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
-    print(line("guarded one-put txn", txns))
+    print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, "
+          f"{args.members} etcd member(s), {args.value_bytes} bytes a put")
+    print(line("guarded one-put txn", txns) + f", client CPU {client_cpu * 1e6:.0f} µs each")
+    print("etcd CPU per txn (warm-up included), by member: " + ", ".join(
+        f"{c / (args.txns + WARM_UP) * 1e6:.0f} µs" for c in members_cpu))
     print(line("fdatasync of the same bytes", syncs))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 PEERS = ("zookeeper", "etcd")
 TARGETS = {("write", 32): 1.2, ("read", 8): 1.5}   # nnlite / best peer, the headline rows
+HA_TARGETS = {("write", 32): 0.70}                 # nnlite-ha / nnlite (reads: unchanged)
 WHAT = {"write": "durable create", "read": "lookup"}
 MIN_WIDTHS = (5, 5, 2, 13, 6, 3, 5, 7, 6, 6, 9, 9, 6, 9, 7, 11)   # rows printed one by one align
 
@@ -84,3 +85,36 @@ def markdown(rows: list[dict]) -> str:
                    f"{number(r['ops_per_fsync'], 1)} | {number(r['sync_ms'], 2)} | "
                    f"{r['load_start']:.2f} |")
     return "\n".join(out)
+
+
+def ha_lines(rows: list[dict]) -> list[str]:
+    """nnlite-ha against nnlite (the local journal) of the same row and round: the ratio,
+    where a batch's time went, and whose CPU an op took."""
+    lines = []
+    for r in rows:
+        if r["system"] != "nnlite-ha" or not r["ops"]:
+            continue
+        local = next((p for p in rows if p["system"] == "nnlite" and p["ops"] and
+                      (p["round"], p["kind"], p["conc"]) == (r["round"], r["kind"], r["conc"])),
+                     None)
+        head = f"round {r['round']} {WHAT[r['kind']]} c={r['conc']}: nnlite-ha {number(r['ops_s'])}"
+        if local is not None:
+            target = HA_TARGETS.get((r["kind"], r["conc"]))
+            ratio = r["ops_s"] / local["ops_s"]
+            verdict = ("  target: unchanged" if r["kind"] == "read" else "") if target is None \
+                else f"  target >= {target:.2f}: {'MET' if ratio >= target else 'NOT MET'}"
+            head += (f" vs nnlite {number(local['ops_s'])} ops/s -> {ratio:.2f} of local; server "
+                     f"us/op {number(r['srv_us_per_op'])} vs {number(local['srv_us_per_op'])}; "
+                     f"load {r['load_start']:.2f}{verdict}")
+        lines.append(head)
+        if r.get("shared_ms") is not None and r.get("sync_ms") is not None:
+            lines.append(f"    a batch: {number(r['ops_per_fsync'], 1)} ops, "
+                         f"{r['sync_ms']:.2f} ms = etcd txn {r['shared_ms']:.2f} ms + local "
+                         f"write and fdatasync {r['sync_ms'] - r['shared_ms']:.2f} ms"
+                         + (f"; nnlite's: {number(local['ops_per_fsync'], 1)} ops, "
+                            f"{local['sync_ms']:.2f} ms" if local and local.get("sync_ms")
+                            else ""))
+        if r.get("srv_us_by_part"):
+            lines.append("    server us/op by process: " + ", ".join(
+                f"{label} {number(us)}" for label, us in r["srv_us_by_part"].items()))
+    return (["", "== nnlite-ha / nnlite (local journal), each row =="] + lines) if lines else []

@@ -1,10 +1,13 @@
 """nnlite against ZooKeeper and etcd on this machine: the same workloads, the same generator.
 
     bash bench/peers.sh [--rounds N] [--headline] [--systems nnlite,zookeeper,etcd,...]
+    bash bench/peers.sh --systems nnlite,nnlite-ha,zookeeper,etcd   # HA against local too
 
 The files of this folder:
     run.py         this: the plan of rows, one measurement, the run and its output
     servers.py     the systems under test: start with a fresh data dir, PIDs, fsync counters
+    profile_threads.py  a namenode under cProfile in every thread (--profile DIR)
+    ha_experiments.py   changes to an HA namenode's write path, measured (--nn-sitecustomize)
     load.py        PeerLoad.java from Python: compile on first use, one JVM per system
     PeerLoad.java  the load generator: N threads, one connection or session each
     report.py      the table, and nnlite / best peer per row
@@ -15,6 +18,12 @@ then lookups at 8 clients (GETFILESTATUS, etcd serializable range, ZooKeeper exi
 the creates made. Each row stops at its op budget or its seconds, whichever comes first, after
 an untimed warm-up in the same JVM. All servers run side by side and each row visits every system before the next row starts, in
 an order that rotates from row to row, so a ratio compares figures taken a few seconds apart.
+
+``nnlite-ha`` (not in the default set) is an HA set: three etcd members and two namenodes on
+loopback, the load going to the active; its CPU per op counts all five processes (each one's
+share is printed), its sync time is the whole batch (etcd transaction, then the local write
+and fdatasync) and the etcd part is read from the active's ``/jmx``. Its rows are compared
+with ``nnlite``'s (one namenode, local journal) of the same round.
 
 Output: bench/out/peers-<UTC time>/ (gitignored): results.json, report.txt, the servers' logs.
 """
@@ -40,6 +49,7 @@ TREE = Path(__file__).resolve().parents[2]
 OUT = TREE / "bench" / "out"
 MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}   # fsync costs nothing there
 SYSTEMS = ("nnlite", "zookeeper", "etcd", "fsync-append", "fsync-inplace")
+CHOICES = SYSTEMS + ("nnlite-ha",)     # the default set, and what --systems may add
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -67,6 +77,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--nn-port", type=int, default=29870)
     p.add_argument("--etcd-ports", default="23790,23800", help="client,peer")
     p.add_argument("--zk-port", type=int, default=21810)
+    p.add_argument("--ha-nn-ports", default="29871,29872",
+                   help="nnlite-ha: its namenodes' ports (as many namenodes)")
+    p.add_argument("--ha-etcd-port", type=int, default=23810,
+                   help="nnlite-ha: the first of its etcd members' client,peer port pairs")
+    p.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                   help="run the namenodes under cProfile, every thread (profile_threads.py); "
+                        "their stats go to DIR when they stop")
+    p.add_argument("--nn-sitecustomize", type=Path, default=None, metavar="FILE",
+                   help="a Python file the namenodes import first, as sitecustomize (a probe, "
+                        "or bench/peers/ha_experiments.py)")
     p.add_argument("--workdir", type=Path, default=None,
                    help="where the data dirs go; default a new directory in $TMPDIR")
     p.add_argument("--out", type=Path, default=None)
@@ -76,9 +96,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.nn_tree = args.nn_tree.resolve()
     if args.nn_python and os.sep in args.nn_python:   # servers run in their data dirs
         args.nn_python = os.path.abspath(args.nn_python)
-    unknown = {s.strip() for s in args.systems.split(",")} - set(SYSTEMS)
+    if args.profile:
+        args.profile = args.profile.resolve()
+    if args.nn_sitecustomize:
+        args.nn_sitecustomize = args.nn_sitecustomize.resolve()
+    unknown = {s.strip() for s in args.systems.split(",")} - set(CHOICES)
     if unknown:
-        p.error(f"unknown systems {sorted(unknown)}; choose from {', '.join(SYSTEMS)}")
+        p.error(f"unknown systems {sorted(unknown)}; choose from {', '.join(CHOICES)}")
     return args
 
 
@@ -105,10 +129,17 @@ def missing_tools() -> list[str]:
 def build_servers(args, work: Path, out: Path) -> list[servers.Server]:
     chosen = [s.strip() for s in args.systems.split(",") if s.strip()]
     client, peer = numbers(args.etcd_ports)
+    python = args.nn_python or servers.python_of(args.nn_tree)
     makers = {
-        "nnlite": lambda d: servers.Namenode(d, out, namenode_tree(args, d), args.nn_python
-                                             or servers.python_of(args.nn_tree),
-                                             args.nn_port, args.nn_defines),
+        "nnlite": lambda d: servers.Namenode(d, out, namenode_tree(args, d), python,
+                                             args.nn_port, args.nn_defines,
+                                             profile=args.profile,
+                                             sitecustomize=args.nn_sitecustomize),
+        "nnlite-ha": lambda d: servers.NamenodeHASet(d, out, namenode_tree(args, d), python,
+                                                     numbers(args.ha_nn_ports),
+                                                     args.ha_etcd_port, args.nn_defines,
+                                                     profile=args.profile,
+                                                     sitecustomize=args.nn_sitecustomize),
         "zookeeper": lambda d: servers.ZooKeeper(d, out, args.zk_port),
         "etcd": lambda d: servers.Etcd(d, out, client, peer),
         "fsync-append": lambda d: servers.FsyncFloor(d, out, in_place=False),
@@ -163,16 +194,21 @@ class Sample:
     """What the server, the machine and the load average did across one timed phase."""
 
     def __init__(self, system: servers.Server):
-        self.system, self.pids = system, system.pids()
+        self.system, self.parts = system, system.parts()
+        self.pids = list(self.parts.values())
         self.load = load_average()[0]
         self.syncs = system.syncs()
-        self.cpu = sum(servers.cpu_seconds(p) for p in self.pids)
+        self.shared = system.shared_journal()
+        self.part_cpu = {label: servers.cpu_seconds(p) for label, p in self.parts.items()}
+        self.cpu = sum(self.part_cpu.values())
         self.host = host_ticks()
         self.began = time.monotonic()
 
     def finish(self, row: dict) -> None:
         wall = time.monotonic() - self.began
-        cpu = sum(servers.cpu_seconds(p) for p in self.pids) - self.cpu
+        part_cpu = {label: servers.cpu_seconds(p) - self.part_cpu[label]
+                    for label, p in self.parts.items()}
+        cpu = sum(part_cpu.values())
         busy, total = (b - a for a, b in zip(self.host, host_ticks()))
         ops = row["ops"] or float("nan")
         row.update(load_start=self.load, load_end=load_average()[0],
@@ -180,8 +216,11 @@ class Sample:
                    srv_cpu_pct=100 * cpu / wall if self.pids else None,
                    host_cpu_pct=100 * (os.cpu_count() or 1) * busy / total if total else None,
                    fsyncs=None, sync_ms=None)
+        if len(part_cpu) > 1:
+            row["srv_us_by_part"] = {label: c / ops * 1e6 for label, c in part_cpu.items()}
         if row["kind"] == "write":
             self.count_syncs(row)
+            self.count_shared(row)
 
     def count_syncs(self, row: dict) -> None:
         after = self.system.syncs()
@@ -193,6 +232,13 @@ class Sample:
                 row["sync_ms"] = 1000 * (after[1] - self.syncs[1]) / row["fsyncs"]
         if row["fsyncs"]:
             row["ops_per_fsync"] = row["ops"] / row["fsyncs"]
+
+    def count_shared(self, row: dict) -> None:
+        """A shared journal's batches and the mean time of one (the etcd transaction)."""
+        after = self.system.shared_journal()
+        if after and self.shared and after[0] > self.shared[0]:
+            row["shared_batches"] = after[0] - self.shared[0]
+            row["shared_ms"] = 1000 * (after[1] - self.shared[1]) / row["shared_batches"]
 
 
 class Bench:
@@ -298,7 +344,8 @@ def write_outputs(out: Path, meta: dict, rows: list[dict]) -> None:
         f"{meta['cpus']} cpus, harness at git {meta['harness_tree']}",
         *(f"# {name}: {facts}" for name, facts in meta["systems"].items()),
         "", report.table(rows), "", "== nnlite / best peer, each row ==",
-        *report.comparison_lines(found), "", report.markdown(rows), ""])
+        *report.comparison_lines(found), *report.ha_lines(rows), "", report.markdown(rows),
+        ""])
     (out / "report.txt").write_text(text)
     (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1,
                                                  default=str))

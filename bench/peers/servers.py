@@ -4,7 +4,9 @@ A server starts its process in a session of its own, waits until it answers, nam
 whose CPU is its own, reads its own count of log fsyncs and the time they took (``syncs``:
 a count and seconds, both running totals), and is stopped by the PID it started
 (SIGTERM, then SIGKILL after 10 s). ``FsyncFloor`` runs no process: the load generator writes
-and fdatasyncs files in a directory on the same disk.
+and fdatasyncs files in a directory on the same disk. ``NamenodeHASet`` is several processes,
+an HA set of namenodes and the etcd cluster holding its journal, reached at its active
+namenode; ``parts`` names each process whose CPU it counts.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import abc
 import getpass
 import json
 import os
+import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,8 +25,10 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+PROFILER = Path(__file__).with_name("profile_threads.py")
 JAVA_LIB = Path("/usr/share/java")   # where Debian's packages put their jars
 ZOOKEEPER_JAR = JAVA_LIB / "zookeeper.jar"
 
@@ -60,6 +66,17 @@ def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
+
+
+def http_post_json(url: str, doc: dict, timeout: float = 2.0) -> dict:
+    """etcd's gateway: one JSON request, its JSON answer ({} when there is none)."""
+    req = urllib.request.Request(url, data=json.dumps(doc).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return json.loads(r.read())
+    except (OSError, ValueError):
+        return {}
 
 
 def http_put(url: str) -> int:
@@ -107,6 +124,17 @@ class Server(abc.ABC):
     def pids(self) -> list[int]:
         return [self.process.pid] if self.process and self.process.poll() is None else []
 
+    def parts(self) -> dict[str, int]:
+        """The processes whose CPU is this system's, by a label (one, for most)."""
+        return {self.name: pid for pid in self.pids()}
+
+    def shared_journal(self) -> tuple[float, float] | None:
+        """Running totals (batches, seconds) of the writes to a shared journal, if any."""
+        return None
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def launch(self, argv: list[str], env: dict | None = None) -> None:
         busy = [p for p in self.ports if port_busy(p)]
         if busy:
@@ -131,6 +159,13 @@ class Server(abc.ABC):
             time.sleep(0.2)
         raise RuntimeError(f"{self.name} not ready after {timeout:.0f} s ({last})")
 
+    def kill(self) -> None:
+        """SIGKILL: a crash, nothing flushed or said goodbye."""
+        p, self.process = self.process, None
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait(10)
+
     def stop(self) -> None:
         p, self.process = self.process, None
         if p is None or p.poll() is not None:
@@ -145,36 +180,69 @@ class Server(abc.ABC):
 
 
 class Namenode(Server):
-    """nnlite's namenode from a tree (this one, or another for an A/B), WebHDFS on a port."""
+    """nnlite's namenode from a tree (this one, or another for an A/B), WebHDFS on a port.
+
+    ``conf`` is a configuration file (an HA set's); ``profile``, a directory, runs it under
+    cProfile in every thread (``profile_threads.py``): the stats go there when it stops;
+    ``sitecustomize``, a Python file, is imported first by its interpreter (a probe, or an
+    experiment such as ``ha_experiments.py``)."""
 
     name, target = "nnlite", "webhdfs"
 
-    def __init__(self, data_dir, log_dir, tree: Path, python: str, port: int,
-                 defines: list[str]):
+    def __init__(self, data_dir: Path, log_dir: Path, tree: Path, python: str, port: int,
+                 defines: list[str], *, name: str | None = None, conf: Path | None = None,
+                 profile: Path | None = None, sitecustomize: Path | None = None):
         super().__init__(data_dir, log_dir)
         self.tree, self.python, self.ports, self.defines = tree, python, (port,), defines
+        self.name = name or self.name
+        self.conf, self.profile = conf, profile
+        path = self.package_link()
+        if sitecustomize is not None:
+            shutil.copyfile(sitecustomize, Path(path) / "sitecustomize.py")
+        self.env = dict(os.environ, PYTHONPATH=path)
+
+    @property
+    def name_dir(self) -> Path:
+        return self.data_dir / "name"
 
     def start(self) -> None:
-        env = dict(os.environ, PYTHONPATH=self.package_link())
-        name_dir = str(self.data_dir / "name")
-        cli = [self.python, str(self.tree / "cli.py")]
-        formatted = subprocess.run(cli + ["format", "--name-dir", name_dir], env=env,
-                                   capture_output=True, text=True)
-        if formatted.returncode:
-            raise RuntimeError(f"nnlite: format failed: {formatted.stderr.strip()}")
-        options = [a for d in self.defines for a in ("-D", d)]
-        self.launch(cli + ["namenode", "--name-dir", name_dir, "--host", "127.0.0.1",
-                           "--port", str(self.ports[0])] + options, env=env)
-        self.wait_until(lambda: b'"Loading":0' in http_get(self.url("/metrics.json"))[1])
+        self.format()
+        self.launch_namenode()
+        self.wait_loaded()
         self.open_root_to_bench()
-        self.facts = {"tree": git_describe(self.tree), "python": self.python_version(env),
+        self.facts = {"tree": git_describe(self.tree), "python": self.python_version(self.env),
                       "settings": " ".join(self.defines) or "defaults"}
+
+    def cli(self) -> list[str]:
+        return [self.python, str(self.tree / "cli.py")]
+
+    def format(self) -> None:
+        formatted = subprocess.run(self.cli() + ["format", "--name-dir", str(self.name_dir)],
+                                   env=self.env, capture_output=True, text=True)
+        if formatted.returncode:
+            raise RuntimeError(f"{self.name}: format failed: {formatted.stderr.strip()}")
+
+    def launch_namenode(self) -> None:
+        """Start the process on the formatted name dir (again, after a stop or a kill)."""
+        options = [a for d in self.defines for a in ("-D", d)]
+        conf = ["--conf", str(self.conf)] if self.conf else []
+        argv = self.cli() + ["namenode", "--name-dir", str(self.name_dir), "--host",
+                             "127.0.0.1", "--port", str(self.ports[0])] + conf + options
+        if self.profile is not None:
+            self.profile.mkdir(parents=True, exist_ok=True)
+            stats = self.profile / f"{self.name}-{time.strftime('%H%M%S')}"
+            argv = [self.python, str(PROFILER), str(stats)] + argv[1:]
+        self.launch(argv, env=self.env)
+
+    def wait_loaded(self) -> None:
+        self.wait_until(lambda: b'"Loading":0' in http_get(self.url("/metrics.json"))[1])
 
     def package_link(self) -> str:
         """A directory whose ``nnlite`` is the tree: its cli.py then imports that tree."""
         link = self.data_dir / "pythonpath" / "nnlite"
         link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(self.tree.resolve(), target_is_directory=True)
+        if not link.is_symlink():
+            link.symlink_to(self.tree.resolve(), target_is_directory=True)
         return str(link.parent)
 
     def url(self, path: str) -> str:
@@ -205,6 +273,20 @@ class Namenode(Server):
             return None
         count = float(metrics.get("Syncs", 0))
         return count, count * float(metrics.get("SyncsAvgTime", 0)) / 1000
+
+    def is_active(self) -> bool:
+        """Whether it answers ``/isActive`` (Hadoop's servlet) with 200."""
+        if not self.running():
+            return False
+        try:
+            return http_get(self.url("/isActive"), timeout=2)[0] == 200
+        except OSError:
+            return False
+
+    def status_bean(self) -> dict:
+        """The ``NameNodeStatus`` bean of ``/jmx`` (an HA namenode's ``HA...`` figures)."""
+        query = "/jmx?qry=Hadoop:service=NameNode,name=NameNodeStatus"
+        return json.loads(http_get(self.url(query), timeout=5)[1])["beans"][0]
 
 
 class Etcd(Server):
@@ -240,6 +322,178 @@ class Etcd(Server):
             if name.startswith("etcd_disk_wal_fsync_duration_seconds_"):
                 found[name.rsplit("_", 1)[1]] = float(value)
         return (found["count"], found["sum"]) if {"count", "sum"} <= found.keys() else None
+
+
+class EtcdMember(Server):
+    """One member of an etcd cluster on loopback (an HA set's quorum journal): Debian's etcd
+    3.4 on its defaults, as ``Etcd`` but knowing its peers."""
+
+    target = "etcd"
+
+    def __init__(self, data_dir: Path, log_dir: Path, name: str, ports: tuple[int, int],
+                 cluster: str, token: str):
+        super().__init__(data_dir, log_dir)
+        self.name, self.ports, self.cluster, self.token = name, ports, cluster, token
+
+    @property
+    def member(self) -> str:
+        return self.name.rsplit("-", 1)[-1]
+
+    @property
+    def client_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports[0]}"
+
+    @property
+    def peer_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports[1]}"
+
+    def start(self) -> None:
+        """Start it; it serves only once a quorum of the cluster runs (``leader``)."""
+        self.launch(["etcd", "--name", self.member, "--data-dir", str(self.data_dir / "member"),
+                     "--listen-client-urls", self.client_url,
+                     "--advertise-client-urls", self.client_url,
+                     "--listen-peer-urls", self.peer_url,
+                     "--initial-advertise-peer-urls", self.peer_url,
+                     "--initial-cluster", self.cluster, "--initial-cluster-state", "new",
+                     "--initial-cluster-token", self.token, "--logger", "zap"])
+
+    def leader(self) -> int:
+        """The leader's member id as this member sees it (0: none, or no answer)."""
+        status = http_post_json(f"{self.client_url}/v3/maintenance/status", {})
+        return int(status.get("leader", 0))
+
+
+class NamenodeHASet(Server):
+    """nnlite's HA set on loopback: ``members`` etcd processes (the quorum journal) and
+    namenodes ``nn1``, ``nn2``, ... of one nameservice sharing them, configured as Hadoop's
+    (``dfs.nameservices``, ``dfs.ha.namenodes.<ns>``, ``dfs.namenode.http-address.<ns>.<nn>``)
+    with ``nnlite.ha.etcd.endpoints`` and a shared ``nnlite.checkpoint.secret``. ``nn1`` is
+    formatted and the others start from a copy of its name dir (``-bootstrapStandby``). The
+    load goes to the active, whichever wins the election; its CPU counts every process."""
+
+    name, target = "nnlite-ha", "webhdfs"
+    NAMESERVICE = "bench"
+
+    def __init__(self, data_dir: Path, log_dir: Path, tree: Path, python: str,
+                 nn_ports: list[int], etcd_port: int, defines: list[str], members: int = 3,
+                 profile: Path | None = None, sitecustomize: Path | None = None):
+        super().__init__(data_dir, log_dir)
+        token = f"nnlite-ha-bench-{secrets.token_hex(4)}"
+        pairs = [(etcd_port + 2 * i, etcd_port + 2 * i + 1) for i in range(members)]
+        cluster = ",".join(f"m{i}=http://127.0.0.1:{peer}" for i, (_, peer) in enumerate(pairs))
+        self.members = [EtcdMember(data_dir / f"m{i}", log_dir, f"{self.name}-etcd-m{i}",
+                                   pair, cluster, token) for i, pair in enumerate(pairs)]
+        self.ids = [f"nn{i + 1}" for i in range(len(nn_ports))]
+        self.conf = data_dir / "ha.conf"
+        self.defines = defines
+        self.namenodes = [Namenode(data_dir / nn, log_dir, tree, python, port,
+                                   defines + [f"dfs.ha.namenode.id={nn}"],
+                                   name=f"{self.name}-{nn}", conf=self.conf, profile=profile,
+                                   sitecustomize=sitecustomize)
+                          for nn, port in zip(self.ids, nn_ports)]
+        self.active = 0
+        self.ports = tuple(nn_ports)
+
+    def address(self) -> str:
+        return self.namenodes[self.active].address()
+
+    def settings(self) -> dict[str, str]:
+        ns = self.NAMESERVICE
+        return {
+            "dfs.nameservices": ns,
+            f"dfs.ha.namenodes.{ns}": ",".join(self.ids),
+            **{f"dfs.namenode.http-address.{ns}.{nn}": n.address()
+               for nn, n in zip(self.ids, self.namenodes)},
+            "nnlite.ha.etcd.endpoints": ",".join(m.client_url for m in self.members),
+            "nnlite.checkpoint.secret": secrets.token_hex(16),
+        }
+
+    def start(self) -> None:
+        self.conf.write_text("".join(f"{k} = {v}\n" for k, v in self.settings().items()))
+        for member in self.members:
+            member.data_dir.mkdir(parents=True, exist_ok=True)
+            member.start()
+        self.wait_for("the etcd members to agree on a leader", self.etcd_agreed)
+        first = self.namenodes[0]
+        first.format()
+        for other in self.namenodes[1:]:
+            shutil.copytree(first.name_dir, other.name_dir)
+        for nn in self.namenodes:
+            nn.launch_namenode()
+        for nn in self.namenodes:
+            nn.wait_loaded()
+        self.active = self.wait_active()
+        self.namenodes[self.active].open_root_to_bench()
+        version = json.loads(http_get(f"{self.members[0].client_url}/version")[1])
+        self.command = self.namenodes[self.active].command
+        self.facts = {"tree": git_describe(first.tree), "python": first.python_version(first.env),
+                      "etcd": f"{version.get('etcdserver', '?')}, {len(self.members)} members",
+                      "active": self.ids[self.active],
+                      "settings": " ".join(self.defines) or "defaults (lease ttl 4 s)"}
+
+    def etcd_agreed(self) -> bool:
+        leaders = {m.leader() for m in self.members}
+        return len(leaders) == 1 and 0 not in leaders
+
+    def wait_for(self, what: str, ready: Callable[[], bool], timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            gone = [p for p in self.members + self.namenodes
+                    if p.process is not None and p.process.poll() is not None]
+            if gone:
+                raise RuntimeError(f"{gone[0].name} exited with {gone[0].process.returncode}; "
+                                   f"see {self.log_dir / (gone[0].name + '.log')}")
+            if ready():
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"{self.name}: no {what} after {timeout:.0f} s")
+
+    def wait_active(self, timeout: float = 90.0, excluding: int | None = None) -> int:
+        """The index of the namenode that says it is active, once one does."""
+        found: list[int] = []
+
+        def one() -> bool:
+            found[:] = [i for i, nn in enumerate(self.namenodes)
+                        if i != excluding and nn.is_active()]
+            return bool(found)
+        self.wait_for("active namenode", one, timeout)
+        return found[0]
+
+    def kill(self, i: int | None = None) -> None:
+        """SIGKILL namenode ``i`` (default: the active)."""
+        self.namenodes[self.active if i is None else i].kill()
+
+    def restart(self, i: int) -> None:
+        """Start namenode ``i`` again on its name dir: it joins as a standby."""
+        self.namenodes[i].launch_namenode()
+        self.namenodes[i].wait_loaded()
+
+    def pids(self) -> list[int]:
+        return [pid for p in self.namenodes + self.members for pid in p.pids()]
+
+    def parts(self) -> dict[str, int]:
+        roles = {i: "active" if i == self.active else "standby"
+                 for i in range(len(self.namenodes))}
+        named = {f"{nn} ({roles[i]})": pid for i, (nn, n) in enumerate(zip(self.ids,
+                                                                            self.namenodes))
+                 for pid in n.pids()}
+        return {**named, **{f"etcd {m.member}": pid for m in self.members for pid in m.pids()}}
+
+    def syncs(self) -> tuple[float, float] | None:
+        return self.namenodes[self.active].syncs()
+
+    def shared_journal(self) -> tuple[float, float] | None:
+        try:
+            bean = self.namenodes[self.active].status_bean()
+            return float(bean["HAJournalAppends"]), float(bean["HAJournalAppendSeconds"])
+        except (OSError, ValueError, KeyError, IndexError):
+            return None
+
+    def stop(self) -> None:
+        for nn in self.namenodes:
+            nn.stop()
+        for member in self.members:
+            member.stop()
 
 
 class ZooKeeper(Server):
