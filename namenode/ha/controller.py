@@ -88,6 +88,8 @@ class HAController:
         self.etcd_error: str | None = None
         self.purged_below = 0
         self.behind_since: float | None = None    # a standby saw txids it had not applied
+        self.max_behind = 0                       # ... and the worst of the last second
+        self.max_lag = 0.0
         self.published = 0.0
         self._positions: dict = {}
         self._positions_read = 0.0
@@ -168,8 +170,10 @@ class HAController:
         if committed is not None and upto is not None:
             committed = min(committed, upto)
         have = self.fs.last_synced_txid
-        if committed is not None and have < committed and self.behind_since is None:
-            self.behind_since = time.monotonic()
+        if committed is not None and have < committed:
+            self.max_behind = max(self.max_behind, committed - have)
+            if self.behind_since is None:
+                self.behind_since = time.monotonic()
         while committed is not None and have < committed:
             batches = read_batches(self.etcd, self.layout, have, committed)
             if not batches:
@@ -184,20 +188,23 @@ class HAController:
                     # the tree may hold part of the batch: start again from the disk
                     self.fs.reload()
                     raise
-        if upto is None:
+        if upto is None and self.behind_since is not None:
+            self.max_lag = max(self.max_lag, time.monotonic() - self.behind_since)
             self.behind_since = None
         return have
 
     def _publish_position(self) -> None:
-        """Put this standby's position where the active reads its lag (about once a
-        second, and at once when it fell behind)."""
+        """Put this standby's position where the active reads its lag, about once a
+        second: its txid, and the worst lag of that second -- the most txids it saw
+        committed and not yet applied, and the longest time from seeing a committed txid
+        it lacked to having applied it."""
         now = time.monotonic()
         if now - self.published < 1.0:
             return
         self.published = now
-        lag = 0 if self.behind_since is None else int((now - self.behind_since) * 1000)
-        value = json.dumps({"txid": self.fs.last_synced_txid, "lagMs": lag,
-                            "http": self.http}).encode()
+        value = json.dumps({"txid": self.fs.last_synced_txid, "lagTxns": self.max_behind,
+                            "lagMs": int(self.max_lag * 1000), "http": self.http}).encode()
+        self.max_behind, self.max_lag = 0, 0.0
         self.etcd.put(self.layout.standbys + self.id.encode(), value)
 
     def standby_positions(self) -> dict:
@@ -217,9 +224,9 @@ class HAController:
                 if name == self.id:
                     continue
                 doc = json.loads(kv.value)
-                positions[name] = {"txid": doc["txid"],
-                                   "lagTxns": max(0, committed - int(doc["txid"])),
-                                   "lagMs": int(doc["lagMs"])}
+                positions[name] = {"txid": doc["txid"], "lagTxns": int(doc["lagTxns"]),
+                                   "lagMs": int(doc["lagMs"]),
+                                   "behindNow": max(0, committed - int(doc["txid"]))}
         except (EtcdError, ValueError, KeyError):
             return self._positions
         self._positions = positions
@@ -309,6 +316,10 @@ class HAController:
         if self.election.expires_in() <= self.ttl - renew_every:
             if not self.election.keep_alive():
                 self._step_down("etcd says its lease expired")
+                return 0.0
+            leader = self.election.leader()
+            if leader is None or leader.create_revision != self.state.epoch:
+                self._step_down("its leader key is gone or another's")
                 return 0.0
         self._purge()
         return min(renew_every / 2, 0.25)
