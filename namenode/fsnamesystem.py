@@ -328,9 +328,10 @@ class FSNamesystem:
         lifecycle); a request that raises must have applied nothing."""
         return self._write(request, self.ns)
 
-    def _write(self, request: Callable[[*Ts], Applied[T]], *args: *Ts) -> Logged[T]:
+    def _write(self, request: Callable[[*Ts], Applied[T]], *args: *Ts,
+               category: OperationCategory = WRITE) -> Logged[T]:
         with self.lock:
-            self.check_operation(WRITE)
+            self.check_operation(category)
             value, ops = request(*args)
             if not ops:
                 return Logged(value, 0)
@@ -797,14 +798,8 @@ class FSNamesystem:
     def recover_upload(self, path: str, inode_id: int) -> Logged[bool]:
         """Close a file whose upload a stop cut off with the blocks it has (startup lease
         recovery, ``internalReleaseLease``)."""
-        with self.lock:
-            self.check_operation(OperationCategory.RECOVERY)
-            value, ops = self.ns.recover_upload(path, inode_id)
-            if not ops:
-                return Logged(value, 0)
-            for observer in self.on_applied:
-                observer(ops)
-            return Logged(value, self.journal.log(ops))
+        return self._write(self.ns.recover_upload, path, inode_id,
+                           category=OperationCategory.RECOVERY)
 
     def referenced_blocks(self) -> set[int]:
         """Every block id a file refers to or a snapshot keeps (the block sweep's list)."""

@@ -10,7 +10,6 @@ and run in any HA state: a standby is where blocks arrive.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import os
 
@@ -18,16 +17,12 @@ from nnlite.namenode import errors
 from nnlite.namenode.blocks.replication import (
     DIGEST_HEADER,
     PREFIX,
-    SECRET_HEADER,
     BlockReceiver,
     digest_text,
 )
 from nnlite.namenode.blocks.store import BlockStore
+from nnlite.namenode.http.transfer import error, has_secret
 from nnlite.namenode.http.wire import Request, Response
-
-
-def refusal(status: int, message: str) -> Response:
-    return Response(status, json.dumps({"error": message, "status": status}).encode())
 
 
 class Replica:
@@ -36,17 +31,16 @@ class Replica:
         self.secret = secret.encode()
 
     def authorized(self, req: Request) -> bool:
-        given = req.headers.get(SECRET_HEADER.lower(), "").encode()
-        return bool(given) and hmac.compare_digest(given, self.secret)
+        return has_secret(req, self.secret)
 
     def __call__(self, req: Request):
         if not self.authorized(req):
-            return refusal(403, "Block transfer refused: missing or wrong shared secret")
+            return error(403, "Block transfer refused: missing or wrong shared secret")
         if req.method == "GET" and req.path == PREFIX and req.param("op") == "REPORT":
             return self._report()
         if req.method == "GET" and req.path.startswith(PREFIX + "/blk_"):
             return self._send(req.path[len(PREFIX) + 5:])
-        return refusal(404, f"No block endpoint {req.method} {req.path}")
+        return error(404, f"No block endpoint {req.method} {req.path}")
 
     async def _report(self) -> Response:
         ids = await asyncio.get_running_loop().run_in_executor(None, self._published)
@@ -55,17 +49,17 @@ class Replica:
     async def _send(self, name: str) -> Response:
         """One published block, with its digest, for a namenode that lacks it."""
         if not name.isdigit():
-            return refusal(400, "A block is /blocks/v1/blk_<id>")
+            return error(400, "A block is /blocks/v1/blk_<id>")
         block_id = int(name)
         if not self.store.has(block_id):
-            return refusal(404, f"blk_{block_id} is not here")
+            return error(404, f"blk_{block_id} is not here")
         loop = asyncio.get_running_loop()
         try:
             handle = open(self.store.data_path(block_id), "rb")
             size = os.fstat(handle.fileno()).st_size
             digest = await loop.run_in_executor(None, digest_text, self.store, block_id, size)
         except (OSError, errors.NamenodeError) as exc:
-            return refusal(404, f"blk_{block_id} cannot be read here: {exc}")
+            return error(404, f"blk_{block_id} cannot be read here: {exc}")
         return Response(200, b"", "application/octet-stream",
                         headers=((DIGEST_HEADER, digest),), file=(handle, size))
 
@@ -76,7 +70,7 @@ class Replica:
     def upload(self, req: Request):
         """Stream factory for PUT /blocks/v1/blk_<id>: a sink, or a refusal."""
         if not self.authorized(req):
-            return refusal(403, "Block transfer refused: missing or wrong shared secret")
+            return error(403, "Block transfer refused: missing or wrong shared secret")
         name = req.path[len(PREFIX) + 1:] if req.path.startswith(PREFIX + "/") else ""
         try:
             block_id = int(name.removeprefix("blk_")) if name.startswith("blk_") else -1
@@ -86,7 +80,7 @@ class Replica:
         except (KeyError, ValueError):
             block_id = -1
         if block_id < 0 or length < 0:
-            return refusal(400, "A block copy needs PUT /blocks/v1/blk_<id>?length=<n> and "
+            return error(400, "A block copy needs PUT /blocks/v1/blk_<id>?length=<n> and "
                                 f"{DIGEST_HEADER}")
         return _Sink(BlockReceiver(self.store, block_id, length, digest))
 
@@ -105,5 +99,5 @@ class _Sink:
         try:
             await asyncio.get_running_loop().run_in_executor(None, self.receiver.finish)
         except (errors.NamenodeError, OSError) as exc:
-            return refusal(400, str(exc))
+            return error(400, str(exc))
         return Response(200, b'{"stored":true}')

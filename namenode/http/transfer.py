@@ -55,6 +55,12 @@ def load_secret(configured: str, first_name_dir: str) -> str:
     return path.read_text().strip()
 
 
+def has_secret(req: Request, secret: bytes) -> bool:
+    """Whether ``req`` carries the HA set's or the secondary's shared ``secret``."""
+    given = req.headers.get(SECRET_HEADER, "").encode()
+    return bool(given) and hmac.compare_digest(given, secret)
+
+
 def error(status: int, message: str) -> Response:
     return Response(status, json.dumps({"error": message, "status": status}).encode())
 
@@ -67,8 +73,7 @@ class Transfer:
         self.secret = secret.encode()
 
     def authorized(self, req: Request) -> bool:
-        given = req.headers.get(SECRET_HEADER, "").encode()
-        return bool(given) and hmac.compare_digest(given, self.secret)
+        return has_secret(req, self.secret)
 
     def __call__(self, req: Request):
         if not self.authorized(req):
