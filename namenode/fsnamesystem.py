@@ -365,6 +365,12 @@ class FSNamesystem:
         return self.journal.synced_txid
 
     @property
+    def generation(self) -> int:
+        """How many times ops logged but not durable were dropped (``reload``): an answer
+        produced at another generation saw ops that no longer exist."""
+        return self.journal.generation
+
+    @property
     def shared_journal_failure(self) -> SharedJournalError | None:
         """Why the shared journal refused the last batch (HA), until ``reload``."""
         return self.journal.shared_failure

@@ -15,7 +15,11 @@ While the namespace loads, every WebHDFS and admin request gets SafeModeExceptio
 Nothing that is not durable is ever visible: an answer produced while ops applied before it
 are still being synced (a write's own answer already waits for its txid) is held until the
 journal has synced everything logged when it was produced (``visible``). If that sync fails
-the answer is the error, and with no name directory left the namenode stops serving.
+the answer is the error, and with no name directory left the namenode stops serving. One
+exception: when the shared journal (etcd, in an HA set) refused those ops, the namenode drops
+them and reloads its tree, and a held GET or HEAD is answered again on the reloaded tree
+(``HeldRead``): reads go on while etcd has no quorum, as HDFS's do while its journal nodes
+refuse edits, instead of failing with the writes' error.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ class NamenodeApp:
         self.catalog = None          # the catalog service, when one is installed
         self.ha: HAController | None = None     # in an HA set
         self.replicator: Replicator | None = None
+        # held reads whose ops the shared journal refused, answered again after the reload
+        self._after_reload: list[Callable[[], object]] = []
 
     def mount(self, prefix: str, handler: Callable[[Request], object]) -> None:
         """Serve ``prefix`` and everything under it with ``handler`` (a layer above the
@@ -76,20 +82,39 @@ class NamenodeApp:
         if data is not None:
             data.attach(self.webhdfs)
         self.data = data
+        loop = committer.loop
+        fs.on_reloaded.append(lambda: loop.call_soon_threadsafe(self._reloaded))
 
     def __call__(self, req: Request):
         self.requests += 1
-        return self.visible(self.route(req))
+        return self.visible(self.route(req), req)
 
-    def visible(self, result):
+    def visible(self, result, req: Request):
         """``result``, once every op logged before it was produced is durable: an answer
         never shows an op that a crash or a failed sync could still take away."""
-        if self.committer is None or not isinstance(result, Response):
+        fs = self.fs
+        if self.committer is None or fs is None or not isinstance(result, Response):
             return result
-        written = self.fs.last_written_txid
-        if self.fs.last_synced_txid >= written:
+        written = fs.last_written_txid
+        if fs.last_synced_txid >= written:
             return result
+        if req.method in ("GET", "HEAD"):
+            return HeldRead(self, req, result, written, fs.generation)
         return self.committer.durable(written, result)
+
+    def after_reload(self, generation: int, then: Callable[[], object]) -> None:
+        """Call ``then`` on the loop once the namesystem has dropped the ops it logged at
+        ``generation`` (at once if it already has)."""
+        assert self.fs is not None      # a held read exists only once the namespace is in
+        if self.fs.generation != generation:
+            then()
+        else:
+            self._after_reload.append(then)
+
+    def _reloaded(self) -> None:
+        waiting, self._after_reload = self._after_reload, []
+        for then in waiting:
+            then()
 
     def route(self, req: Request):
         path = req.path
@@ -279,6 +304,53 @@ class NamenodeApp:
             lines.append(f"# TYPE {metric} gauge")
             lines.append(f"{metric} {value}")
         return "\n".join(lines) + "\n"
+
+
+class HeldRead:
+    """A GET's answer held until the ops logged before it are durable (``then`` as the
+    committer's ``Durable``). If the shared journal refused them (``SharedJournalError``),
+    the namenode drops them and reloads (``HAController``), and the request is answered
+    again on the reloaded tree: a read must neither show those ops nor fail because a
+    write did. Any other failure of the sync is the answer, as for a write."""
+
+    __slots__ = ("app", "req", "result", "txid", "generation")
+
+    def __init__(self, app: NamenodeApp, req: Request, result: Response, txid: int,
+                 generation: int) -> None:
+        self.app = app
+        self.req = req
+        self.result = result
+        self.txid = txid
+        self.generation = generation
+
+    def then(self, callback, arg) -> None:
+        assert self.app.committer is not None
+        self.app.committer.when_durable(self.txid, self._released, self.result,
+                                        (callback, arg))
+
+    def _released(self, value, error, waiter) -> None:
+        callback, arg = waiter
+        if not isinstance(error, errors.SharedJournalError):
+            callback(value, error, arg)
+            return
+        self.app.after_reload(self.generation, lambda: self._again(callback, arg))
+
+    def _again(self, callback, arg) -> None:
+        app = self.app
+        try:
+            result = app.visible(app.route(self.req), self.req)
+        except Exception as exc:
+            callback(None, exc, arg)
+            return
+        if isinstance(result, Response):
+            callback(result, None, arg)
+        elif hasattr(result, "then"):
+            result.then(callback, arg)
+        else:                          # a coroutine (safemode wait)
+            task = asyncio.ensure_future(result)
+            task.add_done_callback(lambda t: callback(
+                None, asyncio.CancelledError(), arg) if t.cancelled() else callback(
+                None if t.exception() else t.result(), t.exception(), arg))
 
 
 def _cede(http: str, *, user: str, seconds: float) -> None:
