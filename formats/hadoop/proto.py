@@ -57,7 +57,7 @@ class Schema:
     def __init__(self, package: str, uses: list[Schema] | tuple[Schema, ...] = ()) -> None:
         self.package = package
         self.uses = list(uses)
-        self.file = descriptor_pb2.FileDescriptorProto(
+        self.file: descriptor_pb2.FileDescriptorProto = descriptor_pb2.FileDescriptorProto(
             name=package.replace(".", "/") + ".proto", package=package, syntax="proto2",
             dependency=[u.file.name for u in self.uses])
         self._enums: set[str] = set()
@@ -117,8 +117,8 @@ class Schema:
                     if f.type == _F.TYPE_ENUM and f.default_value \
                             and not f.default_value.startswith(kind + "_"):
                         f.default_value = f"{kind}_{f.default_value}"
-        descriptor = _POOL.Add(self.file)
-        file = _POOL.FindFileByName(self.file.name) if descriptor is None else descriptor
+        _POOL.Add(self.file)
+        file = _POOL.FindFileByName(self.file.name)
         self.classes = {name: message_factory.GetMessageClass(d)
                         for name, d in file.message_types_by_name.items()}
         return self.classes
