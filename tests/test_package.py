@@ -26,10 +26,11 @@ MAY_NOT_IMPORT = {"durability": {"formats"}}
 # namesystem from etcd and the HTTP service reports its state; the namesystem composes the image
 # (load, save, the checkpoint), the journal, the blocks' sweep and the namespace; offline
 # recovery works on the image and the journal alone; the image, the journal and recovery keep
-# their files in the name directories (storage/); config.py and errors.py are the floor. Each
+# their files in the name directories (storage/); the built-in datanode (datanode/) serves the
+# block store to hdfs:// clients; config.py and errors.py are the floor. Each
 # entry is a sub-package or a module of namenode/ itself.
-NAMENODE_LAYERS = ["daemon", "http", "ha", "fsnamesystem", "recovery", "image", "journal", "blocks",
-                   "namespace", "storage", "config", "errors"]
+NAMENODE_LAYERS = ["daemon", "http", "ha", "fsnamesystem", "recovery", "image", "journal",
+                   "datanode", "blocks", "namespace", "storage", "config", "errors"]
 
 
 def sources():

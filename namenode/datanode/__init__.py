@@ -1,0 +1,14 @@
+"""The built-in DataNode: Hadoop's data transfer protocol on the namenode's transfer port,
+over the namenode's own block store (``namenode.blocks``), so ``hdfs://`` clients read and
+write the blocks that WebHDFS's data path reads and writes, with the same checksums.
+
+| module | what |
+|---|---|
+| ``server.py`` | ``DataNodeServer``: the port, the ops of a connection, its identity (uuid, block pool), the blocks the namenode expects, BLOCK_CHECKSUM |
+| ``receiver.py`` | ``BlockReceiver``: WRITE_BLOCK's packets, verified, written and acknowledged |
+| ``replica.py`` | ``ReplicaWriter``: a block being written in ``tmp/``, its chunk CRCs, publishing |
+| ``sender.py`` | ``BlockSender``: READ_BLOCK's packets with the stored chunk CRCs |
+| ``errors.py`` | ``DataTransferError``: a refusal and the ``Status`` the client is answered with |
+
+The bytes of the protocol are ``formats/hadoop/datatransfer.py``'s.
+"""

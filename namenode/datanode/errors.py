@@ -1,0 +1,21 @@
+"""The datanode's typed error: a request refused, with the data transfer ``Status`` the client
+is answered with (in a ``BlockOpResponseProto`` or a packet's ack)."""
+
+from __future__ import annotations
+
+from nnlite.formats.hadoop.datatransfer import Status
+from nnlite.namenode.errors import NamenodeError
+
+
+class DataTransferError(NamenodeError):
+    """An op or a packet refused; ``status`` is what the client reads (``Status.ERROR``
+    unless more is known: ``ERROR_CHECKSUM``, ``ERROR_INVALID``, ``ERROR_EXISTS``,
+    ``ERROR_UNSUPPORTED``), ``first_bad_link`` the pipeline target a write could not reach,
+    ``answered`` whether the client was told already (in a packet's ack)."""
+
+    def __init__(self, message: str, status: int = Status.ERROR, *,
+                 first_bad_link: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.first_bad_link = first_bad_link
+        self.answered = False

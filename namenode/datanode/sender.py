@@ -1,0 +1,119 @@
+"""READ_BLOCK's packets: a range of a published block with its stored chunk CRCs (Hadoop's
+``BlockSender``).
+
+The range is widened to whole chunks: it starts at ``offset`` rounded down to a 512-byte
+chunk (``chunkOffset`` of ``ReadOpChecksumInfoProto``: the client skips the bytes before
+``offset``) and ends at ``offset + len`` rounded up, but not past the block's end. A request
+outside the block (``offset > length`` or ``offset + len > length``) is refused before any
+packet ("Offset ... and length ... don't match block"). Packets carry ``CHUNKS_PER_PACKET``
+chunks (64 KiB: ``BlockSender``'s transferTo buffer), the CRCs read from the meta file, so a
+reader checks the bytes against what was written, not against a fresh computation; seqnos
+count from 0; an empty packet with ``lastPacketInBlock`` ends the block. With
+``sendChecksums`` false the checksum type is NULL and packets carry no checksums.
+
+Disk reads run in a thread, ``BATCH_PACKETS`` packets at a time; the block's files stay open
+for the whole read (a published block never changes, and a sweep's unlink leaves open files
+readable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import BinaryIO
+
+from nnlite.formats.hadoop import datatransfer as dt
+from nnlite.formats.hadoop.datatransfer import ChecksumProto, ReadOpChecksumInfoProto, Status
+from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
+from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks.store import BlockStore
+from nnlite.namenode.datanode.errors import DataTransferError
+
+CHUNK = checksum.BYTES_PER_CRC
+CHUNKS_PER_PACKET = 128
+BATCH_PACKETS = 16
+
+
+class BlockSender:
+    """One READ_BLOCK of ``length`` bytes from ``offset`` of block ``block_id``. ``open``
+    (blocking: run it in a thread) checks the range and opens the files; ``send`` writes the
+    packets; ``close`` closes the files."""
+
+    def __init__(self, store: BlockStore, block_id: int, offset: int, length: int,
+                 send_checksums: bool = True) -> None:
+        self.store = store
+        self.block_id = block_id
+        self.offset = offset
+        self.length = length
+        self.send_checksums = send_checksums
+        self.data: BinaryIO | None = None
+        self.meta: BinaryIO | None = None
+        self.kind = checksum.DEFAULT
+        self.crc_start = 0          # offset of the first CRC in the meta file
+        self.start = self.end = 0
+
+    def open(self) -> None:
+        if not self.store.has(self.block_id):
+            raise DataTransferError(f"Replica not found for blk_{self.block_id}")
+        self.data = self.store.open_block(self.block_id, 0)
+        size = os.fstat(self.data.fileno()).st_size
+        if self.offset > size or self.offset + self.length > size:
+            raise DataTransferError(
+                f"Offset {self.offset} and length {self.length} don't match block "
+                f"blk_{self.block_id} ( blockLen {size} )", Status.ERROR_INVALID)
+        self.start = self.offset - self.offset % CHUNK
+        self.end = min(-(-(self.offset + self.length) // CHUNK) * CHUNK, size)
+        if self.send_checksums:
+            self.meta = open(self.store.meta_path(self.block_id), "rb")
+            head = self.meta.read(checksum.META_HEADER.size)
+            self.kind, self.crc_start = checksum.meta_layout(
+                head, os.fstat(self.meta.fileno()).st_size)
+
+    def checksum_info(self) -> ReadOpChecksumInfoProto:
+        kind = self.kind if self.send_checksums else ChecksumTypeProto.CHECKSUM_NULL
+        return ReadOpChecksumInfoProto(
+            checksum=ChecksumProto(type=kind, bytesPerChecksum=CHUNK), chunkOffset=self.start)
+
+    def _read(self, position: int, count: int) -> tuple[bytes, bytes]:
+        """``count`` bytes of data from ``position`` and their chunks' CRCs."""
+        if self.data is None:
+            raise DataTransferError(f"blk_{self.block_id} is not open")
+        data = os.pread(self.data.fileno(), count, position)
+        if len(data) != count:
+            raise DataTransferError(f"blk_{self.block_id} ended at {position + len(data)}, "
+                                    f"before {position + count}")
+        if self.meta is None:
+            return data, b""
+        chunks = -(-count // CHUNK)
+        crcs = os.pread(self.meta.fileno(), chunks * checksum.CRC_SIZE,
+                        self.crc_start + position // CHUNK * checksum.CRC_SIZE)
+        if len(crcs) != chunks * checksum.CRC_SIZE:
+            raise DataTransferError(f"the meta file of blk_{self.block_id} holds fewer CRCs "
+                                    f"than its {self.end} bytes need")
+        return data, crcs
+
+    async def send(self, writer: asyncio.StreamWriter) -> None:
+        """Every packet of the range, then the empty last one."""
+        loop = asyncio.get_running_loop()
+        packet_size = CHUNKS_PER_PACKET * CHUNK
+        position, seqno = self.start, 0
+        while position < self.end:
+            count = min(self.end - position, packet_size * BATCH_PACKETS)
+            data, crcs = await loop.run_in_executor(None, self._read, position, count)
+            for at in range(0, count, packet_size):
+                piece = data[at:at + packet_size]
+                sums = crcs[at // CHUNK * checksum.CRC_SIZE:
+                            (at + len(piece) + CHUNK - 1) // CHUNK * checksum.CRC_SIZE]
+                writer.write(dt.encode_packet(dt.packet_header(position + at, seqno, len(piece)),
+                                              sums, piece))
+                seqno += 1
+            await writer.drain()
+            position += count
+        writer.write(dt.encode_packet(dt.packet_header(self.end, seqno, 0, last=True), b"", b""))
+        await writer.drain()
+
+    def close(self) -> None:
+        for handle in (self.data, self.meta):
+            if handle is not None:
+                handle.close()
+        self.data = self.meta = None

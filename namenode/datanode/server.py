@@ -1,0 +1,417 @@
+"""``DataNodeServer``: the namenode's built-in DataNode, serving Hadoop's data transfer
+protocol on its transfer port over the namenode's own block store (``namenode.blocks``).
+
+A connection carries ops one after another (``DataXceiver.run``: a client keeps a
+connection to read the next block): each op is the 3-byte head and a delimited request
+(``formats.hadoop.datatransfer``), answered with a delimited ``BlockOpResponseProto``:
+
+* WRITE_BLOCK (``receiver.BlockReceiver``): a pipeline of one. Accepted only for a block id
+  the namenode handed to a writer (``expect``), never one published or being written, with
+  no targets downstream (a target is refused: ERROR, ``firstBadLink`` naming it, as a
+  DataNode that cannot reach its mirror answers), 512 bytes per checksum of CRC32C, CRC32 or
+  NULL, stage PIPELINE_SETUP_CREATE, or PIPELINE_SETUP_APPEND for a block ``expect``ed with
+  the block it continues. Answered SUCCESS, then packets and their acks; on the last packet
+  the block is published and its length recorded (``finalized``) before its ack.
+* READ_BLOCK (``sender.BlockSender``): SUCCESS with ``ReadOpChecksumInfoProto``, the
+  packets, then the client's ``ClientReadStatusProto`` (after a whole range only).
+* BLOCK_CHECKSUM (``BlockChecksumHelper.ReplicatedBlockChecksumComputer``): bytesPerCrc 512,
+  ``crcPerBlock`` the CRCs in the meta file, and the MD5 of the CRCs of the first
+  ``numBytes`` bytes (the partial last chunk's recomputed when shorter than the block:
+  ``BlockStore.read_crcs``), or with COMPOSITE_CRC the block's CRC as 4 bytes; the type of
+  the block's CRCs. So a file's checksum over ``hdfs://`` is the one WebHDFS answers.
+
+Errors: a refused op is answered with its status and message (``errors.DataTransferError``)
+and the connection closed; so is a request that does not parse, an unknown op or another
+protocol version (``ERROR_UNSUPPORTED``, ``ERROR``: Hadoop's DataXceiver only closes, an
+answer says why). The server goes on serving every other connection. A connection is
+closed after ``KEEPALIVE`` idle seconds between ops, and a read inside an op waits at most
+``SOCKET_TIMEOUT`` (``dfs.client.socket-timeout``, 60 s, plus the 5 s a DataNode adds).
+
+Identity, as the namenode's RPC side reports this DataNode: ``host``, ``xfer_port``,
+``ipc_port`` (0: no ClientDatanodeProtocol yet), ``datanode_uuid`` (kept in the data dir,
+``UUID_FILE``), ``pool_id``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import uuid
+from typing import Any, Awaitable, Callable
+
+from nnlite.durability import durable
+from nnlite.formats.hadoop import datatransfer as dt
+from nnlite.formats.hadoop.datatransfer import (
+    BlockConstructionStage,
+    BlockOpResponseProto,
+    ClientReadStatusProto,
+    Op,
+    OpBlockChecksumResponseProto,
+    Status,
+)
+from nnlite.formats.hadoop.hdfs import BlockChecksumTypeProto, ChecksumTypeProto
+from nnlite.formats.hadoop.proto import ProtoError, parse, read_varint
+from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks.store import BlockStore
+from nnlite.namenode.blocks.streams import GENSTAMP, BlockMissingError
+from nnlite.namenode.datanode.errors import DataTransferError
+from nnlite.namenode.datanode.receiver import BlockReceiver
+from nnlite.namenode.datanode.replica import ReplicaWriter
+from nnlite.namenode.datanode.sender import BlockSender
+from nnlite.namenode.errors import AddressError
+
+log = logging.getLogger(__name__)
+
+SOCKET_TIMEOUT = 65.0       # dfs.client.socket-timeout (60 s) + READ_TIMEOUT_EXTENSION (5 s)
+KEEPALIVE = 4.0             # dfs.datanode.socket.reuse.keepalive (4000 ms)
+MAX_REQUEST = 1 << 20       # bytes of one op's request message
+UUID_FILE = "datanode.uuid"
+WRITE_STAGES = (BlockConstructionStage.PIPELINE_SETUP_CREATE,
+                BlockConstructionStage.PIPELINE_SETUP_APPEND)
+VERIFY_KINDS = (ChecksumTypeProto.CHECKSUM_NULL, ChecksumTypeProto.CHECKSUM_CRC32,
+                ChecksumTypeProto.CHECKSUM_CRC32C)
+
+
+def block_pool_id(namespace_id: int) -> str:
+    """The block pool of a namespace. HDFS's is ``BP-<random>-<namenode ip>-<format time>``,
+    made once at format and shared by every namenode of an HA set; nnlite derives it from the
+    namespace id, the one thing every namenode (and every restart) of a namespace shares.
+    Clients treat it as opaque and send it back in every ``ExtendedBlockProto``."""
+    return f"BP-{namespace_id}-nnlite-0"
+
+
+def load_uuid(store: BlockStore) -> str:
+    """This data dir's DataNode UUID (``DatanodeID.datanodeUuid``), made on first use and
+    kept in ``<data dir>/datanode.uuid`` (a DataNode keeps it in its storage's VERSION)."""
+    path = store.root / UUID_FILE
+    try:
+        return str(uuid.UUID(path.read_text().strip()))
+    except (FileNotFoundError, ValueError):
+        value = str(uuid.uuid4())
+        durable.write_atomic(path, f"{value}\n".encode())
+        return value
+
+
+async def read_request(reader: asyncio.StreamReader, cls: Any) -> Any:
+    """A varint-delimited message from the stream (``PBHelperClient.vintPrefixed``)."""
+    prefix = bytearray()
+    while not prefix or prefix[-1] & 0x80:
+        if len(prefix) == 10:
+            raise ProtoError("a varint is longer than 10 bytes")
+        prefix += await reader.readexactly(1)
+    length, _ = read_varint(prefix)
+    if length > MAX_REQUEST:
+        raise ProtoError(f"a {cls.DESCRIPTOR.name} of {length} bytes is over the "
+                         f"{MAX_REQUEST} a request may have")
+    return parse(cls, await reader.readexactly(length))
+
+
+class DataNodeServer:
+    """The transfer port. ``expect``/``forget`` come from the namenode's RPC side (addBlock,
+    complete, abandonBlock); ``finalized`` and ``digest`` tell it what a WRITE_BLOCK
+    published. Runs on the namenode's event loop; ``start`` and ``close`` are coroutines."""
+
+    def __init__(self, store: BlockStore) -> None:
+        self.store = store
+        self.pool_id = block_pool_id(store.namespace_id)
+        self.datanode_uuid = load_uuid(store)
+        self.host = ""
+        self.xfer_port = 0
+        self.ipc_port = 0
+        self._lock = threading.Lock()
+        self._expected: dict[int, tuple[int, int] | None] = {}   # block id -> tail
+        self._writing: set[int] = set()
+        self._finalized: dict[int, tuple[int, tuple[int, bytes, int]]] = {}
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task] = set()
+        self._handlers: dict[int, Callable[..., Awaitable[bool]]] = {
+            Op.WRITE_BLOCK: self._write_block, Op.READ_BLOCK: self._read_block,
+            Op.BLOCK_CHECKSUM: self._block_checksum}
+
+    # ------------------------------------------------------------------ the RPC side's view
+
+    def expect(self, block_id: int, tail: tuple[int, int] | None = None) -> None:
+        """Accept one WRITE_BLOCK of ``block_id`` (addBlock handed it to a writer; the store
+        holds it). With ``tail`` = ``(block id, num_bytes)``, the block continues the first
+        ``num_bytes`` of that published block (an append: PIPELINE_SETUP_APPEND)."""
+        with self._lock:
+            self._expected[block_id] = tail
+
+    def forget(self, block_id: int) -> None:
+        """The namenode is done with ``block_id`` (completed or abandoned): drop what this
+        server knows of it. A write under way is not stopped, but publishes nothing the
+        namenode will refer to."""
+        with self._lock:
+            self._expected.pop(block_id, None)
+            self._finalized.pop(block_id, None)
+
+    def finalized(self, block_id: int) -> int | None:
+        """The length of ``block_id`` if a WRITE_BLOCK published it, else None."""
+        with self._lock:
+            done = self._finalized.get(block_id)
+        return None if done is None else done[0]
+
+    def digest(self, block_id: int) -> tuple[int, bytes, int] | None:
+        """``checksum.block_digest`` of a block a WRITE_BLOCK published (for the file
+        checksum the namenode records at complete), else None."""
+        with self._lock:
+            done = self._finalized.get(block_id)
+        return None if done is None else done[1]
+
+    # ------------------------------------------------------------------ serving
+
+    async def start(self, host: str, port: int) -> int:
+        """Listen on ``host:port`` (0: a free port); returns the port."""
+        try:
+            self._server = await asyncio.start_server(self._accept, host, port,
+                                                      reuse_address=True, backlog=1024)
+        except OSError as exc:
+            raise AddressError(f"cannot listen on {host}:{port} (the datanode's transfer "
+                               f"port): {exc.strerror or exc}") from exc
+        self.host = host
+        self.xfer_port = self._server.sockets[0].getsockname()[1]
+        log.info("datanode %s listening on %s:%d (block pool %s)", self.datanode_uuid, host,
+                 self.xfer_port, self.pool_id)
+        return self.xfer_port
+
+    async def close(self) -> None:
+        """Stop listening and end every connection (a write under way publishes nothing)."""
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
+        peer = writer.get_extra_info("peername")
+        try:
+            await self._serve(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError) as exc:
+            log.debug("datanode connection from %s ended: %r", peer, exc)
+        except DataTransferError as exc:
+            log.info("datanode: %s (from %s)", exc, peer)
+        except Exception:
+            log.exception("datanode: serving %s failed", peer)
+        finally:
+            if task is not None:
+                self._connections.discard(task)
+            writer.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        timeout = SOCKET_TIMEOUT
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    head = await reader.readexactly(dt.OP_HEAD.size)
+            except (asyncio.IncompleteReadError, TimeoutError):
+                return          # the client is done (or idle past the keepalive)
+            try:
+                async with asyncio.timeout(SOCKET_TIMEOUT):
+                    op = self._op(dt.decode_op_head(head))
+                    request = await read_request(reader, dt.REQUESTS[op])
+            except (ProtoError, DataTransferError) as exc:
+                status = getattr(exc, "status", Status.ERROR)
+                await self._respond(writer, status, str(exc))
+                log.info("datanode: refused a request: %s", exc)
+                return
+            if not await self._run(op, request, reader, writer):
+                return
+            timeout = KEEPALIVE
+
+    def _op(self, code: int) -> Op:
+        if code not in self._handlers:
+            name = Op(code).name if code in Op._value2member_map_ else "unknown"
+            raise DataTransferError(f"Unsupported op {code} ({name}) in data stream",
+                                    Status.ERROR_UNSUPPORTED)
+        return Op(code)
+
+    async def _run(self, op: Op, request: Any, reader: asyncio.StreamReader,
+                   writer: asyncio.StreamWriter) -> bool:
+        """Serve one op; whether the connection may carry another."""
+        try:
+            return await self._handlers[op](request, reader, writer)
+        except DataTransferError as exc:
+            if not exc.answered:
+                await self._respond(writer, exc.status, str(exc), exc.first_bad_link)
+            log.info("datanode: %s %s", op.name, exc)
+            return False
+
+    async def _respond(self, writer: asyncio.StreamWriter, status: int, message: str = "",
+                       first_bad_link: str | None = None, **fields: Any) -> None:
+        response = BlockOpResponseProto(status=status, **fields)
+        if message:
+            response.message = message
+        if first_bad_link is not None:
+            response.firstBadLink = first_bad_link
+        writer.write(dt.delimited(response))
+        await writer.drain()
+
+    def _check_pool(self, block: Any) -> None:
+        if block.poolId != self.pool_id:
+            raise DataTransferError(f"block pool {block.poolId} is not served here (this "
+                                    f"datanode serves {self.pool_id})")
+
+    # ------------------------------------------------------------------ WRITE_BLOCK
+
+    async def _write_block(self, request: Any, reader: asyncio.StreamReader,
+                           writer: asyncio.StreamWriter) -> bool:
+        block = request.header.baseHeader.block
+        tail = self._admit(request)
+        loop = asyncio.get_running_loop()
+        replica = ReplicaWriter(self.store, block.blockId)
+        if request.requestedChecksum.type != ChecksumTypeProto.CHECKSUM_NULL:
+            replica.kind = request.requestedChecksum.type
+        answered = False
+        try:
+            try:
+                await loop.run_in_executor(None, replica.create, tail)
+            except (OSError, BlockMissingError) as exc:
+                raise DataTransferError(f"blk_{block.blockId}: cannot create the replica: "
+                                        f"{exc}") from exc
+            await self._respond(writer, Status.SUCCESS, first_bad_link="")
+            answered = True     # from here on a refusal is a packet's ack
+            await BlockReceiver(replica, request.requestedChecksum.type, reader, writer,
+                                SOCKET_TIMEOUT,
+                                functools.partial(self._published, block.blockId)).run()
+        except BaseException as exc:
+            await asyncio.shield(loop.run_in_executor(None, replica.discard))
+            if isinstance(exc, DataTransferError):
+                exc.answered = answered
+            raise
+        finally:
+            with self._lock:
+                self._writing.discard(block.blockId)
+        return True
+
+    def _published(self, block_id: int, length: int, digest: tuple[int, bytes, int]) -> None:
+        with self._lock:
+            self._finalized[block_id] = (length, digest)
+            self._expected.pop(block_id, None)
+        log.debug("datanode: blk_%d published, %d bytes", block_id, length)
+
+    def _admit(self, request: Any) -> tuple[int, int] | None:
+        """Check a WRITE_BLOCK before anything is written; mark its block as being written
+        and return the block it continues, if any."""
+        block = request.header.baseHeader.block
+        self._check_pool(block)
+        if len(request.targets):
+            target = request.targets[0].id
+            raise DataTransferError(
+                f"blk_{block.blockId}: this datanode writes pipelines of one and cannot "
+                f"forward to {target.ipAddr}:{target.xferPort}",
+                first_bad_link=f"{target.ipAddr}:{target.xferPort}")
+        wanted = request.requestedChecksum
+        if wanted.type not in VERIFY_KINDS or wanted.bytesPerChecksum != checksum.BYTES_PER_CRC:
+            raise DataTransferError(
+                f"blk_{block.blockId}: checksum type {wanted.type} with "
+                f"{wanted.bytesPerChecksum} bytes per checksum is not supported (CRC32C, "
+                f"CRC32 or NULL, {checksum.BYTES_PER_CRC} bytes)", Status.ERROR_UNSUPPORTED)
+        if request.stage not in WRITE_STAGES:
+            raise DataTransferError(f"blk_{block.blockId}: stage {request.stage} is not "
+                                    "supported (pipeline recovery needs a second datanode)",
+                                    Status.ERROR_UNSUPPORTED)
+        with self._lock:
+            if block.blockId not in self._expected:
+                status = Status.ERROR_EXISTS if block.blockId in self._finalized \
+                    else Status.ERROR_INVALID
+                raise DataTransferError(f"blk_{block.blockId} was not allocated to a writer "
+                                        "by the namenode (or is written already)", status)
+            if block.blockId in self._writing:
+                raise DataTransferError(f"blk_{block.blockId} is being written already",
+                                        Status.ERROR_EXISTS)
+            tail = self._expected[block.blockId]
+            self._check_stage(request, tail)
+            self._writing.add(block.blockId)
+        return tail
+
+    def _check_stage(self, request: Any, tail: tuple[int, int] | None) -> None:
+        block = request.header.baseHeader.block
+        appending = request.stage == BlockConstructionStage.PIPELINE_SETUP_APPEND
+        if appending != (tail is not None):
+            raise DataTransferError(
+                f"blk_{block.blockId}: stage {request.stage} does not match the block the "
+                "namenode allocated (" + ("an append" if tail else "a new block") + ")",
+                Status.ERROR_INVALID)
+        if tail is not None and block.numBytes != tail[1]:
+            raise DataTransferError(f"blk_{block.blockId}: an append after {block.numBytes} "
+                                    f"bytes, but the block it continues has {tail[1]}",
+                                    Status.ERROR_INVALID)
+
+    # ------------------------------------------------------------------ READ_BLOCK
+
+    async def _read_block(self, request: Any, reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> bool:
+        block = request.header.baseHeader.block
+        self._check_pool(block)
+        sender = BlockSender(self.store, block.blockId, request.offset, request.len,
+                             request.sendChecksums)
+        loop = asyncio.get_running_loop()
+        try:
+            try:
+                await loop.run_in_executor(None, sender.open)
+            except (OSError, BlockMissingError) as exc:
+                raise DataTransferError(f"opReadBlock blk_{block.blockId} received "
+                                        f"exception {exc}") from exc
+            await self._respond(writer, Status.SUCCESS,
+                                readOpChecksumInfo=sender.checksum_info())
+            await sender.send(writer)
+        finally:
+            sender.close()
+        return await self._read_status(reader)
+
+    async def _read_status(self, reader: asyncio.StreamReader) -> bool:
+        """The client's ClientReadStatusProto after a whole range (DataXceiver.readBlock);
+        a client that closes instead is done."""
+        try:
+            async with asyncio.timeout(SOCKET_TIMEOUT):
+                status = await read_request(reader, ClientReadStatusProto)
+        except (asyncio.IncompleteReadError, ProtoError, TimeoutError) as exc:
+            log.debug("datanode: no read status from the client (%r)", exc)
+            return False
+        if status.status not in (Status.SUCCESS, Status.CHECKSUM_OK):
+            log.info("datanode: a client reports status %d after a read", status.status)
+        return True
+
+    # ------------------------------------------------------------------ BLOCK_CHECKSUM
+
+    async def _block_checksum(self, request: Any, reader: asyncio.StreamReader,
+                              writer: asyncio.StreamWriter) -> bool:
+        block = request.header.block
+        self._check_pool(block)
+        composite = request.HasField("blockChecksumOptions") and \
+            request.blockChecksumOptions.blockChecksumType == BlockChecksumTypeProto.COMPOSITE_CRC
+        try:
+            answer = await asyncio.get_running_loop().run_in_executor(
+                None, self._checksum, block.blockId, block.numBytes, composite)
+        except (OSError, BlockMissingError) as exc:
+            raise DataTransferError(f"blockChecksum blk_{block.blockId}: {exc}") from exc
+        if request.HasField("blockChecksumOptions"):
+            answer.blockChecksumOptions.CopyFrom(request.blockChecksumOptions)
+        await self._respond(writer, Status.SUCCESS, checksumResponse=answer)
+        return True
+
+    def _checksum(self, block_id: int, num_bytes: int, composite: bool) -> Any:
+        """BlockChecksumHelper's answer for the first ``num_bytes`` of a block."""
+        if not self.store.has(block_id):
+            raise DataTransferError(f"Replica not found for blk_{block_id}")
+        with self.store.open_block(block_id, 0) as handle:
+            size = handle.seek(0, 2)
+        length = min(num_bytes, size)
+        crcs, kind = self.store.read_crcs(block_id, length)
+        crc_per_block = -(-size // checksum.BYTES_PER_CRC)
+        if composite:
+            value = self.store.composite_crc([(block_id, length, GENSTAMP)])[1].to_bytes(4, "big")
+        else:
+            value = checksum.block_digest(crcs, kind)[1]
+        return OpBlockChecksumResponseProto(bytesPerCrc=checksum.BYTES_PER_CRC,
+                                            crcPerBlock=crc_per_block, blockChecksum=value,
+                                            crcType=kind)

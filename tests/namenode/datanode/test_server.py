@@ -1,0 +1,320 @@
+"""The built-in datanode over real TCP (namenode/datanode/): WRITE_BLOCK, READ_BLOCK and
+BLOCK_CHECKSUM as Hadoop's clients send them, spoken by the test client of client.py
+through formats/hadoop/datatransfer.py; refusals and cut connections."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from nnlite.formats.hadoop import datatransfer as dt
+from nnlite.formats.hadoop.datatransfer import Op, Status
+from nnlite.formats.hadoop.hdfs import ChecksumTypeProto, DatanodeIDProto, DatanodeInfoProto
+from nnlite.namenode.blocks import checksum
+from nnlite.namenode.datanode.server import UUID_FILE, DataNodeServer
+from tests.namenode.blocks.helpers import reference_checksum
+
+DATA = os.urandom(200_000) + b"tail"          # 390 chunks and a partial one, 4 packets
+
+
+def wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
+def tmp_files(store) -> list[str]:
+    return sorted(os.listdir(store.tmp))
+
+
+def assert_serving(store, datanode, connect) -> None:
+    """The server goes on serving: a new block is written and published."""
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    connect().write_block(block_id, DATA[:10])
+    assert store.data_path(block_id).read_bytes() == DATA[:10]
+
+
+def start_write(store, datanode, connect):
+    """A block the namenode allocated and a connection whose WRITE_BLOCK was accepted."""
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    client = connect()
+    assert client.open_write(block_id).status == Status.SUCCESS
+    return block_id, client
+
+
+def webhdfs_block(store, data: bytes) -> tuple[int, tuple[int, bytes, int]]:
+    """The same bytes written as WebHDFS's data path writes them (BlockWriter)."""
+    writer = store.writer(block_size=1 << 27)
+    writer.write(data)
+    sealed = writer.seal()
+    writer.close()
+    return sealed.blocks[0][0], sealed.digests[0]
+
+
+def test_a_block_written_in_packets_reads_back_with_its_checksums(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    acks = connect().write_block(block_id, DATA)
+    assert acks == [(seqno, [Status.SUCCESS]) for seqno in range(5)]
+    assert datanode.finalized(block_id) == len(DATA)
+    assert store.data_path(block_id).read_bytes() == DATA
+    assert tmp_files(store) == []
+    data, headers = connect().read_block(block_id, 0, len(DATA))
+    assert data == DATA
+    assert [h.seqno for h in headers] == list(range(len(headers)))
+    assert [h.offsetInBlock for h in headers[:3]] == [0, 65536, 131072]
+    assert headers[-1].lastPacketInBlock and headers[-1].dataLen == 0
+
+
+def test_the_block_and_its_meta_are_those_webhdfs_writes(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    connect().write_block(block_id, DATA, packet=4096)
+    other, digest = webhdfs_block(store, DATA)
+    assert store.meta_path(block_id).read_bytes() == store.meta_path(other).read_bytes()
+    assert datanode.digest(block_id) == digest == store.digest(block_id, len(DATA))
+
+
+def test_block_checksum_is_the_webhdfs_one(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    client = connect()
+    client.write_block(block_id, DATA)
+    answer = client.block_checksum(block_id, len(DATA))
+    assert answer.status == Status.SUCCESS
+    response = answer.checksumResponse
+    crcs = -(-len(DATA) // 512)
+    assert (response.bytesPerCrc, response.crcPerBlock, response.crcType) == \
+        (512, crcs, ChecksumTypeProto.CHECKSUM_CRC32C)
+    _, digest = webhdfs_block(store, DATA)
+    assert response.blockChecksum == digest[1]
+    # what a client makes of one block's answer is the file checksum WebHDFS answers
+    assert checksum.file_checksum([(crcs, response.blockChecksum, response.crcType)]) == \
+        store.file_checksum([(block_id, len(DATA), 1001)]) == reference_checksum([DATA])[:28] \
+        + bytes([checksum.CRC32C])
+
+
+def test_block_checksum_of_a_prefix_and_composite(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    client = connect()
+    client.write_block(block_id, DATA)
+    prefix = client.block_checksum(block_id, 1000).checksumResponse
+    assert prefix.blockChecksum == checksum.block_digest(checksum.chunk_crcs(DATA[:1000]))[1]
+    assert prefix.crcPerBlock == -(-len(DATA) // 512)       # the meta file's count
+    composite = client.block_checksum(block_id, len(DATA), composite=True).checksumResponse
+    assert composite.blockChecksum == checksum.crc_update(checksum.CRC32C, DATA, 0).to_bytes(
+        4, "big")
+
+
+@pytest.mark.parametrize("offset,length", [(0, 1), (511, 2), (700, 70_000), (199_999, 5),
+                                           (len(DATA), 0), (1024, 0)])
+def test_a_range_starts_at_its_chunk(store, datanode, connect, offset, length):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    client = connect()
+    client.write_block(block_id, DATA)
+    response = client.open_read(block_id, offset, length)
+    assert response.readOpChecksumInfo.chunkOffset == offset - offset % 512
+    client.close()
+    data, headers = connect().read_block(block_id, offset, length)
+    assert data == DATA[offset:offset + length]
+    assert headers[0].offsetInBlock == offset - offset % 512
+
+
+def test_a_range_outside_the_block_is_refused(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    connect().write_block(block_id, DATA)
+    client = connect()
+    response = client.open_read(block_id, len(DATA) - 1, 2)
+    assert response.status == Status.ERROR_INVALID
+    assert "don't match block" in response.message
+    assert client.at_eof()
+    missing = connect().open_read(block_id + 1000, 0, 1)
+    assert missing.status == Status.ERROR and "Replica not found" in missing.message
+
+
+def test_reads_without_checksums(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    connect().write_block(block_id, DATA)
+    client = connect()
+    response = client.open_read(block_id, 10, 1000, send_checksums=False)
+    assert response.readOpChecksumInfo.checksum.type == ChecksumTypeProto.CHECKSUM_NULL
+    packet = client.read_packet()
+    assert packet.checksums == b"" and packet.data == DATA[:1024]
+
+
+def test_one_connection_carries_op_after_op(store, datanode, connect):
+    first, second = store.allocate(), store.allocate()
+    datanode.expect(first)
+    datanode.expect(second)
+    client = connect()
+    client.write_block(first, DATA[:1000])
+    client.write_block(second, DATA[1000:3000])
+    assert client.read_block(first, 0, 1000)[0] == DATA[:1000]
+    assert client.read_block(second, 0, 2000)[0] == DATA[1000:3000]
+    assert client.block_checksum(first, 1000).status == Status.SUCCESS
+
+
+def test_heartbeats_syncs_and_a_resent_partial_chunk(store, datanode, connect):
+    """hflush sends a partial chunk; the next packet sends that chunk again from its start
+    (DFSOutputStream), as a packet with syncBlock does for hsync."""
+    block_id, client = start_write(store, datanode, connect)
+    client.send(client.packet(0, dt.HEART_BEAT_SEQNO, b""))
+    assert client.ack() == (-1, [Status.SUCCESS])
+    client.send(client.packet(0, 0, DATA[:700], sync=True))
+    assert client.ack() == (0, [Status.SUCCESS])
+    assert os.path.getsize(store.tmp_path(block_id)) == 700     # synced in tmp/
+    assert not store.has(block_id)
+    client.send(client.packet(512, 1, DATA[512:3000]))
+    client.send(client.packet(3000, 2, b"", last=True))
+    assert [client.ack(), client.ack()] == [(1, [Status.SUCCESS]), (2, [Status.SUCCESS])]
+    assert store.data_path(block_id).read_bytes() == DATA[:3000]
+    assert datanode.digest(block_id)[1] == checksum.block_digest(
+        checksum.chunk_crcs(DATA[:3000]))[1]
+
+
+def test_an_append_continues_a_copy_of_the_old_block(store, datanode, connect):
+    old, digest = webhdfs_block(store, DATA[:1000])
+    new = store.allocate()
+    datanode.expect(new, tail=(old, 1000))
+    client = connect()
+    response = client.open_write(new, stage=dt.BlockConstructionStage.PIPELINE_SETUP_APPEND,
+                                 num_bytes=1000)
+    assert response.status == Status.SUCCESS, response.message
+    # hdfs-native's append: first a packet up to the chunk's end, then whole chunks
+    client.send(client.packet(1000, 0, DATA[1000:1024]))
+    client.send(client.packet(1024, 1, DATA[1024:5000]))
+    client.send(client.packet(5000, 2, b"", last=True))
+    assert [client.ack()[1] for _ in range(3)] == [[Status.SUCCESS]] * 3
+    assert store.data_path(new).read_bytes() == DATA[:5000]
+    assert store.data_path(old).read_bytes() == DATA[:1000]        # never changed
+    assert datanode.digest(new) == checksum.block_digest(checksum.chunk_crcs(DATA[:5000]))
+
+
+def test_a_wrong_checksum_is_refused_and_nothing_published(store, datanode, connect):
+    block_id, client = start_write(store, datanode, connect)
+    client.send(client.packet(0, 0, DATA[:4096]))
+    good = client.packet(4096, 1, DATA[4096:8192])
+    bad = bytearray(good)
+    bad[-100] ^= 1                      # a data byte of the packet's last chunk
+    client.send(bytes(bad))
+    assert client.ack() == (0, [Status.SUCCESS])
+    assert client.ack() == (1, [Status.ERROR_CHECKSUM])
+    assert client.at_eof()
+    assert not store.has(block_id) and datanode.finalized(block_id) is None
+    assert tmp_files(store) == []
+    assert_serving(store, datanode, connect)
+
+
+def test_a_connection_cut_mid_packet_publishes_nothing(store, datanode, connect):
+    block_id, client = start_write(store, datanode, connect)
+    client.send(client.packet(0, 0, DATA[:4096]))
+    assert client.ack() == (0, [Status.SUCCESS])
+    client.send(client.packet(4096, 1, DATA[4096:8192])[:3000])
+    wait_until(lambda: os.path.exists(store.tmp_path(block_id)))
+    client.close()
+    wait_until(lambda: tmp_files(store) == [])
+    assert not store.has(block_id) and datanode.finalized(block_id) is None
+    assert_serving(store, datanode, connect)
+
+
+@pytest.mark.parametrize("head,status,says", [
+    (bytes([0, 28, 99]), Status.ERROR_UNSUPPORTED, "Unsupported op 99"),
+    (bytes([0, 28, Op.COPY_BLOCK]), Status.ERROR_UNSUPPORTED, "COPY_BLOCK"),
+    (bytes([0, 27, Op.READ_BLOCK]), Status.ERROR, "Version Mismatch"),
+    (bytes([0, 28, Op.READ_BLOCK, 3, 1, 2, 3]), Status.ERROR, "malformed OpReadBlockProto"),
+], ids=["unknown-op", "unsupported-op", "old-version", "garbage-request"])
+def test_garbage_gets_an_error_and_the_server_keeps_serving(store, datanode, connect, head,
+                                                            status, says):
+    client = connect()
+    client.send(head + bytes(20))
+    response = client.read_message(dt.BlockOpResponseProto)
+    assert response.status == status and says in response.message
+    assert client.at_eof()
+    assert_serving(store, datanode, connect)
+
+
+def test_an_oversized_packet_is_refused(store, datanode, connect):
+    block_id, client = start_write(store, datanode, connect)
+    client.send(dt.PACKET_LENGTHS.pack(dt.MAX_PACKET_SIZE, 30))
+    assert client.at_eof()
+    wait_until(lambda: tmp_files(store) == [])
+    assert not store.has(block_id)
+    assert_serving(store, datanode, connect)
+
+
+def test_writes_the_namenode_did_not_allocate_are_refused(store, datanode, connect):
+    assert connect().open_write(store.allocate()).status == Status.ERROR_INVALID
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    connect().write_block(block_id, DATA[:10])
+    again = connect().open_write(block_id)
+    assert again.status == Status.ERROR_EXISTS
+    assert store.data_path(block_id).read_bytes() == DATA[:10]
+    forgotten = store.allocate()
+    datanode.expect(forgotten)
+    datanode.forget(forgotten)
+    assert connect().open_write(forgotten).status == Status.ERROR_INVALID
+    assert tmp_files(store) == []
+
+
+def test_a_pipeline_beyond_this_datanode_names_its_first_bad_link(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    target = DatanodeInfoProto(id=DatanodeIDProto(
+        ipAddr="10.0.0.2", hostName="dn2", datanodeUuid="x", xferPort=9866, infoPort=9864,
+        ipcPort=9867))
+    response = connect().open_write(block_id, targets=[target])
+    assert (response.status, response.firstBadLink) == (Status.ERROR, "10.0.0.2:9866")
+    connect().write_block(block_id, DATA[:10])       # still expected: the client retries
+    assert store.has(block_id)
+
+
+def test_a_checksum_type_it_cannot_store_is_refused(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    client = connect()
+    request = dt.OpWriteBlockProto(
+        header=client.header(block_id), stage=dt.BlockConstructionStage.PIPELINE_SETUP_CREATE,
+        pipelineSize=1, minBytesRcvd=0, maxBytesRcvd=0, latestGenerationStamp=1001,
+        requestedChecksum=dt.ChecksumProto(type=ChecksumTypeProto.CHECKSUM_CRC32C,
+                                           bytesPerChecksum=1024))
+    client.send(dt.encode_op(Op.WRITE_BLOCK, request))
+    assert client.read_message(dt.BlockOpResponseProto).status == Status.ERROR_UNSUPPORTED
+
+
+def test_crc32_writes_keep_their_type(store, datanode, connect):
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    client = connect()
+    assert client.open_write(block_id, kind=ChecksumTypeProto.CHECKSUM_CRC32).status == \
+        Status.SUCCESS
+    client.send(client.packet(0, 0, DATA[:3000], kind=checksum.CRC32))
+    client.send(client.packet(3000, 1, b"", last=True))
+    assert [client.ack()[1] for _ in range(2)] == [[Status.SUCCESS]] * 2
+    assert store.read_crcs(block_id, 3000) == (checksum.chunk_crcs(DATA[:3000], checksum.CRC32),
+                                               checksum.CRC32)
+    data, _ = connect().read_block(block_id, 0, 3000)
+    assert data == DATA[:3000]
+
+
+def test_a_block_of_another_pool_is_refused(store, datanode, connect):
+    client = connect()
+    client.pool_id = "BP-1-other-0"
+    response = client.open_read(1, 0, 1)
+    assert response.status == Status.ERROR and "BP-1-other-0" in response.message
+
+
+def test_the_identity_is_stable_per_data_dir(store, datanode):
+    assert datanode.pool_id == "BP-7-nnlite-0"
+    assert (store.root / UUID_FILE).read_text().strip() == datanode.datanode_uuid
+    assert DataNodeServer(store).datanode_uuid == datanode.datanode_uuid
+    assert (datanode.host, datanode.ipc_port) == ("127.0.0.1", 0) and datanode.xfer_port > 0
