@@ -9,4 +9,5 @@ transfer protocols, declared from the field numbers of Hadoop's ``.proto`` files
 | ``hdfs.py`` | ``hdfs.proto``: blocks, datanodes, file status, located blocks, server defaults |
 | ``ipc.py`` | Hadoop IPC: the ``hrpc`` preamble, RPC headers, connection context, call and response frames |
 | ``client_namenode.py`` | ``ClientNamenodeProtocol``: every call's request and response, ``METHODS`` |
+| ``datatransfer.py`` | ``datatransfer.proto`` and its framing: op requests, packets, acks (a DataNode's transfer port) |
 """

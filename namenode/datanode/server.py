@@ -197,7 +197,7 @@ class DataNodeServer:
             await self._serve(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError) as exc:
             log.debug("datanode connection from %s ended: %r", peer, exc)
-        except DataTransferError as exc:
+        except (DataTransferError, ProtoError) as exc:
             log.info("datanode: %s (from %s)", exc, peer)
         except Exception:
             log.exception("datanode: serving %s failed", peer)
@@ -294,8 +294,9 @@ class DataNodeServer:
 
     def _published(self, block_id: int, length: int, digest: tuple[int, bytes, int]) -> None:
         with self._lock:
-            self._finalized[block_id] = (length, digest)
-            self._expected.pop(block_id, None)
+            if block_id in self._expected:      # else forgotten meanwhile: the sweep's
+                self._finalized[block_id] = (length, digest)
+                del self._expected[block_id]
         log.debug("datanode: blk_%d published, %d bytes", block_id, length)
 
     def _admit(self, request: Any) -> tuple[int, int] | None:
