@@ -53,7 +53,8 @@ def log_to_file(path: str) -> None:
         logging.getLogger().addHandler(handler)
 
 
-def serve_namenode(name_dirs, host, port, config, format_if_missing: bool) -> None:
+def serve_namenode(name_dirs, host, port, config, format_if_missing: bool,
+                   rpc_port: int | None = None) -> None:
     from nnlite.namenode.daemon import Namenode
     from nnlite.namenode.fsnamesystem import format_dirs
     from nnlite.namenode.storage.namedir import NameDir
@@ -62,7 +63,8 @@ def serve_namenode(name_dirs, host, port, config, format_if_missing: bool) -> No
         format_dirs([NameDir(p) for p in paths])
     log_to_file(config.get("nnlite.log.file"))
     from nnlite.catalog.http import install as install_catalog
-    run_event_loop(Namenode(paths, config, host, port, extensions=[install_catalog]).run())
+    run_event_loop(Namenode(paths, config, host, port, extensions=[install_catalog],
+                            rpc_port=rpc_port).run())
 
 
 def run_event_loop(coroutine) -> None:
@@ -186,11 +188,15 @@ def opens_own_edits(config: Config, image_txid: int) -> bool:
 @name_dir_option
 @click.option("--host", default=None, help="Address to bind (default 127.0.0.1).")
 @click.option("--port", type=int, default=None, help="HTTP port (default 9870).")
+@click.option("--rpc-port", type=click.IntRange(0, 65535), default=None,
+              help="Hadoop IPC port for hdfs:// clients (default from "
+                   "dfs.namenode.rpc-address, 8020; 0: a free port).")
 @conf_options
 @startup_options
-def namenode_cmd(name_dirs, host, port, conf, defines, recover, force,
+def namenode_cmd(name_dirs, host, port, rpc_port, conf, defines, recover, force,
                  import_checkpoint, bootstrap_standby_flag) -> None:
-    """Run the namenode in the foreground (WebHDFS on http://HOST:PORT)."""
+    """Run the namenode in the foreground (WebHDFS on http://HOST:PORT, hdfs:// on the RPC
+    port)."""
     config = load_config(conf, defines)
     if (force and not recover) or sum(map(bool, (recover, import_checkpoint,
                                                 bootstrap_standby_flag))) > 1:
@@ -207,7 +213,7 @@ def namenode_cmd(name_dirs, host, port, conf, defines, recover, force,
                           "to follow the shared journal from there")
     if import_checkpoint:
         import_from_checkpoint(name_dirs, import_checkpoint)
-    serve_namenode(name_dirs, host, port, config, False)
+    serve_namenode(name_dirs, host, port, config, False, rpc_port)
 
 
 @click.command("run")

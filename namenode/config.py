@@ -27,6 +27,9 @@ DEFAULTS: dict[str, str] = {
     # addresses
     "dfs.namenode.http-address": "127.0.0.1:9870",
     "dfs.namenode.secondary.http-address": "127.0.0.1:9868",
+    # Hadoop IPC (hdfs://): ClientNamenodeProtocol, Hadoop's default port
+    "dfs.namenode.rpc-address": "127.0.0.1:8020",
+    "ipc.maximum.data.length": str(128 << 20),     # the largest RPC frame accepted, bytes
     # identity and permissions
     "dfs.permissions.enabled": "true",
     "dfs.permissions.superusergroup": "supergroup",

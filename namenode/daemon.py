@@ -25,8 +25,8 @@ from nnlite.namenode.blocks.lease_recovery import recover_uploads
 from nnlite.namenode.blocks.replication import PREFIX as REPLICA_PREFIX
 from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.sweep import Sweeper
-from nnlite.namenode.config import Config, ConfigError
-from nnlite.namenode.errors import NamenodeError
+from nnlite.namenode.config import DEFAULTS, Config, ConfigError
+from nnlite.namenode.errors import AddressError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
 from nnlite.namenode.ha.controller import HAController
@@ -35,11 +35,16 @@ from nnlite.namenode.ha.state import HAServiceState
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.app import NamenodeApp
 from nnlite.namenode.http.data import DataPath
+from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.replica import Replica
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.transfer import Transfer, load_secret
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.namespace import leases
+from nnlite.namenode.rpc.client_protocol import ClientProtocol
+from nnlite.namenode.rpc.server import RpcServer
+from nnlite.namenode.rpc.status import Datanode, Locator
+from nnlite.namenode.rpc.writes import Writes
 from nnlite.namenode.storage import namedir
 from nnlite.namenode.storage.namedir import NameDir
 
@@ -58,11 +63,12 @@ class Namenode:
     """The running service; ``await run()`` returns when a stop was requested and done."""
 
     def __init__(self, dirs: list[str], config: Config, host: str | None = None,
-                 port: int | None = None, extensions=()):
+                 port: int | None = None, extensions=(), rpc_port: int | None = None):
         self.dirs = dirs
         self.config = config
         default_host, default_port = config.address("dfs.namenode.http-address")
         self.host = host or default_host
+        self.host_given = host
         self.port = default_port if port is None else port
         self.app = NamenodeApp()
         self.http = HttpServer(self.app, remote.parse_error_response,
@@ -80,6 +86,10 @@ class Namenode:
         self.stop_requested = asyncio.Event()
         self.failure: Exception | None = None     # why the namenode stopped by itself
         self.ha: HAController | None = None
+        self.rpc_port = rpc_port          # None: dfs.namenode.rpc-address's
+        self.rpc: RpcServer | None = None
+        # The built-in datanode whose blocks the RPC service names (set before start).
+        self.datanode: Datanode | None = None
 
     async def start(self) -> int:
         name_dirs = [NameDir(p) for p in self.dirs]
@@ -115,6 +125,7 @@ class Namenode:
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
         if self.config.nameservice():
             self.ha = self._join_ha_set(loop, secret, data)
+        await self._start_rpc(lease_manager)
         self._check_resources()
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         self.tasks.append(asyncio.ensure_future(self._watch_resources()))
@@ -126,6 +137,36 @@ class Namenode:
                  report["lastWrittenTxid"], report["files"], report["directories"],
                  "ON (resources are low)" if self.fs.resources_low else "off")
         return self.port
+
+    async def _start_rpc(self, lease_manager: leases.LeaseManager) -> None:
+        """Serve Hadoop IPC (``hdfs://``) beside HTTP, on ``--rpc-port`` or
+        ``dfs.namenode.rpc-address`` (0: a free port). When neither was asked for and the
+        default port (8020) is taken, the namenode serves WebHDFS only and says so."""
+        fs, committer, blocks = self._loaded()
+        key = "dfs.namenode.rpc-address"
+        host, port = self.config.address(key)
+        asked = self.rpc_port is not None or self.config.get(key) != DEFAULTS[key]
+        port = port if self.rpc_port is None else self.rpc_port
+        host = self.host_given or host
+        ha = self.ha
+        protocol = ClientProtocol(
+            fs, Writes(fs, committer, blocks, lease_manager, self.datanode),
+            Locator(self.datanode, self.port, blocks.capacity),
+            ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name)
+        server = RpcServer(protocol, fs, committer,
+                           ProxyUsers(self.config.proxy_users()),
+                           max_data_length=self.config.int("ipc.maximum.data.length"))
+        try:
+            self.rpc_port = await server.start(host, port)
+        except AddressError as exc:
+            if asked:
+                raise
+            log.warning("hdfs:// is not served: %s", exc)
+            return
+        self.rpc = server
+        self.app.rpc_address = f"{host}:{self.rpc_port}"
+        log.info("namenode serving hdfs://%s:%d (Hadoop IPC)", host, self.rpc_port)
+        announce_port("NNLITE_RPC_PORT", self.rpc_port)
 
     def _open(self, name_dirs: list[NameDir]) -> FSNamesystem:
         fs = FSNamesystem.open(self.dirs, identity(self.config), locked=name_dirs)
@@ -272,6 +313,8 @@ class Namenode:
             self.housekeeping.cancel()
         if self.ha is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.ha.stop)
+        if self.rpc is not None:
+            await self.rpc.stop(self.config.float("nnlite.shutdown.grace"))
         await self.http.stop(self.config.float("nnlite.shutdown.grace"))
         if self.blocks is not None:
             self.blocks.close()

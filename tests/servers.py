@@ -64,6 +64,8 @@ class NamenodeProcess:
             format_dirs(dirs)
         log = Path(name_dirs[0]).parent / f"namenode-{time.monotonic_ns()}.log"
         cmd = [sys.executable, "-m", "nnlite.cli", "namenode", "--port", "0"]
+        if "--rpc-port" not in args:
+            cmd += ["--rpc-port", "0"]
         for d in name_dirs:
             cmd += ["--name-dir", d]
         logfile = open(log, "wb")
@@ -111,6 +113,19 @@ class NamenodeProcess:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
+
+    @property
+    def rpc_port(self) -> int:
+        """The Hadoop IPC port it announced once its namespace was loaded."""
+        for line in self.log.read_text(errors="replace").splitlines():
+            if line.startswith("NNLITE_RPC_PORT="):
+                return int(line.split("=", 1)[1])
+        raise LookupError(f"namenode at {self.url} serves no hdfs://; log: "
+                          f"{self.log.read_text()}")
+
+    @property
+    def hdfs(self) -> str:
+        return f"hdfs://127.0.0.1:{self.rpc_port}"
 
     def webhdfs(self, path: str) -> str:
         return f"{self.url}/webhdfs/v1{path}"

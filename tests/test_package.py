@@ -27,9 +27,10 @@ MAY_NOT_IMPORT = {"durability": {"formats"}}
 # (load, save, the checkpoint), the journal, the blocks' sweep and the namespace; offline
 # recovery works on the image and the journal alone; the image, the journal and recovery keep
 # their files in the name directories (storage/); the built-in datanode (datanode/) serves the
-# block store to hdfs:// clients; config.py and errors.py are the floor. Each
-# entry is a sub-package or a module of namenode/ itself.
-NAMENODE_LAYERS = ["daemon", "http", "ha", "fsnamesystem", "recovery", "image", "journal",
+# block store to hdfs:// clients, and the RPC service (rpc/), above the HTTP service whose
+# proxy-user rules it shares, their metadata calls; config.py and errors.py are the floor.
+# Each entry is a sub-package or a module of namenode/ itself.
+NAMENODE_LAYERS = ["daemon", "rpc", "http", "ha", "fsnamesystem", "recovery", "image", "journal",
                    "datanode", "blocks", "namespace", "storage", "config", "errors"]
 
 

@@ -61,6 +61,7 @@ class NamenodeApp:
         self.data = None
         self.mounts: dict[str, Callable[[Request], object]] = {}
         self.catalog = None          # the catalog service, when one is installed
+        self.rpc_address: str | None = None     # host:port of Hadoop IPC, once it listens
         self.ha: HAController | None = None     # in an HA set
         self.replicator: Replicator | None = None
         # held reads whose ops the shared journal refused, answered again after the reload
@@ -275,6 +276,7 @@ class NamenodeApp:
             {"name": "Hadoop:service=NameNode,name=NameNodeStatus",
              "modelerType": "org.apache.hadoop.hdfs.server.namenode.NameNode",
              "State": self.ha_state(), "NNRole": "NameNode",
+             **({"HostAndPort": self.rpc_address} if self.rpc_address else {}),
              **({f"HA{k[0].upper()}{k[1:]}": json.dumps(v) if isinstance(v, dict) else v
                  for k, v in self.ha.report().items()}
                 if self.ha is not None else {})},

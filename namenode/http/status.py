@@ -70,12 +70,14 @@ class Snapshot:
     catalog: list[dict] | None = None   # the catalog's world-readable rows (None: no catalog)
     hidden_checkpoints: int = 0         # ... and how many more it holds
     ha: dict | None = None              # HAController.report() and the active's address
+    rpc_address: str | None = None      # host:port of Hadoop IPC (hdfs://), when served
 
 
 def collect(app) -> Snapshot:
     """Everything the page shows (blocking: run it in a worker thread)."""
     snap = Snapshot(report=app.fs.report(), uptime=time.time() - app.started, now=time.time(),
-                    writable=app.fs.journal_writable)
+                    writable=app.fs.journal_writable,
+                    rpc_address=getattr(app, "rpc_address", None))
     if getattr(app, "transfer", None) is not None:
         snap.checkpoints = app.fs.checkpoint_metrics.checkpoints
     store = _block_store(app)
@@ -226,7 +228,8 @@ def _overview(snap: Snapshot, headline: str) -> str:
     return _card("Overview", [
         ("health-text", "Health", headline), ("safe-mode", "Safe mode", safe),
         ("uptime", "Uptime", duration(snap.uptime)), ("version", "Version", version()),
-        ("namespace-id", "Namespace id", r["namespaceId"])])
+        ("namespace-id", "Namespace id", r["namespaceId"]),
+        ("rpc-address", "hdfs://", snap.rpc_address or "not served")])
 
 
 def _ha(snap: Snapshot) -> str:

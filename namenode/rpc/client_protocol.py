@@ -1,0 +1,367 @@
+"""``org.apache.hadoop.hdfs.protocol.ClientProtocol`` on the namenode: one handler per call
+of ``ClientNamenodeProtocol`` that nnlite serves (``NameNodeRpcServer``'s role).
+
+A handler takes the parsed request and the ``Call`` context (who, from where) and returns the
+response message, or a coroutine for one; every operation goes through ``FSNamesystem``'s
+public methods with the caller's user, so permissions, leases, quotas, snapshots and safe mode
+are WebHDFS's. The server sends an answer only once every op logged before it was made is
+durable (``server.py``), which is how a write is acknowledged after its sync.
+
+Answers that differ from an exception, as Hadoop's: ``getFileInfo`` and ``getListing`` of a
+missing path answer an empty response (the client raises FileNotFoundException);
+``getDelegationToken`` answers no token (no secret manager runs under simple
+authentication). The set of calls was read off the clients: hdfs-native's
+``rust/src/hdfs/protocol.rs`` (every ``self.call("<method>", ...)``) and Hadoop's
+``ClientNamenodeProtocolTranslatorPB`` as ``DistributedFileSystem`` uses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from nnlite.formats.hadoop import client_namenode as cn
+from nnlite.formats.hadoop import hdfs, security
+from nnlite.namenode import errors
+from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
+from nnlite.namenode.namespace import leases, paths, permission
+from nnlite.namenode.rpc import status
+from nnlite.namenode.rpc.status import Locator, signed
+from nnlite.namenode.rpc.writes import Writes
+
+CREATE, OVERWRITE = cn.CreateFlagProto.CREATE, cn.CreateFlagProto.OVERWRITE
+QUOTA_DONT_SET = (1 << 63) - 1          # HdfsConstants.QUOTA_DONT_SET (Long.MAX_VALUE)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who makes the calls of one connection: the effective user and the client's address."""
+    user: str
+    machine: str
+
+
+Handler = Callable[[Any, Caller], Any]
+
+
+class ClientProtocol:
+    """method name -> handler (``handlers``)."""
+
+    def __init__(self, fs: FSNamesystem, writes: Writes, locator: Locator,
+                 ha_state: Callable[[], str] = lambda: "ACTIVE") -> None:
+        self.fs = fs
+        self.writes = writes
+        self.locator = locator
+        self.ha_state = ha_state
+        self.handlers: dict[str, Handler] = {
+            name[len("call_"):]: getattr(self, name) for name in dir(self)
+            if name.startswith("call_")}
+
+    # ------------------------------------------------------------------ reads
+
+    def call_getServerDefaults(self, req, who: Caller):
+        return cn.GetServerDefaultsResponseProto(
+            serverDefaults=status.server_defaults(self.fs.server_defaults()))
+
+    def _file_info(self, path: str, who: Caller):
+        """The status of ``path``, or None where Hadoop's getFileInfo answers null: a missing
+        path, and for the superuser a path under a file."""
+        try:
+            return self.fs.get_file_info(path, who.user, status.file_status)
+        except errors.PathNotFoundError:
+            return None
+        except errors.AccessControlError:
+            if self.fs.caller(who.user).superuser:
+                return None
+            raise
+
+    def call_getFileInfo(self, req, who: Caller):
+        found = self._file_info(req.src, who)
+        return cn.GetFileInfoResponseProto(fs=found) if found is not None \
+            else cn.GetFileInfoResponseProto()
+
+    def call_getFileLinkInfo(self, req, who: Caller):
+        found = self._file_info(req.src, who)
+        return cn.GetFileLinkInfoResponseProto(fs=found) if found is not None \
+            else cn.GetFileLinkInfoResponseProto()
+
+    def call_getListing(self, req, who: Caller):
+        render = self._located_status if req.needLocation else status.file_status
+        try:
+            entries, remaining = self.fs.get_listing(
+                req.src, who.user, render, req.startAfter.decode("utf-8", "replace"),
+                self.fs.list_limit)
+        except errors.PathNotFoundError:
+            return cn.GetListingResponseProto()
+        listing = hdfs.DirectoryListingProto(remainingEntries=remaining)
+        listing.partialListing.extend(entries)
+        return cn.GetListingResponseProto(dirList=listing)
+
+    def _located_status(self, node, name: str, snapshottable: bool = False):
+        """A listing entry with its block locations (``needLocation``)."""
+        entry = status.file_status(node, name, snapshottable)
+        if not node.is_dir:
+            entry.locations.CopyFrom(self.locator.located_blocks(FileBlocks.of(node)))
+        return entry
+
+    def call_getBlockLocations(self, req, who: Caller):
+        file = self.fs.get_readable_file(req.src, who.user)
+        return cn.GetBlockLocationsResponseProto(
+            locations=self.locator.located_blocks(file, req.offset, req.length))
+
+    def call_getContentSummary(self, req, who: Caller):
+        return cn.GetContentSummaryResponseProto(
+            summary=status.content_summary(self.fs.get_content_summary(req.path, who.user)))
+
+    def call_getQuotaUsage(self, req, who: Caller):
+        return cn.GetQuotaUsageResponseProto(
+            usage=status.quota_usage(self.fs.get_quota_usage(req.path, who.user)))
+
+    def call_getPreferredBlockSize(self, req, who: Caller):
+        return cn.GetPreferredBlockSizeResponseProto(
+            bsize=self.fs.get_readable_file(req.filename, who.user).block_size)
+
+    def call_isFileClosed(self, req, who: Caller):
+        file = self.fs.get_readable_file(req.src, who.user)
+        return cn.IsFileClosedResponseProto(result=not file.under_construction)
+
+    def call_checkAccess(self, req, who: Caller):
+        self.fs.check_access(req.path, who.user, req.mode)
+        return cn.CheckAccessResponseProto()
+
+    def call_getFsStats(self, req, who: Caller):
+        capacity, used, remaining = self.locator.capacity()
+        return cn.GetFsStatsResponseProto(capacity=capacity, used=used, remaining=remaining,
+                                          under_replicated=0, corrupt_blocks=0,
+                                          missing_blocks=0, missing_repl_one_blocks=0,
+                                          blocks_in_future=0, pending_deletion_blocks=0)
+
+    def call_getDatanodeReport(self, req, who: Caller):
+        """The one built-in datanode, live; none is dead or in maintenance."""
+        response = cn.GetDatanodeReportResponseProto()
+        kind = cn.DatanodeReportTypeProto
+        if req.type in (kind.ALL, kind.LIVE) and self.locator.datanode is not None:
+            response.di.append(self.locator.datanode_info())
+        return response
+
+    def call_msync(self, req, who: Caller):
+        return cn.MsyncResponseProto()
+
+    def call_getHAServiceState(self, req, who: Caller):
+        state = getattr(cn.HAServiceStateProto, self.ha_state(),
+                        cn.HAServiceStateProto.INITIALIZING)
+        return cn.HAServiceStateResponseProto(state=state)
+
+    def call_getDelegationToken(self, req, who: Caller):
+        return security.GetDelegationTokenResponseProto()
+
+    def call_renewDelegationToken(self, req, who: Caller):
+        raise errors.NamenodeError(
+            "Delegation Token can be renewed only with kerberos or web authentication")
+
+    def call_cancelDelegationToken(self, req, who: Caller):
+        raise errors.InvalidTokenError("Token not found")
+
+    def call_setSafeMode(self, req, who: Caller):
+        action = cn.SafeModeActionProto
+        if req.action != action.SAFEMODE_GET:
+            permission.check_superuser(self.fs.caller(who.user), "set safe mode")
+            self.fs.set_safe_mode(req.action == action.SAFEMODE_ENTER)
+        return cn.SetSafeModeResponseProto(result=self.fs.safe_mode)
+
+    def call_getStoragePolicies(self, req, who: Caller):
+        return cn.GetStoragePoliciesResponseProto()
+
+    def call_getErasureCodingPolicy(self, req, who: Caller):
+        """Every file is replicated: no policy, once the path is known to exist."""
+        self.fs.check_exists(req.src, who.user)
+        return cn.GetErasureCodingPolicyResponseProto()
+
+    def call_getEZForPath(self, req, who: Caller):
+        self.fs.check_exists(req.src, who.user)
+        return cn.GetEZForPathResponseProto()
+
+    # ------------------------------------------------------------------ namespace writes
+
+    def call_mkdirs(self, req, who: Caller):
+        if not req.createParent:
+            parent = paths.normalize(req.src).rpartition("/")[0] or "/"
+            if self._file_info(parent, who) is None:
+                raise errors.PathNotFoundError(f"Parent directory doesn't exist: {parent}",
+                                               path=req.src)
+        unmasked = req.unmasked.perm & 0o7777 if req.HasField("unmasked") else None
+        logged = self.fs.mkdirs(req.src, req.masked.perm & 0o7777, who.user, unmasked)
+        return cn.MkdirsResponseProto(result=bool(logged.value))
+
+    def call_delete(self, req, who: Caller):
+        return cn.DeleteResponseProto(
+            result=bool(self.fs.delete(req.src, req.recursive, who.user).value))
+
+    def call_rename(self, req, who: Caller):
+        return cn.RenameResponseProto(
+            result=bool(self.fs.rename_legacy(req.src, req.dst, who.user).value))
+
+    def call_rename2(self, req, who: Caller):
+        self.fs.rename(req.src, req.dst, req.overwriteDest, who.user)
+        return cn.Rename2ResponseProto()
+
+    def call_setPermission(self, req, who: Caller):
+        self.fs.set_permission(req.src, req.permission.perm & 0o7777, who.user)
+        return cn.SetPermissionResponseProto()
+
+    def call_setOwner(self, req, who: Caller):
+        owner = req.username if req.HasField("username") else None
+        group = req.groupname if req.HasField("groupname") else None
+        if not owner and not group:
+            raise errors.IllegalArgumentError("Both owner and group are empty.")
+        self.fs.set_owner(req.src, owner or None, group or None, who.user)
+        return cn.SetOwnerResponseProto()
+
+    def call_setTimes(self, req, who: Caller):
+        self.fs.set_times(req.src, signed(req.mtime), signed(req.atime), who.user)
+        return cn.SetTimesResponseProto()
+
+    def call_setReplication(self, req, who: Caller):
+        return cn.SetReplicationResponseProto(
+            result=bool(self.fs.set_replication(req.src, req.replication, who.user).value))
+
+    def call_setQuota(self, req, who: Caller):
+        ns_quota, ss_quota = signed(req.namespaceQuota), signed(req.storagespaceQuota)
+        if req.HasField("storageType"):
+            raise errors.UnsupportedActionError(
+                "Failed to set quota by storage type because either "
+                "dfs.quota.by.storage.type.enabled is set to false or the layout version does "
+                "not support quota by storage type.", path=req.path)
+        self.fs.set_quota(req.path, None if ns_quota == QUOTA_DONT_SET else ns_quota,
+                          None if ss_quota == QUOTA_DONT_SET else ss_quota, who.user)
+        return cn.SetQuotaResponseProto()
+
+    def call_concat(self, req, who: Caller):
+        for source in (req.trg, *req.srcs):
+            self.writes.leases.check_free(paths.normalize(source), "concat", who.machine)
+        self.fs.concat(req.trg, list(req.srcs), who.user)
+        return cn.ConcatResponseProto()
+
+    def call_setStoragePolicy(self, req, who: Caller):
+        self.fs.set_storage_policy(req.src, req.policyName, who.user)
+        return cn.SetStoragePolicyResponseProto()
+
+    def call_unsetStoragePolicy(self, req, who: Caller):
+        self.fs.unset_storage_policy(req.src, who.user)
+        return cn.UnsetStoragePolicyResponseProto()
+
+    def call_allowSnapshot(self, req, who: Caller):
+        self.fs.allow_snapshot(req.snapshotRoot, who.user)
+        return cn.AllowSnapshotResponseProto()
+
+    def call_disallowSnapshot(self, req, who: Caller):
+        self.fs.disallow_snapshot(req.snapshotRoot, who.user)
+        return cn.DisallowSnapshotResponseProto()
+
+    def call_createSnapshot(self, req, who: Caller):
+        name = req.snapshotName if req.HasField("snapshotName") else None
+        where = self.fs.create_snapshot(req.snapshotRoot, name or None, who.user).value
+        return cn.CreateSnapshotResponseProto(snapshotPath=where)
+
+    def call_deleteSnapshot(self, req, who: Caller):
+        self.fs.delete_snapshot(req.snapshotRoot, req.snapshotName, who.user)
+        return cn.DeleteSnapshotResponseProto()
+
+    def call_renameSnapshot(self, req, who: Caller):
+        self.fs.rename_snapshot(req.snapshotRoot, req.snapshotOldName, req.snapshotNewName,
+                                who.user)
+        return cn.RenameSnapshotResponseProto()
+
+    def call_getXAttrs(self, req, who: Caller):
+        names = [_xattr_name(x) for x in req.xAttrs]
+        found = self.fs.get_xattrs(req.src, who.user, names or None)
+        response = cn.GetXAttrsResponseProto()
+        response.xAttrs.extend(_xattr(name, value) for name, value in found.items())
+        return response
+
+    def call_listXAttrs(self, req, who: Caller):
+        found = self.fs.get_xattrs(req.src, who.user, names_only=True)
+        response = cn.ListXAttrsResponseProto()
+        response.xAttrs.extend(_xattr(name, None) for name in found)
+        return response
+
+    def call_setXAttr(self, req, who: Caller):
+        self.fs.set_xattr(req.src, _xattr_name(req.xAttr), req.xAttr.value, req.flag,
+                          who.user)
+        return cn.SetXAttrResponseProto()
+
+    def call_removeXAttr(self, req, who: Caller):
+        self.fs.remove_xattr(req.src, _xattr_name(req.xAttr), who.user)
+        return cn.RemoveXAttrResponseProto()
+
+    # ------------------------------------------------------------------ file contents
+
+    def call_create(self, req, who: Caller):
+        if req.createFlag & cn.CreateFlagProto.APPEND:
+            raise errors.UnsupportedOperationError(
+                "create with the APPEND flag is not supported: call append", path=req.src)
+        unmasked = req.unmasked.perm & 0o7777 if req.HasField("unmasked") else None
+        logged = self.writes.create(
+            req.src, who.user, req.clientName, who.machine,
+            permission=req.masked.perm & 0o7777, overwrite=bool(req.createFlag & OVERWRITE),
+            create_parent=req.createParent, replication=req.replication or
+            self.fs.default_replication, block_size=req.blockSize or self.fs.block_size,
+            unmasked=unmasked)
+        return cn.CreateResponseProto(fs=status.file_status(logged.value, ""))
+
+    def call_append(self, req, who: Caller):
+        logged = self.writes.append(req.src, who.user, req.clientName, who.machine)
+        return cn.AppendResponseProto(stat=status.file_status(logged.value, ""))
+
+    def call_addBlock(self, req, who: Caller):
+        file = self.writes.file(req.src, req.clientName, req.fileId)
+        previous = (req.previous.blockId, req.previous.numBytes) \
+            if req.HasField("previous") else None
+        block = self.writes.add_block(file, previous)
+        return cn.AddBlockResponseProto(
+            block=self.locator.located(block, self.writes.offset(file)))
+
+    def call_abandonBlock(self, req, who: Caller):
+        file = self.writes.file(req.src, req.holder, req.fileId)
+        self.writes.abandon_block(file, req.b.blockId)
+        return cn.AbandonBlockResponseProto()
+
+    async def call_complete(self, req, who: Caller):
+        file = self.writes.file(req.src, req.clientName, req.fileId)
+        last = (req.last.blockId, req.last.numBytes) if req.HasField("last") else None
+        return cn.CompleteResponseProto(result=await self.writes.complete(file, last))
+
+    def call_fsync(self, req, who: Caller):
+        """hflush/hsync: the lease is renewed; the length a reader sees is the namespace's
+        until ``complete`` (the datanode holds the bytes)."""
+        self.writes.file(req.src, req.client, req.fileId)
+        return cn.FsyncResponseProto()
+
+    def call_renewLease(self, req, who: Caller):
+        self.writes.renew(req.clientName)
+        return cn.RenewLeaseResponseProto()
+
+    def call_recoverLease(self, req, who: Caller):
+        file = self.fs.get_readable_file(req.src, who.user)
+        if not file.under_construction:
+            return cn.RecoverLeaseResponseProto(result=True)
+        self.fs.check_target(req.src, who.user, permission.WRITE)
+        lease = self.writes.leases.holder(paths.normalize(req.src))
+        if lease is None or leases.upload_kind(lease.holder) is None:
+            self.fs.recover_upload(req.src, file.inode_id)
+            return cn.RecoverLeaseResponseProto(result=True)
+        return cn.RecoverLeaseResponseProto(result=self.writes.recover(req.src))
+
+
+def _xattr_name(x) -> str:
+    """``XAttrProto`` to the ``<namespace>.<name>`` form the namespace keeps."""
+    prefix = {0: "user", 1: "trusted", 2: "security", 3: "system", 4: "raw"}[x.namespace]
+    return f"{prefix}.{x.name}"
+
+
+def _xattr(name: str, value: bytes | None):
+    prefix, _, rest = name.partition(".")
+    kinds = {"user": 0, "trusted": 1, "security": 2, "system": 3, "raw": 4}
+    x = cn.XAttrProto(namespace=kinds.get(prefix.lower(), 0), name=rest)
+    if value is not None:
+        x.value = value
+    return x

@@ -1,0 +1,149 @@
+"""The namespace as ``hdfs.proto`` messages: file status, located blocks, the built-in
+datanode, content summaries (``PBHelperClient.convert`` in Hadoop).
+
+Invariants: a directory's ``length``, ``block_replication`` and ``blocksize`` are 0 and its
+``childrenNum`` its number of entries; ``permission`` is the mode's 12 bits (``toShort``),
+ACL and snapshots are ``flags`` bits (Hadoop 3: ``HAS_ACL``, ``SNAPSHOT_ENABLED``); no
+erasure coding policy, encryption or symlink is ever set. Every block is on the one built-in
+datanode with the generation stamp ``GENSTAMP`` and an empty block token (simple
+authentication). Quantities Hadoop keeps signed (a quota of -1) go as their two's complement in
+the ``uint64`` fields, as protobuf's Java runtime writes a negative ``long``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from nnlite.formats.hadoop import acl, hdfs, security
+from nnlite.namenode.fsnamesystem import FileBlocks
+from nnlite.namenode.namespace.inode import INode
+from nnlite.namenode.namespace.storage_policy import effective_id
+
+IS_DIR, IS_FILE = hdfs.HdfsFileStatusFileType.IS_DIR, hdfs.HdfsFileStatusFileType.IS_FILE
+HAS_ACL, SNAPSHOT_ENABLED = hdfs.HdfsFileStatusFlags.HAS_ACL, \
+    hdfs.HdfsFileStatusFlags.SNAPSHOT_ENABLED
+UINT64 = (1 << 64) - 1
+RACK = "/default-rack"
+EMPTY_TOKEN = security.TokenProto(identifier=b"", password=b"", kind="", service="")
+
+
+class Datanode(Protocol):
+    """The built-in datanode as the namenode names it to clients
+    (``nnlite.namenode.datanode.server.DataNodeServer``)."""
+    host: str
+    xfer_port: int
+    ipc_port: int
+    datanode_uuid: str
+    pool_id: str
+
+    def finalized(self, block_id: int) -> int | None:
+        """The length of the block once the datanode has finalized it, else None."""
+
+
+def signed(value: int) -> int:
+    """A ``uint64`` field back to the Java ``long`` the client meant (-1 for 2**64-1)."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def file_status(node: INode, name: str, snapshottable: bool = False) -> Any:
+    """HdfsFileStatusProto of ``node``, named ``name`` (empty for the path asked about)."""
+    flags = (HAS_ACL if node.acl is not None else 0) | (SNAPSHOT_ENABLED if snapshottable else 0)
+    status = hdfs.HdfsFileStatusProto(
+        path=name.encode(), permission=acl.FsPermissionProto(perm=node.permission & 0o7777),
+        owner=node.owner, group=node.group, modification_time=node.mtime,
+        access_time=node.atime, fileId=node.id, storagePolicy=effective_id(node), flags=flags)
+    if node.is_dir:
+        status.fileType, status.length = IS_DIR, 0
+        status.childrenNum = len(node.children)
+    else:
+        status.fileType, status.length = IS_FILE, node.length
+        status.block_replication, status.blocksize = node.replication, node.block_size
+        status.childrenNum = 0
+    return status
+
+
+class Locator:
+    """Blocks to LocatedBlocks on the built-in datanode; ``http_port`` is the namenode's
+    (the datanode's info port), ``capacity`` the block store's (capacity, used, remaining)."""
+
+    def __init__(self, datanode: Datanode | None, http_port: int, capacity) -> None:
+        self.datanode = datanode
+        self.http_port = http_port
+        self.capacity = capacity
+
+    def datanode_info(self) -> Any:
+        dn = self.datanode
+        if dn is None:
+            raise LookupError("no datanode")
+        total, used, remaining = self.capacity()
+        return hdfs.DatanodeInfoProto(
+            id=hdfs.DatanodeIDProto(ipAddr=dn.host, hostName=dn.host,
+                                    datanodeUuid=dn.datanode_uuid, xferPort=dn.xfer_port,
+                                    infoPort=self.http_port, ipcPort=dn.ipc_port),
+            capacity=total, dfsUsed=used, remaining=remaining, blockPoolUsed=used,
+            lastUpdate=int(time.time() * 1000), xceiverCount=0, location=RACK,
+            adminState=hdfs.DatanodeInfoAdminState.NORMAL,
+            lastUpdateMonotonic=int(time.monotonic() * 1000))
+
+    def extended(self, block_id: int, num_bytes: int, genstamp: int) -> Any:
+        pool = self.datanode.pool_id if self.datanode is not None else ""
+        return hdfs.ExtendedBlockProto(poolId=pool, blockId=block_id,
+                                       generationStamp=genstamp, numBytes=num_bytes)
+
+    def located(self, block: tuple[int, int, int], offset: int) -> Any:
+        """LocatedBlockProto of ``block`` (id, bytes, genstamp) starting at ``offset``."""
+        located = hdfs.LocatedBlockProto(b=self.extended(*block), offset=offset,
+                                         corrupt=False, blockToken=EMPTY_TOKEN)
+        if self.datanode is not None:
+            located.locs.append(self.datanode_info())
+            located.isCached.append(False)
+            located.storageTypes.append(hdfs.StorageTypeProto.DISK)
+            located.storageIDs.append(f"DS-{self.datanode.datanode_uuid}")
+        return located
+
+    def located_blocks(self, file: FileBlocks, offset: int = 0,
+                       length: int | None = None) -> Any:
+        """LocatedBlocksProto of the blocks overlapping [offset, offset + length)."""
+        end = None if length is None else offset + max(length, 1)
+        out = hdfs.LocatedBlocksProto(fileLength=file.length,
+                                      underConstruction=file.under_construction,
+                                      isLastBlockComplete=not file.under_construction)
+        position = 0
+        for block in file.blocks:
+            if position + block[1] > offset and (end is None or position < end):
+                out.blocks.append(self.located(block, position))
+            position += block[1]
+        if file.blocks and not file.under_construction:
+            out.lastBlock.CopyFrom(self.located(file.blocks[-1], position - file.blocks[-1][1]))
+        return out
+
+
+def content_summary(summary: dict) -> Any:
+    return hdfs.ContentSummaryProto(
+        length=summary["length"], fileCount=summary["fileCount"],
+        directoryCount=summary["directoryCount"], quota=summary["quota"] & UINT64,
+        spaceConsumed=summary["spaceConsumed"], spaceQuota=summary["spaceQuota"] & UINT64,
+        snapshotLength=summary.get("snapshotLength", 0),
+        snapshotFileCount=summary.get("snapshotFileCount", 0),
+        snapshotDirectoryCount=summary.get("snapshotDirectoryCount", 0),
+        snapshotSpaceConsumed=summary.get("snapshotSpaceConsumed", 0),
+        erasureCodingPolicy="" if summary["directoryCount"] else "Replicated")
+
+
+def quota_usage(usage: dict) -> Any:
+    return hdfs.QuotaUsageProto(
+        fileAndDirectoryCount=usage["fileAndDirectoryCount"], quota=usage["quota"] & UINT64,
+        spaceConsumed=usage["spaceConsumed"], spaceQuota=usage["spaceQuota"] & UINT64)
+
+
+def server_defaults(defaults: dict) -> Any:
+    return hdfs.FsServerDefaultsProto(
+        blockSize=defaults["blockSize"], bytesPerChecksum=defaults["bytesPerChecksum"],
+        writePacketSize=defaults["writePacketSize"], replication=defaults["replication"],
+        fileBufferSize=defaults["fileBufferSize"],
+        encryptDataTransfer=defaults["encryptDataTransfer"],
+        trashInterval=defaults["trashInterval"],
+        checksumType=hdfs.ChecksumTypeProto.CHECKSUM_CRC32C,
+        keyProviderUri=defaults.get("keyProviderUri", ""),
+        policyId=defaults.get("defaultStoragePolicyId", 0))

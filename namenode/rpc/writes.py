@@ -1,0 +1,251 @@
+"""Files being written over RPC: ``create``/``append`` open one, ``addBlock`` hands out its
+blocks on the built-in datanode, ``complete`` closes it with the blocks the datanode
+finalized (Hadoop's ``FSDirWriteFileOp`` and the lease rules of ``LeaseManager``).
+
+Rules:
+
+* A file is opened under a lease of the shared table (``namenode/namespace/leases.py``,
+  kind CREATE or APPEND, the same table WebHDFS's uploads use), so one writer at a time,
+  whichever protocol. The RPC client name (``DFSClient_...``) maps to the leases it holds;
+  ``renewLease`` renews them all.
+* The namespace records an RPC write once, at ``complete``: one CloseFileOp with every block
+  and the file checksum (blocks are immutable, so an append adds new blocks after the old
+  ones; ``append`` answers no last block, and the client starts a new block, as after a full
+  last block in HDFS). Until then the file is under construction with the blocks it had.
+* A block id is held in the store from ``addBlock`` until the close is durable (or the write
+  is abandoned), so the sweep never removes a block the close is about to record.
+* ``complete`` answers false while a block is not yet finalized by the datanode; the client
+  retries (``DFSOutputStream.completeFile``), as HDFS answers before the last block reaches its
+  minimal replication.
+* A lease revoked (another writer after the soft limit, ``recoverLease``, a reload) closes the
+  file with the blocks it had before this write (``abandon_upload``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from nnlite.formats.edits import Block
+from nnlite.namenode import errors
+from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks.store import BlockStore
+from nnlite.namenode.blocks.streams import GENSTAMP
+from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.journal.committer import AsyncCommitter
+from nnlite.namenode.journal.journal import Logged
+from nnlite.namenode.namespace import leases, paths
+from nnlite.namenode.namespace.inode import INodeFile
+from nnlite.namenode.rpc.status import Datanode
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class OpenFile:
+    """One file being written by one RPC client."""
+    client: str                      # the RPC client name
+    node: INodeFile
+    lease: leases.Lease
+    appended: bool
+    base: tuple[Block, ...]           # the blocks the file had when opened
+    base_checksum: bytes | None
+    blocks: list[Block] = field(default_factory=list)   # added by this write, in order
+    pending: int | None = None       # the block handed out by the last addBlock
+    revoked: str | None = None
+
+    @property
+    def path(self) -> str:
+        return self.lease.path
+
+    def ids(self) -> list[int]:
+        ids = [b[0] for b in self.blocks]
+        return ids + [self.pending] if self.pending is not None else ids
+
+
+class Writes:
+    """The open RPC writes of one namenode: by inode id and by client name."""
+
+    def __init__(self, fs: FSNamesystem, committer: AsyncCommitter, store: BlockStore,
+                 table: leases.LeaseManager, datanode: Datanode | None) -> None:
+        self.fs = fs
+        self.committer = committer
+        self.store = store
+        self.leases = table
+        self.datanode = datanode
+        self.files: dict[int, OpenFile] = {}
+        self.by_client: dict[str, set[int]] = {}
+
+    # ------------------------------------------------------------------ opening
+
+    def create(self, path: str, user: str, client: str, machine: str,
+               **create_kw) -> Logged[INodeFile]:
+        """Open a new file (``startFile``): the namespace's checks, then a lease, then
+        AddFileOp under it."""
+        overwrite = create_kw.get("overwrite", False)
+        self._check_writer(path, "create", machine, lambda: self.fs.check_create(
+            path, user, overwrite=overwrite,
+            create_parent=create_kw.get("create_parent", True)))
+        lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine)
+        try:
+            logged = self.fs.start_upload(path, user, lease.holder, machine, **create_kw)
+        except BaseException:
+            self.leases.release(lease)
+            raise
+        self._open(OpenFile(client, logged.value, lease, False, (), None))
+        return logged
+
+    def append(self, path: str, user: str, client: str, machine: str) -> Logged[INodeFile]:
+        """Reopen a complete file (``appendFile``, AppendOp) for new blocks after its own."""
+        self._check_writer(path, "append to", machine,
+                           lambda: self.fs.get_writable_file(path, user, "append to"))
+        lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine)
+        try:
+            logged = self.fs.reopen_for_append(path, user, lease.holder, machine)
+        except BaseException:
+            self.leases.release(lease)
+            raise
+        node = logged.value
+        self._open(OpenFile(client, node, lease, True, tuple(node.blocks), node.checksum))
+        return logged
+
+    def _check_writer(self, path: str, action: str, machine: str, check) -> None:
+        """The namespace's checks for a new writer; a lease held by a writer that still makes
+        progress is named in the refusal (AlreadyBeingCreatedException)."""
+        norm = paths.normalize(path)
+        try:
+            check()
+        except errors.LeaseError:
+            self.leases.check_free(norm, action, machine)
+            raise
+        self.leases.check_free(norm, action, machine)
+
+    def _open(self, file: OpenFile) -> None:
+        self.files[file.node.id] = file
+        self.by_client.setdefault(file.client, set()).add(file.node.id)
+        file.lease.on_revoke = lambda reason: self._revoked(file, reason)
+
+    # ------------------------------------------------------------------ blocks
+
+    def file(self, path: str, client: str, file_id: int = 0) -> OpenFile:
+        """The write of ``client`` on the file (by id when the client sent one, else by
+        path); LeaseExpiredException as ``FSNamesystem.checkLease`` when there is none."""
+        found = self.files.get(file_id) if file_id else next(
+            (f for i in self.by_client.get(client, ()) if (f := self.files[i]).path ==
+             paths.normalize(path)), None)
+        if found is None or found.client != client:
+            raise errors.LeaseExpiredError(
+                f"Client (={client}) is not the lease owner of {path}: no lease on it "
+                f"(the file is closed, deleted, or written by someone else)", path=path)
+        found.lease.check()
+        self.leases.renew(found.lease)
+        return found
+
+    def add_block(self, file: OpenFile, previous: tuple[int, int] | None) -> Block:
+        """Record the previous block (id, client's length) and hand out a new one."""
+        self._commit_pending(file, previous)
+        if self.datanode is None:
+            raise errors.NamenodeError("no datanode is running: this namenode serves file "
+                                       "contents over WebHDFS only", path=file.path)
+        block_id = self.store.allocate()
+        file.pending = block_id
+        return (block_id, 0, GENSTAMP)
+
+    def abandon_block(self, file: OpenFile, block_id: int) -> None:
+        """The client gives up the block it was handed (``abandonBlock``)."""
+        if file.pending == block_id:
+            file.pending = None
+            self.store.release([block_id])
+
+    def _commit_pending(self, file: OpenFile, last: tuple[int, int] | None) -> None:
+        if last is None or file.pending is None:
+            return
+        block_id, length = last
+        if block_id != file.pending:
+            raise errors.NamenodeError(
+                f"Block blk_{block_id} is not the last block of {file.path} handed to "
+                f"this client (blk_{file.pending})", path=file.path)
+        file.blocks.append((block_id, length, GENSTAMP))
+        file.pending = None
+
+    def offset(self, file: OpenFile) -> int:
+        """Where the next block starts in the file."""
+        return sum(b[1] for b in file.base) + sum(b[1] for b in file.blocks)
+
+    # ------------------------------------------------------------------ closing
+
+    def finalized(self, file: OpenFile) -> list[Block] | None:
+        """This write's blocks with the lengths the datanode finalized, None while one is
+        not finalized yet."""
+        out = []
+        for block_id, _, genstamp in file.blocks:
+            length = self.datanode.finalized(block_id) if self.datanode is not None else None
+            if length is None:
+                return None
+            out.append((block_id, length, genstamp))
+        return out
+
+    async def complete(self, file: OpenFile, last: tuple[int, int] | None) -> bool:
+        """Close the file with its blocks once the datanode has finalized them all (false
+        until then); true once the CloseFileOp is durable."""
+        self._commit_pending(file, last)
+        blocks = self.finalized(file)
+        if blocks is None:
+            return False
+        file.lease.recording = True
+        try:
+            loop = asyncio.get_running_loop()
+            value = await loop.run_in_executor(None, self._checksum, file, blocks)
+            all_blocks = file.base + tuple(blocks)
+            await self.committer.wait(self.fs.complete_upload(
+                file.node, file.lease.holder, blocks=all_blocks,
+                length=sum(b[1] for b in all_blocks), checksum=value,
+                appended=file.appended))
+        except errors.NamenodeError:
+            self._close(file)           # the file is gone or no longer this client's
+            raise
+        finally:
+            file.lease.recording = False
+        self._close(file)
+        return True
+
+    def _checksum(self, file: OpenFile, blocks: list[Block]) -> bytes:
+        if not blocks and file.base_checksum is not None \
+                and checksum.is_checksum(file.base_checksum):
+            return file.base_checksum
+        digests = [self.store.digest(b[0], b[1]) for b in file.base + tuple(blocks)]
+        return checksum.file_checksum(digests)
+
+    def renew(self, client: str) -> None:
+        for inode_id in self.by_client.get(client, ()):
+            self.leases.renew(self.files[inode_id].lease)
+
+    def recover(self, path: str) -> bool:
+        """``recoverLease``: revoke the writer of ``path`` (its file closes with what it had
+        before); true when the file is closed."""
+        lease = self.leases.holder(paths.normalize(path))
+        if lease is not None:
+            self.leases.revoke(lease, f"Lease of {lease.path} held by {lease.holder} "
+                                      f"recovered by recoverLease")
+        return True
+
+    def _revoked(self, file: OpenFile, reason: str) -> None:
+        file.revoked = reason
+        try:
+            self.fs.abandon_upload(file.node, file.lease.holder)
+        except Exception:   # noqa: BLE001 -- the namenode stopping; startup recovery closes it
+            log.warning("could not close %s after its lease was revoked", file.path,
+                        exc_info=True)
+        self._close(file)
+
+    def _close(self, file: OpenFile) -> None:
+        if self.files.get(file.node.id) is file:
+            del self.files[file.node.id]
+            ids = self.by_client.get(file.client)
+            if ids is not None:
+                ids.discard(file.node.id)
+                if not ids:
+                    del self.by_client[file.client]
+        self.leases.release(file.lease)
+        self.store.release(file.ids())
