@@ -197,6 +197,9 @@ class DataNodeServer:
             await self._serve(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError) as exc:
             log.debug("datanode connection from %s ended: %r", peer, exc)
+        except asyncio.CancelledError:
+            # close(): the task ends here, so asyncio's stream callback finds no error
+            log.debug("datanode connection from %s closed by the server's stop", peer)
         except (DataTransferError, ProtoError) as exc:
             log.info("datanode: %s (from %s)", exc, peer)
         except Exception:
