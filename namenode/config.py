@@ -30,6 +30,8 @@ DEFAULTS: dict[str, str] = {
     # Hadoop IPC (hdfs://): ClientNamenodeProtocol, Hadoop's default port
     "dfs.namenode.rpc-address": "127.0.0.1:8020",
     "ipc.maximum.data.length": str(128 << 20),     # the largest RPC frame accepted, bytes
+    # the built-in datanode's transfer port (0: a free one; the namenode names it to clients)
+    "dfs.datanode.address": "127.0.0.1:0",
     # identity and permissions
     "dfs.permissions.enabled": "true",
     "dfs.permissions.superusergroup": "supergroup",

@@ -26,6 +26,7 @@ from nnlite.namenode.blocks.replication import PREFIX as REPLICA_PREFIX
 from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.config import DEFAULTS, Config, ConfigError
+from nnlite.namenode.datanode.server import DataNodeServer
 from nnlite.namenode.errors import AddressError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
@@ -90,6 +91,7 @@ class Namenode:
         self.rpc: RpcServer | None = None
         # The built-in datanode whose blocks the RPC service names (set before start).
         self.datanode: Datanode | None = None
+        self.datanode_server: DataNodeServer | None = None
 
     async def start(self) -> int:
         name_dirs = [NameDir(p) for p in self.dirs]
@@ -143,6 +145,8 @@ class Namenode:
         ``dfs.namenode.rpc-address`` (0: a free port). When neither was asked for and the
         default port (8020) is taken, the namenode serves WebHDFS only and says so."""
         fs, committer, blocks = self._loaded()
+        if self.datanode is None:
+            self.datanode = await self._start_datanode(blocks)
         key = "dfs.namenode.rpc-address"
         host, port = self.config.address(key)
         asked = self.rpc_port is not None or self.config.get(key) != DEFAULTS[key]
@@ -167,6 +171,15 @@ class Namenode:
         self.app.rpc_address = f"{host}:{self.rpc_port}"
         log.info("namenode serving hdfs://%s:%d (Hadoop IPC)", host, self.rpc_port)
         announce_port("NNLITE_RPC_PORT", self.rpc_port)
+
+    async def _start_datanode(self, blocks: store.BlockStore) -> DataNodeServer:
+        """The built-in datanode on ``dfs.datanode.address`` (port 0: a free one; clients
+        learn it from the namenode's answers)."""
+        host, port = self.config.address("dfs.datanode.address")
+        server = DataNodeServer(blocks)
+        await server.start(self.host_given or host, port)
+        self.datanode_server = server
+        return server
 
     def _open(self, name_dirs: list[NameDir]) -> FSNamesystem:
         fs = FSNamesystem.open(self.dirs, identity(self.config), locked=name_dirs)
@@ -316,6 +329,8 @@ class Namenode:
         if self.rpc is not None:
             await self.rpc.stop(self.config.float("nnlite.shutdown.grace"))
         await self.http.stop(self.config.float("nnlite.shutdown.grace"))
+        if self.datanode_server is not None:
+            await self.datanode_server.close()
         if self.blocks is not None:
             self.blocks.close()
         if self.committer is not None:

@@ -37,8 +37,17 @@ class Datanode(Protocol):
     datanode_uuid: str
     pool_id: str
 
+    def expect(self, block_id: int, tail: tuple[int, int] | None = None) -> None:
+        """Accept one WRITE_BLOCK of ``block_id`` (addBlock handed it to a writer)."""
+
+    def forget(self, block_id: int) -> None:
+        """The namenode is done with ``block_id`` (completed or abandoned)."""
+
     def finalized(self, block_id: int) -> int | None:
         """The length of the block once the datanode has finalized it, else None."""
+
+    def digest(self, block_id: int) -> tuple[int, bytes, int] | None:
+        """``checksum.block_digest`` of a block the datanode finalized, else None."""
 
 
 def signed(value: int) -> int:

@@ -150,13 +150,14 @@ class Writes:
                                        "contents over WebHDFS only", path=file.path)
         block_id = self.store.allocate()
         file.pending = block_id
+        self.datanode.expect(block_id)
         return (block_id, 0, GENSTAMP)
 
     def abandon_block(self, file: OpenFile, block_id: int) -> None:
         """The client gives up the block it was handed (``abandonBlock``)."""
         if file.pending == block_id:
             file.pending = None
-            self.store.release([block_id])
+            self._forget([block_id])
 
     def _commit_pending(self, file: OpenFile, last: tuple[int, int] | None) -> None:
         if last is None or file.pending is None:
@@ -211,10 +212,15 @@ class Writes:
         return True
 
     def _checksum(self, file: OpenFile, blocks: list[Block]) -> bytes:
+        """The file checksum recorded at the close: the datanode's digests of the new
+        blocks (it computed them as it wrote), the store's of the blocks the file had."""
         if not blocks and file.base_checksum is not None \
                 and checksum.is_checksum(file.base_checksum):
             return file.base_checksum
-        digests = [self.store.digest(b[0], b[1]) for b in file.base + tuple(blocks)]
+        digests = [self.store.digest(b[0], b[1]) for b in file.base]
+        for block_id, length, _ in blocks:
+            digest = self.datanode.digest(block_id) if self.datanode is not None else None
+            digests.append(digest or self.store.digest(block_id, length))
         return checksum.file_checksum(digests)
 
     def renew(self, client: str) -> None:
@@ -248,4 +254,12 @@ class Writes:
                 if not ids:
                     del self.by_client[file.client]
         self.leases.release(file.lease)
-        self.store.release(file.ids())
+        self._forget(file.ids())
+
+    def _forget(self, ids: list[int]) -> None:
+        """The store may sweep these ids once nothing refers to them; the datanode stops
+        tracking them."""
+        if self.datanode is not None:
+            for block_id in ids:
+                self.datanode.forget(block_id)
+        self.store.release(ids)
