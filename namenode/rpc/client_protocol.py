@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from nnlite.formats.hadoop import acl, hdfs, security
 from nnlite.formats.hadoop import client_namenode as cn
-from nnlite.formats.hadoop import hdfs, security
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.namespace import leases, paths, permission
@@ -293,6 +293,36 @@ class ClientProtocol:
         self.fs.remove_xattr(req.src, _xattr_name(req.xAttr), who.user)
         return cn.RemoveXAttrResponseProto()
 
+    def call_getAclStatus(self, req, who: Caller):
+        return acl.GetAclStatusResponseProto(
+            result=self.fs.get_acl_status(req.src, who.user, _acl_status))
+
+    def call_setAcl(self, req, who: Caller):
+        return self._change_acl(req, who, "set", True, acl.SetAclResponseProto)
+
+    def call_modifyAclEntries(self, req, who: Caller):
+        return self._change_acl(req, who, "modify", True, acl.ModifyAclEntriesResponseProto)
+
+    def call_removeAclEntries(self, req, who: Caller):
+        return self._change_acl(req, who, "remove", False, acl.RemoveAclEntriesResponseProto)
+
+    def call_removeDefaultAcl(self, req, who: Caller):
+        return self._change_acl(req, who, "remove_default", None,
+                                acl.RemoveDefaultAclResponseProto)
+
+    def call_removeAcl(self, req, who: Caller):
+        return self._change_acl(req, who, "remove_all", None, acl.RemoveAclResponseProto)
+
+    def _change_acl(self, req, who: Caller, change: str, with_permission: bool | None,
+                    response):
+        """One of the five ACL changes (``FSDirAclOp``); entries as ``namespace/acl.py``
+        keeps them, without permissions for a removal."""
+        spec = [] if with_permission is None else [
+            (e.scope, e.type, e.name, e.permissions if with_permission else None)
+            for e in req.aclSpec]
+        self.fs.change_acl(req.src, change, spec, who.user)
+        return response()
+
     # ------------------------------------------------------------------ file contents
 
     def call_create(self, req, who: Caller):
@@ -350,6 +380,17 @@ class ClientProtocol:
             self.fs.recover_upload(req.src, file.inode_id)
             return cn.RecoverLeaseResponseProto(result=True)
         return cn.RecoverLeaseResponseProto(result=self.writes.recover(req.src))
+
+
+def _acl_status(node) -> Any:
+    """AclStatusProto: owner, group, sticky bit, the ACL feature's entries (not those held
+    in the permission bits) and the permission (``PBHelperClient.convert(AclStatus)``)."""
+    status = acl.AclStatusProto(owner=node.owner, group=node.group,
+                                sticky=bool(node.permission & 0o1000),
+                                permission=acl.FsPermissionProto(perm=node.permission & 0o7777))
+    status.entries.extend(acl.AclEntryProto(scope=scope, type=kind, name=name, permissions=perm)
+                          for scope, kind, name, perm in node.acl or ())
+    return status
 
 
 def _xattr_name(x) -> str:
