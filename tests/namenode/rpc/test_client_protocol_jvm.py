@@ -1,0 +1,117 @@
+"""ClientNamenodeProtocol with Hadoop's own client: ``DistributedFileSystem`` from PySpark's
+Hadoop jars (``FileSystem.get(hdfs://...)``) against a real namenode process. Metadata calls,
+a file written and read through the built-in datanode, and the exceptions HDFS raises, which
+the client unwraps from the RPC answer's exception class."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def nn(start_module_namenode):
+    return start_module_namenode()
+
+
+@pytest.fixture(scope="module")
+def jvm(spark):
+    return spark._jvm
+
+
+def filesystem(jvm, nn, user: str):
+    """A DistributedFileSystem of its own (no FileSystem cache) acting as ``user``."""
+    conf = jvm.org.apache.hadoop.conf.Configuration()
+    conf.set("fs.hdfs.impl.disable.cache", "true")
+    return jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(nn.hdfs), conf, user)
+
+
+@pytest.fixture(scope="module")
+def dfs(jvm, nn):
+    fs = filesystem(jvm, nn, "tester")
+    yield fs
+    fs.close()
+
+
+@pytest.fixture(scope="module")
+def alice(jvm, nn):
+    fs = filesystem(jvm, nn, "alice")
+    yield fs
+    fs.close()
+
+
+def P(jvm, path: str):
+    return jvm.org.apache.hadoop.fs.Path(path)
+
+
+def java_class(excinfo) -> str:
+    return excinfo.value.java_exception.getClass().getName()
+
+
+def test_it_is_hdfs(dfs):
+    assert dfs.getClass().getName() == "org.apache.hadoop.hdfs.DistributedFileSystem"
+
+
+def test_mkdirs_status_listing_rename_delete(jvm, dfs):
+    assert dfs.mkdirs(P(jvm, "/jvm/a/b"))
+    status = dfs.getFileStatus(P(jvm, "/jvm/a"))
+    assert status.isDirectory() and status.getOwner() == "tester"
+    assert [s.getPath().getName() for s in dfs.listStatus(P(jvm, "/jvm/a"))] == ["b"]
+    assert dfs.rename(P(jvm, "/jvm/a/b"), P(jvm, "/jvm/a/c"))
+    assert not dfs.rename(P(jvm, "/jvm/missing"), P(jvm, "/jvm/a/d"))
+    assert [s.getPath().getName() for s in dfs.listStatus(P(jvm, "/jvm/a"))] == ["c"]
+    assert dfs.delete(P(jvm, "/jvm/a"), True)
+    assert not dfs.exists(P(jvm, "/jvm/a"))
+
+
+def test_set_permission(jvm, dfs):
+    dfs.mkdirs(P(jvm, "/jvm/perm"))
+    dfs.setPermission(P(jvm, "/jvm/perm"),
+                      jvm.org.apache.hadoop.fs.permission.FsPermission.createImmutable(0o700))
+    assert dfs.getFileStatus(P(jvm, "/jvm/perm")).getPermission().toString() == "rwx------"
+
+
+def test_a_file_written_and_read_through_the_datanode(jvm, dfs):
+    out = dfs.create(P(jvm, "/jvm/file.txt"))
+    out.write(bytearray(b"hello hdfs"))
+    out.close()
+    assert dfs.getFileStatus(P(jvm, "/jvm/file.txt")).getLen() == 10
+    stream = dfs.open(P(jvm, "/jvm/file.txt"))
+    reader = jvm.java.io.BufferedReader(jvm.java.io.InputStreamReader(stream))
+    assert reader.readLine() == "hello hdfs"
+    reader.close()
+
+
+def test_a_missing_path_is_file_not_found(jvm, dfs):
+    from py4j.protocol import Py4JJavaError
+    with pytest.raises(Py4JJavaError) as excinfo:
+        dfs.getFileStatus(P(jvm, "/jvm/nope"))
+    assert java_class(excinfo) == "java.io.FileNotFoundException"
+
+
+def test_creating_an_existing_file_without_overwrite(jvm, dfs):
+    from py4j.protocol import Py4JJavaError
+    dfs.create(P(jvm, "/jvm/exists")).close()
+    with pytest.raises(Py4JJavaError) as excinfo:
+        dfs.create(P(jvm, "/jvm/exists"), False)
+    assert java_class(excinfo) == "org.apache.hadoop.fs.FileAlreadyExistsException"
+
+
+def test_mkdirs_under_a_file(jvm, dfs):
+    from py4j.protocol import Py4JJavaError
+    dfs.create(P(jvm, "/jvm/plain")).close()
+    with pytest.raises(Py4JJavaError) as excinfo:
+        dfs.mkdirs(P(jvm, "/jvm/plain/sub"))
+    assert java_class(excinfo) == "org.apache.hadoop.fs.ParentNotDirectoryException"
+
+
+def test_permission_refusal_is_access_control_exception(jvm, dfs, alice):
+    from py4j.protocol import Py4JJavaError
+    dfs.mkdirs(P(jvm, "/jvm/closed"))
+    dfs.setPermission(P(jvm, "/jvm/closed"),
+                      jvm.org.apache.hadoop.fs.permission.FsPermission.createImmutable(0o700))
+    with pytest.raises(Py4JJavaError) as excinfo:
+        alice.mkdirs(P(jvm, "/jvm/closed/x"))
+    assert java_class(excinfo) == "org.apache.hadoop.security.AccessControlException"
+    assert "Permission denied: user=alice" in excinfo.value.java_exception.getMessage()
