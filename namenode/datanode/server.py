@@ -67,6 +67,9 @@ log = logging.getLogger(__name__)
 SOCKET_TIMEOUT = 65.0       # dfs.client.socket-timeout (60 s) + READ_TIMEOUT_EXTENSION (5 s)
 KEEPALIVE = 4.0             # dfs.datanode.socket.reuse.keepalive (4000 ms)
 MAX_REQUEST = 1 << 20       # bytes of one op's request message
+# A connection's read buffer: reading pauses above twice this. asyncio's 64 KiB default
+# paused and resumed the socket for every 64 KiB packet.
+STREAM_BUFFER = 1 << 20
 UUID_FILE = "datanode.uuid"
 WRITE_STAGES = (BlockConstructionStage.PIPELINE_SETUP_CREATE,
                 BlockConstructionStage.PIPELINE_SETUP_APPEND)
@@ -166,7 +169,8 @@ class DataNodeServer:
         """Listen on ``host:port`` (0: a free port); returns the port."""
         try:
             self._server = await asyncio.start_server(self._accept, host, port,
-                                                      reuse_address=True, backlog=1024)
+                                                      reuse_address=True, backlog=1024,
+                                                      limit=STREAM_BUFFER)
         except OSError as exc:
             raise AddressError(f"cannot listen on {host}:{port} (the datanode's transfer "
                                f"port): {exc.strerror or exc}") from exc
