@@ -160,15 +160,20 @@ class Writes:
             self._forget([block_id])
 
     def _commit_pending(self, file: OpenFile, last: tuple[int, int] | None) -> None:
+        file.blocks = self._with_last(file, last)
+        if last is not None:
+            file.pending = None
+
+    def _with_last(self, file: OpenFile, last: tuple[int, int] | None) -> list[Block]:
+        """This write's blocks, with the one handed out last as the client reports it."""
         if last is None or file.pending is None:
-            return
+            return list(file.blocks)
         block_id, length = last
         if block_id != file.pending:
             raise errors.NamenodeError(
                 f"Block blk_{block_id} is not the last block of {file.path} handed to "
                 f"this client (blk_{file.pending})", path=file.path)
-        file.blocks.append((block_id, length, GENSTAMP))
-        file.pending = None
+        return [*file.blocks, (block_id, length, GENSTAMP)]
 
     def offset(self, file: OpenFile) -> int:
         """Where the next block starts in the file."""
@@ -176,11 +181,11 @@ class Writes:
 
     # ------------------------------------------------------------------ closing
 
-    def finalized(self, file: OpenFile) -> list[Block] | None:
-        """This write's blocks with the lengths the datanode finalized, None while one is
-        not finalized yet."""
+    def finalized(self, blocks: list[Block]) -> list[Block] | None:
+        """``blocks`` with the lengths the datanode finalized, None while one is not
+        finalized yet."""
         out = []
-        for block_id, _, genstamp in file.blocks:
+        for block_id, _, genstamp in blocks:
             length = self.datanode.finalized(block_id) if self.datanode is not None else None
             if length is None:
                 return None
@@ -190,10 +195,10 @@ class Writes:
     async def complete(self, file: OpenFile, last: tuple[int, int] | None) -> bool:
         """Close the file with its blocks once the datanode has finalized them all (false
         until then); true once the CloseFileOp is durable."""
-        self._commit_pending(file, last)
-        blocks = self.finalized(file)
+        blocks = self.finalized(self._with_last(file, last))
         if blocks is None:
-            return False
+            return False            # nothing changes: the client asks again
+        self._commit_pending(file, last)
         file.lease.recording = True
         try:
             loop = asyncio.get_running_loop()

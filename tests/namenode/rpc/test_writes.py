@@ -1,0 +1,124 @@
+"""Files written over RPC, call by call on a plain socket (no bytes sent to the datanode):
+create opens the file under a lease, addBlock hands out blocks, complete closes it once the
+datanode has finalized them, abandonBlock, renewLease, fsync, isFileClosed, recoverLease, and
+one writer at a time whichever protocol."""
+
+from __future__ import annotations
+
+import pytest
+
+from nnlite.formats.hadoop import client_namenode as cn
+from nnlite.formats.hadoop import hdfs, ipc
+from nnlite.formats.hadoop.acl import FsPermissionProto
+from tests.namenode.rpc.rawclient import RawClient
+
+Status = ipc.RpcResponseHeaderRpcStatusProto
+PERM = FsPermissionProto(perm=0o644)
+
+
+@pytest.fixture(scope="module")
+def nn(start_module_namenode):
+    return start_module_namenode()
+
+
+@pytest.fixture
+def client(nn):
+    with RawClient(nn.rpc_port).connect(user="tester") as raw:
+        yield raw
+
+
+def create(client, path: str, name: str = "DFSClient_test_1", overwrite: bool = False):
+    flags = cn.CreateFlagProto.CREATE | (cn.CreateFlagProto.OVERWRITE if overwrite else 0)
+    return client.call("create", cn.CreateRequestProto(
+        src=path, masked=PERM, clientName=name, createFlag=flags, createParent=True,
+        replication=1, blockSize=1 << 20))
+
+
+def answer(raw, method, **fields):
+    return raw.answer(method, cn.METHODS[method][0](**fields))
+
+
+def test_create_then_complete_with_no_block(client):
+    header, _ = create(client, "/w/empty")
+    assert header.status == Status.SUCCESS
+    assert not answer(client, "isFileClosed", src="/w/empty").result
+    assert answer(client, "complete", src="/w/empty", clientName="DFSClient_test_1").result
+    assert answer(client, "isFileClosed", src="/w/empty").result
+    assert answer(client, "getFileInfo", src="/w/empty").fs.length == 0
+
+
+def test_add_block_names_the_built_in_datanode(client, nn):
+    create(client, "/w/one")
+    block = answer(client, "addBlock", src="/w/one", clientName="DFSClient_test_1").block
+    assert block.offset == 0 and block.b.numBytes == 0 and len(block.locs) == 1
+    datanodes = answer(client, "getDatanodeReport", type=cn.DatanodeReportTypeProto.LIVE).di
+    assert [d.id.xferPort for d in datanodes] == [block.locs[0].id.xferPort]
+    assert block.b.poolId.startswith("BP-")
+    # not written by the datanode yet: complete answers false, the client would retry
+    last = hdfs.ExtendedBlockProto(poolId=block.b.poolId, blockId=block.b.blockId,
+                                 generationStamp=block.b.generationStamp, numBytes=0)
+    assert not answer(client, "complete", src="/w/one", clientName="DFSClient_test_1",
+                      last=last).result
+    answer(client, "abandonBlock", b=last, src="/w/one", holder="DFSClient_test_1")
+    assert answer(client, "complete", src="/w/one", clientName="DFSClient_test_1").result
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_lease(client, nn):
+    create(client, "/w/busy")
+    with RawClient(nn.rpc_port).connect(user="tester") as other:
+        header, _ = create(other, "/w/busy", name="DFSClient_other", overwrite=True)
+    assert header.exceptionClassName == \
+        "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
+    answer(client, "renewLease", clientName="DFSClient_test_1")
+    answer(client, "fsync", src="/w/busy", client="DFSClient_test_1")
+    assert answer(client, "complete", src="/w/busy", clientName="DFSClient_test_1").result
+
+
+def test_a_call_on_a_file_the_client_does_not_write_is_lease_expired(client):
+    header, _ = client.call("addBlock", cn.AddBlockRequestProto(
+        src="/w/nobody", clientName="DFSClient_test_1"))
+    assert header.exceptionClassName == \
+        "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
+
+
+def test_recover_lease_closes_a_file_another_client_left_open(client, nn):
+    create(client, "/w/left", name="DFSClient_gone")
+    with RawClient(nn.rpc_port).connect(user="tester") as other:
+        assert answer(other, "recoverLease", src="/w/left", clientName="DFSClient_x").result
+        assert answer(other, "isFileClosed", src="/w/left").result
+    header, _ = client.call("complete", cn.CompleteRequestProto(
+        src="/w/left", clientName="DFSClient_gone"))
+    assert header.exceptionClassName == \
+        "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
+
+
+def test_server_defaults_stats_ha_state_token_and_msync(client):
+    defaults = answer(client, "getServerDefaults").serverDefaults
+    assert (defaults.bytesPerChecksum, defaults.checksumType) == (512, 2)   # CRC32C
+    stats = answer(client, "getFsStats")
+    assert stats.capacity >= stats.remaining > 0
+    assert answer(client, "getHAServiceState").state == cn.HAServiceStateProto.ACTIVE
+    assert not answer(client, "getDelegationToken", renewer="yarn").HasField("token")
+    answer(client, "msync")
+
+
+def test_quota_snapshots_xattrs_and_concat_of_an_empty_file(client):
+    answer(client, "mkdirs", src="/w/q", masked=PERM, createParent=True)
+    answer(client, "setQuota", path="/w/q", namespaceQuota=10,
+           storagespaceQuota=(1 << 63) - 1)
+    assert answer(client, "getQuotaUsage", path="/w/q").usage.quota == 10
+    answer(client, "allowSnapshot", snapshotRoot="/w/q")
+    assert answer(client, "createSnapshot", snapshotRoot="/w/q",
+                  snapshotName="s1").snapshotPath == "/w/q/.snapshot/s1"
+    xattr = cn.XAttrProto(namespace=cn.XAttrNamespaceProto.USER, name="color", value=b"red")
+    answer(client, "setXAttr", src="/w/q", xAttr=xattr,
+           flag=cn.XAttrSetFlagProto.XATTR_CREATE)
+    got = answer(client, "getXAttrs", src="/w/q").xAttrs
+    assert [(x.name, x.value) for x in got] == [("color", b"red")]
+    for name in ("a", "b"):
+        create(client, f"/w/c/{name}")
+        answer(client, "complete", src=f"/w/c/{name}", clientName="DFSClient_test_1")
+    header, _ = client.call("concat", cn.ConcatRequestProto(trg="/w/c/a", srcs=["/w/c/b"]))
+    assert header.exceptionClassName == "org.apache.hadoop.HadoopIllegalArgumentException"
+    assert [e.path for e in answer(client, "getListing", src="/w/c", startAfter=b"",
+                                   needLocation=False).dirList.partialListing] == [b"a", b"b"]
