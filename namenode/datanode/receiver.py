@@ -82,6 +82,7 @@ class BlockReceiver:
                 await self._ack(header.seqno, Status.ERROR)
                 raise DataTransferError(f"blk_{self.replica.block_id}: cannot store packet "
                                         f"{header.seqno}: {exc}") from exc
+            self.replica.acked = self.replica.length
             await self._ack(header.seqno, Status.SUCCESS)
             if header.lastPacketInBlock:
                 return

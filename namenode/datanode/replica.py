@@ -20,6 +20,8 @@ Rules (``BlockReceiver.receivePacket``):
   ``publish`` uses the store's rule (fsync both files, rename the meta then the data into
   ``blocks/``, fsync the directory); ``discard`` removes the ``tmp/`` files. Nothing under
   ``blocks/`` is touched before ``publish``.
+* Readers see the first ``acked`` bytes (those whose packets were acknowledged: after an
+  hflush, a new reader sees what was flushed) through ``visible``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,14 @@ class ReplicaWriter:
         self.crcs = bytearray()
         self.partial = bytearray()
         self.fd: int | None = None
+        self.acked = 0              # bytes acknowledged to the writer: what readers may see
+
+    def visible(self) -> tuple[int, bytes, int]:
+        """What a reader of the replica may see (``ReplicaBeingWritten``'s bytes acked):
+        its length, the CRCs of the complete chunks within it, the checksum type. Taken on
+        the event loop, between packets."""
+        whole = self.acked // CHUNK * checksum.CRC_SIZE
+        return self.acked, bytes(self.crcs[:whole]), self.kind
 
     @property
     def length(self) -> int:

@@ -11,6 +11,10 @@ reader checks the bytes against what was written, not against a fresh computatio
 count from 0; an empty packet with ``lastPacketInBlock`` ends the block. With
 ``sendChecksums`` false the checksum type is NULL and packets carry no checksums.
 
+A replica still being written (``replica.ReplicaWriter``) is read up to its acknowledged
+bytes, as a DataNode serves a replica being written to a reader after an hflush; its CRCs
+are the writer's, the partial last chunk's computed from the bytes read.
+
 Disk reads run in a thread, ``BATCH_PACKETS`` packets at a time; the block's files stay open
 for the whole read (a published block never changes, and a sweep's unlink leaves open files
 readable).
@@ -40,12 +44,15 @@ class BlockSender:
     packets; ``close`` closes the files."""
 
     def __init__(self, store: BlockStore, block_id: int, offset: int, length: int,
-                 send_checksums: bool = True) -> None:
+                 send_checksums: bool = True,
+                 being_written: tuple[int, bytes, int] | None = None) -> None:
         self.store = store
         self.block_id = block_id
         self.offset = offset
         self.length = length
         self.send_checksums = send_checksums
+        # a replica being written: ReplicaWriter.visible() (length, CRCs, type)
+        self.being_written = being_written
         self.data: BinaryIO | None = None
         self.meta: BinaryIO | None = None
         self.kind = checksum.DEFAULT
@@ -53,21 +60,37 @@ class BlockSender:
         self.start = self.end = 0
 
     def open(self) -> None:
-        if not self.store.has(self.block_id):
+        if self.being_written is not None:
+            size = self._open_being_written()
+        elif not self.store.has(self.block_id):
             raise DataTransferError(f"Replica not found for blk_{self.block_id}")
-        self.data = self.store.open_block(self.block_id, 0)
-        size = os.fstat(self.data.fileno()).st_size
+        else:
+            size = self._open_published()
         if self.offset > size or self.offset + self.length > size:
             raise DataTransferError(
                 f"Offset {self.offset} and length {self.length} don't match block "
                 f"blk_{self.block_id} ( blockLen {size} )", Status.ERROR_INVALID)
         self.start = self.offset - self.offset % CHUNK
         self.end = min(-(-(self.offset + self.length) // CHUNK) * CHUNK, size)
+
+    def _open_published(self) -> int:
+        self.data = self.store.open_block(self.block_id, 0)
         if self.send_checksums:
             self.meta = open(self.store.meta_path(self.block_id), "rb")
             head = self.meta.read(checksum.META_HEADER.size)
             self.kind, self.crc_start = checksum.meta_layout(
                 head, os.fstat(self.meta.fileno()).st_size)
+        return os.fstat(self.data.fileno()).st_size
+
+    def _open_being_written(self) -> int:
+        """The tmp file (or the block, if it was published meanwhile: the same bytes); the
+        CRCs come from the writer's, the partial last chunk's computed from the data."""
+        size, _, self.kind = self.being_written or (0, b"", 0)
+        try:
+            self.data = open(self.store.tmp_path(self.block_id), "rb")
+        except FileNotFoundError:
+            self.data = self.store.open_block(self.block_id, size)
+        return size
 
     def checksum_info(self) -> ReadOpChecksumInfoProto:
         kind = self.kind if self.send_checksums else ChecksumTypeProto.CHECKSUM_NULL
@@ -82,8 +105,12 @@ class BlockSender:
         if len(data) != count:
             raise DataTransferError(f"blk_{self.block_id} ended at {position + len(data)}, "
                                     f"before {position + count}")
-        if self.meta is None:
+        if not self.send_checksums:
             return data, b""
+        if self.being_written is not None:
+            return data, self._crcs_being_written(position, data)
+        if self.meta is None:
+            raise DataTransferError(f"the meta file of blk_{self.block_id} is not open")
         chunks = -(-count // CHUNK)
         crcs = os.pread(self.meta.fileno(), chunks * checksum.CRC_SIZE,
                         self.crc_start + position // CHUNK * checksum.CRC_SIZE)
@@ -91,6 +118,16 @@ class BlockSender:
             raise DataTransferError(f"the meta file of blk_{self.block_id} holds fewer CRCs "
                                     f"than its {self.end} bytes need")
         return data, crcs
+
+    def _crcs_being_written(self, position: int, data: bytes) -> bytes:
+        """The CRCs of ``data``'s chunks (``position`` starts a chunk): the writer's where it
+        has them, computed for the rest (the partial last chunk)."""
+        _, crcs, kind = self.being_written or (0, b"", 0)
+        first, size = position // CHUNK, checksum.CRC_SIZE
+        have = max(0, min(len(crcs) // size, first + -(-len(data) // CHUNK)) - first)
+        rest = data[have * CHUNK:]
+        return crcs[first * size:(first + have) * size] + \
+            (checksum.chunk_crcs(rest, kind) if rest else b"")
 
     async def send(self, writer: asyncio.StreamWriter) -> None:
         """Every packet of the range, then the empty last one."""

@@ -13,7 +13,8 @@ connection to read the next block): each op is the 3-byte head and a delimited r
   the block it continues. Answered SUCCESS, then packets and their acks; on the last packet
   the block is published and its length recorded (``finalized``) before its ack.
 * READ_BLOCK (``sender.BlockSender``): SUCCESS with ``ReadOpChecksumInfoProto``, the
-  packets, then the client's ``ClientReadStatusProto`` (after a whole range only).
+  packets, then the client's ``ClientReadStatusProto`` (after a whole range only). A block
+  being written is read up to its acknowledged bytes (``visible_length``).
 * BLOCK_CHECKSUM (``BlockChecksumHelper.ReplicatedBlockChecksumComputer``): bytesPerCrc 512,
   ``crcPerBlock`` the CRCs in the meta file, and the MD5 of the CRCs of the first
   ``numBytes`` bytes (the partial last chunk's recomputed when shorter than the block:
@@ -125,7 +126,7 @@ class DataNodeServer:
         self.ipc_port = 0
         self._lock = threading.Lock()
         self._expected: dict[int, tuple[int, int] | None] = {}   # block id -> tail
-        self._writing: set[int] = set()
+        self._writing: dict[int, ReplicaWriter | None] = {}    # None: still being admitted
         self._finalized: dict[int, tuple[int, tuple[int, bytes, int]]] = {}
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task] = set()
@@ -154,6 +155,17 @@ class DataNodeServer:
         """The length of ``block_id`` if a WRITE_BLOCK published it, else None."""
         with self._lock:
             done = self._finalized.get(block_id)
+        return None if done is None else done[0]
+
+    def visible_length(self, block_id: int) -> int | None:
+        """The bytes of ``block_id`` a reader may see: the acknowledged bytes of a block
+        being written (after an hflush, what was flushed), the length of a finalized one;
+        None if this datanode has neither (``getReplicaVisibleLength``)."""
+        with self._lock:
+            replica = self._writing.get(block_id)
+            done = self._finalized.get(block_id)
+        if replica is not None:
+            return replica.acked
         return None if done is None else done[0]
 
     def digest(self, block_id: int) -> tuple[int, bytes, int] | None:
@@ -277,6 +289,8 @@ class DataNodeServer:
         replica = ReplicaWriter(self.store, block.blockId)
         if request.requestedChecksum.type != ChecksumTypeProto.CHECKSUM_NULL:
             replica.kind = request.requestedChecksum.type
+        with self._lock:
+            self._writing[block.blockId] = replica
         answered = False
         try:
             try:
@@ -296,7 +310,7 @@ class DataNodeServer:
             raise
         finally:
             with self._lock:
-                self._writing.discard(block.blockId)
+                self._writing.pop(block.blockId, None)
         return True
 
     def _published(self, block_id: int, length: int, digest: tuple[int, bytes, int]) -> None:
@@ -338,7 +352,7 @@ class DataNodeServer:
                                         Status.ERROR_EXISTS)
             tail = self._expected[block.blockId]
             self._check_stage(request, tail)
-            self._writing.add(block.blockId)
+            self._writing[block.blockId] = None
         return tail
 
     def _check_stage(self, request: Any, tail: tuple[int, int] | None) -> None:
@@ -360,8 +374,11 @@ class DataNodeServer:
                           writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
         self._check_pool(block)
+        with self._lock:
+            replica = self._writing.get(block.blockId)
         sender = BlockSender(self.store, block.blockId, request.offset, request.len,
-                             request.sendChecksums)
+                             request.sendChecksums,
+                             None if replica is None else replica.visible())
         loop = asyncio.get_running_loop()
         try:
             try:

@@ -318,3 +318,23 @@ def test_the_identity_is_stable_per_data_dir(store, datanode):
     assert (store.root / UUID_FILE).read_text().strip() == datanode.datanode_uuid
     assert DataNodeServer(store).datanode_uuid == datanode.datanode_uuid
     assert (datanode.host, datanode.ipc_port) == ("127.0.0.1", 0) and datanode.xfer_port > 0
+
+
+def test_a_block_being_written_reads_up_to_its_acknowledged_bytes(store, datanode, connect):
+    """After an hflush a new reader sees what was flushed (a replica being written)."""
+    block_id, writer = start_write(store, datanode, connect)
+    assert datanode.visible_length(block_id) == 0
+    writer.send(writer.packet(0, 0, DATA[:70_000], sync=True))
+    assert writer.ack() == (0, [Status.SUCCESS])
+    assert datanode.visible_length(block_id) == 70_000
+    data, headers = connect().read_block(block_id, 0, 70_000)       # CRCs checked
+    assert data == DATA[:70_000] and headers[-2].dataLen == 70_000 - 65536
+    assert connect().read_block(block_id, 69_000, 1000)[0] == DATA[69_000:70_000]
+    refused = connect().open_read(block_id, 0, 70_001)
+    assert refused.status == Status.ERROR_INVALID
+    writer.send(writer.packet(69_632, 1, DATA[69_632:100_000]))      # the partial chunk again
+    writer.send(writer.packet(100_000, 2, b"", last=True))
+    assert [writer.ack()[1] for _ in range(2)] == [[Status.SUCCESS]] * 2
+    assert datanode.visible_length(block_id) == 100_000
+    assert connect().read_block(block_id, 0, 100_000)[0] == DATA[:100_000]
+    assert datanode.visible_length(store.allocate()) is None
