@@ -9,5 +9,6 @@ transfer protocols, declared from the field numbers of Hadoop's ``.proto`` files
 | ``hdfs.py`` | ``hdfs.proto``: blocks, datanodes, file status, located blocks, server defaults |
 | ``ipc.py`` | Hadoop IPC: the ``hrpc`` preamble, RPC headers, connection context, call and response frames |
 | ``client_namenode.py`` | ``ClientNamenodeProtocol``: every call's request and response, ``METHODS`` |
+| ``client_datanode.py`` | ``ClientDatanodeProtocol``: the calls a client makes on a DataNode's IPC port, ``METHODS`` |
 | ``datatransfer.py`` | ``datatransfer.proto`` and its framing: op requests, packets, acks (a DataNode's transfer port) |
 """

@@ -19,3 +19,8 @@ class DataTransferError(NamenodeError):
         self.status = status
         self.first_bad_link = first_bad_link
         self.answered = False
+
+
+class ReplicaNotFoundError(DataTransferError):
+    """This datanode has no replica of the block (neither published nor being written)."""
+    JAVA_CLASS = "org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException"

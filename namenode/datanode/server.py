@@ -274,7 +274,8 @@ class DataNodeServer:
         writer.write(dt.delimited(response))
         await writer.drain()
 
-    def _check_pool(self, block: Any) -> None:
+    def check_pool(self, block: Any) -> None:
+        """DataTransferError unless ``block`` is of this datanode's block pool."""
         if block.poolId != self.pool_id:
             raise DataTransferError(f"block pool {block.poolId} is not served here (this "
                                     f"datanode serves {self.pool_id})")
@@ -324,7 +325,7 @@ class DataNodeServer:
         """Check a WRITE_BLOCK before anything is written; mark its block as being written
         and return the block it continues, if any."""
         block = request.header.baseHeader.block
-        self._check_pool(block)
+        self.check_pool(block)
         if len(request.targets):
             target = request.targets[0].id
             raise DataTransferError(
@@ -373,7 +374,7 @@ class DataNodeServer:
     async def _read_block(self, request: Any, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
-        self._check_pool(block)
+        self.check_pool(block)
         with self._lock:
             replica = self._writing.get(block.blockId)
         sender = BlockSender(self.store, block.blockId, request.offset, request.len,
@@ -411,7 +412,7 @@ class DataNodeServer:
     async def _block_checksum(self, request: Any, reader: asyncio.StreamReader,
                               writer: asyncio.StreamWriter) -> bool:
         block = request.header.block
-        self._check_pool(block)
+        self.check_pool(block)
         composite = request.HasField("blockChecksumOptions") and \
             request.blockChecksumOptions.blockChecksumType == BlockChecksumTypeProto.COMPOSITE_CRC
         try:
