@@ -127,7 +127,7 @@ class Namenode:
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
         if self.config.nameservice():
             self.ha = self._join_ha_set(loop, secret, data)
-        await self._start_rpc(lease_manager)
+        await self._start_rpc(lease_manager, data)
         self._check_resources()
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         self.tasks.append(asyncio.ensure_future(self._watch_resources()))
@@ -140,7 +140,7 @@ class Namenode:
                  "ON (resources are low)" if self.fs.resources_low else "off")
         return self.port
 
-    async def _start_rpc(self, lease_manager: leases.LeaseManager) -> None:
+    async def _start_rpc(self, lease_manager: leases.LeaseManager, data: DataPath) -> None:
         """Serve Hadoop IPC (``hdfs://``) beside HTTP, on ``--rpc-port`` or
         ``dfs.namenode.rpc-address`` (0: a free port). When neither was asked for and the
         default port (8020) is taken, the namenode serves WebHDFS only and says so."""
@@ -156,7 +156,7 @@ class Namenode:
         protocol = ClientProtocol(
             fs, Writes(fs, committer, blocks, lease_manager, self.datanode),
             Locator(self.datanode, self.port, blocks.capacity),
-            ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name)
+            ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name, data=data)
         server = RpcServer(protocol, fs, committer,
                            ProxyUsers(self.config.proxy_users()),
                            max_data_length=self.config.int("ipc.maximum.data.length"))

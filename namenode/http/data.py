@@ -276,13 +276,20 @@ class DataPath:
         if new_length is None:
             raise errors.IllegalArgumentError(
                 "Required param newlength for op: TRUNCATE is null or empty")
+        await self.truncate_file(path, user, new_length, machine(req))
+        return TRUE
+
+    async def truncate_file(self, path: str, user: str, new_length: int,
+                            client_machine: str) -> None:
+        """Cut the file at ``path`` to ``new_length`` bytes under a TRUNCATE lease (WebHDFS's
+        TRUNCATE and the RPC call ``truncate``): done once this returns."""
         node = self.fs.get_writable_file(path, user, "truncate")
         inode_id, blocks, length = node.inode_id, node.blocks, node.length
         if new_length > length:
             raise errors.IllegalArgumentError(
                 f"Cannot truncate to a larger file size. Current size: {length}, truncate "
                 f"size: {new_length}.", path=path)
-        lease = self.leases.acquire(paths.normalize(path), leases.TRUNCATE, machine(req))
+        lease = self.leases.acquire(paths.normalize(path), leases.TRUNCATE, client_machine)
         lease.recording = True          # copying: another writer must not take over
         copy = None
         try:
@@ -292,7 +299,7 @@ class DataPath:
             await self.committer.wait(self.fs.truncate_blocks(
                 path, user, new_length, inode_id=inode_id, expected_blocks=blocks,
                 last_block=copy, checksum=value, client_name=lease.holder,
-                client_machine=machine(req)))
+                client_machine=client_machine))
         except BaseException:
             if copy is not None and not self.refers(path, {copy[0]}):
                 self.store.remove([copy[0]])
@@ -301,7 +308,6 @@ class DataPath:
             self.leases.release(lease)
             if copy is not None:
                 self.store.release([copy[0]])
-        return TRUE
 
     async def _cut(self, blocks, new_length):
         """(a new block holding the kept prefix of the cut block, the new file checksum)

@@ -24,6 +24,7 @@ from nnlite.formats.hadoop import acl, hdfs, security
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
+from nnlite.namenode.http.data import DataPath
 from nnlite.namenode.namespace import leases, paths, permission
 from nnlite.namenode.rpc import status
 from nnlite.namenode.rpc.status import Locator, signed
@@ -47,8 +48,10 @@ class ClientProtocol:
     """method name -> handler (``handlers``)."""
 
     def __init__(self, fs: FSNamesystem, writes: Writes, locator: Locator,
-                 ha_state: Callable[[], str] = lambda: "ACTIVE") -> None:
+                 ha_state: Callable[[], str] = lambda: "ACTIVE",
+                 data: DataPath | None = None) -> None:
         self.fs = fs
+        self.data = data                # WebHDFS's data path: its truncate
         self.writes = writes
         self.locator = locator
         self.ha_state = ha_state
@@ -359,6 +362,16 @@ class ClientProtocol:
         file = self.writes.file(req.src, req.clientName, req.fileId)
         last = (req.last.blockId, req.last.numBytes) if req.HasField("last") else None
         return cn.CompleteResponseProto(result=await self.writes.complete(file, last))
+
+    async def call_truncate(self, req, who: Caller):
+        """Done at once (true): the kept part of the cut block is copied into a new block
+        and the file closed again, as WebHDFS's TRUNCATE does; HDFS answers false when it
+        must first recover the last block, which never happens here."""
+        if self.data is None:
+            raise errors.UnsupportedOperationError("truncate needs the block store",
+                                                   path=req.src)
+        await self.data.truncate_file(req.src, who.user, req.newLength, who.machine)
+        return cn.TruncateResponseProto(result=True)
 
     def call_fsync(self, req, who: Caller):
         """hflush/hsync: the lease is renewed; the length a reader sees is the namespace's

@@ -83,6 +83,31 @@ def test_a_file_written_and_read_through_the_datanode(jvm, dfs):
     reader.close()
 
 
+def test_located_listing_block_locations_append_truncate(jvm, dfs):
+    out = dfs.create(P(jvm, "/jvm/data/f"))
+    out.write(bytearray(b"x" * 1000))
+    out.hflush()
+    out.write(bytearray(b"y"))
+    out.close()
+    listed = dfs.listLocatedStatus(P(jvm, "/jvm/data"))
+    status = listed.next()
+    assert not listed.hasNext() and status.getLen() == 1001
+    [location] = status.getBlockLocations()
+    assert (location.getOffset(), location.getLength()) == (0, 1001)
+    assert list(location.getHosts()) == ["127.0.0.1"]
+    out = dfs.append(P(jvm, "/jvm/data/f"))
+    out.write(bytearray(b"zz"))
+    out.close()
+    assert dfs.getFileStatus(P(jvm, "/jvm/data/f")).getLen() == 1003
+    assert len(dfs.getFileBlockLocations(P(jvm, "/jvm/data/f"), 0, 1003)) == 2
+    assert dfs.truncate(P(jvm, "/jvm/data/f"), 5)
+    assert dfs.getFileStatus(P(jvm, "/jvm/data/f")).getLen() == 5
+    stream = dfs.open(P(jvm, "/jvm/data/f"))
+    reader = jvm.java.io.BufferedReader(jvm.java.io.InputStreamReader(stream))
+    assert reader.readLine() == "xxxxx"
+    reader.close()
+
+
 def test_a_missing_path_is_file_not_found(jvm, dfs):
     from py4j.protocol import Py4JJavaError
     with pytest.raises(Py4JJavaError) as excinfo:
