@@ -74,14 +74,19 @@ class TransferClient:
         return ExtendedBlockProto(poolId=self.pool_id, blockId=block_id, generationStamp=1001,
                                   numBytes=num_bytes)
 
-    def open_write(self, block_id: int, *, kind: int = ChecksumTypeProto.CHECKSUM_CRC32C,
-                   stage: int = dt.BlockConstructionStage.PIPELINE_SETUP_CREATE,
-                   num_bytes: int = 0, **fields: Any) -> Any:
+    def write_request(self, block_id: int, *, kind: int = ChecksumTypeProto.CHECKSUM_CRC32C,
+                      stage: int = dt.BlockConstructionStage.PIPELINE_SETUP_CREATE,
+                      num_bytes: int = 0, per_checksum: int = 512, **fields: Any) -> bytes:
+        """A WRITE_BLOCK op as DataStreamer.createBlockOutputStream sends it."""
         request = dt.OpWriteBlockProto(
             header=self.header(block_id, num_bytes), stage=stage, pipelineSize=1,
             minBytesRcvd=num_bytes, maxBytesRcvd=num_bytes, latestGenerationStamp=1001,
-            requestedChecksum=dt.ChecksumProto(type=kind, bytesPerChecksum=512), **fields)
-        self.send(dt.encode_op(Op.WRITE_BLOCK, request))
+            requestedChecksum=dt.ChecksumProto(type=kind, bytesPerChecksum=per_checksum),
+            **fields)
+        return dt.encode_op(Op.WRITE_BLOCK, request)
+
+    def open_write(self, block_id: int, **options: Any) -> Any:
+        self.send(self.write_request(block_id, **options))
         return self.read_message(dt.BlockOpResponseProto)
 
     def packet(self, offset: int, seqno: int, data: bytes, *, last: bool = False,

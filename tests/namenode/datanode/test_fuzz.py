@@ -21,15 +21,7 @@ PIECE = os.urandom(5000)
 
 def session(client: TransferClient, block_id: int) -> bytes:
     """What a client sends for a block of three packets."""
-    from nnlite.formats.hadoop import datatransfer as dt
-    from nnlite.formats.hadoop.datatransfer import Op
-    from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
-    request = dt.OpWriteBlockProto(
-        header=client.header(block_id), stage=dt.BlockConstructionStage.PIPELINE_SETUP_CREATE,
-        pipelineSize=1, minBytesRcvd=0, maxBytesRcvd=0, latestGenerationStamp=1001,
-        requestedChecksum=dt.ChecksumProto(type=ChecksumTypeProto.CHECKSUM_CRC32C,
-                                           bytesPerChecksum=512))
-    return (dt.encode_op(Op.WRITE_BLOCK, request) + client.packet(0, 0, PIECE[:2000])
+    return (client.write_request(block_id) + client.packet(0, 0, PIECE[:2000])
             + client.packet(2000, 1, PIECE[2000:], sync=True)
             + client.packet(len(PIECE), 2, b"", last=True))
 

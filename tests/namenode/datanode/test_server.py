@@ -281,14 +281,8 @@ def test_a_pipeline_beyond_this_datanode_names_its_first_bad_link(store, datanod
 def test_a_checksum_type_it_cannot_store_is_refused(store, datanode, connect):
     block_id = store.allocate()
     datanode.expect(block_id)
-    client = connect()
-    request = dt.OpWriteBlockProto(
-        header=client.header(block_id), stage=dt.BlockConstructionStage.PIPELINE_SETUP_CREATE,
-        pipelineSize=1, minBytesRcvd=0, maxBytesRcvd=0, latestGenerationStamp=1001,
-        requestedChecksum=dt.ChecksumProto(type=ChecksumTypeProto.CHECKSUM_CRC32C,
-                                           bytesPerChecksum=1024))
-    client.send(dt.encode_op(Op.WRITE_BLOCK, request))
-    assert client.read_message(dt.BlockOpResponseProto).status == Status.ERROR_UNSUPPORTED
+    response = connect().open_write(block_id, per_checksum=1024)
+    assert response.status == Status.ERROR_UNSUPPORTED and "1024 bytes" in response.message
 
 
 def test_crc32_writes_keep_their_type(store, datanode, connect):
