@@ -88,6 +88,7 @@ class Namenode:
         self.failure: Exception | None = None     # why the namenode stopped by itself
         self.ha: HAController | None = None
         self.rpc_port = rpc_port          # None: dfs.namenode.rpc-address's
+        self.ha_id = ""                   # this namenode's id in an HA set
         self.rpc: RpcServer | None = None
         # The built-in datanode whose blocks the RPC service names (set before start).
         self.datanode: Datanode | None = None
@@ -141,15 +142,19 @@ class Namenode:
         return self.port
 
     async def _start_rpc(self, lease_manager: leases.LeaseManager, data: DataPath) -> None:
-        """Serve Hadoop IPC (``hdfs://``) beside HTTP, on ``--rpc-port`` or
-        ``dfs.namenode.rpc-address`` (0: a free port). When neither was asked for and the
-        default port (8020) is taken, the namenode serves WebHDFS only and says so."""
+        """Serve Hadoop IPC (``hdfs://``) beside HTTP, on ``--rpc-port``, else
+        ``dfs.namenode.rpc-address.<ns>.<id>`` in an HA set, else ``dfs.namenode.rpc-address``
+        (0: a free port). When none was asked for and the default port (8020) is taken, the
+        namenode serves WebHDFS only and says so."""
         fs, committer, blocks = self._loaded()
         if self.datanode is None:
             self.datanode = await self._start_datanode(blocks)
         key = "dfs.namenode.rpc-address"
+        own = f"{key}.{self.config.nameservice()}.{self.ha_id}"      # an HA set's, per namenode
+        if self.ha_id and own in self.config.values:
+            key = own
         host, port = self.config.address(key)
-        asked = self.rpc_port is not None or self.config.get(key) != DEFAULTS[key]
+        asked = self.rpc_port is not None or self.config.get(key) != DEFAULTS.get(key)
         port = port if self.rpc_port is None else self.rpc_port
         host = self.host_given or host
         ha = self.ha
@@ -216,6 +221,7 @@ class Namenode:
         me = config.get("dfs.ha.namenode.id") or next(
             (nn for nn, address in namenodes.items()
              if address.endswith(f":{self.port}")), "")
+        self.ha_id = me
         if me not in namenodes:
             raise ConfigError(f"dfs.ha.namenode.id must be one of {', '.join(namenodes)} "
                               f"(this namenode's place in the HA set), not {me!r}")

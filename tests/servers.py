@@ -77,6 +77,10 @@ class NamenodeProcess:
             port = _wait_for_port(proc, log, timeout)
             server = cls(proc, port, name_dirs, log)
             server.wait_ready(timeout)
+            # the RPC port is bound just after the namespace is in: wait for its line too
+            wait_for(lambda: proc.poll() is not None or "NNLITE_RPC_PORT=" in
+                     log.read_text(errors="replace"), timeout, "the namenode's RPC port",
+                     interval=0.02)
         except BaseException:
             proc.kill()
             proc.wait()

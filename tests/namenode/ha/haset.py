@@ -33,7 +33,8 @@ class HASet:
                  settings: dict[str, str] | None = None):
         self.root = tmp_path
         self.ids = [f"nn{i + 1}" for i in range(count)]
-        self.ports = free_ports(count)
+        ports = free_ports(2 * count)
+        self.ports, self.rpc_ports = ports[:count], ports[count:]
         self.dirs = [str(tmp_path / f"{nn}-name") for nn in self.ids]
         values = {
             "dfs.nameservices": NAMESERVICE,
@@ -45,6 +46,8 @@ class HASet:
             "nnlite.ha.replication.interval": "0.5",
             **{f"dfs.namenode.http-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
                for nn, port in zip(self.ids, self.ports)},
+            **{f"dfs.namenode.rpc-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
+               for nn, port in zip(self.ids, self.rpc_ports)},
             **(settings or {}),
         }
         self.conf = tmp_path / "ha.conf"
@@ -58,7 +61,8 @@ class HASet:
         return f"http://127.0.0.1:{self.ports[i]}"
 
     def start(self, i: int) -> NamenodeProcess:
-        node = NamenodeProcess.start([self.dirs[i]], "--port", str(self.ports[i]), "--conf",
+        node = NamenodeProcess.start([self.dirs[i]], "--port", str(self.ports[i]),
+                                     "--rpc-port", str(self.rpc_ports[i]), "--conf",
                                      str(self.conf), "-D", f"dfs.ha.namenode.id={self.ids[i]}")
         self.nodes[i] = node
         return node
