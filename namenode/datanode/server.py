@@ -6,7 +6,9 @@ connection to read the next block): each op is the 3-byte head and a delimited r
 (``formats.hadoop.datatransfer``), answered with a delimited ``BlockOpResponseProto``:
 
 * WRITE_BLOCK (``receiver.BlockReceiver``): a pipeline of one. Accepted only for a block id
-  the namenode handed to a writer (``expect``), never one published or being written, with
+  the namenode handed to a writer (``expect``), or with a block token signed with the
+  secret this datanode shares with the namenodes of its HA set (``tokens.BlockTokens``),
+  never for a block published or being written, with
   no targets downstream (a target is refused: ERROR, ``firstBadLink`` naming it, as a
   DataNode that cannot reach its mirror answers), 512 bytes per checksum of CRC32C, CRC32 or
   NULL, stage PIPELINE_SETUP_CREATE, or PIPELINE_SETUP_APPEND for a block ``expect``ed with
@@ -61,6 +63,7 @@ from nnlite.namenode.datanode.errors import DataTransferError
 from nnlite.namenode.datanode.receiver import BlockReceiver
 from nnlite.namenode.datanode.replica import ReplicaWriter
 from nnlite.namenode.datanode.sender import BlockSender
+from nnlite.namenode.datanode.tokens import BlockTokens
 from nnlite.namenode.errors import AddressError
 
 log = logging.getLogger(__name__)
@@ -117,9 +120,11 @@ class DataNodeServer:
     complete, abandonBlock); ``finalized`` and ``digest`` tell it what a WRITE_BLOCK
     published. Runs on the namenode's event loop; ``start`` and ``close`` are coroutines."""
 
-    def __init__(self, store: BlockStore) -> None:
+    def __init__(self, store: BlockStore, secret: str | bytes | None = None) -> None:
         self.store = store
         self.pool_id = block_pool_id(store.namespace_id)
+        # with the HA set's shared secret: writes the active namenode signed are accepted
+        self.tokens = None if secret is None else BlockTokens(secret, self.pool_id)
         self.datanode_uuid = load_uuid(store)
         self.host = ""
         self.xfer_port = 0
@@ -342,8 +347,11 @@ class DataNodeServer:
             raise DataTransferError(f"blk_{block.blockId}: stage {request.stage} is not "
                                     "supported (pipeline recovery needs a second datanode)",
                                     Status.ERROR_UNSUPPORTED)
+        signed = self.tokens is not None and \
+            self.tokens.allows_write(request.header.baseHeader.token, block.blockId) and \
+            not self.store.has(block.blockId)
         with self._lock:
-            if block.blockId not in self._expected:
+            if block.blockId not in self._expected and not signed:
                 status = Status.ERROR_EXISTS if block.blockId in self._finalized \
                     else Status.ERROR_INVALID
                 raise DataTransferError(f"blk_{block.blockId} was not allocated to a writer "
@@ -351,7 +359,8 @@ class DataNodeServer:
             if block.blockId in self._writing:
                 raise DataTransferError(f"blk_{block.blockId} is being written already",
                                         Status.ERROR_EXISTS)
-            tail = self._expected[block.blockId]
+            # signed and not expected: a new block, whose length nobody here asks for
+            tail = self._expected.get(block.blockId)
             self._check_stage(request, tail)
             self._writing[block.blockId] = None
         return tail

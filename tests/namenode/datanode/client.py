@@ -64,10 +64,11 @@ class TransferClient:
 
     # ------------------------------------------------------------------ requests
 
-    def header(self, block_id: int, num_bytes: int = 0) -> Any:
-        return dt.ClientOperationHeaderProto(
-            baseHeader=dt.BaseHeaderProto(block=self.block(block_id, num_bytes)),
-            clientName="DFSClient_test")
+    def header(self, block_id: int, num_bytes: int = 0, token: Any = None) -> Any:
+        base = dt.BaseHeaderProto(block=self.block(block_id, num_bytes))
+        if token is not None:
+            base.token.CopyFrom(token)
+        return dt.ClientOperationHeaderProto(baseHeader=base, clientName="DFSClient_test")
 
     def block(self, block_id: int, num_bytes: int = 0) -> Any:
         from nnlite.formats.hadoop.hdfs import ExtendedBlockProto
@@ -76,10 +77,11 @@ class TransferClient:
 
     def write_request(self, block_id: int, *, kind: int = ChecksumTypeProto.CHECKSUM_CRC32C,
                       stage: int = dt.BlockConstructionStage.PIPELINE_SETUP_CREATE,
-                      num_bytes: int = 0, per_checksum: int = 512, **fields: Any) -> bytes:
+                      num_bytes: int = 0, per_checksum: int = 512, token: Any = None,
+                      **fields: Any) -> bytes:
         """A WRITE_BLOCK op as DataStreamer.createBlockOutputStream sends it."""
         request = dt.OpWriteBlockProto(
-            header=self.header(block_id, num_bytes), stage=stage, pipelineSize=1,
+            header=self.header(block_id, num_bytes, token), stage=stage, pipelineSize=1,
             minBytesRcvd=num_bytes, maxBytesRcvd=num_bytes, latestGenerationStamp=1001,
             requestedChecksum=dt.ChecksumProto(type=kind, bytesPerChecksum=per_checksum),
             **fields)
@@ -100,10 +102,10 @@ class TransferClient:
         return ack.seqno, dt.ack_statuses(ack)
 
     def write_block(self, block_id: int, data: bytes, *, packet: int = PACKET,
-                    sync_every: int = 0) -> list[tuple[int, list[int]]]:
+                    sync_every: int = 0, **options: Any) -> list[tuple[int, list[int]]]:
         """A whole block as DataStreamer sends it: packets, then the empty last one; every
         ack, in order."""
-        response = self.open_write(block_id)
+        response = self.open_write(block_id, **options)
         assert response.status == Status.SUCCESS, response.message
         seqno = 0
         for offset in range(0, len(data), packet):
@@ -148,12 +150,12 @@ class TransferClient:
 
 
 @contextlib.contextmanager
-def running_datanode(store: BlockStore) -> Iterator[DataNodeServer]:
+def running_datanode(store: BlockStore, secret: str | None = None) -> Iterator[DataNodeServer]:
     """A DataNodeServer on ``store``, served by an event loop in a thread; closed after."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="test-datanode", daemon=True)
     thread.start()
-    server = DataNodeServer(store)
+    server = DataNodeServer(store, secret)
     try:
         asyncio.run_coroutine_threadsafe(server.start("127.0.0.1", 0), loop).result(30)
         yield server

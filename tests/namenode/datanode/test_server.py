@@ -14,7 +14,9 @@ from nnlite.formats.hadoop.datatransfer import Op, Status
 from nnlite.formats.hadoop.hdfs import ChecksumTypeProto, DatanodeIDProto, DatanodeInfoProto
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.datanode.server import UUID_FILE, DataNodeServer
+from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.blocks.helpers import reference_checksum
+from tests.namenode.datanode.client import TransferClient, running_datanode
 
 DATA = os.urandom(200_000) + b"tail"          # 390 chunks and a partial one, 4 packets
 
@@ -332,3 +334,23 @@ def test_a_block_being_written_reads_up_to_its_acknowledged_bytes(store, datanod
     assert datanode.visible_length(block_id) == 100_000
     assert connect().read_block(block_id, 0, 100_000)[0] == DATA[:100_000]
     assert datanode.visible_length(store.allocate()) is None
+
+
+def test_a_write_signed_with_the_shared_secret_needs_no_expect(store):
+    """The standby's datanode of an HA set takes a block the active allocated."""
+    block_id = 12345
+    token = BlockTokens("s3cret", "BP-7-nnlite-0").issue(block_id)
+    forged = BlockTokens("other", "BP-7-nnlite-0").issue(block_id)
+    with running_datanode(store, secret="s3cret") as datanode:
+        def client() -> TransferClient:
+            return TransferClient(datanode.xfer_port, datanode.pool_id)
+        with client() as c:
+            assert c.open_write(block_id, token=forged).status == Status.ERROR_INVALID
+        with client() as c:
+            assert c.open_write(block_id + 1, token=token).status == Status.ERROR_INVALID
+        with client() as c:
+            assert c.write_block(block_id, DATA[:10], token=token)[-1] == (1, [Status.SUCCESS])
+        assert store.data_path(block_id).read_bytes() == DATA[:10]
+        assert datanode.finalized(block_id) is None         # its namenode did not ask
+        with client() as c:
+            assert c.open_write(block_id, token=token).status == Status.ERROR_INVALID
