@@ -17,6 +17,7 @@ authentication). The set of calls was read off the clients: hdfs-native's
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -25,7 +26,7 @@ from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http.data import DataPath
-from nnlite.namenode.namespace import leases, paths, permission
+from nnlite.namenode.namespace import leases, paths, permission, storage_policy
 from nnlite.namenode.rpc import status
 from nnlite.namenode.rpc.status import Locator, signed
 from nnlite.namenode.rpc.writes import Writes
@@ -172,7 +173,60 @@ class ClientProtocol:
         return cn.SetSafeModeResponseProto(result=self.fs.safe_mode)
 
     def call_getStoragePolicies(self, req, who: Caller):
-        return cn.GetStoragePoliciesResponseProto()
+        response = cn.GetStoragePoliciesResponseProto()
+        response.policies.extend(status.storage_policy(p) for p in storage_policy.POLICIES)
+        return response
+
+    def call_getStoragePolicy(self, req, who: Caller):
+        return cn.GetStoragePolicyResponseProto(storagePolicy=status.storage_policy(
+            self.fs.get_storage_policy(req.path, who.user)))
+
+    def call_getLocatedFileInfo(self, req, who: Caller):
+        found = self._file_info(req.src, who)
+        if found is None:
+            return cn.GetLocatedFileInfoResponseProto()
+        if found.fileType == status.IS_FILE:
+            found.locations.CopyFrom(self.locator.located_blocks(
+                self.fs.get_readable_file(req.src, who.user)))
+        return cn.GetLocatedFileInfoResponseProto(fs=found)
+
+    def call_getLinkTarget(self, req, who: Caller):
+        """No inode is a symlink (symlinks are off, as in HDFS by default)."""
+        self.fs.check_exists(req.path, who.user)
+        raise errors.NamenodeError(f"Path {req.path} is not a symbolic link", path=req.path)
+
+    def call_getSnapshottableDirListing(self, req, who: Caller):
+        listed = self.fs.get_snapshottable_dirs(who.user, lambda where, node, root:
+                                                hdfs.SnapshottableDirectoryStatusProto(
+            dirStatus=status.file_status(node, node.name, True), snapshot_quota=root.quota,
+            snapshot_number=len(root.snapshots),
+            parent_fullpath=(where.rpartition("/")[0] or "/").encode()))
+        if not listed:
+            return cn.GetSnapshottableDirListingResponseProto()
+        listing = hdfs.SnapshottableDirectoryListingProto()
+        listing.snapshottableDirListing.extend(listed)
+        return cn.GetSnapshottableDirListingResponseProto(snapshottableDirList=listing)
+
+    def call_getSnapshotListing(self, req, who: Caller):
+        root = paths.normalize(req.snapshotRoot)
+        listed = self.fs.get_snapshot_list(req.snapshotRoot, who.user, lambda snap, view:
+                                           hdfs.SnapshotStatusProto(
+            dirStatus=status.file_status(view, snap.name), snapshotID=snap.id,
+            parent_fullpath=root.encode(), isDeleted=False))
+        listing = hdfs.SnapshotListingProto()
+        listing.snapshotListing.extend(listed)
+        return cn.GetSnapshotListingResponseProto(snapshotList=listing)
+
+    async def call_rollEdits(self, req, who: Caller):
+        """``dfsadmin -rollEdits``: the roll syncs and closes files, so off the loop; the
+        answer is the first txid of the new segment."""
+        permission.check_superuser(self.fs.caller(who.user), "roll the edit log")
+        end = await asyncio.get_running_loop().run_in_executor(None, self.fs.roll_edits)
+        return cn.RollEditsResponseProto(newSegmentTxId=end + 1)
+
+    def call_getCurrentEditLogTxid(self, req, who: Caller):
+        permission.check_superuser(self.fs.caller(who.user), "read the current txid")
+        return cn.GetCurrentEditLogTxidResponseProto(txid=self.fs.last_written_txid)
 
     def call_getErasureCodingPolicy(self, req, who: Caller):
         """Every file is replicated: no policy, once the path is known to exist."""

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from nnlite.formats.hadoop import acl, hdfs, security
 from nnlite.namenode.fsnamesystem import FileBlocks
 from nnlite.namenode.namespace.inode import INode
-from nnlite.namenode.namespace.storage_policy import effective_id
+from nnlite.namenode.namespace.storage_policy import Policy, effective_id
 
 IS_DIR, IS_FILE = hdfs.HdfsFileStatusFileType.IS_DIR, hdfs.HdfsFileStatusFileType.IS_FILE
 HAS_ACL, SNAPSHOT_ENABLED = hdfs.HdfsFileStatusFlags.HAS_ACL, \
@@ -144,6 +144,17 @@ def quota_usage(usage: dict) -> Any:
     return hdfs.QuotaUsageProto(
         fileAndDirectoryCount=usage["fileAndDirectoryCount"], quota=usage["quota"] & UINT64,
         spaceConsumed=usage["spaceConsumed"], spaceQuota=usage["spaceQuota"] & UINT64)
+
+
+def storage_policy(policy: Policy) -> Any:
+    """BlockStoragePolicyProto (``PBHelperClient.convert(BlockStoragePolicy)``)."""
+    def types(names: tuple[str, ...]) -> Any:
+        return hdfs.StorageTypesProto(
+            storageTypes=[getattr(hdfs.StorageTypeProto, n) for n in names])
+    return hdfs.BlockStoragePolicyProto(
+        policyId=policy.id, name=policy.name, creationPolicy=types(policy.storage_types),
+        creationFallbackPolicy=types(policy.creation_fallbacks),
+        replicationFallbackPolicy=types(policy.replication_fallbacks))
 
 
 def server_defaults(defaults: dict) -> Any:

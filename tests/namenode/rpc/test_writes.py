@@ -122,3 +122,24 @@ def test_quota_snapshots_xattrs_and_concat_of_an_empty_file(client):
     assert header.exceptionClassName == "org.apache.hadoop.HadoopIllegalArgumentException"
     assert [e.path for e in answer(client, "getListing", src="/w/c", startAfter=b"",
                                    needLocation=False).dirList.partialListing] == [b"a", b"b"]
+
+
+def test_storage_policies_snapshot_listings_located_info_and_roll(client):
+    names = [p.name for p in answer(client, "getStoragePolicies").policies]
+    assert "HOT" in names and "COLD" in names
+    answer(client, "mkdirs", src="/w/s", masked=PERM, createParent=True)
+    answer(client, "setStoragePolicy", src="/w/s", policyName="COLD")
+    assert answer(client, "getStoragePolicy", path="/w/s").storagePolicy.name == "COLD"
+    answer(client, "allowSnapshot", snapshotRoot="/w/s")
+    answer(client, "createSnapshot", snapshotRoot="/w/s", snapshotName="one")
+    dirs = answer(client, "getSnapshottableDirListing").snapshottableDirList
+    mine = [d for d in dirs.snapshottableDirListing if d.dirStatus.path == b"s"]
+    assert mine and mine[0].parent_fullpath == b"/w" and mine[0].snapshot_number == 1
+    snaps = answer(client, "getSnapshotListing", snapshotRoot="/w/s").snapshotList
+    assert [s.dirStatus.path for s in snaps.snapshotListing] == [b"one"]
+    create(client, "/w/s/f")
+    answer(client, "complete", src="/w/s/f", clientName="DFSClient_test_1")
+    located = answer(client, "getLocatedFileInfo", src="/w/s/f").fs
+    assert located.HasField("locations") and located.locations.fileLength == 0
+    before = answer(client, "getCurrentEditLogTxid").txid
+    assert answer(client, "rollEdits").newSegmentTxId > before
