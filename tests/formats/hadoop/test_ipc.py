@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nnlite.formats.hadoop import client_namenode, ipc
 from nnlite.formats.hadoop.proto import ProtoError, delimited
@@ -86,3 +88,24 @@ def test_every_method_of_the_table_has_message_classes():
     assert len(client_namenode.METHODS) > 100
     for request, response in client_namenode.METHODS.values():
         request(), response()
+
+
+@given(st.binary(max_size=300))
+def test_any_bytes_are_a_call_or_a_proto_error(data):
+    try:
+        ipc.parse_call(data)
+    except ProtoError:
+        pass
+
+
+def test_every_prefix_of_a_call_is_a_call_or_a_proto_error():
+    frame = ipc.request(9, CLIENT_ID, "rename2", client_namenode.PROTOCOL,
+                        client_namenode.Rename2RequestProto(src="/a", dst="/b",
+                                                            overwriteDest=True))
+    payload = frame[4:]
+    for end in range(len(payload) + 1):
+        try:
+            call = ipc.parse_call(payload[:end])
+        except ProtoError:
+            continue
+        assert call.header.callId == 9

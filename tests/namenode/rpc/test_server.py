@@ -4,6 +4,8 @@ be read, ERROR answers for calls that cannot be made; after each, the server kee
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from nnlite.formats.hadoop import client_namenode as cn
@@ -168,3 +170,29 @@ def test_sasl_negotiation_is_answered_success_for_simple_authentication(nn):
         assert answer.status == Status.SUCCESS and answer.callId == ipc.SASL_CALL_ID & 0xFFFFFFFF
         client.send(ipc.connection_context(CLIENT_ID, cn.PROTOCOL, "tester"))
         assert client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/")).fs
+
+
+def test_fuzzed_calls_and_frames_get_answers_or_a_close_never_an_internal_error(nn):
+    """Random methods of the protocol with random request bytes, random frames: each is
+    answered (ERROR or FATAL) or the connection closed; the server keeps serving and logs
+    no internal error."""
+    rng = random.Random(25)
+    methods = sorted(cn.METHODS) + ["nope", ""]
+    for _ in range(200):
+        with RawClient(nn.rpc_port).connect() as client:
+            if rng.random() < 0.8:
+                method = rng.choice(methods)
+                body = rng.randbytes(rng.randrange(0, 40))
+                header = ipc.RpcRequestHeaderProto(
+                    rpcKind=ipc.RpcKindProto.RPC_PROTOCOL_BUFFER, callId=1, clientId=CLIENT_ID)
+                head = ipc.RequestHeaderProto(methodName=method,
+                                              declaringClassProtocolName=cn.PROTOCOL,
+                                              clientProtocolVersion=1)
+                client.send(ipc.frame(delimited(header, head) + body))
+            else:
+                client.send(ipc.frame(rng.randbytes(rng.randrange(0, 60))))
+            answer = client.response()
+            assert answer is None or answer[0].status in (Status.ERROR, Status.FATAL,
+                                                         Status.SUCCESS)
+    still_serving(nn)
+    assert "internal error" not in nn.log.read_text()
