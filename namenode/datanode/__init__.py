@@ -5,7 +5,9 @@ write the blocks that WebHDFS's data path reads and writes, with the same checks
 | module | what |
 |---|---|
 | ``server.py`` | ``DataNodeServer``: the port, the ops of a connection, its identity (uuid, block pool), the blocks the namenode expects, BLOCK_CHECKSUM |
-| ``receiver.py`` | ``BlockReceiver``: WRITE_BLOCK's packets, verified, written and acknowledged |
+| ``receiver.py`` | ``BlockReceiver``: WRITE_BLOCK's packets, forwarded, verified, written and acknowledged |
+| ``mirror.py`` | ``Mirror``: the next datanode of a write pipeline, its setup, forwarded packets and acks |
+| ``stream.py`` | the protocol's frames read from an asyncio stream: delimited messages, packets |
 | ``replica.py`` | ``ReplicaWriter``: a block being written in ``tmp/``, its chunk CRCs, publishing |
 | ``sender.py`` | ``BlockSender``: READ_BLOCK's packets with the stored chunk CRCs |
 | ``ipc.py`` | ``ClientDatanodeService``: ClientDatanodeProtocol's calls (the visible length of a replica) for an IPC server |

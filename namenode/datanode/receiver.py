@@ -1,14 +1,15 @@
-"""The packets of one WRITE_BLOCK, for a pipeline of one (Hadoop's ``BlockReceiver`` and its
-``PacketResponder``, with no mirror downstream).
+"""The packets of one WRITE_BLOCK (Hadoop's ``BlockReceiver`` and its ``PacketResponder``).
 
 Per packet, in order: read it (``formats.hadoop.datatransfer``: PLEN, HLEN, header,
-checksums, data), verify each chunk's checksum (``BlockReceiver.verifyChunks``: one CRC per
-512 bytes of the packet's data, counted from its first byte), write the data into the replica
+checksums, data), forward it to the mirror if the pipeline goes on (``mirror.Mirror``),
+verify each chunk's checksum (``BlockReceiver.verifyChunks``: one CRC per 512 bytes of the
+packet's data, counted from its first byte), write the data into the replica
 (``replica.ReplicaWriter``), fsync when the packet asks (``syncBlock``), publish the block on
-the last packet (``lastPacketInBlock``), and only then send the packet's ack
-(``PipelineAckProto``: its seqno, one reply ``SUCCESS``). A heartbeat (seqno -1, no data) is
-acknowledged and nothing else. Acks go out in packet order, each after its packet's bytes are
-in the replica (and durable, for a synced or last packet).
+the last packet (``lastPacketInBlock``). Then the responder sends the packet's ack
+(``PipelineAckProto``: its seqno, this datanode's reply, then the mirror's replies for the
+same packet), in packet order, each once its packet is in the replica here (durable, for a
+synced or last packet) and acknowledged downstream; the replica's ``acked`` bytes follow. A
+heartbeat (seqno -1, no data) is forwarded and acknowledged, and nothing else.
 
 A packet that cannot be taken -- a wrong checksum (``ERROR_CHECKSUM``), a gap in the offsets
 or checksums of the wrong length (``ERROR_INVALID``) -- is answered with an ack carrying that
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import Callable
 
 from nnlite.formats.hadoop import datatransfer as dt
@@ -28,18 +30,21 @@ from nnlite.formats.hadoop.datatransfer import HEART_BEAT_SEQNO, Packet, Status
 from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.datanode.errors import DataTransferError
+from nnlite.namenode.datanode.mirror import Mirror
 from nnlite.namenode.datanode.replica import ReplicaWriter
+from nnlite.namenode.datanode.stream import read_packet
 
 log = logging.getLogger(__name__)
 
 
-async def read_packet(reader: asyncio.StreamReader, timeout: float) -> Packet:
-    """The next packet (``PacketReceiver.receiveNextPacket``); ProtoError if malformed,
-    IncompleteReadError if the connection ends inside it, TimeoutError if it stalls."""
-    async with asyncio.timeout(timeout):
-        payload, header_len = dt.packet_lengths(await reader.readexactly(dt.PACKET_LENGTHS.size))
-        return dt.decode_packet(payload, header_len,
-                                await reader.readexactly(payload - 4 + header_len))
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A packet dealt with here, waiting for its ack: its seqno, this datanode's status, the
+    replica's length after it, whether the ack ends the write."""
+    seqno: int
+    status: int
+    length: int
+    final: bool
 
 
 class BlockReceiver:
@@ -51,24 +56,37 @@ class BlockReceiver:
 
     def __init__(self, replica: ReplicaWriter, verify_kind: int, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter, timeout: float,
-                 on_published: Callable[[int, tuple[int, bytes, int]], None]) -> None:
-        self.on_published = on_published
+                 on_published: Callable[[int, tuple[int, bytes, int]], None],
+                 mirror: Mirror | None = None) -> None:
         self.replica = replica
         self.verify_kind = verify_kind
         self.reader = reader
         self.writer = writer
         self.timeout = timeout
+        self.on_published = on_published
+        self.mirror = mirror
+        self.taken: asyncio.Queue[Taken] = asyncio.Queue()
 
     async def run(self) -> None:
         """Receive until the last packet is published and acknowledged."""
+        responder = asyncio.ensure_future(self._respond())
+        try:
+            error = await self._receive(responder)
+            await responder
+        finally:
+            responder.cancel()
+        if error is not None:
+            raise error
+
+    async def _receive(self, responder: asyncio.Future) -> DataTransferError | None:
+        """Take packets until the last one or one refused (returned, once queued for its
+        ack)."""
         loop = asyncio.get_running_loop()
         while True:
-            packet = await read_packet(self.reader, self.timeout)
+            packet, raw = await self._next(responder)
             header = packet.header
-            if header.seqno == HEART_BEAT_SEQNO and not header.dataLen \
-                    and not header.lastPacketInBlock:
-                await self._ack(header.seqno, Status.SUCCESS)
-                continue
+            if self.mirror is not None:
+                await self.mirror.forward(raw)
             try:
                 self._take(packet)
                 if header.lastPacketInBlock:
@@ -76,16 +94,24 @@ class BlockReceiver:
                 elif header.syncBlock:
                     await loop.run_in_executor(None, self.replica.sync)
             except DataTransferError as exc:
-                await self._ack(header.seqno, exc.status)
-                raise
+                self.taken.put_nowait(Taken(header.seqno, exc.status, self.replica.acked, True))
+                return exc
             except OSError as exc:
-                await self._ack(header.seqno, Status.ERROR)
-                raise DataTransferError(f"blk_{self.replica.block_id}: cannot store packet "
-                                        f"{header.seqno}: {exc}") from exc
-            self.replica.acked = self.replica.length
-            await self._ack(header.seqno, Status.SUCCESS)
+                self.taken.put_nowait(Taken(header.seqno, Status.ERROR, self.replica.acked, True))
+                return DataTransferError(f"blk_{self.replica.block_id}: cannot store packet "
+                                         f"{header.seqno}: {exc}")
+            self.taken.put_nowait(Taken(header.seqno, Status.SUCCESS, self.replica.length,
+                                        header.lastPacketInBlock))
             if header.lastPacketInBlock:
-                return
+                return None
+
+    async def _next(self, responder: asyncio.Future) -> tuple[Packet, bytes]:
+        """The next packet, unless the responder failed (the client went away): then its
+        error."""
+        if responder.done():
+            responder.result()
+            raise ConnectionError("the responder ended before the last packet")
+        return await read_packet(self.reader, self.timeout)
 
     def _take(self, packet: Packet) -> None:
         header = packet.header
@@ -124,6 +150,16 @@ class BlockReceiver:
                 f"{int.from_bytes(crcs[bad:bad + size], 'big')}", Status.ERROR_CHECKSUM)
         return crcs
 
-    async def _ack(self, seqno: int, status: int) -> None:
-        self.writer.write(dt.encode_ack(seqno, status))
-        await self.writer.drain()
+    async def _respond(self) -> None:
+        """PacketResponder: one ack per packet taken, in order, with the mirror's replies."""
+        while True:
+            taken = await self.taken.get()
+            replies = [taken.status]
+            if self.mirror is not None and taken.status == Status.SUCCESS:
+                replies += await self.mirror.replies(taken.seqno)
+            if taken.status == Status.SUCCESS and taken.seqno != HEART_BEAT_SEQNO:
+                self.replica.acked = taken.length
+            self.writer.write(dt.encode_ack(taken.seqno, *replies))
+            await self.writer.drain()
+            if taken.final:
+                return

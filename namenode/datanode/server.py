@@ -5,15 +5,15 @@ A connection carries ops one after another (``DataXceiver.run``: a client keeps 
 connection to read the next block): each op is the 3-byte head and a delimited request
 (``formats.hadoop.datatransfer``), answered with a delimited ``BlockOpResponseProto``:
 
-* WRITE_BLOCK (``receiver.BlockReceiver``): a pipeline of one. Accepted only for a block id
-  the namenode handed to a writer (``expect``), or with a block token signed with the
-  secret this datanode shares with the namenodes of its HA set (``tokens.BlockTokens``),
-  never for a block published or being written, with
-  no targets downstream (a target is refused: ERROR, ``firstBadLink`` naming it, as a
-  DataNode that cannot reach its mirror answers), 512 bytes per checksum of CRC32C, CRC32 or
-  NULL, stage PIPELINE_SETUP_CREATE, or PIPELINE_SETUP_APPEND for a block ``expect``ed with
-  the block it continues. Answered SUCCESS, then packets and their acks; on the last packet
-  the block is published and its length recorded (``finalized``) before its ack.
+* WRITE_BLOCK (``receiver.BlockReceiver``). Accepted only for a block id the namenode
+  handed to a writer (``expect``), or with a block token signed with the secret this
+  datanode shares with the namenodes of its HA set (``tokens.BlockTokens``), never for a
+  block published or being written; 512 bytes per checksum of CRC32C, CRC32 or NULL; stage
+  PIPELINE_SETUP_CREATE, or PIPELINE_SETUP_APPEND for a block ``expect``ed with the block it
+  continues. With targets, the pipeline goes on through the first (``mirror.Mirror``): a
+  target that cannot be reached or refuses fails the setup (ERROR, ``firstBadLink`` naming
+  it). Answered SUCCESS, then packets and their acks; on the last packet the block is
+  published and its length recorded (``finalized``) before its ack.
 * READ_BLOCK (``sender.BlockSender``): SUCCESS with ``ReadOpChecksumInfoProto``, the
   packets, then the client's ``ClientReadStatusProto`` (after a whole range only). A block
   being written is read up to its acknowledged bytes (``visible_length``).
@@ -55,14 +55,16 @@ from nnlite.formats.hadoop.datatransfer import (
     Status,
 )
 from nnlite.formats.hadoop.hdfs import BlockChecksumTypeProto, ChecksumTypeProto
-from nnlite.formats.hadoop.proto import ProtoError, parse, read_varint
+from nnlite.formats.hadoop.proto import ProtoError
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import GENSTAMP, BlockMissingError
 from nnlite.namenode.datanode.errors import DataTransferError
+from nnlite.namenode.datanode.mirror import Mirror
 from nnlite.namenode.datanode.receiver import BlockReceiver
 from nnlite.namenode.datanode.replica import ReplicaWriter
 from nnlite.namenode.datanode.sender import BlockSender
+from nnlite.namenode.datanode.stream import read_message
 from nnlite.namenode.datanode.tokens import BlockTokens
 from nnlite.namenode.errors import AddressError
 
@@ -70,7 +72,6 @@ log = logging.getLogger(__name__)
 
 SOCKET_TIMEOUT = 65.0       # dfs.client.socket-timeout (60 s) + READ_TIMEOUT_EXTENSION (5 s)
 KEEPALIVE = 4.0             # dfs.datanode.socket.reuse.keepalive (4000 ms)
-MAX_REQUEST = 1 << 20       # bytes of one op's request message
 # A connection's read buffer: reading pauses above twice this. asyncio's 64 KiB default
 # paused and resumed the socket for every 64 KiB packet.
 STREAM_BUFFER = 1 << 20
@@ -99,20 +100,6 @@ def load_uuid(store: BlockStore) -> str:
         value = str(uuid.uuid4())
         durable.write_atomic(path, f"{value}\n".encode())
         return value
-
-
-async def read_request(reader: asyncio.StreamReader, cls: Any) -> Any:
-    """A varint-delimited message from the stream (``PBHelperClient.vintPrefixed``)."""
-    prefix = bytearray()
-    while not prefix or prefix[-1] & 0x80:
-        if len(prefix) == 10:
-            raise ProtoError("a varint is longer than 10 bytes")
-        prefix += await reader.readexactly(1)
-    length, _ = read_varint(prefix)
-    if length > MAX_REQUEST:
-        raise ProtoError(f"a {cls.DESCRIPTOR.name} of {length} bytes is over the "
-                         f"{MAX_REQUEST} a request may have")
-    return parse(cls, await reader.readexactly(length))
 
 
 class DataNodeServer:
@@ -241,7 +228,7 @@ class DataNodeServer:
             try:
                 async with asyncio.timeout(SOCKET_TIMEOUT):
                     op = self._op(dt.decode_op_head(head))
-                    request = await read_request(reader, dt.REQUESTS[op])
+                    request = await read_message(reader, dt.REQUESTS[op])
             except (ProtoError, DataTransferError) as exc:
                 status = getattr(exc, "status", Status.ERROR)
                 await self._respond(writer, status, str(exc))
@@ -298,23 +285,29 @@ class DataNodeServer:
         with self._lock:
             self._writing[block.blockId] = replica
         answered = False
+        mirror: Mirror | None = None
         try:
             try:
                 await loop.run_in_executor(None, replica.create, tail)
             except (OSError, BlockMissingError) as exc:
                 raise DataTransferError(f"blk_{block.blockId}: cannot create the replica: "
                                         f"{exc}") from exc
+            if len(request.targets):
+                mirror = await Mirror.open(request, SOCKET_TIMEOUT)
             await self._respond(writer, Status.SUCCESS, first_bad_link="")
             answered = True     # from here on a refusal is a packet's ack
             await BlockReceiver(replica, request.requestedChecksum.type, reader, writer,
                                 SOCKET_TIMEOUT,
-                                functools.partial(self._published, block.blockId)).run()
+                                functools.partial(self._published, block.blockId),
+                                mirror).run()
         except BaseException as exc:
             await asyncio.shield(loop.run_in_executor(None, replica.discard))
             if isinstance(exc, DataTransferError):
                 exc.answered = answered
             raise
         finally:
+            if mirror is not None:
+                mirror.close()
             with self._lock:
                 self._writing.pop(block.blockId, None)
         return True
@@ -331,12 +324,6 @@ class DataNodeServer:
         and return the block it continues, if any."""
         block = request.header.baseHeader.block
         self.check_pool(block)
-        if len(request.targets):
-            target = request.targets[0].id
-            raise DataTransferError(
-                f"blk_{block.blockId}: this datanode writes pipelines of one and cannot "
-                f"forward to {target.ipAddr}:{target.xferPort}",
-                first_bad_link=f"{target.ipAddr}:{target.xferPort}")
         wanted = request.requestedChecksum
         if wanted.type not in VERIFY_KINDS or wanted.bytesPerChecksum != checksum.BYTES_PER_CRC:
             raise DataTransferError(
@@ -408,7 +395,7 @@ class DataNodeServer:
         a client that closes instead is done."""
         try:
             async with asyncio.timeout(SOCKET_TIMEOUT):
-                status = await read_request(reader, ClientReadStatusProto)
+                status = await read_message(reader, ClientReadStatusProto)
         except (asyncio.IncompleteReadError, ProtoError, TimeoutError) as exc:
             log.debug("datanode: no read status from the client (%r)", exc)
             return False

@@ -1,4 +1,4 @@
-"""``store``: a BlockStore of its own; ``datanode``: a DataNodeServer on it over real TCP
+"""``store``: a BlockStore of its own (``second_store``: another); ``datanode``: a DataNodeServer on it over real TCP
 (``client.running_datanode``), closed after the test; ``connect``: clients to it, closed
 after the test."""
 
@@ -8,11 +8,21 @@ from nnlite.namenode.blocks.store import BlockStore
 from tests.namenode.datanode.client import TransferClient, running_datanode
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = BlockStore.open(tmp_path / "data", namespace_id=7)
+def _store(root):
+    s = BlockStore.open(root, namespace_id=7)
     yield s
     s.close()
+
+
+@pytest.fixture
+def store(tmp_path):
+    yield from _store(tmp_path / "data")
+
+
+@pytest.fixture
+def second_store(tmp_path):
+    """Another datanode's store, of the same namespace (an HA set's standby)."""
+    yield from _store(tmp_path / "data2")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 
 from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.datatransfer import Op, Status
-from nnlite.formats.hadoop.hdfs import ChecksumTypeProto, DatanodeIDProto, DatanodeInfoProto
+from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.datanode.server import UUID_FILE, DataNodeServer
 from nnlite.namenode.datanode.tokens import BlockTokens
@@ -266,18 +266,6 @@ def test_writes_the_namenode_did_not_allocate_are_refused(store, datanode, conne
     datanode.forget(forgotten)
     assert connect().open_write(forgotten).status == Status.ERROR_INVALID
     assert tmp_files(store) == []
-
-
-def test_a_pipeline_beyond_this_datanode_names_its_first_bad_link(store, datanode, connect):
-    block_id = store.allocate()
-    datanode.expect(block_id)
-    target = DatanodeInfoProto(id=DatanodeIDProto(
-        ipAddr="10.0.0.2", hostName="dn2", datanodeUuid="x", xferPort=9866, infoPort=9864,
-        ipcPort=9867))
-    response = connect().open_write(block_id, targets=[target])
-    assert (response.status, response.firstBadLink) == (Status.ERROR, "10.0.0.2:9866")
-    connect().write_block(block_id, DATA[:10])       # still expected: the client retries
-    assert store.has(block_id)
 
 
 def test_a_checksum_type_it_cannot_store_is_refused(store, datanode, connect):
