@@ -41,6 +41,9 @@ DEFAULTS: dict[str, str] = {
     # namespace defaults and limits
     "dfs.replication": "1",
     "dfs.blocksize": "134217728",
+    # minutes a deleted path stays in the user's trash, as clients read it from the server
+    # defaults (0: no trash); the client moves paths there, the namenode only advertises it
+    "fs.trash.interval": "0",
     "dfs.ls.limit": "1000",
     # a failed name dir is brought back at the next edits roll once it can be written
     # (Hadoop's key; its default is false, nnlite's true: a disk that filled comes back)

@@ -204,6 +204,7 @@ class FSNamesystem:
         self.restore_dirs = True
         self.default_replication = 1
         self.block_size = 128 << 20
+        self.trash_interval = 0             # minutes; advertised to clients, which keep trash
         # Called with each request's ops, under the lock, as they are applied: what keeps
         # state of its own keyed by path (the lease table) follows renames and deletes there.
         self.on_applied: list[Callable[[list[edits.Op]], None]] = []
@@ -221,6 +222,7 @@ class FSNamesystem:
         self.restore_dirs = config.bool("dfs.namenode.name.dir.restore")
         self.default_replication = config.int("dfs.replication")
         self.block_size = config.int("dfs.blocksize")
+        self.trash_interval = config.int("fs.trash.interval")
         self.checkpoints.retained = config.int("checkpoints.retained")
         self._configure_namespace()
 
@@ -236,7 +238,8 @@ class FSNamesystem:
         """Hadoop's FsServerDefaults, as GETSERVERDEFAULTS returns them."""
         return {"blockSize": self.block_size, "bytesPerChecksum": 512,
                 "writePacketSize": 65536, "replication": self.default_replication,
-                "fileBufferSize": 4096, "encryptDataTransfer": False, "trashInterval": 0,
+                "fileBufferSize": 4096, "encryptDataTransfer": False,
+                "trashInterval": self.trash_interval,
                 "checksumType": "CRC32C", "keyProviderUri": "", "defaultStoragePolicyId": 7}
 
     @classmethod

@@ -143,3 +143,9 @@ def test_storage_policies_snapshot_listings_located_info_and_roll(client):
     assert located.HasField("locations") and located.locations.fileLength == 0
     before = answer(client, "getCurrentEditLogTxid").txid
     assert answer(client, "rollEdits").newSegmentTxId > before
+
+
+def test_the_trash_interval_is_advertised_in_the_server_defaults(start_namenode):
+    nn = start_namenode("-D", "fs.trash.interval=5")
+    with RawClient(nn.rpc_port).connect(user="tester") as raw:
+        assert answer(raw, "getServerDefaults").serverDefaults.trashInterval == 5
