@@ -5,6 +5,7 @@ write the blocks that WebHDFS's data path reads and writes, with the same checks
 | module | what |
 |---|---|
 | ``server.py`` | ``DataNodeServer``: the port, the ops of a connection, its identity (uuid, block pool), the blocks the namenode expects, BLOCK_CHECKSUM |
+| ``replicas.py`` | ``ReplicaMap``: the blocks expected, being written, parked for a pipeline recovery, finalized |
 | ``receiver.py`` | ``BlockReceiver``: WRITE_BLOCK's packets, forwarded, verified, written and acknowledged |
 | ``mirror.py`` | ``Mirror``: the next datanode of a write pipeline, its setup, forwarded packets and acks |
 | ``stream.py`` | the protocol's frames read from an asyncio stream: delimited messages, packets |

@@ -85,7 +85,7 @@ class ReplicaWriter:
         if self.fd is None:
             raise ValueError(f"replica blk_{self.block_id} is not open")
         if offset < self.length:
-            self._cut(offset)
+            self.cut(offset)
         os.pwrite(self.fd, data, offset)
         view = memoryview(data)
         if self.partial:
@@ -102,7 +102,7 @@ class ReplicaWriter:
                 else checksum.chunk_crcs(bytes(view[:whole]), self.kind)
         self.partial += view[whole:]
 
-    def _cut(self, offset: int) -> None:
+    def cut(self, offset: int) -> None:
         """Back to the first ``offset`` bytes."""
         if self.fd is None:
             raise ValueError(f"replica blk_{self.block_id} is not open")

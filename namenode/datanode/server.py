@@ -13,7 +13,9 @@ connection to read the next block): each op is the 3-byte head and a delimited r
   continues. With targets, the pipeline goes on through the first (``mirror.Mirror``): a
   target that cannot be reached or refuses fails the setup (ERROR, ``firstBadLink`` naming
   it). Answered SUCCESS, then packets and their acks; on the last packet the block is
-  published and its length recorded (``finalized``) before its ack.
+  published and its length recorded (``finalized``) before its ack. A broken pipeline of
+  several is recovered on the datanodes left (PIPELINE_SETUP_STREAMING_RECOVERY,
+  PIPELINE_CLOSE_RECOVERY: ``replicas.ReplicaMap``).
 * READ_BLOCK (``sender.BlockSender``): SUCCESS with ``ReadOpChecksumInfoProto``, the
   packets, then the client's ``ClientReadStatusProto`` (after a whole range only). A block
   being written is read up to its acknowledged bytes (``visible_length``).
@@ -40,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import threading
 import uuid
 from typing import Any, Awaitable, Callable
 
@@ -63,8 +64,9 @@ from nnlite.namenode.datanode.errors import DataTransferError
 from nnlite.namenode.datanode.mirror import Mirror
 from nnlite.namenode.datanode.receiver import BlockReceiver
 from nnlite.namenode.datanode.replica import ReplicaWriter
+from nnlite.namenode.datanode.replicas import ReplicaMap
 from nnlite.namenode.datanode.sender import BlockSender
-from nnlite.namenode.datanode.stream import read_message
+from nnlite.namenode.datanode.stream import read_message, read_packet
 from nnlite.namenode.datanode.tokens import BlockTokens
 from nnlite.namenode.errors import AddressError
 
@@ -78,6 +80,8 @@ STREAM_BUFFER = 1 << 20
 UUID_FILE = "datanode.uuid"
 WRITE_STAGES = (BlockConstructionStage.PIPELINE_SETUP_CREATE,
                 BlockConstructionStage.PIPELINE_SETUP_APPEND)
+RECOVERY_STAGES = (BlockConstructionStage.PIPELINE_SETUP_STREAMING_RECOVERY,
+                   BlockConstructionStage.PIPELINE_CLOSE_RECOVERY)
 VERIFY_KINDS = (ChecksumTypeProto.CHECKSUM_NULL, ChecksumTypeProto.CHECKSUM_CRC32,
                 ChecksumTypeProto.CHECKSUM_CRC32C)
 
@@ -116,10 +120,7 @@ class DataNodeServer:
         self.host = ""
         self.xfer_port = 0
         self.ipc_port = 0
-        self._lock = threading.Lock()
-        self._expected: dict[int, tuple[int, int] | None] = {}   # block id -> tail
-        self._writing: dict[int, ReplicaWriter | None] = {}    # None: still being admitted
-        self._finalized: dict[int, tuple[int, tuple[int, bytes, int]]] = {}
+        self.replicas = ReplicaMap(store, self.tokens)
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task] = set()
         self._handlers: dict[int, Callable[..., Awaitable[bool]]] = {
@@ -132,39 +133,30 @@ class DataNodeServer:
         """Accept one WRITE_BLOCK of ``block_id`` (addBlock handed it to a writer; the store
         holds it). With ``tail`` = ``(block id, num_bytes)``, the block continues the first
         ``num_bytes`` of that published block (an append: PIPELINE_SETUP_APPEND)."""
-        with self._lock:
-            self._expected[block_id] = tail
+        self.replicas.expect(block_id, tail)
 
     def forget(self, block_id: int) -> None:
         """The namenode is done with ``block_id`` (completed or abandoned): drop what this
         server knows of it. A write under way is not stopped, but publishes nothing the
         namenode will refer to."""
-        with self._lock:
-            self._expected.pop(block_id, None)
-            self._finalized.pop(block_id, None)
+        self.replicas.forget(block_id)
 
     def finalized(self, block_id: int) -> int | None:
         """The length of ``block_id`` if a WRITE_BLOCK published it, else None."""
-        with self._lock:
-            done = self._finalized.get(block_id)
+        done = self.replicas.finalized(block_id)
         return None if done is None else done[0]
 
     def visible_length(self, block_id: int) -> int | None:
         """The bytes of ``block_id`` a reader may see: the acknowledged bytes of a block
         being written (after an hflush, what was flushed), the length of a finalized one;
         None if this datanode has neither (``getReplicaVisibleLength``)."""
-        with self._lock:
-            replica = self._writing.get(block_id)
-            done = self._finalized.get(block_id)
-        if replica is not None:
-            return replica.acked
-        return None if done is None else done[0]
+        replica = self.replicas.being_written(block_id)
+        return replica.acked if replica is not None else self.finalized(block_id)
 
     def digest(self, block_id: int) -> tuple[int, bytes, int] | None:
         """``checksum.block_digest`` of a block a WRITE_BLOCK published (for the file
         checksum the namenode records at complete), else None."""
-        with self._lock:
-            done = self._finalized.get(block_id)
+        done = self.replicas.finalized(block_id)
         return None if done is None else done[1]
 
     # ------------------------------------------------------------------ serving
@@ -277,21 +269,48 @@ class DataNodeServer:
     async def _write_block(self, request: Any, reader: asyncio.StreamReader,
                            writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
-        tail = self._admit(request)
-        loop = asyncio.get_running_loop()
-        replica = ReplicaWriter(self.store, block.blockId)
-        if request.requestedChecksum.type != ChecksumTypeProto.CHECKSUM_NULL:
-            replica.kind = request.requestedChecksum.type
-        with self._lock:
-            self._writing[block.blockId] = replica
+        self._check_write(request)
+        if request.stage in RECOVERY_STAGES:
+            replica = await self.replicas.recover(request)
+            if replica is None:
+                return await self._close_finalized(reader, writer)
+            fresh, tail = False, None
+        else:
+            tail = self.replicas.admit(request)
+            replica = ReplicaWriter(self.store, block.blockId)
+            if request.requestedChecksum.type != ChecksumTypeProto.CHECKSUM_NULL:
+                replica.kind = request.requestedChecksum.type
+            fresh = True
+        self.replicas.start(replica)
+        try:
+            await self._receive(request, replica, fresh, tail, reader, writer)
+        except BaseException as exc:
+            # a pipeline of several broken by a connection: the client will recover it
+            keep = request.pipelineSize > 1 and isinstance(
+                exc, (ConnectionError, asyncio.IncompleteReadError, TimeoutError))
+            left = self.replicas.end(block.blockId, keep)
+            if left is not None:
+                await asyncio.shield(asyncio.get_running_loop().run_in_executor(
+                    None, left.discard))
+            raise
+        self.replicas.end(block.blockId, keep=False)
+        return True
+
+    async def _receive(self, request: Any, replica: ReplicaWriter, fresh: bool,
+                       tail: tuple[int, int] | None, reader: asyncio.StreamReader,
+                       writer: asyncio.StreamWriter) -> None:
+        """Set up the replica and the pipeline, answer, take the packets."""
+        block = request.header.baseHeader.block
         answered = False
         mirror: Mirror | None = None
         try:
-            try:
-                await loop.run_in_executor(None, replica.create, tail)
-            except (OSError, BlockMissingError) as exc:
-                raise DataTransferError(f"blk_{block.blockId}: cannot create the replica: "
-                                        f"{exc}") from exc
+            if fresh:
+                try:
+                    await asyncio.get_running_loop().run_in_executor(None, replica.create,
+                                                                     tail)
+                except (OSError, BlockMissingError) as exc:
+                    raise DataTransferError(f"blk_{block.blockId}: cannot create the "
+                                            f"replica: {exc}") from exc
             if len(request.targets):
                 mirror = await Mirror.open(request, SOCKET_TIMEOUT)
             await self._respond(writer, Status.SUCCESS, first_bad_link="")
@@ -300,28 +319,31 @@ class DataNodeServer:
                                 SOCKET_TIMEOUT,
                                 functools.partial(self._published, block.blockId),
                                 mirror).run()
-        except BaseException as exc:
-            await asyncio.shield(loop.run_in_executor(None, replica.discard))
-            if isinstance(exc, DataTransferError):
-                exc.answered = answered
+        except DataTransferError as exc:
+            exc.answered = answered
             raise
         finally:
             if mirror is not None:
                 mirror.close()
-            with self._lock:
-                self._writing.pop(block.blockId, None)
-        return True
 
     def _published(self, block_id: int, length: int, digest: tuple[int, bytes, int]) -> None:
-        with self._lock:
-            if block_id in self._expected:      # else forgotten meanwhile: the sweep's
-                self._finalized[block_id] = (length, digest)
-                del self._expected[block_id]
+        self.replicas.published(block_id, length, digest)
         log.debug("datanode: blk_%d published, %d bytes", block_id, length)
 
-    def _admit(self, request: Any) -> tuple[int, int] | None:
-        """Check a WRITE_BLOCK before anything is written; mark its block as being written
-        and return the block it continues, if any."""
+    async def _close_finalized(self, reader: asyncio.StreamReader,
+                               writer: asyncio.StreamWriter) -> bool:
+        """PIPELINE_CLOSE_RECOVERY of a block published here (its last ack was lost): the
+        block stays; the packets the client sends again are acknowledged up to the last."""
+        await self._respond(writer, Status.SUCCESS, first_bad_link="")
+        while True:
+            packet, _ = await read_packet(reader, SOCKET_TIMEOUT)
+            writer.write(dt.encode_ack(packet.header.seqno, Status.SUCCESS))
+            await writer.drain()
+            if packet.header.lastPacketInBlock:
+                return True
+
+    def _check_write(self, request: Any) -> None:
+        """The block pool, the checksum and the stage of a WRITE_BLOCK."""
         block = request.header.baseHeader.block
         self.check_pool(block)
         wanted = request.requestedChecksum
@@ -330,40 +352,9 @@ class DataNodeServer:
                 f"blk_{block.blockId}: checksum type {wanted.type} with "
                 f"{wanted.bytesPerChecksum} bytes per checksum is not supported (CRC32C, "
                 f"CRC32 or NULL, {checksum.BYTES_PER_CRC} bytes)", Status.ERROR_UNSUPPORTED)
-        if request.stage not in WRITE_STAGES:
+        if request.stage not in WRITE_STAGES + RECOVERY_STAGES:
             raise DataTransferError(f"blk_{block.blockId}: stage {request.stage} is not "
-                                    "supported (pipeline recovery needs a second datanode)",
-                                    Status.ERROR_UNSUPPORTED)
-        signed = self.tokens is not None and \
-            self.tokens.allows_write(request.header.baseHeader.token, block.blockId) and \
-            not self.store.has(block.blockId)
-        with self._lock:
-            if block.blockId not in self._expected and not signed:
-                status = Status.ERROR_EXISTS if block.blockId in self._finalized \
-                    else Status.ERROR_INVALID
-                raise DataTransferError(f"blk_{block.blockId} was not allocated to a writer "
-                                        "by the namenode (or is written already)", status)
-            if block.blockId in self._writing:
-                raise DataTransferError(f"blk_{block.blockId} is being written already",
-                                        Status.ERROR_EXISTS)
-            # signed and not expected: a new block, whose length nobody here asks for
-            tail = self._expected.get(block.blockId)
-            self._check_stage(request, tail)
-            self._writing[block.blockId] = None
-        return tail
-
-    def _check_stage(self, request: Any, tail: tuple[int, int] | None) -> None:
-        block = request.header.baseHeader.block
-        appending = request.stage == BlockConstructionStage.PIPELINE_SETUP_APPEND
-        if appending != (tail is not None):
-            raise DataTransferError(
-                f"blk_{block.blockId}: stage {request.stage} does not match the block the "
-                "namenode allocated (" + ("an append" if tail else "a new block") + ")",
-                Status.ERROR_INVALID)
-        if tail is not None and block.numBytes != tail[1]:
-            raise DataTransferError(f"blk_{block.blockId}: an append after {block.numBytes} "
-                                    f"bytes, but the block it continues has {tail[1]}",
-                                    Status.ERROR_INVALID)
+                                    "supported", Status.ERROR_UNSUPPORTED)
 
     # ------------------------------------------------------------------ READ_BLOCK
 
@@ -371,8 +362,7 @@ class DataNodeServer:
                           writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
         self.check_pool(block)
-        with self._lock:
-            replica = self._writing.get(block.blockId)
+        replica = self.replicas.being_written(block.blockId)
         sender = BlockSender(self.store, block.blockId, request.offset, request.len,
                              request.sendChecksums,
                              None if replica is None else replica.visible())

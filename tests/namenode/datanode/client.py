@@ -81,7 +81,8 @@ class TransferClient:
                       **fields: Any) -> bytes:
         """A WRITE_BLOCK op as DataStreamer.createBlockOutputStream sends it."""
         request = dt.OpWriteBlockProto(
-            header=self.header(block_id, num_bytes, token), stage=stage, pipelineSize=1,
+            header=self.header(block_id, num_bytes, token), stage=stage,
+            pipelineSize=1 + len(fields.get("targets", ())),
             minBytesRcvd=num_bytes, maxBytesRcvd=num_bytes, latestGenerationStamp=1001,
             requestedChecksum=dt.ChecksumProto(type=kind, bytesPerChecksum=per_checksum),
             **fields)

@@ -10,11 +10,13 @@ import socket
 
 import pytest
 
+from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.datatransfer import Status
 from nnlite.formats.hadoop.hdfs import DatanodeIDProto, DatanodeInfoProto
+from nnlite.namenode.datanode import replicas
 from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.datanode.client import TransferClient, running_datanode
-from tests.namenode.datanode.test_server import DATA, tmp_files
+from tests.namenode.datanode.test_server import DATA, tmp_files, wait_until
 
 SECRET = "shared by the HA set"
 
@@ -98,3 +100,85 @@ def test_a_second_datanode_that_dies_mid_block_is_reported_in_every_ack(store, s
             client.close()
         assert store.data_path(block_id).read_bytes() == DATA[:8192]
         assert not second_store.has(block_id) and tmp_files(second_store) == []
+
+
+def recovery(client: TransferClient, block_id: int, acked: int, stage=None, **fields) -> int:
+    """DataStreamer.setupPipelineForAppendOrRecovery's WRITE_BLOCK: the status."""
+    stage = dt.BlockConstructionStage.PIPELINE_SETUP_STREAMING_RECOVERY if stage is None \
+        else stage
+    return client.open_write(block_id, stage=stage, num_bytes=acked, **fields).status
+
+
+def broken_pipeline(store, second_store, first, block_id: int) -> TransferClient:
+    """Packet 0 through both datanodes, then the second one stops: the client has its
+    ack with the second datanode's ERROR for packet 1 and drops the connection."""
+    token = BlockTokens(SECRET, first.pool_id).issue(block_id)
+    client = TransferClient(first.xfer_port, first.pool_id)
+    with running_datanode(second_store, SECRET) as second:
+        assert client.open_write(block_id, token=token,
+                                 targets=[info(second.xfer_port)]).status == Status.SUCCESS
+        client.send(client.packet(0, 0, DATA[:4096]))
+        assert client.ack() == (0, [Status.SUCCESS, Status.SUCCESS])
+    client.send(client.packet(4096, 1, DATA[4096:8192]))
+    assert client.ack() == (1, [Status.SUCCESS, Status.ERROR])
+    client.close()
+    return client
+
+
+def test_a_broken_pipeline_is_recovered_on_the_datanode_left(store, second_store):
+    """DataStreamer's recovery after the second datanode died: the first keeps its replica
+    (its acknowledged bytes), takes the packets sent again and publishes the whole block."""
+    with running_datanode(store, SECRET) as first:
+        block_id = store.allocate()
+        first.expect(block_id)
+        broken_pipeline(store, second_store, first, block_id)
+        wait_until(lambda: first.replicas.being_written(block_id) is not None and
+                   first.replicas._writes[block_id].parked)
+        assert first.visible_length(block_id) == 8192
+        with TransferClient(first.xfer_port, first.pool_id) as client:
+            assert recovery(client, block_id, 8192) == Status.SUCCESS
+            client.send(client.packet(8192, 2, DATA[8192:20000]))
+            client.send(client.packet(20000, 3, b"", last=True))
+            assert [client.ack() for _ in range(2)] == [(2, [Status.SUCCESS]),
+                                                       (3, [Status.SUCCESS])]
+        assert store.data_path(block_id).read_bytes() == DATA[:20000]
+        assert first.finalized(block_id) == 20000
+        assert tmp_files(store) == []
+
+
+def test_a_parked_replica_not_recovered_is_discarded(store, second_store, monkeypatch):
+    monkeypatch.setattr(replicas, "RECOVERY_GRACE", 0.2)
+    with running_datanode(store, SECRET) as first:
+        block_id = store.allocate()
+        first.expect(block_id)
+        broken_pipeline(store, second_store, first, block_id)
+        wait_until(lambda: first.replicas.being_written(block_id) is None)
+        wait_until(lambda: tmp_files(store) == [])
+        with TransferClient(first.xfer_port, first.pool_id) as client:
+            assert recovery(client, block_id, 8192) == Status.ERROR
+        assert not store.has(block_id)
+
+
+def test_recovery_needs_the_bytes_the_client_had_acknowledged(store, second_store):
+    with running_datanode(store, SECRET) as first:
+        block_id = store.allocate()
+        first.expect(block_id)
+        broken_pipeline(store, second_store, first, block_id)
+        with TransferClient(first.xfer_port, first.pool_id) as client:
+            assert recovery(client, block_id, 9000) == Status.ERROR
+        with TransferClient(first.xfer_port, first.pool_id) as client:
+            assert recovery(client, block_id + 1, 0) == Status.ERROR       # nothing to recover
+
+
+def test_a_close_recovery_of_a_published_block(store, datanode, connect):
+    """The last ack was lost: the client recovers PIPELINE_CLOSE and sends the last packet
+    again; the block stays as published."""
+    block_id = store.allocate()
+    datanode.expect(block_id)
+    connect().write_block(block_id, DATA[:3000])
+    client = connect()
+    stage = dt.BlockConstructionStage.PIPELINE_CLOSE_RECOVERY
+    assert recovery(client, block_id, 3000, stage) == Status.SUCCESS
+    client.send(client.packet(3000, 1, b"", last=True))
+    assert client.ack() == (1, [Status.SUCCESS])
+    assert store.data_path(block_id).read_bytes() == DATA[:3000]
