@@ -11,6 +11,7 @@ import os
 import pytest
 
 from nnlite.namenode.blocks import checksum
+from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.datanode.client import running_datanode
 
 pytestmark = pytest.mark.spark
@@ -41,8 +42,21 @@ class JavaTransfer:
     def block(self, block_id: int, num_bytes: int = 0):
         return self.hdfs.protocol.ExtendedBlock(self.pool_id, block_id, num_bytes, 1001)
 
-    def token(self):
-        return self.jvm.org.apache.hadoop.security.token.Token()
+    def token(self, proto=None):
+        """An empty token, or ``proto`` (a TokenProto) as Hadoop's Token."""
+        token = self.jvm.org.apache.hadoop.security.token.Token
+        if proto is None:
+            return token()
+        text = self.jvm.org.apache.hadoop.io.Text
+        return token(bytearray(proto.identifier), bytearray(proto.password), text(proto.kind),
+                     text(proto.service))
+
+    def target(self, datanode):
+        """DatanodeInfo of a datanode, as the namenode names it in a LocatedBlock."""
+        node = self.hdfs.protocol.DatanodeID("127.0.0.1", "localhost", datanode.datanode_uuid,
+                                             datanode.xfer_port, 0, 0, 0)
+        builder = getattr(self.hdfs.protocol, "DatanodeInfo$DatanodeInfoBuilder")()
+        return builder.setNodeID(node).build()
 
     def array(self, cls, items=()):
         out = self.gateway.new_array(cls, len(items))
@@ -54,14 +68,19 @@ class JavaTransfer:
         proto = getattr(self.hdfs.protocol.proto, "DataTransferProtos$BlockOpResponseProto")
         return proto.parseFrom(self.hdfs.protocolPB.PBHelperClient.vintPrefixed(self.inp))
 
-    def write_block(self, block_id: int, data: bytes) -> list[tuple[int, str]]:
-        """Sender.writeBlock, DataStreamer's packets, PipelineAck: (seqno, status) per ack."""
+    def write_block(self, block_id: int, data: bytes, token=None,
+                    targets=()) -> list[tuple[int, list[str]]]:
+        """Sender.writeBlock, DataStreamer's packets, PipelineAck: (seqno, statuses) per
+        ack. ``targets`` is the whole pipeline, this datanode first, as DataStreamer passes
+        its nodes (Sender sends them from the second on)."""
         jvm = self.jvm
         storage = jvm.org.apache.hadoop.fs.StorageType
         self.dt.Sender(self.out).writeBlock(
-            self.block(block_id), storage.DEFAULT, self.token(), "DFSClient_java",
-            self.array(self.hdfs.protocol.DatanodeInfo), self.array(storage), None,
-            self.dt.BlockConstructionStage.PIPELINE_SETUP_CREATE, 1, 0, 0, 1001, self.summer,
+            self.block(block_id), storage.DEFAULT, self.token(token), "DFSClient_java",
+            self.array(self.hdfs.protocol.DatanodeInfo, targets),
+            self.array(storage, [storage.DEFAULT] * len(targets)), None,
+            self.dt.BlockConstructionStage.PIPELINE_SETUP_CREATE, max(1, len(targets)), 0, 0,
+            1001, self.summer,
             self.hdfs.server.datanode.CachingStrategy.newDefaultStrategy(), False, False,
             self.array(jvm.boolean), None, self.array(jvm.String))
         self.out.flush()
@@ -75,8 +94,9 @@ class JavaTransfer:
         for _ in range(seqno + 1):
             ack = self.dt.PipelineAck()
             ack.readFields(self.inp)
-            status = self.dt.PipelineAck.getStatusFromHeader(ack.getHeaderFlag(0))
-            acks.append((ack.getSeqno(), status.name()))
+            statuses = [self.dt.PipelineAck.getStatusFromHeader(ack.getHeaderFlag(i)).name()
+                        for i in range(ack.getNumOfReplies())]
+            acks.append((ack.getSeqno(), statuses))
         return acks
 
     def packet(self, offset: int, seqno: int, data: bytes, last: bool) -> None:
@@ -139,10 +159,29 @@ def test_hadoop_s_sender_and_block_reader(java_transfer, store):
     datanode, java = java_transfer
     block_id = store.allocate()
     datanode.expect(block_id)
-    assert java.write_block(block_id, DATA) == [(n, "SUCCESS") for n in range(4)]
+    assert java.write_block(block_id, DATA) == [(n, ["SUCCESS"]) for n in range(4)]
     assert store.data_path(block_id).read_bytes() == DATA
     assert java.read_block(datanode, block_id, 0, len(DATA)) == DATA
     assert java.read_block(datanode, block_id, 70_001, 9_999) == DATA[70_001:80_000]
     crcs = checksum.chunk_crcs(DATA)
     assert java.block_checksum(block_id, len(DATA)) == \
         (512, len(crcs) // 4, checksum.block_digest(crcs)[1], "CRC32C")
+
+
+def test_hadoop_s_sender_through_a_pipeline_of_two(spark, store, second_store):
+    """Sender.writeBlock naming the second datanode as a target, with the block token the
+    namenode signed: both datanodes hold the block, each ack has both replies."""
+    with running_datanode(store, "secret") as first, \
+            running_datanode(second_store, "secret") as second:
+        java = JavaTransfer(spark, first.xfer_port, first.pool_id)
+        try:
+            block_id = store.allocate()
+            first.expect(block_id)
+            token = BlockTokens("secret", first.pool_id).issue(block_id)
+            acks = java.write_block(block_id, DATA, token,
+                                    [java.target(first), java.target(second)])
+        finally:
+            java.close()
+    assert acks == [(n, ["SUCCESS", "SUCCESS"]) for n in range(4)]
+    assert store.data_path(block_id).read_bytes() == DATA
+    assert second_store.data_path(block_id).read_bytes() == DATA
