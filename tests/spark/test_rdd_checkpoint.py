@@ -1,4 +1,5 @@
-"""RDD checkpointing into nnlite: ``sc.setCheckpointDir("webhdfs://...")``."""
+"""RDD checkpointing into nnlite: ``sc.setCheckpointDir("webhdfs://...")`` and
+``"hdfs://..."``."""
 
 from __future__ import annotations
 
@@ -9,16 +10,18 @@ from tests.spark import list_names, list_status, read_bytes
 pytestmark = pytest.mark.spark
 
 
-def test_rdd_checkpoint_is_written_into_nnlite_and_read_back(spark, namenode, tmp_path):
+@pytest.mark.parametrize("scheme", ["webhdfs", "hdfs"])
+def test_rdd_checkpoint_is_written_into_nnlite_and_read_back(spark, namenode, tmp_path, scheme):
     sc = spark.sparkContext
-    sc.setCheckpointDir(f"webhdfs://127.0.0.1:{namenode.port}/rddckpt")
+    port = namenode.port if scheme == "webhdfs" else namenode.rpc_port
+    sc.setCheckpointDir(f"{scheme}://127.0.0.1:{port}/rddckpt")
     try:
         rdd = sc.parallelize(range(1000), 4).map(lambda x: (x % 7, x * x))
         rdd.checkpoint()
         assert rdd.count() == 1000
         assert rdd.isCheckpointed()
         where = rdd.getCheckpointFile()
-        prefix = f"webhdfs://127.0.0.1:{namenode.port}/rddckpt/"
+        prefix = f"{scheme}://127.0.0.1:{port}/rddckpt/"
         assert where.startswith(prefix)
         path = where[len(prefix) - len("/rddckpt/"):]          # "/rddckpt/<uuid>/rdd-N"
         assert path.startswith("/rddckpt/") and path.rsplit("/", 1)[1].startswith("rdd-")

@@ -1,6 +1,7 @@
-"""A stateful Structured Streaming query whose checkpointLocation is in nnlite: it runs a few
-batches, stops, restarts on the same checkpoint with new input, and continues from its last
-batch with its aggregation state restored from the namenode."""
+"""A stateful Structured Streaming query whose checkpointLocation is in nnlite, over
+webhdfs:// and over hdfs:// (Hadoop IPC and the built-in datanode): it runs a few batches,
+stops, restarts on the same checkpoint with new input, and continues from its last batch with
+its aggregation state restored from the namenode."""
 
 from __future__ import annotations
 
@@ -44,22 +45,24 @@ def expected(*batches) -> dict[str, tuple[int, int]]:
     return out
 
 
-def test_stateful_query_restarts_from_its_nnlite_checkpoint(spark, namenode, tmp_path):
+@pytest.mark.parametrize("scheme", ["webhdfs", "hdfs"])
+def test_stateful_query_restarts_from_its_nnlite_checkpoint(spark, namenode, tmp_path, scheme):
     src = tmp_path / "in"
     src.mkdir()
-    checkpoint = f"webhdfs://127.0.0.1:{namenode.port}/ckpt/q1"
+    port = namenode.port if scheme == "webhdfs" else namenode.rpc_port
+    checkpoint = f"{scheme}://127.0.0.1:{port}/ckpt/q1"
     b0 = [("a", 1), ("b", 2), ("a", 3)]
     b1 = [("b", 10), ("c", 20)]
     b2 = [("a", 100), ("c", 200), ("d", 300)]
 
     write_batch(src, "0.json", b0)
-    query = start_query(spark, src, checkpoint, "nnlite_q1")
+    query = start_query(spark, src, checkpoint, f"nnlite_q1_{scheme}")
     try:
         query.processAllAvailable()
-        assert result(spark, "nnlite_q1") == expected(b0)
+        assert result(spark, f"nnlite_q1_{scheme}") == expected(b0)
         write_batch(src, "1.json", b1)
         query.processAllAvailable()
-        assert result(spark, "nnlite_q1") == expected(b0, b1)
+        assert result(spark, f"nnlite_q1_{scheme}") == expected(b0, b1)
         assert query.lastProgress["batchId"] == 1
     finally:
         query.stop()
@@ -78,12 +81,12 @@ def test_stateful_query_restarts_from_its_nnlite_checkpoint(spark, namenode, tmp
     assert not [n for n in list_names(url, "/ckpt/q1/offsets") if n.startswith(".")]
 
     write_batch(src, "2.json", b2)
-    query = start_query(spark, src, checkpoint, "nnlite_q1_again")
+    query = start_query(spark, src, checkpoint, f"nnlite_q1_again_{scheme}")
     try:
         query.processAllAvailable()
         assert query.id == query_id                 # the same query, resumed
         assert query.lastProgress["batchId"] == 2   # continues after batch 1, not from 0
-        assert result(spark, "nnlite_q1_again") == expected(b0, b1, b2)
+        assert result(spark, f"nnlite_q1_again_{scheme}") == expected(b0, b1, b2)
     finally:
         query.stop()
     assert query.exception() is None
