@@ -80,6 +80,12 @@ class ReplicaMap:
             write = self._writes.get(block_id)
         return None if write is None else write.replica
 
+    def parked(self, block_id: int) -> bool:
+        """Whether the block's replica waits for a pipeline recovery."""
+        with self._lock:
+            write = self._writes.get(block_id)
+        return write is not None and write.parked
+
     # ------------------------------------------------------------------ a new write
 
     def admit(self, request: Any) -> tuple[int, int] | None:
@@ -142,6 +148,19 @@ class ReplicaMap:
         log.info("datanode: blk_%d was not recovered in %.0f s: discarded", block_id,
                  RECOVERY_GRACE)
         asyncio.get_running_loop().run_in_executor(None, write.replica.discard)
+
+    def drop_parked(self) -> list[ReplicaWriter]:
+        """The parked replicas, no longer waiting (the datanode stops): for the caller to
+        discard."""
+        with self._lock:
+            parked = {block_id: w for block_id, w in self._writes.items()
+                      if w is not None and w.parked}
+            for block_id in parked:
+                del self._writes[block_id]
+        for write in parked.values():
+            if write.expiry is not None:
+                write.expiry.cancel()
+        return [w.replica for w in parked.values()]
 
     # ------------------------------------------------------------------ recovery
 

@@ -177,13 +177,16 @@ class DataNodeServer:
         return self.xfer_port
 
     async def close(self) -> None:
-        """Stop listening and end every connection (a write under way publishes nothing)."""
+        """Stop listening and end every connection (a write under way publishes nothing,
+        a replica parked for recovery is discarded)."""
         if self._server is not None:
             self._server.close()
         for task in list(self._connections):
             task.cancel()
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
+        for replica in self.replicas.drop_parked():
+            await asyncio.get_running_loop().run_in_executor(None, replica.discard)
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None

@@ -132,8 +132,7 @@ def test_a_broken_pipeline_is_recovered_on_the_datanode_left(store, second_store
         block_id = store.allocate()
         first.expect(block_id)
         broken_pipeline(store, second_store, first, block_id)
-        wait_until(lambda: first.replicas.being_written(block_id) is not None and
-                   first.replicas._writes[block_id].parked)
+        wait_until(lambda: first.replicas.parked(block_id))
         assert first.visible_length(block_id) == 8192
         with TransferClient(first.xfer_port, first.pool_id) as client:
             assert recovery(client, block_id, 8192) == Status.SUCCESS
@@ -182,3 +181,13 @@ def test_a_close_recovery_of_a_published_block(store, datanode, connect):
     client.send(client.packet(3000, 1, b"", last=True))
     assert client.ack() == (1, [Status.SUCCESS])
     assert store.data_path(block_id).read_bytes() == DATA[:3000]
+
+
+def test_a_datanode_that_stops_discards_its_parked_replicas(store, second_store):
+    with running_datanode(store, SECRET) as first:
+        block_id = store.allocate()
+        first.expect(block_id)
+        broken_pipeline(store, second_store, first, block_id)
+        wait_until(lambda: first.replicas.parked(block_id))
+        assert tmp_files(store) != []
+    assert tmp_files(store) == [] and not store.has(block_id)
