@@ -193,7 +193,14 @@ class Watcher(threading.Thread):
 def main() -> None:
     args = parse_args()
     result = start(args)
-    cluster = LocalCluster(result.get_job_client())
+    try:
+        cluster = LocalCluster(result.get_job_client())
+    except Exception:
+        # A job that fails at once (a --fail-fast restore from a broken checkpoint) can take
+        # its mini cluster down before the REST address is asked: the job's own failure is
+        # the error to report, so wait for it first.
+        result.wait()
+        raise
     emit("started", job_id=cluster.job_id, web=cluster.rest, restored_from=args.restore)
     watcher = Watcher(cluster, args)
     watcher.start()
