@@ -113,6 +113,7 @@ class Connection:
         self.sasl = False
         self.tasks: set[asyncio.Task] = set()
         self.closed = False
+        self._out: list[bytes] = []      # answers not yet handed to the transport
 
     # ------------------------------------------------------------------ reading
 
@@ -287,8 +288,21 @@ class Connection:
             stateId=self.server.fs.last_written_txid)
 
     def _send(self, call: ipc.Call, message: Any) -> None:
-        if not self.closed:
-            self.writer.write(ipc.response(self._header(call, Status.SUCCESS), message))
+        self._queue(ipc.response(self._header(call, Status.SUCCESS), message))
+
+    def _queue(self, frame: bytes) -> None:
+        """Answers go out together once the frames read so far are handled: one write (one
+        system call) for a batch of pipelined calls rather than one per answer."""
+        if self.closed:
+            return
+        if not self._out:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._out.append(frame)
+
+    def _flush(self) -> None:
+        if self._out and not self.closed:
+            self.writer.write(b"".join(self._out))
+        self._out.clear()
 
     def _answer_error(self, call: ipc.Call, exc: Exception) -> None:
         java_class, code = describe(exc)
@@ -296,19 +310,20 @@ class Connection:
                               else Status.ERROR)
         header.exceptionClassName, header.errorMsg, header.errorDetail = \
             java_class, str(exc), code
-        if not self.closed:
-            self.writer.write(ipc.response(header))
+        self._queue(ipc.response(header))
 
     def _fatal(self, call_id: int, exc: rpc_errors.FatalRpcError) -> None:
         log.info("RPC connection from %s closed: %s", self.machine, exc)
         header = ipc.RpcResponseHeaderProto(
             callId=call_id & 0xFFFFFFFF, status=Status.FATAL, serverIpcVersionNum=ipc.VERSION,
             exceptionClassName=exc.JAVA_CLASS, errorMsg=str(exc), errorDetail=exc.ERROR_CODE)
+        self._flush()                   # what was answered before, then this, then the close
         if not self.closed:
             self.writer.write(ipc.response(header))
 
     def close(self) -> None:
         if not self.closed:
+            self._flush()
             self.closed = True
             self.writer.close()
 
