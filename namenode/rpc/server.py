@@ -126,6 +126,10 @@ class Connection:
             pass                        # the client went away, possibly mid-frame
         except rpc_errors.FatalRpcError as exc:
             self._fatal(DUMMY_CALL_ID, exc)
+        except ProtoError as exc:
+            self._fatal(DUMMY_CALL_ID, rpc_errors.BadRequestError(str(exc)))
+        except Exception:
+            log.exception("RPC connection from %s failed", self.machine)
         finally:
             self.close()
 

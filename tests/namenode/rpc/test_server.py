@@ -196,3 +196,12 @@ def test_fuzzed_calls_and_frames_get_answers_or_a_close_never_an_internal_error(
                                                          Status.SUCCESS)
     still_serving(nn)
     assert "internal error" not in nn.log.read_text()
+
+
+def test_a_sasl_message_that_does_not_parse_is_fatal(nn):
+    with RawClient(nn.rpc_port) as client:
+        client.send(ipc.Preamble(ipc.VERSION, 0, ipc.AUTH_SASL).to_bytes())
+        header = ipc.RpcRequestHeaderProto(callId=ipc.SASL_CALL_ID, clientId=b"")
+        client.send(ipc.frame(delimited(header) + b"\x05\xff\xff"))
+        assert fatal(client).errorDetail == Code.FATAL_DESERIALIZING_REQUEST
+    still_serving(nn)
