@@ -140,3 +140,43 @@ def test_permission_refusal_is_access_control_exception(jvm, dfs, alice):
         alice.mkdirs(P(jvm, "/jvm/closed/x"))
     assert java_class(excinfo) == "org.apache.hadoop.security.AccessControlException"
     assert "Permission denied: user=alice" in excinfo.value.java_exception.getMessage()
+
+
+def test_fsshell_commands_over_hdfs(jvm, spark, nn, tmp_path):
+    """Hadoop's FsShell (``hadoop fs``) with fs.defaultFS on hdfs://: every command exits 0
+    and leaves what HDFS would."""
+    local = tmp_path / "local.txt"
+    local.write_text("hello shell\n" * 100)
+    conf = jvm.org.apache.hadoop.conf.Configuration()
+    conf.set("fs.defaultFS", nn.hdfs)
+    conf.set("fs.hdfs.impl.disable.cache", "true")
+    conf.set("fs.trash.interval", "5")
+    shell = jvm.org.apache.hadoop.fs.FsShell(conf)
+
+    def run(*args: str) -> int:
+        argv = spark.sparkContext._gateway.new_array(jvm.java.lang.String, len(args))
+        for i, arg in enumerate(args):
+            argv[i] = arg
+        return shell.run(argv)
+
+    commands = [
+        ("-mkdir", "-p", "/shell/x"), ("-put", str(local), "/shell/x/f.txt"),
+        ("-ls", "-R", "/shell"), ("-cat", "/shell/x/f.txt"), ("-checksum", "/shell/x/f.txt"),
+        ("-du", "-s", "/shell"), ("-df", "/"), ("-count", "-q", "/shell"),
+        ("-setrep", "2", "/shell/x/f.txt"), ("-stat", "%r %b %n", "/shell/x/f.txt"),
+        ("-touchz", "/shell/x/empty"), ("-appendToFile", str(local), "/shell/x/f.txt"),
+        ("-truncate", "-w", "5", "/shell/x/f.txt"), ("-getfacl", "/shell/x"),
+        ("-setfattr", "-n", "user.a", "-v", "b", "/shell/x"), ("-getfattr", "-d", "/shell/x"),
+        ("-test", "-d", "/shell/x"), ("-mv", "/shell/x/f.txt", "/shell/x/g.txt"),
+        ("-cp", "/shell/x/g.txt", "/shell/x/h.txt"), ("-rm", "/shell/x/empty"),
+    ]
+    assert [(c, run(*c)) for c in commands] == [(c, 0) for c in commands]
+    fs = filesystem(jvm, nn, "tester")
+    try:
+        assert fs.getFileStatus(P(jvm, "/shell/x/h.txt")).getLen() == 5
+        assert not fs.exists(P(jvm, "/shell/x/empty"))
+        trash = f"/user/{jvm.java.lang.System.getProperty('user.name')}/.Trash/Current"
+        assert fs.exists(P(jvm, f"{trash}/shell/x/empty"))
+    finally:
+        fs.close()
+    assert run("-test", "-e", "/shell/missing") == 1
