@@ -33,6 +33,7 @@ from nnlite.namenode.rpc.writes import Writes
 
 CREATE, OVERWRITE = cn.CreateFlagProto.CREATE, cn.CreateFlagProto.OVERWRITE
 QUOTA_DONT_SET = (1 << 63) - 1          # HdfsConstants.QUOTA_DONT_SET (Long.MAX_VALUE)
+DIFF_LABELS = {"CREATE": "+", "DELETE": "-", "MODIFY": "M", "RENAME": "R"}   # DiffType
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +217,45 @@ class ClientProtocol:
         listing = hdfs.SnapshotListingProto()
         listing.snapshotListing.extend(listed)
         return cn.GetSnapshotListingResponseProto(snapshotList=listing)
+
+    def call_getSnapshotDiffReport(self, req, who: Caller):
+        """SnapshotDiffReportProto: paths relative to the snapshot root, each entry's kind as
+        ``DiffType.getLabel`` (+, -, M, R); an empty snapshot name is the current tree."""
+        older, newer = req.fromSnapshot, req.toSnapshot
+        entries = self.fs.get_snapshot_diff(req.snapshotRoot, older, newer, who.user)
+        report = hdfs.SnapshotDiffReportProto(snapshotRoot=paths.normalize(req.snapshotRoot),
+                                              fromSnapshot=older, toSnapshot=newer)
+        for kind, source, target in entries:
+            entry = report.diffReportEntries.add(fullpath=source.encode(),
+                                                 modificationLabel=DIFF_LABELS[kind])
+            if target is not None:
+                entry.targetPath = target.encode()
+        return cn.GetSnapshotDiffReportResponseProto(diffReport=report)
+
+    def call_getSnapshotDiffReportListing(self, req, who: Caller):
+        """Every entry in one page (the cursor's empty path and index -1 end the client's
+        loop), as WebHDFS's GETSNAPSHOTDIFFLISTING: modified inodes, created and deleted
+        ones by parent id, a rename as a deleted entry with its target plus a created one,
+        both references (``SnapshotDiffReportGenerator`` pairs them)."""
+        modified, created, deleted = self.fs.get_snapshot_diff(
+            req.snapshotRoot, req.fromSnapshot, req.toSnapshot, who.user, listing=True)
+        targets = {child: where for _, child, where in created}
+        moved = {child for _, child, _ in deleted} & set(targets)
+        report = hdfs.SnapshotDiffReportListingProto(
+            isFromEarlier=True, cursor=hdfs.SnapshotDiffReportCursorProto(startPath=b"",
+                                                                           index=-1))
+        for is_dir, inode, where in modified:
+            report.modifiedEntries.add(fullpath=where.encode(), dirId=inode, fileId=inode,
+                                       isReference=is_dir)
+        for parent, child, where in created:
+            report.createdEntries.add(fullpath=where.encode(), dirId=parent, fileId=child,
+                                      isReference=child in moved)
+        for parent, child, where in deleted:
+            entry = report.deletedEntries.add(fullpath=where.encode(), dirId=parent,
+                                              fileId=child, isReference=child in moved)
+            if child in targets:
+                entry.targetPath = targets[child].encode()
+        return cn.GetSnapshotDiffReportListingResponseProto(diffReport=report)
 
     async def call_rollEdits(self, req, who: Caller):
         """``dfsadmin -rollEdits``: the roll syncs and closes files, so off the loop; the

@@ -180,3 +180,23 @@ def test_fsshell_commands_over_hdfs(jvm, spark, nn, tmp_path):
     finally:
         fs.close()
     assert run("-test", "-e", "/shell/missing") == 1
+
+
+def test_snapshots_and_their_diff_report(jvm, nn):
+    fs = filesystem(jvm, nn, "tester")
+    try:
+        fs.mkdirs(P(jvm, "/snap/d"))
+        fs.allowSnapshot(P(jvm, "/snap"))
+        fs.createSnapshot(P(jvm, "/snap"), "s1")
+        fs.create(P(jvm, "/snap/d/new")).close()
+        fs.rename(P(jvm, "/snap/d"), P(jvm, "/snap/e"))
+        fs.createSnapshot(P(jvm, "/snap"), "s2")
+        report = fs.getSnapshotDiffReport(P(jvm, "/snap"), "s1", "s2")
+        kinds = sorted(e.getType().getLabel() for e in report.getDiffList())
+        assert "R" in kinds and "M" in kinds
+        assert [s.getDirStatus().getLocalName() for s in fs.getSnapshotListing(
+            P(jvm, "/snap"))] == ["s1", "s2"]
+        assert [d.getFullPath().toString() for d in fs.getSnapshottableDirListing()] \
+            == ["/snap"]
+    finally:
+        fs.close()
