@@ -33,8 +33,8 @@ closed after ``KEEPALIVE`` idle seconds between ops, and a read inside an op wai
 ``SOCKET_TIMEOUT`` (``dfs.client.socket-timeout``, 60 s, plus the 5 s a DataNode adds).
 
 Identity, as the namenode's RPC side reports this DataNode: ``host``, ``xfer_port``,
-``ipc_port`` (0: no ClientDatanodeProtocol yet), ``datanode_uuid`` (kept in the data dir,
-``UUID_FILE``), ``pool_id``.
+``ipc_port`` (0 until an IPC server serves ``ipc.ClientDatanodeService`` and sets it),
+``datanode_uuid`` (kept in the data dir, ``UUID_FILE``), ``pool_id``.
 """
 
 from __future__ import annotations
