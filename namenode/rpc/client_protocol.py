@@ -445,7 +445,7 @@ class ClientProtocol:
             if req.HasField("previous") else None
         block = self.writes.add_block(file, previous)
         return cn.AddBlockResponseProto(
-            block=self.locator.located(block, self.writes.offset(file)))
+            block=self.locator.located(block, self.writes.offset(file), write=True))
 
     def call_abandonBlock(self, req, who: Caller):
         file = self.writes.file(req.src, req.holder, req.fileId)

@@ -13,7 +13,7 @@ the ``uint64`` fields, as protobuf's Java runtime writes a negative ``long``.
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from nnlite.formats.hadoop import acl, hdfs, security
 from nnlite.namenode.fsnamesystem import FileBlocks
@@ -74,12 +74,16 @@ def file_status(node: INode, name: str, snapshottable: bool = False) -> Any:
 
 class Locator:
     """Blocks to LocatedBlocks on the built-in datanode; ``http_port`` is the namenode's
-    (the datanode's info port), ``capacity`` the block store's (capacity, used, remaining)."""
+    (the datanode's info port), ``capacity`` the block store's (capacity, used, remaining).
+    ``write_token``, when set, issues the block token of a block handed to a writer
+    (``namenode/datanode/tokens.py``'s ``BlockTokens.issue``); else tokens are empty."""
 
-    def __init__(self, datanode: Datanode | None, http_port: int, capacity) -> None:
+    def __init__(self, datanode: Datanode | None, http_port: int, capacity,
+                 write_token: Callable[[int], Any] | None = None) -> None:
         self.datanode = datanode
         self.http_port = http_port
         self.capacity = capacity
+        self.write_token = write_token
 
     def datanode_info(self) -> Any:
         dn = self.datanode
@@ -100,10 +104,12 @@ class Locator:
         return hdfs.ExtendedBlockProto(poolId=pool, blockId=block_id,
                                        generationStamp=genstamp, numBytes=num_bytes)
 
-    def located(self, block: tuple[int, int, int], offset: int) -> Any:
-        """LocatedBlockProto of ``block`` (id, bytes, genstamp) starting at ``offset``."""
+    def located(self, block: tuple[int, int, int], offset: int, write: bool = False) -> Any:
+        """LocatedBlockProto of ``block`` (id, bytes, genstamp) starting at ``offset``; with
+        ``write``, for the writer addBlock hands it to."""
+        token = self.write_token(block[0]) if write and self.write_token else EMPTY_TOKEN
         located = hdfs.LocatedBlockProto(b=self.extended(*block), offset=offset,
-                                         corrupt=False, blockToken=EMPTY_TOKEN)
+                                         corrupt=False, blockToken=token)
         if self.datanode is not None:
             located.locs.append(self.datanode_info())
             located.isCached.append(False)
