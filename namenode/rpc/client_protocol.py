@@ -11,8 +11,11 @@ Answers that differ from an exception, as Hadoop's: ``getFileInfo`` and ``getLis
 missing path answer an empty response (the client raises FileNotFoundException);
 ``getDelegationToken`` answers no token (no secret manager runs under simple
 authentication). The set of calls was read off the clients: hdfs-native's
-``rust/src/hdfs/protocol.rs`` (every ``self.call("<method>", ...)``) and Hadoop's
-``ClientNamenodeProtocolTranslatorPB`` as ``DistributedFileSystem`` uses it.
+``rust/src/hdfs/protocol.rs`` (every ``self.call("<method>", ...)``), and Hadoop's
+``DistributedFileSystem``, ``FsShell`` and Spark's checkpoint managers run against this
+server (``tests/namenode/rpc``, ``tests/spark``): a call they make that is in
+``ClientNamenodeProtocol`` but not served here answers UnsupportedOperationException naming
+it, which is how ``getSnapshotDiffReportListing`` was found.
 """
 
 from __future__ import annotations
