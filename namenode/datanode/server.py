@@ -31,6 +31,8 @@ protocol version (``ERROR_UNSUPPORTED``, ``ERROR``: Hadoop's DataXceiver only cl
 answer says why). The server goes on serving every other connection. A connection is
 closed after ``KEEPALIVE`` idle seconds between ops, and a read inside an op waits at most
 ``SOCKET_TIMEOUT`` (``dfs.client.socket-timeout``, 60 s, plus the 5 s a DataNode adds).
+Past ``max_connections`` at once, a new connection is closed unanswered (as
+``DataXceiverServer`` past ``dfs.datanode.max.transfer.threads``).
 
 Identity, as the namenode's RPC side reports this DataNode: ``host``, ``xfer_port``,
 ``ipc_port`` (0 until an IPC server serves ``ipc.ClientDatanodeService`` and sets it),
@@ -74,6 +76,7 @@ log = logging.getLogger(__name__)
 
 SOCKET_TIMEOUT = 65.0       # dfs.client.socket-timeout (60 s) + READ_TIMEOUT_EXTENSION (5 s)
 KEEPALIVE = 4.0             # dfs.datanode.socket.reuse.keepalive (4000 ms)
+MAX_CONNECTIONS = 4096      # dfs.datanode.max.transfer.threads
 # A connection's read buffer: reading pauses above twice this. asyncio's 64 KiB default
 # paused and resumed the socket for every 64 KiB packet.
 STREAM_BUFFER = 1 << 20
@@ -111,8 +114,10 @@ class DataNodeServer:
     complete, abandonBlock); ``finalized`` and ``digest`` tell it what a WRITE_BLOCK
     published. Runs on the namenode's event loop; ``start`` and ``close`` are coroutines."""
 
-    def __init__(self, store: BlockStore, secret: str | bytes | None = None) -> None:
+    def __init__(self, store: BlockStore, secret: str | bytes | None = None,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         self.store = store
+        self.max_connections = max_connections
         self.pool_id = block_pool_id(store.namespace_id)
         # with the HA set's shared secret: writes the active namenode signed are accepted
         self.tokens = None if secret is None else BlockTokens(secret, self.pool_id)
@@ -159,6 +164,11 @@ class DataNodeServer:
         done = self.replicas.finalized(block_id)
         return None if done is None else done[1]
 
+    @property
+    def connection_count(self) -> int:
+        """Connections being served now (a DataNode's xceiver count)."""
+        return len(self._connections)
+
     # ------------------------------------------------------------------ serving
 
     async def start(self, host: str, port: int) -> int:
@@ -192,10 +202,16 @@ class DataNodeServer:
             self._server = None
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        if len(self._connections) >= self.max_connections:
+            # DataXceiverServer: "Xceiver count exceeds the limit of concurrent xceivers"
+            log.warning("datanode: %d connections, the most it serves: %s refused",
+                        len(self._connections), peer)
+            writer.close()
+            return
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)
-        peer = writer.get_extra_info("peername")
         try:
             await self._serve(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError) as exc:

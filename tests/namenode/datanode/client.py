@@ -151,12 +151,13 @@ class TransferClient:
 
 
 @contextlib.contextmanager
-def running_datanode(store: BlockStore, secret: str | None = None) -> Iterator[DataNodeServer]:
+def running_datanode(store: BlockStore, secret: str | None = None,
+                     **options: Any) -> Iterator[DataNodeServer]:
     """A DataNodeServer on ``store``, served by an event loop in a thread; closed after."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="test-datanode", daemon=True)
     thread.start()
-    server = DataNodeServer(store, secret)
+    server = DataNodeServer(store, secret, **options)
     try:
         asyncio.run_coroutine_threadsafe(server.start("127.0.0.1", 0), loop).result(30)
         yield server

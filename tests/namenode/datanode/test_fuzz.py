@@ -61,7 +61,7 @@ def test_damaged_sessions(store, datanode, caplog, how):
         client.sock.shutdown(1)         # all sent: the server reads to the end, answers, closes
         while client.rfile.read(4096):
             pass
-    wait_until(lambda: not datanode._connections)
+    wait_until(lambda: datanode.connection_count == 0)
     assert tmp_files(store) == []
     if store.has(block_id):
         data = store.data_path(block_id).read_bytes()

@@ -342,3 +342,17 @@ def test_a_write_signed_with_the_shared_secret_needs_no_expect(store):
         assert datanode.finalized(block_id) is None         # its namenode did not ask
         with client() as c:
             assert c.open_write(block_id, token=token).status == Status.ERROR_INVALID
+
+
+def test_connections_past_the_limit_are_closed(store):
+    with running_datanode(store, max_connections=2) as datanode:
+        def client() -> TransferClient:
+            return TransferClient(datanode.xfer_port, datanode.pool_id)
+        with client() as first, client() as second:
+            wait_until(lambda: datanode.connection_count == 2)
+            with client() as third:
+                assert third.at_eof()
+            block_id = store.allocate()
+            datanode.expect(block_id)
+            first.write_block(block_id, DATA[:10])      # the two served go on
+            assert second.block_checksum(block_id, 10).status == Status.SUCCESS
