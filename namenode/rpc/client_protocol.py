@@ -1,7 +1,7 @@
 """``org.apache.hadoop.hdfs.protocol.ClientProtocol`` on the namenode: one handler per call
 of ``ClientNamenodeProtocol`` that nnlite serves (``NameNodeRpcServer``'s role).
 
-A handler takes the parsed request and the ``Call`` context (who, from where) and returns the
+A handler takes the parsed request and the ``Caller`` (who, from where) and returns the
 response message, or a coroutine for one; every operation goes through ``FSNamesystem``'s
 public methods with the caller's user, so permissions, leases, quotas, snapshots and safe mode
 are WebHDFS's. The server sends an answer only once every op logged before it was made is

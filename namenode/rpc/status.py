@@ -6,7 +6,8 @@ Invariants: a directory's ``length``, ``block_replication`` and ``blocksize`` ar
 ACL and snapshots are ``flags`` bits (Hadoop 3: ``HAS_ACL``, ``SNAPSHOT_ENABLED``); no
 erasure coding policy, encryption or symlink is ever set. Every block is on the one built-in
 datanode with the generation stamp ``GENSTAMP`` and an empty block token (simple
-authentication). Quantities Hadoop keeps signed (a quota of -1) go as their two's complement in
+authentication), except the one ``addBlock`` hands a writer when ``Locator.write_token`` is
+set. Quantities Hadoop keeps signed (a quota of -1) go as their two's complement in
 the ``uint64`` fields, as protobuf's Java runtime writes a negative ``long``.
 """
 
