@@ -131,3 +131,17 @@ def test_acls(client):
         [("user", "bob", "r-x"), ("group", "", "r-x")]
     client.remove_acl("/acl")
     assert client.get_acl_status("/acl").entries == []
+
+
+def test_hdfs_natives_fsspec_filesystem(nn):
+    from hdfs_native.fsspec import HdfsFileSystem
+    fs = HdfsFileSystem(host="127.0.0.1", port=nn.rpc_port, skip_instance_cache=True)
+    fs.makedirs("/fsspec/a", exist_ok=True)
+    with fs.open("/fsspec/a/f.txt", "wb") as out:
+        out.write(b"via fsspec")
+    assert fs.cat("/fsspec/a/f.txt") == b"via fsspec"
+    assert fs.info("/fsspec/a/f.txt")["size"] == 10
+    assert [e.rsplit("/", 1)[1] for e in fs.ls("/fsspec/a", detail=False)] == ["f.txt"]
+    fs.mv("/fsspec/a/f.txt", "/fsspec/a/g.txt")
+    fs.rm("/fsspec", recursive=True)
+    assert not fs.exists("/fsspec")
