@@ -17,8 +17,9 @@ Rules:
 * ``complete`` answers false while a block is not yet finalized by the datanode; the client
   retries (``DFSOutputStream.completeFile``), as HDFS answers before the last block reaches its
   minimal replication.
-* A lease revoked (another writer after the soft limit, ``recoverLease``, a reload) closes the
-  file with the blocks it had before this write (``abandon_upload``).
+* A lease revoked (another writer after the soft limit, ``recoverLease``, the hard limit)
+  closes the file with the blocks the datanode holds for this write, as HDFS's lease
+  recovery does (``_revoked``), or as it was before the write when it holds none.
 """
 
 from __future__ import annotations
@@ -233,8 +234,8 @@ class Writes:
             self.leases.renew(self.files[inode_id].lease)
 
     def recover(self, path: str) -> bool:
-        """``recoverLease``: revoke the writer of ``path`` (its file closes with what it had
-        before); true when the file is closed."""
+        """``recoverLease``: revoke the writer of ``path`` (its file closes with what the
+        datanode holds of it, ``_revoked``); true when the file is closed."""
         lease = self.leases.holder(paths.normalize(path))
         if lease is not None:
             self.leases.revoke(lease, f"Lease of {lease.path} held by {lease.holder} "
@@ -242,13 +243,43 @@ class Writes:
         return True
 
     def _revoked(self, file: OpenFile, reason: str) -> None:
+        """Lease recovery (``FSNamesystem.internalReleaseLease``): the file is closed with
+        the blocks the datanode holds for it -- those it finalized, and the last one being
+        written if the datanode can finalize it where it stands (``recover``) -- or as it
+        was before this write when it holds none."""
         file.revoked = reason
         try:
-            self.fs.abandon_upload(file.node, file.lease.holder)
+            blocks = self._recovered(file)
+            if not blocks:
+                self.fs.abandon_upload(file.node, file.lease.holder)
+            else:
+                kept = file.base + tuple(blocks)
+                self.fs.complete_upload(
+                    file.node, file.lease.holder, blocks=kept,
+                    length=sum(b[1] for b in kept), checksum=self._checksum(file, blocks),
+                    appended=file.appended)
         except Exception:   # noqa: BLE001 -- the namenode stopping; startup recovery closes it
             log.warning("could not close %s after its lease was revoked", file.path,
                         exc_info=True)
         self._close(file)
+
+    def _recovered(self, file: OpenFile) -> list[Block]:
+        """This write's blocks the datanode finalized, in order up to the first it did not;
+        then the block being written, if the datanode finalizes it now. ``recover(block_id)
+        -> int | None`` is the datanode's, when it has one: the length it finalized the
+        block at."""
+        blocks: list[Block] = []
+        for block_id, _, genstamp in file.blocks:
+            length = self.datanode.finalized(block_id) if self.datanode is not None else None
+            if length is None:
+                return blocks
+            blocks.append((block_id, length, genstamp))
+        recover = getattr(self.datanode, "recover", None)
+        if file.pending is not None and recover is not None:
+            length = recover(file.pending)
+            if length:
+                blocks.append((file.pending, length, GENSTAMP))
+        return blocks
 
     def _close(self, file: OpenFile) -> None:
         if self.files.get(file.node.id) is file:

@@ -200,3 +200,19 @@ def test_snapshots_and_their_diff_report(jvm, nn):
             == ["/snap"]
     finally:
         fs.close()
+
+
+def test_recover_lease_keeps_the_blocks_the_datanode_finalized(jvm, dfs, nn):
+    """A writer that went silent after its first block: another client's recoverLease closes
+    the file with that block (HDFS's lease recovery), not empty."""
+    block = 1 << 20
+    out = dfs.create(P(jvm, "/jvm/recover"), True, 4096, 1, block)
+    out.write(bytearray(b"a" * (block + 1000)))
+    out.hflush()                                    # the first block is full and finalized
+    other = filesystem(jvm, nn, "tester")
+    try:
+        assert other.recoverLease(P(jvm, "/jvm/recover"))
+        assert other.isFileClosed(P(jvm, "/jvm/recover"))
+        assert other.getFileStatus(P(jvm, "/jvm/recover")).getLen() >= block
+    finally:
+        other.close()
