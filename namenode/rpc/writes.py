@@ -112,9 +112,15 @@ class Writes:
         return logged
 
     def _check_writer(self, path: str, action: str, machine: str, check) -> None:
-        """The namespace's checks for a new writer; a lease held by a writer that still makes
-        progress is named in the refusal (AlreadyBeingCreatedException)."""
+        """The namespace's checks for a new writer. A writer silent past the soft limit is
+        recovered first (``recoverLeaseInternal``); one that still makes progress is named in
+        the refusal (AlreadyBeingCreatedException)."""
         norm = paths.normalize(path)
+        lease = self.leases.holder(norm)
+        if lease is not None and self.leases.expired(lease):
+            self.leases.revoke(lease, f"Lease of {norm} held by {lease.holder} expired after "
+                                      f"{self.leases.soft_limit:g} s without progress; a new "
+                                      f"writer took over")
         try:
             check()
         except errors.LeaseError:

@@ -11,6 +11,7 @@ from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.formats.hadoop import hdfs, ipc
 from nnlite.formats.hadoop.acl import FsPermissionProto
 from tests.namenode.rpc.rawclient import RawClient
+from tests.servers import wait_for
 
 Status = ipc.RpcResponseHeaderRpcStatusProto
 PERM = FsPermissionProto(perm=0o644)
@@ -149,3 +150,20 @@ def test_the_trash_interval_is_advertised_in_the_server_defaults(start_namenode)
     nn = start_namenode("-D", "fs.trash.interval=5")
     with RawClient(nn.rpc_port).connect(user="tester") as raw:
         assert answer(raw, "getServerDefaults").serverDefaults.trashInterval == 5
+
+
+def test_a_writer_silent_past_the_soft_limit_loses_the_file_to_the_next(start_namenode):
+    nn = start_namenode("-D", "nnlite.lease.soft-limit=0.5")
+    with RawClient(nn.rpc_port).connect(user="tester") as first, \
+            RawClient(nn.rpc_port).connect(user="tester") as second:
+        create(first, "/w/taken", name="DFSClient_first")
+
+        def taken_over() -> bool:
+            header, _ = create(second, "/w/taken", name="DFSClient_second", overwrite=True)
+            return header.status == Status.SUCCESS
+        wait_for(taken_over, 30, "the second writer to take the file over")
+        header, _ = first.call("complete", cn.CompleteRequestProto(
+            src="/w/taken", clientName="DFSClient_first"))
+        assert header.exceptionClassName == \
+            "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
+        assert answer(second, "complete", src="/w/taken", clientName="DFSClient_second").result
