@@ -174,6 +174,7 @@ class Namenode:
             return
         self.rpc = server
         self.app.rpc_address = f"{host}:{self.rpc_port}"
+        self.app.rpc_metrics = server.metrics
         log.info("namenode serving hdfs://%s:%d (Hadoop IPC)", host, self.rpc_port)
         announce_port("NNLITE_RPC_PORT", self.rpc_port)
 

@@ -62,6 +62,7 @@ class NamenodeApp:
         self.mounts: dict[str, Callable[[Request], object]] = {}
         self.catalog = None          # the catalog service, when one is installed
         self.rpc_address: str | None = None     # host:port of Hadoop IPC, once it listens
+        self.rpc_metrics: Callable[[], dict] | None = None    # its counters (RpcServer)
         self.ha: HAController | None = None     # in an HA set
         self.replicator: Replicator | None = None
         # held reads whose ops the shared journal refused, answered again after the reload
@@ -247,6 +248,7 @@ class NamenodeApp:
             **(self.catalog.metrics() if self.catalog is not None else {}),
             **(self.replicator.metrics() if self.replicator is not None else {}),
             **(self._ha_metrics(self.ha) if self.ha is not None else {}),
+            **(self.rpc_metrics() if self.rpc_metrics is not None else {}),
         }
 
     @staticmethod

@@ -65,6 +65,7 @@ class RpcServer:
         self.max_data_length = max_data_length
         self.connections: set[Connection] = set()
         self.calls = 0
+        self.fatal = 0
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
 
@@ -76,6 +77,12 @@ class RpcServer:
             raise address_error(host, port, exc) from exc
         self.port = self._server.sockets[0].getsockname()[1]
         return self.port
+
+    def metrics(self) -> dict:
+        """Counters for /jmx and /metrics: calls received, connections open, connections
+        closed with a FATAL answer."""
+        return {"RpcCalls": self.calls, "RpcOpenConnections": len(self.connections),
+                "RpcFatalConnections": self.fatal}
 
     async def _accept(self, reader: asyncio.StreamReader,
                       writer: asyncio.StreamWriter) -> None:
@@ -318,6 +325,7 @@ class Connection:
 
     def _fatal(self, call_id: int, exc: rpc_errors.FatalRpcError) -> None:
         log.info("RPC connection from %s closed: %s", self.machine, exc)
+        self.server.fatal += 1
         header = ipc.RpcResponseHeaderProto(
             callId=call_id & 0xFFFFFFFF, status=Status.FATAL, serverIpcVersionNum=ipc.VERSION,
             exceptionClassName=exc.JAVA_CLASS, errorMsg=str(exc), errorDetail=exc.ERROR_CODE)

@@ -4,7 +4,9 @@ be read, ERROR answers for calls that cannot be made; after each, the server kee
 
 from __future__ import annotations
 
+import json
 import random
+import urllib.request
 
 import pytest
 
@@ -205,3 +207,16 @@ def test_a_sasl_message_that_does_not_parse_is_fatal(nn):
         client.send(ipc.frame(delimited(header) + b"\x05\xff\xff"))
         assert fatal(client).errorDetail == Code.FATAL_DESERIALIZING_REQUEST
     still_serving(nn)
+
+
+def test_jmx_names_the_rpc_address_and_counts_calls(nn):
+    still_serving(nn)
+    with RawClient(nn.rpc_port) as client:
+        client.send(b"garbage")
+        fatal(client)
+    with urllib.request.urlopen(nn.url + "/jmx") as answer:
+        beans = {b["name"]: b for b in json.load(answer)["beans"]}
+    assert beans["Hadoop:service=NameNode,name=NameNodeStatus"]["HostAndPort"] == \
+        f"127.0.0.1:{nn.rpc_port}"
+    metrics = beans["Hadoop:service=NameNode,name=FSNamesystem"]
+    assert metrics["RpcCalls"] >= 1 and metrics["RpcFatalConnections"] >= 1
