@@ -50,7 +50,10 @@ Handler = Callable[[Any, Caller], Any]
 
 
 class ClientProtocol:
-    """method name -> handler (``handlers``)."""
+    """method name -> handler (``handlers``) of ``ClientNamenodeProtocol``."""
+
+    name = cn.PROTOCOL
+    methods = cn.METHODS
 
     def __init__(self, fs: FSNamesystem, writes: Writes, locator: Locator,
                  ha_state: Callable[[], str] = lambda: "ACTIVE",

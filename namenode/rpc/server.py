@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Callable, Protocol
 
 from nnlite.formats.errors import FormatError
-from nnlite.formats.hadoop import client_namenode, ipc
+from nnlite.formats.hadoop import ipc
 from nnlite.formats.hadoop.ipc import RpcResponseHeaderRpcErrorCodeProto as Code
 from nnlite.formats.hadoop.ipc import RpcResponseHeaderRpcStatusProto as Status
 from nnlite.formats.hadoop.proto import ProtoError
@@ -41,7 +41,7 @@ from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.server import address_error
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.rpc import errors as rpc_errors
-from nnlite.namenode.rpc.client_protocol import Caller, ClientProtocol
+from nnlite.namenode.rpc.client_protocol import Caller
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +52,18 @@ DUMMY_CALL_ID = -1
 IO_EXCEPTION = "java.io.IOException"
 
 
-class RpcServer:
-    """The listening socket and its connections."""
+class Service(Protocol):
+    """What a server serves: the protocol's Java name, its table of method name -> (request
+    class, response class), and the handlers of the methods served (``ClientProtocol``)."""
+    name: str
+    methods: dict[str, tuple[Any, Any]]
+    handlers: dict[str, Callable[[Any, Caller], Any]]
 
-    def __init__(self, protocol: ClientProtocol, fs: FSNamesystem, committer: AsyncCommitter,
+
+class RpcServer:
+    """The listening socket and its connections, serving one protocol."""
+
+    def __init__(self, protocol: Service, fs: FSNamesystem, committer: AsyncCommitter,
                  proxy_users: ProxyUsers | None = None,
                  max_data_length: int = ipc.MAX_DATA_LENGTH) -> None:
         self.protocol = protocol
@@ -247,18 +255,18 @@ class Connection:
 
     def _invoke(self, call: ipc.Call) -> Any:
         method: Any = call.method
-        if method.declaringClassProtocolName != client_namenode.PROTOCOL:
+        service = self.server.protocol
+        if method.declaringClassProtocolName != service.name:
             raise rpc_errors.NoSuchProtocolError(
                 f"Unknown protocol: {method.declaringClassProtocolName}")
-        handler = self.server.protocol.handlers.get(method.methodName)
-        classes = client_namenode.METHODS.get(method.methodName)
+        handler = service.handlers.get(method.methodName)
+        classes = service.methods.get(method.methodName)
         if handler is None or classes is None:
             if classes is not None:
                 raise errors.UnsupportedOperationError(
                     f"{method.methodName} is not supported by this namenode (nnlite)")
             raise rpc_errors.NoSuchMethodError(
-                f"Unknown method {method.methodName} called on {client_namenode.PROTOCOL} "
-                f"protocol.")
+                f"Unknown method {method.methodName} called on {service.name} protocol.")
         try:
             request = ipc.parse_body(classes[0], call.body)
         except ProtoError as exc:
