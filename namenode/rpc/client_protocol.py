@@ -270,6 +270,25 @@ class ClientProtocol:
         end = await asyncio.get_running_loop().run_in_executor(None, self.fs.roll_edits)
         return cn.RollEditsResponseProto(newSegmentTxId=end + 1)
 
+    async def call_saveNamespace(self, req, who: Caller):
+        """``dfsadmin -saveNamespace``: in safe mode only, as HDFS; off the loop."""
+        permission.check_superuser(self.fs.caller(who.user), "save the namespace")
+        await asyncio.get_running_loop().run_in_executor(None, self.fs.save_namespace)
+        return cn.SaveNamespaceResponseProto(saved=True)
+
+    def call_listOpenFiles(self, req, who: Caller):
+        """``dfsadmin -listOpenFiles``: every file being written, in one batch (none is
+        blocking a decommission: there is one datanode)."""
+        permission.check_superuser(self.fs.caller(who.user), "list open files")
+        response = cn.ListOpenFilesResponseProto(hasMore=False)
+        response.types.extend(req.types)
+        prefix = req.path.rstrip("/") + "/" if req.HasField("path") and req.path else "/"
+        for path, inode_id, holder in self.fs.files_under_construction():
+            if inode_id > req.id and (prefix == "/" or path.startswith(prefix)):
+                response.entries.add(id=inode_id, path=path, clientName=holder,
+                                     clientMachine="")
+        return response
+
     def call_getCurrentEditLogTxid(self, req, who: Caller):
         permission.check_superuser(self.fs.caller(who.user), "read the current txid")
         return cn.GetCurrentEditLogTxidResponseProto(txid=self.fs.last_written_txid)

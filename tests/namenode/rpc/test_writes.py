@@ -167,3 +167,18 @@ def test_a_writer_silent_past_the_soft_limit_loses_the_file_to_the_next(start_na
         assert header.exceptionClassName == \
             "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
         assert answer(second, "complete", src="/w/taken", clientName="DFSClient_second").result
+
+
+def test_open_files_and_save_namespace_for_the_superuser(client):
+    create(client, "/w/open/f", name="DFSClient_open")
+    listed = answer(client, "listOpenFiles", id=0, path="/w/open").entries
+    assert [e.path for e in listed] == ["/w/open/f"]
+    header, _ = client.call("saveNamespace", cn.SaveNamespaceRequestProto())
+    assert header.exceptionClassName == \
+        "org.apache.hadoop.hdfs.server.namenode.SafeModeException"
+    answer(client, "setSafeMode", action=cn.SafeModeActionProto.SAFEMODE_ENTER)
+    try:
+        assert answer(client, "saveNamespace").saved
+    finally:
+        answer(client, "setSafeMode", action=cn.SafeModeActionProto.SAFEMODE_LEAVE)
+    assert answer(client, "complete", src="/w/open/f", clientName="DFSClient_open").result
