@@ -22,7 +22,13 @@ is still its own and the journal is caught up.
 
 A second thread (``_watch_active``) keeps a connection to the active's ``/isActive`` while
 this one is a standby: a standby answers StandbyException only while that connection
-answers, and RetriableException as soon as it drops (``state.py`` says why).
+answers, and RetriableException as soon as it drops (``state.py`` says why). When the
+active's port refuses a connection, its process is gone (a slow or paused active still
+accepts: the kernel completes the handshake): the standby revokes the lease of the leader key
+it saw, so the set need not wait out the TTL, as HDFS's ZKFC quits the election at once when
+its local namenode's RPC port refuses. Safety never rests on this: every journal write is
+guarded by the epoch, so an active deposed by mistake has its next batch refused and steps
+down.
 """
 
 from __future__ import annotations
@@ -454,16 +460,36 @@ class HAController:
         while not self.stopping.is_set():
             active = self.state.active
             target = active.get("http") if active else None
-            if self.state.state is not STANDBY or not target or target == self.http:
+            if self.state.state is not STANDBY or not active or not target \
+                    or target == self.http:
                 self.state.active_alive = False
                 self.stopping.wait(0.05)
                 continue
             try:
                 self._pulse(target)
+            except ConnectionRefusedError:
+                self._revoke_gone(active)
             except OSError:
                 pass
             self.state.active_alive = False
             self.stopping.wait(0.05)
+
+    def _revoke_gone(self, active: dict) -> None:
+        """The active at ``active['http']`` refused a connection: revoke its lease if the
+        leader key is still the one of that epoch (a lease id names one grant: a later
+        leadership of the same namenode has another)."""
+        try:
+            kv = self.election.leader()
+            if kv is None or kv.create_revision != active.get("epoch") or not kv.lease:
+                return
+            if self.etcd.revoke_lease(kv.lease):
+                log.warning("the active %s (%s) refuses connections: its process is gone; "
+                            "revoked its lease (epoch %d)", active.get("id"), active.get("http"),
+                            kv.create_revision)
+                self.wake.set()
+        except EtcdError as exc:
+            log.info("could not revoke the lease of the active that refuses connections: %s",
+                     exc)
 
     def _pulse(self, target: str) -> None:
         host, _, port = target.rpartition(":")

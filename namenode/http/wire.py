@@ -32,6 +32,14 @@ from urllib.parse import unquote_to_bytes
 REASONS = {s.value: s.phrase for s in HTTPStatus}
 _STATUS_LINES = {code: f"HTTP/1.1 {code} {reason}\r\n".encode("latin-1")
                  for code, reason in REASONS.items()}
+# How long a client may keep an idle connection (RFC 7230's Keep-Alive header, which Java's
+# KeepAliveCache reads; it keeps one 5 s otherwise). Java checks a cached connection before
+# reusing it only for a streaming POST (HttpClient.New), so a CREATE's data step, a streaming
+# PUT, sent on a connection whose namenode was killed and restarted on the same port within
+# the 5 s fails with "Unexpected end of file from server", a step Hadoop never retries; an
+# HA set with a fast takeover does exactly that. No namenode restarts within a second.
+# Java reads Keep-Alive only beside "Connection: keep-alive" (HttpClient.parseHTTPHeader).
+KEEP_ALIVE = b"Connection: keep-alive\r\nKeep-Alive: timeout=1\r\n"
 QUERY_CACHE = 4096    # parsed query strings kept (parse_query)
 QUERY_CACHE_KEY = 512  # longer query strings are parsed every time
 _QUERIES: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -136,8 +144,8 @@ def encode_response(response: Response, keep_alive: bool) -> bytes:
             and response.file is None and response.pieces is None \
             and response.status in _STATUS_LINES:
         # the common WebHDFS answer (JSON goes without a Content-Type: see remote.JSON)
-        return b"%sContent-Length: %d\r\n\r\n%s" % (
-            _STATUS_LINES[response.status], len(response.body), response.body)
+        return b"%s%sContent-Length: %d\r\n\r\n%s" % (
+            _STATUS_LINES[response.status], KEEP_ALIVE, len(response.body), response.body)
     head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"]
     if response.pieces is None:
         length = response.file[1] if response.file else len(response.body)
@@ -148,8 +156,7 @@ def encode_response(response: Response, keep_alive: bool) -> bytes:
         head.append(f"Content-Type: {response.content_type}\r\n")
     for name, value in response.headers:
         head.append(f"{name}: {value}\r\n")
-    if not keep_alive:
-        head.append("Connection: close\r\n")
+    head.append("Connection: close\r\n" if not keep_alive else KEEP_ALIVE.decode("latin-1"))
     head.append("\r\n")
     return "".join(head).encode("latin-1") + response.body
 

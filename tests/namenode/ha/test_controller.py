@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.namenode.ha.haset import USER, Writers, request
+from tests.namenode.ha.haset import USER, HASet, Writers, request
 from tests.servers import wait_for
 
 pytestmark = pytest.mark.crash
@@ -95,6 +95,29 @@ def test_twenty_kills_of_the_active_under_32_writers_lose_no_acknowledged_op(has
     wait_for(lambda: haset.synced_txid(other) >= haset.synced_txid(final), 60,
              "the standby to catch up")
     assert new in (0, 1)
+
+
+def test_a_standby_revokes_the_lease_of_an_active_whose_port_refuses(tmp_path, etcd_cluster):
+    """A SIGKILLed active's port refuses connections at once: the standby revokes its lease
+    and takes over without waiting out the TTL -- here 600 s, so only the revocation can
+    make it active within the wait -- and nothing acknowledged is lost."""
+    ha = HASet(tmp_path, etcd_cluster, settings={"nnlite.ha.lease.ttl": "600"})
+    try:
+        first = ha.start_all()
+        second = 1 - first
+        wait_for(lambda: ha.synced_txid(second) >= ha.synced_txid(first), 60,
+                 "the standby to catch up")
+        assert mkdirs(ha.url(first), "/acknowledged")[0] == 200
+        ha.kill(first)
+        assert ha.active(timeout=120, excluding=first) == second
+        assert exists(ha.url(second), "/acknowledged")
+        assert mkdirs(ha.url(second), "/after")[0] == 200
+        ha.start(first)             # back as a standby: the new active's lease is its own
+        wait_for(lambda: ha.synced_txid(first) >= ha.synced_txid(second), 60,
+                 "the restarted namenode to follow")
+        assert ha.is_active(second) and not ha.is_active(first)
+    finally:
+        ha.close()
 
 
 def test_an_active_paused_past_its_lease_acknowledges_nothing_and_steps_down(haset):
