@@ -32,6 +32,8 @@ DEFAULTS: dict[str, str] = {
     "ipc.maximum.data.length": str(128 << 20),     # the largest RPC frame accepted, bytes
     # the built-in datanode's transfer port (0: a free one; the namenode names it to clients)
     "dfs.datanode.address": "127.0.0.1:0",
+    # its IPC port (ClientDatanodeProtocol: a reader asks the length of a block being written)
+    "dfs.datanode.ipc.address": "127.0.0.1:0",
     # identity and permissions
     "dfs.permissions.enabled": "true",
     "dfs.permissions.superusergroup": "supergroup",

@@ -26,6 +26,7 @@ from nnlite.namenode.blocks.replication import PREFIX as REPLICA_PREFIX
 from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.config import DEFAULTS, Config, ConfigError
+from nnlite.namenode.datanode.ipc import ClientDatanodeService
 from nnlite.namenode.datanode.server import DataNodeServer
 from nnlite.namenode.errors import AddressError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
@@ -39,6 +40,7 @@ from nnlite.namenode.http.data import DataPath
 from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.replica import Replica
 from nnlite.namenode.http.server import HttpServer, announce_port
+from nnlite.namenode.http.status import version
 from nnlite.namenode.http.transfer import Transfer, load_secret
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.namespace import leases
@@ -93,6 +95,7 @@ class Namenode:
         # The built-in datanode whose blocks the RPC service names (set before start).
         self.datanode: Datanode | None = None
         self.datanode_server: DataNodeServer | None = None
+        self.datanode_ipc: RpcServer | None = None
 
     async def start(self) -> int:
         name_dirs = [NameDir(p) for p in self.dirs]
@@ -179,12 +182,18 @@ class Namenode:
         announce_port("NNLITE_RPC_PORT", self.rpc_port)
 
     async def _start_datanode(self, blocks: store.BlockStore) -> DataNodeServer:
-        """The built-in datanode on ``dfs.datanode.address`` (port 0: a free one; clients
-        learn it from the namenode's answers)."""
+        """The built-in datanode on ``dfs.datanode.address`` and its IPC port
+        (``ClientDatanodeProtocol``, on the RPC server code) on ``dfs.datanode.ipc.address``
+        (port 0: a free one; clients learn both from the namenode's answers)."""
+        fs, committer, _ = self._loaded()
         host, port = self.config.address("dfs.datanode.address")
         server = DataNodeServer(blocks)
         await server.start(self.host_given or host, port)
         self.datanode_server = server
+        ipc_host, ipc_port = self.config.address("dfs.datanode.ipc.address")
+        self.datanode_ipc = RpcServer(ClientDatanodeService(server, version()), fs, committer,
+                                      ProxyUsers(self.config.proxy_users()))
+        server.ipc_port = await self.datanode_ipc.start(self.host_given or ipc_host, ipc_port)
         return server
 
     def _open(self, name_dirs: list[NameDir]) -> FSNamesystem:
@@ -336,6 +345,8 @@ class Namenode:
         if self.rpc is not None:
             await self.rpc.stop(self.config.float("nnlite.shutdown.grace"))
         await self.http.stop(self.config.float("nnlite.shutdown.grace"))
+        if self.datanode_ipc is not None:
+            await self.datanode_ipc.stop(self.config.float("nnlite.shutdown.grace"))
         if self.datanode_server is not None:
             await self.datanode_server.close()
         if self.blocks is not None:

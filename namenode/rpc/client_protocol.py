@@ -52,8 +52,8 @@ Handler = Callable[[Any, Caller], Any]
 class ClientProtocol:
     """method name -> handler (``handlers``) of ``ClientNamenodeProtocol``."""
 
-    name = cn.PROTOCOL
-    methods = cn.METHODS
+    PROTOCOL = cn.PROTOCOL
+    METHODS = cn.METHODS
 
     def __init__(self, fs: FSNamesystem, writes: Writes, locator: Locator,
                  ha_state: Callable[[], str] = lambda: "ACTIVE",
@@ -115,9 +115,12 @@ class ClientProtocol:
         return entry
 
     def call_getBlockLocations(self, req, who: Caller):
+        """A file being written over RPC shows the blocks written so far and the one being
+        written (what an hflush made visible is read from the datanode)."""
         file = self.fs.get_readable_file(req.src, who.user)
+        writing = self.writes.in_progress(file.inode_id) if file.under_construction else None
         return cn.GetBlockLocationsResponseProto(
-            locations=self.locator.located_blocks(file, req.offset, req.length))
+            locations=self.locator.located_blocks(file, req.offset, req.length, writing))
 
     def call_getContentSummary(self, req, who: Caller):
         return cn.GetContentSummaryResponseProto(

@@ -54,10 +54,11 @@ IO_EXCEPTION = "java.io.IOException"
 
 class Service(Protocol):
     """What a server serves: the protocol's Java name, its table of method name -> (request
-    class, response class), and the handlers of the methods served (``ClientProtocol``)."""
-    name: str
-    methods: dict[str, tuple[Any, Any]]
-    handlers: dict[str, Callable[[Any, Caller], Any]]
+    class, response class), and the handlers of the methods served (``ClientProtocol``; the
+    datanode's ``ClientDatanodeService``)."""
+    PROTOCOL: str
+    METHODS: dict[str, tuple[Any, Any]]
+    handlers: dict[str, Callable[[Any, Any], Any]]
 
 
 class RpcServer:
@@ -256,17 +257,17 @@ class Connection:
     def _invoke(self, call: ipc.Call) -> Any:
         method: Any = call.method
         service = self.server.protocol
-        if method.declaringClassProtocolName != service.name:
+        if method.declaringClassProtocolName != service.PROTOCOL:
             raise rpc_errors.NoSuchProtocolError(
                 f"Unknown protocol: {method.declaringClassProtocolName}")
         handler = service.handlers.get(method.methodName)
-        classes = service.methods.get(method.methodName)
+        classes = service.METHODS.get(method.methodName)
         if handler is None or classes is None:
             if classes is not None:
                 raise errors.UnsupportedOperationError(
                     f"{method.methodName} is not supported by this namenode (nnlite)")
             raise rpc_errors.NoSuchMethodError(
-                f"Unknown method {method.methodName} called on {service.name} protocol.")
+                f"Unknown method {method.methodName} called on {service.PROTOCOL} protocol.")
         try:
             request = ipc.parse_body(classes[0], call.body)
         except ProtoError as exc:

@@ -118,20 +118,30 @@ class Locator:
             located.storageIDs.append(f"DS-{self.datanode.datanode_uuid}")
         return located
 
-    def located_blocks(self, file: FileBlocks, offset: int = 0,
-                       length: int | None = None) -> Any:
-        """LocatedBlocksProto of the blocks overlapping [offset, offset + length)."""
+    def located_blocks(self, file: FileBlocks, offset: int = 0, length: int | None = None,
+                       writing: Any = None) -> Any:
+        """LocatedBlocksProto of the blocks overlapping [offset, offset + length). For a file
+        an RPC writer is writing (``writing``: ``Writes.in_progress``), its blocks so far and
+        the one being written, as HDFS names a file under construction: ``fileLength`` the
+        completed blocks', the last block incomplete (a reader asks the datanode how much
+        of it is visible, ``getReplicaVisibleLength``)."""
+        blocks, last = (file.blocks, None) if writing is None else writing
         end = None if length is None else offset + max(length, 1)
-        out = hdfs.LocatedBlocksProto(fileLength=file.length,
+        size = sum(b[1] for b in blocks)
+        out = hdfs.LocatedBlocksProto(fileLength=size if writing is not None else file.length,
                                       underConstruction=file.under_construction,
                                       isLastBlockComplete=not file.under_construction)
         position = 0
-        for block in file.blocks:
+        for block in blocks:
             if position + block[1] > offset and (end is None or position < end):
                 out.blocks.append(self.located(block, position))
             position += block[1]
-        if file.blocks and not file.under_construction:
-            out.lastBlock.CopyFrom(self.located(file.blocks[-1], position - file.blocks[-1][1]))
+        if last is not None:
+            located = self.located(last, position)
+            out.blocks.append(located)
+            out.lastBlock.CopyFrom(located)
+        elif blocks and not file.under_construction:
+            out.lastBlock.CopyFrom(self.located(blocks[-1], position - blocks[-1][1]))
         return out
 
 

@@ -235,6 +235,21 @@ class Writes:
             digests.append(digest or self.store.digest(block_id, length))
         return checksum.file_checksum(digests)
 
+    def in_progress(self, inode_id: int) -> tuple[tuple[Block, ...], Block | None] | None:
+        """What a reader may see of a file an RPC client is writing: the blocks completed
+        so far (the file's own, then this write's with the lengths the datanode finalized
+        or the client reported) and the block being written, if any; None if no RPC write
+        of that file is under way."""
+        file = self.files.get(inode_id)
+        if file is None:
+            return None
+        blocks = []
+        for block_id, reported, genstamp in file.blocks:
+            length = self.datanode.finalized(block_id) if self.datanode is not None else None
+            blocks.append((block_id, reported if length is None else length, genstamp))
+        last = (file.pending, 0, GENSTAMP) if file.pending is not None else None
+        return file.base + tuple(blocks), last
+
     def renew(self, client: str) -> None:
         for inode_id in self.by_client.get(client, ()):
             self.leases.renew(self.files[inode_id].lease)

@@ -216,3 +216,32 @@ def test_recover_lease_keeps_the_blocks_the_datanode_finalized(jvm, dfs, nn):
         assert other.getFileStatus(P(jvm, "/jvm/recover")).getLen() >= block
     finally:
         other.close()
+
+
+def test_a_reader_sees_what_a_writer_hflushed(jvm, dfs, nn):
+    """DFSInputStream on a file still being written: the completed blocks from the namenode,
+    the last block's visible length from the datanode's IPC port (getReplicaVisibleLength)."""
+    block = 1 << 20
+    out = dfs.create(P(jvm, "/jvm/tail"), True, 4096, 1, block)
+    out.write(bytearray(b"a" * (block + 10)))
+    out.hflush()
+    reader = filesystem(jvm, nn, "tester")
+    try:
+        stream = reader.open(P(jvm, "/jvm/tail"))
+        buffer = spark_bytes(jvm, block + 100)
+        total = 0
+        while True:
+            n = stream.read(buffer, total, block + 100 - total)
+            if n <= 0:
+                break
+            total += n
+        stream.close()
+        assert total == block + 10
+    finally:
+        reader.close()
+        out.close()
+    assert dfs.getFileStatus(P(jvm, "/jvm/tail")).getLen() == block + 10
+
+
+def spark_bytes(jvm, size: int):
+    return jvm.java.lang.reflect.Array.newInstance(jvm.java.lang.Byte.TYPE, size)
