@@ -24,9 +24,9 @@ A second thread (``_watch_active``) keeps a connection to the active's ``/isActi
 this one is a standby: a standby answers StandbyException only while that connection
 answers, and RetriableException as soon as it drops (``state.py`` says why). When the
 active's port refuses a connection, its process is gone (a slow or paused active still
-accepts: the kernel completes the handshake): the standby revokes the lease of the leader key
-it saw, so the set need not wait out the TTL, as HDFS's ZKFC quits the election at once when
-its local namenode's RPC port refuses. Safety never rests on this: every journal write is
+accepts: the kernel completes the handshake): the standby deletes the leader key of the
+epoch it saw, guarded by that epoch, so the set need not wait out the TTL, as HDFS's ZKFC
+quits the election at once when its local namenode's RPC port refuses. Safety never rests on this: every journal write is
 guarded by the epoch, so an active deposed by mistake has its next batch refused and steps
 down.
 """
@@ -468,27 +468,28 @@ class HAController:
             try:
                 self._pulse(target)
             except ConnectionRefusedError:
-                self._revoke_gone(active)
+                self._open_election(active)
             except OSError:
                 pass
             self.state.active_alive = False
             self.stopping.wait(0.05)
 
-    def _revoke_gone(self, active: dict) -> None:
-        """The active at ``active['http']`` refused a connection: revoke its lease if the
-        leader key is still the one of that epoch (a lease id names one grant: a later
-        leadership of the same namenode has another)."""
+    def _open_election(self, active: dict) -> None:
+        """The active at ``active['http']`` refused a connection: delete the leader key if it
+        is still the one of that epoch, in one transaction guarded by its create revision (a
+        later leadership, even of the same namenode, has another), so the election is open."""
+        epoch = active.get("epoch")
+        if not epoch:
+            return
+        key = self.layout.leader
         try:
-            kv = self.election.leader()
-            if kv is None or kv.create_revision != active.get("epoch") or not kv.lease:
-                return
-            if self.etcd.revoke_lease(kv.lease):
+            if self.etcd.txn([Compare.create_revision(key) == epoch], [Op.delete(key)]).succeeded:
                 log.warning("the active %s (%s) refuses connections: its process is gone; "
-                            "revoked its lease (epoch %d)", active.get("id"), active.get("http"),
-                            kv.create_revision)
+                            "deleted its leader key (epoch %d)", active.get("id"),
+                            active.get("http"), epoch)
                 self.wake.set()
         except EtcdError as exc:
-            log.info("could not revoke the lease of the active that refuses connections: %s",
+            log.info("could not open the election after the active refused connections: %s",
                      exc)
 
     def _pulse(self, target: str) -> None:

@@ -97,9 +97,9 @@ def test_twenty_kills_of_the_active_under_32_writers_lose_no_acknowledged_op(has
     assert new in (0, 1)
 
 
-def test_a_standby_revokes_the_lease_of_an_active_whose_port_refuses(tmp_path, etcd_cluster):
-    """A SIGKILLed active's port refuses connections at once: the standby revokes its lease
-    and takes over without waiting out the TTL -- here 600 s, so only the revocation can
+def test_a_standby_opens_the_election_when_the_active_s_port_refuses(tmp_path, etcd_cluster):
+    """A SIGKILLed active's port refuses connections at once: the standby deletes its leader
+    key and takes over without waiting out the lease's TTL -- here 600 s, so nothing else can
     make it active within the wait -- and nothing acknowledged is lost."""
     ha = HASet(tmp_path, etcd_cluster, settings={"nnlite.ha.lease.ttl": "600"})
     try:
