@@ -496,18 +496,25 @@ class HAController:
         host, _, port = target.rpartition(":")
         with socket.create_connection((host, int(port)), timeout=1.0) as sock:
             request = f"GET /isActive HTTP/1.1\r\nHost: {target}\r\n\r\n".encode()
-            while not self.stopping.is_set():
-                active = self.state.active
-                if self.state.state is not STANDBY or not active or active.get("http") != target:
-                    return
-                sock.sendall(request)
-                alive = _status(sock) == 200
-                self.state.active_alive = alive
-                if not alive:
-                    return
-                readable, _, _ = select.select([sock], [], [], 0.25)
-                if readable:         # the active closed the connection (or died)
-                    return
+            self.state.pulse = sock
+            try:
+                self._pulse_on(sock, target, request)
+            finally:
+                self.state.pulse = None
+
+    def _pulse_on(self, sock: socket.socket, target: str, request: bytes) -> None:
+        while not self.stopping.is_set():
+            active = self.state.active
+            if self.state.state is not STANDBY or not active or active.get("http") != target:
+                return
+            sock.sendall(request)
+            alive = _status(sock) == 200
+            self.state.active_alive = alive
+            if not alive:
+                return
+            readable, _, _ = select.select([sock], [], [], 0.25)
+            if readable:         # the active closed the connection (or died)
+                return
 
     # ------------------------------------------------------------------ figures
 

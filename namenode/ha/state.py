@@ -8,7 +8,11 @@ a StandbyException or a refused connection fails over to the next namenode at on
 pause, and about a dozen such tries end the call, while a RetriableException makes the client
 pause and retry the same namenode with an exponential back-off):
 
-* a standby answers StandbyException while it sees a live active: the client goes there;
+* a standby answers StandbyException while it sees a live active: the client goes there.
+  "Live" is checked at the refusal itself, not only by the pulse thread: a SIGKILLed
+  active's connections close at its exit, and the client's next try, to the standby, comes
+  within microseconds of its refused one, before the pulse thread may have run; so the
+  standby peeks at the pulse connection (``pulse_open``) and a closed one means no active;
 * a standby that sees no live active (the active's connection dropped, its lease is gone, a
   takeover is under way), and a namenode transitioning, answer RetriableException: the client
   waits and asks again, long enough for the takeover to finish, instead of burning its tries
@@ -23,6 +27,7 @@ standby`` (``StandbyState.checkOperation``); the same text is used here.
 from __future__ import annotations
 
 import enum
+import socket
 import threading
 
 from nnlite.namenode.errors import RetriableError, StandbyError
@@ -44,10 +49,24 @@ class HAState:
     def __init__(self) -> None:
         self.state = HAServiceState.STANDBY
         self.active_alive = False            # a standby saw the active answer, just now
+        self.pulse: socket.socket | None = None   # the open connection to the active's pulse
         self.active: dict | None = None       # the leader key's value: {"id", "http"}
         self.writes_blocked: str | None = None    # why an active refuses writes for now
         self.epoch = 0
         self.changed = threading.Condition()
+
+    def pulse_open(self) -> bool:
+        """Whether the pulse connection to the active is still open, peeked without reading
+        (an answer in flight counts as open; the peer's close or reset does not)."""
+        sock = self.pulse
+        if sock is None:
+            return False
+        try:
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
 
     def set(self, state: HAServiceState, *, epoch: int | None = None) -> None:
         with self.changed:
@@ -66,7 +85,7 @@ class HAState:
             return
         if state is HAServiceState.TRANSITIONING and category is OperationCategory.RECOVERY:
             return
-        if state is HAServiceState.STANDBY and self.active_alive:
+        if state is HAServiceState.STANDBY and self.active_alive and self.pulse_open():
             raise StandbyError(f"Operation category {category.name} is not supported in state "
                                f"standby. {SBNN_HELP}")
         if state is HAServiceState.TRANSITIONING:
