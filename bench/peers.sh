@@ -6,6 +6,8 @@
 #   bash bench/peers.sh                        # every row, about 3 minutes
 #   bash bench/peers.sh --headline --rounds 3  # creates at 32 and lookups at 8, three times
 #   bash bench/peers.sh --nn-tree OTHER_TREE   # another checkout's namenode, for an A/B
+#   bash bench/peers.sh --systems nnlite,nnlite-rpc,zookeeper,etcd --headline
+#                                              # hdfs:// (DistributedFileSystem) vs WebHDFS
 #   bash bench/peers.sh --help                 # every option
 #
 # Env: NN_PYTHON, the Python running the harness (stdlib only; default the repo's .venv).

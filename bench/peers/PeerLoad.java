@@ -3,8 +3,9 @@
 // session each, one request in flight per thread, a shared op budget and a deadline.
 //
 //   java PeerLoad TARGET ADDRESS
-//     TARGET  webhdfs | etcd | zookeeper | fsync-append | fsync-inplace
-//     ADDRESS 127.0.0.1:PORT (fsync-*: a directory on the disk under test)
+//     TARGET  webhdfs | hdfs | etcd | zookeeper | fsync-append | fsync-inplace
+//     ADDRESS 127.0.0.1:PORT (hdfs: the namenode's RPC port; fsync-*: a directory on the disk
+//             under test)
 //
 // Commands, one per line:
 //   row KIND THREADS OPS SECONDS WARMUP BASE VALUE_BYTES [KEYS_FILE]
@@ -15,8 +16,12 @@
 //       command, so that closing them is not in the caller's samples.
 //   quit
 //
-// Compiled on first use against ZooKeeper's own client jar (Debian's zookeeper package):
-//   javac -cp /usr/share/java/zookeeper.jar -d bench/out/classes bench/peers/PeerLoad.java
+// Compiled on first use against ZooKeeper's own client jar (Debian's zookeeper package) and
+// Hadoop's client jars (PySpark's hadoop-client-api and hadoop-client-runtime), by load.py:
+//   javac -cp /usr/share/java/zookeeper.jar:$JARS/hadoop-client-api-*.jar \
+//       -d bench/out/classes bench/peers/PeerLoad.java
+// A JVM gets the jars of its own target only (load.py's runtime_jars): Hadoop's client never
+// meets ZooKeeper's slf4j, nor the other way round.
 
 import java.io.BufferedReader;
 import java.io.EOFException;
@@ -26,6 +31,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -41,6 +47,9 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -209,7 +218,7 @@ public final class PeerLoad {
         return new IOException(what + " " + status + " " + text);
     }
 
-    // --------------------------------------------------------------- the three servers
+    // --------------------------------------------------------------- the servers
 
     /** nnlite: MKDIRS and GETFILESTATUS over WebHDFS, as an ordinary user. */
     static final class WebHdfs implements Client {
@@ -240,6 +249,60 @@ public final class PeerLoad {
 
         public void close() {
             http.close();
+        }
+    }
+
+    /**
+     * nnlite over Hadoop IPC (hdfs://) through Hadoop's own DistributedFileSystem, as the
+     * ordinary user bench: mkdirs (answered once the namenode's edits log is synced) and
+     * getFileStatus, one RPC each.
+     *
+     * <p>One FileSystem per client thread, never a shared one. Hadoop's IPC client keeps one
+     * TCP connection per ConnectionId (address, protocol, user ticket, timeouts) and multiplexes
+     * every call of that key over it; a UserGroupInformation is equal only to itself (the same
+     * Subject), and FileSystem.newInstance(uri, conf, user) makes a new one each time. So each
+     * thread's instance has a connection of its own, as each WebHDFS client has here: 32
+     * clients are 32 connections, each with one call in flight (checked by the harness on the
+     * server's port). A shared instance would put all 32 threads' calls on one connection, a
+     * different load (pipelined calls on one socket) from the other systems'.
+     */
+    static final class Hdfs implements Client {
+        private final DistributedFileSystem fs;
+
+        Hdfs(String host, int port) throws IOException, InterruptedException {
+            Configuration conf = new Configuration();
+            // no idle close between the untimed warm-up and the timed phase
+            conf.setInt("ipc.client.connection.maxidletime", 600_000);
+            URI uri = URI.create("hdfs://" + host + ":" + port);
+            FileSystem opened = FileSystem.newInstance(uri, conf, "bench");
+            if (!(opened instanceof DistributedFileSystem)) {
+                opened.close();
+                throw new IOException("hdfs:// is " + opened.getClass().getName()
+                        + ", not DistributedFileSystem");
+            }
+            fs = (DistributedFileSystem) opened;
+        }
+
+        public void makeParent(String dir) throws IOException {
+            create(dir, null);
+        }
+
+        public void create(String key, byte[] value) throws IOException {
+            if (!fs.mkdirs(new org.apache.hadoop.fs.Path(key))) {
+                throw new IOException("mkdirs " + key + " answered false");
+            }
+        }
+
+        public void stat(String key) throws IOException {
+            fs.getFileStatus(new org.apache.hadoop.fs.Path(key));  // FileNotFoundException if absent
+        }
+
+        public void close() {
+            try {
+                fs.close();
+            } catch (IOException ignored) {
+                // closing
+            }
         }
     }
 
@@ -385,6 +448,7 @@ public final class PeerLoad {
         }
         switch (target) {
             case "webhdfs": return new WebHdfs(host, port);
+            case "hdfs": return new Hdfs(host, port);
             case "etcd": return new Etcd(host, port);
             case "zookeeper": return new ZooKeeperSession(address);
             default: throw new IllegalArgumentException("unknown target " + target);

@@ -6,6 +6,7 @@ A row is sent as one command line; the generator opens its clients, warms up and
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import queue
 import subprocess
@@ -15,10 +16,43 @@ from pathlib import Path
 from servers import ZOOKEEPER_JAR
 
 SOURCE = Path(__file__).with_name("PeerLoad.java")
+TREE = Path(__file__).resolve().parents[2]
 # slf4j-nop quiets the ZooKeeper client's logging; its other jars come from zookeeper.jar's
 # manifest Class-Path (netty, jute, slf4j-api)
-RUNTIME_JARS = [str(ZOOKEEPER_JAR), str(ZOOKEEPER_JAR.with_name("slf4j-nop.jar"))]
+ZOOKEEPER_JARS = [str(ZOOKEEPER_JAR), str(ZOOKEEPER_JAR.with_name("slf4j-nop.jar"))]
+# The hdfs target: Hadoop's client as PySpark ships it. The api jar is Hadoop's own classes,
+# the runtime jar their third-party dependencies shaded; slf4j-api is the one thing they need
+# besides (Configuration's logger; with no provider it logs nothing). Nothing else is loaded:
+# commons-logging, log4j and guava stay off the class path.
+HADOOP_JARS = ("hadoop-client-api-", "hadoop-client-runtime-", "slf4j-api-")
 JVM_OPTIONS = ["-Xmx512m", "-XX:+UseSerialGC"]
+
+
+def pyspark_jars() -> Path | None:
+    """PySpark's jars folder: this checkout's .venv's, else the running Python's PySpark."""
+    found = sorted(TREE.glob(".venv/lib/python*/site-packages/pyspark/jars"))
+    if found:
+        return found[-1]
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.origin:
+        return None
+    jars = Path(spec.origin).parent / "jars"
+    return jars if jars.is_dir() else None
+
+
+def hadoop_jars() -> list[str]:
+    """The class path of Hadoop's client (HADOOP_JARS, one of each), or [] if any is missing."""
+    folder = pyspark_jars()
+    if folder is None:
+        return []
+    jars = [sorted(folder.glob(f"{prefix}[0-9]*.jar")) for prefix in HADOOP_JARS]
+    return [str(j[-1]) for j in jars] if all(jars) else []
+
+
+def runtime_jars(target: str) -> list[str]:
+    """What a generator for ``target`` loads: Hadoop's client for hdfs, ZooKeeper's for the
+    others (only the zookeeper target uses it), so that neither meets the other's slf4j."""
+    return hadoop_jars() if target == "hdfs" else ZOOKEEPER_JARS
 
 
 def compiled(classes: Path) -> Path:
@@ -26,8 +60,10 @@ def compiled(classes: Path) -> Path:
     built = classes / "PeerLoad.class"
     if not built.exists() or built.stat().st_mtime < SOURCE.stat().st_mtime:
         classes.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-nowarn", "-cp", str(ZOOKEEPER_JAR), "-d", str(classes),
-                        str(SOURCE)], check=True)
+        classpath = ":".join([str(ZOOKEEPER_JAR)] + hadoop_jars()[:1])
+        # -implicit:none: no class files for the sources the jars carry (findbugs' annotations)
+        subprocess.run(["javac", "-nowarn", "-implicit:none", "-cp", classpath,
+                        "-d", str(classes), str(SOURCE)], check=True)
     return classes
 
 
@@ -35,7 +71,7 @@ class Generator:
     """One PeerLoad JVM aimed at one system."""
 
     def __init__(self, classes: Path, target: str, address: str, errors: Path):
-        classpath = ":".join([str(classes)] + RUNTIME_JARS)
+        classpath = ":".join([str(classes)] + runtime_jars(target))
         self.argv = ["java", *JVM_OPTIONS, "-cp", classpath, "PeerLoad", target, address]
         with open(errors, "ab") as err:
             self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE,

@@ -11,6 +11,8 @@ from __future__ import annotations
 PEERS = ("zookeeper", "etcd")
 TARGETS = {("write", 32): 1.2, ("read", 8): 1.5}   # nnlite / best peer, the headline rows
 HA_TARGETS = {("write", 32): 0.70}                 # nnlite-ha / nnlite (reads: unchanged)
+RPC_TARGETS = {("write", 32): 2.0, ("read", 8): 2.0}   # nnlite-rpc / nnlite (hdfs:// / WebHDFS)
+RPC_CPU_TARGETS = {"write": 20.0, "read": 10.0}      # nnlite-rpc's server µs per op, at most
 WHAT = {"write": "durable create", "read": "lookup"}
 MIN_WIDTHS = (5, 5, 2, 13, 6, 3, 5, 7, 6, 6, 9, 9, 6, 9, 7, 11)   # rows printed one by one align
 
@@ -118,3 +120,44 @@ def ha_lines(rows: list[dict]) -> list[str]:
             lines.append("    server us/op by process: " + ", ".join(
                 f"{label} {number(us)}" for label, us in r["srv_us_by_part"].items()))
     return (["", "== nnlite-ha / nnlite (local journal), each row =="] + lines) if lines else []
+
+
+def same_row(rows: list[dict], system: str, r: dict) -> dict | None:
+    """``system``'s row of the same round, kind and clients as ``r`` (with ops), if any."""
+    return next((p for p in rows if p["system"] == system and p["ops"] and
+                 (p["round"], p["kind"], p["conc"]) == (r["round"], r["kind"], r["conc"])), None)
+
+
+def rpc_lines(rows: list[dict]) -> list[str]:
+    """nnlite-rpc (hdfs://, DistributedFileSystem) against nnlite (WebHDFS) of the same row and
+    round, one namenode process: the ratio and the server's CPU per op, with their targets; and
+    the best peer of the row."""
+    lines = []
+    for r in rows:
+        if r["system"] != "nnlite-rpc" or not r["ops"]:
+            continue
+        key, us = (r["kind"], r["conc"]), r["srv_us_per_op"]
+        head = f"round {r['round']} {WHAT[r['kind']]} c={r['conc']}: hdfs:// {number(r['ops_s'])}"
+        web = same_row(rows, "nnlite", r)
+        if web is not None:
+            ratio = r["ops_s"] / web["ops_s"]
+            head += f" vs WebHDFS {number(web['ops_s'])} ops/s -> {ratio:.2f}x"
+            if key in RPC_TARGETS:
+                met = ratio >= RPC_TARGETS[key] and not r["errors"]
+                head += f" (target >= {RPC_TARGETS[key]:.1f}x: {'MET' if met else 'NOT MET'})"
+        cpu = RPC_CPU_TARGETS[r["kind"]]
+        head += (f"; server us/op {number(us)}"
+                 + (f" vs {number(web['srv_us_per_op'])}" if web is not None else "")
+                 + ("" if key not in RPC_TARGETS or us is None else
+                    f" (target <= {cpu:.0f}: {'MET' if us <= cpu else 'NOT MET'})")
+                 + f"; client us/op {number(r['cli_us_per_op'])}"
+                 + (f" vs {number(web['cli_us_per_op'])}" if web is not None else "")
+                 + f"; load {r['load_start']:.2f}")
+        lines.append(head)
+        peers = [p for p in (same_row(rows, name, r) for name in PEERS) if p is not None]
+        if peers:
+            best = max(peers, key=lambda p: p["ops_s"])
+            lines.append(f"    vs the best peer, {best['system']} {number(best['ops_s'])} ops/s: "
+                         f"{r['ops_s'] / best['ops_s']:.2f}x")
+    return (["", "== nnlite-rpc (hdfs://) / nnlite (WebHDFS), one namenode, each row =="]
+            + lines) if lines else []

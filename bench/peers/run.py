@@ -2,6 +2,7 @@
 
     bash bench/peers.sh [--rounds N] [--headline] [--systems nnlite,zookeeper,etcd,...]
     bash bench/peers.sh --systems nnlite,nnlite-ha,zookeeper,etcd   # HA against local too
+    bash bench/peers.sh --systems nnlite,nnlite-rpc,zookeeper,etcd  # hdfs:// against WebHDFS
 
 The files of this folder:
     run.py         this: the plan of rows, one measurement, the run and its output
@@ -9,6 +10,7 @@ The files of this folder:
     profile_threads.py  a namenode under cProfile in every thread (--profile DIR)
     ha_experiments.py   changes to an HA namenode's write path, measured (--nn-sitecustomize)
     load.py        PeerLoad.java from Python: compile on first use, one JVM per system
+                   (ZooKeeper's client jar and PySpark's Hadoop client jars)
     PeerLoad.java  the load generator: N threads, one connection or session each
     report.py      the table, and nnlite / best peer per row
 
@@ -24,6 +26,13 @@ loopback, the load going to the active; its CPU per op counts all five processes
 share is printed), its sync time is the whole batch (etcd transaction, then the local write
 and fdatasync) and the etcd part is read from the active's ``/jmx``. Its rows are compared
 with ``nnlite``'s (one namenode, local journal) of the same round.
+
+``nnlite-rpc`` (not in the default set) is the same namenode process as ``nnlite``, started
+with ``--rpc-port`` and driven over Hadoop IPC (``hdfs://``) by Hadoop's own
+``DistributedFileSystem``, one FileSystem and so one connection per client thread (PeerLoad's
+``Hdfs``): mkdirs and getFileStatus. Its rows are compared with ``nnlite``'s (WebHDFS, the
+same process) of the same round, with the issue's targets (RPC ≥ 2× WebHDFS; server CPU ≤ 20
+µs per create, ≤ 10 per lookup).
 
 Output: bench/out/peers-<UTC time>/ (gitignored): results.json, report.txt, the servers' logs.
 """
@@ -49,7 +58,7 @@ TREE = Path(__file__).resolve().parents[2]
 OUT = TREE / "bench" / "out"
 MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}   # fsync costs nothing there
 SYSTEMS = ("nnlite", "zookeeper", "etcd", "fsync-append", "fsync-inplace")
-CHOICES = SYSTEMS + ("nnlite-ha",)     # the default set, and what --systems may add
+CHOICES = SYSTEMS + ("nnlite-ha", "nnlite-rpc")   # the default set, and what --systems may add
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -75,6 +84,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("-D", dest="nn_defines", action="append", default=[], metavar="KEY=VALUE",
                    help="a namenode setting (repeat)")
     p.add_argument("--nn-port", type=int, default=29870)
+    p.add_argument("--rpc-port", type=int, default=29820,
+                   help="nnlite-rpc: the namenode's Hadoop IPC port (--rpc-port)")
     p.add_argument("--etcd-ports", default="23790,23800", help="client,peer")
     p.add_argument("--zk-port", type=int, default=21810)
     p.add_argument("--ha-nn-ports", default="29871,29872",
@@ -122,7 +133,9 @@ def filesystem_of(path: Path) -> str:
 
 def missing_tools() -> list[str]:
     need = {"java": shutil.which("java"), "javac": shutil.which("javac"),
-            "etcd": shutil.which("etcd"), str(servers.ZOOKEEPER_JAR): servers.ZOOKEEPER_JAR.exists()}
+            "etcd": shutil.which("etcd"), str(servers.ZOOKEEPER_JAR): servers.ZOOKEEPER_JAR.exists(),
+            "PySpark's Hadoop client jars (" + ", ".join(f"{p}*.jar" for p in load.HADOOP_JARS)
+            + ")": load.hadoop_jars()}
     return [name for name, found in need.items() if not found]
 
 
@@ -130,11 +143,20 @@ def build_servers(args, work: Path, out: Path) -> list[servers.Server]:
     chosen = [s.strip() for s in args.systems.split(",") if s.strip()]
     client, peer = numbers(args.etcd_ports)
     python = args.nn_python or servers.python_of(args.nn_tree)
+    shared: list[servers.Namenode] = []
+
+    def namenode(d: Path) -> servers.Namenode:
+        """nnlite's one namenode, made by nnlite or nnlite-rpc, whichever comes first."""
+        if not shared:
+            rpc_port = args.rpc_port if "nnlite-rpc" in chosen else None
+            shared.append(servers.Namenode(d, out, namenode_tree(args, d), python, args.nn_port,
+                                           args.nn_defines, profile=args.profile,
+                                           sitecustomize=args.nn_sitecustomize,
+                                           rpc_port=rpc_port))
+        return shared[0]
     makers = {
-        "nnlite": lambda d: servers.Namenode(d, out, namenode_tree(args, d), python,
-                                             args.nn_port, args.nn_defines,
-                                             profile=args.profile,
-                                             sitecustomize=args.nn_sitecustomize),
+        "nnlite": namenode,
+        "nnlite-rpc": lambda d: servers.NamenodeRpc(namenode(d)),
         "nnlite-ha": lambda d: servers.NamenodeHASet(d, out, namenode_tree(args, d), python,
                                                      numbers(args.ha_nn_ports),
                                                      args.ha_etcd_port, args.nn_defines,
@@ -344,7 +366,8 @@ def write_outputs(out: Path, meta: dict, rows: list[dict]) -> None:
         f"{meta['cpus']} cpus, harness at git {meta['harness_tree']}",
         *(f"# {name}: {facts}" for name, facts in meta["systems"].items()),
         "", report.table(rows), "", "== nnlite / best peer, each row ==",
-        *report.comparison_lines(found), *report.ha_lines(rows), "", report.markdown(rows),
+        *report.comparison_lines(found), *report.ha_lines(rows), *report.rpc_lines(rows), "",
+        report.markdown(rows),
         ""])
     (out / "report.txt").write_text(text)
     (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1,

@@ -6,7 +6,8 @@ a count and seconds, both running totals), and is stopped by the PID it started
 (SIGTERM, then SIGKILL after 10 s). ``FsyncFloor`` runs no process: the load generator writes
 and fdatasyncs files in a directory on the same disk. ``NamenodeHASet`` is several processes,
 an HA set of namenodes and the etcd cluster holding its journal, reached at its active
-namenode; ``parts`` names each process whose CPU it counts.
+namenode; ``parts`` names each process whose CPU it counts. ``NamenodeRpc`` is no process of
+its own: the ``Namenode``'s, reached at its Hadoop IPC port instead of WebHDFS.
 """
 
 from __future__ import annotations
@@ -182,18 +183,23 @@ class Server(abc.ABC):
 class Namenode(Server):
     """nnlite's namenode from a tree (this one, or another for an A/B), WebHDFS on a port.
 
-    ``conf`` is a configuration file (an HA set's); ``profile``, a directory, runs it under
-    cProfile in every thread (``profile_threads.py``): the stats go there when it stops;
-    ``sitecustomize``, a Python file, is imported first by its interpreter (a probe, or an
-    experiment such as ``ha_experiments.py``)."""
+    ``rpc_port`` serves Hadoop IPC (``hdfs://``) there too (``--rpc-port``; None: the tree's
+    default, which an older tree may not know); ``conf`` is a configuration file (an HA
+    set's); ``profile``, a directory, runs it under cProfile in every thread
+    (``profile_threads.py``): the stats go there when it stops; ``sitecustomize``, a Python
+    file, is imported first by its interpreter (a probe, or an experiment such as
+    ``ha_experiments.py``)."""
 
     name, target = "nnlite", "webhdfs"
 
     def __init__(self, data_dir: Path, log_dir: Path, tree: Path, python: str, port: int,
                  defines: list[str], *, name: str | None = None, conf: Path | None = None,
-                 profile: Path | None = None, sitecustomize: Path | None = None):
+                 profile: Path | None = None, sitecustomize: Path | None = None,
+                 rpc_port: int | None = None):
         super().__init__(data_dir, log_dir)
-        self.tree, self.python, self.ports, self.defines = tree, python, (port,), defines
+        self.tree, self.python, self.defines = tree, python, defines
+        self.rpc_port = rpc_port
+        self.ports = (port,) if rpc_port is None else (port, rpc_port)
         self.name = name or self.name
         self.conf, self.profile = conf, profile
         path = self.package_link()
@@ -206,6 +212,8 @@ class Namenode(Server):
         return self.data_dir / "name"
 
     def start(self) -> None:
+        if self.running():     # one process shared with a NamenodeRpc, started by either
+            return
         self.format()
         self.launch_namenode()
         self.wait_loaded()
@@ -226,8 +234,9 @@ class Namenode(Server):
         """Start the process on the formatted name dir (again, after a stop or a kill)."""
         options = [a for d in self.defines for a in ("-D", d)]
         conf = ["--conf", str(self.conf)] if self.conf else []
+        rpc = [] if self.rpc_port is None else ["--rpc-port", str(self.rpc_port)]
         argv = self.cli() + ["namenode", "--name-dir", str(self.name_dir), "--host",
-                             "127.0.0.1", "--port", str(self.ports[0])] + conf + options
+                             "127.0.0.1", "--port", str(self.ports[0])] + rpc + conf + options
         if self.profile is not None:
             self.profile.mkdir(parents=True, exist_ok=True)
             stats = self.profile / f"{self.name}-{time.strftime('%H%M%S')}"
@@ -287,6 +296,44 @@ class Namenode(Server):
         """The ``NameNodeStatus`` bean of ``/jmx`` (an HA namenode's ``HA...`` figures)."""
         query = "/jmx?qry=Hadoop:service=NameNode,name=NameNodeStatus"
         return json.loads(http_get(self.url(query), timeout=5)[1])["beans"][0]
+
+
+class NamenodeRpc(Server):
+    """A ``Namenode``'s Hadoop IPC port (``hdfs://``), driven by Hadoop's own
+    ``DistributedFileSystem`` (PeerLoad's hdfs target) instead of WebHDFS. It shares the
+    namenode object, and so the process, its name dir, its CPU and its sync counters: the
+    WebHDFS rows and the RPC rows of a run measure one process in turn, so their ratio is that
+    of the two protocols alone. Starting or stopping either starts or stops the process."""
+
+    name, target = "nnlite-rpc", "hdfs"
+
+    def __init__(self, namenode: Namenode):
+        if namenode.rpc_port is None:
+            raise ValueError("nnlite-rpc: the namenode has no --rpc-port")
+        super().__init__(namenode.data_dir, namenode.log_dir)
+        self.namenode = namenode
+        self.ports = (namenode.rpc_port,)
+
+    def start(self) -> None:
+        self.namenode.start()
+        self.command = self.namenode.command
+        self.facts = dict(self.namenode.facts, process=f"{self.namenode.name}'s (pid "
+                          f"{self.namenode.process.pid}), Hadoop IPC on port {self.ports[0]}")
+
+    def running(self) -> bool:
+        return self.namenode.running()
+
+    def pids(self) -> list[int]:
+        return self.namenode.pids()
+
+    def syncs(self) -> tuple[float, float] | None:
+        return self.namenode.syncs()
+
+    def stop(self) -> None:
+        self.namenode.stop()
+
+    def kill(self) -> None:
+        self.namenode.kill()
 
 
 class Etcd(Server):
