@@ -128,6 +128,14 @@ def same_row(rows: list[dict], system: str, r: dict) -> dict | None:
                  (p["round"], p["kind"], p["conc"]) == (r["round"], r["kind"], r["conc"])), None)
 
 
+def split(row: dict) -> str:
+    """A row's server µs per op, and its user and system parts when known."""
+    total, system = row["srv_us_per_op"], row.get("srv_sys_us_per_op")
+    if total is None or system is None:
+        return number(total)
+    return f"{number(total)} (user {number(total - system)} + sys {number(system)})"
+
+
 def rpc_lines(rows: list[dict]) -> list[str]:
     """nnlite-rpc (hdfs://, DistributedFileSystem) against nnlite (WebHDFS) of the same row and
     round, one namenode process: the ratio and the server's CPU per op, with their targets; and
@@ -146,8 +154,8 @@ def rpc_lines(rows: list[dict]) -> list[str]:
                 met = ratio >= RPC_TARGETS[key] and not r["errors"]
                 head += f" (target >= {RPC_TARGETS[key]:.1f}x: {'MET' if met else 'NOT MET'})"
         cpu = RPC_CPU_TARGETS[r["kind"]]
-        head += (f"; server us/op {number(us)}"
-                 + (f" vs {number(web['srv_us_per_op'])}" if web is not None else "")
+        head += (f"; server us/op {split(r)}"
+                 + (f" vs {split(web)}" if web is not None else "")
                  + ("" if key not in RPC_TARGETS or us is None else
                     f" (target <= {cpu:.0f}: {'MET' if us <= cpu else 'NOT MET'})")
                  + f"; client us/op {number(r['cli_us_per_op'])}"

@@ -223,6 +223,7 @@ class Sample:
         self.shared = system.shared_journal()
         self.part_cpu = {label: servers.cpu_seconds(p) for label, p in self.parts.items()}
         self.cpu = sum(self.part_cpu.values())
+        self.system_cpu = sum(servers.cpu_split(p)[1] for p in self.pids)
         self.host = host_ticks()
         self.began = time.monotonic()
 
@@ -238,6 +239,9 @@ class Sample:
                    srv_cpu_pct=100 * cpu / wall if self.pids else None,
                    host_cpu_pct=100 * (os.cpu_count() or 1) * busy / total if total else None,
                    fsyncs=None, sync_ms=None)
+        if self.pids:   # the kernel's share: system calls, loopback TCP, fdatasync
+            system_cpu = sum(servers.cpu_split(p)[1] for p in self.pids) - self.system_cpu
+            row["srv_sys_us_per_op"] = system_cpu / ops * 1e6
         if len(part_cpu) > 1:
             row["srv_us_by_part"] = {label: c / ops * 1e6 for label, c in part_cpu.items()}
         if row["kind"] == "write":

@@ -36,13 +36,21 @@ ZOOKEEPER_JAR = JAVA_LIB / "zookeeper.jar"
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process and its descendants, from /proc/<pid>/stat."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process and its descendants, from /proc/<pid>/stat."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return 0.0
+        return 0.0, 0.0
     fields = stat.rsplit(")", 1)[1].split()
-    own = (int(fields[11]) + int(fields[12])) / CLK_TCK
-    return own + sum(cpu_seconds(child) for child in children(pid))
+    user, system = int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+    for child in children(pid):
+        u, s = cpu_split(child)
+        user, system = user + u, system + s
+    return user, system
 
 
 def children(pid: int) -> list[int]:
