@@ -11,7 +11,11 @@ A block id moves through:
   datanode: the replica stays in ``tmp/`` for ``RECOVERY_GRACE`` seconds, for the client's
   pipeline recovery (``PIPELINE_SETUP_STREAMING_RECOVERY``: ``recover`` takes it back, cut
   to its acknowledged bytes), then is discarded. In a pipeline of one there is nobody to
-  recover with: the replica is discarded at once;
+  recover the pipeline with, but the namenode may still recover the lease: a replica with
+  acknowledged bytes is parked with no expiry (an RBW replica stays on a DataNode until
+  block recovery finalizes it), one without is discarded at once. The namenode's
+  ``forget`` hands a parked replica back to be discarded, its lease recovery's ``take``
+  hands it back to be finalized (``FsDatasetImpl.initReplicaRecovery``, below);
 * finalized -- published, with its length and digest for the namenode (``finalized``,
   ``digest``) until it ``forget``s it. A PIPELINE_CLOSE_RECOVERY of a finalized block (the
   last ack was lost) is accepted: the block stays as published.
@@ -66,10 +70,27 @@ class ReplicaMap:
         with self._lock:
             self._expected[block_id] = tail
 
-    def forget(self, block_id: int) -> None:
+    def forget(self, block_id: int) -> ReplicaWriter | None:
+        """Drop what is known of ``block_id``; returns its parked replica, if any, for the
+        caller to discard (a write still under way is left to end on its own)."""
         with self._lock:
             self._expected.pop(block_id, None)
             self._finalized.pop(block_id, None)
+        return self.take(block_id)
+
+    def take(self, block_id: int) -> ReplicaWriter | None:
+        """The parked replica of ``block_id``, no longer parked (for the caller to finalize
+        or discard), or None when none is parked: lease recovery's
+        ``FsDatasetImpl.initReplicaRecovery``, which takes an RBW replica out of the writer's
+        hands. A write still under way is not taken."""
+        with self._lock:
+            write = self._writes.get(block_id)
+            if write is None or not write.parked:
+                return None
+            del self._writes[block_id]
+        if write.expiry is not None:
+            write.expiry.cancel()
+        return write.replica
 
     def finalized(self, block_id: int) -> tuple[int, Digest] | None:
         with self._lock:
@@ -120,10 +141,12 @@ class ReplicaMap:
                 self._finalized[block_id] = (length, digest)
                 del self._expected[block_id]
 
-    def end(self, block_id: int, keep: bool) -> ReplicaWriter | None:
-        """The write's connection ended. With ``keep`` (a broken pipeline of more than
-        one) the replica is parked for recovery; else it is returned, for the caller to
-        discard if unpublished."""
+    def end(self, block_id: int, keep: bool, expires: bool = True) -> ReplicaWriter | None:
+        """The write's connection ended. With ``keep`` (a broken connection) the replica is
+        parked for recovery, discarded after ``RECOVERY_GRACE`` if ``expires`` (a pipeline
+        of several: its client recovers it now or never), else kept until the namenode
+        takes or forgets it (a pipeline of one: only lease recovery can finalize it);
+        without ``keep`` it is returned, for the caller to discard if unpublished."""
         with self._lock:
             write = self._writes.get(block_id)
             if write is None:
@@ -134,10 +157,11 @@ class ReplicaMap:
                 del self._writes[block_id]
                 return write.replica
             write.parked = True
-        write.expiry = asyncio.get_running_loop().call_later(
-            RECOVERY_GRACE, self._expire, block_id, write)
-        log.info("datanode: blk_%d parked at %d bytes for a pipeline recovery", block_id,
-                 write.replica.acked)
+        if expires:
+            write.expiry = asyncio.get_running_loop().call_later(
+                RECOVERY_GRACE, self._expire, block_id, write)
+        log.info("datanode: blk_%d parked at %d bytes for a %s recovery", block_id,
+                 write.replica.acked, "pipeline" if expires else "lease")
         return None
 
     def _expire(self, block_id: int, write: Write) -> None:

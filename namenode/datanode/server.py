@@ -142,9 +142,47 @@ class DataNodeServer:
 
     def forget(self, block_id: int) -> None:
         """The namenode is done with ``block_id`` (completed or abandoned): drop what this
-        server knows of it. A write under way is not stopped, but publishes nothing the
-        namenode will refer to."""
-        self.replicas.forget(block_id)
+        server knows of it, discarding a replica parked for recovery. A write under way is
+        not stopped, but publishes nothing the namenode will refer to."""
+        parked = self.replicas.forget(block_id)
+        if parked is not None:
+            parked.discard()
+
+    def recover(self, block_id: int) -> int | None:
+        """Lease recovery of the block a writer left (the namenode's
+        ``FSNamesystem.internalReleaseLease`` starts a block recovery; the DataNode's
+        ``BlockRecoveryWorker`` runs ``FsDatasetImpl.initReplicaRecovery`` then
+        ``updateReplicaUnderRecovery``, and the namenode records the result with
+        ``commitBlockSynchronization``): a replica parked after its writer's connection
+        broke is finalized at its acknowledged length (every byte a writer's hflush/hsync
+        returned for, never one it was not told of), published durably by the store's
+        rule (fsync, rename into ``blocks/``, fsync the directory), and recorded as
+        ``finalized``; returns that length. A block already finalized returns its length.
+        None when there is nothing to keep: no replica, one with no acknowledged byte
+        (discarded), or a write still under way (HDFS would stop its writer; here it goes
+        on, publishing nothing the namenode refers to). Runs on the caller's thread: the
+        fsyncs block it, once per recovered lease."""
+        done = self.finalized(block_id)
+        if done is not None:
+            return done
+        replica = self.replicas.take(block_id)
+        if replica is None:
+            return None
+        if replica.acked == 0:
+            replica.discard()
+            return None
+        replica.cut(replica.acked)
+        try:
+            length, digest = replica.publish()
+        except (OSError, BlockMissingError):
+            log.warning("datanode: blk_%d could not be finalized for a lease recovery",
+                        block_id, exc_info=True)
+            replica.discard()
+            return None
+        self.replicas.published(block_id, length, digest)
+        log.info("datanode: blk_%d finalized at %d bytes by a lease recovery", block_id,
+                 length)
+        return length
 
     def finalized(self, block_id: int) -> int | None:
         """The length of ``block_id`` if a WRITE_BLOCK published it, else None."""
@@ -304,10 +342,14 @@ class DataNodeServer:
         try:
             await self._receive(request, replica, fresh, tail, reader, writer)
         except BaseException as exc:
-            # a pipeline of several broken by a connection: the client will recover it
-            keep = request.pipelineSize > 1 and isinstance(
-                exc, (ConnectionError, asyncio.IncompleteReadError, TimeoutError))
-            left = self.replicas.end(block.blockId, keep)
+            # a broken connection: in a pipeline of several the client will recover it; in
+            # a pipeline of one, what was acknowledged waits for the namenode's lease
+            # recovery (``recover``)
+            broken = isinstance(exc, (ConnectionError, asyncio.IncompleteReadError,
+                                      TimeoutError))
+            several = request.pipelineSize > 1
+            keep = broken and (several or replica.acked > 0)
+            left = self.replicas.end(block.blockId, keep, expires=several)
             if left is not None:
                 await asyncio.shield(asyncio.get_running_loop().run_in_executor(
                     None, left.discard))

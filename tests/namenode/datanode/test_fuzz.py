@@ -1,8 +1,9 @@
 """A fuzz run of the transfer port: a valid WRITE_BLOCK session (op, packets, the last
 packet) damaged one way per example -- cut short, bytes flipped, garbage spliced in -- sent
 on a connection of its own. Whatever arrives: no internal error, every connection ends,
-nothing is left in tmp/, a block is published only whole and with the CRCs of its bytes,
-and the server goes on serving."""
+nothing is left in tmp/ once the namenode's lease recovery has run (``recover``: a replica
+cut after an acknowledged packet waits for it), a block is published only whole or at its
+acknowledged bytes and with the CRCs of its bytes, and the server goes on serving."""
 
 from __future__ import annotations
 
@@ -62,7 +63,9 @@ def test_damaged_sessions(store, datanode, caplog, how):
         while client.rfile.read(4096):
             pass
     wait_until(lambda: datanode.connection_count == 0)
+    recovered = datanode.recover(block_id)
     assert tmp_files(store) == []
+    assert recovered is None or recovered == len(store.data_path(block_id).read_bytes())
     if store.has(block_id):
         data = store.data_path(block_id).read_bytes()
         assert store.read_crcs(block_id, len(data))[0] == checksum.chunk_crcs(data)

@@ -217,15 +217,57 @@ def test_a_wrong_checksum_is_refused_and_nothing_published(store, datanode, conn
 
 
 def test_a_connection_cut_mid_packet_publishes_nothing(store, datanode, connect):
+    """A pipeline of one cut after an acknowledged packet: the replica waits in ``tmp/`` for
+    the namenode (its lease recovery, or ``forget``, which discards it); nothing is
+    published meanwhile."""
     block_id, client = start_write(store, datanode, connect)
     client.send(client.packet(0, 0, DATA[:4096]))
     assert client.ack() == (0, [Status.SUCCESS])
     client.send(client.packet(4096, 1, DATA[4096:8192])[:3000])
     wait_until(lambda: os.path.exists(store.tmp_path(block_id)))
     client.close()
-    wait_until(lambda: tmp_files(store) == [])
+    wait_until(lambda: datanode.replicas.parked(block_id))
     assert not store.has(block_id) and datanode.finalized(block_id) is None
+    datanode.forget(block_id)
+    assert tmp_files(store) == [] and not store.has(block_id)
     assert_serving(store, datanode, connect)
+
+
+def test_a_connection_cut_before_any_ack_keeps_nothing(store, datanode, connect):
+    block_id, client = start_write(store, datanode, connect)
+    client.send(client.packet(0, 0, DATA[:4096])[:3000])
+    wait_until(lambda: os.path.exists(store.tmp_path(block_id)))
+    client.close()
+    wait_until(lambda: tmp_files(store) == [])
+    assert datanode.recover(block_id) is None and not store.has(block_id)
+
+
+def test_lease_recovery_finalizes_a_broken_write_at_its_acknowledged_bytes(
+        store, datanode, connect):
+    """``recover`` (block recovery: initReplicaRecovery, updateReplicaUnderRecovery): the
+    bytes of the acknowledged packets are published, a packet cut off is not."""
+    block_id, client = start_write(store, datanode, connect)
+    client.send(client.packet(0, 0, DATA[:5000], sync=True))
+    assert client.ack() == (0, [Status.SUCCESS])
+    client.send(client.packet(4608, 1, DATA[4608:9000])[:-10])     # never acknowledged
+    client.close()
+    wait_until(lambda: datanode.replicas.parked(block_id))
+    assert datanode.recover(block_id) == 5000
+    assert store.data_path(block_id).read_bytes() == DATA[:5000]
+    assert tmp_files(store) == [] and datanode.finalized(block_id) == 5000
+    assert datanode.digest(block_id) == checksum.block_digest(checksum.chunk_crcs(DATA[:5000]))
+    assert datanode.recover(block_id) == 5000                       # asked again: the same
+    assert connect().read_block(block_id, 0, 5000)[0] == DATA[:5000]
+
+
+def test_lease_recovery_leaves_a_write_under_way_alone(store, datanode, connect):
+    block_id, client = start_write(store, datanode, connect)
+    client.send(client.packet(0, 0, DATA[:4096]))
+    assert client.ack() == (0, [Status.SUCCESS])
+    assert datanode.recover(block_id) is None
+    client.send(client.packet(4096, 1, b"", last=True))
+    assert client.ack() == (1, [Status.SUCCESS])
+    assert store.data_path(block_id).read_bytes() == DATA[:4096]
 
 
 @pytest.mark.parametrize("head,status,says", [
