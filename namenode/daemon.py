@@ -28,6 +28,7 @@ from nnlite.namenode.blocks.sweep import Sweeper
 from nnlite.namenode.config import DEFAULTS, Config, ConfigError
 from nnlite.namenode.datanode.ipc import ClientDatanodeService
 from nnlite.namenode.datanode.server import DataNodeServer
+from nnlite.namenode.datanode.tokens import BlockTokens
 from nnlite.namenode.errors import AddressError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
@@ -89,6 +90,7 @@ class Namenode:
         self.stop_requested = asyncio.Event()
         self.failure: Exception | None = None     # why the namenode stopped by itself
         self.ha: HAController | None = None
+        self.replicator: Replicator | None = None     # an HA set's block copies
         self.rpc_port = rpc_port          # None: dfs.namenode.rpc-address's
         self.ha_id = ""                   # this namenode's id in an HA set
         self.rpc: RpcServer | None = None
@@ -131,7 +133,7 @@ class Namenode:
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
         if self.config.nameservice():
             self.ha = self._join_ha_set(loop, secret, data)
-        await self._start_rpc(lease_manager, data)
+        await self._start_rpc(lease_manager, data, secret)
         self._check_resources()
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         self.tasks.append(asyncio.ensure_future(self._watch_resources()))
@@ -144,14 +146,18 @@ class Namenode:
                  "ON (resources are low)" if self.fs.resources_low else "off")
         return self.port
 
-    async def _start_rpc(self, lease_manager: leases.LeaseManager, data: DataPath) -> None:
+    async def _start_rpc(self, lease_manager: leases.LeaseManager, data: DataPath,
+                         secret: str) -> None:
         """Serve Hadoop IPC (``hdfs://``) beside HTTP, on ``--rpc-port``, else
         ``dfs.namenode.rpc-address.<ns>.<id>`` in an HA set, else ``dfs.namenode.rpc-address``
         (0: a free port). When none was asked for and the default port (8020) is taken, the
-        namenode serves WebHDFS only and says so."""
+        namenode serves WebHDFS only and says so. In an HA set the datanode takes the
+        writes the active signs with the set's secret, and blocks run through a pipeline of
+        the active's datanode and a standby's (``_pipeline``)."""
         fs, committer, blocks = self._loaded()
         if self.datanode is None:
-            self.datanode = await self._start_datanode(blocks)
+            self.datanode = await self._start_datanode(
+                blocks, secret if self.ha is not None else None)
         key = "dfs.namenode.rpc-address"
         own = f"{key}.{self.config.nameservice()}.{self.ha_id}"      # an HA set's, per namenode
         if self.ha_id and own in self.config.values:
@@ -161,9 +167,12 @@ class Namenode:
         port = port if self.rpc_port is None else self.rpc_port
         host = self.host_given or host
         ha = self.ha
+        writes = Writes(fs, committer, blocks, lease_manager, self.datanode)
+        locator = Locator(self.datanode, self.port, blocks.capacity)
+        if ha is not None and self.replicator is not None:
+            self._pipeline(ha, self.replicator, writes, locator, secret)
         protocol = ClientProtocol(
-            fs, Writes(fs, committer, blocks, lease_manager, self.datanode),
-            Locator(self.datanode, self.port, blocks.capacity),
+            fs, writes, locator,
             ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name, data=data)
         server = RpcServer(protocol, fs, committer,
                            ProxyUsers(self.config.proxy_users()),
@@ -181,13 +190,34 @@ class Namenode:
         log.info("namenode serving hdfs://%s:%d (Hadoop IPC)", host, self.rpc_port)
         announce_port("NNLITE_RPC_PORT", self.rpc_port)
 
-    async def _start_datanode(self, blocks: store.BlockStore) -> DataNodeServer:
+    def _pipeline(self, ha: HAController, replicator: Replicator, writes: Writes,
+                  locator: Locator, secret: str) -> None:
+        """HDFS's pipeline in an HA set: this datanode is published with the standby's
+        position (a reachable ``dfs.datanode.address`` on each host), the active names the
+        live standbys' datanodes in pipelines and locations, signs each block it hands out
+        (``BlockTokens``: the standby's datanode was never told to expect it), and counts a
+        block closed without a standby's copy as under-replicated."""
+        datanode = self.datanode
+        if datanode is None:
+            return
+        ha.datanode = {"host": datanode.host, "xferPort": datanode.xfer_port,
+                       "ipcPort": datanode.ipc_port, "infoPort": self.port,
+                       "uuid": datanode.datanode_uuid}
+        locator.write_token = BlockTokens(secret, datanode.pool_id).issue
+        locator.peers = ha.standby_datanodes
+        locator.lacking = replicator.lacks
+        writes.wanted = 2
+        writes.on_short = replicator.lacking
+
+    async def _start_datanode(self, blocks: store.BlockStore,
+                              secret: str | None) -> DataNodeServer:
         """The built-in datanode on ``dfs.datanode.address`` and its IPC port
         (``ClientDatanodeProtocol``, on the RPC server code) on ``dfs.datanode.ipc.address``
-        (port 0: a free one; clients learn both from the namenode's answers)."""
+        (port 0: a free one; clients learn both from the namenode's answers); with the HA
+        set's ``secret``, it takes the writes the active signed."""
         fs, committer, _ = self._loaded()
         host, port = self.config.address("dfs.datanode.address")
-        server = DataNodeServer(blocks)
+        server = DataNodeServer(blocks, secret)
         await server.start(self.host_given or host, port)
         self.datanode_server = server
         ipc_host, ipc_port = self.config.address("dfs.datanode.ipc.address")
@@ -266,6 +296,7 @@ class Namenode:
             blocks, fs.referenced_blocks, lambda: [a for nn, a in namenodes.items() if nn != me], secret,
             lambda: ha.state.state is HAServiceState.ACTIVE)
         data.replicator = replicator
+        self.replicator = replicator
         self.app.replicator = replicator
         resync = threading.Thread(
             target=replicator.run, args=(config.float("nnlite.ha.replication.interval"),

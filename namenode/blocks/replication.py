@@ -12,6 +12,10 @@ namenode of an HA set keeps a block store:
 * **No standby reachable.** The write proceeds; the blocks are *under-replicated*
   (``under_replicated``: the status page and ``/jmx``) and ``resync`` copies them once a
   standby answers again.
+* **Through the write pipeline.** An ``hdfs://`` write's pipeline runs through the
+  active's datanode and a live standby's (``namenode/rpc/status.py``'s ``Locator``), so
+  its blocks reach the standby as the client writes them; a block whose pipeline named no
+  standby is reported at its close (``lacking``) and is under-replicated like the above.
 * **Resync.** Every ``nnlite.ha.replication.interval`` seconds the active asks each standby
   for its block report (the ids it holds) and pushes every block the namespace references
   that the standby lacks -- a standby that was down, or was bootstrapped late, catches up the
@@ -150,6 +154,18 @@ class Replicator:
         log.warning("%d block(s) under-replicated: no standby took them (%s)", len(blocks),
                     "; ".join(reasons) or "no standby configured")
         return False
+
+    def lacking(self, block_ids: list[int]) -> None:
+        """Blocks a close recorded without a copy on a standby (an RPC write whose pipeline
+        named no standby's datanode): under-replicated until the resync copies them."""
+        with self._lock:
+            self.under_replicated.update(block_ids)
+        log.info("%d block(s) closed without a standby's copy: under-replicated until the "
+                 "resync copies them", len(block_ids))
+
+    def lacks(self, block_id: int) -> bool:
+        """Whether ``block_id`` is known to be missing from the standbys."""
+        return block_id in self.under_replicated
 
     def _connection(self, standby: str) -> "_Closing":
         return _Closing(Connection(f"http://{standby}", self.timeout))

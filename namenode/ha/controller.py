@@ -59,6 +59,9 @@ from nnlite.namenode.ha.state import HAServiceState, HAState
 
 log = logging.getLogger(__name__)
 
+# a standby position older than this (seconds) names no datanode for new blocks; a standby
+# publishes it about once a second
+STALE_POSITION = 5.0
 ACTIVE, STANDBY, TRANSITIONING = (HAServiceState.ACTIVE, HAServiceState.STANDBY,
                                   HAServiceState.TRANSITIONING)
 
@@ -99,6 +102,9 @@ class HAController:
         self.published = 0.0
         self._positions: dict = {}
         self._positions_read = 0.0
+        # this namenode's datanode as the others name it (``DatanodeID``'s fields: host,
+        # xferPort, ipcPort, infoPort, uuid), published with its position; None: none runs
+        self.datanode: dict | None = None
         self.transitions = 0
         self.stopping = threading.Event()
         self.wake = threading.Event()      # a batch failed, a request, or stop: run the loop
@@ -209,13 +215,17 @@ class HAController:
             return
         self.published = now
         value = json.dumps({"txid": self.fs.last_synced_txid, "lagTxns": self.max_behind,
-                            "lagMs": int(self.max_lag * 1000), "http": self.http}).encode()
+                            "lagMs": int(self.max_lag * 1000), "http": self.http,
+                            "at": time.time(), "datanode": self.datanode}).encode()
         self.max_behind, self.max_lag = 0, 0.0
         self.etcd.put(self.layout.standbys + self.id.encode(), value)
 
     def standby_positions(self) -> dict:
         """The active's view of each standby: its txid, how many txids and how long it is
-        behind, and how old that report is."""
+        behind, and how old that report is (``ageMs``: by the wall clocks of both, which an
+        HA set keeps in step as etcd's leases assume). Reads etcd at most once a second:
+        the active's loop calls it each round, so the cache stays warm for
+        ``standby_datanodes``."""
         if self.state.state is not ACTIVE:
             return {}
         now = time.monotonic()
@@ -232,11 +242,23 @@ class HAController:
                 doc = json.loads(kv.value)
                 positions[name] = {"txid": doc["txid"], "lagTxns": int(doc["lagTxns"]),
                                    "lagMs": int(doc["lagMs"]),
-                                   "behindNow": max(0, committed - int(doc["txid"]))}
+                                   "behindNow": max(0, committed - int(doc["txid"])),
+                                   "ageMs": int((time.time() - doc.get("at", 0)) * 1000),
+                                   "datanode": doc.get("datanode")}
         except (EtcdError, ValueError, KeyError):
             return self._positions
         self._positions = positions
         return positions
+
+    def standby_datanodes(self) -> list[dict]:
+        """The datanodes of the standbys whose position is fresh (younger than
+        ``STALE_POSITION`` seconds when last read), in the set's order of ids; no etcd
+        call (the cache ``standby_positions`` keeps). As HDFS's
+        ``DatanodeManager`` leaves a datanode whose heartbeat is older than
+        ``dfs.namenode.stale.datanode.interval`` out of new pipelines."""
+        positions = self._positions if self.state.state is ACTIVE else {}
+        return [p["datanode"] for _, p in sorted(positions.items())
+                if p.get("datanode") and p["ageMs"] < STALE_POSITION * 1000]
 
     def _campaign(self) -> None:
         leadership = self.election.campaign()
@@ -328,6 +350,7 @@ class HAController:
                 self._step_down("its leader key is gone or another's")
                 return 0.0
         self._purge()
+        self.standby_positions()        # keeps standby_datanodes' view fresh
         return min(renew_every / 2, 0.25)
 
     def _restore_writes(self, failure: SharedJournalError | None) -> None:

@@ -472,8 +472,11 @@ class ClientProtocol:
         previous = (req.previous.blockId, req.previous.numBytes) \
             if req.HasField("previous") else None
         block = self.writes.add_block(file, previous)
-        return cn.AddBlockResponseProto(
-            block=self.locator.located(block, self.writes.offset(file), write=True))
+        located = self.locator.located(block, self.writes.offset(file), write=True,
+                                       exclude=frozenset(n.id.datanodeUuid
+                                                         for n in req.excludeNodes))
+        self.writes.placed(file, block[0], len(located.locs))
+        return cn.AddBlockResponseProto(block=located)
 
     def call_abandonBlock(self, req, who: Caller):
         file = self.writes.file(req.src, req.holder, req.fileId)

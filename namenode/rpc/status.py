@@ -4,10 +4,10 @@ datanode, content summaries (``PBHelperClient.convert`` in Hadoop).
 Invariants: a directory's ``length``, ``block_replication`` and ``blocksize`` are 0 and its
 ``childrenNum`` its number of entries; ``permission`` is the mode's 12 bits (``toShort``),
 ACL and snapshots are ``flags`` bits (Hadoop 3: ``HAS_ACL``, ``SNAPSHOT_ENABLED``); no
-erasure coding policy, encryption or symlink is ever set. Every block is on the one built-in
-datanode with the generation stamp ``GENSTAMP`` and an empty block token (simple
+erasure coding policy, encryption or symlink is ever set. Every block is on the built-in
+datanode first, with the generation stamp ``GENSTAMP`` and an empty block token (simple
 authentication), except the one ``addBlock`` hands a writer when ``Locator.write_token`` is
-set. Quantities Hadoop keeps signed (a quota of -1) go as their two's complement in
+set; in an HA set the other namenodes' datanodes follow it (``Locator.peers``). Quantities Hadoop keeps signed (a quota of -1) go as their two's complement in
 the ``uint64`` fields, as protobuf's Java runtime writes a negative ``long``.
 """
 
@@ -73,18 +73,45 @@ def file_status(node: INode, name: str, snapshottable: bool = False) -> Any:
     return status
 
 
+def peer_info(peer: dict) -> Any:
+    """DatanodeInfoProto of another namenode's datanode, as its position in etcd names it
+    (``{"host", "xferPort", "ipcPort", "infoPort", "uuid"}``); its figures are unknown here."""
+    return hdfs.DatanodeInfoProto(
+        id=hdfs.DatanodeIDProto(ipAddr=peer["host"], hostName=peer["host"],
+                                datanodeUuid=peer["uuid"], xferPort=peer["xferPort"],
+                                infoPort=peer["infoPort"], ipcPort=peer["ipcPort"]),
+        capacity=0, dfsUsed=0, remaining=0, blockPoolUsed=0,
+        lastUpdate=int(time.time() * 1000), xceiverCount=0, location=RACK,
+        adminState=hdfs.DatanodeInfoAdminState.NORMAL,
+        lastUpdateMonotonic=int(time.monotonic() * 1000))
+
+
 class Locator:
     """Blocks to LocatedBlocks on the built-in datanode; ``http_port`` is the namenode's
     (the datanode's info port), ``capacity`` the block store's (capacity, used, remaining).
     ``write_token``, when set, issues the block token of a block handed to a writer
-    (``namenode/datanode/tokens.py``'s ``BlockTokens.issue``); else tokens are empty."""
+    (``namenode/datanode/tokens.py``'s ``BlockTokens.issue``); else tokens are empty.
+
+    In an HA set, ``peers()`` names the datanodes of the other namenodes that are alive
+    (``HAController.standby_datanodes``) and ``lacking(block_id)`` says a block is known to
+    be missing from them (under-replicated, ``blocks/replication.py``). A block's locations
+    are then this datanode first, then every peer unless the block is lacking -- as HDFS's
+    ``BlockManager`` lists each live replica -- and a new block's pipeline is this datanode
+    and the first peer (``BlockPlacementPolicyDefault`` chooses the writer's node first):
+    the writer sends to the first, which mirrors to the second (HDFS's pipeline). A peer
+    listed for a block it lost costs a reader one refused READ_BLOCK: ``DFSInputStream``
+    marks the node dead and reads the next location, as it does for a datanode that is gone."""
 
     def __init__(self, datanode: Datanode | None, http_port: int, capacity,
-                 write_token: Callable[[int], Any] | None = None) -> None:
+                 write_token: Callable[[int], Any] | None = None,
+                 peers: Callable[[], list[dict]] = list,
+                 lacking: Callable[[int], bool] = lambda block_id: False) -> None:
         self.datanode = datanode
         self.http_port = http_port
         self.capacity = capacity
         self.write_token = write_token
+        self.peers = peers
+        self.lacking = lacking
 
     def datanode_info(self) -> Any:
         dn = self.datanode
@@ -105,18 +132,32 @@ class Locator:
         return hdfs.ExtendedBlockProto(poolId=pool, blockId=block_id,
                                        generationStamp=genstamp, numBytes=num_bytes)
 
-    def located(self, block: tuple[int, int, int], offset: int, write: bool = False) -> Any:
+    def located(self, block: tuple[int, int, int], offset: int, write: bool = False,
+                exclude: frozenset[str] = frozenset()) -> Any:
         """LocatedBlockProto of ``block`` (id, bytes, genstamp) starting at ``offset``; with
-        ``write``, for the writer addBlock hands it to."""
+        ``write``, for the writer addBlock hands it to, without the peers whose uuid is in
+        ``exclude`` (the client's ``excludeNodes``: a datanode that failed its last
+        pipeline, as ``BlockPlacementPolicy.chooseTarget`` skips them)."""
         token = self.write_token(block[0]) if write and self.write_token else EMPTY_TOKEN
         located = hdfs.LocatedBlockProto(b=self.extended(*block), offset=offset,
                                          corrupt=False, blockToken=token)
         if self.datanode is not None:
-            located.locs.append(self.datanode_info())
-            located.isCached.append(False)
-            located.storageTypes.append(hdfs.StorageTypeProto.DISK)
-            located.storageIDs.append(f"DS-{self.datanode.datanode_uuid}")
+            self._add(located, self.datanode_info(), self.datanode.datanode_uuid)
+            peers = self.peers()
+            if write:
+                peers = [p for p in peers if p["uuid"] not in exclude][:1]
+            elif peers and self.lacking(block[0]):
+                peers = []
+            for peer in peers:
+                self._add(located, peer_info(peer), peer["uuid"])
         return located
+
+    @staticmethod
+    def _add(located: Any, info: Any, uuid: str) -> None:
+        located.locs.append(info)
+        located.isCached.append(False)
+        located.storageTypes.append(hdfs.StorageTypeProto.DISK)
+        located.storageIDs.append(f"DS-{uuid}")
 
     def located_blocks(self, file: FileBlocks, offset: int = 0, length: int | None = None,
                        writing: Any = None) -> Any:

@@ -16,7 +16,13 @@ Rules:
   is abandoned), so the sweep never removes a block the close is about to record.
 * ``complete`` answers false while a block is not yet finalized by the datanode; the client
   retries (``DFSOutputStream.completeFile``), as HDFS answers before the last block reaches its
-  minimal replication.
+  minimal replication (``dfs.namenode.replication.min``, 1: this namenode's own datanode).
+  In an HA set a block wants one copy more, on a standby's datanode (``wanted`` = 2): a
+  block whose pipeline named fewer datanodes (``placed``: no standby was live) is reported
+  to ``on_short`` once its close is durable, as HDFS's ``BlockManager`` queues a block below
+  its replication in ``UnderReplicatedBlocks``; the resync copies it. A pipeline that
+  completes had every datanode acknowledge the last packet (pipeline recovery is not served:
+  a datanode failing mid-block fails the write), so a block placed on two is on two.
 * A lease revoked (another writer after the soft limit, ``recoverLease``, the hard limit)
   closes the file with the blocks the datanode holds for this write, as HDFS's lease
   recovery does (``_revoked``), or as it was before the write when it holds none.
@@ -27,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import Callable
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors
@@ -55,6 +62,7 @@ class OpenFile:
     blocks: list[Block] = field(default_factory=list)   # added by this write, in order
     pending: int | None = None       # the block handed out by the last addBlock
     revoked: str | None = None
+    copies: dict[int, int] = field(default_factory=dict)    # block id -> its pipeline's size
 
     @property
     def path(self) -> str:
@@ -77,6 +85,8 @@ class Writes:
         self.datanode = datanode
         self.files: dict[int, OpenFile] = {}
         self.by_client: dict[str, set[int]] = {}
+        self.wanted = 1                       # copies a block wants (2 in an HA set)
+        self.on_short: Callable[[list[int]], None] = lambda block_ids: None
 
     # ------------------------------------------------------------------ opening
 
@@ -160,6 +170,10 @@ class Writes:
         self.datanode.expect(block_id)
         return (block_id, 0, GENSTAMP)
 
+    def placed(self, file: OpenFile, block_id: int, datanodes: int) -> None:
+        """addBlock named ``datanodes`` datanodes in ``block_id``'s pipeline."""
+        file.copies[block_id] = datanodes
+
     def abandon_block(self, file: OpenFile, block_id: int) -> None:
         """The client gives up the block it was handed (``abandonBlock``)."""
         if file.pending == block_id:
@@ -220,6 +234,9 @@ class Writes:
             raise
         finally:
             file.lease.recording = False
+        short = [b[0] for b in blocks if file.copies.get(b[0], 1) < self.wanted]
+        if short:
+            self.on_short(short)
         self._close(file)
         return True
 

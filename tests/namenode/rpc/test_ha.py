@@ -1,8 +1,13 @@
 """High availability over RPC: a standby answers StandbyException in the RPC response, and
 Hadoop's DistributedFileSystem with the HA keys (``ConfiguredFailoverProxyProvider`` on
-``hdfs://ns1``) follows the active through a failover."""
+``hdfs://ns1``) follows the active through a failover; file contents run through a pipeline
+of both namenodes' datanodes, so they outlive the active."""
 
 from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +15,8 @@ from nnlite.formats.hadoop import client_namenode as cn
 from tests.namenode.ha.haset import NAMESERVICE
 from tests.namenode.rpc.rawclient import RawClient
 from tests.servers import wait_for
+
+MIB = 1 << 20
 
 
 def ha_conf(jvm, haset):
@@ -58,5 +65,107 @@ def test_distributed_filesystem_follows_the_active_through_a_failover(haset, spa
         assert fs.mkdirs(path("/ha/after"))
         names = sorted(s.getPath().getName() for s in fs.listStatus(path("/ha")))
         assert names == ["after", "before"]
+    finally:
+        fs.close()
+
+
+# ---------------------------------------------------------------------- the data path
+
+def native_conf(haset) -> dict[str, str]:
+    """hdfs-native's HA keys for ``hdfs://ns1`` (the same as Hadoop's)."""
+    return {"dfs.nameservices": NAMESERVICE,
+            f"dfs.ha.namenodes.{NAMESERVICE}": ",".join(haset.ids),
+            **{f"dfs.namenode.rpc-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
+               for nn, port in zip(haset.ids, haset.rpc_ports)}}
+
+
+def status_bean(haset, i: int) -> dict:
+    return next(b for b in haset.jmx_beans(i)
+                if b["name"] == "Hadoop:service=NameNode,name=NameNodeStatus")
+
+
+def names_a_live_standby(haset, active: int) -> bool:
+    """The active reads its standby's datanode from the standby's fresh position."""
+    standbys = json.loads(status_bean(haset, active)["HAStandbys"])
+    return any(p.get("datanode") and p["ageMs"] < 5000 for p in standbys.values())
+
+
+def block_files(haset, i: int) -> dict[str, int]:
+    """The block files (not meta) of namenode ``i``'s store, name -> size."""
+    root = Path(haset.dirs[i] + "-data")
+    return {p.name: p.stat().st_size for p in root.rglob("blk_*")
+            if not p.name.endswith(".meta")}
+
+
+def read_all(jvm, fs, path: str) -> bytes:
+    stream = fs.open(jvm.org.apache.hadoop.fs.Path(path))
+    try:
+        return java_read(jvm, stream)
+    finally:
+        stream.close()
+
+
+def java_read(jvm, stream) -> bytes:
+    out = jvm.java.io.ByteArrayOutputStream()
+    jvm.org.apache.hadoop.io.IOUtils.copyBytes(stream, out, 65536, False)
+    return bytes(out.toByteArray())
+
+
+@pytest.mark.spark
+def test_blocks_run_through_both_datanodes_and_outlive_the_active(haset, spark):
+    """HDFS's pipeline in an HA set: a file written over hdfs://ns1 (Hadoop's
+    DistributedFileSystem and hdfs-native) has each block on the active's datanode and the
+    standby's, the block locations name both; with the active SIGKILLed, a reader that
+    opened the file before reads it from the other copy, and the new active serves the same
+    bytes and checksum over hdfs:// and webhdfs://."""
+    hdfs_native = pytest.importorskip("hdfs_native")
+    jvm = spark._jvm
+    active = haset.start_all()
+    standby = 1 - active
+    wait_for(lambda: names_a_live_standby(haset, active), 30, "the standby's datanode named")
+    fs = jvm.org.apache.hadoop.fs.FileSystem.get(
+        jvm.java.net.URI(f"hdfs://{NAMESERVICE}"), ha_conf(jvm, haset), "tester")
+    native = hdfs_native.Client(f"hdfs://{NAMESERVICE}", native_conf(haset))
+    try:
+        path = jvm.org.apache.hadoop.fs.Path
+        data = os.urandom(3 * MIB + 12345)
+        out = fs.create(path("/ha/jvm.bin"), True, 65536, 2, MIB)
+        out.write(bytearray(data))
+        out.close()
+        small = os.urandom(200_000)
+        with native.create("/ha/native.bin") as writer:
+            writer.write(small)
+        status = fs.getFileStatus(path("/ha/jvm.bin"))
+        locations = fs.getFileBlockLocations(status, 0, status.getLen())
+        assert len(locations) == 4
+        assert all(len(list(loc.getNames())) == 2 for loc in locations)
+        # every block file of the active is on the standby, byte for byte as long
+        assert block_files(haset, active) == block_files(haset, standby)
+        assert len(block_files(haset, active)) == 5
+        assert int(haset.jmx(active)["UnderReplicatedBlocks"]) == 0
+        checksum = fs.getFileChecksum(path("/ha/jvm.bin")).toString()
+        # readers that opened the files know both locations; the first dies with the active
+        jvm_reader = fs.open(path("/ha/jvm.bin"))
+        native_reader = native.read("/ha/native.bin")
+        haset.kill(active)
+        try:
+            assert java_read(jvm, jvm_reader) == data
+        finally:
+            jvm_reader.close()
+        assert native_reader.read() == small
+        native_reader.close()
+        # the new active serves the file over both schemes
+        assert haset.active(excluding=active) == standby
+        assert read_all(jvm, fs, "/ha/jvm.bin") == data
+        assert native.read("/ha/native.bin").read() == small
+        assert fs.getFileChecksum(path("/ha/jvm.bin")).toString() == checksum
+        web = jvm.org.apache.hadoop.fs.FileSystem.get(
+            jvm.java.net.URI(f"webhdfs://127.0.0.1:{haset.ports[standby]}"),
+            jvm.org.apache.hadoop.conf.Configuration(), "tester")
+        try:
+            assert read_all(jvm, web, "/ha/jvm.bin") == data
+            assert web.getFileChecksum(path("/ha/jvm.bin")).toString() == checksum
+        finally:
+            web.close()
     finally:
         fs.close()
