@@ -7,6 +7,7 @@ PORT ?= 9870
 SECONDARY_PORT ?= 9868
 HA_DIR ?= $(HOME)/.nnlite/ha
 HA_PORTS ?= 9870 9871
+HA_RPC_PORTS ?= 8020 8021
 
 FLINK_VENV ?= .venv-flink
 
@@ -37,7 +38,8 @@ run: $(VENV)/.installed
 # two namenodes of nameservice ns1 on loopback, their name dirs, etcd's data and the set's
 # configuration under $(HA_DIR). It needs an etcd binary: `make etcd` installs Debian's as root.
 run-ha: $(VENV)/.installed
-	$(VENV)/bin/nnlite run-ha --base-dir $(HA_DIR) $(foreach p,$(HA_PORTS),--port $(p))
+	$(VENV)/bin/nnlite run-ha --base-dir $(HA_DIR) $(foreach p,$(HA_PORTS),--port $(p)) \
+		$(foreach p,$(HA_RPC_PORTS),--rpc-port $(p))
 
 # The status-page test renders the page in Debian's chromium. As root with apt-get, `make test`
 # refreshes apt's package lists and asks apt for a simulation first; it installs chromium (and

@@ -255,10 +255,14 @@ def run_cmd(name_dirs, port, secondary_port, conf, defines) -> None:
 @click.option("--port", "ports", type=click.IntRange(0, 65535), multiple=True,
               help="A namenode's HTTP port, once per namenode (default: 9870 and 9871; 0: a "
                    "free one).")
+@click.option("--rpc-port", "rpc_ports", type=click.IntRange(0, 65535), multiple=True,
+              help="A namenode's hdfs:// (Hadoop IPC) port, once per namenode, in the order "
+                   "of --port (default: 8020, 8021, ...; 0: a free one).")
 @conf_options
-def run_ha_cmd(base_dir, ports, conf, defines) -> None:
+def run_ha_cmd(base_dir, ports, rpc_ports, conf, defines) -> None:
     """A local HA set on loopback to try a failover: three etcd members and the namenodes
-    (one per --port) of nameservice ns1, the standby taking the checkpoints. Prints where each
+    (one per --port, each also serving hdfs:// on its --rpc-port) of nameservice ns1, the
+    standby taking the checkpoints. Prints where each
     listens, which namenode is active and commands to try a failover; restarts a namenode that
     dies once the other is active; runs until SIGTERM/SIGINT."""
     from nnlite.commands import haset
@@ -267,11 +271,15 @@ def run_ha_cmd(base_dir, ports, conf, defines) -> None:
     given = [p for p in ports if p]
     if len(ports) < 2 or len(set(given)) < len(given):
         raise click.UsageError("give --port once per namenode, for two at least, each its own")
+    if rpc_ports and len(rpc_ports) != len(ports):
+        raise click.UsageError("give --rpc-port once per namenode (as many as --port), or not "
+                               "at all")
     binary = haset.etcd_binary()        # before anything is written
     config = load_config(conf, defines)
     settings = {k: v for k, v in config.values.items() if DEFAULTS.get(k) != v}
     base = Path(base_dir or haset.default_base_dir())
-    sys.exit(haset.run(haset.LocalHASet.plan(base, list(ports), settings), binary))
+    sys.exit(haset.run(haset.LocalHASet.plan(base, list(ports), settings,
+                                             list(rpc_ports) or None), binary))
 
 
 @click.command("secondary")

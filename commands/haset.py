@@ -6,7 +6,8 @@ the checkpoints (``namenode/ha/checkpointer.py``) -- each a child of ``superviso
 The base dir (``--base-dir``, default ``~/.nnlite/ha``, beside ``make run``'s name dir)::
 
     ha.conf         the set's configuration: the keys of Hadoop's hdfs-site.xml for an HA set
-                    (dfs.nameservices, dfs.ha.namenodes.ns1, dfs.namenode.http-address.ns1.nnK),
+                    (dfs.nameservices, dfs.ha.namenodes.ns1, dfs.namenode.http-address.ns1.nnK,
+                    dfs.namenode.rpc-address.ns1.nnK: each namenode's hdfs:// port),
                     nnlite.ha.etcd.endpoints and the shared nnlite.checkpoint.secret (hence
                     0600), with the user's --conf/-D keys. Written at each start (the ports may
                     change), the secret kept. Clients take it too: nnlite dfs --conf ha.conf
@@ -58,6 +59,7 @@ log = logging.getLogger(__name__)
 NAMESERVICE = "ns1"
 HOST = "127.0.0.1"
 DEFAULT_PORTS = (9870, 9871)
+DEFAULT_RPC_PORT = 8020         # nnK's hdfs:// port by default: 8020 + K - 1
 ETCD = "etcd"
 ETCD_MEMBERS = 3
 ETCD_CLEAN = frozenset({0, -15})        # etcd dies of the SIGTERM it handled
@@ -104,18 +106,26 @@ class LocalHASet:
     token: str                       # etcd's --initial-cluster-token
     secret: str                      # nnlite.checkpoint.secret, shared by the namenodes
     settings: tuple[tuple[str, str], ...] = ()      # the user's own keys (--conf, -D)
+    rpc_ports: tuple[int, ...] = ()  # the namenodes' hdfs:// ports, nn1 first
 
     @classmethod
-    def plan(cls, base: Path, ports: list[int], settings: dict[str, str]) -> LocalHASet:
+    def plan(cls, base: Path, ports: list[int], settings: dict[str, str],
+             rpc_ports: list[int] | None = None) -> LocalHASet:
         """The set in ``base``: the etcd members it has (or new ones on free ports), the
-        namenodes on ``ports`` (0: a free one), the secret it has (or a new one)."""
+        namenodes on ``ports`` and ``rpc_ports`` (0: a free one; default 8020, 8021, ...),
+        the secret it has (or a new one)."""
         base = base.absolute()
         members, token = _etcd_members(base)
-        free = iter(free_ports(ports.count(0)))
+        if rpc_ports is None:
+            rpc_ports = [DEFAULT_RPC_PORT + i for i in range(len(ports))]
+        if len(rpc_ports) != len(ports):
+            raise ConfigError(f"one RPC port per namenode: {len(ports)} namenodes, "
+                              f"{len(rpc_ports)} RPC ports")
+        free = iter(free_ports(ports.count(0) + rpc_ports.count(0)))
         secret = (settings.get("nnlite.checkpoint.secret") or _kept_secret(base / CONF)
                   or secrets.token_hex(32))
         return cls(base, tuple(p or next(free) for p in ports), members, token, secret,
-                   tuple(sorted(settings.items())))
+                   tuple(sorted(settings.items())), tuple(p or next(free) for p in rpc_ports))
 
     @property
     def ids(self) -> list[str]:
@@ -128,6 +138,9 @@ class LocalHASet:
     def url(self, i: int) -> str:
         return f"http://{HOST}:{self.ports[i]}"
 
+    def rpc_address(self, i: int) -> str:
+        return f"{HOST}:{self.rpc_ports[i]}"
+
     def name_dir(self, i: int) -> Path:
         return self.base / self.ids[i] / "name"
 
@@ -139,6 +152,8 @@ class LocalHASet:
             f"dfs.ha.namenodes.{NAMESERVICE}": ",".join(self.ids),
             **{f"dfs.namenode.http-address.{NAMESERVICE}.{nn}": f"{HOST}:{port}"
                for nn, port in zip(self.ids, self.ports)},
+            **{f"dfs.namenode.rpc-address.{NAMESERVICE}.{nn}": self.rpc_address(i)
+               for i, nn in enumerate(self.ids)},
             "nnlite.ha.etcd.endpoints": ",".join(m.client_url for m in self.members),
             "nnlite.checkpoint.secret": self.secret,
         }
@@ -156,7 +171,7 @@ class LocalHASet:
 
     def check_ports(self) -> None:
         """AddressError (one line, exit 3) now for a port another process listens on."""
-        for port in self.ports:
+        for port in self.ports + self.rpc_ports:
             check_free(HOST, port)
         for member in self.members:
             for port in (member.client_port, member.peer_port):
@@ -404,8 +419,8 @@ def summary(haset: LocalHASet, states: States) -> str:
     for k, nn in enumerate(haset.ids):
         state = states.states.get(nn, "?")
         role = " (takes the checkpoints)" if state == "standby" else ""
-        lines.append(f"  {nn:6} {haset.url(k):24} pid {states.namenodes[nn].pid:<8} "
-                     f"{state}{role}")
+        lines.append(f"  {nn:6} {haset.url(k):24} hdfs://{haset.rpc_address(k):17} "
+                     f"pid {states.namenodes[nn].pid:<8} {state}{role}")
     user = getpass.getuser()
     lines += [
         "Try a failover, from another shell:",

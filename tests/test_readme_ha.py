@@ -3,7 +3,7 @@ pastes the "Using it" ones: ``run-ha`` started in the background by the first bl
 the active namenode killed, the write retried until the other took over, a plain WebHDFS write
 to it, the killed one back as a standby, and the stop. Only the places change: the set's base
 dir is the test's own, not ``~/.nnlite/ha``, and its namenodes listen on free ports, not 9870
-and 9871."""
+and 9871 (HTTP) and 8020 and 8021 (hdfs://)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ def test_the_blocks_run_as_pasted(tmp_path):
     base = tmp_path / "ha"
     port, other = free_ports(2)
     server = SimpleNamespace(url=f"http://127.0.0.1:{port}", port=port)
-    places = {"nnlite run-ha ": f"nnlite run-ha --base-dir {base} --port {port} --port {other} ",
+    places = {"nnlite run-ha ": f"nnlite run-ha --base-dir {base} --port {port} --port {other} "
+                                f"--rpc-port 0 --rpc-port 0 ",
               "~/.nnlite/ha": str(base), "127.0.0.1:9871": f"127.0.0.1:{other}"}
     try:
         started, failover, stopped = paste(section_blocks("High availability"), server,

@@ -24,7 +24,9 @@ from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.commands.errors import ChildDied
 from nnlite.commands.supervisor import Child, RestartPolicy
 from nnlite.commands.support import EXIT_STORAGE, EXIT_USAGE
+from nnlite.formats.hadoop import client_namenode as cn
 from tests.etcd_cluster import INSTALL, etcd_binary, free_ports
+from tests.namenode.rpc.rawclient import RawClient
 from tests.servers import ROOT, wait_for
 
 USER = getpass.getuser()         # the namenodes' superuser: run-ha runs as this user
@@ -37,15 +39,18 @@ def environment(**extra: str) -> dict[str, str]:
 
 
 class RunHA:
-    """One ``nnlite run-ha`` process on ``base`` with its namenodes on ``ports``; its stdout
-    and stderr in files."""
+    """One ``nnlite run-ha`` process on ``base`` with its namenodes on ``ports`` (HTTP) and
+    ``rpc_ports`` (hdfs://); its stdout and stderr in files."""
 
-    def __init__(self, tmp_path: Path, base: Path, ports: list[int], run: int = 1):
+    def __init__(self, tmp_path: Path, base: Path, ports: list[int], rpc_ports: list[int],
+                 run: int = 1):
         self.base = base
         self.ports = ports
+        self.rpc_ports = rpc_ports
         self.out, self.err = tmp_path / f"out{run}", tmp_path / f"err{run}"
         self.seen: set[int] = set()         # every pid of a child ever seen
-        args = [a for p in ports for a in ("--port", str(p))]
+        args = [a for p in ports for a in ("--port", str(p))] + \
+            [a for p in rpc_ports for a in ("--rpc-port", str(p))]
         with open(self.out, "w") as out, open(self.err, "w") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "nnlite.cli", "run-ha", "--base-dir", str(base), *args],
@@ -130,8 +135,9 @@ def runs(tmp_path):
     """Start ``RunHA``s; every one is stopped (and its children killed) after the test."""
     started: list[RunHA] = []
 
-    def start(base: Path, ports: list[int]) -> RunHA:
-        run = RunHA(tmp_path, base, ports, len(started) + 1)
+    def start(base: Path, ports: list[int], rpc_ports: list[int] | None = None) -> RunHA:
+        run = RunHA(tmp_path, base, ports, rpc_ports or free_ports(len(ports)),
+                    len(started) + 1)
         started.append(run)
         return run
     yield start
@@ -155,7 +161,8 @@ def test_a_failover_the_killed_namenode_back_as_a_standby_and_a_clean_stop(tmp_p
     base = tmp_path / "ha"
     run = runs(base, free_ports(2))
     summary = run.wait_up()
-    assert re.search(r"nn1 +http://127\.0\.0\.1:\d+ +pid \d+ +active", summary), summary
+    assert re.search(rf"nn1 +http://127\.0\.0\.1:\d+ +hdfs://127\.0\.0\.1:{run.rpc_ports[0]} "
+                     r"+pid \d+ +active", summary), summary
     assert "nn2" in summary and "standby (takes the checkpoints)" in summary
     assert f"--conf {base / 'ha.conf'}" in summary and "kill -9 " in summary
     kinds = sorted(cmd.split()[0].rsplit("/", 1)[-1] for cmd in run.children().values())
@@ -167,6 +174,12 @@ def test_a_failover_the_killed_namenode_back_as_a_standby_and_a_clean_stop(tmp_p
 
     active = run.active()
     other = 1 - active
+    # each namenode serves hdfs:// on its --rpc-port (ha.conf names them for clients)
+    with RawClient(run.rpc_ports[active]).connect(user=USER) as client:
+        assert client.answer("getHAServiceState", cn.HAServiceStateRequestProto()).state == \
+            cn.HAServiceStateProto.ACTIVE
+    conf = (base / "ha.conf").read_text()
+    assert f"dfs.namenode.rpc-address.ns1.nn2 = 127.0.0.1:{run.rpc_ports[1]}" in conf
     mkdir(run.url(active), "/ha/before")
     killed = run.pid(f"nn{active + 1}")
     assert killed is not None
@@ -191,7 +204,7 @@ def test_a_failover_the_killed_namenode_back_as_a_standby_and_a_clean_stop(tmp_p
     assert "stopped cleanly" in run.err.read_text()
 
     # Again on the same base dir: the same etcd members, the same namespace.
-    again = runs(base, run.ports)
+    again = runs(base, run.ports, run.rpc_ports)
     again.wait_up()
     assert names(again.url(again.active()), "/ha") == {"before", "after"}
     assert again.stop() == 0, again.err.read_text()
@@ -268,3 +281,13 @@ def test_a_child_that_fails_to_start_ends_the_supervision(tmp_path):
         supervisor.kill_all()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def test_an_rpc_port_per_namenode_or_none(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "nnlite.cli", "run-ha", "--base-dir",
+                             str(tmp_path / "ha"), "--port", "19870", "--port", "19871",
+                             "--rpc-port", "18020"], cwd=ROOT, capture_output=True, text=True,
+                            env=environment(), timeout=60)
+    assert result.returncode == EXIT_USAGE
+    assert "give --rpc-port once per namenode" in result.stderr
+    assert not (tmp_path / "ha").exists()
