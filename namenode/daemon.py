@@ -24,7 +24,7 @@ from nnlite.namenode.blocks import store
 from nnlite.namenode.blocks.lease_recovery import recover_uploads
 from nnlite.namenode.blocks.replication import PREFIX as REPLICA_PREFIX
 from nnlite.namenode.blocks.replication import Replicator
-from nnlite.namenode.blocks.sweep import Sweeper
+from nnlite.namenode.blocks.sweep import OpenWrites, Sweeper
 from nnlite.namenode.config import DEFAULTS, Config, ConfigError
 from nnlite.namenode.datanode.ipc import ClientDatanodeService
 from nnlite.namenode.datanode.server import DataNodeServer
@@ -53,6 +53,9 @@ from nnlite.namenode.storage import namedir
 from nnlite.namenode.storage.namedir import NameDir
 
 log = logging.getLogger(__name__)
+
+# s a standby may lag in seeing a write opened (the journal's tail), beyond the sweep interval
+STANDBY_LAG_SLACK = 60.0
 
 
 def identity(config: Config) -> Identity:
@@ -309,11 +312,17 @@ class Namenode:
 
     async def _keep_house(self, data: DataPath) -> None:
         fs, _, blocks = self._loaded()
+        interval = self.config.float("nnlite.blocks.sweep.interval")
+        ha = self.ha
+        open_writes = None if ha is None else OpenWrites(
+            fs.files_under_construction, lambda: ha.state.state is not HAServiceState.ACTIVE,
+            slack=interval + STANDBY_LAG_SLACK)
         sweeper = Sweeper(fs.referenced_blocks, blocks,
-                          self.config.float("nnlite.blocks.sweep.grace"))
+                          self.config.float("nnlite.blocks.sweep.grace"),
+                          open_writes=open_writes)
         loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(self.config.float("nnlite.blocks.sweep.interval"))
+            await asyncio.sleep(interval)
             try:
                 data.leases.expire()
                 await loop.run_in_executor(None, sweeper.sweep)

@@ -2,8 +2,10 @@
 
 Blocks that no file refers to (deleted or overwritten files, a crash between publishing and
 logging) are removed once older than a grace period; ids held by writers in progress
-(``BlockStore.allocate``/``hold`` until ``release``) are never swept. This is the one part of
-the block store that reads the namespace.
+(``BlockStore.allocate``/``hold`` until ``release``) are never swept. On a standby of an HA
+set, whose writers are the active's, blocks that arrived since the oldest write still open
+began are kept too (``OpenWrites``): they wait for the close op that records them. This is
+the one part of the block store that reads the namespace.
 """
 
 from __future__ import annotations
@@ -34,23 +36,65 @@ def referenced(tree: Tree) -> set[int]:
     return ids
 
 
+class OpenWrites:
+    """A standby's view of the writes under way, for its sweep. Blocks reach a standby's
+    datanode through the active's write pipeline (or WebHDFS's copy before a close) before
+    the close op that records them arrives through the journal, and the active holds their
+    ids, not the standby; so while this namenode follows (``following()``), ``since()`` is
+    the time from which every block is spared: when this namenode first saw the oldest file
+    still under construction (``open_files``: ``FSNamesystem.files_under_construction``),
+    less ``slack`` seconds (the time between two looks -- the sweep's interval -- plus the
+    journal's lag). Once that file closes, its blocks are referenced or are orphans. As
+    HDFS's standby invalidates no block it cannot account for yet (``BlockManager``
+    postpones them until the edits have caught up). On the active, None: its writers hold
+    their ids. A standby restarted long after it received a block of a write still open may
+    sweep it past the grace; the active's resync copies it back after the close."""
+
+    def __init__(self, open_files: Callable[[], list[tuple[str, int, str]]],
+                 following: Callable[[], bool], slack: float,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.open_files = open_files
+        self.following = following
+        self.slack = slack
+        self.clock = clock
+        self.first_seen: dict[int, float] = {}      # inode id of an open file -> first seen
+
+    def since(self) -> float | None:
+        if not self.following():
+            self.first_seen = {}
+            return None
+        now = self.clock()
+        self.first_seen = {inode_id: self.first_seen.get(inode_id, now)
+                           for _, inode_id, _ in self.open_files()}
+        if not self.first_seen:
+            return None
+        return min(self.first_seen.values()) - self.slack
+
+
 class Sweeper:
     """Removes block files that no file refers to and no writer holds, once they are older
     than ``grace`` seconds. Order matters: the disk is listed first, then the held ids, then
     the namespace (``referenced``: ``FSNamesystem.referenced_blocks``, which calls the function
     above under its lock), so a block published and recorded meanwhile is always seen as in
-    use."""
+    use. With ``open_writes`` (a standby), nothing written since ``OpenWrites.since()`` is
+    removed, whatever its age (looked at before the disk, so a write opened later has no
+    block in the listing yet)."""
 
     def __init__(self, referenced: Callable[[], set[int]], store: BlockStore, grace: float,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 open_writes: OpenWrites | None = None) -> None:
         self.referenced = referenced
         self.store = store
         self.grace = grace
         self.clock = clock
+        self.open_writes = open_writes
         self.removed = 0
 
     def sweep(self) -> list[int]:
         cutoff = self.clock() - self.grace
+        since = self.open_writes.since() if self.open_writes is not None else None
+        if since is not None:
+            cutoff = min(cutoff, since)
         newest: dict[int, float] = {}
         for block_id, mtime in self.store.scan():
             newest[block_id] = max(mtime, newest.get(block_id, mtime))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from nnlite.formats import edits
-from nnlite.namenode.blocks.sweep import Sweeper, referenced
+from nnlite.namenode.blocks.sweep import OpenWrites, Sweeper, referenced
 from tests.namenode.blocks.helpers import written
 from tests.namenode.helpers import SUPER, new_ns
 
@@ -54,3 +54,35 @@ def test_a_block_only_a_snapshot_keeps_stays_until_the_snapshot_goes(store):
     assert sweeper.sweep() == []                     # "two" still shows the file
     ns.delete_snapshot("/s", "two", SUPER)
     assert sweeper.sweep() == [b[0] for b in blocks]
+
+
+def test_a_standby_keeps_what_arrived_since_the_oldest_open_write_began(store):
+    """A block a standby received through the active's pipeline is no file's until its
+    close op arrives: kept, whatever its age, while a write it could belong to is open."""
+    ns = new_ns()
+    before = written(store, b"before the write", 1024).blocks[0][0]
+    piped = written(store, b"through the pipeline", 1024).blocks[0][0]
+    aged(store, before, 100)
+    aged(store, piped, 160)
+    now = [200.0]
+    open_files = [("/f", 7, "DFSClient_1")]
+    following = [True]
+    writes = OpenWrites(lambda: list(open_files), lambda: following[0], slack=50,
+                        clock=lambda: now[0])
+    sweeper = Sweeper(lambda: referenced(ns.tree), store, grace=10, clock=lambda: now[0],
+                      open_writes=writes)
+    assert sweeper.sweep() == [before]          # first seen at 200: kept from 150 on
+    now[0] = 5000.0
+    assert sweeper.sweep() == [] and store.has(piped)       # still open: still kept
+    open_files.clear()                          # closed without it (abandoned): an orphan
+    assert sweeper.sweep() == [piped]
+    piped = written(store, b"another", 1024).blocks[0][0]
+    aged(store, piped, 4900)
+    open_files.append(("/g", 8, "DFSClient_2"))
+    following[0] = False                        # the active: its writers hold their ids
+    assert sweeper.sweep() == [piped]
+
+
+def aged(store, block_id: int, mtime: float) -> None:
+    for path in (store.data_path(block_id), store.meta_path(block_id)):
+        os.utime(path, (mtime, mtime))
