@@ -169,3 +169,33 @@ def test_blocks_run_through_both_datanodes_and_outlive_the_active(haset, spark):
             web.close()
     finally:
         fs.close()
+
+
+@pytest.mark.spark
+def test_a_block_without_a_standby_copy_is_under_replicated_until_the_resync(haset, spark):
+    """The standby is gone (its position may still look fresh for a few seconds): the
+    active's datanode fails the pipeline's setup naming the standby's, DataStreamer asks
+    addBlock again excluding it, and the file closes with one copy (HDFS's minimum
+    replication); its blocks count as under-replicated until the standby is back and the
+    resync has copied them."""
+    jvm = spark._jvm
+    active = haset.start_all()
+    standby = 1 - active
+    wait_for(lambda: names_a_live_standby(haset, active), 30, "the standby's datanode named")
+    haset.kill(standby)
+    fs = jvm.org.apache.hadoop.fs.FileSystem.get(
+        jvm.java.net.URI(f"hdfs://{NAMESERVICE}"), ha_conf(jvm, haset), "tester")
+    try:
+        data = os.urandom(MIB + MIB // 2)
+        out = fs.create(jvm.org.apache.hadoop.fs.Path("/ha/alone.bin"), True, 65536, 2, MIB)
+        out.write(bytearray(data))
+        out.close()
+        assert int(haset.jmx(active)["UnderReplicatedBlocks"]) == 2
+        assert read_all(jvm, fs, "/ha/alone.bin") == data
+        haset.start(standby)
+        wait_for(lambda: int(haset.jmx(active)["UnderReplicatedBlocks"]) == 0, 60,
+                 "the resync to copy the blocks")
+        assert block_files(haset, standby) == block_files(haset, active)
+        assert len(block_files(haset, active)) == 2
+    finally:
+        fs.close()
