@@ -12,7 +12,7 @@ pause and retry the same namenode with an exponential back-off):
   "Live" is checked at the refusal itself, not only by the pulse thread: a SIGKILLed
   active's connections close at its exit, and the client's next try, to the standby, comes
   within microseconds of its refused one, before the pulse thread may have run; so the
-  standby peeks at the pulse connection (``pulse_open``) and a closed one means no active;
+  standby polls the pulse connection (``pulse_open``) and a closed one means no active;
 * a standby that sees no live active (the active's connection dropped, its lease is gone, a
   takeover is under way), and a namenode transitioning, answer RetriableException: the client
   waits and asks again, long enough for the takeover to finish, instead of burning its tries
@@ -27,6 +27,7 @@ standby`` (``StandbyState.checkOperation``); the same text is used here.
 from __future__ import annotations
 
 import enum
+import select
 import socket
 import threading
 
@@ -34,6 +35,7 @@ from nnlite.namenode.errors import RetriableError, StandbyError
 from nnlite.namenode.fsnamesystem import OperationCategory
 
 SBNN_HELP = "Visit https://s.apache.org/sbnn-error"
+CLOSED = select.POLLRDHUP | select.POLLHUP | select.POLLERR   # the peer closed or reset
 
 
 class HAServiceState(enum.Enum):
@@ -56,16 +58,17 @@ class HAState:
         self.changed = threading.Condition()
 
     def pulse_open(self) -> bool:
-        """Whether the pulse connection to the active is still open, peeked without reading
-        (an answer in flight counts as open; the peer's close or reset does not)."""
+        """Whether the pulse connection to the active is still open: a poll with no wait for
+        the peer's close (POLLRDHUP), a reset or an error. Nothing is read, and an answer in
+        flight does not count as a close; the loop never blocks here."""
         sock = self.pulse
         if sock is None:
             return False
         try:
-            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
-        except BlockingIOError:
-            return True
-        except OSError:
+            poller = select.poll()
+            poller.register(sock, CLOSED)
+            return not poller.poll(0)
+        except (OSError, ValueError):       # closed by the pulse thread meanwhile
             return False
 
     def set(self, state: HAServiceState, *, epoch: int | None = None) -> None:
