@@ -423,8 +423,9 @@ def test_without_quorum_writes_fail_in_time_and_resume_with_it(
     with pytest.raises(EtcdUnavailableError) as caught:
         client.put(b"k", b"2")
     # The dead members refuse at once; the live one says "no leader", or holds the write
-    # until the client's timeout while it has not noticed yet.
-    assert time.monotonic() - started < client.timeout + 3
+    # until the client's timeout while it has not noticed yet. The bound only tells that
+    # from a hang: a busy machine may stretch the timeout itself.
+    assert time.monotonic() - started < 10 * client.timeout
     assert all(e in str(caught.value) for e in etcd_cluster.endpoints)
     survivor = client.range(b"k", serializable=True)            # no leader needed
     assert survivor.kvs[0].value == b"1"
