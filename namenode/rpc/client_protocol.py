@@ -27,6 +27,7 @@ from typing import Any, Callable
 from nnlite.formats.hadoop import acl, hdfs, security
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.namenode import errors
+from nnlite.namenode.blocks.streams import GENSTAMP
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http.data import DataPath
 from nnlite.namenode.namespace import leases, paths, permission, storage_policy
@@ -477,6 +478,23 @@ class ClientProtocol:
                                                          for n in req.excludeNodes))
         self.writes.placed(file, block[0], len(located.locs))
         return cn.AddBlockResponseProto(block=located)
+
+    def call_updateBlockForPipeline(self, req, who: Caller):
+        """A pipeline being rebuilt without a datanode that failed (``DataStreamer
+        .setupPipelineForAppendOrRecovery``): HDFS answers the block with a new generation
+        stamp; here every block keeps ``GENSTAMP`` (the datanodes recover a replica by its
+        id and acknowledged bytes), so the answer is the block with a fresh write token."""
+        file = self.writes.writing(req.clientName, req.block.blockId)
+        block = (req.block.blockId, req.block.numBytes, GENSTAMP)
+        return cn.UpdateBlockForPipelineResponseProto(
+            block=self.locator.located(block, self.writes.offset(file), write=True))
+
+    def call_updatePipeline(self, req, who: Caller):
+        """The rebuilt pipeline (``FSNamesystem.updatePipeline``): its datanodes are the
+        block's copies from now on (fewer than wanted: under-replicated at the close)."""
+        file = self.writes.writing(req.clientName, req.oldBlock.blockId)
+        self.writes.placed(file, req.oldBlock.blockId, len(req.newNodes))
+        return cn.UpdatePipelineResponseProto()
 
     def call_abandonBlock(self, req, who: Caller):
         file = self.writes.file(req.src, req.holder, req.fileId)

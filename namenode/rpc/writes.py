@@ -21,8 +21,9 @@ Rules:
   block whose pipeline named fewer datanodes (``placed``: no standby was live) is reported
   to ``on_short`` once its close is durable, as HDFS's ``BlockManager`` queues a block below
   its replication in ``UnderReplicatedBlocks``; the resync copies it. A pipeline that
-  completes had every datanode acknowledge the last packet (pipeline recovery is not served:
-  a datanode failing mid-block fails the write), so a block placed on two is on two.
+  completes had every datanode of its pipeline acknowledge the last packet (a client
+  rebuilding it without a failed datanode, ``updatePipeline``, records the datanodes left),
+  so a block placed on two is on two.
 * A lease revoked (another writer after the soft limit, ``recoverLease``, the hard limit)
   closes the file with the blocks the datanode holds for this write, as HDFS's lease
   recovery does (``_revoked``), or as it was before the write when it holds none.
@@ -171,8 +172,23 @@ class Writes:
         return (block_id, 0, GENSTAMP)
 
     def placed(self, file: OpenFile, block_id: int, datanodes: int) -> None:
-        """addBlock named ``datanodes`` datanodes in ``block_id``'s pipeline."""
+        """addBlock named ``datanodes`` datanodes in ``block_id``'s pipeline, or the client
+        rebuilt it with that many after one failed (``updatePipeline``)."""
         file.copies[block_id] = datanodes
+
+    def writing(self, client: str, block_id: int) -> OpenFile:
+        """The write of ``client`` whose block being written is ``block_id`` (the pipeline
+        recovery calls name the block, not the file: ``FSNamesystem.checkUCBlock``);
+        LeaseExpiredException when there is none."""
+        found = next((f for i in self.by_client.get(client, ())
+                      if (f := self.files[i]).pending == block_id), None)
+        if found is None:
+            raise errors.LeaseExpiredError(
+                f"blk_{block_id} is not a block {client} is writing (its file is closed, "
+                f"deleted, or written by someone else)")
+        found.lease.check()
+        self.leases.renew(found.lease)
+        return found
 
     def abandon_block(self, file: OpenFile, block_id: int) -> None:
         """The client gives up the block it was handed (``abandonBlock``)."""

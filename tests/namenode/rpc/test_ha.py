@@ -90,6 +90,19 @@ def names_a_live_standby(haset, active: int) -> bool:
     return any(p.get("datanode") and p["ageMs"] < 5000 for p in standbys.values())
 
 
+def started_with_a_live_standby(haset) -> tuple[int, int]:
+    """Start the set; (active, standby) once the active names the standby's datanode."""
+    active = haset.start_all()
+    wait_for(lambda: names_a_live_standby(haset, active), 30, "the standby's datanode named")
+    return active, 1 - active
+
+
+def ha_filesystem(jvm, haset):
+    """DistributedFileSystem on hdfs://ns1 as ``tester``."""
+    return jvm.org.apache.hadoop.fs.FileSystem.get(
+        jvm.java.net.URI(f"hdfs://{NAMESERVICE}"), ha_conf(jvm, haset), "tester")
+
+
 def block_files(haset, i: int) -> dict[str, int]:
     """The block files (not meta) of namenode ``i``'s store, name -> size."""
     root = Path(haset.dirs[i] + "-data")
@@ -120,11 +133,8 @@ def test_blocks_run_through_both_datanodes_and_outlive_the_active(haset, spark):
     bytes and checksum over hdfs:// and webhdfs://."""
     hdfs_native = pytest.importorskip("hdfs_native")
     jvm = spark._jvm
-    active = haset.start_all()
-    standby = 1 - active
-    wait_for(lambda: names_a_live_standby(haset, active), 30, "the standby's datanode named")
-    fs = jvm.org.apache.hadoop.fs.FileSystem.get(
-        jvm.java.net.URI(f"hdfs://{NAMESERVICE}"), ha_conf(jvm, haset), "tester")
+    active, standby = started_with_a_live_standby(haset)
+    fs = ha_filesystem(jvm, haset)
     native = hdfs_native.Client(f"hdfs://{NAMESERVICE}", native_conf(haset))
     try:
         path = jvm.org.apache.hadoop.fs.Path
@@ -179,12 +189,9 @@ def test_a_block_without_a_standby_copy_is_under_replicated_until_the_resync(has
     replication); its blocks count as under-replicated until the standby is back and the
     resync has copied them."""
     jvm = spark._jvm
-    active = haset.start_all()
-    standby = 1 - active
-    wait_for(lambda: names_a_live_standby(haset, active), 30, "the standby's datanode named")
+    active, standby = started_with_a_live_standby(haset)
     haset.kill(standby)
-    fs = jvm.org.apache.hadoop.fs.FileSystem.get(
-        jvm.java.net.URI(f"hdfs://{NAMESERVICE}"), ha_conf(jvm, haset), "tester")
+    fs = ha_filesystem(jvm, haset)
     try:
         data = os.urandom(MIB + MIB // 2)
         out = fs.create(jvm.org.apache.hadoop.fs.Path("/ha/alone.bin"), True, 65536, 2, MIB)
@@ -197,5 +204,28 @@ def test_a_block_without_a_standby_copy_is_under_replicated_until_the_resync(has
                  "the resync to copy the blocks")
         assert block_files(haset, standby) == block_files(haset, active)
         assert len(block_files(haset, active)) == 2
+    finally:
+        fs.close()
+
+
+@pytest.mark.spark
+def test_a_standby_lost_mid_block_leaves_the_write_on_the_active(haset, spark):
+    """The standby dies while a block runs through it: the active's datanode reports the
+    mirror's ERROR, DataStreamer rebuilds the pipeline on the active's datanode alone
+    (updateBlockForPipeline, a STREAMING_RECOVERY write of the parked replica,
+    updatePipeline) and the file closes whole, its block under-replicated."""
+    jvm = spark._jvm
+    active, standby = started_with_a_live_standby(haset)
+    fs = ha_filesystem(jvm, haset)
+    try:
+        first, rest = os.urandom(300_000), os.urandom(400_000)
+        out = fs.create(jvm.org.apache.hadoop.fs.Path("/ha/cut.bin"), True, 65536, 2, MIB)
+        out.write(bytearray(first))
+        out.hflush()
+        haset.kill(standby)
+        out.write(bytearray(rest))
+        out.close()
+        assert read_all(jvm, fs, "/ha/cut.bin") == first + rest
+        assert int(haset.jmx(active)["UnderReplicatedBlocks"]) == 1
     finally:
         fs.close()
