@@ -1,12 +1,13 @@
-"""A keyed, stateful PyFlink job that checkpoints into nnlite through Flink's own
-``webhdfs://`` file system (README.md, "Flink"; tests/flink runs it for real). It runs in
+"""A keyed, stateful PyFlink job that checkpoints into nnlite through Flink's own Hadoop
+file system, over ``webhdfs://`` or ``hdfs://`` (README.md, "Flink"; tests/flink runs it for
+real). It runs in
 PyFlink's environment (``make flink-env``), not in nnlite's, with Hadoop's client on
 ``HADOOP_CLASSPATH``::
 
     .venv-flink/bin/python examples/flink_count.py CHECKPOINTS [--restore PATH]
         [--stop-after-checkpoints N] [--savepoints DIR --savepoint-after-checkpoints N]
         [--backend hashmap|rocksdb] [--incremental] [--rows N] [--rate R] [--keys K]
-        [--print] [--fail-fast]
+        [--print] [--fail-fast] [--files DIR]
 
 The query: ``SELECT v % K, COUNT(*), SUM(v) FROM datagen(v = 1..N) GROUP BY v % K`` in
 streaming mode, checkpointed every 300 ms into ``CHECKPOINTS/<job id>/chk-<n>`` (the newest
@@ -15,6 +16,20 @@ so a run restored from any complete checkpoint ends with exactly ``COUNT = N / K
 the matching sums. ``--print`` shows them: Flink's print sink writes each changelog row
 (``+I[k, count, sum]``, then ``-U[...]`` and ``+U[...]``) to stdout, so the final value of a
 key is its last row; without it the rows go to a blackhole sink.
+
+``--files DIR`` also writes every ``v``, one JSON line each (``{"v":7}``), into ``DIR``
+through Flink's exactly-once file sink (the ``filesystem`` connector: Flink's ``FileSink``
+buckets over the file system's ``RecoverableWriter``). JSON, a row format (an ``Encoder``),
+not CSV, whose bulk writer rolls the part file at every checkpoint (``TableRollingPolicy``):
+a part file rolls on the row that finds it past 2 KiB, so every checkpoint has a file in
+progress, persisted with hsync, to resume; it is
+committed (renamed from ``.part-*.inprogress.*`` to ``part-*``) when the checkpoint after
+its roll completes; a restore commits the pending files its checkpoint names and resumes its
+in-progress file at the checkpointed length (``HadoopRecoverableFsDataOutputStream``:
+``recoverLease``, ``truncate``, ``append``). Flink offers that writer on Hadoop only for
+``hdfs://`` (``HadoopRecoverableWriter``: "Recoverable writers on Hadoop are only supported
+for HDFS" for any other scheme). Once the job has finished, the committed files hold each
+``v`` exactly once, whatever was killed and restored on the way.
 
 The job ends once its source has read all N rows (FINISHED: Flink then discards its
 checkpoints), or with ``--stop-after-checkpoints`` once Flink has completed that many: it is
@@ -62,6 +77,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--print", action="store_true", help="print the changelog rows")
     ap.add_argument("--fail-fast", action="store_true",
                     help="no restart strategy: a restore that fails ends the job")
+    ap.add_argument("--files", metavar="DIR",
+                    help="also write every v into DIR through the exactly-once file sink")
     args = ap.parse_args(argv)
     if args.savepoint_after_checkpoints and not args.savepoints:
         ap.error("--savepoint-after-checkpoints needs --savepoints")
@@ -108,8 +125,17 @@ def start(args: argparse.Namespace):
     # than offset").
     sink = "print" if args.print else "blackhole"
     env.execute_sql(f"CREATE TABLE snk (k BIGINT, c BIGINT, s BIGINT) WITH ('connector' = '{sink}')")
-    return env.execute_sql(
+    inserts = env.create_statement_set()
+    inserts.add_insert_sql(
         f"INSERT INTO snk SELECT v % {args.keys}, COUNT(*), SUM(v) FROM src GROUP BY v % {args.keys}")
+    if args.files:
+        env.execute_sql(f"""
+            CREATE TABLE files (v BIGINT) WITH (
+              'connector' = 'filesystem', 'path' = '{args.files}', 'format' = 'json',
+              'sink.rolling-policy.file-size' = '2kb')
+        """)
+        inserts.add_insert_sql("INSERT INTO files SELECT v FROM src")
+    return inserts.execute()
 
 
 def emit(event: str, **fields) -> None:

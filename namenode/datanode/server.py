@@ -15,7 +15,9 @@ connection to read the next block): each op is the 3-byte head and a delimited r
   it). Answered SUCCESS, then packets and their acks; on the last packet the block is
   published and its length recorded (``finalized``) before its ack. A broken pipeline of
   several is recovered on the datanodes left (PIPELINE_SETUP_STREAMING_RECOVERY,
-  PIPELINE_CLOSE_RECOVERY: ``replicas.ReplicaMap``).
+  PIPELINE_CLOSE_RECOVERY: ``replicas.ReplicaMap``). A write of one datanode whose
+  connection broke leaves its acknowledged bytes in ``tmp/`` for the namenode's lease
+  recovery, which finalizes them (``recover``) or lets them go (``forget``).
 * READ_BLOCK (``sender.BlockSender``): SUCCESS with ``ReadOpChecksumInfoProto``, the
   packets, then the client's ``ClientReadStatusProto`` (after a whole range only). A block
   being written is read up to its acknowledged bytes (``visible_length``).
