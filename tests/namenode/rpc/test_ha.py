@@ -209,17 +209,26 @@ def test_a_block_without_a_standby_copy_is_under_replicated_until_the_resync(has
 
 
 @pytest.mark.spark
-def test_a_standby_lost_mid_block_leaves_the_write_on_the_active(haset, spark):
+@pytest.mark.parametrize("replication", [2, 3])
+def test_a_standby_lost_mid_block_leaves_the_write_on_the_active(haset, spark, replication):
     """The standby dies while a block runs through it: the active's datanode reports the
     mirror's ERROR, DataStreamer rebuilds the pipeline on the active's datanode alone
     (updateBlockForPipeline, a STREAMING_RECOVERY write of the parked replica,
-    updatePipeline) and the file closes whole, its block under-replicated."""
+    updatePipeline) and the file closes whole, its block under-replicated. A file of
+    replication 3 makes DataStreamer ask for a datanode in the lost one's place
+    (``ReplaceDatanodeOnFailure``): with none to add, the client goes on without when told
+    to (``best-effort``), as it must on an HDFS of two datanodes."""
     jvm = spark._jvm
     active, standby = started_with_a_live_standby(haset)
-    fs = ha_filesystem(jvm, haset)
+    conf = ha_conf(jvm, haset)
+    if replication >= 3:
+        conf.set("dfs.client.block.write.replace-datanode-on-failure.best-effort", "true")
+    fs = jvm.org.apache.hadoop.fs.FileSystem.get(
+        jvm.java.net.URI(f"hdfs://{NAMESERVICE}"), conf, "tester")
     try:
         first, rest = os.urandom(300_000), os.urandom(400_000)
-        out = fs.create(jvm.org.apache.hadoop.fs.Path("/ha/cut.bin"), True, 65536, 2, MIB)
+        out = fs.create(jvm.org.apache.hadoop.fs.Path("/ha/cut.bin"), True, 65536,
+                        replication, MIB)
         out.write(bytearray(first))
         out.hflush()
         haset.kill(standby)
