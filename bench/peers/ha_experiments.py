@@ -16,12 +16,6 @@ bench/peers/ha_experiments.py``) and chosen by the environment variable
 ``overlap``
     The local dirs are written and fdatasynced in a second thread while the etcd transaction
     is in flight. For measuring only: a batch etcd refuses would stay in the local edits.
-``revoke``
-    A standby whose connection to the active's HTTP port is refused (the process is gone, not
-    slow) revokes the lease of the leader key it last saw, so it campaigns at once instead of
-    waiting for the lease to expire. The epoch guard on every journal write keeps this safe:
-    an active deposed by mistake has its next batch refused and steps down.
-
 These patch private methods of this revision's ``Journal`` and ``AsyncCommitter``; they are
 measurements, not the way to build the change.
 """
@@ -136,32 +130,6 @@ def overlapping() -> None:
     Journal._write_and_sync = write_and_sync       # type: ignore[method-assign]
 
 
-def revoking() -> None:
-    from nnlite.client.errors import EtcdError
-    from nnlite.namenode.ha import controller
-
-    pulse = controller.HAController._pulse
-
-    def pulse_or_revoke(self: Any, target: str) -> None:
-        try:
-            pulse(self, target)
-        except ConnectionRefusedError:
-            active = self.state.active or {}
-            try:
-                kv = self.election.leader()
-                if (kv is not None and kv.lease and active.get("http") == target
-                        and kv.create_revision == active.get("epoch")):
-                    self.etcd.revoke_lease(kv.lease)
-                    controller.log.warning("the active at %s refuses connections: revoked its "
-                                           "lease (epoch %d)", target, kv.create_revision)
-                    self.wake.set()
-            except EtcdError:
-                pass
-            raise
-
-    controller.HAController._pulse = pulse_or_revoke     # type: ignore[method-assign]
-
-
 def install() -> None:
     chosen = experiments()
     if "switch" in chosen:
@@ -170,8 +138,6 @@ def install() -> None:
         lingering(float(chosen["linger"]))
     if "overlap" in chosen:
         overlapping()
-    if "revoke" in chosen:
-        revoking()
     if chosen:
         print(f"ha_experiments: {chosen}", file=sys.stderr, flush=True)
 
