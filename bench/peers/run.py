@@ -307,7 +307,9 @@ class Bench:
     def measure(self, system: servers.Server, rnd: int, kind: str, conc: int) -> dict:
         """One row of one system; a create row adds the keys it made to ``keys``."""
         args, generator = self.args, self.generators[system.name]
-        base = f"/peers/{self.run_id}/r{rnd}-{kind}{conc}"
+        # the system's name in the leaf: nnlite and nnlite-rpc share one namespace, and a
+        # mkdirs of a directory that exists is true without an edit (nothing to sync)
+        base = f"/peers/{self.run_id}/r{rnd}-{kind}{conc}-{system.name}"
         keys_file = None
         if kind == "read":
             keys_file = self.work / system.name / f"keys-{rnd}-{conc}.txt"
