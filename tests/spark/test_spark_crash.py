@@ -1,6 +1,8 @@
 """The namenode is SIGKILLed while a stateful streaming query checkpoints into it. After a
 restart on the same name dir and port, every batch Spark saw committed is still in commits/
-and offsets/, and the restarted query resumes and produces the right cumulative result."""
+and offsets/, and the restarted query resumes and produces the right cumulative result.
+Over webhdfs:// with the HDFS-backed state store, and over hdfs:// (Hadoop IPC and the
+built-in datanode) with the RocksDB one."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import time
 
 import pytest
 
+from tests.catalog.conformance import STORES, spark_conf
 from tests.servers import NamenodeProcess
 from tests.spark import batch_ids, list_names, read_bytes
 from tests.spark.test_streaming_checkpoint import SCHEMA, expected, result, write_batch
@@ -31,12 +34,15 @@ def start_query(spark, src, checkpoint: str, name: str):
             .option("checkpointLocation", checkpoint).start())
 
 
-def restart_on(start_namenode, name_dirs: list[str], port: int) -> NamenodeProcess:
-    """The checkpointLocation names the port, so the namenode must come back on it."""
+def restart_on(start_namenode, name_dirs: list[str], port: int,
+               rpc_port: int) -> NamenodeProcess:
+    """The checkpointLocation names the port, so the namenode must come back on it (and on
+    its RPC port, for hdfs://)."""
     last: Exception | None = None
     for _ in range(20):
         try:
-            return start_namenode("--port", str(port), name_dirs=name_dirs)
+            return start_namenode("--port", str(port), "--rpc-port", str(rpc_port),
+                                  name_dirs=name_dirs)
         except RuntimeError as exc:          # exited at once: the port is not free yet
             last = exc
             time.sleep(0.25)
@@ -44,9 +50,23 @@ def restart_on(start_namenode, name_dirs: list[str], port: int) -> NamenodeProce
 
 
 # How long after batch 1's progress report the kill comes: at once (batch 2's offset log and
-# source log), or while batch 2's tasks write state-store deltas, or around its commit.
-@pytest.mark.parametrize("delay", [0.0, 0.15, 0.5])
-def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, start_namenode, delay):
+# source log), or while batch 2's tasks write state-store deltas, or around its commit. Over
+# hdfs:// once, with RocksDB, while its tasks upload the state.
+@pytest.mark.parametrize("scheme,store,delay", [
+    *(("webhdfs", "hdfs", delay) for delay in (0.0, 0.15, 0.5)),
+    ("hdfs", "rocksdb", 0.15)])
+def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, start_namenode, scheme,
+                                                 store, delay):
+    with spark_conf(spark, STORES[store]):
+        nn = killed_and_restarted(spark, tmp_path, start_namenode, scheme, delay)
+    # the state store it ran on: RocksDB's checkpoints are zip files, the HDFS-backed
+    # store's deltas
+    suffix = ".zip" if store == "rocksdb" else ".delta"
+    assert any(n.endswith(suffix) for n in list_names(nn.url, "/ckpt/crash/state/0/0"))
+
+
+def killed_and_restarted(spark, tmp_path, start_namenode, scheme: str,
+                         delay: float) -> NamenodeProcess:
     from pyspark.errors import StreamingQueryException
 
     name_dirs = [str(tmp_path / "name")]
@@ -59,8 +79,8 @@ def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, start_namenode
         os.utime(src / f"{i:02d}.json", (1_000_000 + i, 1_000_000 + i))   # one order
 
     nn = start_namenode(name_dirs=name_dirs)
-    port = nn.port
-    checkpoint = f"webhdfs://127.0.0.1:{port}/ckpt/crash"
+    port, rpc_port = nn.port, nn.rpc_port
+    checkpoint = f"{scheme}://127.0.0.1:{port if scheme == 'webhdfs' else rpc_port}/ckpt/crash"
     query = start_query(spark, src, checkpoint, "nnlite_crash")
     killed = threading.Event()
 
@@ -91,7 +111,7 @@ def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, start_namenode
     print(f"killed after {delay}s; acknowledged batches {acknowledged}")
     assert acknowledged[:2] == [0, 1] and acknowledged[-1] < FILES - 1
 
-    nn = restart_on(start_namenode, name_dirs, port)
+    nn = restart_on(start_namenode, name_dirs, port, rpc_port)
     commits = batch_ids(nn.url, "/ckpt/crash/commits")
     offsets = batch_ids(nn.url, "/ckpt/crash/offsets")
     assert set(acknowledged) <= set(commits), (acknowledged, commits)
@@ -138,3 +158,4 @@ def test_namenode_killed_while_spark_checkpoints(spark, tmp_path, start_namenode
     final = batch_ids(nn.url, "/ckpt/crash/commits")
     assert final == batch_ids(nn.url, "/ckpt/crash/offsets") == list(range(len(final)))
     assert FILES - 1 <= len(final) <= FILES and final[-1] > commits[-1]
+    return nn
