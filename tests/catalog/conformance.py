@@ -344,10 +344,13 @@ def _remove_state_after(hdfs: WebHdfsClient, directory: str, version: int) -> No
 
 
 def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: int, tmp_path,
-             batches: int = 6, user: str = "tester") -> list[Outcome]:
+             batches: int = 6, user: str = "tester", scheme: str = "webhdfs") -> list[Outcome]:
     """One cell of the matrix: ``operator`` on ``store``, retained to ``keep`` batches, and
-    every batch's verdict against Spark's restart (see the module docstring)."""
+    every batch's verdict against Spark's restart (see the module docstring). Spark's
+    checkpoints go to ``<scheme>://127.0.0.1:<port>`` (``port`` that scheme's: the RPC
+    port for hdfs://); the catalog and the copies by hand go through ``url``."""
     outcomes = []
+    root = f"{scheme}://127.0.0.1:{port}"
     cell = f"{re.sub(r'[^a-z0-9]+', '-', operator.name.lower())}-{store}-{keep}"
     src = tmp_path / f"in-{cell}-{next(_names)}"
     src.mkdir()
@@ -356,7 +359,7 @@ def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: i
     want = operator.expected(files)
     with spark_conf(spark, STORES[store]), WebHdfsClient(url, user) as hdfs, \
             CatalogClient(url, user) as catalog:
-        first = Query(spark, operator, src, f"webhdfs://127.0.0.1:{port}{base}")
+        first = Query(spark, operator, src, f"{root}{base}")
         first.run()
         assert operator.merge(first.batches[b] for b in sorted(first.batches)) == want, \
             f"{operator.name} on {store}: the uninterrupted run is not the expected result"
@@ -375,7 +378,7 @@ def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: i
             except NotRestorable as exc:
                 restores, reason = False, str(exc)
                 remove_after(hdfs, copy, batch)
-            replay = Query(spark, operator, src, f"webhdfs://127.0.0.1:{port}{copy}")
+            replay = Query(spark, operator, src, f"{root}{copy}")
             try:
                 replay.run()
             except Exception as exc:               # Spark refused the checkpoint

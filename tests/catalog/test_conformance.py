@@ -1,13 +1,14 @@
 """CI's part of the conformance matrix (tests/catalog/conformance.py): every verdict of the
 catalog on a retained checkpoint, confirmed by restarting real Spark, for one cell of each
-stateful operator, spread over the state stores and both keeps. ``bench/conformance.py`` runs
-the rest."""
+stateful operator, spread over the state stores and both keeps, and one cell whose checkpoint
+Spark writes over hdfs:// (Hadoop IPC and the built-in datanode). ``bench/conformance.py``
+runs the rest."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.catalog.conformance import OPERATORS, run_cell, table
+from tests.catalog.conformance import OPERATORS, Outcome, run_cell, table
 
 pytestmark = pytest.mark.spark
 
@@ -28,6 +29,17 @@ CELLS = [
 def test_every_verdict_is_spark_s_own(spark, server, tmp_path, operator, store, keep):
     outcomes = run_cell(spark, OPERATORS[operator], store, keep, server.url, server.port,
                         tmp_path, BATCHES)
+    check(outcomes, operator, keep)
+
+
+def test_every_verdict_is_spark_s_own_on_a_checkpoint_written_over_hdfs(spark, server,
+                                                                        tmp_path):
+    outcomes = run_cell(spark, OPERATORS["aggregation"], "rocksdb", 2, server.url,
+                        server.rpc_port, tmp_path, BATCHES, scheme="hdfs")
+    check(outcomes, "aggregation", 2)
+
+
+def check(outcomes: list[Outcome], operator: str, keep: int) -> None:
     shown = "\n".join(table(outcomes))
     assert [o for o in outcomes if not o.agrees] == [], shown
     restored = [o.batch for o in outcomes if o.catalog_restores]
