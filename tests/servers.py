@@ -31,6 +31,10 @@ from nnlite.namenode.namespace.permission import Caller
 ROOT = Path(__file__).resolve().parents[1]
 TEST_USERS = "tester=supergroup;alice=staff"      # hadoop.user.group.static.mapping.overrides
 TESTER = Caller("tester", frozenset({"supergroup"}), superuser=True)
+# A file a killed hdfs:// client had open stays under construction until its lease's hard
+# limit, when the namenode recovers it (HDFS's LeaseManager; WebHDFS closes a cut-off upload
+# at once): a hard limit of seconds, checked every second, for tests that kill such clients.
+HDFS_LEASES = ("-D", "dfs.namenode.lease-hard-limit-sec=2", "-D", "nnlite.blocks.sweep.interval=1")
 
 
 def wait_for(predicate, timeout: float, what: str = "a condition", interval: float = 0.1):

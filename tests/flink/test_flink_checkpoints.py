@@ -18,7 +18,7 @@ import pytest
 from nnlite.catalog.client import CatalogClient
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.formats import flink_metadata
-from tests.servers import wait_for
+from tests.servers import HDFS_LEASES, wait_for
 
 pytestmark = pytest.mark.flink
 
@@ -86,7 +86,8 @@ def base_uri(namenode, scheme: str) -> str:
     ("rocksdb", True, "checkpoint", "hdfs"),
 ])
 def test_a_killed_job_restores_from_what_the_catalog_names(
-        namenode, run_job, backend, incremental, restore_from, scheme):
+        start_namenode, run_job, backend, incremental, restore_from, scheme):
+    namenode = start_namenode(*(HDFS_LEASES if scheme == "hdfs" else ()))
     web = base_uri(namenode, scheme)
     common = job_args(web, backend, incremental)
     # The savepoint is taken once Flink has completed a checkpoint: every task is running.
