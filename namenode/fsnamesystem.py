@@ -355,7 +355,9 @@ class FSNamesystem:
     def async_committer(self, loop: asyncio.AbstractEventLoop | None = None) -> AsyncCommitter:
         """Group commit on an event loop (the HTTP service's): ops logged there are synced in
         one thread, many per fsync, and their answers released once durable."""
-        return AsyncCommitter(self.journal, loop)
+        committer = AsyncCommitter(self.journal, loop)
+        self.on_reloaded.append(committer.reloaded)
+        return committer
 
     @property
     def last_written_txid(self) -> int:

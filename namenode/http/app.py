@@ -65,8 +65,6 @@ class NamenodeApp:
         self.rpc_metrics: Callable[[], dict] | None = None    # its counters (RpcServer)
         self.ha: HAController | None = None     # in an HA set
         self.replicator: Replicator | None = None
-        # held reads whose ops the shared journal refused, answered again after the reload
-        self._after_reload: list[Callable[[], object]] = []
 
     def mount(self, prefix: str, handler: Callable[[Request], object]) -> None:
         """Serve ``prefix`` and everything under it with ``handler`` (a layer above the
@@ -84,8 +82,6 @@ class NamenodeApp:
         if data is not None:
             data.attach(self.webhdfs)
         self.data = data
-        loop = committer.loop
-        fs.on_reloaded.append(lambda: loop.call_soon_threadsafe(self._reloaded))
 
     def __call__(self, req: Request):
         self.requests += 1
@@ -103,20 +99,6 @@ class NamenodeApp:
         if req.method in ("GET", "HEAD"):
             return HeldRead(self, req, result, written, fs.generation)
         return self.committer.durable(written, result)
-
-    def after_reload(self, generation: int, then: Callable[[], object]) -> None:
-        """Call ``then`` on the loop once the namesystem has dropped the ops it logged at
-        ``generation`` (at once if it already has)."""
-        assert self.fs is not None      # a held read exists only once the namespace is in
-        if self.fs.generation != generation:
-            then()
-        else:
-            self._after_reload.append(then)
-
-    def _reloaded(self) -> None:
-        waiting, self._after_reload = self._after_reload, []
-        for then in waiting:
-            then()
 
     def route(self, req: Request):
         path = req.path
@@ -337,7 +319,8 @@ class HeldRead:
         if not isinstance(error, errors.SharedJournalError):
             callback(value, error, arg)
             return
-        self.app.after_reload(self.generation, lambda: self._again(callback, arg))
+        assert self.app.committer is not None
+        self.app.committer.after_reload(self.generation, lambda: self._again(callback, arg))
 
     def _again(self, callback, arg) -> None:
         app = self.app

@@ -85,6 +85,25 @@ class AsyncCommitter:
         # Called once on the loop when a sync fails and no name directory is left: the
         # daemon stops serving there (fail-stop, namenode/daemon.py).
         self.on_journal_failure: Callable[[Exception], None] | None = None
+        # answers held behind ops the shared journal refused, redone once they are dropped
+        self._after_reload: list[Callable[[], object]] = []
+
+    def after_reload(self, generation: int, then: Callable[[], object]) -> None:
+        """On the loop: call ``then`` once the journal has dropped the ops it held at
+        ``generation`` (``FSNamesystem.reload`` after a refused batch), at once if it has."""
+        if self.journal.generation != generation:
+            then()
+        else:
+            self._after_reload.append(then)
+
+    def reloaded(self) -> None:
+        """From any thread, once the namesystem has reloaded: run what waited for it."""
+        self.loop.call_soon_threadsafe(self._run_after_reload)
+
+    def _run_after_reload(self) -> None:
+        waiting, self._after_reload = self._after_reload, []
+        for then in waiting:
+            then()
 
     async def wait(self, logged: Logged[T]) -> T:
         """``logged``'s value once its txid is durable (at once when it logged nothing)."""
