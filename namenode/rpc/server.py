@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 from nnlite.formats.errors import FormatError
 from nnlite.formats.hadoop import ipc
@@ -79,9 +79,10 @@ class RpcServer:
         self.port = 0
 
     async def start(self, host: str, port: int) -> int:
+        loop = asyncio.get_running_loop()
         try:
-            self._server = await asyncio.start_server(self._accept, host, port,
-                                                      reuse_address=True, backlog=1024)
+            self._server = await loop.create_server(lambda: Connection(self), host, port,
+                                                    reuse_address=True, backlog=1024)
         except OSError as exc:
             raise address_error(host, port, exc) from exc
         self.port = self._server.sockets[0].getsockname()[1]
@@ -92,15 +93,6 @@ class RpcServer:
         closed with a FATAL answer."""
         return {"RpcCalls": self.calls, "RpcOpenConnections": len(self.connections),
                 "RpcFatalConnections": self.fatal}
-
-    async def _accept(self, reader: asyncio.StreamReader,
-                      writer: asyncio.StreamWriter) -> None:
-        connection = Connection(self, reader, writer)
-        self.connections.add(connection)
-        try:
-            await connection.serve()
-        finally:
-            self.connections.discard(connection)
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop accepting, give in-flight calls ``grace`` seconds, close every connection."""
@@ -115,44 +107,102 @@ class RpcServer:
             await self._server.wait_closed()
 
 
-class Connection:
-    """One client connection: its user once the context arrived, its calls in flight."""
+class Connection(asyncio.Protocol):
+    """One client connection: its user once the context arrived, its calls in flight.
+    Frames are cut from the bytes as they arrive and handled in the same callback, and the
+    answers ready then leave in one write: one pass of the loop per batch of calls."""
 
-    def __init__(self, server: RpcServer, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+    def __init__(self, server: RpcServer) -> None:
         self.server = server
-        self.reader = reader
-        self.writer = writer
-        peer = writer.get_extra_info("peername")
-        self.machine = peer[0] if peer else ""
+        self.transport: asyncio.Transport | None = None
+        self.machine = ""
         self.caller: Caller | None = None
         self.sasl = False
         self.tasks: set[asyncio.Task] = set()
         self.closed = False
+        self._buf = bytearray()
+        self._preamble_done = False
         self._out: list[bytes] = []      # answers not yet handed to the transport
+        self._reading = False            # inside data_received: its end flushes
 
     # ------------------------------------------------------------------ reading
 
-    async def serve(self) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+        peer = transport.get_extra_info("peername")
+        self.machine = peer[0] if peer else ""
+        self.server.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._out.clear()
+        self.server.connections.discard(self)
+
+    def pause_writing(self) -> None:     # a client not reading its answers: stop reading
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.resume_reading()
+
+    def data_received(self, data: bytes) -> None:
+        self._buf += data
+        self._reading = True
         try:
-            if await self._preamble():
-                while not self.closed and await self._frame():
-                    await self.writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass                        # the client went away, possibly mid-frame
+            self._handle_frames()
         except rpc_errors.FatalRpcError as exc:
             self._fatal(DUMMY_CALL_ID, exc)
+            self.close()
         except ProtoError as exc:
             self._fatal(DUMMY_CALL_ID, rpc_errors.BadRequestError(str(exc)))
+            self.close()
         except Exception:
             log.exception("RPC connection from %s failed", self.machine)
-        finally:
             self.close()
+        finally:
+            self._reading = False
+            self._flush()
 
-    async def _preamble(self) -> bool:
-        data = await self.reader.readexactly(ipc.PREAMBLE_SIZE)
+    def _handle_frames(self) -> None:
+        """Handle every whole frame in the buffer; a partial one waits for more bytes."""
+        buf = self._buf
+        start = 0
+        try:
+            if not self._preamble_done:
+                if len(buf) < ipc.PREAMBLE_SIZE:
+                    return
+                start = ipc.PREAMBLE_SIZE
+                if not self._preamble(bytes(buf[:start])):
+                    self.close()
+                    return
+            while not self.closed and len(buf) - start >= 4:
+                try:
+                    length = ipc.frame_length(bytes(buf[start:start + 4]),
+                                              self.server.max_data_length)
+                except ProtoError as exc:
+                    raise rpc_errors.FatalRpcError(
+                        f"{exc}. RPC came from {self.machine}") from None
+                end = start + 4 + length
+                if len(buf) < end:
+                    break
+                payload = bytes(buf[start + 4:end])
+                start = end
+                try:
+                    call = ipc.parse_call(payload)
+                except ProtoError as exc:
+                    raise rpc_errors.BadRequestError(
+                        f"IPC server unable to read call header: {exc}") from None
+                if not self._dispatch(call):
+                    self.close()
+                    return
+        finally:
+            del buf[:start]
+
+    def _preamble(self, data: bytes) -> bool:
+        self._preamble_done = True
         if data[:4] == b"GET ":
-            self.writer.write(HTTP_HINT)
+            self._write(HTTP_HINT)
             return False
         try:
             preamble = ipc.Preamble.parse(data)
@@ -167,26 +217,6 @@ class Connection:
                 f"Unknown auth protocol:{preamble.auth_protocol}")
         self.sasl = preamble.auth_protocol == ipc.AUTH_SASL
         return True
-
-    async def _frame(self) -> bool:
-        """Read and handle one frame; False once the client closed the connection."""
-        try:
-            prefix = await self.reader.readexactly(4)
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                raise
-            return False
-        try:
-            length = ipc.frame_length(prefix, self.server.max_data_length)
-        except ProtoError as exc:
-            raise rpc_errors.FatalRpcError(f"{exc}. RPC came from {self.machine}") from None
-        payload = await self.reader.readexactly(length)
-        try:
-            call = ipc.parse_call(payload)
-        except ProtoError as exc:
-            raise rpc_errors.BadRequestError(f"IPC server unable to read call header: {exc}") \
-                from None
-        return self._dispatch(call)
 
     def _dispatch(self, call: ipc.Call) -> bool:
         call_id = call.header.callId
@@ -216,7 +246,7 @@ class Connection:
         header = ipc.RpcResponseHeaderProto(callId=ipc.SASL_CALL_ID & 0xFFFFFFFF,
                                             status=Status.SUCCESS,
                                             serverIpcVersionNum=ipc.VERSION)
-        self.writer.write(ipc.response(header, ipc.RpcSaslProto(
+        self._queue(ipc.response(header, ipc.RpcSaslProto(
             state=ipc.RpcSaslSaslState.SUCCESS)))
         self.sasl = False
 
@@ -242,6 +272,8 @@ class Connection:
     def _call(self, call: ipc.Call) -> None:
         assert call.method is not None and self.caller is not None
         self.server.calls += 1
+        fs = self.server.fs
+        before, generation = fs.last_written_txid, fs.generation
         try:
             result = self._invoke(call)
         except Exception as exc:
@@ -251,8 +283,8 @@ class Connection:
             task = asyncio.ensure_future(self._finish(call, result))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
-        else:
-            self._deliver(call, result)
+        else:       # a call that logged nothing may be asked again (``_released``)
+            self._deliver(call, result, generation if fs.last_written_txid == before else None)
 
     def _invoke(self, call: ipc.Call) -> Any:
         method: Any = call.method
@@ -284,20 +316,29 @@ class Connection:
             return
         self._deliver(call, message)
 
-    def _deliver(self, call: ipc.Call, message: Any) -> None:
-        """Send ``message`` once every op logged so far is durable."""
+    def _deliver(self, call: ipc.Call, message: Any, generation: int | None = None) -> None:
+        """Send ``message`` once every op logged so far is durable. ``generation``: the call
+        logged nothing itself, and its answer was made at that generation of the journal."""
         fs = self.server.fs
         written = fs.last_written_txid
         if fs.last_synced_txid >= written:
             self._send(call, message)
         else:
-            self.server.committer.durable(written, message).then(self._released, call)
+            self.server.committer.durable(written, message).then(self._released,
+                                                                  (call, generation))
 
-    def _released(self, message: Any, error: Exception | None, call: ipc.Call) -> None:
-        if error is not None:
-            self._answer_error(call, error)
-        else:
+    def _released(self, message: Any, error: Exception | None,
+                  held: tuple[ipc.Call, int | None]) -> None:
+        call, generation = held
+        if error is None:
             self._send(call, message)
+        elif generation is not None and isinstance(error, errors.SharedJournalError):
+            # A call that changed nothing, held behind ops the shared journal refused: asked
+            # again on the reloaded tree once they are dropped, as WebHDFS's HeldRead, so a
+            # read neither shows those ops nor fails because a write did.
+            self.server.committer.after_reload(generation, lambda: self._call(call))
+        else:
+            self._answer_error(call, error)
 
     # ------------------------------------------------------------------ writing
 
@@ -311,18 +352,23 @@ class Connection:
         self._queue(ipc.response(self._header(call, Status.SUCCESS), message))
 
     def _queue(self, frame: bytes) -> None:
-        """Answers go out together once the frames read so far are handled: one write (one
-        system call) for a batch of pipelined calls rather than one per answer."""
+        """Answers go out together: those of one ``data_received`` at its end, those released
+        later (a sync, a coroutine) once the callbacks due in this turn of the loop ran: one
+        write (one system call) for a batch of calls rather than one per answer."""
         if self.closed:
             return
-        if not self._out:
+        if not self._out and not self._reading:
             asyncio.get_running_loop().call_soon(self._flush)
         self._out.append(frame)
 
     def _flush(self) -> None:
         if self._out and not self.closed:
-            self.writer.write(b"".join(self._out))
+            self._write(b"".join(self._out))
         self._out.clear()
+
+    def _write(self, data: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
 
     def _answer_error(self, call: ipc.Call, exc: Exception) -> None:
         java_class, code = describe(exc)
@@ -340,13 +386,14 @@ class Connection:
             exceptionClassName=exc.JAVA_CLASS, errorMsg=str(exc), errorDetail=exc.ERROR_CODE)
         self._flush()                   # what was answered before, then this, then the close
         if not self.closed:
-            self.writer.write(ipc.response(header))
+            self._write(ipc.response(header))
 
     def close(self) -> None:
         if not self.closed:
             self._flush()
             self.closed = True
-            self.writer.close()
+            if self.transport is not None:
+                self.transport.close()
 
 
 def describe(exc: Exception) -> tuple[str, int]:

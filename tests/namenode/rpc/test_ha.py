@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from nnlite.formats.hadoop import client_namenode as cn
+from nnlite.formats.hadoop.acl import FsPermissionProto
 from tests.namenode.ha.haset import NAMESERVICE
 from tests.namenode.rpc.rawclient import RawClient
 from tests.servers import wait_for
@@ -238,3 +240,35 @@ def test_a_standby_lost_mid_block_leaves_the_write_on_the_active(haset, spark, r
         assert int(haset.jmx(active)["UnderReplicatedBlocks"]) == 1
     finally:
         fs.close()
+
+
+def test_reads_go_on_while_a_write_waits_on_an_etcd_without_quorum(haset, etcd_cluster):
+    """Two etcd members killed: a mkdirs waits on the shared journal and is refused with
+    RetriableException; getFileInfo calls sent meanwhile, on another connection, are
+    answered (a read held behind the refused write is asked again once the namenode has
+    dropped it), found or not, never with the write's error and never showing it."""
+    active = haset.start_all()
+    port = haset.rpc_ports[active]
+    with RawClient(port, timeout=120).connect() as client:
+        client.answer("mkdirs", cn.MkdirsRequestProto(
+            src="/one", masked=FsPermissionProto(perm=0o755), createParent=True))
+    etcd_cluster.kill(0)
+    etcd_cluster.kill(1)
+    answers: list = []
+
+    def write() -> None:
+        with RawClient(port, timeout=120).connect() as writer:
+            answers.append(writer.call("mkdirs", cn.MkdirsRequestProto(
+                src="/two", masked=FsPermissionProto(perm=0o755), createParent=True)))
+    writer = threading.Thread(target=write)
+    writer.start()
+    reads = 0
+    with RawClient(port, timeout=120).connect() as reader:
+        while writer.is_alive() or reads == 0:
+            one = reader.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/one"))
+            two = reader.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/two"))
+            assert one.HasField("fs") and not two.HasField("fs")
+            reads += 1
+    writer.join()
+    header, _ = answers[0]
+    assert header.exceptionClassName == "org.apache.hadoop.ipc.RetriableException", header
