@@ -155,7 +155,7 @@ def frame(payload: bytes) -> bytes:
     return LENGTH.pack(len(payload)) + payload
 
 
-def frame_length(prefix: bytes, limit: int = MAX_DATA_LENGTH) -> int:
+def frame_length(prefix: bytes | bytearray, limit: int = MAX_DATA_LENGTH) -> int:
     """The length in a frame's first 4 bytes; ProtoError if negative as Java's int or over
     ``limit`` (Server.checkDataLength)."""
     (length,) = LENGTH.unpack(prefix)

@@ -142,6 +142,8 @@ def varint(n: int) -> bytes:
 def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
     """The varint at ``offset`` and the offset after it; ProtoError if cut short or longer
     than 10 bytes."""
+    if offset < len(data) and data[offset] < 0x80:      # one byte: every length under 128
+        return data[offset], offset + 1
     result = shift = 0
     for i in range(offset, min(len(data), offset + 10)):
         byte = data[i]
@@ -167,7 +169,7 @@ def parse(cls: Any, data: bytes | bytearray | memoryview) -> Any:
     required field."""
     message = cls()
     try:
-        message.ParseFromString(bytes(data))
+        message.ParseFromString(data)
     except Exception as exc:     # the runtime's DecodeError
         raise ProtoError(f"malformed {cls.DESCRIPTOR.name}: {exc}") from None
     if not message.IsInitialized():

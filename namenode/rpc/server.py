@@ -178,7 +178,7 @@ class Connection(asyncio.Protocol):
                     return
             while not self.closed and len(buf) - start >= 4:
                 try:
-                    length = ipc.frame_length(bytes(buf[start:start + 4]),
+                    length = ipc.frame_length(buf[start:start + 4],
                                               self.server.max_data_length)
                 except ProtoError as exc:
                     raise rpc_errors.FatalRpcError(
