@@ -137,22 +137,9 @@ class DataPath:
         return self.redirect(req, path)
 
     def _writable(self, req, path: str, action: str, check) -> None:
-        """The namespace's checks for a new writer of ``path``. A writer silent past the soft
-        limit is recovered first (its file closed with what it had), as HDFS's
-        recoverLeaseInternal lets the next writer in; one that still makes progress is named
-        in the refusal (AlreadyBeingCreatedException)."""
-        norm = paths.normalize(path)
-        lease = self.leases.holder(norm)
-        if lease is not None and self.leases.expired(lease):
-            self.leases.revoke(lease, f"Lease of {norm} held by {lease.holder} expired after "
-                                      f"{self.leases.soft_limit:g} s without progress; a new "
-                                      f"writer took over")
-        try:
-            check()
-        except errors.LeaseError:
-            self.leases.check_free(norm, action, machine(req))
-            raise
-        self.leases.check_free(norm, action, machine(req))
+        """The namespace's checks for a new writer of ``path``, behind the lease table's
+        door (``LeaseManager.admit_writer``)."""
+        self.leases.admit_writer(paths.normalize(path), action, machine(req), check)
 
     def open(self, req, path, user) -> Response:
         offset_length(req)

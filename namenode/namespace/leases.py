@@ -107,6 +107,27 @@ class LeaseManager:
         if lease is not None and not self._expired(lease):
             raise self._refusal(lease, action, "a new writer", machine)
 
+    def admit_writer(self, path: str, action: str, machine: str,
+                     check: Callable[[], object]) -> None:
+        """The door for a new writer of ``path`` (a normalized path), whichever protocol
+        (WebHDFS's CREATE/APPEND, RPC's create/append), as HDFS's ``startFileInternal`` and
+        ``appendFile`` call ``FSNamesystem.recoverLeaseInternal`` before their checks: a
+        holder silent past the soft limit is revoked first (its file closes with what it
+        had), then ``check`` runs the namespace's checks; a holder that still makes progress
+        is named in the refusal (AlreadyBeingCreatedException), also when ``check`` failed
+        for the file being under construction."""
+        lease = self.holder(path)
+        if lease is not None and self.expired(lease):
+            self.revoke(lease, f"Lease of {path} held by {lease.holder} expired after "
+                               f"{self.soft_limit:g} s without progress; a new writer "
+                               f"took over")
+        try:
+            check()
+        except errors.LeaseError:
+            self.check_free(path, action, machine)
+            raise
+        self.check_free(path, action, machine)
+
     def acquire(self, path: str, kind: str, machine: str = "",
                 on_revoke: Callable[[str], None] | None = None) -> Lease:
         """A new lease on ``path`` for a new client of ``kind``; an expired holder is revoked."""

@@ -96,9 +96,10 @@ class Writes:
         """Open a new file (``startFile``): the namespace's checks, then a lease, then
         AddFileOp under it."""
         overwrite = create_kw.get("overwrite", False)
-        self._check_writer(path, "create", machine, lambda: self.fs.check_create(
-            path, user, overwrite=overwrite,
-            create_parent=create_kw.get("create_parent", True)))
+        self.leases.admit_writer(paths.normalize(path), "create", machine,
+                                 lambda: self.fs.check_create(
+                                     path, user, overwrite=overwrite,
+                                     create_parent=create_kw.get("create_parent", True)))
         lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine)
         try:
             logged = self.fs.start_upload(path, user, lease.holder, machine, **create_kw)
@@ -110,8 +111,8 @@ class Writes:
 
     def append(self, path: str, user: str, client: str, machine: str) -> Logged[INodeFile]:
         """Reopen a complete file (``appendFile``, AppendOp) for new blocks after its own."""
-        self._check_writer(path, "append to", machine,
-                           lambda: self.fs.get_writable_file(path, user, "append to"))
+        self.leases.admit_writer(paths.normalize(path), "append to", machine,
+                                 lambda: self.fs.get_writable_file(path, user, "append to"))
         lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine)
         try:
             logged = self.fs.reopen_for_append(path, user, lease.holder, machine)
@@ -121,23 +122,6 @@ class Writes:
         node = logged.value
         self._open(OpenFile(client, node, lease, True, tuple(node.blocks), node.checksum))
         return logged
-
-    def _check_writer(self, path: str, action: str, machine: str, check) -> None:
-        """The namespace's checks for a new writer. A writer silent past the soft limit is
-        recovered first (``recoverLeaseInternal``); one that still makes progress is named in
-        the refusal (AlreadyBeingCreatedException)."""
-        norm = paths.normalize(path)
-        lease = self.leases.holder(norm)
-        if lease is not None and self.leases.expired(lease):
-            self.leases.revoke(lease, f"Lease of {norm} held by {lease.holder} expired after "
-                                      f"{self.leases.soft_limit:g} s without progress; a new "
-                                      f"writer took over")
-        try:
-            check()
-        except errors.LeaseError:
-            self.leases.check_free(norm, action, machine)
-            raise
-        self.leases.check_free(norm, action, machine)
 
     def _open(self, file: OpenFile) -> None:
         self.files[file.node.id] = file

@@ -56,6 +56,37 @@ def test_recording_leases_are_not_revoked_and_the_hard_limit_applies():
     assert manager.holder("/b") is None
 
 
+def test_a_new_writer_is_admitted_through_one_door():
+    """admit_writer, used by WebHDFS's CREATE/APPEND and RPC's create/append: a holder
+    silent past the soft limit is revoked before the namespace's checks (recoverLeaseInternal);
+    a holder that makes progress is named, also when the check failed for the file being
+    under construction; a check's other error passes through."""
+    clock = Clock()
+    manager = leases.LeaseManager(soft_limit=60, hard_limit=600, clock=clock)
+    revoked = []
+    first = manager.acquire("/f", leases.CREATE, "10.0.0.1", revoked.append)
+    checked = []
+
+    def under_construction():
+        checked.append(manager.holder("/f"))
+        raise errors.LeaseError("/f is being written", path="/f")
+    with pytest.raises(errors.LeaseError) as info:
+        manager.admit_writer("/f", "append to", "10.0.0.2", under_construction)
+    assert "Failed to append to /f for a new writer on 10.0.0.2" in str(info.value)
+    assert "owned by webhdfs-create-1" in str(info.value)
+    assert checked == [first] and not revoked
+
+    def missing():
+        raise errors.PathNotFoundError("/g does not exist", path="/g")
+    with pytest.raises(errors.PathNotFoundError):
+        manager.admit_writer("/g", "append to", "10.0.0.2", missing)
+
+    clock.now += 61
+    manager.admit_writer("/f", "create", "10.0.0.2", lambda: checked.append("ok"))
+    assert checked[-1] == "ok" and "a new writer took over" in revoked[0]
+    assert manager.holder("/f") is None and first.revoked
+
+
 def test_a_lease_follows_its_file_through_the_ops_that_move_or_remove_it():
     """changeLease for renames (of the file or a directory above it), removeLeases for
     deletes and renames over; a path that only shares a prefix keeps its lease."""
