@@ -284,6 +284,7 @@ class HAController:
                           f"only {committed}: it was written outside the HA set")
         journal.clear_uncommitted(committed)
         term = self._next_term(journal)
+        self._leave_standbys()
         self.journal = journal
         self.fs.share_journal(journal, self.wake.set)
         self.state.writes_blocked = None
@@ -306,6 +307,14 @@ class HAController:
             raise HAError(f"namespace id {self.fs.namespace_id} is not the HA set's "
                           f"({kv.value.decode()}): this namenode's name dirs belong to another "
                           f"namespace")
+
+    def _leave_standbys(self) -> None:
+        """This namenode is no longer a standby: its position goes, so that once it dies no
+        active names its datanode in a pipeline while that position would still look fresh
+        (``STALE_POSITION``); and the positions of the others are read afresh, not from the
+        cache of an earlier time as the active."""
+        self.etcd.delete(self.layout.standbys + self.id.encode())
+        self._positions, self._positions_read = {}, 0.0
 
     def _next_term(self, journal: QuorumJournal) -> int:
         kv = self.etcd.get(self.layout.term)

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from tests.namenode.ha.haset import USER, HASet, Writers, request
+from nnlite.client.etcd import Etcd
+from nnlite.namenode.ha.quorum_journal import Layout
+from tests.namenode.ha.haset import NAMESERVICE, USER, HASet, Writers, request
 from tests.servers import wait_for
 
 pytestmark = pytest.mark.crash
@@ -118,6 +120,35 @@ def test_a_standby_opens_the_election_when_the_active_s_port_refuses(tmp_path, e
         assert ha.is_active(second) and not ha.is_active(first)
     finally:
         ha.close()
+
+
+def test_a_namenode_that_becomes_active_is_no_longer_named_as_a_standby(haset, etcd_cluster):
+    """Its position goes when it takes over: once it dies, the next active must not name its
+    datanode in pipelines and block locations while that position would still look fresh."""
+    first = haset.start_all()
+    second = 1 - first
+    layout = Layout.of("/nnlite", NAMESERVICE)
+
+    def position(i: int) -> bool:
+        return etcd.get(layout.standbys + haset.ids[i].encode()) is not None
+
+    def standbys_seen_by(i: int) -> dict:
+        bean = next(b for b in haset.jmx_beans(i)
+                    if b["name"] == "Hadoop:service=NameNode,name=NameNodeStatus")
+        return json.loads(bean["HAStandbys"])
+
+    with Etcd(etcd_cluster.endpoints) as etcd:
+        wait_for(lambda: position(second), 30, "the standby's position")
+        haset.kill(first)
+        assert haset.active(excluding=first) == second
+        assert not position(second)
+        haset.start(first)
+        wait_for(lambda: haset.ids[first] in standbys_seen_by(second), 30,
+                 "the active to see the restarted namenode as its standby")
+        haset.kill(second)
+        assert haset.active(excluding=second) == first
+        assert not position(first)
+        assert haset.ids[second] not in standbys_seen_by(first)
 
 
 def test_an_active_paused_past_its_lease_acknowledges_nothing_and_steps_down(haset):
