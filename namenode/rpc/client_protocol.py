@@ -517,9 +517,11 @@ class ClientProtocol:
         return cn.TruncateResponseProto(result=True)
 
     def call_fsync(self, req, who: Caller):
-        """hflush/hsync: the lease is renewed; the length a reader sees is the namespace's
-        until ``complete`` (the datanode holds the bytes)."""
-        self.writes.file(req.src, req.client, req.fileId)
+        """hflush/hsync: the lease is renewed; with ``SyncFlag.UPDATE_LENGTH`` the client
+        sends its last block's length, which the namespace records (``Writes.fsync``, as
+        ``FSNamesystem.fsync``)."""
+        file = self.writes.file(req.src, req.client, req.fileId)
+        self.writes.fsync(file, req.lastBlockLength)
         return cn.FsyncResponseProto()
 
     def call_renewLease(self, req, who: Caller):
