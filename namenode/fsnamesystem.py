@@ -779,6 +779,11 @@ class FSNamesystem:
         return self._write(lambda: self.ns.upload_close(
             node, holder, blocks=blocks, length=length, checksum=checksum, appended=appended))
 
+    def record_upload_blocks(self, node: INodeFile, holder: str,
+                             blocks: tuple) -> Logged[bool]:
+        """Record the blocks of a file being written (``Namespace.upload_blocks``)."""
+        return self._write(self.ns.upload_blocks, node, holder, blocks)
+
     def abandon_upload(self, node: INodeFile, holder: str) -> Logged[bool]:
         """Close an upload's file with the blocks it had (lease recovery)."""
         return self._write(self.ns.upload_abandon, node, holder)

@@ -923,6 +923,17 @@ class Namespace:
                                   tuple(blocks), checksum)
         return True, self._applied(close)
 
+    def upload_blocks(self, node: INodeFile, holder: str, blocks: tuple) -> Applied[bool]:
+        """The blocks of a file being written over RPC so far, the last one at the length its
+        writer last reported (UpdateBlocksOp: HDFS's ``FSDirWriteFileOp.persistBlocks`` at
+        addBlock, abandonBlock and fsync), so a restart knows them and ``getFileInfo`` shows
+        the length a writer's fsync recorded. Nothing when they are the ones recorded."""
+        path = self._open_by(node, holder)
+        blocks = tuple(tuple(b) for b in blocks)
+        if blocks == node.blocks:
+            return True, []
+        return True, self._applied(edits.UpdateBlocksOp(path, node.id, blocks))
+
     def upload_abandon(self, node: INodeFile, holder: str) -> Applied[bool]:
         """Lease recovery of an upload that will not complete (its body was cut off with
         nothing to keep, its lease taken over, its close refused): the file closes with the

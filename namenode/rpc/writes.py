@@ -8,10 +8,15 @@ Rules:
   kind CREATE or APPEND, the same table WebHDFS's uploads use), so one writer at a time,
   whichever protocol. The RPC client name (``DFSClient_...``) maps to the leases it holds;
   ``renewLease`` renews them all.
-* The namespace records an RPC write once, at ``complete``: one CloseFileOp with every block
-  and the file checksum (blocks are immutable, so an append adds new blocks after the old
-  ones; ``append`` answers no last block, and the client starts a new block, as after a full
-  last block in HDFS). Until then the file is under construction with the blocks it had.
+* The namespace records the blocks of an RPC write as HDFS's ``FSDirWriteFileOp
+  .persistBlocks`` does (UpdateBlocksOp): at ``addBlock`` (the previous block at the length
+  its writer reported, the new one empty), at ``abandonBlock``, and at an ``fsync`` that
+  sends the last block's length (``SyncFlag.UPDATE_LENGTH``: ``FSNamesystem.fsync``
+  updates the length of the last block), so the file's length in ``getFileInfo`` is the
+  one its writer last reported and a restart knows every block of it. ``complete`` closes
+  it with one CloseFileOp with every block and the file checksum (blocks are immutable, so
+  an append adds new blocks after the old ones; ``append`` answers no last block, and the
+  client starts a new block, as after a full last block in HDFS).
 * A block id is held in the store from ``addBlock`` until the close is durable (or the write
   is abandoned), so the sweep never removes a block the close is about to record.
 * ``complete`` answers false while a block is not yet finalized by the datanode; the client
@@ -64,6 +69,7 @@ class OpenFile:
     pending: int | None = None       # the block handed out by the last addBlock
     revoked: str | None = None
     copies: dict[int, int] = field(default_factory=dict)    # block id -> its pipeline's size
+    flushed: int = 0                 # the pending block's length its writer's fsync sent
 
     @property
     def path(self) -> str:
@@ -151,9 +157,30 @@ class Writes:
             raise errors.NamenodeError("no datanode is running: this namenode serves file "
                                        "contents over WebHDFS only", path=file.path)
         block_id = self.store.allocate()
-        file.pending = block_id
+        file.pending, file.flushed = block_id, 0
         self.datanode.expect(block_id)
+        try:
+            self._record(file)
+        except BaseException:
+            self.abandon_block(file, block_id)
+            raise
         return (block_id, 0, GENSTAMP)
+
+    def fsync(self, file: OpenFile, last_block_length: int) -> None:
+        """hflush/hsync (``FSNamesystem.fsync``): with the length of the block being written
+        (``SyncFlag.UPDATE_LENGTH``; -1 without), the namespace records it, so the file's
+        length is the flushed one, in ``getFileInfo`` and after a restart."""
+        if file.pending is not None and last_block_length > 0:
+            file.flushed = last_block_length
+            self._record(file)
+
+    def _record(self, file: OpenFile) -> None:
+        """Log the file's blocks as they stand (UpdateBlocksOp; the RPC answer waits for it
+        to be durable, as for every op logged before it)."""
+        blocks = file.base + tuple(file.blocks)
+        if file.pending is not None:
+            blocks += ((file.pending, file.flushed, GENSTAMP),)
+        self.fs.record_upload_blocks(file.node, file.lease.holder, blocks)
 
     def placed(self, file: OpenFile, block_id: int, datanodes: int) -> None:
         """addBlock named ``datanodes`` datanodes in ``block_id``'s pipeline, or the client
@@ -179,6 +206,7 @@ class Writes:
         if file.pending == block_id:
             file.pending = None
             self._forget([block_id])
+            self._record(file)
 
     def _commit_pending(self, file: OpenFile, last: tuple[int, int] | None) -> None:
         file.blocks = self._with_last(file, last)
@@ -288,14 +316,11 @@ class Writes:
         file.revoked = reason
         try:
             blocks = self._recovered(file)
-            if not blocks:
-                self.fs.abandon_upload(file.node, file.lease.holder)
-            else:
-                kept = file.base + tuple(blocks)
-                self.fs.complete_upload(
-                    file.node, file.lease.holder, blocks=kept,
-                    length=sum(b[1] for b in kept), checksum=self._checksum(file, blocks),
-                    appended=file.appended)
+            kept = file.base + tuple(blocks)
+            self.fs.complete_upload(
+                file.node, file.lease.holder, blocks=kept,
+                length=sum(b[1] for b in kept), checksum=self._checksum(file, blocks),
+                appended=file.appended)
         except Exception:   # noqa: BLE001 -- the namenode stopping; startup recovery closes it
             log.warning("could not close %s after its lease was revoked", file.path,
                         exc_info=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from nnlite.formats import edits
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.formats.hadoop import hdfs, ipc
 from nnlite.formats.hadoop.acl import FsPermissionProto
@@ -91,6 +92,32 @@ def test_recover_lease_closes_a_file_another_client_left_open(client, nn):
         src="/w/left", clientName="DFSClient_gone"))
     assert header.exceptionClassName == \
         "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
+
+
+def test_fsync_with_the_last_block_s_length_is_recorded_in_the_namespace(client, nn):
+    """FSNamesystem.fsync with SyncFlag.UPDATE_LENGTH (lastBlockLength): the length of the
+    block being written is recorded, logged (UpdateBlocksOp, HDFS's persistBlocks), and
+    getFileInfo shows it; without a length (-1, a plain hflush) nothing changes. addBlock
+    logs the blocks too: the previous one at its reported length, the new one empty."""
+    create(client, "/w/synced")
+    first = answer(client, "addBlock", src="/w/synced", clientName="DFSClient_test_1").block
+    answer(client, "fsync", src="/w/synced", client="DFSClient_test_1")
+    assert answer(client, "getFileInfo", src="/w/synced").fs.length == 0
+    answer(client, "fsync", src="/w/synced", client="DFSClient_test_1", lastBlockLength=1234)
+    assert answer(client, "getFileInfo", src="/w/synced").fs.length == 1234
+    previous = hdfs.ExtendedBlockProto(poolId=first.b.poolId, blockId=first.b.blockId,
+                                       generationStamp=first.b.generationStamp, numBytes=5000)
+    second = answer(client, "addBlock", src="/w/synced", clientName="DFSClient_test_1",
+                    previous=previous).block
+    assert answer(client, "getFileInfo", src="/w/synced").fs.length == 5000
+    answer(client, "fsync", src="/w/synced", client="DFSClient_test_1", lastBlockLength=77)
+    assert answer(client, "getFileInfo", src="/w/synced").fs.length == 5077
+    logged = [op for _, op in edits.read_all(f"{nn.name_dirs[0]}/current/edits")[0]
+              if isinstance(op, edits.UpdateBlocksOp) and op.path == "/w/synced"]
+    assert [[b[:2] for b in op.blocks] for op in logged] == [
+        [(first.b.blockId, 0)], [(first.b.blockId, 1234)],
+        [(first.b.blockId, 5000), (second.b.blockId, 0)],
+        [(first.b.blockId, 5000), (second.b.blockId, 77)]]
 
 
 def test_server_defaults_stats_ha_state_token_and_msync(client):
