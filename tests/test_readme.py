@@ -1,8 +1,8 @@
 """The README's "Using it" blocks, pasted into bash in order as a user with a fresh clone would:
 the shell's exports carry from one block to the next, ``.venv/bin/...`` is this environment's
 scripts, the Spark drivers are their own processes run as the user the README names, and the
-namenode has the default settings (the catalog's 30 s quiet period included). Only the address
-changes: the test namenode listens on a free port, not 9870."""
+namenode has the default settings (the catalog's 30 s quiet period included). Only the addresses
+change: the test namenode listens on free ports, not 9870 and 8020."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ pytestmark = pytest.mark.spark
 
 README = ROOT / "README.md"
 DEFAULT_PORT = "127.0.0.1:9870"
+DEFAULT_RPC_PORT = "127.0.0.1:8020"
 
 
 def section_blocks(heading: str) -> list[tuple[str, str]]:
@@ -37,15 +38,18 @@ def using_it_blocks() -> list[tuple[str, str]]:
 def paste(blocks: list[tuple[str, str]], server, cwd: Path,
           **replace: str) -> list[str]:
     """Run each block through ``bash -euo pipefail`` in order, as a user's shell in ``cwd``
-    with this environment's scripts as ``.venv/bin`` and the server's address for 9870 (also
-    nnlite's default address, as ``make run``'s would be); a block's exports carry on. Returns
+    with this environment's scripts as ``.venv/bin`` and the server's addresses for 9870 and
+    8020 (also nnlite's default addresses, as ``make run``'s would be); a block's exports
+    carry on. Returns
     each block's stdout."""
     scripts = Path(sys.executable).parent
     assert (scripts / "nnlite").exists(), f"{scripts}: the project is not installed here"
     env = {k: v for k, v in os.environ.items()
            if k not in ("NNLITE_NAMENODE", "HADOOP_USER_NAME", "HADOOP_CLASSPATH")}
     env["NNLITE_NAMENODE"] = server.url
-    replace = {DEFAULT_PORT: f"127.0.0.1:{server.port}", ".venv/bin/": f"{scripts}/", **replace}
+    replace = {DEFAULT_PORT: f"127.0.0.1:{server.port}",
+               DEFAULT_RPC_PORT: f"127.0.0.1:{server.rpc_port}", ".venv/bin/": f"{scripts}/",
+               **replace}
     outputs = []
     for _, code in blocks:
         for old, new in replace.items():
