@@ -3,7 +3,9 @@
 // session each, one request in flight per thread, a shared op budget and a deadline.
 //
 //   java PeerLoad TARGET ADDRESS
-//     TARGET  webhdfs | hdfs | etcd | zookeeper | fsync-append | fsync-inplace
+//     TARGET  webhdfs | hdfs | webhdfs-fs | etcd | zookeeper | fsync-append | fsync-inplace
+//             (webhdfs: a lean HTTP/1.1 client of its own; hdfs and webhdfs-fs: Hadoop's
+//             DistributedFileSystem and WebHdfsFileSystem)
 //     ADDRESS 127.0.0.1:PORT (hdfs: the namenode's RPC port; fsync-*: a directory on the disk
 //             under test)
 //
@@ -49,7 +51,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -253,9 +254,11 @@ public final class PeerLoad {
     }
 
     /**
-     * nnlite over Hadoop IPC (hdfs://) through Hadoop's own DistributedFileSystem, as the
-     * ordinary user bench: mkdirs (answered once the namenode's edits log is synced) and
-     * getFileStatus, one RPC each.
+     * nnlite through one of Hadoop's own FileSystem clients, as the ordinary user bench: mkdirs
+     * (answered once the namenode's edits log is synced) and getFileStatus, one call each.
+     * Target hdfs: DistributedFileSystem over Hadoop IPC (hdfs://, the namenode's RPC port);
+     * target webhdfs-fs: WebHdfsFileSystem over WebHDFS (webhdfs://, its HTTP port), the
+     * client a Spark or Flink job uses when its paths say webhdfs://.
      *
      * <p>One FileSystem per client thread, never a shared one. Hadoop's IPC client keeps one
      * TCP connection per ConnectionId (address, protocol, user ticket, timeouts) and multiplexes
@@ -264,23 +267,27 @@ public final class PeerLoad {
      * thread's instance has a connection of its own, as each WebHDFS client has here: 32
      * clients are 32 connections, each with one call in flight (checked by the harness on the
      * server's port). A shared instance would put all 32 threads' calls on one connection, a
-     * different load (pipelined calls on one socket) from the other systems'.
+     * different load (pipelined calls on one socket) from the other systems'. WebHdfsFileSystem
+     * goes through HttpURLConnection, whose KeepAliveCache keeps at most http.maxConnections
+     * idle connections per server (5 by default): main raises it for this target, so that each
+     * thread keeps its connection as the others' clients do.
      */
-    static final class Hdfs implements Client {
-        private final DistributedFileSystem fs;
+    static final class HadoopFs implements Client {
+        private final FileSystem fs;
 
-        Hdfs(String host, int port) throws IOException, InterruptedException {
+        HadoopFs(String scheme, String expected, String host, int port)
+                throws IOException, InterruptedException {
             Configuration conf = new Configuration();
             // no idle close between the untimed warm-up and the timed phase
             conf.setInt("ipc.client.connection.maxidletime", 600_000);
-            URI uri = URI.create("hdfs://" + host + ":" + port);
+            URI uri = URI.create(scheme + "://" + host + ":" + port);
             FileSystem opened = FileSystem.newInstance(uri, conf, "bench");
-            if (!(opened instanceof DistributedFileSystem)) {
+            if (!opened.getClass().getName().equals(expected)) {
                 opened.close();
-                throw new IOException("hdfs:// is " + opened.getClass().getName()
-                        + ", not DistributedFileSystem");
+                throw new IOException(scheme + ":// is " + opened.getClass().getName()
+                        + ", not " + expected);
             }
-            fs = (DistributedFileSystem) opened;
+            fs = opened;
         }
 
         public void makeParent(String dir) throws IOException {
@@ -448,7 +455,10 @@ public final class PeerLoad {
         }
         switch (target) {
             case "webhdfs": return new WebHdfs(host, port);
-            case "hdfs": return new Hdfs(host, port);
+            case "hdfs": return new HadoopFs("hdfs", "org.apache.hadoop.hdfs.DistributedFileSystem",
+                                             host, port);
+            case "webhdfs-fs": return new HadoopFs("webhdfs",
+                    "org.apache.hadoop.hdfs.web.WebHdfsFileSystem", host, port);
             case "etcd": return new Etcd(host, port);
             case "zookeeper": return new ZooKeeperSession(address);
             default: throw new IllegalArgumentException("unknown target " + target);
@@ -641,6 +651,7 @@ public final class PeerLoad {
 
     public static void main(String[] args) throws Exception {
         String target = args[0], address = args[1];
+        if (target.equals("webhdfs-fs")) System.setProperty("http.maxConnections", "256");
         BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Row row = null;
         for (String line; (line = commands.readLine()) != null; ) {

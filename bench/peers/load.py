@@ -25,6 +25,7 @@ ZOOKEEPER_JARS = [str(ZOOKEEPER_JAR), str(ZOOKEEPER_JAR.with_name("slf4j-nop.jar
 # besides (Configuration's logger; with no provider it logs nothing). Nothing else is loaded:
 # commons-logging, log4j and guava stay off the class path.
 HADOOP_JARS = ("hadoop-client-api-", "hadoop-client-runtime-", "slf4j-api-")
+HADOOP_TARGETS = ("hdfs", "webhdfs-fs")          # PeerLoad's targets on Hadoop's FileSystem clients
 JVM_OPTIONS = ["-Xmx512m", "-XX:+UseSerialGC"]
 
 
@@ -50,9 +51,10 @@ def hadoop_jars() -> list[str]:
 
 
 def runtime_jars(target: str) -> list[str]:
-    """What a generator for ``target`` loads: Hadoop's client for hdfs, ZooKeeper's for the
-    others (only the zookeeper target uses it), so that neither meets the other's slf4j."""
-    return hadoop_jars() if target == "hdfs" else ZOOKEEPER_JARS
+    """What a generator for ``target`` loads: Hadoop's client for hdfs and webhdfs-fs,
+    ZooKeeper's for the others (only the zookeeper target uses it), so that neither meets the
+    other's slf4j."""
+    return hadoop_jars() if target in HADOOP_TARGETS else ZOOKEEPER_JARS
 
 
 def compiled(classes: Path) -> Path:

@@ -137,9 +137,10 @@ def split(row: dict) -> str:
 
 
 def rpc_lines(rows: list[dict]) -> list[str]:
-    """nnlite-rpc (hdfs://, DistributedFileSystem) against nnlite (WebHDFS) of the same row and
-    round, one namenode process: the ratio and the server's CPU per op, with their targets; and
-    the best peer of the row."""
+    """nnlite-rpc (hdfs://, DistributedFileSystem) against nnlite (WebHDFS, PeerLoad's lean
+    client) of the same row and round, one namenode process: the ratio and the server's CPU per
+    op, with their targets; against nnlite-webhdfs-fs (WebHDFS through Hadoop's
+    WebHdfsFileSystem) when it ran; and the best peer of the row."""
     lines = []
     for r in rows:
         if r["system"] != "nnlite-rpc" or not r["ops"]:
@@ -153,6 +154,11 @@ def rpc_lines(rows: list[dict]) -> list[str]:
             if key in RPC_TARGETS:
                 met = ratio >= RPC_TARGETS[key] and not r["errors"]
                 head += f" (target >= {RPC_TARGETS[key]:.1f}x: {'MET' if met else 'NOT MET'})"
+        hadoop_web = same_row(rows, "nnlite-webhdfs-fs", r)
+        if hadoop_web is not None and hadoop_web["ops_s"]:
+            head += (f"; vs WebHdfsFileSystem {number(hadoop_web['ops_s'])} ops/s -> "
+                     f"{r['ops_s'] / hadoop_web['ops_s']:.2f}x (client us/op "
+                     f"{number(hadoop_web['cli_us_per_op'])}, server {split(hadoop_web)})")
         cpu = RPC_CPU_TARGETS[r["kind"]]
         head += (f"; server us/op {split(r)}"
                  + (f" vs {split(web)}" if web is not None else "")

@@ -32,7 +32,10 @@ with ``--rpc-port`` and driven over Hadoop IPC (``hdfs://``) by Hadoop's own
 ``DistributedFileSystem``, one FileSystem and so one connection per client thread (PeerLoad's
 ``Hdfs``): mkdirs and getFileStatus. Its rows are compared with ``nnlite``'s (WebHDFS, the
 same process) of the same round, with the issue's targets (RPC ≥ 2× WebHDFS; server CPU ≤ 20
-µs per create, ≤ 10 per lookup).
+µs per create, ≤ 10 per lookup). ``nnlite-webhdfs-fs`` (not in the default set) is that process
+again, over WebHDFS through Hadoop's own ``WebHdfsFileSystem`` (PeerLoad's ``HadoopFs``), the
+client a job uses for ``webhdfs://`` paths, where ``nnlite``'s rows use a lean HTTP client:
+``nnlite-rpc`` against it compares the two schemes as a Spark or Flink job meets them.
 
 Output: bench/out/peers-<UTC time>/ (gitignored): results.json, report.txt, the servers' logs.
 """
@@ -58,7 +61,7 @@ TREE = Path(__file__).resolve().parents[2]
 OUT = TREE / "bench" / "out"
 MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}   # fsync costs nothing there
 SYSTEMS = ("nnlite", "zookeeper", "etcd", "fsync-append", "fsync-inplace")
-CHOICES = SYSTEMS + ("nnlite-ha", "nnlite-rpc")   # the default set, and what --systems may add
+CHOICES = SYSTEMS + ("nnlite-ha", "nnlite-rpc", "nnlite-webhdfs-fs")   # the default set, and what --systems may add
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -146,7 +149,8 @@ def build_servers(args, work: Path, out: Path) -> list[servers.Server]:
     shared: list[servers.Namenode] = []
 
     def namenode(d: Path) -> servers.Namenode:
-        """nnlite's one namenode, made by nnlite or nnlite-rpc, whichever comes first."""
+        """nnlite's one namenode, made by whichever of nnlite, nnlite-rpc and
+        nnlite-webhdfs-fs comes first."""
         if not shared:
             rpc_port = args.rpc_port if "nnlite-rpc" in chosen else None
             shared.append(servers.Namenode(d, out, namenode_tree(args, d), python, args.nn_port,
@@ -157,6 +161,7 @@ def build_servers(args, work: Path, out: Path) -> list[servers.Server]:
     makers = {
         "nnlite": namenode,
         "nnlite-rpc": lambda d: servers.NamenodeRpc(namenode(d)),
+        "nnlite-webhdfs-fs": lambda d: servers.NamenodeHadoopWebHdfs(namenode(d)),
         "nnlite-ha": lambda d: servers.NamenodeHASet(d, out, namenode_tree(args, d), python,
                                                      numbers(args.ha_nn_ports),
                                                      args.ha_etcd_port, args.nn_defines,

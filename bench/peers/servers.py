@@ -306,27 +306,24 @@ class Namenode(Server):
         return json.loads(http_get(self.url(query), timeout=5)[1])["beans"][0]
 
 
-class NamenodeRpc(Server):
-    """A ``Namenode``'s Hadoop IPC port (``hdfs://``), driven by Hadoop's own
-    ``DistributedFileSystem`` (PeerLoad's hdfs target) instead of WebHDFS. It shares the
-    namenode object, and so the process, its name dir, its CPU and its sync counters: the
-    WebHDFS rows and the RPC rows of a run measure one process in turn, so their ratio is that
-    of the two protocols alone. Starting or stopping either starts or stops the process."""
+class NamenodeByClient(Server):
+    """A ``Namenode`` driven by another client than the lean WebHDFS one: one of Hadoop's own
+    FileSystem clients. It shares the namenode object, and so the process, its name dir, its
+    CPU and its sync counters: the rows of ``nnlite`` and of these systems measure one process
+    in turn, so their ratio is that of the protocols and clients alone. Starting or stopping
+    any of them starts or stops the process."""
 
-    name, target = "nnlite-rpc", "hdfs"
-
-    def __init__(self, namenode: Namenode):
-        if namenode.rpc_port is None:
-            raise ValueError("nnlite-rpc: the namenode has no --rpc-port")
+    def __init__(self, namenode: Namenode, port: int, what: str):
         super().__init__(namenode.data_dir, namenode.log_dir)
         self.namenode = namenode
-        self.ports = (namenode.rpc_port,)
+        self.ports = (port,)
+        self.what = what
 
     def start(self) -> None:
         self.namenode.start()
         self.command = self.namenode.command
         self.facts = dict(self.namenode.facts, process=f"{self.namenode.name}'s (pid "
-                          f"{self.namenode.process.pid}), Hadoop IPC on port {self.ports[0]}")
+                          f"{self.namenode.process.pid}), {self.what} on port {self.ports[0]}")
 
     def running(self) -> bool:
         return self.namenode.running()
@@ -342,6 +339,29 @@ class NamenodeRpc(Server):
 
     def kill(self) -> None:
         self.namenode.kill()
+
+
+class NamenodeRpc(NamenodeByClient):
+    """The namenode's Hadoop IPC port (``hdfs://``), driven by Hadoop's own
+    ``DistributedFileSystem`` (PeerLoad's hdfs target)."""
+
+    name, target = "nnlite-rpc", "hdfs"
+
+    def __init__(self, namenode: Namenode):
+        if namenode.rpc_port is None:
+            raise ValueError("nnlite-rpc: the namenode has no --rpc-port")
+        super().__init__(namenode, namenode.rpc_port, "Hadoop IPC")
+
+
+class NamenodeHadoopWebHdfs(NamenodeByClient):
+    """The namenode's WebHDFS port driven by Hadoop's own ``WebHdfsFileSystem`` (PeerLoad's
+    webhdfs-fs target): what a job whose paths say ``webhdfs://`` pays per call, where
+    ``nnlite``'s rows use a lean HTTP client of PeerLoad's own."""
+
+    name, target = "nnlite-webhdfs-fs", "webhdfs-fs"
+
+    def __init__(self, namenode: Namenode):
+        super().__init__(namenode, namenode.ports[0], "WebHDFS through WebHdfsFileSystem")
 
 
 class Etcd(Server):
