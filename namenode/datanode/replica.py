@@ -22,11 +22,15 @@ Rules (``BlockReceiver.receivePacket``):
   ``blocks/`` is touched before ``publish``.
 * Readers see the first ``acked`` bytes (those whose packets were acknowledged: after an
   hflush, a new reader sees what was flushed) through ``visible``.
+* A block recovery may take the replica from its writer (``ReplicaInPipeline.stopWriter``):
+  every change holds ``lock``, and once the replica is finalized or discarded by whoever
+  holds it, a change asked for by the other raises ``ReplicaTakenError``.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
 from nnlite.durability import durable
 from nnlite.namenode.blocks import checksum
@@ -34,6 +38,11 @@ from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import copy_range
 
 CHUNK = checksum.BYTES_PER_CRC
+
+
+class ReplicaTakenError(ConnectionError):
+    """The replica is no longer open to this writer: a block recovery finalized or discarded
+    it (the writer's connection is being ended), or it was published."""
 
 
 class ReplicaWriter:
@@ -49,6 +58,7 @@ class ReplicaWriter:
         self.partial = bytearray()
         self.fd: int | None = None
         self.acked = 0              # bytes acknowledged to the writer: what readers may see
+        self.lock = threading.RLock()   # the writer's and a block recovery's changes
 
     def visible(self) -> tuple[int, bytes, int]:
         """What a reader of the replica may see (``ReplicaBeingWritten``'s bytes acked):
@@ -64,6 +74,10 @@ class ReplicaWriter:
     def create(self, tail: tuple[int, int] | None = None) -> None:
         """Open the tmp data file; with ``tail`` = ``(block id, num_bytes)``, start as a copy
         of that published block's first bytes, in its checksum type."""
+        with self.lock:
+            self._create(tail)
+
+    def _create(self, tail: tuple[int, int] | None) -> None:
         self.fd = os.open(self.store.tmp_path(self.block_id),
                           os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         if tail is None:
@@ -82,11 +96,14 @@ class ReplicaWriter:
         given, are the CRCs of ``data``'s chunks counted from its first byte in this
         replica's type (the packet's, verified): used as they are when ``offset`` starts a
         chunk, else the CRCs are computed."""
-        if self.fd is None:
-            raise ValueError(f"replica blk_{self.block_id} is not open")
+        with self.lock:
+            self._write(offset, data, crcs)
+
+    def _write(self, offset: int, data: bytes, crcs: bytes | None) -> None:
+        fd = self._open_fd()
         if offset < self.length:
             self.cut(offset)
-        os.pwrite(self.fd, data, offset)
+        os.pwrite(fd, data, offset)
         view = memoryview(data)
         if self.partial:
             take = view[:CHUNK - len(self.partial)]
@@ -104,12 +121,18 @@ class ReplicaWriter:
 
     def cut(self, offset: int) -> None:
         """Back to the first ``offset`` bytes."""
+        with self.lock:
+            fd = self._open_fd()
+            whole = offset - offset % CHUNK
+            del self.crcs[whole // CHUNK * checksum.CRC_SIZE:]
+            self.partial = bytearray(os.pread(fd, offset - whole, whole))
+            os.ftruncate(fd, offset)
+
+    def _open_fd(self) -> int:
         if self.fd is None:
-            raise ValueError(f"replica blk_{self.block_id} is not open")
-        whole = offset - offset % CHUNK
-        del self.crcs[whole // CHUNK * checksum.CRC_SIZE:]
-        self.partial = bytearray(os.pread(self.fd, offset - whole, whole))
-        os.ftruncate(self.fd, offset)
+            raise ReplicaTakenError(f"replica blk_{self.block_id} is not open (finalized, "
+                                    "discarded, or taken by a block recovery)")
+        return self.fd
 
     def all_crcs(self) -> bytes:
         """Every chunk's CRC, the partial last chunk's included (the meta file's body)."""
@@ -123,29 +146,36 @@ class ReplicaWriter:
 
     def sync(self) -> None:
         """hsync: the bytes so far and their meta, durable in ``tmp/``."""
-        if self.fd is None:
-            raise ValueError(f"replica blk_{self.block_id} is not open")
-        self._write_meta()
-        durable.sync_fd(self.fd, f"blk_{self.block_id}")
-        durable.sync_file(self.store.tmp_path(self.block_id, meta=True))
+        with self.lock:
+            fd = self._open_fd()
+            self._write_meta()
+            durable.sync_fd(fd, f"blk_{self.block_id}")
+            durable.sync_file(self.store.tmp_path(self.block_id, meta=True))
 
     def publish(self) -> tuple[int, tuple[int, bytes, int]]:
         """Finalize: write the meta, publish both files; returns the length and the block's
         digest (``checksum.block_digest``)."""
-        self._write_meta()
-        self._close()
-        self.store.publish_block(self.block_id)
-        return self.length, checksum.block_digest(self.all_crcs(), self.kind)
+        with self.lock:
+            self._open_fd()
+            self._write_meta()
+            self._close()
+            self.store.publish_block(self.block_id)
+            return self.length, self.digest()
+
+    def digest(self) -> tuple[int, bytes, int]:
+        """``checksum.block_digest`` of the replica's bytes."""
+        return checksum.block_digest(self.all_crcs(), self.kind)
 
     def discard(self) -> None:
         """Remove the tmp files (never a published block)."""
-        self._close()
-        for path in (self.store.tmp_path(self.block_id),
-                     self.store.tmp_path(self.block_id, meta=True)):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+        with self.lock:
+            self._close()
+            for path in (self.store.tmp_path(self.block_id),
+                         self.store.tmp_path(self.block_id, meta=True)):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
 
     def _close(self) -> None:
         if self.fd is not None:

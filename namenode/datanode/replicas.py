@@ -12,10 +12,13 @@ A block id moves through:
   pipeline recovery (``PIPELINE_SETUP_STREAMING_RECOVERY``: ``recover`` takes it back, cut
   to its acknowledged bytes), then is discarded. In a pipeline of one there is nobody to
   recover the pipeline with, but the namenode may still recover the lease: a replica with
-  acknowledged bytes is parked with no expiry (an RBW replica stays on a DataNode until
-  block recovery finalizes it), one without is discarded at once. The namenode's
-  ``forget`` hands a parked replica back to be discarded, its lease recovery's ``take``
-  hands it back to be finalized (``FsDatasetImpl.initReplicaRecovery``, below);
+  bytes written is parked with no expiry (an RBW replica stays on a DataNode until block
+  recovery finalizes it), one without is discarded at once. The namenode's ``forget``
+  hands a parked replica back to be discarded, its lease recovery's ``take`` hands it back
+  to be finalized (``FsDatasetImpl.initReplicaRecovery``, below) -- also a replica still
+  being written, whose writer is stopped: its connection is aborted, as
+  ``initReplicaRecovery`` stops the writer of an RBW replica (``ReplicaInPipeline
+  .stopWriter``) before it recovers it;
 * finalized -- published, with its length and digest for the namenode (``finalized``,
   ``digest``) until it ``forget``s it. A PIPELINE_CLOSE_RECOVERY of a finalized block (the
   last ack was lost) is accepted: the block stays as published.
@@ -30,7 +33,7 @@ import asyncio
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from nnlite.formats.hadoop.datatransfer import BlockConstructionStage as Stage
 from nnlite.formats.hadoop.datatransfer import Status
@@ -50,6 +53,7 @@ Digest = tuple[int, bytes, int]
 class Write:
     """A block being written, or parked for recovery."""
     replica: ReplicaWriter
+    abort: Callable[[], object] | None = None   # ends the writer's connection
     parked: bool = False
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     expiry: asyncio.TimerHandle | None = None
@@ -78,18 +82,23 @@ class ReplicaMap:
             self._finalized.pop(block_id, None)
         return self.take(block_id)
 
-    def take(self, block_id: int) -> ReplicaWriter | None:
+    def take(self, block_id: int, stop: bool = False) -> ReplicaWriter | None:
         """The parked replica of ``block_id``, no longer parked (for the caller to finalize
         or discard), or None when none is parked: lease recovery's
         ``FsDatasetImpl.initReplicaRecovery``, which takes an RBW replica out of the writer's
-        hands. A write still under way is not taken."""
+        hands. With ``stop``, a write still under way is taken too and its connection
+        aborted (``ReplicaInPipeline.stopWriter``): its writer finds the replica closed at
+        its next change (``ReplicaTakenError``) and ends without touching it."""
         with self._lock:
             write = self._writes.get(block_id)
-            if write is None or not write.parked:
+            if write is None or not (write.parked or stop):
                 return None
             del self._writes[block_id]
         if write.expiry is not None:
             write.expiry.cancel()
+        if not write.parked and write.abort is not None:
+            write.abort()
+            log.info("datanode: the writer of blk_%d stopped for a block recovery", block_id)
         return write.replica
 
     def finalized(self, block_id: int) -> tuple[int, Digest] | None:
@@ -131,9 +140,11 @@ class ReplicaMap:
             self._writes[block.blockId] = None
         return tail
 
-    def start(self, replica: ReplicaWriter) -> None:
+    def start(self, replica: ReplicaWriter, abort: Callable[[], object] | None = None) -> None:
+        """``replica`` is being written; ``abort`` ends its writer's connection (any
+        thread)."""
         with self._lock:
-            self._writes[replica.block_id] = Write(replica)
+            self._writes[replica.block_id] = Write(replica, abort)
 
     def published(self, block_id: int, length: int, digest: Digest) -> None:
         with self._lock:
@@ -141,16 +152,18 @@ class ReplicaMap:
                 self._finalized[block_id] = (length, digest)
                 del self._expected[block_id]
 
-    def end(self, block_id: int, keep: bool, expires: bool = True) -> ReplicaWriter | None:
-        """The write's connection ended. With ``keep`` (a broken connection) the replica is
+    def end(self, replica: ReplicaWriter, keep: bool,
+            expires: bool = True) -> ReplicaWriter | None:
+        """The write of ``replica`` ended. With ``keep`` (a broken connection) the replica is
         parked for recovery, discarded after ``RECOVERY_GRACE`` if ``expires`` (a pipeline
         of several: its client recovers it now or never), else kept until the namenode
         takes or forgets it (a pipeline of one: only lease recovery can finalize it);
-        without ``keep`` it is returned, for the caller to discard if unpublished."""
+        without ``keep`` it is returned, for the caller to discard if unpublished. Nothing
+        when a block recovery took it meanwhile."""
+        block_id = replica.block_id
         with self._lock:
             write = self._writes.get(block_id)
-            if write is None:
-                self._writes.pop(block_id, None)
+            if write is None or write.replica is not replica:
                 return None
             write.ended.set()
             if not keep:
@@ -160,8 +173,9 @@ class ReplicaMap:
         if expires:
             write.expiry = asyncio.get_running_loop().call_later(
                 RECOVERY_GRACE, self._expire, block_id, write)
-        log.info("datanode: blk_%d parked at %d bytes for a %s recovery", block_id,
-                 write.replica.acked, "pipeline" if expires else "lease")
+        log.info("datanode: blk_%d parked at %d bytes (%d acknowledged) for a %s recovery",
+                 block_id, write.replica.length, write.replica.acked,
+                 "pipeline" if expires else "lease")
         return None
 
     def _expire(self, block_id: int, write: Write) -> None:

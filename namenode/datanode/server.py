@@ -16,8 +16,9 @@ connection to read the next block): each op is the 3-byte head and a delimited r
   published and its length recorded (``finalized``) before its ack. A broken pipeline of
   several is recovered on the datanodes left (PIPELINE_SETUP_STREAMING_RECOVERY,
   PIPELINE_CLOSE_RECOVERY: ``replicas.ReplicaMap``). A write of one datanode whose
-  connection broke leaves its acknowledged bytes in ``tmp/`` for the namenode's lease
-  recovery, which finalizes them (``recover``) or lets them go (``forget``).
+  connection broke leaves the bytes it wrote in ``tmp/`` for the namenode's lease
+  recovery, which finalizes them (``recover``, also of a write still under way, whose
+  writer it stops) or lets them go (``forget``).
 * READ_BLOCK (``sender.BlockSender``): SUCCESS with ``ReadOpChecksumInfoProto``, the
   packets, then the client's ``ClientReadStatusProto`` (after a whole range only). A block
   being written is read up to its acknowledged bytes (``visible_length``).
@@ -155,36 +156,47 @@ class DataNodeServer:
         ``FSNamesystem.internalReleaseLease`` starts a block recovery; the DataNode's
         ``BlockRecoveryWorker`` runs ``FsDatasetImpl.initReplicaRecovery`` then
         ``updateReplicaUnderRecovery``, and the namenode records the result with
-        ``commitBlockSynchronization``): a replica parked after its writer's connection
-        broke is finalized at its acknowledged length (every byte a writer's hflush/hsync
-        returned for, never one it was not told of), published durably by the store's
-        rule (fsync, rename into ``blocks/``, fsync the directory), and recorded as
-        ``finalized``; returns that length. A block already finalized returns its length.
-        None when there is nothing to keep: no replica, one with no acknowledged byte
-        (discarded), or a write still under way (HDFS would stop its writer; here it goes
-        on, publishing nothing the namenode refers to). Runs on the caller's thread: the
-        fsyncs block it, once per recovered lease."""
+        ``commitBlockSynchronization``). The replica is taken from its writer -- parked
+        after its connection broke, or still being written, whose writer is stopped
+        (``initReplicaRecovery`` stops an RBW replica's writer first) -- and finalized at
+        the bytes it holds (the recovery's length of an RBW replica is its bytes on disk,
+        ``ReplicaUnderRecovery.createInfo``: every byte a writer's hflush/hsync returned
+        for, and the packets taken since), published durably by the store's rule (fsync,
+        rename into ``blocks/``, fsync the directory), and recorded as ``finalized``;
+        returns that length. A block already finalized returns its length. None when there
+        is nothing to keep: no replica, or one with no byte (discarded). Runs on the
+        caller's thread: the fsyncs block it, once per recovered lease."""
         done = self.finalized(block_id)
         if done is not None:
             return done
-        replica = self.replicas.take(block_id)
+        replica = self.replicas.take(block_id, stop=True)
         if replica is None:
             return None
-        if replica.acked == 0:
-            replica.discard()
-            return None
-        replica.cut(replica.acked)
-        try:
-            length, digest = replica.publish()
-        except (OSError, BlockMissingError):
-            log.warning("datanode: blk_%d could not be finalized for a lease recovery",
-                        block_id, exc_info=True)
-            replica.discard()
-            return None
+        with replica.lock:          # a packet or an hsync of its writer ends first
+            if replica.fd is None:
+                return self._published_meanwhile(replica)
+            if replica.length == 0:
+                replica.discard()
+                return None
+            try:
+                length, digest = replica.publish()
+            except (OSError, BlockMissingError):
+                log.warning("datanode: blk_%d could not be finalized for a lease recovery",
+                            block_id, exc_info=True)
+                replica.discard()
+                return None
         self.replicas.published(block_id, length, digest)
         log.info("datanode: blk_%d finalized at %d bytes by a lease recovery", block_id,
                  length)
         return length
+
+    def _published_meanwhile(self, replica: ReplicaWriter) -> int | None:
+        """A replica taken from a writer that had just published it (its last packet) or
+        had not opened it yet: the length it was published at, or None."""
+        if not self.store.has(replica.block_id):
+            return None
+        self.replicas.published(replica.block_id, replica.length, replica.digest())
+        return replica.length
 
     def finalized(self, block_id: int) -> int | None:
         """The length of ``block_id`` if a WRITE_BLOCK published it, else None."""
@@ -340,23 +352,24 @@ class DataNodeServer:
             if request.requestedChecksum.type != ChecksumTypeProto.CHECKSUM_NULL:
                 replica.kind = request.requestedChecksum.type
             fresh = True
-        self.replicas.start(replica)
+        self.replicas.start(replica, functools.partial(
+            asyncio.get_running_loop().call_soon_threadsafe, writer.transport.abort))
         try:
             await self._receive(request, replica, fresh, tail, reader, writer)
         except BaseException as exc:
             # a broken connection: in a pipeline of several the client will recover it; in
-            # a pipeline of one, what was acknowledged waits for the namenode's lease
-            # recovery (``recover``)
+            # a pipeline of one, what was written waits for the namenode's lease recovery
+            # (``recover``)
             broken = isinstance(exc, (ConnectionError, asyncio.IncompleteReadError,
                                       TimeoutError))
             several = request.pipelineSize > 1
-            keep = broken and (several or replica.acked > 0)
-            left = self.replicas.end(block.blockId, keep, expires=several)
+            keep = broken and (several or replica.length > 0)
+            left = self.replicas.end(replica, keep, expires=several)
             if left is not None:
                 await asyncio.shield(asyncio.get_running_loop().run_in_executor(
                     None, left.discard))
             raise
-        self.replicas.end(block.blockId, keep=False)
+        self.replicas.end(replica, keep=False)
         return True
 
     async def _receive(self, request: Any, replica: ReplicaWriter, fresh: bool,

@@ -260,14 +260,25 @@ def test_lease_recovery_finalizes_a_broken_write_at_its_acknowledged_bytes(
     assert connect().read_block(block_id, 0, 5000)[0] == DATA[:5000]
 
 
-def test_lease_recovery_leaves_a_write_under_way_alone(store, datanode, connect):
+def test_lease_recovery_stops_a_write_under_way_and_keeps_its_bytes(store, datanode, connect):
+    """A writer still connected (hung, or killed before its connection's end reached the
+    datanode): ``recover`` stops it (``initReplicaRecovery`` -> ``stopWriter``), aborting its
+    connection, and finalizes what it wrote; the writer's later packets change nothing."""
     block_id, client = start_write(store, datanode, connect)
-    client.send(client.packet(0, 0, DATA[:4096]))
+    client.send(client.packet(0, 0, DATA[:4096], sync=True))
     assert client.ack() == (0, [Status.SUCCESS])
-    assert datanode.recover(block_id) is None
-    client.send(client.packet(4096, 1, b"", last=True))
+    client.send(client.packet(4096, 1, DATA[4096:6000]))
     assert client.ack() == (1, [Status.SUCCESS])
-    assert store.data_path(block_id).read_bytes() == DATA[:4096]
+    assert datanode.recover(block_id) == 6000
+    assert store.data_path(block_id).read_bytes() == DATA[:6000]
+    assert datanode.finalized(block_id) == 6000 and tmp_files(store) == []
+    assert datanode.digest(block_id) == checksum.block_digest(checksum.chunk_crcs(DATA[:6000]))
+    with pytest.raises((EOFError, OSError)):
+        client.send(client.packet(6000, 2, DATA[6000:7000], last=True))
+        client.ack()
+    assert store.data_path(block_id).read_bytes() == DATA[:6000]
+    assert datanode.recover(block_id) == 6000
+    assert_serving(store, datanode, connect)
 
 
 @pytest.mark.parametrize("head,status,says", [

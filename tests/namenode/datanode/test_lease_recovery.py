@@ -1,0 +1,84 @@
+"""Lease recovery of a file whose writer went away over hdfs://, with real processes: the
+Rust client hdfs-native writes in a subprocess, hsyncs, and is killed (SIGKILL) or hangs
+(SIGSTOP, its connections left open); another client's recoverLease closes the file with
+every byte the writer had flushed, its last block finalized by the built-in datanode where
+the replica stood (HDFS's block recovery: ``FSNamesystem.internalReleaseLease``, the
+DataNode's ``BlockRecoveryWorker`` / ``FsDatasetImpl.initReplicaRecovery``, which stops a
+writer still connected, then ``commitBlockSynchronization``)."""
+
+from __future__ import annotations
+
+import random
+import select
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from nnlite.client.webhdfs import WebHdfsClient
+from tests.servers import wait_for
+
+hdfs_native = pytest.importorskip("hdfs_native")
+
+BLOCK = 1 << 20                     # dfs.namenode.fs-limits.min-block-size
+SIZE = BLOCK + 300_001              # a full first block, a last block being written
+
+WRITER = """
+import random, sys
+import hdfs_native
+url, path, size, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+data = random.Random(seed).randbytes(size)
+stream = hdfs_native.Client(url).create(path, hdfs_native.WriteOptions(block_size=%d))
+stream.write(data)
+stream.hsync()
+print("flushed", flush=True)
+sys.stdin.read()                    # until killed
+""" % BLOCK
+
+
+def data(seed: int) -> bytes:
+    return random.Random(seed).randbytes(SIZE)
+
+
+def start_writer(url: str, path: str, seed: int) -> subprocess.Popen:
+    """A writer process that has written and hsynced ``data(seed)`` into ``path``."""
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, url, path, str(SIZE), str(seed)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready and proc.stdout.readline() == b"flushed\n", "the writer did not flush"
+    except BaseException:
+        stop(proc)
+        raise
+    return proc
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.kill()
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        pipe.close()
+
+
+@pytest.mark.parametrize("how", ["killed", "hung"])
+def test_recover_lease_keeps_what_the_writer_hsynced(namenode, how):
+    writer = start_writer(namenode.hdfs, "/r/f", seed=1)
+    try:
+        if how == "killed":
+            writer.kill()
+            writer.wait()
+        else:
+            writer.send_signal(signal.SIGSTOP)
+        client = hdfs_native.Client(namenode.hdfs)
+        wait_for(lambda: client.recover_lease("/r/f"), 30, "recoverLease to close the file")
+        assert client.get_file_info("/r/f").length == SIZE
+        with client.read("/r/f") as stream:
+            assert stream.read() == data(1)
+        webhdfs = WebHdfsClient(namenode.url, user="tester")
+        try:
+            assert b"".join(webhdfs.read("/r/f")) == data(1)
+        finally:
+            webhdfs.close()
+    finally:
+        stop(writer)
