@@ -338,10 +338,7 @@ class WebHdfs:
         """The storage policy satisfier is off, as by default (dfs.storage.policy.satisfier
         .mode=none): FSNamesystem.satisfyStoragePolicy refuses."""
         self.fs.check_exists(path, user)
-        raise errors.UnsupportedActionError(
-            "Cannot request to satisfy storage policy when storage policy satisfier feature "
-            "has been disabled by admin. Seek for an admin help to enable it or use Mover "
-            "tool.", path=path)
+        raise errors.UnsupportedActionError(storage_policy.SATISFIER_OFF, path=path)
 
     # ------------------------------------------------ erasure coding: every policy disabled
 
@@ -364,29 +361,21 @@ class WebHdfs:
     def set_ec_policy(self, req, path, user) -> Response:
         """WRITE on the path, then the policy must be enabled; none is."""
         self.fs.check_target(path, user, permission.WRITE)
-        raise errors.HadoopIllegalArgumentError(
-            erasure_coding.not_enabled(req.param("ecpolicy") or ""), path=path)
+        raise erasure_coding.not_enabled(req.param("ecpolicy") or "", path)
 
     def unset_ec_policy(self, req, path, user) -> Response:
         self.fs.check_target(path, user, permission.WRITE)
-        raise errors.NoECPolicySetError(
-            f"No erasure coding policy explicitly set on {paths.normalize(path)}", path=path)
+        raise erasure_coding.none_set(paths.normalize(path))
 
     def enable_ec_policy(self, req, path, user) -> Response:
         permission.check_superuser(self.fs.caller(user), "enable an erasure coding policy")
         name = param_required(req, "ecpolicy", "ENABLEECPOLICY")
-        if erasure_coding.by_name(name) is None:
-            raise errors.HadoopIllegalArgumentError(f"The policy name {name} does not exist")
-        raise errors.UnsupportedActionError(
-            f"Cannot enable erasure coding policy {name}: this NameNode keeps every block "
-            "replicated, with every erasure coding policy disabled")
+        raise erasure_coding.enabling_refused(erasure_coding.known(name).name)
 
     def disable_ec_policy(self, req, path, user) -> Response:
         """Every policy is disabled already: nothing changes, as HDFS answers then."""
         permission.check_superuser(self.fs.caller(user), "disable an erasure coding policy")
-        name = param_required(req, "ecpolicy", "DISABLEECPOLICY")
-        if erasure_coding.by_name(name) is None:
-            raise errors.HadoopIllegalArgumentError(f"The policy name {name} does not exist")
+        erasure_coding.known(param_required(req, "ecpolicy", "DISABLEECPOLICY"))
         return answer_empty(True)
 
     def set_quota_by_storage_type(self, req, path, user) -> Response:

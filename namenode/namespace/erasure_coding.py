@@ -7,12 +7,15 @@ empty: GETECPOLICY answers null (replicated) for every path, SETECPOLICY is refu
 ``FSDirErasureCodingOp``'s HadoopIllegalArgumentException, UNSETECPOLICY with
 NoECPolicySetException, DISABLEECPOLICY changes nothing, and ENABLEECPOLICY is refused as a
 feature switched off (UnsupportedActionException, like the storage policy satisfier). The
-codecs are those Hadoop registers (``CodecRegistry``).
+codecs are those Hadoop registers (``CodecRegistry``). The refusals are made here once, for
+WebHDFS and for ``hdfs://``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from nnlite.namenode import errors
 
 CELL_SIZE = 1024 * 1024
 
@@ -50,7 +53,29 @@ def by_name(name: str) -> Policy | None:
     return next((p for p in POLICIES if p.name == name), None)
 
 
-def not_enabled(name: str) -> str:
+def not_enabled(name: str, path: str) -> errors.HadoopIllegalArgumentError:
     """FSDirErasureCodingOp.getEnabledErasureCodingPolicyByName's refusal (none enabled)."""
-    return (f"Policy '{name}' does not match any enabled erasure coding policies: []. An "
-            f"erasure coding policy can be enabled by enableErasureCodingPolicy API.")
+    return errors.HadoopIllegalArgumentError(
+        f"Policy '{name}' does not match any enabled erasure coding policies: []. An "
+        f"erasure coding policy can be enabled by enableErasureCodingPolicy API.", path=path)
+
+
+def none_set(path: str) -> errors.NoECPolicySetError:
+    """FSDirErasureCodingOp.unsetErasureCodingPolicy's refusal: no policy is set on any path."""
+    return errors.NoECPolicySetError(
+        f"No erasure coding policy explicitly set on {path}", path=path)
+
+
+def known(name: str) -> Policy:
+    """The system policy ``name``, else ErasureCodingPolicyManager's refusal of the name."""
+    policy = by_name(name)
+    if policy is None:
+        raise errors.HadoopIllegalArgumentError(f"The policy name {name} does not exist")
+    return policy
+
+
+def enabling_refused(name: str) -> errors.UnsupportedActionError:
+    """ENABLEECPOLICY of a known policy: the feature is off here."""
+    return errors.UnsupportedActionError(
+        f"Cannot enable erasure coding policy {name}: this NameNode keeps every block "
+        "replicated, with every erasure coding policy disabled")

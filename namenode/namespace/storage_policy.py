@@ -17,6 +17,11 @@ from nnlite.namenode.namespace.inode import INode
 
 XATTR = "system.hsm.block.storage.policy.id"
 UNSPECIFIED = 0
+# FSNamesystem.satisfyStoragePolicy's refusal with the satisfier off, as by default
+# (dfs.storage.policy.satisfier.mode=none): an UnsupportedActionException
+SATISFIER_OFF = ("Cannot request to satisfy storage policy when storage policy satisfier "
+                 "feature has been disabled by admin. Seek for an admin help to enable it or "
+                 "use Mover tool.")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ authentication). The set of calls was read off the clients: hdfs-native's
 ``DistributedFileSystem``, ``FsShell`` and Spark's checkpoint managers run against this
 server (``tests/namenode/rpc``, ``tests/spark``): a call they make that is in
 ``ClientNamenodeProtocol`` but not served here answers UnsupportedOperationException naming
-it, which is how ``getSnapshotDiffReportListing`` was found.
+it, which is how ``getSnapshotDiffReportListing`` was found, and ``satisfyStoragePolicy`` and
+the erasure coding calls once Hadoop's Java checks ran over both schemes
+(``tests/namenode/test_java_*.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from nnlite.namenode import errors
 from nnlite.namenode.blocks.streams import GENSTAMP
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http.data import DataPath
-from nnlite.namenode.namespace import leases, paths, permission, storage_policy
+from nnlite.namenode.namespace import erasure_coding, leases, paths, permission, storage_policy
 from nnlite.namenode.rpc import status
 from nnlite.namenode.rpc.status import Locator, signed
 from nnlite.namenode.rpc.writes import Writes
@@ -302,6 +304,18 @@ class ClientProtocol:
         self.fs.check_exists(req.src, who.user)
         return cn.GetErasureCodingPolicyResponseProto()
 
+    def call_getErasureCodingPolicies(self, req, who: Caller):
+        """Hadoop's system policies, every one DISABLED (``namespace/erasure_coding.py``)."""
+        response = cn.GetErasureCodingPoliciesResponseProto()
+        response.ecPolicies.extend(status.ec_policy(p) for p in erasure_coding.POLICIES)
+        return response
+
+    def call_getErasureCodingCodecs(self, req, who: Caller):
+        response = cn.GetErasureCodingCodecsResponseProto()
+        response.codec.extend(cn.CodecProto(codec=codec, coders=coders)
+                              for codec, coders in erasure_coding.CODECS.items())
+        return response
+
     def call_getEZForPath(self, req, who: Caller):
         self.fs.check_exists(req.src, who.user)
         return cn.GetEZForPathResponseProto()
@@ -374,6 +388,30 @@ class ClientProtocol:
     def call_unsetStoragePolicy(self, req, who: Caller):
         self.fs.unset_storage_policy(req.src, who.user)
         return cn.UnsetStoragePolicyResponseProto()
+
+    def call_satisfyStoragePolicy(self, req, who: Caller):
+        self.fs.check_exists(req.src, who.user)
+        raise errors.UnsupportedActionError(storage_policy.SATISFIER_OFF, path=req.src)
+
+    def call_setErasureCodingPolicy(self, req, who: Caller):
+        """No policy is enabled; a call without a name asks for the default policy, which
+        is none (``NameNodeRpcServer.setErasureCodingPolicy``)."""
+        self.fs.check_target(req.src, who.user, permission.WRITE)
+        raise erasure_coding.not_enabled(req.ecPolicyName, req.src)
+
+    def call_unsetErasureCodingPolicy(self, req, who: Caller):
+        self.fs.check_target(req.src, who.user, permission.WRITE)
+        raise erasure_coding.none_set(paths.normalize(req.src))
+
+    def call_enableErasureCodingPolicy(self, req, who: Caller):
+        permission.check_superuser(self.fs.caller(who.user), "enable an erasure coding policy")
+        raise erasure_coding.enabling_refused(erasure_coding.known(req.ecPolicyName).name)
+
+    def call_disableErasureCodingPolicy(self, req, who: Caller):
+        """Every policy is disabled already: nothing changes, as HDFS answers then."""
+        permission.check_superuser(self.fs.caller(who.user), "disable an erasure coding policy")
+        erasure_coding.known(req.ecPolicyName)
+        return cn.DisableErasureCodingPolicyResponseProto()
 
     def call_allowSnapshot(self, req, who: Caller):
         self.fs.allow_snapshot(req.snapshotRoot, who.user)

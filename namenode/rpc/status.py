@@ -18,6 +18,8 @@ from typing import Any, Callable, Protocol
 
 from nnlite.formats.hadoop import acl, hdfs, security
 from nnlite.namenode.fsnamesystem import FileBlocks
+from nnlite.namenode.namespace.erasure_coding import CELL_SIZE
+from nnlite.namenode.namespace.erasure_coding import Policy as ErasureCodingPolicy
 from nnlite.namenode.namespace.inode import INode
 from nnlite.namenode.namespace.storage_policy import Policy, effective_id
 
@@ -213,6 +215,16 @@ def storage_policy(policy: Policy) -> Any:
         policyId=policy.id, name=policy.name, creationPolicy=types(policy.storage_types),
         creationFallbackPolicy=types(policy.creation_fallbacks),
         replicationFallbackPolicy=types(policy.replication_fallbacks))
+
+
+def ec_policy(policy: ErasureCodingPolicy) -> Any:
+    """ErasureCodingPolicyProto of a system policy as ``getErasureCodingPolicies`` lists it
+    (``PBHelperClient.convertErasureCodingPolicy(ErasureCodingPolicyInfo)``): DISABLED."""
+    return hdfs.ErasureCodingPolicyProto(
+        name=policy.name, cellSize=CELL_SIZE, id=policy.id,
+        state=hdfs.ErasureCodingPolicyState.DISABLED,
+        schema=hdfs.ECSchemaProto(codecName=policy.codec, dataUnits=policy.data_units,
+                                  parityUnits=policy.parity_units))
 
 
 def server_defaults(defaults: dict) -> Any:
