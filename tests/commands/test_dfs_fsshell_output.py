@@ -1,14 +1,15 @@
 """nnlite's ``dfs getfacl``, ``dfs ls``, ``dfs snapshotDiff`` and ``dfs lsSnapshottableDir``
 print what Hadoop's own code prints on the same namespace: FsShell's ``-getfacl`` and ``-ls``,
 SnapshotDiffReport.toString as ``hdfs snapshotDiff`` prints it, SnapshottableDirectoryStatus.print
-as ``hdfs lsSnapshottableDir`` does (PySpark's Hadoop jars, tests/namenode/http/java.py)."""
+as ``hdfs lsSnapshottableDir`` does (PySpark's Hadoop jars, tests/namenode/java.py), with
+Hadoop's client on the namenode over webhdfs:// and over hdfs://."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.commands.helpers import dfs, ok
-from tests.namenode.http.java import Java, shell
+from tests.namenode.java import SCHEMES, Java, shell
 
 pytestmark = pytest.mark.spark
 
@@ -17,8 +18,9 @@ def printed(result) -> str:
     return "".join(line + "\n" for line in ok(result))
 
 
-def test_the_output_is_hadoops(spark, server, tester, base):
-    java = Java(spark, server.port)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_output_is_hadoops(spark, server, tester, base, scheme):
+    java = Java(spark, server, scheme)
     tester.mkdirs(f"{base}/d")
     tester.create(f"{base}/d/f", b"x")
     ok(dfs(server, "setfacl", "-R", "-m", "user:alice:rwx,default:group:staff:r-x", base))
@@ -45,7 +47,7 @@ def test_the_output_is_hadoops(spark, server, tester, base):
                 report.toString() + "\n"                 # SnapshotDiff's println
         out = java.jvm.java.io.ByteArrayOutputStream()
         java.jvm.org.apache.hadoop.hdfs.protocol.SnapshottableDirectoryStatus.print(
-            fs.getSnapshottableDirectoryList(), java.jvm.java.io.PrintStream(out, True))
+            java.snapshottable_dirs(fs), java.jvm.java.io.PrintStream(out, True))
         assert printed(dfs(server, "lsSnapshottableDir")) == out.toString()
     finally:
         fs.close()

@@ -1,8 +1,8 @@
 """POSIX ACLs: acl.py's transformations, storage and inheritance (the cases of Hadoop's
 TestAclTransformation and the rules of AclStorage), then ACLs as the namespace applies them:
 who may change one, how FSPermissionChecker enforces it, what new children inherit, and the
-dfs.namenode.acls.enabled switch. FsShell and Hadoop's client check the same over WebHDFS in
-tests/namenode/http/test_java_acl.py."""
+dfs.namenode.acls.enabled switch. FsShell and Hadoop's client check the same over webhdfs://
+and hdfs:// in tests/namenode/test_java_acl.py."""
 
 from __future__ import annotations
 

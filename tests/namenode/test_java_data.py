@@ -1,10 +1,14 @@
-"""File contents through Hadoop's own ``WebHdfsFileSystem`` and ``FileContext`` (PySpark's
-jars) against a real namenode: the calls Spark's checkpointing makes (create, rename with and
-without OVERWRITE, createNonRecursive, open/seek/read, getFileChecksum, block locations).
+"""File contents through Hadoop's own clients (PySpark's jars) against a real namenode, each
+test over both schemes: ``WebHdfsFileSystem`` (webhdfs://: the namenode's data path) and
+``DistributedFileSystem`` (hdfs://: Hadoop IPC and the built-in datanode), with
+``FileContext`` on each: the calls Spark's checkpointing makes (create, rename with and
+without OVERWRITE, createNonRecursive, open/seek/read, getFileChecksum, block locations), and
+FsShell's commands on files.
 
 The client is configured with 1 KiB blocks, so a few KiB make a multi-block file. The file
 checksum is compared with one assembled by Hadoop's own classes (MD5Hash, DataOutputBuffer,
-MD5MD5CRC32GzipFileChecksum) from the content, so the server computes what HDFS would.
+MD5MD5CRC32GzipFileChecksum) from the content, so the server computes what HDFS would, and
+``hadoop fs -checksum`` prints the same over both schemes.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ import time
 import pytest
 
 from tests.namenode.blocks.helpers import cut
-from tests.namenode.http.helpers import BLOCK, WebHdfs, upload
-from tests.namenode.http.java import java_error, shell
+from tests.namenode.http.helpers import BLOCK, WebHdfs
+from tests.namenode.java import Java, java_error, shell
 
 pytestmark = pytest.mark.spark
 
@@ -181,16 +185,29 @@ def test_file_context_create_and_rename_as_spark_checkpoints_do(fs, java, d):
     assert sorted(s.getPath().getName() for s in fs.listStatus(java.path(d))) == ["1"]
 
 
-def test_composite_crc_is_what_hadoop_s_crc_composer_makes(java, start_namenode):
-    """With dfs.checksum.combine.mode=COMPOSITE_CRC, GETFILECHECKSUM is the composite CRC:
+def test_composite_crc_is_what_hadoop_s_crc_composer_makes(spark, java, start_namenode):
+    """With dfs.checksum.combine.mode=COMPOSITE_CRC the file checksum is the composite CRC:
     every chunk's CRC32C (Hadoop's DataChecksum) composed by Hadoop's CrcComposer, the last
-    chunk by its real length."""
+    chunk by its real length. Over hdfs:// the client's setting chooses it (DFSClient asks
+    the datanode for each block's composite CRC and composes them: FileChecksumHelper); over
+    webhdfs:// the namenode's, and the answer is read as JSON: WebHdfsFileSystem reads only
+    MD5-of-MD5 checksums (JsonUtilClient.toMD5MD5CRC32FileChecksum)."""
     nn = start_namenode("-D", "dfs.checksum.combine.mode=COMPOSITE_CRC",
                         "-D", f"dfs.blocksize={BLOCK}")
-    w = WebHdfs(nn)
-    w.mkdirs("/c")
-    assert upload(w, "/c/f", DATA).status == 201
-    got = w.get("/c/f", "GETFILECHECKSUM").json["FileChecksum"]
+    client = Java(spark, nn, java.scheme, block_size=BLOCK)
+    conf = client.conf()
+    conf.set("dfs.checksum.combine.mode", "COMPOSITE_CRC")
+    fs = java.fs_pkg.FileSystem.newInstance(java.jvm.java.net.URI(client.uri), conf, "tester")
+    try:
+        client.write(fs.create(client.path("/c/f"), False), DATA)
+        if java.scheme == "hdfs":
+            answer = fs.getFileChecksum(client.path("/c/f"))
+            got = {"algorithm": answer.getAlgorithmName(), "length": answer.getLength(),
+                   "bytes": bytes(b & 0xFF for b in answer.getBytes()).hex()}
+        else:
+            got = WebHdfs(nn).get("/c/f", "GETFILECHECKSUM").json["FileChecksum"]
+    finally:
+        fs.close()
     util = java.jvm.org.apache.hadoop.util
     crc32c = util.DataChecksum.Type.CRC32C
     summer = util.DataChecksum.newDataChecksum(crc32c, 512)
@@ -215,3 +232,36 @@ def test_fsshell_checksum_prints_what_hdfs_prints(fs, java, d):
     assert path.endswith(d + "/f") and algorithm == "MD5-of-2MD5-of-512CRC32C"
     # FsShell prints getLength() (28) bytes of getBytes()
     assert value == bytes(b & 0xFF for b in expected.getBytes())[:expected.getLength()].hex()
+
+
+def test_fsshell_commands_on_files(java, d, tmp_path):
+    """Hadoop's FsShell (``hadoop fs``) with fs.defaultFS on the scheme: every command exits
+    0, prints what HDFS prints and leaves what HDFS would (-rm moves to the caller's trash,
+    as fs.trash.interval asks)."""
+    local = tmp_path / "local.txt"
+    local.write_text("hello shell\n" * 100)
+    x = d + "/x"
+
+    def run(*args: str) -> tuple[int, str]:
+        code, printed = shell(java, "tester", *args, settings={"fs.trash.interval": "5"})
+        return code, printed
+
+    commands = [
+        ("-mkdir", "-p", x), ("-put", str(local), x + "/f.txt"), ("-ls", "-R", d),
+        ("-du", "-s", d), ("-df", "/"), ("-count", "-q", d), ("-setrep", "2", x + "/f.txt"),
+        ("-touchz", x + "/empty"), ("-getfacl", x),
+        ("-setfattr", "-n", "user.a", "-v", "b", x), ("-test", "-d", x),
+    ]
+    assert [(c, run(*c)[0]) for c in commands] == [(c, 0) for c in commands]
+    assert run("-cat", x + "/f.txt") == (0, local.read_text())
+    assert run("-stat", "%r %b %n", x + "/f.txt") == (0, "2 1200 f.txt\n")
+    assert run("-getfattr", "-d", x) == (0, f'# file: {x}\nuser.a="b"\n')
+    commands = [
+        ("-appendToFile", str(local), x + "/f.txt"), ("-truncate", "-w", "5", x + "/f.txt"),
+        ("-mv", x + "/f.txt", x + "/g.txt"), ("-cp", x + "/g.txt", x + "/h.txt"),
+        ("-rm", x + "/empty"),
+    ]
+    assert [(c, run(*c)[0]) for c in commands] == [(c, 0) for c in commands]
+    assert run("-cat", x + "/h.txt") == (0, "hello")
+    assert run("-test", "-e", x + "/empty")[0] == 1
+    assert run("-test", "-e", f"/user/tester/.Trash/Current{x}/empty")[0] == 0

@@ -1,25 +1,31 @@
 """Hadoop's Java client and FsShell from PySpark's JVM, for the tests that use them as the
-reference: ``Java`` (classes, paths, a FileSystem per user, reads and writes), ``java_error`` (the Java class of
-what a call raises) and ``shell`` (FsShell's exit code and output)."""
+reference, over either of the namenode's doors: ``Java`` (classes, paths, a FileSystem per
+user, reads and writes) on ``webhdfs://`` (WebHdfsFileSystem) or ``hdfs://``
+(DistributedFileSystem: Hadoop IPC and the built-in datanode), ``java_error`` (the Java class
+of what a call raises) and ``shell`` (FsShell's exit code and output)."""
 
 from __future__ import annotations
 
 import pytest
 
+SCHEMES = ("webhdfs", "hdfs")
+
 
 class Java:
-    """The py4j handles one test needs: classes, paths, arrays, exception names."""
+    """The py4j handles one test needs: classes, paths, arrays, exception names; ``scheme``
+    is the door the FileSystems it opens go through."""
 
-    def __init__(self, spark, port: int, block_size: int | None = None):
+    def __init__(self, spark, namenode, scheme: str = "webhdfs", block_size: int | None = None):
         self.gateway = spark.sparkContext._gateway
         self.jvm = spark.sparkContext._jvm
-        self.uri = f"webhdfs://127.0.0.1:{port}"
+        self.scheme = scheme
+        self.uri = namenode.hdfs if scheme == "hdfs" else f"webhdfs://127.0.0.1:{namenode.port}"
         self.fs_pkg = self.jvm.org.apache.hadoop.fs
         self.block_size = block_size        # the client's dfs.blocksize (None: Hadoop's)
 
     def conf(self):
         conf = self.jvm.org.apache.hadoop.conf.Configuration()
-        conf.setBoolean("fs.webhdfs.impl.disable.cache", True)
+        conf.setBoolean(f"fs.{self.scheme}.impl.disable.cache", True)
         if self.block_size is not None:
             conf.set("dfs.blocksize", str(self.block_size))
         conf.set("dfs.webhdfs.socket.connect-timeout", "10s")
@@ -27,9 +33,18 @@ class Java:
         return conf
 
     def open(self, user: str):
-        """A new WebHdfsFileSystem acting as ``user`` (newInstance: never the shared cache)."""
+        """A new FileSystem of the scheme's acting as ``user`` (newInstance: never the shared
+        cache)."""
         return self.fs_pkg.FileSystem.newInstance(self.jvm.java.net.URI(self.uri), self.conf(),
                                                   user)
+
+    def snapshottable_dirs(self, fs):
+        """The SnapshottableDirectoryStatus[] of ``fs``: the one call the two client classes
+        name differently (DistributedFileSystem.getSnapshottableDirListing,
+        WebHdfsFileSystem.getSnapshottableDirectoryList)."""
+        if self.scheme == "hdfs":
+            return fs.getSnapshottableDirListing()
+        return fs.getSnapshottableDirectoryList()
 
     def path(self, text: str):
         return self.fs_pkg.Path(text)
@@ -100,13 +115,17 @@ class Printed(str):
     err = ""
 
 
-def shell(java, user: str, *args: str) -> tuple[int, Printed]:
-    """Hadoop's FsShell on the namenode as ``user``: its exit code and what it printed."""
+def shell(java, user: str, *args: str, settings: dict[str, str] | None = None
+          ) -> tuple[int, Printed]:
+    """Hadoop's FsShell on the namenode as ``user``, with ``settings`` added to the client's
+    configuration: its exit code and what it printed."""
     jvm = java.jvm
     out, err = jvm.java.io.ByteArrayOutputStream(), jvm.java.io.ByteArrayOutputStream()
     saved, saved_err = jvm.java.lang.System.out, jvm.java.lang.System.err
     conf = java.conf()
     conf.set("fs.defaultFS", str(java.uri))
+    for key, value in (settings or {}).items():
+        conf.set(key, value)
     ugi = jvm.org.apache.hadoop.security.UserGroupInformation.createRemoteUser(user)
     jvm.java.lang.System.setOut(jvm.java.io.PrintStream(out, True))
     jvm.java.lang.System.setErr(jvm.java.io.PrintStream(err, True))

@@ -1,4 +1,5 @@
-"""Hadoop's FileSystem contract over ``webhdfs://`` through PySpark's JVM: the behaviours the
+"""Hadoop's FileSystem contract over ``webhdfs://`` and over ``hdfs://`` (each test once per
+scheme) through PySpark's JVM: the behaviours the
 contract tests in hadoop-common's ``org.apache.hadoop.fs.contract`` (AbstractContractCreate-,
 Append-, Rename-, Delete-, Open-, Seek-, Concat- and GetFileStatusTest) check, as the
 FileSystem specification (filesystem.md) states them and as HDFS's contract options answer
@@ -10,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.namenode.http.helpers import BLOCK
-from tests.namenode.http.java import java_error
+from tests.namenode.java import java_error
 
 pytestmark = pytest.mark.spark
 
@@ -159,11 +160,17 @@ def test_seek_and_read_across_blocks(fs, java, d):             # testSeekAndRead
 
 
 def test_a_read_after_seeking_past_the_end(fs, java, d):     # testSeekPastEndOfFileThenRead
+    """EOFException, where each client's stream raises it: DFSInputStream.seek checks the
+    target against the file's length at once; WebHDFS's stream seeks lazily and refuses the
+    read that follows (the contract allows either: rejects-seek-past-eof)."""
     put(fs, java, d + "/f")
     stream = fs.open(java.path(d + "/f"))
     try:
-        stream.seek(len(DATA) + 10)     # WebHDFS's stream seeks lazily; the read is refused
-        assert java_error(stream.read) == "java.io.EOFException"     # as DFSInputStream.seek
+        if java.scheme == "hdfs":
+            assert java_error(stream.seek, len(DATA) + 10) == "java.io.EOFException"
+        else:
+            stream.seek(len(DATA) + 10)
+            assert java_error(stream.read) == "java.io.EOFException"
     finally:
         stream.close()
 

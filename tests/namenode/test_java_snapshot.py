@@ -1,30 +1,27 @@
 """Snapshots through Hadoop's own client and FsShell (PySpark's jars) against a real
-namenode: ``-createSnapshot``/``-renameSnapshot``/``-deleteSnapshot`` print and do what they
-do on HDFS, the diff report Hadoop's client builds reads as ``hdfs snapshotDiff`` prints it,
-the snapshottable and snapshot listings parse, files read through ``.snapshot`` give what
-was there, and what HDFS refuses raises HDFS's exception classes. Users as in
-tests/namenode/http/helpers.py: tester (supergroup), alice (staff)."""
+namenode, over webhdfs:// and over hdfs:// (each test once per scheme):
+``-createSnapshot``/``-renameSnapshot``/``-deleteSnapshot`` print and do what they do on HDFS,
+the diff report Hadoop's client builds reads as ``hdfs snapshotDiff`` prints it, the
+snapshottable and snapshot listings parse, files read through ``.snapshot`` give what was
+there, and what HDFS refuses raises HDFS's exception classes. Users as in tests/servers.py:
+tester (supergroup), alice (staff)."""
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
-from tests.namenode.http.java import java_error, shell
+from tests.namenode.java import java_error, shell
 
 pytestmark = pytest.mark.spark
 
 SNAPSHOT_EXCEPTION = "org.apache.hadoop.hdfs.protocol.SnapshotException"
-_dirs = itertools.count()
 
 
 @pytest.fixture
-def d(fs, java) -> str:
-    path = f"/snap{next(_dirs)}"
-    assert fs.mkdirs(java.path(path))
-    fs.allowSnapshot(java.path(path))
-    return path
+def d(d, fs, java) -> str:
+    """A fresh directory (tests/namenode/conftest.py's), snapshottable."""
+    fs.allowSnapshot(java.path(d))
+    return d
 
 
 def write(fs, java, path: str, data: bytes) -> None:
@@ -104,7 +101,7 @@ def test_a_snapshot_keeps_a_renamed_file_under_its_old_name(fs, java, d):
 def test_listings_of_snapshottable_directories_and_snapshots(fs, java, d):
     fs.createSnapshot(java.path(d), "s1")
     fs.createSnapshot(java.path(d), "s2")
-    dirs = {s.getFullPath().toString(): s for s in fs.getSnapshottableDirectoryList()}
+    dirs = {s.getFullPath().toString(): s for s in java.snapshottable_dirs(fs)}
     assert dirs[d].getSnapshotNumber() == 2 and dirs[d].getSnapshotQuota() == 65536
     snaps = fs.getSnapshotListing(java.path(d))
     assert [s.getDirStatus().getLocalName() for s in snaps] == ["s1", "s2"]

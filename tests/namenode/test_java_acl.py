@@ -1,31 +1,28 @@
-"""ACLs through Hadoop's own client and FsShell (PySpark's jars) against a real namenode:
+"""ACLs through Hadoop's own client and FsShell (PySpark's jars) against a real namenode, over
+webhdfs:// and over hdfs:// (each test once per scheme):
 ``-setfacl``/``-getfacl``/``-ls`` print what they print on HDFS (FsShell builds its output
 from the AclStatus entries, the FileStatus ``aclBit`` and the permission, so a wrong field
 shows), the FileSystem ACL calls round-trip, the checker enforces the entries, new children
 inherit a default ACL with the client's unmasked mode, and bad ACLs raise Hadoop's
-AclException. Users as in tests/namenode/http/helpers.py: tester (supergroup), alice (staff),
+AclException. Users as in tests/servers.py: tester (supergroup), alice (staff),
 bob (no group)."""
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
-from tests.namenode.http.java import java_error, shell
+from tests.namenode.java import java_error, shell
 
 pytestmark = pytest.mark.spark
 
 ACE = "org.apache.hadoop.security.AccessControlException"
-_dirs = itertools.count()
 
 
 @pytest.fixture
-def d(fs, java) -> str:
-    """A fresh directory, 0750, owned by tester."""
-    path = f"/acl{next(_dirs)}"
-    assert fs.mkdirs(java.path(path), java.permission("750"))
-    return path
+def d(d, fs, java) -> str:
+    """A fresh directory (tests/namenode/conftest.py's), 0750, owned by tester."""
+    fs.setPermission(java.path(d), java.permission("750"))
+    return d
 
 
 def acl_spec(java, text: str):
