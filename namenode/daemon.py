@@ -20,7 +20,7 @@ import signal
 import threading
 
 from nnlite.client.etcd import Etcd
-from nnlite.namenode.blocks import store
+from nnlite.namenode.blocks import rwr, store
 from nnlite.namenode.blocks.lease_recovery import recover_uploads
 from nnlite.namenode.blocks.replication import PREFIX as REPLICA_PREFIX
 from nnlite.namenode.blocks.replication import Replicator
@@ -243,11 +243,19 @@ class Namenode:
             root = self.config.get("nnlite.data.dir") or store.default_data_dir(self.dirs[0])
             self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.last_block_id)
             if not self.config.nameservice():
-                recover_uploads(fs)     # in an HA set, each time it becomes active
+                # in an HA set, each time it becomes active
+                recover_uploads(fs, self._finalize, self.blocks.has)
         except BaseException:
             fs.close()
             raise
         return fs
+
+    def _finalize(self, block_id: int) -> int | None:
+        """Lease recovery of a block being written when a write was cut off: the datanode's
+        (a replica it holds, or one in ``rbw/``), or the store's before the datanode runs."""
+        if self.datanode_server is not None:
+            return self.datanode_server.recover(block_id)
+        return None if self.blocks is None else rwr.finalize(self.blocks, block_id)
 
     def _loaded(self) -> tuple[FSNamesystem, AsyncCommitter, store.BlockStore]:
         """The namesystem, its committer and the block store, once ``start`` opened them."""
@@ -276,7 +284,7 @@ class Namenode:
 
         def on_active(first_block_id: int) -> None:
             blocks.advance(max(fs.last_block_id, first_block_id - 1))
-            recover_uploads(fs)
+            recover_uploads(fs, self._finalize, blocks.has)
 
         ha = HAController(
             fs, Etcd(endpoints, timeout=min(2.0, timeout)),

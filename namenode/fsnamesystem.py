@@ -811,11 +811,20 @@ class FSNamesystem:
             return [(node.path(), node.id, node.client_name) for node in walk(self.ns.tree.root)
                     if not node.is_dir and node.client_name is not None]
 
-    def recover_upload(self, path: str, inode_id: int) -> Logged[bool]:
-        """Close a file whose upload a stop cut off with the blocks it has (startup lease
-        recovery, ``internalReleaseLease``)."""
-        return self._write(self.ns.recover_upload, path, inode_id,
+    def recover_upload(self, path: str, inode_id: int,
+                       blocks: tuple | None = None) -> Logged[bool]:
+        """Close a file whose upload a stop cut off with the blocks it has, or with
+        ``blocks``, those the block store kept of them (startup lease recovery,
+        ``internalReleaseLease``)."""
+        return self._write(self.ns.recover_upload, path, inode_id, blocks,
                            category=OperationCategory.RECOVERY)
+
+    def blocks_under_construction(self, path: str, inode_id: int) -> tuple[edits.Block, ...]:
+        """The blocks the namespace records of a file being written (its lease recovery
+        finalizes the last ones)."""
+        with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
+            return self.ns.tree.get_file(path, inode_id).blocks
 
     def referenced_blocks(self) -> set[int]:
         """Every block id a file refers to or a snapshot keeps (the block sweep's list)."""

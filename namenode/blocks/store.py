@@ -5,6 +5,9 @@ Layout of the data directory (``nnlite.data.dir``, default ``<first name dir>-da
     <data-dir>/in_use.lock                     flock held by the namenode that owns it
     <data-dir>/VERSION                         namespaceID=<id>: serves one namespace only
     <data-dir>/tmp/blk_<id>, blk_<id>.meta     a block being written (emptied at startup)
+    <data-dir>/rbw/blk_<id>, blk_<id>.meta     a replica an hdfs:// client is writing through
+                                               the built-in datanode (kept across restarts,
+                                               as HDFS's rbw/: ``rwr.py`` recovers it)
     <data-dir>/blocks/<NN>/blk_<id>            a published block's bytes; NN = (id >> 8) % 256
     <data-dir>/blocks/<NN>/blk_<id>.meta       its CRC32s: 4 big-endian bytes per 512-byte
                                                chunk, the last chunk possibly shorter
@@ -68,6 +71,7 @@ class BlockStore:
         self.root = Path(root).absolute()
         self.namespace_id = namespace_id
         self.tmp = self.root / "tmp"
+        self.rbw = self.root / "rbw"
         self.blocks = self.root / "blocks"
         self._next_id = last_block_id + 1
         self._inflight: dict[int, int] = {}     # block id -> holders (writers, copies)
@@ -128,8 +132,10 @@ class BlockStore:
                                    f"layoutVersion={LAYOUT_VERSION}\n".encode())
 
     def _prepare(self) -> None:
-        """Empty tmp/ (no writer survives a restart), create the subdirs, find the top id."""
+        """Empty tmp/ (no upload survives a restart; rbw/ is kept), create the subdirs, find
+        the top id."""
         self.tmp.mkdir(exist_ok=True)
+        self.rbw.mkdir(exist_ok=True)
         for name in os.listdir(self.tmp):
             os.unlink(self.tmp / name)
         for i in range(SUBDIRS):
@@ -156,6 +162,9 @@ class BlockStore:
 
     def tmp_path(self, block_id: int, meta: bool = False) -> Path:
         return self.tmp / f"{PREFIX}{block_id}{META if meta else ''}"
+
+    def rbw_path(self, block_id: int, meta: bool = False) -> Path:
+        return self.rbw / f"{PREFIX}{block_id}{META if meta else ''}"
 
     def advance(self, last_block_id: int) -> None:
         """Never hand out an id up to ``last_block_id`` (a standby that became active: its
@@ -304,8 +313,9 @@ class BlockStore:
         freed = 0
         for block_id in block_ids:
             for path in (self.data_path(block_id), self.meta_path(block_id),
-                         self.tmp_path(block_id), self.tmp_path(block_id, meta=True)):
-                published = path.parent != self.tmp
+                         self.tmp_path(block_id), self.tmp_path(block_id, meta=True),
+                         self.rbw_path(block_id), self.rbw_path(block_id, meta=True)):
+                published = path.parent not in (self.tmp, self.rbw)
                 size = _size(path) if published else 0
                 try:
                     os.unlink(path)
@@ -316,10 +326,10 @@ class BlockStore:
             self.used -= freed
 
     def scan(self):
-        """``(block id, mtime)`` of every block file, published or in tmp/ (meta files too,
-        so an orphan meta is found)."""
+        """``(block id, mtime)`` of every block file, published, in tmp/ or in rbw/ (meta
+        files too, so an orphan meta is found)."""
         subdirs = sorted(self.blocks.iterdir()) if self.blocks.is_dir() else []
-        for directory in (self.tmp, *subdirs):
+        for directory in (self.tmp, self.rbw, *subdirs):
             try:
                 with os.scandir(directory) as entries:
                     for entry in entries:

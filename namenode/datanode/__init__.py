@@ -9,7 +9,7 @@ write the blocks that WebHDFS's data path reads and writes, with the same checks
 | ``receiver.py`` | ``BlockReceiver``: WRITE_BLOCK's packets, forwarded, verified, written and acknowledged |
 | ``mirror.py`` | ``Mirror``: the next datanode of a write pipeline, its setup, forwarded packets and acks |
 | ``stream.py`` | the protocol's frames read from an asyncio stream: delimited messages, packets |
-| ``replica.py`` | ``ReplicaWriter``: a block being written in ``tmp/``, its chunk CRCs, publishing |
+| ``replica.py`` | ``ReplicaWriter``: a block being written in ``rbw/`` (kept across restarts), its chunk CRCs, publishing |
 | ``sender.py`` | ``BlockSender``: READ_BLOCK's packets with the stored chunk CRCs |
 | ``ipc.py`` | ``ClientDatanodeService``: ClientDatanodeProtocol's calls (the visible length of a replica) for an IPC server |
 | ``tokens.py`` | ``BlockTokens``: write tokens signed with an HA set's shared secret (BlockTokenSecretManager) |

@@ -8,7 +8,7 @@ A block id moves through:
   for an append) or a writer shows a token the namenode signed (``tokens.BlockTokens``);
 * being written -- one WRITE_BLOCK has it (``start``); a second is refused;
 * parked -- its connection ended before the last packet in a pipeline of more than one
-  datanode: the replica stays in ``tmp/`` for ``RECOVERY_GRACE`` seconds, for the client's
+  datanode: the replica stays in ``rbw/`` for ``RECOVERY_GRACE`` seconds, for the client's
   pipeline recovery (``PIPELINE_SETUP_STREAMING_RECOVERY``: ``recover`` takes it back, cut
   to its acknowledged bytes), then is discarded. In a pipeline of one there is nobody to
   recover the pipeline with, but the namenode may still recover the lease: a replica with
@@ -100,6 +100,11 @@ class ReplicaMap:
             write.abort()
             log.info("datanode: the writer of blk_%d stopped for a block recovery", block_id)
         return write.replica
+
+    def known(self, block_id: int) -> bool:
+        """Whether a write of ``block_id`` is being admitted, written or parked."""
+        with self._lock:
+            return block_id in self._writes
 
     def finalized(self, block_id: int) -> tuple[int, Digest] | None:
         with self._lock:

@@ -83,11 +83,11 @@ class BlockSender:
         return os.fstat(self.data.fileno()).st_size
 
     def _open_being_written(self) -> int:
-        """The tmp file (or the block, if it was published meanwhile: the same bytes); the
+        """The rbw file (or the block, if it was published meanwhile: the same bytes); the
         CRCs come from the writer's, the partial last chunk's computed from the data."""
         size, _, self.kind = self.being_written or (0, b"", 0)
         try:
-            self.data = open(self.store.tmp_path(self.block_id), "rb")
+            self.data = open(self.store.rbw_path(self.block_id), "rb")
         except FileNotFoundError:
             self.data = self.store.open_block(self.block_id, size)
         return size

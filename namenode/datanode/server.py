@@ -16,7 +16,7 @@ connection to read the next block): each op is the 3-byte head and a delimited r
   published and its length recorded (``finalized``) before its ack. A broken pipeline of
   several is recovered on the datanodes left (PIPELINE_SETUP_STREAMING_RECOVERY,
   PIPELINE_CLOSE_RECOVERY: ``replicas.ReplicaMap``). A write of one datanode whose
-  connection broke leaves the bytes it wrote in ``tmp/`` for the namenode's lease
+  connection broke leaves the bytes it wrote in ``rbw/`` for the namenode's lease
   recovery, which finalizes them (``recover``, also of a write still under way, whose
   writer it stops) or lets them go (``forget``).
 * READ_BLOCK (``sender.BlockSender``): SUCCESS with ``ReadOpChecksumInfoProto``, the
@@ -62,7 +62,7 @@ from nnlite.formats.hadoop.datatransfer import (
 )
 from nnlite.formats.hadoop.hdfs import BlockChecksumTypeProto, ChecksumTypeProto
 from nnlite.formats.hadoop.proto import ProtoError
-from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks import checksum, rwr
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import GENSTAMP, BlockMissingError
 from nnlite.namenode.datanode.errors import DataTransferError
@@ -163,15 +163,18 @@ class DataNodeServer:
         ``ReplicaUnderRecovery.createInfo``: every byte a writer's hflush/hsync returned
         for, and the packets taken since), published durably by the store's rule (fsync,
         rename into ``blocks/``, fsync the directory), and recorded as ``finalized``;
-        returns that length. A block already finalized returns its length. None when there
-        is nothing to keep: no replica, or one with no byte (discarded). Runs on the
-        caller's thread: the fsyncs block it, once per recovered lease."""
+        returns that length. A block already finalized returns its length. A replica this
+        datanode has not heard of since it started is one a restart cut off in ``rbw/``:
+        finalized at the length its checksums vouch for (``rwr.finalize``, HDFS's RWR
+        replica). None when there is nothing to keep: no replica, or one with no byte
+        (discarded). Runs on the caller's thread: the fsyncs block it, once per recovered
+        lease."""
         done = self.finalized(block_id)
         if done is not None:
             return done
         replica = self.replicas.take(block_id, stop=True)
         if replica is None:
-            return None
+            return None if self.replicas.known(block_id) else rwr.finalize(self.store, block_id)
         with replica.lock:          # a packet or an hsync of its writer ends first
             if replica.fd is None:
                 return self._published_meanwhile(replica)

@@ -999,14 +999,23 @@ class Namespace:
         _, more = self.append(path, caller, client_name, client_machine)
         return True, ops + more + self._applied(close)
 
-    def recover_upload(self, path: str, inode_id: int) -> Applied[bool]:
+    def recover_upload(self, path: str, inode_id: int,
+                       blocks: tuple | None = None) -> Applied[bool]:
         """Startup lease recovery of an upload cut off by a stop: close the file with the
-        blocks it has."""
+        blocks it has, or with ``blocks`` (those the block store could keep of them, at the
+        lengths it finalized them: ``commitBlockSynchronization``; the content checksum is
+        then unknown)."""
         node = self.tree.get_file(path, inode_id)
         if node.client_name is None:
             return True, []
-        close = edits.CloseFileOp(paths.normalize(path), node.id, node.length, node.mtime,
-                              node.atime, node.blocks, node.checksum)
+        length, checksum = node.length, node.checksum
+        if blocks is None or tuple(map(tuple, blocks)) == node.blocks:
+            blocks = node.blocks
+        else:
+            blocks = tuple(tuple(b) for b in blocks)
+            length, checksum = sum(b[1] for b in blocks), None
+        close = edits.CloseFileOp(paths.normalize(path), node.id, length, node.mtime,
+                                  node.atime, blocks, checksum)
         return True, self._applied(close)
 
     def _unchanged(self, path: str, caller: Caller, inode_id: int, expected_blocks: tuple,

@@ -1,7 +1,7 @@
 """A fuzz run of the transfer port: a valid WRITE_BLOCK session (op, packets, the last
 packet) damaged one way per example -- cut short, bytes flipped, garbage spliced in -- sent
 on a connection of its own. Whatever arrives: no internal error, every connection ends,
-nothing is left in tmp/ once the namenode's lease recovery has run (``recover``: a replica
+nothing is left in rbw/ once the namenode's lease recovery has run (``recover``: a replica
 cut after an acknowledged packet waits for it), a block is published only whole or at its
 acknowledged bytes and with the CRCs of its bytes, and the server goes on serving."""
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from nnlite.namenode.blocks import checksum
 from tests.namenode.datanode.client import TransferClient
-from tests.namenode.datanode.test_server import assert_serving, tmp_files, wait_until
+from tests.namenode.datanode.test_server import assert_serving, rbw_files, wait_until
 
 PIECE = os.urandom(5000)
 
@@ -64,7 +64,7 @@ def test_damaged_sessions(store, datanode, caplog, how):
             pass
     wait_until(lambda: datanode.connection_count == 0)
     recovered = datanode.recover(block_id)
-    assert tmp_files(store) == []
+    assert rbw_files(store) == []
     assert recovered is None or recovered == len(store.data_path(block_id).read_bytes())
     if store.has(block_id):
         data = store.data_path(block_id).read_bytes()

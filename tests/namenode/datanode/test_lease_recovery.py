@@ -4,7 +4,10 @@ Rust client hdfs-native writes in a subprocess, hsyncs, and is killed (SIGKILL) 
 every byte the writer had flushed, its last block finalized by the built-in datanode where
 the replica stood (HDFS's block recovery: ``FSNamesystem.internalReleaseLease``, the
 DataNode's ``BlockRecoveryWorker`` / ``FsDatasetImpl.initReplicaRecovery``, which stops a
-writer still connected, then ``commitBlockSynchronization``)."""
+writer still connected, then ``commitBlockSynchronization``). The namenode (and its
+datanode) SIGKILLed while the file is open: the replica being written survives in ``rbw/``
+and the restarted namenode's lease recovery keeps what its checksums vouch for (HDFS's RWR
+replica, ``BlockPoolSlice.validateIntegrityAndSetLength``)."""
 
 from __future__ import annotations
 
@@ -82,3 +85,18 @@ def test_recover_lease_keeps_what_the_writer_hsynced(namenode, how):
             webhdfs.close()
     finally:
         stop(writer)
+
+
+def test_a_replica_being_written_survives_a_kill_of_the_namenode(start_namenode):
+    nn = start_namenode()
+    writer = start_writer(nn.hdfs, "/r/open", seed=2)
+    try:
+        nn.kill()
+    finally:
+        stop(writer)
+    restarted = start_namenode(name_dirs=nn.name_dirs)
+    client = hdfs_native.Client(restarted.hdfs)
+    wait_for(lambda: client.recover_lease("/r/open"), 30, "the file to be closed")
+    assert client.get_file_info("/r/open").length == SIZE
+    with client.read("/r/open") as stream:
+        assert stream.read() == data(2)

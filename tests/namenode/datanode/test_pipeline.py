@@ -16,7 +16,7 @@ from nnlite.formats.hadoop.hdfs import DatanodeIDProto, DatanodeInfoProto
 from nnlite.namenode.datanode import replicas
 from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.datanode.client import TransferClient, running_datanode
-from tests.namenode.datanode.test_server import DATA, tmp_files, wait_until
+from tests.namenode.datanode.test_server import DATA, rbw_files, wait_until
 
 SECRET = "shared by the HA set"
 
@@ -60,7 +60,7 @@ def test_an_unreachable_second_datanode_is_the_first_bad_link(store, pipeline):
     with TransferClient(first.xfer_port, first.pool_id) as client:
         response = client.open_write(block_id, targets=[info(closed)])
     assert (response.status, response.firstBadLink) == (Status.ERROR, f"127.0.0.1:{closed}")
-    assert tmp_files(store) == [] and not store.has(block_id)
+    assert rbw_files(store) == [] and not store.has(block_id)
     with TransferClient(first.xfer_port, first.pool_id) as client:      # the client retries
         client.write_block(block_id, DATA[:10])
     assert store.has(block_id)
@@ -75,7 +75,7 @@ def test_a_second_datanode_that_refuses_is_the_first_bad_link(store, second_stor
     assert response.status == Status.ERROR_INVALID
     assert response.firstBadLink == f"127.0.0.1:{second.xfer_port}"
     assert "refused" in response.message
-    assert tmp_files(store) == tmp_files(second_store) == []
+    assert rbw_files(store) == rbw_files(second_store) == []
 
 
 def test_a_second_datanode_that_dies_mid_block_is_reported_in_every_ack(store, second_store):
@@ -99,7 +99,7 @@ def test_a_second_datanode_that_dies_mid_block_is_reported_in_every_ack(store, s
         finally:
             client.close()
         assert store.data_path(block_id).read_bytes() == DATA[:8192]
-        assert not second_store.has(block_id) and tmp_files(second_store) == []
+        assert not second_store.has(block_id) and rbw_files(second_store) == []
 
 
 def recovery(client: TransferClient, block_id: int, acked: int, stage=None, **fields) -> int:
@@ -142,7 +142,7 @@ def test_a_broken_pipeline_is_recovered_on_the_datanode_left(store, second_store
                                                        (3, [Status.SUCCESS])]
         assert store.data_path(block_id).read_bytes() == DATA[:20000]
         assert first.finalized(block_id) == 20000
-        assert tmp_files(store) == []
+        assert rbw_files(store) == []
 
 
 def test_a_parked_replica_not_recovered_is_discarded(store, second_store, monkeypatch):
@@ -152,7 +152,7 @@ def test_a_parked_replica_not_recovered_is_discarded(store, second_store, monkey
         first.expect(block_id)
         broken_pipeline(store, second_store, first, block_id)
         wait_until(lambda: first.replicas.being_written(block_id) is None)
-        wait_until(lambda: tmp_files(store) == [])
+        wait_until(lambda: rbw_files(store) == [])
         with TransferClient(first.xfer_port, first.pool_id) as client:
             assert recovery(client, block_id, 8192) == Status.ERROR
         assert not store.has(block_id)
@@ -189,5 +189,5 @@ def test_a_datanode_that_stops_discards_its_parked_replicas(store, second_store)
         first.expect(block_id)
         broken_pipeline(store, second_store, first, block_id)
         wait_until(lambda: first.replicas.parked(block_id))
-        assert tmp_files(store) != []
-    assert tmp_files(store) == [] and not store.has(block_id)
+        assert rbw_files(store) != []
+    assert rbw_files(store) == [] and not store.has(block_id)

@@ -12,7 +12,7 @@ import pytest
 from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.datatransfer import Op, Status
 from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
-from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks import checksum, rwr
 from nnlite.namenode.datanode.server import UUID_FILE, DataNodeServer
 from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.blocks.helpers import reference_checksum
@@ -28,8 +28,8 @@ def wait_until(condition, timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-def tmp_files(store) -> list[str]:
-    return sorted(os.listdir(store.tmp))
+def rbw_files(store) -> list[str]:
+    return sorted(os.listdir(store.rbw))
 
 
 def assert_serving(store, datanode, connect) -> None:
@@ -65,7 +65,7 @@ def test_a_block_written_in_packets_reads_back_with_its_checksums(store, datanod
     assert acks == [(seqno, [Status.SUCCESS]) for seqno in range(5)]
     assert datanode.finalized(block_id) == len(DATA)
     assert store.data_path(block_id).read_bytes() == DATA
-    assert tmp_files(store) == []
+    assert rbw_files(store) == []
     data, headers = connect().read_block(block_id, 0, len(DATA))
     assert data == DATA
     assert [h.seqno for h in headers] == list(range(len(headers)))
@@ -173,7 +173,7 @@ def test_heartbeats_syncs_and_a_resent_partial_chunk(store, datanode, connect):
     assert client.ack() == (-1, [Status.SUCCESS])
     client.send(client.packet(0, 0, DATA[:700], sync=True))
     assert client.ack() == (0, [Status.SUCCESS])
-    assert os.path.getsize(store.tmp_path(block_id)) == 700     # synced in tmp/
+    assert os.path.getsize(store.rbw_path(block_id)) == 700     # synced in rbw/
     assert not store.has(block_id)
     client.send(client.packet(512, 1, DATA[512:3000]))
     client.send(client.packet(3000, 2, b"", last=True))
@@ -181,6 +181,20 @@ def test_heartbeats_syncs_and_a_resent_partial_chunk(store, datanode, connect):
     assert store.data_path(block_id).read_bytes() == DATA[:3000]
     assert datanode.digest(block_id)[1] == checksum.block_digest(
         checksum.chunk_crcs(DATA[:3000]))[1]
+
+
+def test_the_meta_file_follows_every_packet(store, datanode, connect):
+    """No hsync: after each acknowledged packet rbw/ holds its bytes and their CRCs (the
+    partial chunk's too), what a restart finds (blocks/rwr.py); a partial chunk sent again
+    keeps the bytes on disk (BlockReceiver's onDiskLen: the replica never shrinks)."""
+    block_id, client = start_write(store, datanode, connect)
+    meta = store.rbw_path(block_id, meta=True)
+    for seqno, (start, end) in enumerate([(0, 700), (512, 3000), (3000, 3000 + 65_000)]):
+        client.send(client.packet(start, seqno, DATA[start:end]))
+        assert client.ack() == (seqno, [Status.SUCCESS])
+        assert store.rbw_path(block_id).read_bytes() == DATA[:end]
+        assert meta.read_bytes() == checksum.meta_header() + checksum.chunk_crcs(DATA[:end])
+        assert rwr.valid_length(store, block_id)[0] == end
 
 
 def test_an_append_continues_a_copy_of_the_old_block(store, datanode, connect):
@@ -212,33 +226,33 @@ def test_a_wrong_checksum_is_refused_and_nothing_published(store, datanode, conn
     assert client.ack() == (1, [Status.ERROR_CHECKSUM])
     assert client.at_eof()
     assert not store.has(block_id) and datanode.finalized(block_id) is None
-    assert tmp_files(store) == []
+    assert rbw_files(store) == []
     assert_serving(store, datanode, connect)
 
 
 def test_a_connection_cut_mid_packet_publishes_nothing(store, datanode, connect):
-    """A pipeline of one cut after an acknowledged packet: the replica waits in ``tmp/`` for
+    """A pipeline of one cut after an acknowledged packet: the replica waits in ``rbw/`` for
     the namenode (its lease recovery, or ``forget``, which discards it); nothing is
     published meanwhile."""
     block_id, client = start_write(store, datanode, connect)
     client.send(client.packet(0, 0, DATA[:4096]))
     assert client.ack() == (0, [Status.SUCCESS])
     client.send(client.packet(4096, 1, DATA[4096:8192])[:3000])
-    wait_until(lambda: os.path.exists(store.tmp_path(block_id)))
+    wait_until(lambda: os.path.exists(store.rbw_path(block_id)))
     client.close()
     wait_until(lambda: datanode.replicas.parked(block_id))
     assert not store.has(block_id) and datanode.finalized(block_id) is None
     datanode.forget(block_id)
-    assert tmp_files(store) == [] and not store.has(block_id)
+    assert rbw_files(store) == [] and not store.has(block_id)
     assert_serving(store, datanode, connect)
 
 
 def test_a_connection_cut_before_any_ack_keeps_nothing(store, datanode, connect):
     block_id, client = start_write(store, datanode, connect)
     client.send(client.packet(0, 0, DATA[:4096])[:3000])
-    wait_until(lambda: os.path.exists(store.tmp_path(block_id)))
+    wait_until(lambda: os.path.exists(store.rbw_path(block_id)))
     client.close()
-    wait_until(lambda: tmp_files(store) == [])
+    wait_until(lambda: rbw_files(store) == [])
     assert datanode.recover(block_id) is None and not store.has(block_id)
 
 
@@ -254,7 +268,7 @@ def test_lease_recovery_finalizes_a_broken_write_at_its_acknowledged_bytes(
     wait_until(lambda: datanode.replicas.parked(block_id))
     assert datanode.recover(block_id) == 5000
     assert store.data_path(block_id).read_bytes() == DATA[:5000]
-    assert tmp_files(store) == [] and datanode.finalized(block_id) == 5000
+    assert rbw_files(store) == [] and datanode.finalized(block_id) == 5000
     assert datanode.digest(block_id) == checksum.block_digest(checksum.chunk_crcs(DATA[:5000]))
     assert datanode.recover(block_id) == 5000                       # asked again: the same
     assert connect().read_block(block_id, 0, 5000)[0] == DATA[:5000]
@@ -271,7 +285,7 @@ def test_lease_recovery_stops_a_write_under_way_and_keeps_its_bytes(store, datan
     assert client.ack() == (1, [Status.SUCCESS])
     assert datanode.recover(block_id) == 6000
     assert store.data_path(block_id).read_bytes() == DATA[:6000]
-    assert datanode.finalized(block_id) == 6000 and tmp_files(store) == []
+    assert datanode.finalized(block_id) == 6000 and rbw_files(store) == []
     assert datanode.digest(block_id) == checksum.block_digest(checksum.chunk_crcs(DATA[:6000]))
     with pytest.raises((EOFError, OSError)):
         client.send(client.packet(6000, 2, DATA[6000:7000], last=True))
@@ -301,7 +315,7 @@ def test_an_oversized_packet_is_refused(store, datanode, connect):
     block_id, client = start_write(store, datanode, connect)
     client.send(dt.PACKET_LENGTHS.pack(dt.MAX_PACKET_SIZE, 30))
     assert client.at_eof()
-    wait_until(lambda: tmp_files(store) == [])
+    wait_until(lambda: rbw_files(store) == [])
     assert not store.has(block_id)
     assert_serving(store, datanode, connect)
 
@@ -318,7 +332,7 @@ def test_writes_the_namenode_did_not_allocate_are_refused(store, datanode, conne
     datanode.expect(forgotten)
     datanode.forget(forgotten)
     assert connect().open_write(forgotten).status == Status.ERROR_INVALID
-    assert tmp_files(store) == []
+    assert rbw_files(store) == []
 
 
 def test_a_checksum_type_it_cannot_store_is_refused(store, datanode, connect):
