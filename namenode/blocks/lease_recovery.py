@@ -69,17 +69,24 @@ def recover_uploads(fs: Recovering[L], finalize: Callable[[int], int | None] | N
 
 def kept(blocks: tuple[Block, ...], finalize: Callable[[int], int | None],
          published: Callable[[int], bool]) -> tuple[Block, ...]:
-    """``blocks`` as the store keeps them, up to the first it has nothing of: a published
-    one at its recorded length (its writer's, reported when it asked for the next: HDFS
-    commits a block so), except the last, and any not published, at the length
-    ``finalize`` keeps it at (``internalReleaseLease`` recovers the last block; a finalized
-    one's length is the replica's)."""
+    """``blocks`` as the store keeps them: a published one at its recorded length (its
+    writer's, reported when it asked for the next: HDFS commits a block so), except the
+    last, and any not published, at the length ``finalize`` keeps it at
+    (``internalReleaseLease`` recovers the last block; a finalized one's length is the
+    replica's). A block the store has nothing of is dropped with the rest when nothing of it
+    was recorded either (HDFS removes a last block no datanode holds); one recorded with
+    bytes stays as recorded, a missing block for readers to report, never a file shortened
+    in silence."""
     out: list[Block] = []
     for i, (block_id, length, genstamp) in enumerate(blocks):
         if i == len(blocks) - 1 or not published(block_id):
             recovered = finalize(block_id)
-            if not recovered:
+            if recovered:
+                length = recovered
+            elif length == 0:
                 break
-            length = recovered
+            else:
+                log.error("lease recovery: blk_%d (%d bytes recorded) is not in the block "
+                          "store: kept as recorded, missing", block_id, length)
         out.append((block_id, length, genstamp))
     return tuple(out)

@@ -132,14 +132,18 @@ class BlockStore:
                                    f"layoutVersion={LAYOUT_VERSION}\n".encode())
 
     def _prepare(self) -> None:
-        """Empty tmp/ (no upload survives a restart; rbw/ is kept), create the subdirs, find
-        the top id."""
+        """Empty tmp/ (no upload survives a restart; rbw/ is kept but for the replicas of
+        blocks published since), create the subdirs, find the top id."""
         self.tmp.mkdir(exist_ok=True)
         self.rbw.mkdir(exist_ok=True)
         for name in os.listdir(self.tmp):
             os.unlink(self.tmp / name)
         for i in range(SUBDIRS):
             (self.blocks / f"{i:02x}").mkdir(parents=True, exist_ok=True)
+        for name in os.listdir(self.rbw):       # a replica published since (a copy's)
+            block_id = _block_id(name)
+            if block_id is not None and self.has(block_id):
+                os.unlink(self.rbw / name)
         durable.sync_dir(self.root)
         top = max((block_id for block_id, _ in self.scan()), default=0)
         self._next_id = max(self._next_id, top + 1)

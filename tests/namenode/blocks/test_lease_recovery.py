@@ -58,13 +58,17 @@ def rbw(store, data: bytes) -> int:
     return block_id
 
 
-@pytest.mark.parametrize("last", ["rbw", "published", "missing"])
-def test_an_hdfs_write_keeps_its_blocks_and_the_replica_being_written(tmp_path, store, last):
+@pytest.mark.parametrize("last,recorded,length", [
+    ("rbw", 0, 700), ("rbw", 500, 700), ("published", 0, 700), ("missing", 0, None),
+    ("missing", 500, 500)])
+def test_an_hdfs_write_keeps_its_blocks_and_the_replica_being_written(tmp_path, store, last,
+                                                                      recorded, length):
     """A write over hdfs:// recorded its blocks (UpdateBlocksOp at addBlock: the last one at
-    0 bytes, the length no fsync reported); at startup the published ones are kept at their
-    recorded lengths, the last at the length the store keeps it at: an rbw/ replica's
+    0 bytes, or at the length an fsync reported); at startup the published ones are kept at
+    their recorded lengths, the last at the length the store keeps it at: an rbw/ replica's
     valid length (rwr.finalize), a finalized one's size; one the store has nothing of is
-    dropped (HDFS removes a last block no datanode holds)."""
+    dropped when nothing of it was recorded (HDFS removes a last block no datanode holds),
+    else kept as recorded (a missing block, not a file shortened in silence)."""
     name = str(tmp_path / "name")
     format_dirs([NameDir(name)])
     first = published(store, b"a" * 1000)
@@ -74,15 +78,15 @@ def test_an_hdfs_write_keeps_its_blocks_and_the_replica_being_written(tmp_path, 
     with FSNamesystem.open([name]) as fs:
         mutate(fs, lambda ns: ns.create("/rpc", SUPER, client_name="webhdfs-create-5"))
         node = fs.ns.tree.get("/rpc")
-        blocks = ((first, 1000, GENSTAMP), (second, 0, GENSTAMP))
+        blocks = ((first, 1000, GENSTAMP), (second, recorded, GENSTAMP))
         mutate(fs, lambda ns: ns.upload_blocks(node, "webhdfs-create-5", blocks))
     with FSNamesystem.open([name]) as fs:
         assert recover_uploads(fs, functools.partial(rwr.finalize, store), store.has) == [
             ("/rpc", "closed with the blocks it has")]
     with FSNamesystem.open([name]) as fs:               # the recovery was logged
         node = fs.ns.tree.get("/rpc")
-        kept = [(first, 1000, GENSTAMP)] + ([] if last == "missing" else
-                                            [(second, 700, GENSTAMP)])
+        kept = [(first, 1000, GENSTAMP)] + ([] if length is None else
+                                            [(second, length, GENSTAMP)])
         assert (list(node.blocks), node.length, node.client_name) == \
             (kept, sum(b[1] for b in kept), None)
     assert os.listdir(store.rbw) == []

@@ -76,14 +76,18 @@ def test_nothing_valid_is_removed_and_no_replica_is_none(store):
 
 
 def test_rbw_survives_a_reopen_of_the_store_and_tmp_does_not(tmp_path):
+    """... but for the replica of a block published since (a copy received meanwhile)."""
     store = BlockStore.open(tmp_path / "data", namespace_id=7)
     block_id = replica(store, DATA, crcs(DATA))
-    store.tmp_path(block_id + 1).write_bytes(b"an upload cut off")
+    copied = replica(store, DATA, crcs(DATA))
+    store.data_path(copied).write_bytes(DATA)
+    store.tmp_path(copied + 1).write_bytes(b"an upload cut off")
     store.close()
     store = BlockStore.open(tmp_path / "data", namespace_id=7)
     try:
         assert os.listdir(store.tmp) == []
+        assert sorted(os.listdir(store.rbw)) == [f"blk_{block_id}", f"blk_{block_id}.meta"]
         assert rwr.finalize(store, block_id) == len(DATA)
-        assert store.allocate() > block_id                     # ids in rbw/ are not reused
+        assert store.allocate() > copied                       # ids in rbw/ are not reused
     finally:
         store.close()
