@@ -22,7 +22,6 @@ import logging
 from typing import Callable, Protocol, TypeVar
 
 from nnlite.formats.edits import Block
-
 from nnlite.namenode.namespace.leases import upload_kind
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,9 @@ import sys
 import pytest
 
 from nnlite.client.webhdfs import WebHdfsClient
-from tests.servers import wait_for
+from nnlite.formats.hadoop import client_namenode as cn
+from tests.namenode.rpc.rawclient import RawClient
+from tests.servers import HDFS_LEASES, wait_for
 
 hdfs_native = pytest.importorskip("hdfs_native")
 
@@ -67,13 +69,15 @@ def stop(proc: subprocess.Popen) -> None:
 @pytest.mark.parametrize("how", ["killed", "hung"])
 def test_recover_lease_keeps_what_the_writer_hsynced(namenode, how):
     writer = start_writer(namenode.hdfs, "/r/f", seed=1)
+    client = hdfs_native.Client(namenode.hdfs)
     try:
+        # hdfs-native's hsync sends the last block's length (fsync, UPDATE_LENGTH)
+        assert client.get_file_info("/r/f").length == SIZE
         if how == "killed":
             writer.kill()
             writer.wait()
         else:
             writer.send_signal(signal.SIGSTOP)
-        client = hdfs_native.Client(namenode.hdfs)
         wait_for(lambda: client.recover_lease("/r/f"), 30, "recoverLease to close the file")
         assert client.get_file_info("/r/f").length == SIZE
         with client.read("/r/f") as stream:
@@ -85,6 +89,21 @@ def test_recover_lease_keeps_what_the_writer_hsynced(namenode, how):
             webhdfs.close()
     finally:
         stop(writer)
+
+
+def test_the_hard_limit_recovers_a_killed_writer_s_file_whole(start_namenode):
+    """Nobody calls recoverLease: the lease monitor revokes the lease past its hard limit
+    (``LeaseManager.checkLeases``) and the file closes with every hsynced byte."""
+    nn = start_namenode(*HDFS_LEASES)
+    writer = start_writer(nn.hdfs, "/r/left", seed=4)
+    stop(writer)
+    with RawClient(nn.rpc_port).connect(user="tester") as raw:
+        wait_for(lambda: raw.answer("isFileClosed", cn.IsFileClosedRequestProto(
+            src="/r/left")).result, 30, "the hard limit to close the file")
+    client = hdfs_native.Client(nn.hdfs)
+    assert client.get_file_info("/r/left").length == SIZE
+    with client.read("/r/left") as stream:
+        assert stream.read() == data(4)
 
 
 def test_a_replica_being_written_survives_a_kill_of_the_namenode(start_namenode):
