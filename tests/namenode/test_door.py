@@ -143,6 +143,7 @@ WRITES = {
     "reopen_for_append": ("/a/t", USER, "webhdfs-append-1", "h"),
     "complete_upload": (None, "webhdfs-create-1", (), 0, b"", False),
     "abandon_upload": (None, "webhdfs-create-1"),
+    "record_upload_blocks": (None, "webhdfs-create-1", ()),
     "truncate_blocks": ("/a/t", USER, 0),
 }
 KEYWORDS = {"complete_upload": ("blocks", "length", "checksum", "appended")}
