@@ -527,6 +527,31 @@ class ClientProtocol:
         return cn.UpdateBlockForPipelineResponseProto(
             block=self.locator.located(block, self.writes.offset(file), write=True))
 
+    def call_getAdditionalDatanode(self, req, who: Caller):
+        """A datanode in place of one a pipeline lost (``DataStreamer
+        .addDatanode2ExistingPipeline``, when ``ReplaceDatanodeOnFailure`` asks for one: a
+        file of replication 3 or more that lost a datanode; never below 3 under the DEFAULT
+        policy, Hadoop's and hdfs-native's). HDFS answers the pipeline's datanodes and the
+        ones it chose outside ``existings`` and ``excludes``; a datanode joining mid-block
+        needs the replica copied to it first (TRANSFER_BLOCK), which the built-in datanode
+        does not serve, so none is chosen: the answer is the pipeline's own datanodes, HDFS's
+        answer when no datanode is left (an HA set of two has none), and the client's rule
+        decides (Hadoop's: go on with ``...replace-datanode-on-failure.min-replication``
+        datanodes or ``best-effort``, else fail; hdfs-native's: best effort)."""
+        file = self.writes.writing(req.clientName, req.blk.blockId)
+        block = (req.blk.blockId, req.blk.numBytes, GENSTAMP)
+        base = self.locator.located(block, self.writes.offset(file), write=True)
+        located = hdfs.LocatedBlockProto(b=base.b, offset=base.offset, corrupt=False,
+                                         blockToken=base.blockToken)
+        for i, node in enumerate(req.existings):
+            located.locs.append(node)
+            located.isCached.append(False)
+            located.storageTypes.append(hdfs.StorageTypeProto.DISK)
+            located.storageIDs.append(req.existingStorageUuids[i]
+                                      if i < len(req.existingStorageUuids)
+                                      else f"DS-{node.id.datanodeUuid}")
+        return cn.GetAdditionalDatanodeResponseProto(block=located)
+
     def call_updatePipeline(self, req, who: Caller):
         """The rebuilt pipeline (``FSNamesystem.updatePipeline``): its datanodes are the
         block's copies from now on (fewer than wanted: under-replicated at the close)."""
