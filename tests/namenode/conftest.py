@@ -7,7 +7,8 @@ that need the module's namenode: ``server`` (tests/conftest.py's ``module_nameno
 the module brings its own), ``java`` (the handles for it, once over each scheme of
 tests/namenode/java.py's ``SCHEMES``, so every test runs over ``webhdfs://`` and over
 ``hdfs://``; with Hadoop's block size unless the module's ``java_block_size`` says otherwise:
-the data modules use 1 KiB blocks), ``fs`` and ``alice_fs`` (a FileSystem of that scheme
+the data modules use 1 KiB blocks), ``javas`` (those handles by scheme, for the checks that
+compare the schemes), ``fs`` and ``alice_fs`` (a FileSystem of that scheme
 acting as tester, as alice) and ``d`` (a fresh directory per test, owned by tester, unless the
 module brings its own)."""
 
@@ -42,9 +43,16 @@ def java_block_size() -> int | None:
     return None
 
 
+@pytest.fixture(scope="module")
+def javas(spark, server, java_block_size) -> dict[str, Java]:
+    """The handles over every scheme at once, for the checks that compare them."""
+    return {scheme: Java(spark, server, scheme, block_size=java_block_size)
+            for scheme in SCHEMES}
+
+
 @pytest.fixture(scope="module", params=SCHEMES)
-def java(request, spark, server, java_block_size):
-    return Java(spark, server, request.param, block_size=java_block_size)
+def java(request, javas) -> Java:
+    return javas[request.param]
 
 
 def _file_system(java, user: str):

@@ -13,7 +13,6 @@ import os
 import pytest
 
 from tests.namenode.blocks.helpers import cut, reference_checksum
-from tests.namenode.java import Java
 
 pytestmark = pytest.mark.spark
 
@@ -22,10 +21,14 @@ DATA = os.urandom(2 * BLOCK + 333_333)
 
 
 @pytest.fixture(scope="module")
-def schemes(spark, module_namenode):
+def java_block_size() -> int:
+    return BLOCK
+
+
+@pytest.fixture(scope="module")
+def schemes(javas):
     """Java handles for the namenode over hdfs:// and over webhdfs://, 1 MiB blocks."""
-    return (Java(spark, module_namenode, "hdfs", block_size=BLOCK),
-            Java(spark, module_namenode, "webhdfs", block_size=BLOCK))
+    return javas["hdfs"], javas["webhdfs"]
 
 
 @pytest.fixture(scope="module")
