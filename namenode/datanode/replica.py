@@ -198,6 +198,12 @@ class ReplicaWriter:
         """``checksum.block_digest`` of the replica's bytes."""
         return checksum.block_digest(self.all_crcs(), self.kind)
 
+    def release(self) -> None:
+        """Close the files and keep them in ``rbw/`` (the datanode stops: a restart's lease
+        recovery finalizes what they hold)."""
+        with self.lock:
+            self._close()
+
     def discard(self) -> None:
         """Remove the rbw files (never a published block)."""
         with self.lock:

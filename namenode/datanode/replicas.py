@@ -194,7 +194,7 @@ class ReplicaMap:
 
     def drop_parked(self) -> list[ReplicaWriter]:
         """The parked replicas, no longer waiting (the datanode stops): for the caller to
-        discard."""
+        release (their files stay in ``rbw/``)."""
         with self._lock:
             parked = {block_id: w for block_id, w in self._writes.items()
                       if w is not None and w.parked}

@@ -242,8 +242,9 @@ class DataNodeServer:
         return self.xfer_port
 
     async def close(self) -> None:
-        """Stop listening and end every connection (a write under way publishes nothing,
-        a replica parked for recovery is discarded)."""
+        """Stop listening and end every connection. A write under way publishes nothing;
+        its replica, and every replica parked for recovery, stays in ``rbw/`` (as a DataNode
+        that stops keeps its RBW replicas), for the lease recovery of the next start."""
         if self._server is not None:
             self._server.close()
         for task in list(self._connections):
@@ -251,7 +252,7 @@ class DataNodeServer:
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
         for replica in self.replicas.drop_parked():
-            await asyncio.get_running_loop().run_in_executor(None, replica.discard)
+            await asyncio.get_running_loop().run_in_executor(None, replica.release)
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
@@ -365,8 +366,9 @@ class DataNodeServer:
             # (``recover``)
             broken = isinstance(exc, (ConnectionError, asyncio.IncompleteReadError,
                                       TimeoutError))
+            stopping = isinstance(exc, asyncio.CancelledError)      # close(): rbw/ stays
             several = request.pipelineSize > 1
-            keep = broken and (several or replica.length > 0)
+            keep = (broken or stopping) and (several or replica.length > 0)
             left = self.replicas.end(replica, keep, expires=several)
             if left is not None:
                 await asyncio.shield(asyncio.get_running_loop().run_in_executor(

@@ -162,7 +162,8 @@ class Writes:
         try:
             self._record(file)
         except BaseException:
-            self.abandon_block(file, block_id)
+            file.pending = None
+            self._forget([block_id])
             raise
         return (block_id, 0, GENSTAMP)
 

@@ -106,11 +106,13 @@ def test_the_hard_limit_recovers_a_killed_writer_s_file_whole(start_namenode):
         assert stream.read() == data(4)
 
 
-def test_a_replica_being_written_survives_a_kill_of_the_namenode(start_namenode):
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+def test_a_replica_being_written_survives_a_restart_of_the_namenode(start_namenode, how):
+    """SIGKILL, or SIGTERM (the datanode's stop keeps its replicas in rbw/ too)."""
     nn = start_namenode()
     writer = start_writer(nn.hdfs, "/r/open", seed=2)
     try:
-        nn.kill()
+        nn.kill() if how == "killed" else nn.stop()
     finally:
         stop(writer)
     restarted = start_namenode(name_dirs=nn.name_dirs)

@@ -13,6 +13,7 @@ import pytest
 from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.datatransfer import Status
 from nnlite.formats.hadoop.hdfs import DatanodeIDProto, DatanodeInfoProto
+from nnlite.namenode.blocks import rwr
 from nnlite.namenode.datanode import replicas
 from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.datanode.client import TransferClient, running_datanode
@@ -91,7 +92,7 @@ def test_a_second_datanode_that_dies_mid_block_is_reported_in_every_ack(store, s
                 assert response.status == Status.SUCCESS
                 client.send(client.packet(0, 0, DATA[:4096]))
                 assert client.ack() == (0, [Status.SUCCESS, Status.SUCCESS])
-            # the second datanode stopped (its replica removed): the first goes on alone
+            # the second datanode stopped (its replica kept in rbw/): the first goes on alone
             client.send(client.packet(4096, 1, DATA[4096:8192]))
             assert client.ack() == (1, [Status.SUCCESS, Status.ERROR])
             client.send(client.packet(8192, 2, b"", last=True))
@@ -99,7 +100,8 @@ def test_a_second_datanode_that_dies_mid_block_is_reported_in_every_ack(store, s
         finally:
             client.close()
         assert store.data_path(block_id).read_bytes() == DATA[:8192]
-        assert not second_store.has(block_id) and rbw_files(second_store) == []
+        assert not second_store.has(block_id)
+        assert rbw_files(second_store) == [f"blk_{block_id}", f"blk_{block_id}.meta"]
 
 
 def recovery(client: TransferClient, block_id: int, acked: int, stage=None, **fields) -> int:
@@ -183,11 +185,15 @@ def test_a_close_recovery_of_a_published_block(store, datanode, connect):
     assert store.data_path(block_id).read_bytes() == DATA[:3000]
 
 
-def test_a_datanode_that_stops_discards_its_parked_replicas(store, second_store):
+def test_a_datanode_that_stops_keeps_its_parked_replicas_in_rbw(store, second_store):
+    """As a DataNode keeps its RBW replicas when it stops: the next start's lease recovery
+    finalizes them (blocks/rwr.py)."""
     with running_datanode(store, SECRET) as first:
         block_id = store.allocate()
         first.expect(block_id)
         broken_pipeline(store, second_store, first, block_id)
         wait_until(lambda: first.replicas.parked(block_id))
-        assert rbw_files(store) != []
-    assert rbw_files(store) == [] and not store.has(block_id)
+        parked = rbw_files(store)
+        assert parked != []
+    assert rbw_files(store) == parked and not store.has(block_id)
+    assert rwr.finalize(store, block_id)
