@@ -33,6 +33,7 @@ inside a block copies the kept prefix into a new block (blocks never change) and
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from urllib.parse import quote, urlencode
 
@@ -42,7 +43,7 @@ from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
 from nnlite.namenode.config import ConfigError
-from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
     CreateOptions,
@@ -429,8 +430,7 @@ class DataPath:
         try:
             path, user = self._target(req)
             offset, length = offset_length(req)
-            node = self.fs.get_readable_file(path, user)
-            blocks, size = node.blocks, node.length
+            blocks, size = self._readable(self.fs.get_readable_file(path, user))
             if offset > size:
                 raise EndOfFileError(f"Cannot seek after EOF: offset {offset} is beyond the "
                                      f"length {size} of {path}", path=path)
@@ -452,6 +452,16 @@ class DataPath:
             return Response(200, b"", OCTET, file=self._open_parts(parts, count))
         except Exception as exc:
             return remote.from_error(exc)
+
+    def _readable(self, node: FileBlocks) -> tuple[tuple, int]:
+        """A file's blocks and length for a reader; of a file being written over hdfs://
+        (its blocks recorded as they are handed out), those up to the first this store has
+        not published: the block being written is the datanode's (an hdfs:// reader asks it
+        for its visible bytes)."""
+        if not node.under_construction:
+            return node.blocks, node.length
+        blocks = tuple(itertools.takewhile(lambda b: self.store.has(b[0]), node.blocks))
+        return blocks, sum(b[1] for b in blocks)
 
     def _read_bytes(self, parts) -> bytes:
         out = bytearray()

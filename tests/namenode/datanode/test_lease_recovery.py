@@ -106,6 +106,19 @@ def test_the_hard_limit_recovers_a_killed_writer_s_file_whole(start_namenode):
         assert stream.read() == data(4)
 
 
+def test_webhdfs_reads_the_completed_blocks_of_a_file_open_over_hdfs(namenode):
+    """Its blocks are recorded as they are handed out; the one being written is the
+    datanode's (an hdfs:// reader asks it for the visible bytes), so OPEN over WebHDFS
+    reads the completed ones."""
+    writer = start_writer(namenode.hdfs, "/r/reading", seed=5)
+    webhdfs = WebHdfsClient(namenode.url, user="tester")
+    try:
+        assert b"".join(webhdfs.read("/r/reading")) == data(5)[:BLOCK]
+    finally:
+        webhdfs.close()
+        stop(writer)
+
+
 @pytest.mark.parametrize("how", ["killed", "stopped"])
 def test_a_replica_being_written_survives_a_restart_of_the_namenode(start_namenode, how):
     """SIGKILL, or SIGTERM (the datanode's stop keeps its replicas in rbw/ too)."""
