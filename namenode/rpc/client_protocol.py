@@ -300,8 +300,12 @@ class ClientProtocol:
         return cn.GetCurrentEditLogTxidResponseProto(txid=self.fs.last_written_txid)
 
     def call_getErasureCodingPolicy(self, req, who: Caller):
-        """Every file is replicated: no policy, once the path is known to exist."""
-        self.fs.check_exists(req.src, who.user)
+        """Every file is replicated: no policy, once the path is known to exist
+        (``FSDirErasureCodingOp.getErasureCodingPolicy``: "Path not found" else, as WebHDFS)."""
+        try:
+            self.fs.check_exists(req.src, who.user)
+        except errors.PathNotFoundError as exc:
+            raise errors.PathNotFoundError(f"Path not found: {req.src}", path=req.src) from exc
         return cn.GetErasureCodingPolicyResponseProto()
 
     def call_getErasureCodingPolicies(self, req, who: Caller):

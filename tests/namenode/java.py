@@ -1,8 +1,9 @@
 """Hadoop's Java client and FsShell from PySpark's JVM, for the tests that use them as the
 reference, over either of the namenode's doors: ``Java`` (classes, paths, a FileSystem per
 user, reads and writes) on ``webhdfs://`` (WebHdfsFileSystem) or ``hdfs://``
-(DistributedFileSystem: Hadoop IPC and the built-in datanode), ``java_error`` (the Java class
-of what a call raises) and ``shell`` (FsShell's exit code and output)."""
+(DistributedFileSystem: Hadoop IPC and the built-in datanode), ``java_exception`` and
+``java_error`` (what a call raises, its Java class) and ``shell`` (FsShell's exit code and
+output)."""
 
 from __future__ import annotations
 
@@ -96,12 +97,17 @@ class Java:
             stream.close()
 
 
-def java_error(call, *args) -> str:
-    """The Java class name of the exception ``call(*args)`` raises in the JVM."""
+def java_exception(call, *args):
+    """The Java exception ``call(*args)`` raises in the JVM (its py4j handle)."""
     from py4j.protocol import Py4JJavaError
     with pytest.raises(Py4JJavaError) as info:
         call(*args)
-    exc = info.value.java_exception
+    return info.value.java_exception
+
+
+def java_error(call, *args) -> str:
+    """The Java class name of the exception ``call(*args)`` raises in the JVM."""
+    exc = java_exception(call, *args)
     name = exc.getClass().getName()
     if name == "org.apache.hadoop.ipc.RemoteException":
         # A class the client jars lack (SnapshotException lives in hadoop-hdfs, not in
