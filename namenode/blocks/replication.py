@@ -240,7 +240,9 @@ class Replicator:
         if not self.is_active():
             return 0
         referenced = self.referenced()
-        local = {block_id for block_id, _ in self.store.scan()}
+        # published blocks: a replica being written (rbw/, an open file's last block) is not
+        # one to copy or count yet, as HDFS leaves blocks under construction out
+        local = {block_id for block_id, _ in self.store.scan() if self.store.has(block_id)}
         wanted = referenced & local
         copied = 0
         confirmed: set[int] = set()

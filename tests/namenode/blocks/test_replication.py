@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from nnlite.namenode.blocks.replication import Replicator
 from tests.namenode.ha.haset import USER, request
 from tests.servers import wait_for
 
@@ -92,3 +93,19 @@ def request_with(url: str, method: str, target: str, body: bytes | None,
         return resp.status, resp.read()
     finally:
         conn.close()
+
+
+def test_a_replica_being_written_is_not_counted_under_replicated(store):
+    """The last block of a file open over hdfs:// is referenced (recorded at addBlock) and
+    sits in rbw/: not a block to copy or count yet (HDFS leaves blocks under construction
+    out of its replication queues); a published one with no standby is."""
+    being_written = store.allocate()
+    store.rbw_path(being_written).write_bytes(b"x" * 10)
+    writer = store.writer(block_size=1 << 20)
+    writer.write(b"y" * 10)
+    published = writer.seal().blocks[0][0]
+    writer.close()
+    replicator = Replicator(store, lambda: {being_written, published}, list, "secret",
+                            lambda: True)
+    assert replicator.resync() == 0
+    assert replicator.under_replicated == {published}
