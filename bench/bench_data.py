@@ -1,19 +1,25 @@
-"""Benchmarks of the data path and of Spark checkpoints in nnlite (issue 5).
+"""Benchmarks of the data path and of Spark checkpoints in nnlite (issues 5 and 25).
 
-    python bench/bench_data.py [all|throughput|spark-file|streaming]
+    python bench/bench_data.py [all|throughput|spark-file|streaming|schemes]
         [--clients 1,2,4] [--files 4096:2000,1048576:200,67108864:16]
         [--spark-files 100] [--batches 20] [--rounds 2]
+        [--schemes file,webhdfs,hdfs] [--stores hdfs,rocksdb]
+        [--scheme-files 67108864:8] [--scheme-clients 1,2] [--kinds hdfs,webhdfs,hdfs-native]
+        [--nn-rev REV] [--probe] [--profile DIR]
 
 Every server and JVM it starts is stopped when it ends (normally, on an error, on Ctrl-C).
-Every loop is bounded (a count, and a deadline where it waits on Spark).
+Every loop is bounded (a count, and a deadline where it waits on Spark). Each namenode is
+``nnlite namenode`` on 127.0.0.1 with free HTTP, RPC and datanode ports and a fresh name dir
+(its data dir beside it) under ``$BENCH_DIR`` or /tmp; ``--nn-rev`` runs that revision's tree
+(exported with git, as bench/peers does), ``--probe`` counts its calls by method and
+``--profile`` runs it under cProfile (bench/data_probe.py, imported as its sitecustomize).
 
-1. **throughput**: a namenode process (``nnlite namenode`` on 127.0.0.1, a free port, a fresh
-   name dir and its data dir under ``$BENCH_DIR`` or /tmp). For each file size and each number
-   of concurrent clients, the clients (separate processes, one kept-alive ``http.client``
-   connection each) CREATE+write+close the files, then OPEN and read them all back, both
-   through the WebHDFS 307 flow (step 1 at ``/webhdfs/v1``, step 2 at the Location). The same
-   total number of files is split among the clients. MB/s and files/s are over the wall time
-   from the moment every client is ready to the moment the last one finishes.
+1. **throughput**: for each file size and each number of concurrent clients, the clients
+   (separate processes, one kept-alive ``http.client`` connection each) CREATE+write+close
+   the files, then OPEN and read them all back, both through the WebHDFS 307 flow (step 1 at
+   ``/webhdfs/v1``, step 2 at the Location). The same total number of files is split among
+   the clients. MB/s and files/s are over the wall time from the moment every client is
+   ready to the moment the last one finishes.
 2. **spark-file**: one Spark atomic checkpoint file, written as Spark's streaming metadata logs
    write it: ``exists(final)``, then Spark's own ``CheckpointFileManager.createAtomic``
    (FileContext-based for both schemes: create ``.<name>.<uuid>.tmp``, write, and at close
@@ -22,12 +28,31 @@ Every loop is bounded (a count, and a deadline where it waits on Spark).
    on file:// (ms per file). After WARMUP_FILES files, one file is written with the counter
    read between its steps, so every step's round trips are known; the timed files are not
    interrupted. The throughput run checks the counter too: 2 requests per CREATE and OPEN.
-3. **streaming**: the same stateful query (``rate-micro-batch`` source, a ``groupBy`` count,
-   memory sink, update mode, local[2], shuffle partitions 4) runs ``--batches`` batches after
-   WARMUP_BATCHES, with its checkpointLocation on file:// and on webhdfs://, alternating for
-   ``--rounds`` rounds in one JVM. Reports the mean ``triggerExecution`` of a batch (Spark's
-   own progress figures), the parts that write the checkpoint (``walCommit``,
-   ``commitOffsets``), and the webhdfs:// / file:// ratio.
+3. **streaming**: the same stateful query (``rate-micro-batch`` source, a ``groupBy`` count of
+   KEYS keys, memory sink, update mode, local[2], shuffle partitions 4) with its
+   checkpointLocation on each of ``--schemes`` (file://, webhdfs://, hdfs://: Hadoop IPC and
+   the built-in datanode) and each state store of ``--stores`` (the HDFS-backed one, RocksDB),
+   in one JVM on one namenode: per store one discarded query per scheme, then ``--rounds``
+   rounds of ``--batches`` counted batches after WARMUP_BATCHES, the schemes' order rotating.
+   From Spark's own StreamingQueryProgress, median and p90 of ``durationMs.walCommit`` (the
+   offsets log), ``durationMs.commitOffsets`` (the commits log), the state operators'
+   ``commitTimeMs`` (summed: each task's state-store commit), their sum ("checkpoint") and
+   ``triggerExecution`` (the whole batch); the ratios of the medians; the namenode's calls
+   per batch (by method with ``--probe``).
+4. **schemes**: ``--scheme-files`` files (64 MiB by default) written, then read, over hdfs://
+   by Hadoop's ``DistributedFileSystem`` and over webhdfs:// by ``WebHdfsFileSystem`` (both
+   threads of Spark's JVM, a ``FileSystem.newInstance`` each, a file one py4j call: Hadoop's
+   ``IOUtils.copyBytes`` from a local file of random bytes, or into a null stream, the bytes
+   never crossing py4j) and over hdfs:// by hdfs-native's Python client (Rust; a process
+   each), with ``--scheme-clients`` clients, all on one namenode, the client kinds
+   (``--kinds``) in an order rotating from row to row, after one untimed file of each kind. Each row gives MB/s over the wall
+   time, the namenode's CPU per MB (user + system from /proc, its built-in datanode
+   included; 10 ms ticks), the clients' (the whole JVM's for the JVM clients), the calls it
+   served per file and the 1-minute load average before and after.
+
+``NNLITE_BENCH_EARLY=create,addBlock`` in the environment (with ``--probe``) runs an
+experiment: the namenode answers those RPC calls without waiting for their edits' sync
+(data_probe.py; BENCHMARKS.md says what it measures and why it is not a change as it stands).
 
 One run; the machine is shared, so compare the figures within the run.
 """
@@ -44,13 +69,21 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+PEERS = REPO / "bench" / "peers"
+sys.path.insert(0, str(REPO))
+sys.path.insert(1, str(PEERS))
 
+import run as peers  # noqa: E402  (bench/peers/run.py: --nn-rev's exported tree)
+from servers import cpu_split  # noqa: E402  (bench/peers/servers.py)
+
+from tests.catalog.conformance import STORES, spark_conf  # noqa: E402
 from tests.servers import NamenodeProcess  # noqa: E402
 
 USER = "bench"
@@ -69,16 +102,76 @@ CHECKPOINT_PAYLOAD = b"v1\n" + json.dumps(             # an offsets-log entry's 
 
 # ============================================================================ the namenode
 
+PROBE = REPO / "bench" / "data_probe.py"
+OPTIONS = argparse.Namespace(nn_rev=None, probe=False, profile=None)   # main() sets them
+
+
 def start_namenode(root: Path) -> NamenodeProcess:
-    """A formatted name dir under ``root``; the namenode on 127.0.0.1, a free port."""
-    return NamenodeProcess.start([str(root / "name")], *USERS)
+    """A formatted name dir under ``root``; the namenode on 127.0.0.1, free HTTP, RPC and
+    datanode ports. ``--nn-rev`` runs that revision's tree (exported with git, as
+    bench/peers does), ``--probe`` / ``--profile`` import data_probe.py first."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "pythonpath"
+    path.mkdir()
+    env = {"PYTHONPATH": str(path)}
+    if OPTIONS.nn_rev:
+        tree = peers.namenode_tree(argparse.Namespace(nn_rev=OPTIONS.nn_rev, nn_tree=REPO), root)
+        (path / "nnlite").symlink_to(tree.resolve(), target_is_directory=True)
+    if OPTIONS.probe or OPTIONS.profile:
+        shutil.copyfile(PROBE, path / "sitecustomize.py")
+    if OPTIONS.profile:
+        OPTIONS.profile.mkdir(parents=True, exist_ok=True)
+        env.update(NNLITE_BENCH_PROFILE=str(OPTIONS.profile / f"nn-{time.strftime('%H%M%S')}"),
+                   NNLITE_BENCH_PEERS=str(PEERS / "profile_threads.py"))
+    return NamenodeProcess.start([str(root / "name")], *USERS, env=env)
+
+
+def metrics(nn: NamenodeProcess) -> dict:
+    with urllib.request.urlopen(nn.url + "/metrics.json", timeout=30) as resp:
+        return json.load(resp)
+
+
+def calls(nn: NamenodeProcess) -> dict[str, float]:
+    """Everything the namenode served so far by call: the probe's ``BenchCalls`` and, as
+    ``seconds <name>``, its ``BenchSeconds`` (none without ``--probe``), with the totals
+    ``RpcCalls`` and ``Requests`` (this read included)."""
+    m = metrics(nn)
+    return {**m.get("BenchCalls", {}),
+            **{f"seconds {k}": v for k, v in m.get("BenchSeconds", {}).items()},
+            "RpcCalls": m.get("RpcCalls", 0), "Requests": m["Requests"]}
+
+
+def calls_between(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    """The calls made between two reads, less the probe's own reads of /metrics.json."""
+    out = {k: b.get(k, 0) - a.get(k, 0) for k in b}
+    out["Requests"] -= 1
+    out.pop("http GET metrics.json", None)
+    return {k: v for k, v in out.items() if v}
+
+
+def calls_text(served_calls: dict[str, float], per: float, unit: str) -> str:
+    """``name n`` per ``unit`` for each call, busiest first, with the server's ms per call
+    where the probe timed it."""
+    counted = sorted(((k, v) for k, v in served_calls.items() if not k.startswith("seconds ")),
+                     key=lambda kv: -kv[1])
+    parts = []
+    for name, n in counted:
+        timed = name.endswith(" (timed)") or not name.startswith("http ")
+        spent = timed and served_calls.get(f"seconds {name.removesuffix(' (timed)')}")
+        parts.append(f"{name} {n / per:.1f}" + (f" ({spent / n * 1000:.2f} ms)" if spent else ""))
+    return f"per {unit}: " + ", ".join(parts)
+
+
+def nn_cpu(nn: NamenodeProcess) -> tuple[float, float]:
+    """The namenode's (user, system) CPU seconds so far (its built-in datanode is in it)."""
+    return cpu_split(nn.proc.pid)
 
 
 def served(nn: NamenodeProcess) -> int:
-    """The namenode's Requests counter, this read included: the requests made between two
-    reads ``a`` and ``b`` are ``b - a - 1``."""
-    with urllib.request.urlopen(nn.url + "/metrics.json", timeout=30) as resp:
-        return json.load(resp)["Requests"]
+    """The namenode's HTTP requests and RPC calls (``Requests`` + ``RpcCalls``), this read
+    included: those made between two reads ``a`` and ``b`` are ``b - a - 1``."""
+    m = metrics(nn)
+    return m["Requests"] + m.get("RpcCalls", 0)
 
 
 # ============================================================================ WebHDFS client
@@ -137,41 +230,74 @@ class WebHdfs:
             raise RuntimeError(f"{method} {path} {query}: {resp.status} {body[:300]!r}")
         return json.loads(body)
 
+    def connect(self) -> None:
+        self.call("GET", "/", "GETFILESTATUS")
+
     def close(self) -> None:
         for conn in self.conns.values():
             conn.close()
 
 
+class Native:
+    """hdfs-native's client (Rust; PyPI ``hdfs-native``) at the namenode's RPC port: namenode
+    calls over Hadoop IPC, blocks through the built-in datanode."""
+
+    def __init__(self, url: str, user: str = USER):
+        os.environ["HADOOP_USER_NAME"] = user            # this client process's user
+        import hdfs_native
+        self.hdfs_native = hdfs_native
+        self.client = hdfs_native.Client(url)
+
+    def connect(self) -> None:
+        self.client.get_file_info("/")
+
+    def create(self, path: str, data: bytes) -> None:
+        with self.client.create(path, self.hdfs_native.WriteOptions(overwrite=True)) as out:
+            out.write(data)
+
+    def read(self, path: str, buf: bytearray) -> int:
+        with self.client.read(path) as stream:
+            return len(stream.read())
+
+    def close(self) -> None:
+        pass
+
+
+CLIENTS = {"http.client": WebHdfs, "hdfs-native": Native}
+
+
 # ============================================================================ 1. throughput
 
-def _client(url: str, op: str, size: int, paths: list[str], barrier, results) -> None:
+def _client(url: str, op: str, size: int, paths: list[str], barrier, results,
+            kind: str = "http.client") -> None:
     """One client process: ``op`` ("write" or "read") every path, after the barrier."""
-    client = WebHdfs(url)
+    client = CLIENTS[kind](url)
     data = os.urandom(size) if op == "write" else b""
     buf = bytearray(READ_CHUNK)
     try:
-        client.call("GET", "/", "GETFILESTATUS")        # connect before the clock starts
+        client.connect()                                # before the clock starts
         barrier.wait(timeout=CLIENT_TIMEOUT)
-        start, moved = time.perf_counter(), 0
+        start, cpu, moved = time.perf_counter(), time.process_time(), 0
         for path in paths:
             if op == "write":
                 client.create(path, data)
                 moved += size
             else:
                 moved += client.read(path, buf)
-        results.put((start, time.perf_counter(), moved, None))
+        results.put((start, time.perf_counter(), moved, None, time.process_time() - cpu))
     except Exception as exc:                            # reported by the parent
-        results.put((0.0, 0.0, 0, f"{type(exc).__name__}: {exc}"))
+        results.put((0.0, 0.0, 0, f"{type(exc).__name__}: {exc}", 0.0))
     finally:
         client.close()
 
 
-def run_clients(url: str, op: str, size: int, paths: list[str], clients: int) -> dict:
+def run_clients(url: str, op: str, size: int, paths: list[str], clients: int,
+                kind: str = "http.client") -> dict:
     """``paths`` split among ``clients`` processes; wall time over all of them."""
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(clients), ctx.Queue()
     procs = [ctx.Process(target=_client, args=(url, op, size, paths[c::clients], barrier,
-                                               results)) for c in range(clients)]
+                                               results, kind)) for c in range(clients)]
     for p in procs:
         p.start()
     try:
@@ -182,6 +308,12 @@ def run_clients(url: str, op: str, size: int, paths: list[str], clients: int) ->
             if p.is_alive():
                 p.kill()
                 p.join()
+    return rate(op, size, paths, rows)
+
+
+def rate(op: str, size: int, paths: list[str], rows: list[tuple]) -> dict:
+    """The clients' (start, end, bytes, error, CPU seconds) as one row: wall time from the
+    first start to the last end."""
     errors = [r[3] for r in rows if r[3]]
     if errors:
         raise RuntimeError(f"{op} of {size} B files: {errors[0]}")
@@ -189,7 +321,8 @@ def run_clients(url: str, op: str, size: int, paths: list[str], clients: int) ->
     moved = sum(r[2] for r in rows)
     if moved != size * len(paths):
         raise RuntimeError(f"{op}: moved {moved} bytes, expected {size * len(paths)}")
-    return {"seconds": wall, "MB/s": moved / wall / 1e6, "files/s": len(paths) / wall}
+    return {"seconds": wall, "MB/s": moved / wall / 1e6, "files/s": len(paths) / wall,
+            "client_cpu": sum(r[4] for r in rows)}
 
 
 def bench_throughput(root: Path, sizes: dict[int, int], clients: list[int]) -> list[dict]:
@@ -332,22 +465,24 @@ def time_checkpoint_files(jvm, manager, directory, files: int, prefix: str = "")
 def bench_spark_file(spark, nn: NamenodeProcess, root: Path, files: int) -> dict:
     jvm = spark.sparkContext._jvm
     result = {}
-    for scheme, base in (("webhdfs", f"webhdfs://127.0.0.1:{nn.port}/bench/ckpt-files"),
-                         ("file", (root / "ckpt-files").as_uri())):
+    for scheme in SCHEMES[::-1]:
+        base = checkpoint_uri(scheme, nn, root, f"ckpt-files-{scheme}")
         directory, manager = checkpoint_file_manager(spark, base)
         manager.mkdirs(directory)
-        row = {"manager": manager.getClass().getName()}
+        row = {"manager": manager.getClass().getName(), "files": files}
         time_checkpoint_files(jvm, manager, directory, WARMUP_FILES, "warm-")   # JIT, caches
-        if scheme == "webhdfs":
+        if scheme != "file":
             row["steps"] = checkpoint_steps(nn, manager, jvm.org.apache.hadoop.fs.Path(
                 directory, "steps"))
-            before = served(nn)
+            before = calls(nn)
         seconds = time_checkpoint_files(jvm, manager, directory, files)
-        if scheme == "webhdfs":
-            row["requests/file"] = (served(nn) - before - 1) / files
+        if scheme != "file":
+            row["calls"] = calls_between(before, calls(nn))
+            row["requests/file"] = (row["calls"].get("Requests", 0)
+                                    + row["calls"].get("RpcCalls", 0)) / files
         row.update(ms_mean=statistics.fmean(seconds) * 1000,
                    ms_p50=statistics.median(seconds) * 1000,
-                   ms_p90=sorted(seconds)[int(len(seconds) * 0.9)] * 1000)
+                   ms_p90=quantiles(seconds)[1] * 1000)
         result[scheme] = row
         print_spark_file_row(scheme, row)
     return result
@@ -360,13 +495,28 @@ def print_spark_file_row(scheme: str, row: dict) -> None:
           flush=True)
     for step, n in row.get("steps", {}).items():
         print(f"      {step}: {n} request(s)", flush=True)
+    if "calls" in row:
+        print("      " + calls_text(row["calls"], row["files"], "file"), flush=True)
 
 
 # ============================================================================ 3. streaming
 
-def run_query(spark, checkpoint: str, name: str, batches: int) -> list[dict]:
-    """``WARMUP_BATCHES + batches`` batches of the stateful query; the counted batches'
-    ``durationMs``."""
+SCHEMES = ("file", "webhdfs", "hdfs")
+FIGURES = ("walCommit", "commitOffsets", "stateCommit", "checkpoint", "triggerExecution")
+
+
+def checkpoint_uri(scheme: str, nn: NamenodeProcess, root: Path, name: str) -> str:
+    if scheme == "file":
+        return (root / name).as_uri()
+    if scheme == "webhdfs":
+        return f"webhdfs://127.0.0.1:{nn.port}/bench/{name}"
+    return f"{nn.hdfs}/bench/{name}"
+
+
+def run_query(spark, checkpoint: str, name: str, batches: int) -> tuple[list[dict], int]:
+    """``WARMUP_BATCHES + batches`` batches of the stateful query: the counted batches'
+    ``durationMs`` with ``stateCommit`` (the state operators' ``commitTimeMs``, summed) and
+    ``checkpoint`` (walCommit + commitOffsets + stateCommit), and how many batches ran."""
     from pyspark.sql import functions as F
     stream = (spark.readStream.format("rate-micro-batch")
               .option("rowsPerBatch", ROWS_PER_BATCH).option("numPartitions", 2).load())
@@ -385,54 +535,223 @@ def run_query(spark, checkpoint: str, name: str, batches: int) -> list[dict]:
         query.stop()
     if query.exception() is not None:
         raise RuntimeError(f"{name}: {query.exception()}")
-    done = sorted((p for p in query.recentProgress if p["numInputRows"] > 0),
-                  key=lambda p: p["batchId"])
+    progress = query.recentProgress
+    done = sorted((p for p in progress if p["numInputRows"] > 0), key=lambda p: p["batchId"])
     if len(done) < wanted:
         raise RuntimeError(f"{name}: only {len(done)} batches in {SPARK_WAIT} s")
-    return [dict(p["durationMs"]) for p in done[WARMUP_BATCHES:wanted]]
+    figures = []
+    for p in done[WARMUP_BATCHES:wanted]:
+        d = dict(p["durationMs"])
+        d["stateCommit"] = sum(op.get("commitTimeMs", 0) for op in p["stateOperators"])
+        d["checkpoint"] = d.get("walCommit", 0) + d.get("commitOffsets", 0) + d["stateCommit"]
+        figures.append(d)
+    return figures, len({p["batchId"] for p in progress})
 
 
-def bench_streaming(spark, nn: NamenodeProcess, root: Path, batches: int, rounds: int) -> dict:
-    """Rounds alternate which scheme goes first, after one discarded query that warms the JVM
-    (the first query of a session pays for class loading and JIT compilation)."""
-    run_query(spark, (root / "stream-warmup").as_uri(), "bench_warmup", WARMUP_BATCHES)
-    runs: dict[str, list[dict]] = {"file": [], "webhdfs": []}
-    requests = 0
-    for r in range(rounds):
-        for scheme in ("file", "webhdfs") if r % 2 == 0 else ("webhdfs", "file"):
-            loc = ((root / f"stream-{r}").as_uri() if scheme == "file"
-                   else f"webhdfs://127.0.0.1:{nn.port}/bench/stream-{r}")
-            before = served(nn)
-            durations = run_query(spark, loc, f"bench_{scheme}_{r}", batches)
-            if scheme == "webhdfs":
-                requests += served(nn) - before - 1
-            runs[scheme] += durations
-            print(f"  round {r} {scheme:<8} mean batch "
-                  f"{statistics.fmean(d['triggerExecution'] for d in durations):7.1f} ms",
-                  flush=True)
-    summary = {scheme: summarise(ds) for scheme, ds in runs.items()}
-    summary["ratio"] = summary["webhdfs"]["triggerExecution"] / summary["file"]["triggerExecution"]
-    summary["requests/batch"] = requests / (rounds * (batches + WARMUP_BATCHES))
-    return summary
+def bench_streaming(spark, nn: NamenodeProcess, root: Path, batches: int, rounds: int,
+                    schemes: list[str], stores: list[str]) -> dict:
+    """For each state store, one discarded query per scheme first (class loading, JIT, the
+    scheme's client), then ``rounds`` rounds, each running every scheme in an order that
+    rotates from round to round. The namenode's calls are counted per query (its start, the
+    warm-up batches and its stop included)."""
+    out: dict = {}
+    for store in stores:
+        with spark_conf(spark, STORES[store]):
+            for scheme in schemes:
+                run_query(spark, checkpoint_uri(scheme, nn, root, f"warm-{store}-{scheme}"),
+                          f"bench_warm_{store}_{scheme}", 1)
+            runs: dict[str, list[dict]] = {s: [] for s in schemes}
+            served_calls: dict[str, dict[str, int]] = {s: {} for s in schemes}
+            ran = dict.fromkeys(schemes, 0)
+            for r in range(rounds):
+                turn = r % len(schemes)
+                for scheme in schemes[turn:] + schemes[:turn]:
+                    before, load = calls(nn), os.getloadavg()[0]
+                    figures, n = run_query(spark, checkpoint_uri(
+                        scheme, nn, root, f"stream-{store}-{r}-{scheme}"),
+                        f"bench_{store}_{scheme}_{r}", batches)
+                    for k, v in calls_between(before, calls(nn)).items():
+                        served_calls[scheme][k] = served_calls[scheme].get(k, 0) + v
+                    runs[scheme] += figures
+                    ran[scheme] += n
+                    print(f"  {store:<7} round {r} {scheme:<8} median checkpoint "
+                          f"{statistics.median(f['checkpoint'] for f in figures):6.0f} ms, "
+                          f"batch {statistics.median(f['triggerExecution'] for f in figures):6.0f}"
+                          f" ms (load {load:.1f} -> {os.getloadavg()[0]:.1f})", flush=True)
+            out[store] = {scheme: {**summarise(runs[scheme]), "calls": served_calls[scheme],
+                                   "ran": ran[scheme]} for scheme in schemes}
+    return out
 
 
-def summarise(durations: list[dict]) -> dict:
-    keys = ("triggerExecution", "walCommit", "commitOffsets", "addBatch")
-    out = {k: statistics.fmean(d.get(k, 0) for d in durations) for k in keys}
-    out["p50"] = statistics.median(d["triggerExecution"] for d in durations)
-    out["batches"] = len(durations)
+def quantiles(values) -> tuple[float, float]:
+    """(median, p90: the value at rank round(0.9 (n - 1)) of the sorted values)."""
+    ordered = sorted(values)
+    return statistics.median(ordered), ordered[round(0.9 * (len(ordered) - 1))]
+
+
+def summarise(figures: list[dict]) -> dict:
+    out: dict = {"batches": len(figures),
+                 "mean triggerExecution": statistics.fmean(f["triggerExecution"]
+                                                           for f in figures)}
+    for key in FIGURES:
+        out[key] = quantiles(f.get(key, 0) for f in figures)
     return out
 
 
 def print_streaming(summary: dict) -> None:
-    print("  scheme    batches  mean ms  p50 ms  walCommit  commitOffsets  addBatch")
-    for scheme in ("file", "webhdfs"):
-        s = summary[scheme]
-        print(f"  {scheme:<8} {s['batches']:>8} {s['triggerExecution']:8.1f} {s['p50']:7.1f} "
-              f"{s['walCommit']:10.1f} {s['commitOffsets']:14.1f} {s['addBatch']:9.1f}")
-    print(f"  webhdfs / file: {summary['ratio']:.2f}x; namenode requests per batch (warm-up "
-          f"batches and query start/stop included): {summary['requests/batch']:.1f}",
-          flush=True)
+    for store, by_scheme in summary.items():
+        print(f"  state store {store}: median / p90 ms over "
+              f"{next(iter(by_scheme.values()))['batches']} batches per scheme")
+        print("  scheme   " + "".join(f"{k:>18}" for k in FIGURES))
+        for scheme, s in by_scheme.items():
+            print(f"  {scheme:<8} " + "".join(f"{s[k][0]:>11.0f} / {s[k][1]:<4.0f}"
+                                              for k in FIGURES))
+        for scheme in by_scheme:
+            if scheme != "hdfs" and "hdfs" in by_scheme:
+                ratios = ", ".join(f"{k} {ratio(by_scheme['hdfs'][k][0], by_scheme[scheme][k][0])}"
+                                   for k in FIGURES)
+                print(f"  hdfs / {scheme} (medians): {ratios}")
+        for scheme, s in by_scheme.items():
+            if scheme != "file":
+                print(f"  {scheme} calls " + calls_text(s["calls"], s["ran"], "batch"),
+                      flush=True)
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else "-"
+
+
+# ======================================================= 4. hdfs:// against webhdfs://, 64 MiB
+
+SCHEME_CLIENTS = ("hdfs", "webhdfs", "hdfs-native")
+
+
+def _jvm_client(spark, uri: str, op: str, source: Path, paths: list[str], barrier,
+                rows: list) -> None:
+    """One client thread of the JVM: a FileSystem instance of its own (its own connections)
+    as USER. A file is one py4j call, the bytes never leaving the JVM: Hadoop's
+    ``IOUtils.copyBytes`` with a 1 MiB buffer from ``source`` (a local file of random bytes,
+    in the page cache) into ``create``, or from ``open`` into a null stream."""
+    jvm = spark.sparkContext._jvm
+    size = source.stat().st_size
+    fs = None
+    try:
+        conf = jvm.org.apache.hadoop.conf.Configuration(spark._jsc.hadoopConfiguration())
+        fs = jvm.org.apache.hadoop.fs.FileSystem.newInstance(jvm.java.net.URI(uri), conf, USER)
+        copy = jvm.org.apache.hadoop.io.IOUtils.copyBytes
+        fs.getFileStatus(jvm.org.apache.hadoop.fs.Path("/"))     # connect before the clock
+        barrier.wait(timeout=CLIENT_TIMEOUT)
+        start, moved = time.perf_counter(), 0
+        for path in paths:
+            where = jvm.org.apache.hadoop.fs.Path(path)
+            if op == "write":
+                copy(jvm.java.io.FileInputStream(str(source)), fs.create(where, True),
+                     READ_CHUNK, True)
+            else:
+                stream = fs.open(where)
+                copy(stream, jvm.java.io.OutputStream.nullOutputStream(), READ_CHUNK, False)
+                if stream.getPos() != size:
+                    raise RuntimeError(f"{path}: read {stream.getPos()} B, not {size}")
+                stream.close()
+            moved += size
+        rows.append((start, time.perf_counter(), moved, None, 0.0))
+    except Exception as exc:                            # reported by the caller
+        barrier.abort()
+        rows.append((0.0, 0.0, 0, f"{type(exc).__name__}: {exc}", 0.0))
+    finally:
+        if fs is not None:
+            fs.close()
+
+
+def run_jvm_clients(spark, uri: str, op: str, source: Path, paths: list[str],
+                    clients: int) -> dict:
+    """``paths`` split among ``clients`` threads of Spark's JVM; its CPU is the clients'."""
+    barrier, rows = threading.Barrier(clients), []
+    threads = [threading.Thread(target=_jvm_client, args=(spark, uri, op, source,
+                                                          paths[c::clients], barrier, rows))
+               for c in range(clients)]
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    cpu = sum(cpu_split(jvm_pid))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(CLIENT_TIMEOUT * 10)
+    return {**rate(op, source.stat().st_size, paths, rows),
+            "client_cpu": sum(cpu_split(jvm_pid)) - cpu}
+
+
+def bench_schemes(spark, nn: NamenodeProcess, root: Path, size: int, files: int,
+                  clients: list[int], rounds: int,
+                  kinds: tuple[str, ...] = SCHEME_CLIENTS) -> list[dict]:
+    """``files`` files of ``size`` bytes written, then read, by each client kind in turn
+    (the order rotating from row to row) on one namenode; the namenode's CPU (its
+    built-in datanode included), its calls and the load average around each row."""
+    admin = WebHdfs(nn.url)
+    source = root / "source"
+    source.write_bytes(os.urandom(size))
+    uris = {"hdfs": nn.hdfs, "webhdfs": f"webhdfs://127.0.0.1:{nn.port}",
+            "hdfs-native": nn.hdfs}
+    rows, turn = [], 0
+    try:
+        for kind in kinds:               # untimed: class loading, JIT, each client's set-up
+            warm = [f"/bench/warm-{kind}"]
+            for op in ("write", "read"):
+                (run_clients(uris[kind], op, size, warm, 1, kind) if kind == "hdfs-native"
+                 else run_jvm_clients(spark, uris[kind], op, source, warm, 1))
+        for r in range(rounds):
+            for n in clients:
+                at = turn % len(kinds)
+                turn += 1
+                for kind in kinds[at:] + kinds[:at]:
+                    base = f"/bench/{kind}/r{r}c{n}"
+                    admin.call("PUT", base, "MKDIRS")
+                    paths = [f"{base}/f{i:03d}" for i in range(files)]
+                    for op in ("write", "read"):
+                        before, cpu, load = calls(nn), nn_cpu(nn), os.getloadavg()[0]
+                        row = (run_clients(uris[kind], op, size, paths, n, kind)
+                               if kind == "hdfs-native" else
+                               run_jvm_clients(spark, uris[kind], op, source, paths, n))
+                        mb = size * files / 1e6
+                        user, system = (b - a for a, b in zip(cpu, nn_cpu(nn)))
+                        row.update(round=r, client=kind, op=op, clients=n, size=size,
+                                   files=files, load=(load, os.getloadavg()[0]),
+                                   nn_ms_per_MB=(user + system) * 1000 / mb,
+                                   nn_user_ms_per_MB=user * 1000 / mb,
+                                   client_ms_per_MB=row["client_cpu"] * 1000 / mb,
+                                   calls=calls_between(before, calls(nn)))
+                        print_scheme_row(row)
+                        rows.append(row)
+                    admin.call("DELETE", base, "DELETE&recursive=true")   # frees the disk
+    finally:
+        admin.close()
+    return rows
+
+
+def print_scheme_row(row: dict) -> None:
+    c = row["calls"]
+    served_calls = (f"{c.get('RpcCalls', 0) / row['files']:.1f} RPC calls, "
+                    f"{c.get('Requests', 0) / row['files']:.1f} HTTP requests per file")
+    print(f"  r{row['round']} {row['client']:<11} {row['op']:<5} {row['clients']} client(s) "
+          f"{row['MB/s']:7.1f} MB/s  namenode {row['nn_ms_per_MB']:5.2f} ms CPU/MB ("
+          f"{row['nn_user_ms_per_MB']:.2f} user)  client "
+          f"{row['client_ms_per_MB']:5.2f}  {served_calls}  load {row['load'][0]:.1f} -> "
+          f"{row['load'][1]:.1f}", flush=True)
+    if any(k.startswith(("rpc ", "http ")) for k in c):
+        print("      " + calls_text(c, row["files"], "file"), flush=True)
+
+
+def summarise_schemes(rows: list[dict]) -> None:
+    """Median MB/s and namenode CPU per MB of each (op, clients, client) over the rounds."""
+    print("  op     clients  client       MB/s (median, all)        namenode ms CPU/MB")
+    keys = sorted({(r["op"], r["clients"], r["client"]) for r in rows},
+                  key=lambda k: (k[0] != "write", k[1], SCHEME_CLIENTS.index(k[2])))
+    for op, n, kind in keys:
+        mine = [r for r in rows if (r["op"], r["clients"], r["client"]) == (op, n, kind)]
+        rates = [r["MB/s"] for r in mine]
+        cpus = [r["nn_ms_per_MB"] for r in mine]
+        print(f"  {op:<6} {n:>7}  {kind:<11} {statistics.median(rates):7.1f} "
+              f"({', '.join(f'{x:.0f}' for x in rates):<16}) {statistics.median(cpus):6.2f} "
+              f"({', '.join(f'{x:.2f}' for x in cpus)})", flush=True)
 
 
 # ============================================================================ main
@@ -445,23 +764,43 @@ def parse_sizes(text: str) -> dict[int, int]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", nargs="?", default="all",
-                    choices=("all", "throughput", "spark-file", "streaming"))
+                    choices=("all", "throughput", "spark-file", "streaming", "schemes"))
     ap.add_argument("--clients", default="1,2,4", help="concurrent clients, comma-separated")
     ap.add_argument("--files", default="4096:2000,1048576:200,67108864:16",
                     help="size:count pairs for the throughput run")
     ap.add_argument("--spark-files", type=int, default=100)
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--schemes", default=",".join(SCHEMES),
+                    help="streaming: where the checkpoint goes")
+    ap.add_argument("--stores", default="hdfs,rocksdb",
+                    help=f"streaming: state stores, of {', '.join(STORES)}")
+    ap.add_argument("--scheme-files", default="67108864:8",
+                    help="schemes: size:count of the files each row writes and reads")
+    ap.add_argument("--scheme-clients", default="1,2", help="schemes: concurrent clients")
+    ap.add_argument("--kinds", default=",".join(SCHEME_CLIENTS),
+                    help="schemes: the clients, of " + ", ".join(SCHEME_CLIENTS))
+    ap.add_argument("--nn-rev", default=None,
+                    help="run the namenode of this git revision (exported from this "
+                         "repository), e.g. HEAD while others edit the tree")
+    ap.add_argument("--probe", action="store_true",
+                    help="count the namenode's calls by method (bench/data_probe.py)")
+    ap.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                    help="the namenode under cProfile, every thread (with --probe's counts); "
+                         "its stats go to DIR when it stops")
     args = ap.parse_args(argv)
+    OPTIONS.nn_rev, OPTIONS.probe = args.nn_rev, args.probe
+    OPTIONS.profile = args.profile.resolve() if args.profile else None
     root = Path(tempfile.mkdtemp(prefix="nnlite-bench-", dir=os.environ.get("BENCH_DIR")))
+    rev = peers.servers.git_describe(REPO, args.nn_rev)
     print(f"# bench_data {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, load average "
-          f"{os.getloadavg()[0]:.1f}, work dir {root}", flush=True)
+          f"{os.getloadavg()[0]:.1f}, namenode at {rev}, work dir {root}", flush=True)
     try:
         if args.what in ("all", "throughput"):
             print("## CREATE+write+close and OPEN over WebHDFS", flush=True)
             bench_throughput(root / "tp", parse_sizes(args.files),
                              [int(c) for c in args.clients.split(",")])
-        if args.what in ("all", "spark-file", "streaming"):
+        if args.what in ("all", "spark-file", "streaming", "schemes"):
             run_spark(args, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -477,9 +816,18 @@ def run_spark(args, root: Path) -> None:
             print("## One Spark atomic checkpoint file", flush=True)
             bench_spark_file(spark, nn, root, args.spark_files)
         if args.what in ("all", "streaming"):
-            print(f"## Stateful micro-batches, checkpoint on file:// vs webhdfs:// "
+            schemes = args.schemes.split(",")
+            print(f"## Stateful micro-batches, checkpoint on {', '.join(schemes)} "
                   f"({args.batches} batches x {args.rounds} rounds each)", flush=True)
-            print_streaming(bench_streaming(spark, nn, root, args.batches, args.rounds))
+            print_streaming(bench_streaming(spark, nn, root, args.batches, args.rounds,
+                                            schemes, args.stores.split(",")))
+        if args.what in ("all", "schemes"):
+            ((size, files),) = parse_sizes(args.scheme_files).items()
+            clients = [int(c) for c in args.scheme_clients.split(",")]
+            print(f"## {size_text(size)} files over hdfs:// (DistributedFileSystem, "
+                  f"hdfs-native) and webhdfs:// (WebHdfsFileSystem), one namenode", flush=True)
+            summarise_schemes(bench_schemes(spark, nn, root, size, files, clients,
+                                            args.rounds, tuple(args.kinds.split(","))))
     finally:
         try:
             if spark is not None:
