@@ -176,11 +176,12 @@ class DataPath:
 
     def file_checksum(self, req, path, user):
         node = self.fs.get_readable_file(path, user)
+        blocks, _ = self._readable(node)
         if self.combine_mode == "COMPOSITE_CRC":
-            return self._composite_checksum(node.blocks)
-        if checksum.is_checksum(node.checksum):
+            return self._composite_checksum(blocks)
+        if checksum.is_checksum(node.checksum) and not node.under_construction:
             return json_response(checksum.to_json(node.checksum))
-        return self._computed_checksum(node.blocks)
+        return self._computed_checksum(blocks)
 
     async def _composite_checksum(self, blocks) -> Response:
         """COMPOSITE_CRC (``dfs.checksum.combine.mode``): the chunk CRCs composed into one

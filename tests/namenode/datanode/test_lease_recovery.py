@@ -21,6 +21,7 @@ import pytest
 
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.formats.hadoop import client_namenode as cn
+from tests.namenode.blocks.helpers import reference_checksum
 from tests.namenode.rpc.rawclient import RawClient
 from tests.servers import HDFS_LEASES, wait_for
 
@@ -108,12 +109,14 @@ def test_the_hard_limit_recovers_a_killed_writer_s_file_whole(start_namenode):
 
 def test_webhdfs_reads_the_completed_blocks_of_a_file_open_over_hdfs(namenode):
     """Its blocks are recorded as they are handed out; the one being written is the
-    datanode's (an hdfs:// reader asks it for the visible bytes), so OPEN over WebHDFS
-    reads the completed ones."""
+    datanode's (an hdfs:// reader asks it for the visible bytes), so OPEN and
+    GETFILECHECKSUM over WebHDFS take the completed ones."""
     writer = start_writer(namenode.hdfs, "/r/reading", seed=5)
     webhdfs = WebHdfsClient(namenode.url, user="tester")
     try:
         assert b"".join(webhdfs.read("/r/reading")) == data(5)[:BLOCK]
+        answer = webhdfs._call("GET", "/r/reading", "GETFILECHECKSUM")["FileChecksum"]
+        assert bytes.fromhex(answer["bytes"]) == reference_checksum([data(5)[:BLOCK]])[:28]
     finally:
         webhdfs.close()
         stop(writer)
