@@ -153,6 +153,10 @@ def test_get_file_checksum_is_what_hdfs_computes(fs, java, d):
     assert a.equals(hdfs_checksum(java, DATA))
     assert a.getLength() == 28
     assert e.getAlgorithmName() == "MD5-of-0MD5-of-0CRC32"
+    if java.scheme == "hdfs":   # WebHdfsFileSystem has no checksum of a prefix (FileSystem's
+        for length in (600, 1024, 1500, 3000):                        # default: null)
+            assert fs.getFileChecksum(java.path(d + "/a"), length).equals(
+                hdfs_checksum(java, DATA[:length])), length
 
 
 # --------------------------------------------------------------------------- FileContext
