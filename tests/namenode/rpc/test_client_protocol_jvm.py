@@ -14,98 +14,68 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def nn(start_module_namenode):
-    return start_module_namenode()
+def hdfs(javas):
+    """The Java handles over hdfs:// (tests/namenode/conftest.py)."""
+    return javas["hdfs"]
 
 
 @pytest.fixture(scope="module")
-def jvm(spark):
-    return spark._jvm
-
-
-def filesystem(jvm, nn, user: str):
-    """A DistributedFileSystem of its own (no FileSystem cache) acting as ``user``."""
-    conf = jvm.org.apache.hadoop.conf.Configuration()
-    conf.set("fs.hdfs.impl.disable.cache", "true")
-    return jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(nn.hdfs), conf, user)
-
-
-@pytest.fixture(scope="module")
-def dfs(jvm, nn):
-    fs = filesystem(jvm, nn, "tester")
+def dfs(hdfs):
+    fs = hdfs.open("tester")
     yield fs
     fs.close()
 
 
-def P(jvm, path: str):
-    return jvm.org.apache.hadoop.fs.Path(path)
-
-
-def test_located_listing_block_locations_append_truncate(jvm, dfs):
-    out = dfs.create(P(jvm, "/jvm/data/f"))
+def test_located_listing_block_locations_append_truncate(hdfs, dfs):
+    P = hdfs.path
+    out = dfs.create(P("/jvm/data/f"))
     out.write(bytearray(b"x" * 1000))
     out.hflush()
     out.write(bytearray(b"y"))
     out.close()
-    listed = dfs.listLocatedStatus(P(jvm, "/jvm/data"))
+    listed = dfs.listLocatedStatus(P("/jvm/data"))
     status = listed.next()
     assert not listed.hasNext() and status.getLen() == 1001
     [location] = status.getBlockLocations()
     assert (location.getOffset(), location.getLength()) == (0, 1001)
     assert list(location.getHosts()) == ["127.0.0.1"]
-    out = dfs.append(P(jvm, "/jvm/data/f"))
-    out.write(bytearray(b"zz"))
-    out.close()
-    assert dfs.getFileStatus(P(jvm, "/jvm/data/f")).getLen() == 1003
-    assert len(dfs.getFileBlockLocations(P(jvm, "/jvm/data/f"), 0, 1003)) == 2
-    assert dfs.truncate(P(jvm, "/jvm/data/f"), 5)
-    assert dfs.getFileStatus(P(jvm, "/jvm/data/f")).getLen() == 5
-    stream = dfs.open(P(jvm, "/jvm/data/f"))
-    reader = jvm.java.io.BufferedReader(jvm.java.io.InputStreamReader(stream))
-    assert reader.readLine() == "xxxxx"
-    reader.close()
+    hdfs.write(dfs.append(P("/jvm/data/f")), b"zz")
+    assert dfs.getFileStatus(P("/jvm/data/f")).getLen() == 1003
+    # nnlite's append starts a block after the file's own (rpc/writes.py's Writes.append);
+    # HDFS's goes on in the last block unless CreateFlag.NEW_BLOCK (FSDirAppendOp)
+    assert len(dfs.getFileBlockLocations(P("/jvm/data/f"), 0, 1003)) == 2
+    assert dfs.truncate(P("/jvm/data/f"), 5)
+    assert dfs.getFileStatus(P("/jvm/data/f")).getLen() == 5
+    assert hdfs.read(dfs, "/jvm/data/f") == b"xxxxx"
 
 
-def test_recover_lease_keeps_the_blocks_the_datanode_finalized(jvm, dfs, nn):
+def test_recover_lease_keeps_the_blocks_the_datanode_finalized(hdfs, dfs):
     """A writer that went silent after its first block: another client's recoverLease closes
     the file with that block (HDFS's lease recovery), not empty."""
     block = 1 << 20
-    out = dfs.create(P(jvm, "/jvm/recover"), True, 4096, 1, block)
+    out = dfs.create(hdfs.path("/jvm/recover"), True, 4096, 1, block)
     out.write(bytearray(b"a" * (block + 1000)))
     out.hflush()                                    # the first block is full and finalized
-    other = filesystem(jvm, nn, "tester")
+    other = hdfs.open("tester")
     try:
-        assert other.recoverLease(P(jvm, "/jvm/recover"))
-        assert other.isFileClosed(P(jvm, "/jvm/recover"))
-        assert other.getFileStatus(P(jvm, "/jvm/recover")).getLen() >= block
+        assert other.recoverLease(hdfs.path("/jvm/recover"))
+        assert other.isFileClosed(hdfs.path("/jvm/recover"))
+        assert other.getFileStatus(hdfs.path("/jvm/recover")).getLen() >= block
     finally:
         other.close()
 
 
-def test_a_reader_sees_what_a_writer_hflushed(jvm, dfs, nn):
+def test_a_reader_sees_what_a_writer_hflushed(hdfs, dfs):
     """DFSInputStream on a file still being written: the completed blocks from the namenode,
     the last block's visible length from the datanode's IPC port (getReplicaVisibleLength)."""
     block = 1 << 20
-    out = dfs.create(P(jvm, "/jvm/tail"), True, 4096, 1, block)
+    out = dfs.create(hdfs.path("/jvm/tail"), True, 4096, 1, block)
     out.write(bytearray(b"a" * (block + 10)))
     out.hflush()
-    reader = filesystem(jvm, nn, "tester")
+    reader = hdfs.open("tester")
     try:
-        stream = reader.open(P(jvm, "/jvm/tail"))
-        buffer = spark_bytes(jvm, block + 100)
-        total = 0
-        while True:
-            n = stream.read(buffer, total, block + 100 - total)
-            if n <= 0:
-                break
-            total += n
-        stream.close()
-        assert total == block + 10
+        assert hdfs.read(reader, "/jvm/tail") == b"a" * (block + 10)
     finally:
         reader.close()
         out.close()
-    assert dfs.getFileStatus(P(jvm, "/jvm/tail")).getLen() == block + 10
-
-
-def spark_bytes(jvm, size: int):
-    return jvm.java.lang.reflect.Array.newInstance(jvm.java.lang.Byte.TYPE, size)
+    assert dfs.getFileStatus(hdfs.path("/jvm/tail")).getLen() == block + 10
