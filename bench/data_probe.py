@@ -9,7 +9,8 @@ its ``sitecustomize``, by the namenodes ``bench/bench_data.py --probe`` starts.
   RPC method and data-transfer op spent in the server, from the call's frame (the op's
   header) to its answer queued (the op's end), and each HTTP request from its dispatch to
   its answer (a data step's ``... data``: from its body's end), waits for the edits' sync
-  included; ``<name> (timed)`` counts the HTTP requests timed. A counter,
+  included; ``<name> (timed)`` counts the HTTP requests timed. ``step <Class.method>``: the
+  block steps run in the executor (a replica's files created, its publish, an upload's seal). A counter,
   a clock read and a wrapper per call: about a microsecond against the tens each call costs.
 * With ``NNLITE_BENCH_PROFILE=PREFIX`` (and ``NNLITE_BENCH_PEERS``, the path of
   bench/peers/profile_threads.py), every thread runs under cProfile as profile_threads.py runs
@@ -75,6 +76,33 @@ def _count_transfer() -> None:
         finally:
             SECONDS[name] += time.perf_counter() - start
     dn.DataNodeServer._run = timed
+
+
+STEPS = (("nnlite.namenode.datanode.replica", "ReplicaWriter", "create"),
+         ("nnlite.namenode.datanode.replica", "ReplicaWriter", "publish"),
+         ("nnlite.namenode.blocks.streams", "BlockWriter", "seal"))
+
+
+def _time_steps() -> None:
+    """The block steps that run in the executor, timed as ``step <Class.method>``: a datanode
+    replica's tmp files created, its publish (fsyncs, renames), a WebHDFS upload's seal."""
+    import functools
+    import importlib
+    import threading
+    lock = threading.Lock()
+    for module, cls, method in STEPS:
+        owner = getattr(importlib.import_module(module), cls)
+        name = f"step {cls}.{method}"
+
+        def timed(*args, _fn=getattr(owner, method), _name=name, **kw):
+            start = time.perf_counter()
+            try:
+                return _fn(*args, **kw)
+            finally:
+                with lock:
+                    SECONDS[_name] += time.perf_counter() - start
+                    COUNTS[_name] += 1
+        setattr(owner, method, functools.wraps(getattr(owner, method))(timed))
 
 
 def _count_http() -> None:
@@ -156,7 +184,7 @@ def _profile(prefix: str, peers: str) -> None:
     main.enable()
 
 
-for _install in (_count_rpc, _count_transfer, _count_http):
+for _install in (_count_rpc, _count_transfer, _count_http, _time_steps):
     try:
         _install()
     except (ImportError, AttributeError):       # an older tree: count what it has
