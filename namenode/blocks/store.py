@@ -307,6 +307,9 @@ class BlockStore:
         # Same directory: the publish of the data file fsyncs it for both renames.
         os.replace(meta, self.meta_path(block_id))
         durable.publish(data, self.data_path(block_id), synced=True)
+        for stale in (self.rbw_path(block_id), self.rbw_path(block_id, meta=True)):
+            if stale not in (data, meta):       # a replica of it a pipeline left: superseded
+                stale.unlink(missing_ok=True)
         grown = _size(self.data_path(block_id)) + _size(self.meta_path(block_id))
         with self._ids_lock:
             self.used += grown

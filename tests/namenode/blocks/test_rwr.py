@@ -91,3 +91,13 @@ def test_rbw_survives_a_reopen_of_the_store_and_tmp_does_not(tmp_path):
         assert store.allocate() > copied                       # ids in rbw/ are not reused
     finally:
         store.close()
+
+
+def test_a_block_published_from_a_copy_supersedes_its_rbw_replica(store):
+    """A standby's replica of a pipeline that broke, then the block copied whole from the
+    active: the rbw/ files go with the publish."""
+    block_id = replica(store, DATA[:700], crcs(DATA[:700]))
+    store.tmp_path(block_id).write_bytes(DATA)
+    store.tmp_path(block_id, meta=True).write_bytes(checksum.meta_header() + crcs(DATA))
+    store.publish_from(block_id, store.tmp_path(block_id), store.tmp_path(block_id, meta=True))
+    assert store.data_path(block_id).read_bytes() == DATA and os.listdir(store.rbw) == []
