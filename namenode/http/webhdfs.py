@@ -343,10 +343,11 @@ class WebHdfs:
     # ------------------------------------------------ erasure coding: every policy disabled
 
     def ec_policy(self, req, path, user) -> Response:
-        """FSDirErasureCodingOp.getErasureCodingPolicy: no policy (JSON null) for a
-        replicated path; JsonUtil sends a policy as the bare map WebHdfsFileSystem reads."""
+        """FSDirErasureCodingOp.getErasureCodingPolicy: READ on the path, then no policy
+        (JSON null) for a replicated path; JsonUtil sends a policy as the bare map
+        WebHdfsFileSystem reads."""
         try:
-            self.fs.check_exists(path, user)
+            self.fs.check_access(path, user, permission.READ)
         except errors.PathNotFoundError as exc:
             raise errors.PathNotFoundError(f"Path not found: {path}", path=path) from exc
         return json_response(None)

@@ -300,10 +300,11 @@ class ClientProtocol:
         return cn.GetCurrentEditLogTxidResponseProto(txid=self.fs.last_written_txid)
 
     def call_getErasureCodingPolicy(self, req, who: Caller):
-        """Every file is replicated: no policy, once the path is known to exist
-        (``FSDirErasureCodingOp.getErasureCodingPolicy``: "Path not found" else, as WebHDFS)."""
+        """Every file is replicated: no policy, once the caller may read the path and it
+        exists (``FSDirErasureCodingOp.getErasureCodingPolicy``: "Path not found" else, as
+        WebHDFS)."""
         try:
-            self.fs.check_exists(req.src, who.user)
+            self.fs.check_access(req.src, who.user, permission.READ)
         except errors.PathNotFoundError as exc:
             raise errors.PathNotFoundError(f"Path not found: {req.src}", path=req.src) from exc
         return cn.GetErasureCodingPolicyResponseProto()

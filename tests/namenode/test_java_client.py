@@ -451,7 +451,7 @@ def test_trash_roots_and_delegation_tokens(fs, java):
             "org.apache.hadoop.security.AccessControlException"
 
 
-def test_erasure_coding_as_a_namenode_with_every_policy_disabled(fs, java, d):
+def test_erasure_coding_as_a_namenode_with_every_policy_disabled(fs, alice_fs, java, d):
     p = java.path(d)
     infos = list(fs.getAllErasureCodingPolicies())
     assert sorted(i.getPolicy().getName() for i in infos) == [
@@ -465,6 +465,9 @@ def test_erasure_coding_as_a_namenode_with_every_policy_disabled(fs, java, d):
     missing = java_exception(fs.getErasureCodingPolicy, java.path(d + "/nope"))
     assert missing.getClass().getName() == "java.io.FileNotFoundException"
     assert missing.getMessage() == f"Path not found: {d}/nope"   # FSDirErasureCodingOp's
+    assert fs.mkdirs(java.path(d + "/private"), java.permission("700"))   # READ it needs
+    assert java_error(alice_fs.getErasureCodingPolicy, java.path(d + "/private")) == \
+        "org.apache.hadoop.security.AccessControlException"
     if java.scheme == "webhdfs":
         # WebHdfsFileSystem's FsPathResponseRunner cannot hand on the JSON null of a
         # replicated path ("Missing response"; GETECPOLICY's JSON: tests/namenode/http/), and
