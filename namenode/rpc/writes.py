@@ -31,7 +31,11 @@ Rules:
   so a block placed on two is on two.
 * A lease revoked (another writer after the soft limit, ``recoverLease``, the hard limit)
   closes the file with the blocks the datanode holds for this write, as HDFS's lease
-  recovery does (``_revoked``), or as it was before the write when it holds none.
+  recovery does (``_revoked``), or as it was before the write when it holds none: the last
+  block at the bytes its replica holds, its writer stopped if still connected (the
+  datanode's ``recover``: ``BlockRecoveryWorker``, ``FsDatasetImpl.initReplicaRecovery``,
+  then ``commitBlockSynchronization``'s close). After a restart the startup lease recovery
+  does the same from ``rbw/`` (``namenode/blocks/lease_recovery.py``, ``rwr.py``).
 """
 
 from __future__ import annotations
@@ -312,8 +316,9 @@ class Writes:
     def _revoked(self, file: OpenFile, reason: str) -> None:
         """Lease recovery (``FSNamesystem.internalReleaseLease``): the file is closed with
         the blocks the datanode holds for it -- those it finalized, and the last one being
-        written if the datanode can finalize it where it stands (``recover``) -- or as it
-        was before this write when it holds none."""
+        written, finalized by the datanode at the bytes its replica holds, its writer
+        stopped if still connected (``recover``) -- or as it was before this write when it
+        holds none."""
         file.revoked = reason
         try:
             blocks = self._recovered(file)
