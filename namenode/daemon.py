@@ -161,6 +161,7 @@ class Namenode:
         if self.datanode is None:
             self.datanode = await self._start_datanode(
                 blocks, secret if self.ha is not None else None)
+        data.datanode = self.datanode_server
         key = "dfs.namenode.rpc-address"
         own = f"{key}.{self.config.nameservice()}.{self.ha_id}"      # an HA set's, per namenode
         if self.ha_id and own in self.config.values:

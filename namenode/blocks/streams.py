@@ -218,17 +218,19 @@ def segments(blocks: Iterable[B], offset: int, length: int) -> list[tuple[B, int
 
 
 class RangeReader:
-    """A read-only, file-like view of byte ranges of several block files, for the HTTP
-    server's file responses when sendfile cannot serve them (``read``, ``readinto``, ``seek``,
-    ``close``; no ``fileno``)."""
+    """A read-only, file-like view of byte ranges of several block files, then of ``tail``
+    (bytes read already: those of a block being written), for the HTTP server's file
+    responses when sendfile cannot serve them (``read``, ``readinto``, ``seek``, ``close``;
+    no ``fileno``)."""
 
     mode = "rb"
     name = "<block ranges>"
 
-    def __init__(self, parts: list[tuple[BinaryIO, int, int]]) -> None:
+    def __init__(self, parts: list[tuple[BinaryIO, int, int]], tail: bytes = b"") -> None:
         self.parts = parts          # [(open file, start, count)]
+        self.tail = tail
         self.index = 0
-        self.done = 0               # bytes read from parts[index]
+        self.done = 0               # bytes read from parts[index] (from tail past the parts)
 
     def fileno(self) -> int:
         raise io.UnsupportedOperation("a RangeReader spans several files")
@@ -253,12 +255,16 @@ class RangeReader:
                 self.done += n
                 return n
             self.index, self.done = self.index + 1, 0
-        return 0
+        rest = memoryview(self.tail)[self.done:self.done + len(buffer)]
+        memoryview(buffer)[:len(rest)] = rest
+        self.done += len(rest)
+        return len(rest)
 
     def read(self, size: int = -1) -> bytes:
         """Up to ``size`` bytes (from one block file at a time); b"" at the end."""
         if size < 0:
-            size = sum(count for _, _, count in self.parts[self.index:]) - self.done
+            size = sum(count for _, _, count in self.parts[self.index:]) + \
+                len(self.tail) - self.done
         buffer = bytearray(min(size, 1 << 20))
         return bytes(buffer[:self.readinto(buffer)]) if buffer else b""
 

@@ -1,5 +1,6 @@
-"""The datanode's typed error: a request refused, with the data transfer ``Status`` the client
-is answered with (in a ``BlockOpResponseProto`` or a packet's ack)."""
+"""The datanode's typed errors: a request refused, with the data transfer ``Status`` the
+client is answered with (in a ``BlockOpResponseProto`` or a packet's ack); a replica's bytes
+that do not match their stored CRCs."""
 
 from __future__ import annotations
 
@@ -24,3 +25,12 @@ class DataTransferError(NamenodeError):
 class ReplicaNotFoundError(DataTransferError):
     """This datanode has no replica of the block (neither published nor being written)."""
     JAVA_CLASS = "org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException"
+
+
+class ChecksumError(DataTransferError):
+    """A chunk of a replica does not match its stored CRC (what a reader of READ_BLOCK's
+    packets finds, ``DataChecksum.verifyChunkedSums``)."""
+    JAVA_CLASS = "org.apache.hadoop.fs.ChecksumException"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, Status.ERROR_CHECKSUM)

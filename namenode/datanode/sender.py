@@ -15,6 +15,11 @@ A replica still being written (``replica.ReplicaWriter``) is read up to its ackn
 bytes, as a DataNode serves a replica being written to a reader after an hflush; its CRCs
 are the writer's, the partial last chunk's computed from the bytes read.
 
+A reader in this process (WebHDFS's OPEN of a file being written, which on a DataNode reads
+through a ``DFSInputStream``: ``WebHdfsHandler.onOpen``) takes the same range with ``read``:
+the bytes checked against those CRCs, as a ``BlockReaderRemote`` checks READ_BLOCK's packets
+(``DataChecksum.verifyChunkedSums``), so a damaged chunk is a ``ChecksumError``, not data.
+
 Disk reads run in a thread, ``BATCH_PACKETS`` packets at a time; the block's files stay open
 for the whole read (a published block never changes, and a sweep's unlink leaves open files
 readable).
@@ -31,7 +36,7 @@ from nnlite.formats.hadoop.datatransfer import ChecksumProto, ReadOpChecksumInfo
 from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import BlockStore
-from nnlite.namenode.datanode.errors import DataTransferError
+from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
 
 CHUNK = checksum.BYTES_PER_CRC
 CHUNKS_PER_PACKET = 128
@@ -128,6 +133,29 @@ class BlockSender:
         rest = data[have * CHUNK:]
         return crcs[first * size:(first + have) * size] + \
             (checksum.chunk_crcs(rest, kind) if rest else b"")
+
+    def read(self) -> bytes:
+        """The range's bytes, every chunk they touch checked against its CRC (blocking: run
+        it in a thread); opens and closes the files."""
+        self.open()
+        try:
+            data, crcs = self._read(self.start, self.end - self.start)
+        finally:
+            self.close()
+        if self.send_checksums:
+            self._verify(data, crcs)
+        skip = self.offset - self.start
+        return data[skip:skip + self.length]
+
+    def _verify(self, data: bytes, crcs: bytes) -> None:
+        if checksum.chunk_crcs(data, self.kind) == crcs:
+            return
+        size = checksum.CRC_SIZE
+        bad = next(i for i in range(0, len(data), CHUNK)
+                   if checksum.chunk_crcs(data[i:i + CHUNK], self.kind) !=
+                   crcs[i // CHUNK * size:(i // CHUNK + 1) * size])
+        raise ChecksumError(f"Checksum error: blk_{self.block_id} at offset "
+                            f"{self.start + bad}: the chunk does not match its stored CRC")
 
     async def send(self, writer: asyncio.StreamWriter) -> None:
         """Every packet of the range, then the empty last one."""

@@ -21,7 +21,9 @@ connection to read the next block): each op is the 3-byte head and a delimited r
   writer it stops) or lets them go (``forget``).
 * READ_BLOCK (``sender.BlockSender``): SUCCESS with ``ReadOpChecksumInfoProto``, the
   packets, then the client's ``ClientReadStatusProto`` (after a whole range only). A block
-  being written is read up to its acknowledged bytes (``visible_length``).
+  being written is read up to its acknowledged bytes (``visible_length``). The sender of a
+  range (``sender``) also serves readers in this process: WebHDFS's OPEN of a file being
+  written reads its last block from it (``BlockSender.read``).
 * BLOCK_CHECKSUM (``BlockChecksumHelper.ReplicatedBlockChecksumComputer``): bytesPerCrc 512,
   ``crcPerBlock`` the CRCs in the meta file, and the MD5 of the CRCs of the first
   ``numBytes`` bytes (the partial last chunk's recomputed when shorter than the block:
@@ -212,6 +214,15 @@ class DataNodeServer:
         None if this datanode has neither (``getReplicaVisibleLength``)."""
         replica = self.replicas.being_written(block_id)
         return replica.acked if replica is not None else self.finalized(block_id)
+
+    def sender(self, block_id: int, offset: int, length: int,
+               send_checksums: bool = True) -> BlockSender:
+        """The sender of ``length`` bytes from ``offset`` of ``block_id``: of the replica
+        being written up to its acknowledged bytes (taken now: call it on the event loop),
+        else of the published block."""
+        replica = self.replicas.being_written(block_id)
+        return BlockSender(self.store, block_id, offset, length, send_checksums,
+                           None if replica is None else replica.visible())
 
     def digest(self, block_id: int) -> tuple[int, bytes, int] | None:
         """``checksum.block_digest`` of a block a WRITE_BLOCK published (for the file
@@ -443,10 +454,8 @@ class DataNodeServer:
                           writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
         self.check_pool(block)
-        replica = self.replicas.being_written(block.blockId)
-        sender = BlockSender(self.store, block.blockId, request.offset, request.len,
-                             request.sendChecksums,
-                             None if replica is None else replica.visible())
+        sender = self.sender(block.blockId, request.offset, request.len,
+                             request.sendChecksums)
         loop = asyncio.get_running_loop()
         try:
             try:

@@ -15,10 +15,22 @@ same server, the role a DataNode has in Hadoop, and carries every parameter of t
 Step 2, ``/data/v1/<path>``: CREATE (PUT) and APPEND (POST) stream the body (Content-Length
 or chunked) into new blocks (``namenode/blocks/store.py``) and answer ``201`` with
 ``Location: webhdfs://<host>:<port><path>`` (CREATE) or ``200`` (APPEND), both empty; OPEN
-(GET) answers ``200`` with bytes ``[offset, offset + length)``. Every check of step 1 runs
-again, and the namespace checks a third time when the upload is recorded. A Location can be
-used again: fsspec posts every chunk to one APPEND Location, Hadoop's reader re-opens the OPEN
-Location with another ``offset``.
+(GET) answers ``200`` with bytes ``[offset, offset + length)`` of what a reader may see.
+Every check of step 1 runs again, and the namespace checks a third time when the upload is
+recorded. A Location can be used again: fsspec posts every chunk to one APPEND Location,
+Hadoop's reader re-opens the OPEN Location with another ``offset``.
+
+A file being written over hdfs:// reads as a DataNode's OPEN reads it (``WebHdfsHandler
+.onOpen`` reads through a ``DFSInputStream``, up to its ``getVisibleLength``): its length is
+the namespace's without the last block, plus that block's visible length on the datanode
+(``DFSInputStream.fetchLocatedBlocksAndGetLastBlockLength``, ``readBlockLength``:
+``getReplicaVisibleLength``, the bytes a writer's hflush made visible; none when the
+datanode has no replica of it), and that block's bytes come from the datanode's replica
+(``rbw/``) with its CRCs verified, as READ_BLOCK serves them (``BlockSender``). The length
+GETFILESTATUS answers stays the namespace's (``getFileInfo`` asks no datanode), and so do
+GETFILECHECKSUM's blocks (``FileChecksumHelper`` checksums the blocks the namenode
+locates, at the lengths it records, never asking for a visible length): the blocks the
+writer completed.
 
 An upload opens its file when its data step starts and completes it when its body has
 arrived (upload.py holds the body sink and says what happens when a writer goes away, its file
@@ -43,6 +55,7 @@ from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
 from nnlite.namenode.config import ConfigError
+from nnlite.namenode.datanode.server import DataNodeServer
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
@@ -96,6 +109,8 @@ class DataPath:
         # In an HA set, the copy of new blocks to a standby before a close is logged
         # (namenode/blocks/replication.py); None: one namenode, one copy.
         self.replicator: Replicator | None = None
+        # The built-in datanode, whose replicas being written OPEN reads (set once it runs).
+        self.datanode: DataNodeServer | None = None
 
     def replicate(self, blocks) -> None:
         """Copy new ``blocks`` to a standby before the op that records them is logged
@@ -431,7 +446,7 @@ class DataPath:
         try:
             path, user = self._target(req)
             offset, length = offset_length(req)
-            blocks, size = self._readable(self.fs.get_readable_file(path, user))
+            blocks, size, writing = self._visible(self.fs.get_readable_file(path, user))
             if offset > size:
                 raise EndOfFileError(f"Cannot seek after EOF: offset {offset} is beyond the "
                                      f"length {size} of {path}", path=path)
@@ -440,29 +455,54 @@ class DataPath:
             if sum(n for _, _, n in parts) != count:
                 raise BlockMissingError(f"The blocks of {path} hold fewer bytes than its "
                                           f"length {size}", path=path)
+            loop = asyncio.get_running_loop()
+            tail = b""
+            if parts and parts[-1][0] == writing and self.datanode is not None:
+                block, start, n = parts.pop()
+                tail = await loop.run_in_executor(
+                    None, self.datanode.sender(block[0], start, n).read)
             if self.replicator is not None:
                 # a block written while this namenode was down is on a standby only
                 absent = [b for b, _, _ in parts if not self.store.has(b[0])]
                 if absent:
-                    await asyncio.get_running_loop().run_in_executor(
-                        None, self.replicator.fetch, absent)
+                    await loop.run_in_executor(None, self.replicator.fetch, absent)
             if count <= MEMORY_READ:
-                loop = asyncio.get_running_loop()
                 data = await loop.run_in_executor(None, self._read_bytes, parts)
-                return Response(200, data, OCTET)
-            return Response(200, b"", OCTET, file=self._open_parts(parts, count))
+                return Response(200, data + tail, OCTET)
+            return Response(200, b"", OCTET, file=self._open_parts(parts, count, tail))
         except Exception as exc:
             return remote.from_error(exc)
 
+    def _visible(self, node: FileBlocks) -> tuple[tuple, int, tuple | None]:
+        """What OPEN reads of a file: its blocks, its length and the block being written
+        (None if none). Of a file being written over hdfs://, the last block is the
+        datanode's at its visible length (``DFSInputStream.readBlockLength``: the replica's
+        acknowledged bytes, or its length once finalized), after the blocks before it
+        (``_readable``'s: up to the first the store has not published)."""
+        last = node.blocks[-1] if node.under_construction and node.blocks else None
+        visible = None if last is None or self.datanode is None \
+            else self.datanode.visible_length(last[0])
+        if last is None or visible is None:
+            return *self._readable(node), None
+        blocks, size = self._published(node.blocks[:-1])
+        if len(blocks) < len(node.blocks) - 1:
+            return blocks, size, None
+        writing = (last[0], visible, last[2])
+        return blocks + (writing,), size + visible, writing
+
     def _readable(self, node: FileBlocks) -> tuple[tuple, int]:
-        """A file's blocks and length for a reader; of a file being written over hdfs://
-        (its blocks recorded as they are handed out), those up to the first this store has
-        not published: the block being written is the datanode's (an hdfs:// reader asks it
-        for its visible bytes)."""
+        """A file's blocks and length as the namespace records them (GETFILECHECKSUM's);
+        of a file being written over hdfs:// (its blocks recorded as they are handed out),
+        those up to the first this store has not published: the blocks its writer
+        completed (OPEN adds the block being written: ``_visible``)."""
         if not node.under_construction:
             return node.blocks, node.length
-        blocks = tuple(itertools.takewhile(lambda b: self.store.has(b[0]), node.blocks))
-        return blocks, sum(b[1] for b in blocks)
+        return self._published(node.blocks)
+
+    def _published(self, blocks) -> tuple[tuple, int]:
+        """``blocks`` up to the first this store has not published, and their length."""
+        kept = tuple(itertools.takewhile(lambda b: self.store.has(b[0]), blocks))
+        return kept, sum(b[1] for b in kept)
 
     def _read_bytes(self, parts) -> bytes:
         out = bytearray()
@@ -472,9 +512,10 @@ class DataPath:
                 out += handle.read(count)
         return bytes(out)
 
-    def _open_parts(self, parts, count: int) -> tuple:
+    def _open_parts(self, parts, count: int, tail: bytes = b"") -> tuple:
         """(file, size) for the server's sendfile: the block file itself when the range is
-        one block from its start, else a RangeReader over the block files."""
+        one block from its start, else a RangeReader over the block files, then ``tail``
+        (the bytes read of a block being written)."""
         handles = []
         try:
             for block, start, n in parts:
@@ -483,6 +524,6 @@ class DataPath:
             for handle, _, _ in handles:
                 handle.close()
             raise
-        if len(handles) == 1 and handles[0][1] == 0:
+        if len(handles) == 1 and handles[0][1] == 0 and not tail:
             return handles[0][0], count
-        return RangeReader(handles), count
+        return RangeReader(handles, tail), count

@@ -86,3 +86,24 @@ def test_range_reader_spans_blocks(store):
     n = reader.readinto(buf)
     assert bytes(buf[:n]) == CONTENT[2030:2030 + n]
     reader.close()
+
+
+def test_a_range_reader_ends_with_the_bytes_of_a_block_being_written(store):
+    """OPEN of a file being written: the block files, then the bytes read of the last block
+    from the datanode's replica."""
+    sealed = written(store, CONTENT[:2048], 1024)
+    parts = segments(sealed.blocks, 1000, 1048)
+    reader = RangeReader([(store.open_block(b[0], b[1]), start, n) for b, start, n in parts],
+                         tail=CONTENT[2048:2500])
+
+    def rest() -> bytes:
+        out = b""
+        while piece := reader.read():
+            out += piece
+        return out
+    assert rest() == CONTENT[1000:2500]
+    reader.seek(1040)
+    assert rest() == CONTENT[2040:2500]
+    reader.seek(1200)
+    assert reader.read(50) == CONTENT[2200:2250] and reader.read() == CONTENT[2250:2500]
+    reader.close()

@@ -107,14 +107,17 @@ def test_the_hard_limit_recovers_a_killed_writer_s_file_whole(start_namenode):
         assert stream.read() == data(4)
 
 
-def test_webhdfs_reads_the_completed_blocks_of_a_file_open_over_hdfs(namenode):
-    """Its blocks are recorded as they are handed out; the one being written is the
-    datanode's (an hdfs:// reader asks it for the visible bytes), so OPEN and
-    GETFILECHECKSUM over WebHDFS take the completed ones."""
+def test_webhdfs_reads_what_a_writer_over_hdfs_hsynced(namenode):
+    """OPEN over WebHDFS reads the completed blocks and the block being written up to its
+    visible bytes, from the datanode's replica (``DFSInputStream.readBlockLength``);
+    GETFILECHECKSUM takes the completed blocks (``FileChecksumHelper`` asks no visible
+    length)."""
     writer = start_writer(namenode.hdfs, "/r/reading", seed=5)
     webhdfs = WebHdfsClient(namenode.url, user="tester")
     try:
-        assert b"".join(webhdfs.read("/r/reading")) == data(5)[:BLOCK]
+        assert b"".join(webhdfs.read("/r/reading")) == data(5)
+        assert b"".join(webhdfs.read("/r/reading", BLOCK + 1001, 70_000)) == \
+            data(5)[BLOCK + 1001:BLOCK + 71_001]
         answer = webhdfs._call("GET", "/r/reading", "GETFILECHECKSUM")["FileChecksum"]
         assert bytes.fromhex(answer["bytes"]) == reference_checksum([data(5)[:BLOCK]])[:28]
     finally:

@@ -13,6 +13,7 @@ from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.datatransfer import Op, Status
 from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
 from nnlite.namenode.blocks import checksum, rwr
+from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
 from nnlite.namenode.datanode.server import UUID_FILE, DataNodeServer
 from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.blocks.helpers import reference_checksum
@@ -389,6 +390,27 @@ def test_a_block_being_written_reads_up_to_its_acknowledged_bytes(store, datanod
     assert datanode.visible_length(block_id) == 100_000
     assert connect().read_block(block_id, 0, 100_000)[0] == DATA[:100_000]
     assert datanode.visible_length(store.allocate()) is None
+
+
+def test_a_reader_in_the_process_reads_a_block_being_written_with_its_crcs(
+        store, datanode, connect):
+    """WebHDFS's OPEN of a file being written takes the range READ_BLOCK would send
+    (``sender``), each chunk checked against the replica's CRCs: a damaged byte on disk is a
+    ChecksumError, not data."""
+    block_id, writer = start_write(store, datanode, connect)
+    writer.send(writer.packet(0, 0, DATA[:70_000], sync=True))
+    assert writer.ack() == (0, [Status.SUCCESS])
+    assert datanode.sender(block_id, 0, 70_000).read() == DATA[:70_000]
+    assert datanode.sender(block_id, 1000, 68_999).read() == DATA[1000:69_999]
+    assert datanode.sender(block_id, 69_700, 300).read() == DATA[69_700:70_000]
+    with pytest.raises(DataTransferError):
+        datanode.sender(block_id, 0, 70_001).read()
+    with open(store.rbw_path(block_id), "r+b") as rbw:
+        rbw.seek(5000)
+        rbw.write(bytes([DATA[5000] ^ 1]))
+    with pytest.raises(ChecksumError, match="at offset 4608"):
+        datanode.sender(block_id, 4000, 2000).read()
+    assert datanode.sender(block_id, 5120, 1000).read() == DATA[5120:6120]
 
 
 def test_a_write_signed_with_the_shared_secret_needs_no_expect(store):
