@@ -32,8 +32,10 @@ checksum: 0, 0, the MD5 of 32 zero bytes, CRC32. WebHDFS sends
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
+import threading
 import zlib
 from typing import Iterable
 
@@ -49,7 +51,9 @@ NAMES = {CRC32: "CRC32", CRC32C: "CRC32C", MIXED: "MIXED"}
 DEFAULT = CRC32C                        # dfs.checksum.type
 META_HEADER = struct.Struct(">HBI")     # BlockMetadataHeader: version, type, bytes per CRC
 META_VERSION = 1
+RUN_CHUNKS = 512                        # chunks_match's run: 256 KiB
 _FUNCTIONS = {CRC32: zlib.crc32, CRC32C: crc32c}
+_SCRATCH = threading.local()
 
 
 def meta_header(kind: int = DEFAULT) -> bytes:
@@ -107,10 +111,63 @@ class CrcChunker:
         return bytes(self.crcs) + self.crc(self.pending).to_bytes(CRC_SIZE, "big")
 
 
-def chunk_crcs(data: bytes, kind: int = DEFAULT) -> bytes:
+def chunk_crcs(data: bytes | bytearray | memoryview, kind: int = DEFAULT) -> bytes:
     chunker = CrcChunker(kind=kind)
     chunker.feed(data)
     return chunker.finish()
+
+
+def chunks_match(data, crcs: bytes, kind: int = DEFAULT) -> bool:
+    """Whether ``crcs`` are the CRCs of ``data``'s 512-byte chunks (``chunk_crcs``), checked
+    with two calls per run of up to ``RUN_CHUNKS`` chunks instead of one per chunk. The CRCs
+    are reflected and linear: XORing 4 bytes into a message at some position XORs their
+    little-endian value into the CRC register there. So the CRC of a run followed by 4 zero
+    bytes, XORed with the CRC of as many zero bytes holding each chunk's stored CRC where
+    the next chunk begins, is a constant of the run's length when every chunk matches
+    (``_run_residue``), and a chunk that does not moves it, as its own CRC would have
+    (shifting the register is invertible). Only damage to several chunks of a run that
+    cancels out could pass, with odds of 2^-32. The partial last chunk is checked alone."""
+    if len(crcs) != CRC_SIZE * -(-len(data) // BYTES_PER_CRC):
+        return False
+    view, full = memoryview(data), len(data) // BYTES_PER_CRC
+    for first in range(0, full, RUN_CHUNKS):
+        n = min(RUN_CHUNKS, full - first)
+        run = view[first * BYTES_PER_CRC:(first + n) * BYTES_PER_CRC]
+        if _run_crc(run, crcs[first * CRC_SIZE:(first + n) * CRC_SIZE], kind) != \
+                _run_residue(n, kind):
+            return False
+    whole = full * BYTES_PER_CRC
+    return whole == len(data) or chunk_crcs(view[whole:], kind) == crcs[full * CRC_SIZE:]
+
+
+def _run_crc(data, crcs: bytes, kind: int) -> int:
+    """The CRC of ``data`` (whole chunks) and 4 zero bytes, XORed with the CRC of the stored
+    CRCs placed little-endian where each chunk ends (``chunks_match``)."""
+    crc = _FUNCTIONS[kind]
+    stored = _scratch(len(data) + CRC_SIZE)
+    for k in range(CRC_SIZE):   # byte k of each little-endian CRC: byte 3 - k of the stored
+        stored[BYTES_PER_CRC + k::BYTES_PER_CRC] = crcs[CRC_SIZE - 1 - k::CRC_SIZE]
+    return crc(bytes(CRC_SIZE), crc(data)) ^ crc(stored)
+
+
+def _scratch(size: int) -> bytearray:
+    """A zeroed buffer of ``size`` bytes for ``_run_crc``, kept per thread and size (a few):
+    every call writes the same places, so the rest stays zero (a new one per run costs more
+    than its CRC)."""
+    buffers = _SCRATCH.__dict__.setdefault("buffers", {})
+    if size not in buffers:
+        if len(buffers) >= 4:
+            buffers.clear()
+        buffers[size] = bytearray(size)
+    return buffers[size]
+
+
+@functools.lru_cache(maxsize=2 * RUN_CHUNKS)
+def _run_residue(chunks: int, kind: int) -> int:
+    """``_run_crc`` of ``chunks`` matching chunks (zeros and their CRCs)."""
+    zeros = bytes(chunks * BYTES_PER_CRC)
+    return _run_crc(zeros, _FUNCTIONS[kind](zeros[:BYTES_PER_CRC]).to_bytes(
+        CRC_SIZE, "big") * chunks, kind)
 
 
 def block_digest(crcs: bytes, kind: int = DEFAULT) -> tuple[int, bytes, int]:

@@ -23,8 +23,8 @@ Rules:
   ``allocate`` (or ``hold``) until ``release``, and ``sweep.py`` never removes a held one.
 
 This module keeps the directory, its names and ids, reading and publishing. The upload writer
-and range reader live in ``streams.py``, the removal of unreferenced blocks in
-``sweep.py``.
+and a read's ``segments`` live in ``streams.py`` (a read's checked bytes in
+``namenode/datanode/sender.py``), the removal of unreferenced blocks in ``sweep.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from nnlite.formats.edits import Block
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 
-# RangeReader, Sealed, segments and Sweeper are this module's API too (importers use them as
+# Sealed, segments and Sweeper are this module's API too (importers use them as
 # blocks.<name>)
 from nnlite.namenode.blocks.streams import (
     GENSTAMP,

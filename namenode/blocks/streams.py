@@ -1,5 +1,6 @@
 """Bytes into and out of block files for one request: an upload's ``BlockWriter`` and a
-read's ``segments`` and ``RangeReader``. The store (``namenode.blocks``) owns the directory,
+read's ``segments`` (a read's bytes, checked against their CRCs, come through
+``namenode.datanode.sender``). The store (``namenode.blocks``) owns the directory,
 the names, the ids and publishing; a writer works through it, a reader only reads open files.
 
 * A block is ``(id, num_bytes, genstamp)``; the generation stamp is always ``GENSTAMP``
@@ -15,7 +16,6 @@ the names, the ids and publishing; a writer works through it, a reader only read
 from __future__ import annotations
 
 import errno
-import io
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Iterable, Sequence, TypeVar
@@ -215,59 +215,3 @@ def segments(blocks: Iterable[B], offset: int, length: int) -> list[tuple[B, int
         if pos >= end:
             break
     return out
-
-
-class RangeReader:
-    """A read-only, file-like view of byte ranges of several block files, then of ``tail``
-    (bytes read already: those of a block being written), for the HTTP server's file
-    responses when sendfile cannot serve them (``read``, ``readinto``, ``seek``, ``close``;
-    no ``fileno``)."""
-
-    mode = "rb"
-    name = "<block ranges>"
-
-    def __init__(self, parts: list[tuple[BinaryIO, int, int]], tail: bytes = b"") -> None:
-        self.parts = parts          # [(open file, start, count)]
-        self.tail = tail
-        self.index = 0
-        self.done = 0               # bytes read from parts[index] (from tail past the parts)
-
-    def fileno(self) -> int:
-        raise io.UnsupportedOperation("a RangeReader spans several files")
-
-    def seek(self, position: int, whence: int = 0) -> int:
-        if whence:
-            raise io.UnsupportedOperation("a RangeReader seeks from the start only")
-        self.index, self.done = 0, position
-        while self.index < len(self.parts) and self.done >= self.parts[self.index][2]:
-            self.done -= self.parts[self.index][2]
-            self.index += 1
-        return position
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:
-        while self.index < len(self.parts):
-            handle, start, count = self.parts[self.index]
-            want = min(len(buffer), count - self.done)
-            if want > 0:
-                n = os.preadv(handle.fileno(), [memoryview(buffer)[:want]], start + self.done)
-                if n <= 0:
-                    raise BlockMissingError(f"block file {handle.name} ended early")
-                self.done += n
-                return n
-            self.index, self.done = self.index + 1, 0
-        rest = memoryview(self.tail)[self.done:self.done + len(buffer)]
-        memoryview(buffer)[:len(rest)] = rest
-        self.done += len(rest)
-        return len(rest)
-
-    def read(self, size: int = -1) -> bytes:
-        """Up to ``size`` bytes (from one block file at a time); b"" at the end."""
-        if size < 0:
-            size = sum(count for _, _, count in self.parts[self.index:]) + \
-                len(self.tail) - self.done
-        buffer = bytearray(min(size, 1 << 20))
-        return bytes(buffer[:self.readinto(buffer)]) if buffer else b""
-
-    def close(self) -> None:
-        for handle, _, _ in self.parts:
-            handle.close()

@@ -10,7 +10,7 @@ write the blocks that WebHDFS's data path reads and writes, with the same checks
 | ``mirror.py`` | ``Mirror``: the next datanode of a write pipeline, its setup, forwarded packets and acks |
 | ``stream.py`` | the protocol's frames read from an asyncio stream: delimited messages, packets |
 | ``replica.py`` | ``ReplicaWriter``: a block being written in ``rbw/`` (kept across restarts), its chunk CRCs, publishing |
-| ``sender.py`` | ``BlockSender``: READ_BLOCK's packets with the stored chunk CRCs; the same range, verified, for WebHDFS's OPEN of a block being written |
+| ``sender.py`` | ``BlockSender``: READ_BLOCK's packets with the stored chunk CRCs; the same ranges, verified, for WebHDFS's OPEN (``VerifiedRange``) |
 | ``ipc.py`` | ``ClientDatanodeService``: ClientDatanodeProtocol's calls (the visible length of a replica) for an IPC server |
 | ``tokens.py`` | ``BlockTokens``: write tokens signed with an HA set's shared secret (BlockTokenSecretManager) |
 | ``errors.py`` | ``DataTransferError``: a refusal and the ``Status`` the client is answered with |

@@ -32,5 +32,7 @@ class ChecksumError(DataTransferError):
     packets finds, ``DataChecksum.verifyChunkedSums``)."""
     JAVA_CLASS = "org.apache.hadoop.fs.ChecksumException"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, block_id: int = 0, position: int = 0) -> None:
         super().__init__(message, Status.ERROR_CHECKSUM)
+        self.block_id = block_id
+        self.position = position        # the damaged chunk's offset in the block

@@ -15,10 +15,13 @@ A replica still being written (``replica.ReplicaWriter``) is read up to its ackn
 bytes, as a DataNode serves a replica being written to a reader after an hflush; its CRCs
 are the writer's, the partial last chunk's computed from the bytes read.
 
-A reader in this process (WebHDFS's OPEN of a file being written, which on a DataNode reads
-through a ``DFSInputStream``: ``WebHdfsHandler.onOpen``) takes the same range with ``read``:
-the bytes checked against those CRCs, as a ``BlockReaderRemote`` checks READ_BLOCK's packets
-(``DataChecksum.verifyChunkedSums``), so a damaged chunk is a ``ChecksumError``, not data.
+A reader in this process (WebHDFS's OPEN, which on a DataNode reads through a
+``DFSInputStream``: ``WebHdfsHandler.onOpen``) takes the same ranges with ``read`` or
+``read_next``, or several at once through a ``VerifiedRange`` (a file for the HTTP server's
+answer): the bytes checked against those CRCs, as a ``BlockReaderRemote`` checks
+READ_BLOCK's packets (``DataChecksum.verifyChunkedSums``), whole runs of chunks at a time
+(``checksum.chunks_match``), so a damaged chunk is a ``ChecksumError`` (logged, with the
+block file), not data.
 
 Disk reads run in a thread, ``BATCH_PACKETS`` packets at a time; the block's files stay open
 for the whole read (a published block never changes, and a sweep's unlink leaves open files
@@ -28,6 +31,8 @@ readable).
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
 import os
 from typing import BinaryIO
 
@@ -37,6 +42,8 @@ from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
+
+log = logging.getLogger(__name__)
 
 CHUNK = checksum.BYTES_PER_CRC
 CHUNKS_PER_PACKET = 128
@@ -63,6 +70,7 @@ class BlockSender:
         self.kind = checksum.DEFAULT
         self.crc_start = 0          # offset of the first CRC in the meta file
         self.start = self.end = 0
+        self.position = 0           # where read_next goes on
 
     def open(self) -> None:
         if self.being_written is not None:
@@ -77,6 +85,7 @@ class BlockSender:
                 f"blk_{self.block_id} ( blockLen {size} )", Status.ERROR_INVALID)
         self.start = self.offset - self.offset % CHUNK
         self.end = min(-(-(self.offset + self.length) // CHUNK) * CHUNK, size)
+        self.position = self.start
 
     def _open_published(self) -> int:
         self.data = self.store.open_block(self.block_id, 0)
@@ -139,23 +148,41 @@ class BlockSender:
         it in a thread); opens and closes the files."""
         self.open()
         try:
-            data, crcs = self._read(self.start, self.end - self.start)
+            return self.read_next(self.end - self.start)
         finally:
             self.close()
-        if self.send_checksums:
-            self._verify(data, crcs)
-        skip = self.offset - self.start
-        return data[skip:skip + self.length]
 
-    def _verify(self, data: bytes, crcs: bytes) -> None:
-        if checksum.chunk_crcs(data, self.kind) == crcs:
+    def read_next(self, size: int) -> bytes:
+        """The next bytes of the range, from whole chunks of at most ``size`` bytes (a
+        multiple of CHUNK) checked against their CRCs; b"" at its end (blocking: run it in
+        a thread; ``open`` first)."""
+        position = self.position
+        count = min(self.end - position, size)
+        if count <= 0:
+            return b""
+        self.position += count
+        data, crcs = self._read(position, count)
+        if self.send_checksums:
+            self._verify(data, crcs, position)
+        lo, hi = max(self.offset - position, 0), min(self.offset + self.length - position, count)
+        return data[lo:hi] if (lo, hi) != (0, count) else data
+
+    def _verify(self, data: bytes, crcs: bytes, position: int) -> None:
+        """``DataChecksum.verifyChunkedSums``: every chunk of ``data`` (read from
+        ``position``) against its CRC, whole runs at a time (``checksum.chunks_match``);
+        the first that differs is the error."""
+        if checksum.chunks_match(data, crcs, self.kind):
             return
         size = checksum.CRC_SIZE
         bad = next(i for i in range(0, len(data), CHUNK)
                    if checksum.chunk_crcs(data[i:i + CHUNK], self.kind) !=
                    crcs[i // CHUNK * size:(i // CHUNK + 1) * size])
+        log.error("blk_%d is damaged on disk: its chunk at offset %d does not match its "
+                  "stored CRC (%s)", self.block_id, position + bad, self.store.data_path(
+                      self.block_id) if self.being_written is None else "being written")
         raise ChecksumError(f"Checksum error: blk_{self.block_id} at offset "
-                            f"{self.start + bad}: the chunk does not match its stored CRC")
+                            f"{position + bad}: the chunk does not match its stored CRC",
+                            block_id=self.block_id, position=position + bad)
 
     async def send(self, writer: asyncio.StreamWriter) -> None:
         """Every packet of the range, then the empty last one."""
@@ -182,3 +209,75 @@ class BlockSender:
             if handle is not None:
                 handle.close()
         self.data = self.meta = None
+
+
+class VerifiedRange:
+    """A read-only, file-like view of ranges of several blocks, each read through its
+    ``BlockSender`` (opened) and checked against its stored CRCs ``BATCH`` bytes at a time,
+    then of ``tail`` (bytes read and checked already: those of a block being written), for
+    the HTTP server's file answers (``http/stream.py``'s ``write_file``: ``read`` on uvloop's
+    loop, FILE_CHUNK at a time; ``readinto`` in a thread where asyncio's sendfile finds no
+    ``fileno``). A damaged chunk raises ``ChecksumError`` from either; the server then cuts
+    the connection, so the client reads fewer bytes than the Content-Length it was
+    promised, never the damaged ones. ``prime`` reads the first
+    batch ahead, so damage there is known before the answer's head is sent."""
+
+    mode = "rb"
+    name = "<verified block ranges>"
+    BATCH = 256 << 10          # the server's FILE_CHUNK: its reads take whole batches
+
+    def __init__(self, senders: list[BlockSender], tail: bytes = b"") -> None:
+        self.senders = senders
+        self.tail = tail
+        self.index = 0
+        self.piece = b""            # the batch being handed out, from ``at``
+        self.at = 0
+        self.consumed = 0           # bytes handed out
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("a VerifiedRange checks what it reads: no sendfile")
+
+    def seek(self, position: int, whence: int = 0) -> int:
+        """Only to where the reader is (asyncio's sendfile seeks there when done)."""
+        if whence or position != self.consumed:
+            raise io.UnsupportedOperation("a VerifiedRange reads forward only")
+        return position
+
+    def prime(self) -> None:
+        """Read and check the first batch now (blocking: run it in a thread)."""
+        if self.at == len(self.piece):
+            self.piece, self.at = self._next(), 0
+
+    def _take(self, size: int) -> bytes:
+        """Up to ``size`` bytes of the current piece (the next one once it is used up);
+        a whole piece as it is, not copied."""
+        self.prime()
+        piece, at = self.piece, self.at
+        self.at = min(at + size, len(piece))
+        self.consumed += self.at - at
+        return piece if (at, self.at) == (0, len(piece)) else piece[at:self.at]
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:
+        data = self._take(len(buffer))
+        memoryview(buffer)[:len(data)] = data
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes (all that is left with -1); b"" at the end."""
+        if size >= 0:
+            return self._take(size)
+        return b"".join(iter(lambda: self._take(self.BATCH), b""))
+
+    def _next(self) -> bytes:
+        while self.index < len(self.senders):
+            piece = self.senders[self.index].read_next(self.BATCH)
+            if piece:
+                return piece
+            self.senders[self.index].close()
+            self.index += 1
+        tail, self.tail = self.tail, b""
+        return tail
+
+    def close(self) -> None:
+        for sender in self.senders:
+            sender.close()

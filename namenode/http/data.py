@@ -32,6 +32,18 @@ GETFILECHECKSUM's blocks (``FileChecksumHelper`` checksums the blocks the nameno
 locates, at the lengths it records, never asking for a visible length): the blocks the
 writer completed.
 
+Every byte OPEN serves is checked against its chunk's stored CRC first, as a DataNode's
+OPEN reads through a ``DFSInputStream`` that verifies every chunk (``verifyChecksum``):
+through ``BlockSender``, the one verification READ_BLOCK's in-process reader uses
+(``namenode/datanode/sender.py``: ``VerifiedRange``, a batch at a time). A damaged chunk found
+before the answer starts (a range of up to ``MEMORY_READ`` bytes, or in the first batch) is
+HDFS's answer when no replica is left to try: 403, ``BlockMissingException`` "Could not
+obtain block: blk_<id>_<genstamp> file=<path>" (``DFSInputStream.refetchLocations``; the
+datanode's ``ExceptionHandler`` maps an IOException to 403). Found later, it cuts the
+connection short of the Content-Length, so the client reads fewer bytes, never the damaged
+ones (WebHdfsFileSystem: "Premature EOF"). The damaged block is logged; in an HA set the
+standby's copy is not read instead.
+
 An upload opens its file when its data step starts and completes it when its body has
 arrived (upload.py holds the body sink and says what happens when a writer goes away, its file
 is renamed or deleted). Parameters are read by params.py.
@@ -53,8 +65,10 @@ from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.store import BlockStore
-from nnlite.namenode.blocks.streams import BlockMissingError, RangeReader, Sealed, segments
+from nnlite.namenode.blocks.streams import BlockMissingError, Sealed, segments
 from nnlite.namenode.config import ConfigError
+from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
+from nnlite.namenode.datanode.sender import BlockSender, VerifiedRange
 from nnlite.namenode.datanode.server import DataNodeServer
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http import remote
@@ -443,6 +457,8 @@ class DataPath:
                            abandon)
 
     async def read(self, req: Request) -> Response:
+        """OPEN's data step: the bytes of ``[offset, offset + length)``, every chunk checked
+        against its stored CRC (``_verified``)."""
         try:
             path, user = self._target(req)
             offset, length = offset_length(req)
@@ -460,18 +476,39 @@ class DataPath:
             if parts and parts[-1][0] == writing and self.datanode is not None:
                 block, start, n = parts.pop()
                 tail = await loop.run_in_executor(
-                    None, self.datanode.sender(block[0], start, n).read)
+                    None, self._verified(path, [block], self.datanode.sender(
+                        block[0], start, n).read))
             if self.replicator is not None:
                 # a block written while this namenode was down is on a standby only
                 absent = [b for b, _, _ in parts if not self.store.has(b[0])]
                 if absent:
                     await loop.run_in_executor(None, self.replicator.fetch, absent)
+            blocks_read = [b for b, _, _ in parts]
             if count <= MEMORY_READ:
-                data = await loop.run_in_executor(None, self._read_bytes, parts)
+                data = await loop.run_in_executor(None, self._verified(
+                    path, blocks_read, lambda: self._read_parts(path, parts)))
                 return Response(200, data + tail, OCTET)
-            return Response(200, b"", OCTET, file=self._open_parts(parts, count, tail))
+            reader = await loop.run_in_executor(None, self._verified(
+                path, blocks_read, lambda: self._open_parts(path, parts, tail)))
+            return Response(200, b"", OCTET, file=(reader, count))
         except Exception as exc:
             return remote.from_error(exc)
+
+    def _verified(self, path: str, blocks, read):
+        """``read`` (blocking), with a chunk that does not match its stored CRC answered as
+        a DataNode's OPEN answers it when its ``DFSInputStream`` has no good replica left
+        (``DFSInputStream.readBuffer``: a ``ChecksumException`` marks the replica corrupt and
+        ``chooseDataNode`` tries another; with none left ``refetchLocations`` throws
+        ``BlockMissingException``, which the datanode's ``ExceptionHandler`` answers with 403
+        as every IOException): ``unobtainable``. nnlite keeps one replica here: the standby's
+        copy in an HA set is not read instead (``BlockSender`` logs the damaged block)."""
+        def verified():
+            try:
+                return read()
+            except ChecksumError as exc:
+                block = next((b for b in blocks if b[0] == exc.block_id), (exc.block_id, 0, 0))
+                raise unobtainable(path, block, exc) from exc
+        return verified
 
     def _visible(self, node: FileBlocks) -> tuple[tuple, int, tuple | None]:
         """What OPEN reads of a file: its blocks, its length and the block being written
@@ -504,26 +541,35 @@ class DataPath:
         kept = tuple(itertools.takewhile(lambda b: self.store.has(b[0]), blocks))
         return kept, sum(b[1] for b in kept)
 
-    def _read_bytes(self, parts) -> bytes:
-        out = bytearray()
-        for block, start, count in parts:
-            with self.store.open_block(block[0], block[1]) as handle:
-                handle.seek(start)
-                out += handle.read(count)
-        return bytes(out)
+    def _read_parts(self, path: str, parts) -> bytes:
+        """The bytes of the block ranges ``parts``, checked (blocking)."""
+        reader = self._open_parts(path, parts)
+        try:
+            return reader.read()
+        finally:
+            reader.close()
 
-    def _open_parts(self, parts, count: int, tail: bytes = b"") -> tuple:
-        """(file, size) for the server's sendfile: the block file itself when the range is
-        one block from its start, else a RangeReader over the block files, then ``tail``
-        (the bytes read of a block being written)."""
-        handles = []
+    def _open_parts(self, path: str, parts, tail: bytes = b"") -> VerifiedRange:
+        """A VerifiedRange over the block ranges ``parts``, then ``tail`` (the bytes read of
+        a block being written), its first batch read and checked (blocking)."""
+        senders: list[BlockSender] = []
+        reader = VerifiedRange(senders, tail)
         try:
             for block, start, n in parts:
-                handles.append((self.store.open_block(block[0], block[1]), start, n))
+                senders.append(BlockSender(self.store, block[0], start, n))
+                try:
+                    senders[-1].open()
+                except DataTransferError as exc:    # missing, or shorter than recorded
+                    raise unobtainable(path, block, exc) from exc
+            reader.prime()
         except BaseException:
-            for handle, _, _ in handles:
-                handle.close()
+            reader.close()
             raise
-        if len(handles) == 1 and handles[0][1] == 0 and not tail:
-            return handles[0][0], count
-        return RangeReader(handles, tail), count
+        return reader
+
+
+def unobtainable(path: str, block, cause: Exception) -> BlockMissingError:
+    """``DFSInputStream.refetchLocations``'s error once no replica of ``block`` can be read,
+    with what was wrong with this one."""
+    return BlockMissingError(f"Could not obtain block: blk_{block[0]}_{block[2]} file={path} "
+                             f"({cause})", path=path)

@@ -54,3 +54,22 @@ def test_a_file_of_crc32_and_crc32c_blocks_is_mixed_and_an_old_checksum_stays_cr
     recorded = checksum.file_checksum([old])             # 28 bytes, as nnlite recorded before
     assert len(recorded) == 28 and checksum.to_json(recorded)["FileChecksum"][
         "algorithm"] == "MD5-of-0MD5-of-512CRC32"
+
+
+@pytest.mark.parametrize("kind", [checksum.CRC32C, checksum.CRC32])
+@pytest.mark.parametrize("length", [0, 1, 511, 512, 513, 4096, 10245, 65536 + 700])
+def test_chunks_match_as_one_crc_per_chunk_would(kind, length):
+    """Runs of chunks checked two calls at a time agree with chunk_crcs: every chunk matches,
+    and any one flipped bit of the data or of a stored CRC is caught, in every chunk."""
+    data = (CONTENT * 7)[:length]
+    crcs = checksum.chunk_crcs(data, kind)
+    assert checksum.chunks_match(data, crcs, kind)
+    assert not checksum.chunks_match(data, crcs[:-4], kind) or not data
+    for at in range(0, length, 509):
+        damaged = bytearray(data)
+        damaged[at] ^= 1 << at % 8
+        assert not checksum.chunks_match(bytes(damaged), crcs, kind), at
+    for at in range(0, len(crcs), 7):
+        damaged = bytearray(crcs)
+        damaged[at] ^= 0x80
+        assert not checksum.chunks_match(data, bytes(damaged), kind), at

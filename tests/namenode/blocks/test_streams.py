@@ -1,11 +1,11 @@
 """streams.py: a BlockWriter cuts a stream into block files with their CRCs, appends to a
-partial last block by copying it, discards what it wrote; a RangeReader reads a byte range
-across blocks."""
+partial last block by copying it, discards what it wrote; ``segments`` cut a byte range
+across blocks (sender.py's VerifiedRange reads them: tests/namenode/datanode/test_sender.py)."""
 
 from __future__ import annotations
 
 from nnlite.namenode.blocks import checksum
-from nnlite.namenode.blocks.streams import RangeReader, segments
+from nnlite.namenode.blocks.streams import segments
 from tests.namenode.blocks.helpers import CONTENT, content, files_in, reference, written
 
 
@@ -73,37 +73,7 @@ def test_discard_deletes_written_and_published_blocks(store):
     assert files_in(store) == []
 
 
-def test_range_reader_spans_blocks(store):
+def test_segments_span_blocks(store):
     sealed = written(store, CONTENT, 1024)
     parts = segments(sealed.blocks, 1000, 2100)
     assert [(p[1], p[2]) for p in parts] == [(1000, 24), (0, 1024), (0, 1024), (0, 28)]
-    reader = RangeReader([(store.open_block(b[0], b[1]), start, n) for b, start, n in parts])
-    out, buf = b"", bytearray(100)
-    while n := reader.readinto(buf):
-        out += buf[:n]
-    assert out == CONTENT[1000:3100]
-    reader.seek(1030)
-    n = reader.readinto(buf)
-    assert bytes(buf[:n]) == CONTENT[2030:2030 + n]
-    reader.close()
-
-
-def test_a_range_reader_ends_with_the_bytes_of_a_block_being_written(store):
-    """OPEN of a file being written: the block files, then the bytes read of the last block
-    from the datanode's replica."""
-    sealed = written(store, CONTENT[:2048], 1024)
-    parts = segments(sealed.blocks, 1000, 1048)
-    reader = RangeReader([(store.open_block(b[0], b[1]), start, n) for b, start, n in parts],
-                         tail=CONTENT[2048:2500])
-
-    def rest() -> bytes:
-        out = b""
-        while piece := reader.read():
-            out += piece
-        return out
-    assert rest() == CONTENT[1000:2500]
-    reader.seek(1040)
-    assert rest() == CONTENT[2040:2500]
-    reader.seek(1200)
-    assert reader.read(50) == CONTENT[2200:2250] and reader.read() == CONTENT[2250:2500]
-    reader.close()
