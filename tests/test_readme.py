@@ -47,9 +47,11 @@ def paste(blocks: list[tuple[str, str]], server, cwd: Path,
     env = {k: v for k, v in os.environ.items()
            if k not in ("NNLITE_NAMENODE", "HADOOP_USER_NAME", "HADOOP_CLASSPATH")}
     env["NNLITE_NAMENODE"] = server.url
-    replace = {DEFAULT_PORT: f"127.0.0.1:{server.port}",
-               DEFAULT_RPC_PORT: f"127.0.0.1:{server.rpc_port}", ".venv/bin/": f"{scripts}/",
-               **replace}
+    places = {DEFAULT_PORT: f"127.0.0.1:{server.port}", ".venv/bin/": f"{scripts}/"}
+    rpc_port = getattr(server, "rpc_port", None)    # an HA set's blocks name their own
+    if rpc_port is not None:
+        places[DEFAULT_RPC_PORT] = f"127.0.0.1:{rpc_port}"
+    replace = {**places, **replace}
     outputs = []
     for _, code in blocks:
         for old, new in replace.items():
