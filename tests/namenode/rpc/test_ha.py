@@ -210,21 +210,33 @@ def test_a_block_without_a_standby_copy_is_under_replicated_until_the_resync(has
         fs.close()
 
 
+# A file of replication 3 makes DataStreamer ask getAdditionalDatanode for a datanode in the
+# lost one's place (ReplaceDatanodeOnFailure DEFAULT: r >= 3, n = 1 <= r / 2); the answer
+# holds none, and the client goes on without when told to, by either key, as it must on an
+# HDFS of two datanodes (DataStreamer.addDatanode2ExistingPipeline: min-replication applies
+# to a "no datanode left" answer only, so the call must be served).
+LOST_STANDBY_CASES = {
+    "replication-2": (2, {}),
+    "replication-3-best-effort": (
+        3, {"dfs.client.block.write.replace-datanode-on-failure.best-effort": "true"}),
+    "replication-3-min-replication": (
+        3, {"dfs.client.block.write.replace-datanode-on-failure.min-replication": "1"}),
+}
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("replication", [2, 3])
-def test_a_standby_lost_mid_block_leaves_the_write_on_the_active(haset, spark, replication):
+@pytest.mark.parametrize("case", list(LOST_STANDBY_CASES))
+def test_a_standby_lost_mid_block_leaves_the_write_on_the_active(haset, spark, case):
     """The standby dies while a block runs through it: the active's datanode reports the
     mirror's ERROR, DataStreamer rebuilds the pipeline on the active's datanode alone
     (updateBlockForPipeline, a STREAMING_RECOVERY write of the parked replica,
-    updatePipeline) and the file closes whole, its block under-replicated. A file of
-    replication 3 makes DataStreamer ask for a datanode in the lost one's place
-    (``ReplaceDatanodeOnFailure``): with none to add, the client goes on without when told
-    to (``best-effort``), as it must on an HDFS of two datanodes."""
+    updatePipeline) and the file closes whole, its block under-replicated."""
+    replication, client_keys = LOST_STANDBY_CASES[case]
     jvm = spark._jvm
     active, standby = started_with_a_live_standby(haset)
     conf = ha_conf(jvm, haset)
-    if replication >= 3:
-        conf.set("dfs.client.block.write.replace-datanode-on-failure.best-effort", "true")
+    for key, value in client_keys.items():
+        conf.set(key, value)
     fs = jvm.org.apache.hadoop.fs.FileSystem.get(
         jvm.java.net.URI(f"hdfs://{NAMESERVICE}"), conf, "tester")
     try:

@@ -227,34 +227,3 @@ def test_get_additional_datanode_answers_the_pipeline_s_own_datanodes(client, nn
         src="/w/replace", blk=block.b, numAdditionalNodes=1, clientName="DFSClient_other"))
     assert header.exceptionClassName == \
         "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
-
-
-@pytest.mark.spark
-def test_a_replication_3_write_that_loses_the_standby_goes_on_at_min_replication(haset,
-                                                                                 spark):
-    """An HA set: a file of replication 3 through [active, standby]; the standby is
-    SIGKILLed mid-block, DataStreamer asks getAdditionalDatanode for a replacement
-    (ReplaceDatanodeOnFailure DEFAULT: r >= 3, n = 1 <= r / 2), finds none in the answer
-    and, with ``min-replication`` 1 (not best-effort), goes on with the active's datanode:
-    the file closes whole. Without the call served the write failed at its close
-    (UnsupportedOperationException is not "no datanode left")."""
-    from tests.namenode.ha.haset import NAMESERVICE
-    from tests.namenode.rpc.test_ha import ha_conf, read_all, started_with_a_live_standby
-    jvm = spark._jvm
-    active, standby = started_with_a_live_standby(haset)
-    conf = ha_conf(jvm, haset)
-    conf.set("dfs.client.block.write.replace-datanode-on-failure.min-replication", "1")
-    fs = jvm.org.apache.hadoop.fs.FileSystem.get(
-        jvm.java.net.URI(f"hdfs://{NAMESERVICE}"), conf, "tester")
-    try:
-        first, rest = b"f" * 300_000, b"r" * 400_000
-        out = fs.create(jvm.org.apache.hadoop.fs.Path("/ha/three.bin"), True, 65536, 3,
-                        1 << 20)
-        out.write(bytearray(first))
-        out.hflush()
-        haset.kill(standby)
-        out.write(bytearray(rest))
-        out.close()
-        assert read_all(jvm, fs, "/ha/three.bin") == first + rest
-    finally:
-        fs.close()
