@@ -186,6 +186,15 @@ class Config:
             addresses[nn] = value
         return addresses
 
+    def namenode_key(self, key: str, namenode_id: str) -> str:
+        """``<key>.<nameservice>.<namenode_id>`` when the configuration sets it, else ``key``:
+        a namenode of an HA set binds the addresses named after it, as Hadoop's
+        ``NameNode.initializeGenericKeys`` copies ``dfs.namenode.http-address.ns1.nn1`` (and
+        the rpc-address, ...) onto the generic key for namenode nn1."""
+        ns = self.nameservice()
+        own = f"{key}.{ns}.{namenode_id}"
+        return own if ns and namenode_id and own in self.values else key
+
     def etcd_endpoints(self) -> list[str]:
         return [e.strip() for e in self.values["nnlite.ha.etcd.endpoints"].split(",")
                 if e.strip()]

@@ -1,8 +1,10 @@
 """``nnlite namenode``: load the namespace, serve HTTP, stop cleanly on SIGTERM/SIGINT.
 
 Startup: lock the name dirs (a second namenode on them stops here, before it binds a port or
-creates anything), bind the HTTP port (so clients get SafeModeException rather than a refused
-connection while a large image loads), load the namespace in a worker thread, then serve.
+creates anything), bind the HTTP and RPC ports (so clients get RetriableException rather than
+a refused connection while a large image loads, as HDFS's NamenodeWebHdfsMethods answer
+"Namenode is in startup mode" and NameNodeRpcServer.checkNNStartup "NameNode still not
+started"), load the namespace in a worker thread, then serve.
 After loading: open the block store (``nnlite.data.dir``) and recover the leases of uploads
 a crash cut off (``namenode/blocks/lease_recovery.py``); while serving, housekeeping revokes
 leases past their hard limit and sweeps unreferenced blocks every
@@ -20,6 +22,7 @@ import signal
 import threading
 
 from nnlite.client.etcd import Etcd
+from nnlite.durability import faults
 from nnlite.namenode.blocks import rwr, store
 from nnlite.namenode.blocks.lease_recovery import recover_uploads
 from nnlite.namenode.blocks.replication import PREFIX as REPLICA_PREFIX
@@ -107,12 +110,13 @@ class Namenode:
         namedir.lock_formatted(name_dirs)
         try:
             self.port = await self.http.start(self.host, self.port)
+            log.info("namenode listening on http://%s:%d (RetriableException while loading)",
+                     self.host, self.port)
+            announce_port("NNLITE_HTTP_PORT", self.port)
+            await self._listen_rpc()
         except BaseException:
             namedir.unlock_all(name_dirs)
             raise
-        log.info("namenode listening on http://%s:%d (safe mode while loading)", self.host,
-                 self.port)
-        announce_port("NNLITE_HTTP_PORT", self.port)
         loop = asyncio.get_running_loop()
         self.fs = await loop.run_in_executor(None, self._open, name_dirs)
         self.committer = self.fs.async_committer(loop)
@@ -149,38 +153,21 @@ class Namenode:
                  "ON (resources are low)" if self.fs.resources_low else "off")
         return self.port
 
-    async def _start_rpc(self, lease_manager: leases.LeaseManager, data: DataPath,
-                         secret: str) -> None:
-        """Serve Hadoop IPC (``hdfs://``) beside HTTP, on ``--rpc-port``, else
+    async def _listen_rpc(self) -> None:
+        """Bind Hadoop IPC (``hdfs://``) before the namespace loads, as the HTTP port is: until
+        ``_start_rpc`` hands it the protocol, every call is answered RetriableException
+        (``RpcServer.starting``). The address: ``--rpc-port``, else
         ``dfs.namenode.rpc-address.<ns>.<id>`` in an HA set, else ``dfs.namenode.rpc-address``
         (0: a free port). When none was asked for and the default port (8020) is taken, the
-        namenode serves WebHDFS only and says so. In an HA set the datanode takes the
-        writes the active signs with the set's secret, and blocks run through a pipeline of
-        the active's datanode and a standby's (``_pipeline``)."""
-        fs, committer, blocks = self._loaded()
-        if self.datanode is None:
-            self.datanode = await self._start_datanode(
-                blocks, secret if self.ha is not None else None)
-        data.datanode = self.datanode_server
-        key = "dfs.namenode.rpc-address"
-        own = f"{key}.{self.config.nameservice()}.{self.ha_id}"      # an HA set's, per namenode
-        if self.ha_id and own in self.config.values:
-            key = own
+        namenode serves WebHDFS only and says so."""
+        self.ha_id = self._ha_id()
+        key = self.config.namenode_key("dfs.namenode.rpc-address", self.ha_id)
         host, port = self.config.address(key)
         asked = self.rpc_port is not None or self.config.get(key) != DEFAULTS.get(key)
         port = port if self.rpc_port is None else self.rpc_port
         host = self.host_given or host
-        ha = self.ha
-        writes = Writes(fs, committer, blocks, lease_manager, self.datanode)
-        locator = Locator(self.datanode, self.port, blocks.capacity)
-        if ha is not None and self.replicator is not None:
-            self._pipeline(ha, self.replicator, writes, locator, secret)
-        protocol = ClientProtocol(
-            fs, writes, locator,
-            ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name, data=data)
-        server = RpcServer(protocol, fs, committer,
-                           ProxyUsers(self.config.proxy_users()),
-                           max_data_length=self.config.int("ipc.maximum.data.length"))
+        server = RpcServer.starting(identity(self.config), ProxyUsers(self.config.proxy_users()),
+                                    max_data_length=self.config.int("ipc.maximum.data.length"))
         try:
             self.rpc_port = await server.start(host, port)
         except AddressError as exc:
@@ -191,8 +178,42 @@ class Namenode:
         self.rpc = server
         self.app.rpc_address = f"{host}:{self.rpc_port}"
         self.app.rpc_metrics = server.metrics
-        log.info("namenode serving hdfs://%s:%d (Hadoop IPC)", host, self.rpc_port)
+        log.info("namenode listening on hdfs://%s:%d (RetriableException while loading)",
+                 host, self.rpc_port)
         announce_port("NNLITE_RPC_PORT", self.rpc_port)
+
+    async def _start_rpc(self, lease_manager: leases.LeaseManager, data: DataPath,
+                         secret: str) -> None:
+        """Serve Hadoop IPC on the port ``_listen_rpc`` bound, beside HTTP. In an HA set the
+        datanode takes the writes the active signs with the set's secret, and blocks run
+        through a pipeline of the active's datanode and a standby's (``_pipeline``)."""
+        fs, committer, blocks = self._loaded()
+        if self.datanode is None:
+            self.datanode = await self._start_datanode(
+                blocks, secret if self.ha is not None else None)
+        data.datanode = self.datanode_server
+        server = self.rpc
+        if server is None:          # WebHDFS only: the default port was taken
+            return
+        ha = self.ha
+        writes = Writes(fs, committer, blocks, lease_manager, self.datanode)
+        locator = Locator(self.datanode, self.port, blocks.capacity)
+        if ha is not None and self.replicator is not None:
+            self._pipeline(ha, self.replicator, writes, locator, secret)
+        server.serve(ClientProtocol(
+            fs, writes, locator,
+            ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name, data=data),
+            fs, committer)
+        log.info("namenode serving hdfs://%s (Hadoop IPC)", self.app.rpc_address)
+
+    def _ha_id(self) -> str:
+        """This namenode's id in its HA set: ``dfs.ha.namenode.id``, else the one whose
+        ``dfs.namenode.http-address.<ns>.<id>`` has this HTTP port; "" without a set."""
+        if not self.config.nameservice():
+            return ""
+        return self.config.get("dfs.ha.namenode.id") or next(
+            (nn for nn, address in self.config.ha_namenodes().items()
+             if address.endswith(f":{self.port}")), "")
 
     def _pipeline(self, ha: HAController, replicator: Replicator, writes: Writes,
                   locator: Locator, secret: str) -> None:
@@ -231,6 +252,7 @@ class Namenode:
         return server
 
     def _open(self, name_dirs: list[NameDir]) -> FSNamesystem:
+        faults.hit("namenode.load")      # a long load, for the tests of what answers meanwhile
         fs = FSNamesystem.open(self.dirs, identity(self.config), locked=name_dirs)
         # The loaded namespace lives as long as this process. Frozen out of the cyclic
         # collector's reach, it is no longer rescanned by every full collection (a quarter of
@@ -270,10 +292,7 @@ class Namenode:
         config = self.config
         fs, committer, blocks = self._loaded()
         namenodes = config.ha_namenodes()
-        me = config.get("dfs.ha.namenode.id") or next(
-            (nn for nn, address in namenodes.items()
-             if address.endswith(f":{self.port}")), "")
-        self.ha_id = me
+        me = self.ha_id
         if me not in namenodes:
             raise ConfigError(f"dfs.ha.namenode.id must be one of {', '.join(namenodes)} "
                               f"(this namenode's place in the HA set), not {me!r}")
@@ -298,7 +317,8 @@ class Namenode:
             checkpointer=StandbyCheckpointer(
                 fs, secret, period=config.float("checkpoint.period"),
                 txns=config.int("checkpoint.txns"),
-                timeout=config.int("dfs.image.transfer.timeout") / 1000))
+                timeout=config.int("dfs.image.transfer.timeout") / 1000),
+            max_lag=config.float("nnlite.ha.standby.lag.max"))
         self.app.ha = ha
         # File contents on two hosts: blocks arrive here as a standby, leave as the active.
         replica = Replica(blocks, secret)

@@ -10,7 +10,12 @@ Paths:
     /metrics                                          Prometheus text format
     /metrics.json                                     the same as JSON (plus "fsyncs")
     <mounted prefix>/...                              a layer above the namenode (the catalog)
-While the namespace loads, every WebHDFS and admin request gets SafeModeException.
+While the namespace loads, every WebHDFS, data, image-transfer and admin request gets
+RetriableException "Namenode is in startup mode" (403), as HDFS's NamenodeWebHdfsMethods
+answers while ``NameNode.isInStartupMode``: a client following a nameservice (Hadoop's
+WebHdfsFileSystem with its failover retry policy, nnlite's ``client/failover.py``) backs off
+and asks the same namenode again. The status page, /isActive, /jmx and the metrics answer
+(``"Loading": 1``).
 
 Nothing that is not durable is ever visible: an answer produced while ops applied before it
 are still being synced (a write's own answer already waits for its txid) is held until the
@@ -46,8 +51,8 @@ from nnlite.namenode.http.wire import Request, Response
 from nnlite.namenode.journal.committer import AsyncCommitter
 
 HA_OPS = ("TRANSITIONTOACTIVE", "TRANSITIONTOSTANDBY", "FAILOVER")
-LOADING = errors.SafeModeError("Name node is in safe mode: the namespace is still loading. "
-                               "Retry in a moment.")
+# NamenodeWebHdfsMethods.init's answer before the namesystem is loaded
+LOADING = errors.RetriableError("Namenode is in startup mode")
 
 
 class NamenodeApp:

@@ -22,6 +22,12 @@ A connection:
    protocol ``RpcNoSuchProtocolException``; the connection stays open.
 4. A frame longer than ``ipc.maximum.data.length``, or one whose headers or request do not
    parse: FATAL, then the connection is closed. Other connections are not affected.
+
+While the namespace loads (``RpcServer.starting``: the port is bound before the image is
+read, as the HTTP port is), every call is answered ``RetriableException`` "NameNode still not
+started", as ``NameNodeRpcServer.checkNNStartup`` answers before ``NameNode.isStarted``:
+Hadoop's client backs off and asks again instead of meeting a refused connection. ``serve``
+hands the server its protocol once the namespace is in.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from nnlite.formats.hadoop.ipc import RpcResponseHeaderRpcErrorCodeProto as Code
 from nnlite.formats.hadoop.ipc import RpcResponseHeaderRpcStatusProto as Status
 from nnlite.formats.hadoop.proto import ProtoError
 from nnlite.namenode import errors
-from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.server import address_error
 from nnlite.namenode.journal.committer import AsyncCommitter
@@ -50,6 +56,8 @@ HTTP_HINT = (b"HTTP/1.1 404 Not Found\r\nContent-type: text/plain\r\n\r\n"
              b"the correct port for the web interface on this daemon.\r\n")
 DUMMY_CALL_ID = -1
 IO_EXCEPTION = "java.io.IOException"
+# NameNodeRpcServer.checkNNStartup's message (``nn.getRole() + " still not started"``)
+STARTING = "NameNode still not started"
 
 
 class Service(Protocol):
@@ -62,14 +70,20 @@ class Service(Protocol):
 
 
 class RpcServer:
-    """The listening socket and its connections, serving one protocol."""
+    """The listening socket and its connections, serving one protocol (``protocol`` None:
+    not yet, ``starting``)."""
 
-    def __init__(self, protocol: Service, fs: FSNamesystem, committer: AsyncCommitter,
-                 proxy_users: ProxyUsers | None = None,
-                 max_data_length: int = ipc.MAX_DATA_LENGTH) -> None:
+    def __init__(self, protocol: Service | None, fs: FSNamesystem | None,
+                 committer: AsyncCommitter | None, proxy_users: ProxyUsers | None = None,
+                 max_data_length: int = ipc.MAX_DATA_LENGTH,
+                 identity: Identity | None = None) -> None:
         self.protocol = protocol
         self.fs = fs
         self.committer = committer
+        # who is in which group (the proxy-user rules): the namesystem's, or the config's
+        # before it is loaded
+        self.identity = identity if identity is not None else (
+            fs.identity if fs is not None else Identity())
         self.proxy_users = proxy_users or ProxyUsers({})
         self.max_data_length = max_data_length
         self.connections: set[Connection] = set()
@@ -77,6 +91,19 @@ class RpcServer:
         self.fatal = 0
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
+
+    @classmethod
+    def starting(cls, identity: Identity, proxy_users: ProxyUsers,
+                 max_data_length: int = ipc.MAX_DATA_LENGTH) -> "RpcServer":
+        """A server to bind before the namespace loads: connections are taken (preamble,
+        context, proxy users by ``identity``'s groups), every call is answered
+        RetriableException until ``serve``."""
+        return cls(None, None, None, proxy_users, max_data_length, identity)
+
+    def serve(self, protocol: Service, fs: FSNamesystem, committer: AsyncCommitter) -> None:
+        """The namespace is in: from the next call on, ``protocol`` answers."""
+        self.fs, self.committer = fs, committer
+        self.protocol = protocol
 
     async def start(self, host: str, port: int) -> int:
         loop = asyncio.get_running_loop()
@@ -261,7 +288,7 @@ class Connection(asyncio.Protocol):
         if real and real != user:
             try:
                 self.server.proxy_users.authorize(
-                    real, user, self.server.fs.caller(user).groups, self.machine)
+                    real, user, self.server.identity.caller(user).groups, self.machine)
             except errors.AccessControlError as exc:
                 reason = str(exc).rpartition("AuthorizationException: ")[2]
                 raise rpc_errors.UnauthorizedError(reason) from None
@@ -273,6 +300,9 @@ class Connection(asyncio.Protocol):
         assert call.method is not None and self.caller is not None
         self.server.calls += 1
         fs = self.server.fs
+        if fs is None:          # still loading (``starting``)
+            self._answer_error(call, errors.RetriableError(STARTING))
+            return
         before, generation = fs.last_written_txid, fs.generation
         try:
             result = self._invoke(call)
@@ -289,6 +319,7 @@ class Connection(asyncio.Protocol):
     def _invoke(self, call: ipc.Call) -> Any:
         method: Any = call.method
         service = self.server.protocol
+        assert service is not None
         if method.declaringClassProtocolName != service.PROTOCOL:
             raise rpc_errors.NoSuchProtocolError(
                 f"Unknown protocol: {method.declaringClassProtocolName}")
@@ -319,12 +350,13 @@ class Connection(asyncio.Protocol):
     def _deliver(self, call: ipc.Call, message: Any, generation: int | None = None) -> None:
         """Send ``message`` once every op logged so far is durable. ``generation``: the call
         logged nothing itself, and its answer was made at that generation of the journal."""
-        fs = self.server.fs
+        fs, committer = self.server.fs, self.server.committer
+        assert fs is not None and committer is not None
         written = fs.last_written_txid
         if fs.last_synced_txid >= written:
             self._send(call, message)
         else:
-            self.server.committer.durable(written, message).then(self._released,
+            committer.durable(written, message).then(self._released,
                                                                   (call, generation))
 
     def _released(self, message: Any, error: Exception | None,
@@ -336,7 +368,9 @@ class Connection(asyncio.Protocol):
             # A call that changed nothing, held behind ops the shared journal refused: asked
             # again on the reloaded tree once they are dropped, as WebHDFS's HeldRead, so a
             # read neither shows those ops nor fails because a write did.
-            self.server.committer.after_reload(generation, lambda: self._call(call))
+            committer = self.server.committer
+            assert committer is not None
+            committer.after_reload(generation, lambda: self._call(call))
         else:
             self._answer_error(call, error)
 
@@ -346,7 +380,7 @@ class Connection(asyncio.Protocol):
         return ipc.RpcResponseHeaderProto(
             callId=call.header.callId & 0xFFFFFFFF, status=status, serverIpcVersionNum=ipc.VERSION,
             clientId=call.header.clientId, retryCount=call.header.retryCount,
-            stateId=self.server.fs.last_written_txid)
+            stateId=0 if self.server.fs is None else self.server.fs.last_written_txid)
 
     def _send(self, call: ipc.Call, message: Any) -> None:
         self._queue(ipc.response(self._header(call, Status.SUCCESS), message))
