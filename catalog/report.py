@@ -43,9 +43,20 @@ class LogFormatError(ValueError):
     pass
 
 
-def parse_log(data: bytes, what: str) -> list:
-    """The JSON entries of a Spark metadata-log file: ``v<N>`` on the first line, then one
-    JSON value per line ("-" for a source without an offset)."""
+# The newest version of each batch log that Spark 4.3 reads; a newer one fails the restart
+# (MetadataVersionUtil.validateVersion: "UnsupportedLogVersion: maximum supported log version
+# is v<max>, but encountered v<n>").
+MAX_LOG_VERSION = {"offsets": 2,      # OffsetSeqLog.MAX_VERSION
+                   "commits": 3}      # CommitLog.MAX_VERSION
+# OffsetSeqLog's version 2 (spark.sql.streaming.offsetLog.formatVersion=2, OffsetMap): each
+# line after the batch metadata is ``<sourceId>:<offset JSON or ->`` instead of one line per
+# source in order.
+OFFSET_MAP_VERSION = 2
+VOID_OFFSET = "-"         # OffsetSeqLog.SERIALIZED_VOID_OFFSET
+
+
+def _lines(data: bytes, what: str, section: str = "") -> tuple[int, list[str]]:
+    """``(version, lines after the version line)`` of a Spark metadata-log file."""
     if not data:
         raise LogFormatError(f"{what} is empty (0 bytes): the write was cut off")
     try:
@@ -53,19 +64,59 @@ def parse_log(data: bytes, what: str) -> list:
     except UnicodeDecodeError as exc:
         raise LogFormatError(f"{what} is not UTF-8 at byte {exc.start}") from exc
     head, _, rest = text.partition("\n")
-    if not head.startswith("v") or not head[1:].isdigit():
+    if not head.startswith("v") or not head[1:].strip().isdigit():
         raise LogFormatError(f"{what} does not start with a version line like 'v1' "
                              f"(found {head[:20]!r})")
-    entries = []
-    for number, line in enumerate(rest.split("\n"), start=2):
-        if not line or line == "-":
-            continue
-        try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise LogFormatError(f"{what} line {number} is not valid JSON ({exc.msg} at "
-                                 f"column {exc.colno}): truncated or corrupt") from exc
-    return entries
+    version = int(head[1:])
+    newest = MAX_LOG_VERSION.get(section, version)
+    if not 0 < version <= newest:
+        raise LogFormatError(f"{what} is log version v{version}: Spark reads {section} up to "
+                             f"v{newest} (UnsupportedLogVersion)")
+    return version, rest.split("\n")
+
+
+def _json(line: str, what: str, number: int):
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise LogFormatError(f"{what} line {number} is not valid JSON ({exc.msg} at "
+                             f"column {exc.colno}): truncated or corrupt") from exc
+
+
+def parse_log(data: bytes, what: str, section: str = "") -> list:
+    """The JSON entries of a Spark metadata-log file: ``v<N>`` on the first line, then one
+    JSON value per line ("-" for a source without an offset)."""
+    _, lines = _lines(data, what, section)
+    return [_json(line, what, number) for number, line in enumerate(lines, start=2)
+            if line and line != VOID_OFFSET]
+
+
+def parse_offsets(data: bytes, what: str) -> tuple[dict, dict[str, object]]:
+    """``(batch metadata, {source id: offset})`` of an offsets entry, as
+    ``OffsetSeqLog.deserialize`` reads it. v1: the lines after the metadata are the sources in
+    order, ids ``"0"``, ``"1"``, ... v2 (OffsetMap): ``<sourceId>:<offset>`` lines, split at
+    the first colon; a line without one fails the restart ("Invalid OffsetMap format"). A
+    source without an offset (``-``) maps to None. The source id names the source's log
+    directory, ``sources/<id>`` (MicroBatchExecution's ``sources/$sourceId``)."""
+    version, lines = _lines(data, what, "offsets")
+    if not lines or not lines[0].strip():
+        raise LogFormatError(f"{what} has no batch metadata line: truncated")
+    meta = _json(lines[0], what, 2)
+    if not isinstance(meta, dict):
+        raise LogFormatError(f"{what} has no batch metadata line: truncated")
+    if "batchTimestampMs" not in meta:
+        raise LogFormatError(f"{what}: the batch metadata has no batchTimestampMs")
+    sources: dict[str, object] = {}
+    body = lines[1:-1] if lines[-1] == "" else lines[1:]     # getLines: no line after a \n
+    for number, line in enumerate(body, start=3):
+        source = str(len(sources))
+        if version == OFFSET_MAP_VERSION:
+            source, colon, line = line.partition(":")
+            if not colon:
+                raise LogFormatError(f"{what} line {number} is not <sourceId>:<offset> "
+                                     f"(Invalid OffsetMap format): truncated or corrupt")
+        sources[source] = None if line == VOID_OFFSET else _json(line, what, number)
+    return meta, sources
 
 
 def check_entry(section: str, data: bytes, path: str) -> dict:
@@ -78,11 +129,11 @@ def check_entry(section: str, data: bytes, path: str) -> dict:
         if not isinstance(doc, dict) or "id" not in doc:
             raise LogFormatError(f"{path} has no query id (expected {{\"id\": ...}})")
         return doc
-    entries = parse_log(data, path)
-    if section in ("offsets", "commits") and (not entries or not isinstance(entries[0], dict)):
+    if section == "offsets":
+        return parse_offsets(data, path)[0]
+    entries = parse_log(data, path, section)
+    if section == "commits" and (not entries or not isinstance(entries[0], dict)):
         raise LogFormatError(f"{path} has no batch metadata line: truncated")
-    if section == "offsets" and "batchTimestampMs" not in entries[0]:
-        raise LogFormatError(f"{path}: the batch metadata has no batchTimestampMs")
     return entries[0] if entries and isinstance(entries[0], dict) else {}
 
 
@@ -105,13 +156,14 @@ def parse_all(layout: Layout, contents: dict[str, bytes]) -> tuple[dict, dict]:
             bad[entry.path] = f"{entry.path} could not be read: {data}"
             continue
         try:
-            parsed[entry.path] = check_entry(_section(layout, entry.path), data or b"",
-                                             entry.path)
+            if entry.path in offsets:
+                parsed[entry.path], sources = parse_offsets(data or b"", entry.path)
+                layout.log_offsets[offsets[entry.path]] = source_log_offsets(sources)
+            else:
+                parsed[entry.path] = check_entry(_section(layout, entry.path), data or b"",
+                                                 entry.path)
         except LogFormatError as exc:
             bad[entry.path] = str(exc)
-            continue
-        if entry.path in offsets:
-            layout.log_offsets[offsets[entry.path]] = source_log_offsets(data)
     return parsed, bad
 
 

@@ -18,7 +18,11 @@ RocksDB stores, with changelog checkpointing and checkpoint format version 2):
    (run)
 2. ``offsets/b`` and ``commits/b`` exist and parse: ``HDFSMetadataLog.get`` fails the restart
    on a truncated or corrupt entry (the offsets through ``OffsetSeqLog.deserialize``, the
-   commit through ``CommitLog.deserialize``). (run)
+   commit through ``CommitLog.deserialize``), and on a log version newer than it reads
+   (offsets v2, commits v3: ``MetadataVersionUtil.validateVersion``). An offsets entry is v1
+   (one line per source, in order) or v2 (``spark.sql.streaming.offsetLog.formatVersion=2``,
+   OffsetMap: ``<sourceId>:<offset>`` lines); ``report.parse_offsets`` reads both. (run,
+   both versions)
 3. The offsets entry before ``b`` exists and parses when ``b > 0``: the restart reads it as the
    committed offsets. Without async progress tracking that is ``offsets/b-1``
    (``MicroBatchExecution.validateOffsetLogAndGetPrevOffset``, "batch b-1 doesn't exist"); with
@@ -46,7 +50,6 @@ RocksDB stores, with changelog checkpointing and checkpoint format version 2):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from nnlite.catalog.layout import (
@@ -236,20 +239,13 @@ def _previous_offsets(layout: Layout, batch: int, bad) -> list[str]:
     return [message]
 
 
-def source_log_offsets(data: bytes) -> dict[str, int]:
-    """The file-source log offset of each source in an offsets entry: its lines after the
-    version and batch metadata are the sources in order (``sources/0``, ``sources/1``, ...),
-    ``{"logOffset":N}`` for a file source (``FileStreamSourceOffset``), other JSON for other
-    sources, ``-`` for a source without an offset yet."""
-    out = {}
-    for index, line in enumerate(data.decode("utf-8", "replace").split("\n")[2:]):
-        try:
-            doc = json.loads(line) if line.startswith("{") else None
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and isinstance(doc.get("logOffset"), int) and len(doc) == 1:
-            out[str(index)] = doc["logOffset"]
-    return out
+def source_log_offsets(sources: dict[str, object]) -> dict[str, int]:
+    """The file-source log offset of each source of an offsets entry (``report.parse_offsets``:
+    source id -> offset): ``{"logOffset":N}`` for a file source (``FileStreamSourceOffset``);
+    other sources' offsets are other JSON, and a source without an offset yet is None."""
+    return {name: doc["logOffset"] for name, doc in sources.items()
+            if isinstance(doc, dict) and isinstance(doc.get("logOffset"), int)
+            and len(doc) == 1}
 
 
 def derive_compact_interval(default: int, compact: int) -> int:

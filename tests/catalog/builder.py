@@ -12,10 +12,14 @@ BASE = "/ckpt/q1"
 QUERY_ID = "3f1c58a4-1111-4c4d-9b5e-5d1f2a7b9e01"
 
 
-def offsets_bytes(batch: int, watermark: int = 0) -> bytes:
+def offsets_bytes(batch: int, watermark: int = 0, version: int = 1) -> bytes:
+    """An offsets entry with one file source at log offset ``batch``: OffsetSeqLog's v1 (the
+    source's offset on its own line) or v2 (``spark.sql.streaming.offsetLog.formatVersion=2``,
+    ``0:<offset>``)."""
     meta = {"batchWatermarkMs": watermark, "batchTimestampMs": 1_700_000_000_000 + batch,
             "conf": {"spark.sql.shuffle.partitions": "2"}}
-    return f"v1\n{json.dumps(meta)}\n{json.dumps({'logOffset': batch})}".encode()
+    source = json.dumps({"logOffset": batch})
+    return f"v{version}\n{json.dumps(meta)}\n{'0:' if version == 2 else ''}{source}".encode()
 
 
 def commit_bytes(watermark: int = 0) -> bytes:
@@ -26,15 +30,16 @@ class Checkpoint:
     """A streaming checkpoint in a fresh namespace: ``files`` maps path -> bytes."""
 
     def __init__(self, batches: int = 6, *, partitions: int = 2, snapshot_every: int = 0,
-                 pending: bool = False, base: str = BASE, ns=None):
+                 pending: bool = False, base: str = BASE, ns=None, offsets_version: int = 1):
         self.ns = ns or new_ns()
+        self.offsets_version = offsets_version
         self.base = base
         self.files: dict[str, bytes] = {}
         self.put("metadata", json.dumps({"id": QUERY_ID}).encode())
         for batch in range(batches):
             self.add_batch(batch, partitions, snapshot_every)
         if pending:
-            self.put(f"offsets/{batches}", offsets_bytes(batches))
+            self.put(f"offsets/{batches}", offsets_bytes(batches, version=offsets_version))
         self.put("state/0/_metadata/metadata", b"v1\n{}")
 
     def put(self, rel: str, data: bytes) -> str:
@@ -44,7 +49,7 @@ class Checkpoint:
         return path
 
     def add_batch(self, batch: int, partitions: int = 2, snapshot_every: int = 0) -> None:
-        self.put(f"offsets/{batch}", offsets_bytes(batch, watermark=batch * 10))
+        self.put(f"offsets/{batch}", offsets_bytes(batch, batch * 10, self.offsets_version))
         self.put(f"sources/0/{batch}", f'v1\n{{"path":"in/{batch}.json"}}'.encode())
         version = batch + 1
         for p in range(partitions):

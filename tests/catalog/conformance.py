@@ -34,11 +34,14 @@ ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvi
 PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 FORMAT = "spark.sql.streaming.stateStore.checkpointFormatVersion"
+OFFSET_LOG = "spark.sql.streaming.offsetLog.formatVersion"
 STORES = {
     "hdfs": {},
     "rocksdb": {PROVIDER: ROCKSDB},
     "rocksdb-changelog": {PROVIDER: ROCKSDB, CHANGELOG: "true"},
     "rocksdb-v2": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2"},
+    # the offset log's OffsetMap entries (OffsetSeqLog v2), on the HDFS-backed store
+    "hdfs-offsets-v2": {OFFSET_LOG: "2"},
 }
 SCHEMA = "key STRING, value LONG"
 _names = count()

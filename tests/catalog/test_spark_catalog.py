@@ -92,6 +92,31 @@ def test_streaming_checkpoint_seen_retained_and_rolled_back(spark, server, catal
     assert final["b"] == (11, 11)
 
 
+def test_an_offset_log_of_format_version_2(spark, server, catalog, hdfs, tmp_path):
+    """``spark.sql.streaming.offsetLog.formatVersion=2``: Spark writes OffsetMap entries
+    (``0:{"logOffset":N}``), which validate, show, latest, retain and rollback read as
+    OffsetSeqLog.deserialize does; the rollback drops the file source's log entries after
+    the offset it recorded, and the restart re-reads exactly the later files."""
+    q = "/ckpt/offsets-v2"
+    with conformance.spark_conf(spark, {conformance.OFFSET_LOG: "2"}):
+        src, uri, files = first_run(spark, server, tmp_path, q, 6)      # batches 0..5
+        entry = b"".join(hdfs.read(f"{q}/offsets/5")).split(b"\n")
+        assert entry[0] == b"v2" and entry[2] == b'0:{"logOffset":5}'
+        report = catalog.validate(q)
+        assert report["restorable"] and report["issues"] == [], report
+        assert catalog.latest(q)["latest"] == 5
+        shown = catalog.show(q)
+        assert all(b["timestampMs"] > 0 and b["restorable"] for b in shown["batches"])
+        assert catalog.retain(q, 3)["keptBatches"] == [3, 4, 5]
+        rolled = catalog.rollback(q, 3)
+        assert rolled["removedBatches"] == [4, 5]
+        assert [e["pathSuffix"] for e in hdfs.list(f"{q}/sources/0")] == ["0", "1", "2", "3"]
+        replay = Query(spark, src, uri)
+        replay.run()
+    assert sorted(replay.batches) == [4, 5]
+    assert replay.batches[5]["a"] == expected(*files)["a"]
+
+
 def test_batch_pipeline_job_checkpoints(spark, server, catalog):
     job = "/jobs/daily"
     df = spark.range(0, 1000, numPartitions=4).selectExpr("id", "id % 7 AS bucket")

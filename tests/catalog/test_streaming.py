@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nnlite.catalog import layout, report, streaming
+from nnlite.catalog import layout, report, retention, streaming
 from tests.catalog.builder import BASE, QUERY_ID, Checkpoint
 
 
@@ -169,6 +169,63 @@ def test_parse_log_refuses_what_spark_could_not_read():
                         (b"v1\n\xff\xfe", "not UTF-8")):
         with pytest.raises(report.LogFormatError, match=words):
             report.parse_log(data, "f")
+
+
+META = b'{"batchWatermarkMs":0,"batchTimestampMs":1}'
+
+
+@pytest.mark.parametrize("data, sources", [
+    (b"v1\n" + META + b'\n{"logOffset":3}\n-\n{"p":{"0":7}}',
+     {"0": {"logOffset": 3}, "1": None, "2": {"p": {"0": 7}}}),
+    (b"v1\n" + META + b"\n", {}),
+    (b"v2\n" + META + b'\n0:{"logOffset":3}\n1:-\nkafka_in:{"t":{"0":7}}',
+     {"0": {"logOffset": 3}, "1": None, "kafka_in": {"t": {"0": 7}}}),
+    (b"v2\n" + META + b'\n0:{"logOffset":3}\n', {"0": {"logOffset": 3}}),
+], ids=["v1", "v1-no-source", "v2", "v2-trailing-newline"])
+def test_offsets_entries_of_both_offset_log_versions(data, sources):
+    """OffsetSeqLog.deserialize: v1 lists the sources in order, v2 (OffsetMap) names them."""
+    assert report.parse_offsets(data, "f") == ({"batchWatermarkMs": 0, "batchTimestampMs": 1},
+                                               sources)
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"v2\n" + META + b"\n-", "line 3 is not <sourceId>:<offset>"),
+    # a v1 line in a v2 entry splits at its first colon, leaving '3}' (not JSON)
+    (b"v2\n" + META + b'\n{"logOffset":3}', "line 3 is not valid JSON"),
+    (b"v2\n" + META + b'\n0:{"logOffset":', "line 3 is not valid JSON"),
+    (b"v3\n" + META + b'\n0:{"logOffset":3}', "v3: Spark reads offsets up to v2"),
+    (b"v1\n" + META + b'\n{"logOffset":3}\n\n{"a":1}', "line 4 is not valid JSON"),
+    (b"v2\n", "no batch metadata line"),
+    (b'v2\n{"batchWatermarkMs":0}\n0:-', "no batchTimestampMs"),
+])
+def test_offsets_entries_spark_could_not_read(data, words):
+    with pytest.raises(report.LogFormatError, match=words):
+        report.parse_offsets(data, "f")
+
+
+def test_commit_log_versions_up_to_v3_read():
+    """CommitLog.MAX_VERSION is 3 in Spark 4.3 (CommitMetadataV3)."""
+    assert report.check_entry("commits", b'v3\n{"nextBatchWatermarkMs":0}', "c") == {
+        "nextBatchWatermarkMs": 0}
+    with pytest.raises(report.LogFormatError, match="v4: Spark reads commits up to v3"):
+        report.check_entry("commits", b'v4\n{"nextBatchWatermarkMs":0}', "c")
+
+
+def test_a_checkpoint_with_offset_log_v2_restores_and_rolls_back_its_source_log():
+    """With OffsetMap entries the file source's log offset is still found (rule 6): a
+    missing source entry makes the batch unrestorable, and rollback removes the entries
+    after the offset."""
+    ckpt = Checkpoint(6, offsets_version=2)
+    assert validate(ckpt)["restorable"] and validate(ckpt)["issues"] == []
+    found = analyse(ckpt)
+    assert report.parse_all(found, ckpt.files)[1] == {}
+    assert found.log_offsets[5] == {"0": 5}
+    plan = retention.rollback(found, 3)
+    assert f"{BASE}/sources/0/4" in plan.paths and f"{BASE}/sources/0/3" not in plan.paths
+    ckpt.remove("sources/0/5")
+    checked = validate(ckpt)
+    assert checked["restorableBatch"] == 4 and not checked["restorable"]
+    assert any("sources/0/5 is missing" in i["message"] for i in checked["issues"])
 
 
 @pytest.mark.parametrize("damage", [None, missing_commit, missing_state_version,
