@@ -98,6 +98,9 @@ DEFAULTS: dict[str, str] = {
     "nnlite.ha.journal.timeout": "10",     # s a batch may wait for etcd's quorum, then fails
     "nnlite.ha.edits.retained": "100000",  # txids kept in etcd below the last checkpoint
     "nnlite.ha.replication.interval": "5",  # s between the active's block resyncs
+    # s a close's block copies to a standby may take in all; past it the standby is left
+    # out and the blocks are under-replicated until the resync copies them
+    "nnlite.ha.replication.timeout": "5",
     # secondary
     "dfs.image.transfer.timeout": "60000",   # ms: socket timeout of image transfers
     "nnlite.secondary.nice": "10",           # CPU niceness 0-19: the merge yields to the namenode

@@ -35,7 +35,7 @@ from nnlite.namenode.datanode.tokens import BlockTokens
 from nnlite.namenode.errors import AddressError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
-from nnlite.namenode.ha.controller import HAController
+from nnlite.namenode.ha.controller import STALE_POSITION, HAController
 from nnlite.namenode.ha.quorum_journal import Layout
 from nnlite.namenode.ha.state import HAServiceState
 from nnlite.namenode.http import remote
@@ -67,6 +67,14 @@ def identity(config: Config) -> Identity:
         supergroup=config.get("dfs.permissions.superusergroup"),
         groups=Identity.parse_mapping(config.get("hadoop.user.group.static.mapping.overrides")),
         permissions_enabled=config.bool("dfs.permissions.enabled"))
+
+
+def stale_standbys(ha: HAController, namenodes: dict[str, str]) -> set[str]:
+    """The addresses of the standbys whose published position is older than
+    ``STALE_POSITION`` (``HAController.standby_positions``): the block copies of a close
+    leave them out. A standby with no position known yet is not stale."""
+    return {namenodes[nn] for nn, p in ha.standby_positions().items()
+            if nn in namenodes and p["ageMs"] >= STALE_POSITION * 1000}
 
 
 class Namenode:
@@ -326,7 +334,9 @@ class Namenode:
         self.app.mount(REPLICA_PREFIX, replica)
         replicator = Replicator(
             blocks, fs.referenced_blocks, lambda: [a for nn, a in namenodes.items() if nn != me], secret,
-            lambda: ha.state.state is HAServiceState.ACTIVE)
+            lambda: ha.state.state is HAServiceState.ACTIVE,
+            close_timeout=config.float("nnlite.ha.replication.timeout"),
+            stale=lambda: stale_standbys(ha, namenodes))
         data.replicator = replicator
         self.replicator = replicator
         self.app.replicator = replicator

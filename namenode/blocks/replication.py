@@ -9,9 +9,16 @@ namenode of an HA set keeps a block store:
   block's CRC32C chunks from the bytes it received and compares their digest (the MD5 of the
   chunk CRCs, as the block's meta file holds them) and its length with the active's before
   it publishes the block (fsync, rename, fsync the directory: ``BlockStore.publish_block``).
-* **No standby reachable.** The write proceeds; the blocks are *under-replicated*
+* **No standby reachable in time.** The write proceeds; the blocks are *under-replicated*
   (``under_replicated``: the status page and ``/jmx``) and ``resync`` copies them once a
-  standby answers again.
+  standby answers again. A close never waits on its copies past ``close_timeout``
+  (``nnlite.ha.replication.timeout``) in all: a slow or paused standby is left out as HDFS's
+  pipeline drops a datanode that does not answer (``DataStreamer``, with minimum replication
+  1), not waited for (a paused standby once held every close for the whole pause). Closes
+  do not even try a standby whose published position is stale (``stale``: older than
+  ``HAController``'s ``STALE_POSITION``, as ``DatanodeManager`` keeps stale datanodes out of
+  new pipelines), nor one a close just failed to reach, until a resync reaches it again (as
+  ``DFSOutputStream``'s excluded nodes).
 * **Through the write pipeline.** An ``hdfs://`` write's pipeline runs through the
   active's datanode and a live standby's (``namenode/rpc/status.py``'s ``Locator``), so
   its blocks reach the standby as the client writes them; a block whose pipeline named no
@@ -34,6 +41,7 @@ import json
 import logging
 import os
 import threading
+import time
 from typing import Callable, Iterable
 
 from nnlite.client.connection import Connection
@@ -116,44 +124,93 @@ class BlockReceiver:
 
 class Replicator:
     """The active's side. ``standbys()`` names the other namenodes (``host:port``) in the
-    set's order; ``referenced()`` is ``FSNamesystem.referenced_blocks``."""
+    set's order; ``referenced()`` is ``FSNamesystem.referenced_blocks``; ``stale()`` the
+    standbys whose published position is stale (not tried at a close, nor by the resync).
+    ``timeout``: seconds a resync or fetch waits on a standby's socket; ``close_timeout``:
+    seconds a close's copies may take in all."""
 
     def __init__(self, store: BlockStore, referenced: Callable[[], set[int]],
                  standbys: Callable[[], list[str]], secret: str, is_active: Callable[[], bool],
-                 timeout: float = 60.0):
+                 timeout: float = 60.0, close_timeout: float = 5.0,
+                 stale: Callable[[], set[str]] = set):
         self.store = store
         self.referenced = referenced     # every block id the namespace refers to
         self.standbys = standbys
         self.secret = secret
         self.timeout = timeout
+        self.close_timeout = close_timeout
+        self.stale = stale
         self.is_active = is_active           # only the active pushes
         self.under_replicated: set[int] = set()
+        # standbys a close could not reach: left out of closes until a resync reaches them
+        self.excluded: set[str] = set()
         self.pushed = 0
         self.pushed_bytes = 0
+        self.left_out = 0           # closes that left a standby out (stale, excluded, late)
+        self._run_without = 0       # ... since the last close a standby took
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ at close
 
     def replicate(self, blocks: Iterable[tuple]) -> bool:
-        """Copy ``blocks`` ((id, length, genstamp) each) to one standby; True once one holds
-        them all, False (they are under-replicated) when none could take them."""
+        """Copy ``blocks`` ((id, length, genstamp) each) to one standby within
+        ``close_timeout`` seconds; True once one holds them all, False (they are
+        under-replicated) when none could take them in time. Standbys whose position is
+        stale, or that a close failed to reach since the last resync reached them, are not
+        tried."""
         blocks = [b for b in blocks if b[1] > 0]
         if not self.is_active() or not blocks:
             return True
-        reasons = []
-        for standby in self.standbys():
+        deadline = time.monotonic() + self.close_timeout
+        reasons: list[str] = []
+        for standby in self._candidates(reasons):
             try:
-                with self._connection(standby) as conn:
+                with self._connection(standby, deadline - time.monotonic()) as conn:
                     for block in blocks:
-                        self._push(conn, standby, block[0], block[1])
+                        self._push(conn, standby, block[0], block[1], deadline)
+                self._copied_again(standby)
                 return True
-            except (NamenodeUnreachableError, errors.NamenodeError) as exc:
+            except NamenodeUnreachableError as exc:
+                with self._lock:
+                    self.excluded.add(standby)
+                reasons.append(f"{standby}: {exc} (left out of closes until a resync "
+                               "reaches it)")
+            except errors.NamenodeError as exc:
                 reasons.append(f"{standby}: {exc}")
         with self._lock:
             self.under_replicated.update(b[0] for b in blocks)
-        log.warning("%d block(s) under-replicated: no standby took them (%s)", len(blocks),
-                    "; ".join(reasons) or "no standby configured")
+            self.left_out += 1
+            self._run_without += 1
+            first = self._run_without == 1
+        # one warning per run of such closes (a paused standby meets thousands of them)
+        log.log(logging.WARNING if first else logging.DEBUG,
+                "%d block(s) under-replicated: no standby took them (%s)%s", len(blocks),
+                "; ".join(reasons) or "no standby configured",
+                "; the closes after this one go on without a standby's copy quietly until "
+                "one reaches a standby again" if first else "")
         return False
+
+    def _copied_again(self, standby: str) -> None:
+        with self._lock:
+            run, self._run_without = self._run_without, 0
+        if run:
+            log.info("a close's blocks reached %s again, after %d close(s) without a "
+                     "standby's copy", standby, run)
+
+    def _candidates(self, reasons: list[str]) -> list[str]:
+        """The standbys a close tries, in the set's order; why the others are not."""
+        stale = self.stale()
+        with self._lock:
+            excluded = set(self.excluded)
+        chosen = []
+        for standby in self.standbys():
+            if standby in stale:
+                reasons.append(f"{standby}: its position is stale (paused, cut off or gone)")
+            elif standby in excluded:
+                reasons.append(f"{standby}: left out since a copy to it failed")
+            else:
+                chosen.append(standby)
+        return chosen
 
     def lacking(self, block_ids: list[int]) -> None:
         """Blocks a close recorded without a copy on a standby (an RPC write whose pipeline
@@ -167,19 +224,29 @@ class Replicator:
         """Whether ``block_id`` is known to be missing from the standbys."""
         return block_id in self.under_replicated
 
-    def _connection(self, standby: str) -> "_Closing":
-        return _Closing(Connection(f"http://{standby}", self.timeout))
+    def _connection(self, standby: str, timeout: float | None = None) -> "_Closing":
+        if timeout is not None and timeout <= 0:
+            raise NamenodeUnreachableError(f"no time left to copy to {standby}",
+                                           url=f"http://{standby}", sent=False)
+        return _Closing(Connection(f"http://{standby}", timeout or self.timeout))
 
-    def _push(self, conn: Connection, standby: str, block_id: int, num_bytes: int) -> None:
+    def _push(self, conn: Connection, standby: str, block_id: int, num_bytes: int,
+              deadline: float | None = None) -> None:
+        """PUT one block; with a ``deadline`` (a close's), every socket wait is cut to the
+        time left and the body stops at it (``_Paced``)."""
         digest = digest_text(self.store, block_id, num_bytes)
         with self.store.open_block(block_id, num_bytes) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size != num_bytes:
                 raise errors.NamenodeError(f"blk_{block_id} holds {size} bytes, the namespace "
                                            f"records {num_bytes}")
+            headers = {SECRET_HEADER: self.secret, DIGEST_HEADER: digest}
+            body: object = handle
+            if deadline is not None:
+                body = _Paced(handle, conn, deadline)
+                headers["Content-Length"] = str(num_bytes)
             reply = conn.request("PUT", f"{PREFIX}/blk_{block_id}?length={num_bytes}",
-                                 body=handle, headers={SECRET_HEADER: self.secret,
-                                                       DIGEST_HEADER: digest})
+                                 body=body, headers=headers)
         if reply.status != 200:
             raise errors.NamenodeError(f"{standby} refused blk_{block_id}: {reply.status} "
                                        f"{reply.body[:200]!r}")
@@ -246,7 +313,10 @@ class Replicator:
         wanted = referenced & local
         copied = 0
         confirmed: set[int] = set()
+        stale = self.stale()
         for standby in self.standbys():
+            if standby in stale:
+                continue
             try:
                 with self._connection(standby) as conn:
                     reply = conn.request("GET", f"{PREFIX}?op=REPORT",
@@ -254,6 +324,8 @@ class Replicator:
                     if reply.status != 200:
                         raise errors.NamenodeError(f"{reply.status} {reply.body[:200]!r}")
                     held = set(json.loads(reply.body)["blocks"])
+                    with self._lock:
+                        self.excluded.discard(standby)      # closes may try it again
                     lacking = (referenced - local) & held
                     if lacking:
                         self.fetch([(b,) for b in lacking])
@@ -266,6 +338,9 @@ class Replicator:
                         copied += 1
             except (NamenodeUnreachableError, errors.NamenodeError, ValueError) as exc:
                 log.info("block report of %s not taken: %s", standby, exc)
+        # referenced now, not at the start: a report that took long (a standby paused
+        # meanwhile) must not drop the blocks closed under-replicated while it waited
+        referenced = self.referenced()
         with self._lock:
             # a block a standby's report confirms is replicated, wherever it was counted
             self.under_replicated = ((self.under_replicated | wanted) - confirmed) & referenced
@@ -294,7 +369,26 @@ class Replicator:
 
     def metrics(self) -> dict:
         return {"UnderReplicatedBlocks": len(self.under_replicated),
-                "BlocksReplicated": self.pushed, "BytesReplicated": self.pushed_bytes}
+                "BlocksReplicated": self.pushed, "BytesReplicated": self.pushed_bytes,
+                "ClosesWithoutStandbyCopy": self.left_out}
+
+
+class _Paced:
+    """A block file sent to a standby within a close's deadline: each read first cuts the
+    socket's timeout to the time left, and a read past the deadline is a TimeoutError, so
+    a standby taking the bytes slowly cannot hold the close past its bound either."""
+
+    def __init__(self, handle, conn: Connection, deadline: float):
+        self.handle = handle
+        self.conn = conn
+        self.deadline = deadline
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the close's time for its copies ran out")
+        self.conn.set_timeout(left)
+        return self.handle.read(size)
 
 
 class _Closing:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
+import time
 
 import pytest
 
 from nnlite.namenode.blocks.replication import Replicator
-from tests.namenode.ha.haset import USER, request
+from tests.namenode.ha.haset import USER, HASet, request
 from tests.servers import wait_for
 
 pytestmark = pytest.mark.crash
@@ -68,6 +70,51 @@ def test_without_a_standby_writes_go_on_under_replicated_and_are_copied_when_it_
     assert read(haset.url(second), "/lonely") == data
 
 
+BOUND = 2.0       # nnlite.ha.replication.timeout of the paused-standby test, s
+
+
+def test_a_paused_standby_holds_no_close_past_the_bound_and_is_copied_to_after(
+        tmp_path, etcd_cluster):
+    """A standby SIGSTOPped while the active closes files (issue 34: every close waited out
+    the pause). Each close ends within the bound; the first close meets the pause and
+    leaves the standby out, later ones do not try it (excluded until a resync reaches it,
+    then stale by its position); every block counts under-replicated. After SIGCONT the
+    resync copies them all, and the standby, made active, reads every file back."""
+    haset = HASet(tmp_path, etcd_cluster,
+                  settings={"nnlite.ha.replication.timeout": str(BOUND)})
+    try:
+        first = haset.start_all()
+        second = 1 - first
+        assert create(haset.url(first), "/before", b"x" * 1000) == 201
+        wait_for(lambda: int(haset.jmx(first)["HAStandbyLagMs"]) >= 0
+                 and metric(haset, first, "UnderReplicatedBlocks") == 0, 30,
+                 "the standby's copy of /before")
+        files = {}
+        haset.pause(second)
+        try:
+            paused = time.monotonic()
+            slowest = 0.0
+            # past the standby's STALE_POSITION (5 s): closes that meet it stale, too
+            while time.monotonic() - paused < 8 or len(files) < 5:
+                path, data = f"/paused/f{len(files)}", os.urandom(100_000 + len(files))
+                start = time.monotonic()
+                assert create(haset.url(first), path, data) == 201
+                slowest = max(slowest, time.monotonic() - start)
+                files[path] = data
+            assert slowest < BOUND + 2.0, slowest
+            assert metric(haset, first, "UnderReplicatedBlocks") == len(files)
+        finally:
+            haset.resume(second)
+        wait_for(lambda: metric(haset, first, "UnderReplicatedBlocks") == 0, 90,
+                 "the resync to copy the blocks to the resumed standby")
+        haset.kill(first)
+        assert haset.active(excluding=first) == second
+        for path, data in files.items():
+            assert read(haset.url(second), path) == data
+    finally:
+        haset.close()
+
+
 def test_a_copy_without_the_secret_or_damaged_in_transit_is_refused(haset):
     first = haset.start_all()
     second = 1 - first
@@ -109,3 +156,46 @@ def test_a_replica_being_written_is_not_counted_under_replicated(store):
                             lambda: True)
     assert replicator.resync() == 0
     assert replicator.under_replicated == {published}
+
+
+def connections(listener: socket.socket) -> int:
+    """How many connections wait on ``listener``'s backlog (each accepted and closed)."""
+    count = 0
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            return count
+        conn.close()
+        count += 1
+
+
+def test_a_close_gives_up_on_a_silent_standby_at_the_bound_then_leaves_it_out(store):
+    """A standby that takes the connection and never answers (a SIGSTOPped process: its
+    kernel still accepts) holds a close for ``close_timeout`` at most; later closes do not
+    try it (excluded) until a resync reaches it, nor while its position is stale."""
+    writer = store.writer(block_size=64 << 20)
+    writer.write(b"z" * (32 << 20))     # more than the socket buffers take: the body waits
+    block = writer.seal().blocks[0]
+    writer.close()
+    stale: set[str] = set()
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        silent.setblocking(False)
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        replicator = Replicator(store, lambda: {block[0]}, lambda: [address], "secret",
+                                lambda: True, close_timeout=0.5, stale=lambda: stale)
+        start = time.monotonic()
+        assert replicator.replicate([block]) is False
+        assert 0.4 < time.monotonic() - start < 1.5
+        assert replicator.under_replicated == {block[0]} and address in replicator.excluded
+        assert connections(silent) == 1
+        start = time.monotonic()
+        assert replicator.replicate([block]) is False          # excluded: not tried
+        assert time.monotonic() - start < 0.3 and connections(silent) == 0
+        replicator.excluded.clear()
+        stale.add(address)
+        assert replicator.replicate([block]) is False          # stale: not tried
+        assert time.monotonic() - start < 0.3 and connections(silent) == 0
+        assert replicator.resync() == 0                        # nor by the resync
+        assert connections(silent) == 0
+        assert replicator.metrics()["ClosesWithoutStandbyCopy"] == 3
