@@ -777,6 +777,39 @@ def frame_at(buf, off: int, size: int, max_record: int) -> Frame | str:
     return Frame(off, end, txid, op)
 
 
+def framed_records(path: str, max_record: int = DEFAULT_MAX_RECORD) -> list[tuple[int, bytes]]:
+    """``(txid, bytes)`` of each whole record of the edits file at ``path``, framing
+    included, in file order, up to the first frame that is not whole (a torn tail)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    decode_header(data[:HEADER_SIZE], path=path)
+    found: list[tuple[int, bytes]] = []
+    off, size = HEADER_SIZE, len(data)
+    while off < size:
+        frame = frame_at(data, off, size, max_record)
+        if isinstance(frame, str):
+            break
+        found.append((frame.txid, data[off:frame.end]))
+        off = frame.end
+    return found
+
+
+def record_end(path: str, last_txid: int, max_record: int = DEFAULT_MAX_RECORD) -> int:
+    """The offset just past the record ``last_txid`` in the edits file at ``path`` (the
+    header's end when the file's records all come after it; its valid length when none
+    reaches it)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    decode_header(data[:HEADER_SIZE], path=path)
+    off, size = HEADER_SIZE, len(data)
+    while off < size:
+        frame = frame_at(data, off, size, max_record)
+        if isinstance(frame, str) or frame.txid > last_txid:
+            break
+        off = frame.end
+    return off
+
+
 def next_frame(buf, start: int, size: int, min_txid: int, max_record: int) -> Frame | None:
     """Resync: the first offset from ``start`` holding a valid frame with txid >= min_txid."""
     for off in range(start, size - RECORD_HEADER_SIZE):

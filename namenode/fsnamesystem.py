@@ -41,6 +41,7 @@ from typing import Any, Callable, Literal, Protocol, TypeVar, TypeVarTuple, over
 
 from nnlite.durability import faults
 from nnlite.formats import edits
+from nnlite.formats.fsimage.write import ImageInfo
 from nnlite.namenode.blocks.sweep import referenced
 from nnlite.namenode.config import Config
 from nnlite.namenode.errors import NameDirError, ReplayError, SafeModeError, SharedJournalError
@@ -63,7 +64,7 @@ from nnlite.namenode.namespace.snapshot import Report, Root, Snapshot
 from nnlite.namenode.namespace.storage_policy import Policy
 from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.storage import namedir
-from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
+from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir, copy_file
 
 log = logging.getLogger(__name__)
 
@@ -388,6 +389,14 @@ class FSNamesystem:
 
     # ------------------------------------------------------------------ high availability
 
+    def join_ha_set(self, gate: HAGate) -> None:
+        """Become a namenode of an HA set: ``gate`` (the HA state) is asked first by every
+        op's check, and every record this namenode logs needs the shared journal
+        (``Journal.requires_shared``)."""
+        with self.lock:
+            self.ha = gate
+            self.journal.requires_shared = True
+
     def share_journal(self, shared: SharedLog | None,
                       on_failure: Callable[[], None] | None = None) -> None:
         """Write every later batch to ``shared`` before the local dirs (the active of an HA
@@ -435,19 +444,96 @@ class FSNamesystem:
         made durable). Returns the number of ops dropped."""
         with self.lock:
             dropped = self.journal.discard_unsynced()
-            loaded = startup.load([d for d in self.dirs if d.healthy])
+            loaded = self._load_locked()
             if loaded.last_txid != self.journal.synced_txid:
                 raise ReplayError(f"the name dirs hold txid {loaded.last_txid} but "
                                   f"{self.journal.synced_txid} was synced")
-            self.loaded = loaded
-            self.ns = Namespace(loaded.tree, clock=self.clock) if self.clock \
-                else Namespace(loaded.tree)
-            self._configure_namespace()
             log.warning("reloaded the namespace from the name dirs at txid %d (%d ops that "
                         "were not durable dropped)", loaded.last_txid, dropped)
         for forget in self.on_reloaded:
             forget()
         return dropped
+
+    def _load_locked(self) -> startup.Loaded:
+        """Load the tree from the healthy dirs (startup's rule) and serve it (lock held)."""
+        loaded = startup.load([d for d in self.dirs if d.healthy])
+        self.loaded = loaded
+        self.ns = Namespace(loaded.tree, clock=self.clock) if self.clock \
+            else Namespace(loaded.tree)
+        self._configure_namespace()
+        return loaded
+
+    def _reopen_journal_locked(self) -> startup.Loaded:
+        """After the edits files were changed under the journal (truncated, replaced): load
+        the tree again and reopen the journal's files where startup says appending resumes."""
+        for writer in self.journal.streams.values():
+            writer.close()
+        loaded = self._load_locked()
+        streams = {d: edits.EditsWriter.open_append(str(d.file(loaded.segment)),
+                                                    loaded.valid_lengths[loaded.segment])
+                   for d in self.dirs if d.healthy}
+        self.journal.reopen(streams, loaded.last_txid)
+        self.last_checkpoint_txid = loaded.image_txid
+        return loaded
+
+    def local_records(self, after_txid: int) -> list[tuple[int, bytes]]:
+        """The framed records of this namenode's edits with txid > ``after_txid``, in order,
+        as its first healthy dir holds them (read under the lock: nothing is appended
+        meanwhile). What an HA namenode compares with the shared journal."""
+        with self.lock:
+            self.journal.sync_all_locked()
+            source = next(d for d in self.dirs if d.healthy)
+            found: list[tuple[int, bytes]] = []
+            for name in (EDITS, EDITS_NEW):
+                path = source.file(name)
+                if path.exists():
+                    found.extend(r for r in edits.framed_records(str(path))
+                                 if r[0] > after_txid)
+            return found
+
+    def truncate_edits(self, last_txid: int) -> int:
+        """Cut this namenode's edits after ``last_txid`` and load the tree again (an HA
+        namenode whose edits run past or beside the shared journal, as a JournalNode's
+        segment recovery cuts a replica to the recovered length). Refused below the image,
+        which would keep the ops being cut. Returns how many records were cut."""
+        with self.lock:
+            self.journal.discard_unsynced()
+            if last_txid < self.loaded.image_txid:
+                raise ReplayError(f"cannot cut the edits at txid {last_txid}: the image "
+                                  f"already holds txids up to {self.loaded.image_txid}")
+            cut = self.journal.synced_txid - last_txid
+            for d in [d for d in self.dirs if d.healthy]:
+                startup.truncate_segments(d, last_txid)
+            loaded = self._reopen_journal_locked()
+            log.warning("cut the edits after txid %d (%d records that the shared journal "
+                        "does not hold) and reloaded the namespace at txid %d", last_txid,
+                        cut, loaded.last_txid)
+        for forget in self.on_reloaded:
+            forget()
+        return cut
+
+    def reset_to_image(self, path: str, md5: str, txid: int) -> None:
+        """Replace this namenode's image and edits with another namenode's image at ``txid``
+        (verified by the caller) and an empty edits after it, then serve that namespace: an
+        HA standby that cannot follow the shared journal from its own state starts again
+        from the active's, as ``-bootstrapStandby`` does, without a restart."""
+        with self.lock:
+            self.journal.discard_unsynced()
+            healthy = [d for d in self.dirs if d.healthy]
+
+            def write(target: str) -> ImageInfo:
+                copy_file(Path(path), Path(target))
+                return ImageInfo(md5, Path(target).stat().st_size)
+
+            install.install(healthy, write)
+            for d in healthy:
+                restart_edits(d, txid + 1, empty=True)
+            loaded = self._reopen_journal_locked()
+            self.last_checkpoint_time = time.time()
+            log.warning("replaced the namespace with an image at txid %d; edits start after "
+                        "it", loaded.image_txid)
+        for forget in self.on_reloaded:
+            forget()
 
     # ------------------------------------------------------------------ safe mode
 
@@ -1018,6 +1104,9 @@ class FSNamesystem:
         if txid <= self.last_checkpoint_txid:
             raise refuse(410, f"Image for txid {txid} refused: a checkpoint up to txid "
                               f"{self.last_checkpoint_txid} is already in place")
+        if txid > self.last_synced_txid:
+            raise refuse(409, f"Image for txid {txid} refused: this namenode's edits end at "
+                              f"txid {self.last_synced_txid}")
         return self.checkpoints.begin_upload(txid, md5, length, self.rolled_edits())
 
     def abort_checkpoint_upload(self, upload: ImageUpload, reason: str) -> None:

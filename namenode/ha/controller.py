@@ -43,6 +43,8 @@ from typing import Callable
 
 from nnlite.client.errors import EtcdError, EtcdUnavailableError
 from nnlite.client.etcd import Compare, Etcd, Op
+from nnlite.formats import edits
+from nnlite.formats.errors import FormatError
 from nnlite.namenode.errors import FencedError, NamenodeError, ReplayError, SharedJournalError
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
@@ -62,6 +64,8 @@ log = logging.getLogger(__name__)
 # a standby position older than this (seconds) names no datanode for new blocks; a standby
 # publishes it about once a second
 STALE_POSITION = 5.0
+# an unhealthy standby asks the active for its image at most this often (seconds)
+RECOVER_EVERY = 10.0
 ACTIVE, STANDBY, TRANSITIONING = (HAServiceState.ACTIVE, HAServiceState.STANDBY,
                                   HAServiceState.TRANSITIONING)
 
@@ -77,7 +81,7 @@ class HAController:
                  edits_retained: int, drain: Callable[[Exception], None],
                  on_active: Callable[[int], None] = lambda first_block_id: None,
                  auto_failover: bool = True,
-                 checkpointer: StandbyCheckpointer | None = None):
+                 checkpointer: StandbyCheckpointer | None = None, max_lag: float = 0.0):
         self.fs = fs
         self.etcd = etcd
         self.layout = layout
@@ -106,13 +110,20 @@ class HAController:
         # xferPort, ipcPort, infoPort, uuid), published with its position; None: none runs
         self.datanode: dict | None = None
         self.transitions = 0
+        # A standby's health: why it cannot follow the journal (None: it can), whether its
+        # edits were compared with the journal since it last led or started, its recoveries
+        self.failure: str | None = None
+        self.reconciled = False
+        self.recover_at = 0.0
+        self.recoveries = 0
+        self.max_lag_allowed = max_lag
         self.stopping = threading.Event()
         self.wake = threading.Event()      # a batch failed, a request, or stop: run the loop
         # An administrator's request, carried out by the loop: ("active",) or ("standby", s)
         self.requested: tuple | None = None
         self.ceded_until = 0.0             # no campaign before (monotonic): it gave way
         self._threads: list[threading.Thread] = []
-        fs.ha = self.state
+        fs.join_ha_set(self.state)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -161,10 +172,22 @@ class HAController:
             self.wake.clear()
 
     def _follow(self) -> None:
-        self.tail()
-        self._publish_position()
+        # Who leads is read first: a standby that cannot apply the journal still knows the
+        # active, so it answers StandbyException and can start again from the active's image.
         leader = self.election.leader_info()
         self.state.active = leader
+        if self.failure is None:
+            try:
+                if not self.reconciled:
+                    self._reconcile()
+                self.tail()
+            except (ReplayError, HAError, FormatError) as exc:
+                self._cannot_follow(exc)
+        if self.failure is not None:
+            self._recover(leader)
+        self._publish_position()
+        if self.failure is not None:
+            return          # never checkpoints nor campaigns with a namespace it cannot vouch for
         checkpointer = self.checkpointer
         if (checkpointer is not None and leader is not None and self.state.active_alive
                 and checkpointer.due()):
@@ -174,6 +197,104 @@ class HAController:
             wanted = self.auto_failover or self.requested == ("active",)
             if wanted and time.monotonic() >= self.ceded_until:
                 self._campaign()
+
+    # ------------------------------------------------------------------ a standby's health
+
+    def _reconcile(self) -> None:
+        """Make this namenode's edits a prefix of the shared journal before it follows it,
+        as a JournalNode's segment recovery makes every replica agree with the recovered
+        segment (``Journal.acceptRecovery``): each local record after the image that etcd
+        still holds is compared, byte for byte, with etcd's record of that txid; from the
+        first that differs, or lies past ``committed``, the local edits are cut
+        (``FSNamesystem.truncate_edits``). A difference at or below the image cannot be cut:
+        the namenode starts again from the active's image (``_recover``)."""
+        committed = committed_txid(self.etcd, self.layout)
+        if committed is None:
+            self.reconciled = True
+            return
+        fs = self.fs
+        local = fs.local_records(after_txid=fs.last_checkpoint_txid)
+        first_bad = None
+        if local:
+            theirs = self._shared_records(local[0][0], min(local[-1][0], committed))
+            for txid, data in local:
+                if txid > committed or theirs.get(txid, data) != data:
+                    first_bad = txid
+                    break
+        if first_bad is not None:
+            where = "past" if first_bad > committed else "beside"
+            log.error("this namenode's edits run %s the shared journal from txid %d "
+                      "(committed %d): cutting them there", where, first_bad, committed)
+            fs.truncate_edits(first_bad - 1)
+        self.reconciled = True
+
+    def _shared_records(self, first: int, last: int) -> dict[int, bytes]:
+        """The shared journal's framed records of txids ``first..last`` that etcd still
+        holds, by txid."""
+        found: dict[int, bytes] = {}
+        after = first - 1
+        while after < last:
+            batches = read_batches(self.etcd, self.layout, after, last)
+            if not batches:
+                break
+            for batch in batches:
+                records = edits.payloads_in(batch.data, batch.first_txid,
+                                            source=f"shared journal chunk {batch.last_txid}")
+                ends = [off for off, _ in records[1:]] + [len(batch.data)]
+                for (off, items), end in zip(records, ends):
+                    if first <= items[1] <= last:
+                        found[items[1]] = batch.data[off:end]
+                after = batch.last_txid
+        return found
+
+    def _cannot_follow(self, exc: Exception) -> None:
+        """Say once that this standby cannot apply the shared journal: from now on it is
+        unhealthy (``report``: /jmx, ``haadmin -checkHealth``, the status page) and neither
+        checkpoints nor campaigns until ``_recover`` has started it again from the active's
+        image. No blind retry: a namespace that refused a txid refuses it again."""
+        self.failure = f"cannot apply the shared journal: {exc}"
+        log.error("this standby is unhealthy: %s; it starts again from the active's image "
+                  "(as -bootstrapStandby) once an active answers", self.failure)
+
+    def _recover(self, leader: dict | None) -> None:
+        """Start this standby again from the active's image: download it (verified), put it
+        in place of its own image and edits, and follow the journal from its txid
+        (``FSNamesystem.reset_to_image``). Tried at most every ``RECOVER_EVERY`` seconds."""
+        now = time.monotonic()
+        checkpointer = self.checkpointer
+        if (leader is None or checkpointer is None or leader.get("id") == self.id
+                or now < self.recover_at):
+            return
+        self.recover_at = now + RECOVER_EVERY
+        try:
+            image = checkpointer.fetch_image(leader["http"])
+            try:
+                self.fs.reset_to_image(str(image.path), image.md5, image.txid)
+            finally:
+                image.discard()
+        except Exception as exc:        # logged and tried again later, the failure stays
+            log.warning("could not start again from the active's image (retried in %g s): "
+                        "%s", RECOVER_EVERY, exc)
+            return
+        log.warning("started again from the image of the active %s at txid %d: following "
+                    "the shared journal from there", leader.get("id"), image.txid)
+        self.failure = None
+        self.reconciled = True
+        self.recoveries += 1
+
+    def health(self) -> str | None:
+        """Why this namenode is unhealthy, or None (``HAServiceProtocol.monitorHealth``): a
+        standby that cannot apply the journal, or one behind it for longer than
+        ``max_lag`` seconds."""
+        if self.failure is not None:
+            return self.failure
+        since = self.behind_since
+        if (self.state.state is STANDBY and since is not None and self.max_lag_allowed > 0
+                and time.monotonic() - since > self.max_lag_allowed):
+            return (f"this standby has been behind the shared journal for "
+                    f"{time.monotonic() - since:.0f} s (more than "
+                    f"nnlite.ha.standby.lag.max, {self.max_lag_allowed:g} s)")
+        return None
 
     def tail(self, upto: int | None = None) -> int:
         """Apply every committed batch this namenode lacks (up to txid ``upto`` at most);
@@ -382,6 +503,10 @@ class HAController:
         log.info("writes resumed: etcd is reachable and this namenode still leads")
 
     def _step_down(self, reason: str) -> None:
+        """Refuse every op at once, then detach the shared journal (an op logged but not yet
+        in etcd can no longer reach a local dir: ``Journal.requires_shared``), fail every
+        waiter and drop what was not durable; the next ``_follow`` compares its edits with
+        the journal before it applies anything."""
         log.warning("stepping down to standby: %s", reason)
         was_active = self.state.state is not STANDBY
         self.state.set(STANDBY)
@@ -393,6 +518,7 @@ class HAController:
             self.drain(SharedJournalError(f"this namenode stepped down ({reason}); the op was "
                                           f"not acknowledged"))
             self.fs.reload()
+            self.reconciled = False
         try:
             self.election.resign()
         except EtcdError:
@@ -403,9 +529,11 @@ class HAController:
             log.warning("etcd is unavailable: %s", exc)
         self.etcd_error = str(exc)
         if self.state.state is ACTIVE and self.state.writes_blocked is None:
+            # New writes are refused; a batch under way stays bound to the shared journal,
+            # where it either reaches etcd's quorum under this epoch or fails unacknowledged
+            # (never to the local edits alone).
             self.state.writes_blocked = (f"etcd is unavailable ({exc}). Reads go on; writes "
                                          f"resume by themselves once etcd has a quorum again.")
-            self.fs.share_journal(None)
 
     def _purge(self) -> None:
         journal = self.journal
@@ -553,6 +681,7 @@ class HAController:
     def report(self) -> dict:
         state = self.state
         journal = self.journal
+        health = self.health()
         return {
             "state": state.state.value,
             "namenodeId": self.id,
@@ -568,6 +697,9 @@ class HAController:
             "journalCommittedTxid": journal.last_txid if journal else None,
             "standbys": self.standby_positions(),
             "checkpoints": self.checkpointer.checkpoints if self.checkpointer else 0,
+            "healthy": health is None,
+            "health": health,
+            "recoveries": self.recoveries,
         }
 
 

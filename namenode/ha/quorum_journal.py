@@ -263,7 +263,13 @@ class QuorumJournal:
                                    [Op.delete(layout.txns, layout.txn_key(below_txid))])
             if not result.succeeded:
                 return 0
-            self.etcd.compact(result.revision)
+            try:
+                self.etcd.compact(result.revision)
+            except EtcdRequestError as exc:
+                # The history is already compacted to or past it (another active purged, or
+                # the delete found nothing and made no revision): the chunks are gone.
+                if "compacted" not in str(exc):
+                    raise
             return result.revision
         except EtcdError as exc:
             log.warning("could not purge the shared journal below txid %d: %s", below_txid, exc)

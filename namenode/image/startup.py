@@ -310,6 +310,23 @@ def _resync_dir(d: NameDir, image_dir: NameDir, edits_dir: NameDir, loaded: Load
         copy_file(image_dir.file("VERSION"), d.file("VERSION"))
 
 
+def truncate_segments(d: NameDir, last_txid: int) -> None:
+    """Cut the edits of ``d`` after record ``last_txid``, durably: ``edits.new`` goes if it
+    starts after it, else it is cut; ``edits`` is cut. What startup then loads ends at
+    ``last_txid`` (an HA namenode cut back to the shared journal)."""
+    new = d.file(EDITS_NEW)
+    if new.exists():
+        with open(new, "rb") as f:
+            first = edits.decode_header(f.read(edits.HEADER_SIZE), path=str(new))
+        if first > last_txid:
+            durable.remove_durably(new)
+        else:
+            _truncate(new, edits.record_end(str(new), last_txid))
+            return
+    path = d.file(EDITS)
+    _truncate(path, edits.record_end(str(path), last_txid))
+
+
 def _truncate(path: Path, length: int) -> None:
     if path.stat().st_size != length:
         with open(path, "r+b") as f:

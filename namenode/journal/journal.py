@@ -20,6 +20,14 @@ refused (no quorum, or fenced) fails its waiters with SharedJournalError, and ev
 sync fails the same way until ``discard_unsynced`` drops what was logged after the last
 durable txid (the namesystem then reloads its tree from the local dirs). A standby appends
 the active's records as they are (``append_records``), with their own txids.
+
+``requires_shared`` (set for every namenode of an HA set) makes that rule hold whatever the
+HA state does around it: a record this journal logged itself (``log``, a segment's first
+record) reaches a local dir only through the shared log. With none attached -- a standby, an
+active stepping down or cut off from etcd -- its batch fails as a refused one does, so an op
+is never acknowledged on the local edits alone (QJM's rule: the edit log of an HA NameNode
+has no local-only path, ``FSEditLog`` writes through the ``JournalSet`` whose quorum journal
+must take every transaction).
 """
 
 from __future__ import annotations
@@ -83,6 +91,9 @@ class Journal:
         self.shared: SharedLog | None = None
         self.shared_failure: SharedJournalError | None = None
         self.generation = 0        # +1 at each discard_unsynced: a txid's meaning changed
+        # An HA set's namenode (module docstring): its own records need the shared log.
+        self.requires_shared = False
+        self._buf_own = False       # the buffer holds records ``log`` assigned here
         # Told (from the syncing thread) when the shared log refuses a batch.
         self.on_shared_failure: Callable[[], None] | None = None
 
@@ -120,6 +131,7 @@ class Journal:
                 txid += 1
                 buf += edits.encode_record(txid, op)
         self.txid = txid
+        self._buf_own = True
         self.metrics.txns += len(ops)
         return txid
 
@@ -139,11 +151,11 @@ class Journal:
                 if self._syncing:
                     cond.wait()
                     continue
-                data, end = self._take_buffer()
+                data, end, own = self._take_buffer()
                 self._syncing = True
                 cond.release()
                 try:
-                    self._write_and_sync(data, end)
+                    self._write_and_sync(data, end, own)
                 finally:
                     cond.acquire()
                     self._syncing = False
@@ -155,21 +167,28 @@ class Journal:
             self._cond.wait()
         if self.shared_failure is not None:
             raise self.shared_failure
-        data, end = self._take_buffer()
+        data, end, own = self._take_buffer()
         if data:
-            self._write_and_sync(data, end)
+            self._write_and_sync(data, end, own)
         self._cond.notify_all()
         self.check_writable()
 
-    def _take_buffer(self) -> tuple[bytearray, int]:
+    def _take_buffer(self) -> tuple[bytearray, int, bool]:
         data, self._buf = self._buf, bytearray()
-        return data, self.txid
+        own, self._buf_own = self._buf_own, False
+        return data, self.txid, own
 
-    def _write_and_sync(self, data: bytearray, end: int) -> None:
+    def _write_and_sync(self, data: bytearray, end: int, own: bool) -> None:
         start = time.perf_counter()
-        if data and self.shared is not None:
+        shared = self.shared           # read once: the HA thread may detach it meanwhile
+        if data and (shared is not None or (own and self.requires_shared)):
             try:
-                self.shared.append(bytes(data), self.synced_txid + 1, end)
+                if shared is None:
+                    raise SharedJournalError(
+                        f"txids {self.synced_txid + 1}-{end} were not acknowledged: this "
+                        f"namenode can no longer write the shared journal (it is not the "
+                        f"active, or is stepping down)")
+                shared.append(bytes(data), self.synced_txid + 1, end)
             except Exception as exc:
                 # Whatever went wrong, the batch is not in the shared journal, and no later
                 # batch may go there before it: every sync fails until discard_unsynced.
@@ -220,11 +239,27 @@ class Journal:
             self._cond.wait()
         dropped = self.txid - self.synced_txid
         self._buf = bytearray()
+        self._buf_own = False
         self.txid = self._buf_txid = self.synced_txid
         self.shared_failure = None
         self.generation += 1
         self._cond.notify_all()
         return dropped
+
+    def reopen(self, streams: dict[NameDir, edits.EditsWriter], last_txid: int) -> None:
+        """Append to ``streams`` from now on, their last record ``last_txid`` (lock held, no
+        sync running, nothing buffered): the edits files were cut or replaced under the
+        journal (``FSNamesystem.truncate_edits``, ``reset_to_image``)."""
+        while self._syncing:
+            self._cond.wait()
+        self.streams = dict(streams)
+        self._buf = bytearray()
+        self._buf_own = False
+        self.txid = self.synced_txid = self._buf_txid = last_txid
+        self.shared_failure = None
+        self.generation += 1
+        self._cond.notify_all()
+        self.check_writable()
 
     def drop(self, d: NameDir, reason: str) -> None:
         """Fail ``d`` and stop writing edits to it (lock held)."""
@@ -284,6 +319,9 @@ class Journal:
                 more: Iterable[NameDir] = (), empty: bool = False) -> None:
         """Close the open files and start ``name`` in every healthy dir (and ``more``, just
         restored) at ``first_txid`` (``start_segment``)."""
+        if self.shared is None and self.requires_shared and not empty:
+            raise SharedJournalError(f"cannot start an edits segment at txid {first_txid}: "
+                                     f"its first record needs the shared journal")
         if self.shared is not None:
             # The segment's first record goes to the shared journal before any local dir, so
             # the local edits stay a prefix of it.
