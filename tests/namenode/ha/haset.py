@@ -7,6 +7,12 @@ would). ``start(i)`` runs namenode ``i``; ``active()`` waits for the one that sa
 ``/isActive``. ``Writers`` are the load: connections that each create their own directories
 in order, follow the active as a failover client does, and record what was acknowledged.
 Everything started is killed by ``close()``.
+
+For the checks after faults (tests/namenode/ha/test_faults.py): ``failover(i)`` (the HTTP
+admin's graceful failover to namenode ``i``), ``checkpoint_txid(i)``, ``local_records(dir)``
+and ``shared_records(etcd)`` (the framed records of a name dir's edits and of the shared
+journal in etcd, by txid, to compare byte for byte), and ``load_offline(dir)`` (a copy of a
+stopped namenode's name dir loaded by nnlite's own startup, as its next start would).
 """
 
 from __future__ import annotations
@@ -17,10 +23,16 @@ import shutil
 import signal
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from nnlite.client.etcd import Etcd
+from nnlite.formats import edits
 from nnlite.namenode.fsnamesystem import format_dirs
-from nnlite.namenode.storage.namedir import NameDir
+from nnlite.namenode.ha.quorum_journal import Layout
+from nnlite.namenode.image import startup
+from nnlite.namenode.namespace.inode import walk
+from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir
 from tests.etcd_cluster import EtcdCluster, free_ports
 from tests.servers import NamenodeProcess, wait_for
 
@@ -60,10 +72,11 @@ class HASet:
     def url(self, i: int) -> str:
         return f"http://127.0.0.1:{self.ports[i]}"
 
-    def start(self, i: int) -> NamenodeProcess:
+    def start(self, i: int, timeout: float = 30) -> NamenodeProcess:
         node = NamenodeProcess.start([self.dirs[i]], "--port", str(self.ports[i]),
                                      "--rpc-port", str(self.rpc_ports[i]), "--conf",
-                                     str(self.conf), "-D", f"dfs.ha.namenode.id={self.ids[i]}")
+                                     str(self.conf), "-D", f"dfs.ha.namenode.id={self.ids[i]}",
+                                     timeout=timeout)
         self.nodes[i] = node
         return node
 
@@ -112,6 +125,25 @@ class HASet:
     def synced_txid(self, i: int) -> int:
         return int(self.jmx(i)["LastSyncedTransactionId"])
 
+    def running(self, i: int) -> bool:
+        node = self.nodes[i]
+        return node is not None and node.proc.poll() is None
+
+    def checkpoint_txid(self, i: int) -> int:
+        """The txid of namenode ``i``'s last image (its last checkpoint)."""
+        bean = self.jmx(i)
+        return int(bean["LastWrittenTransactionId"]) - int(bean["TransactionsSinceLastCheckpoint"])
+
+    def failover(self, to: int, timeout: float = 120) -> tuple[int, bytes]:
+        """``haadmin -failover`` to namenode ``to`` over the HTTP admin (the active gives way
+        gracefully); the answer's status and body."""
+        return request(self.url(to), "POST", f"/admin?op=FAILOVER&user.name={USER}",
+                       timeout=timeout)
+
+    def logs(self) -> list[Path]:
+        """Every namenode log this set's processes wrote, oldest first."""
+        return sorted(self.root.glob("namenode-*.log"), key=lambda p: p.stat().st_mtime)
+
     def close(self) -> None:
         for node in self.nodes:
             if node is not None:
@@ -133,17 +165,19 @@ def request(url: str, method: str, target: str, timeout: float = 10,
 
 
 class Writers:
-    """``count`` connections, each making ``/w<k>/d<n>`` for n = 0, 1, ... in order and
+    """``count`` connections, each making ``<prefix>/w<k>/d<n>`` for n = 0, 1, ... in order and
     recording every n whose MKDIRS was answered ``true``; every ``file_every``-th op is
     instead a small file ``/w<k>/f<n>`` (WebHDFS's two steps, with ``overwrite``) recorded
     with its bytes once its data step answered 201. A refused connection or a
     StandbyException sends a writer to the next namenode, a RetriableException makes it
     pause and ask again, as Hadoop's failover client does; an op whose answer was lost is
-    asked again (MKDIRS of an existing directory answers true; the file is written again)."""
+    asked again (MKDIRS of an existing directory answers true; the file is written again).
+    An answer that is not WebHDFS JSON is recorded in ``errors`` and the op asked again."""
 
-    def __init__(self, haset: HASet, count: int = 32, file_every: int = 0):
+    def __init__(self, haset: HASet, count: int = 32, file_every: int = 0, prefix: str = ""):
         self.haset = haset
         self.file_every = file_every
+        self.prefix = prefix        # "/r1": the writers make /r1/w<k>/... (one set per round)
         self.acked: list[list[int]] = [[] for _ in range(count)]
         self.files: dict[str, bytes] = {}
         self.errors: list[str] = []
@@ -175,6 +209,7 @@ class Writers:
         n = 0
         i = k % len(self.haset.ids)
         conn: http.client.HTTPConnection | None = None
+        base = f"{self.prefix}/w{k}"
         while not self.stopping.is_set():
             is_file = self.file_every and n % self.file_every == self.file_every - 1
             data = f"w{k} f{n} ".encode() * (n % 50 + 1)
@@ -183,33 +218,41 @@ class Writers:
                     conn = http.client.HTTPConnection("127.0.0.1", self.haset.ports[i],
                                                       timeout=30)
                 if is_file:
-                    resp, body = self._create(conn, f"/w{k}/f{n}", data)
+                    resp, body = self._create(conn, f"{base}/f{n}", data)
                 else:
-                    conn.request("PUT", f"/webhdfs/v1/w{k}/d{n}?op=MKDIRS&user.name={USER}")
+                    conn.request("PUT", f"/webhdfs/v1{base}/d{n}?op=MKDIRS&user.name={USER}")
                     resp = conn.getresponse()
                     body = resp.read()
-            except OSError:
+            except (OSError, http.client.HTTPException, ValueError, KeyError):
                 if conn is not None:
                     conn.close()
                 conn, i = None, (i + 1) % len(self.haset.ids)
                 time.sleep(0.01)
                 continue
             if is_file and resp.status == 201:
-                self.files[f"/w{k}/f{n}"] = data
+                self.files[f"{base}/f{n}"] = data
                 n += 1
                 continue
-            if resp.status == 200 and json.loads(body) == {"boolean": True}:
+            try:
+                answer = json.loads(body)
+            except ValueError:
+                answer = None
+            if not isinstance(answer, dict):
+                self.errors.append(f"{base}/d{n}: {resp.status} {body[:200]!r}")
+                time.sleep(0.05)
+                continue
+            if resp.status == 200 and answer == {"boolean": True}:
                 self.acked[k].append(n)
                 n += 1
                 continue
-            exception = json.loads(body).get("RemoteException", {}).get("exception")
+            exception = answer.get("RemoteException", {}).get("exception")
             if exception == "StandbyException":
                 conn.close()
                 conn, i = None, (i + 1) % len(self.haset.ids)
             elif exception == "RetriableException":
                 time.sleep(0.05)
             else:
-                self.errors.append(f"w{k}/d{n}: {resp.status} {body[:200]!r}")
+                self.errors.append(f"{base}/d{n}: {resp.status} {body[:200]!r}")
                 time.sleep(0.05)
         if conn is not None:
             conn.close()
@@ -251,9 +294,98 @@ class Writers:
         for k, acked in enumerate(self.acked):
             if not acked:
                 continue
+            base = f"{self.prefix}/w{k}"
             status, body = request(url, "GET",
-                                   f"/webhdfs/v1/w{k}?op=LISTSTATUS&user.name={USER}")
+                                   f"/webhdfs/v1{base}?op=LISTSTATUS&user.name={USER}")
+            if status == 404 and self.prefix:       # the writer's directory itself is lost
+                lost += [f"{base}/d{n}" for n in acked]
+                continue
             assert status == 200, body
             names = {s["pathSuffix"] for s in json.loads(body)["FileStatuses"]["FileStatus"]}
-            lost += [f"/w{k}/d{n}" for n in acked if f"d{n}" not in names]
+            lost += [f"{base}/d{n}" for n in acked if f"d{n}" not in names]
         return lost
+
+    def acknowledged(self) -> dict[str, bytes | None]:
+        """Every acknowledged path: a file's bytes, None for a directory."""
+        found: dict[str, bytes | None] = {f"{self.prefix}/w{k}/d{n}": None
+                                          for k, acked in enumerate(self.acked) for n in acked}
+        found.update(self.files)
+        return found
+
+
+# ------------------------------------------------------------------ the journals, offline
+
+def local_records(name_dir: str) -> dict[int, bytes]:
+    """The framed records of a name dir's ``edits`` and ``edits.new``, by txid, as they are on
+    disk (a torn tail is left out: the next start truncates it)."""
+    records: dict[int, bytes] = {}
+    for name in (EDITS, EDITS_NEW):
+        path = Path(name_dir) / "current" / name
+        if path.exists():
+            data = path.read_bytes()
+            edits.decode_header(data, path=str(path))
+            records.update(_framed(data, edits.HEADER_SIZE))
+    return records
+
+
+def _framed(data: bytes, off: int) -> dict[int, bytes]:
+    out = {}
+    while off < len(data):
+        frame = edits.frame_at(data, off, len(data), edits.DEFAULT_MAX_RECORD)
+        if isinstance(frame, str):
+            break
+        out[frame.txid] = data[frame.offset:frame.end]
+        off = frame.end
+    return out
+
+
+@dataclass
+class SharedJournal:
+    """The set's journal in etcd: ``committed``, every chunk's last txid, every record."""
+    committed: int | None
+    chunks: list[int]
+    records: dict[int, bytes]
+
+
+def shared_records(endpoints: list[str], prefix: str = "/nnlite") -> SharedJournal:
+    layout = Layout.of(prefix, NAMESERVICE)
+    records: dict[int, bytes] = {}
+    chunks = []
+    with Etcd(endpoints) as etcd:
+        kv = etcd.get(layout.committed)
+        for chunk in etcd.range(layout.txns, layout.txns + b"\xff").kvs:
+            chunks.append(layout.txid_of(chunk.key))
+            found = _framed(chunk.value, 0)
+            records.update(found)
+    return SharedJournal(None if kv is None else int(kv.value), chunks, records)
+
+
+def diverged(local: dict[int, bytes], shared: SharedJournal) -> list[str]:
+    """How a name dir's records fail to be a prefix of the shared journal: a txid above
+    ``committed``, or a txid etcd still holds with other bytes (or missing there)."""
+    wrong = []
+    lowest = min(shared.records, default=None)
+    for txid in sorted(local):
+        if shared.committed is not None and txid > shared.committed:
+            wrong.append(f"txid {txid} is above the journal's committed {shared.committed}")
+        elif lowest is not None and txid >= lowest and local[txid] != shared.records.get(txid):
+            theirs = shared.records.get(txid)
+            wrong.append(f"txid {txid}: {_op(local[txid])} locally, "
+                         f"{_op(theirs) if theirs else 'nothing'} in etcd")
+    return wrong
+
+
+def _op(record: bytes) -> str:
+    frame = edits.frame_at(record, 0, len(record), edits.DEFAULT_MAX_RECORD)
+    return frame if isinstance(frame, str) else repr(frame.op)[:160]
+
+
+def load_offline(name_dir: str, scratch: Path) -> dict[str, tuple[bool, int]]:
+    """Load a copy of a stopped namenode's name dir as its next start would
+    (``startup.load``); every path with (is a directory, length)."""
+    copy = scratch / Path(name_dir).name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(name_dir, copy, ignore=shutil.ignore_patterns("in_use.lock"))
+    loaded = startup.load([NameDir(copy)])
+    return {node.path(): (node.is_dir, 0 if node.is_dir else node.length)
+            for node in walk(loaded.tree.root)}
