@@ -263,8 +263,10 @@ def run_ha_cmd(base_dir, ports, rpc_ports, conf, defines) -> None:
     """A local HA set on loopback to try a failover: three etcd members and the namenodes
     (one per --port, each also serving hdfs:// on its --rpc-port) of nameservice ns1, the
     standby taking the checkpoints. Prints where each
-    listens, which namenode is active and commands to try a failover; restarts a namenode that
-    dies once the other is active; runs until SIGTERM/SIGINT."""
+    listens, which namenode is active and commands to try a failover; restarts a process that
+    dies (a namenode once the other is active), at most 5 times in 10 minutes each: one
+    more exit, or one before it was up, stops the set and exits 1; runs until
+    SIGTERM/SIGINT."""
     from nnlite.commands import haset
     from nnlite.namenode.config import DEFAULTS
     ports = ports or haset.DEFAULT_PORTS

@@ -107,8 +107,10 @@ DEFAULTS: dict[str, str] = {
 }
 
 PROXY_KEY = re.compile(r"hadoop\.proxyuser\.[^.]+\.(hosts|groups|users)$")
-# Keys named after a nameservice and its namenodes (Hadoop's HA configuration).
-HA_KEY = re.compile(r"dfs\.(ha\.namenodes\.[^.]+|namenode\.http-address\.[^.]+\.[^.]+|"
+# Keys named after a nameservice and its namenodes (Hadoop's HA configuration): each
+# namenode's HTTP and RPC addresses, which the namenodes bind (``namenode_key``) and the
+# clients follow.
+HA_KEY = re.compile(r"dfs\.(ha\.namenodes\.[^.]+|namenode\.(http|rpc)-address\.[^.]+\.[^.]+|"
                     r"client\.failover\.proxy\.provider\.[^.]+)$")
 
 

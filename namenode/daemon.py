@@ -84,7 +84,9 @@ class Namenode:
                  port: int | None = None, extensions=(), rpc_port: int | None = None):
         self.dirs = dirs
         self.config = config
-        default_host, default_port = config.address("dfs.namenode.http-address")
+        # an HA set's namenode that names its id binds dfs.namenode.http-address.<ns>.<id>
+        default_host, default_port = config.address(config.namenode_key(
+            "dfs.namenode.http-address", config.get("dfs.ha.namenode.id")))
         self.host = host or default_host
         self.host_given = host
         self.port = default_port if port is None else port

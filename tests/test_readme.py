@@ -60,6 +60,8 @@ def paste(blocks: list[tuple[str, str]], server, cwd: Path,
                               capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, f"{code}\n{done.stdout}\n{done.stderr}"
         assert "Traceback" not in done.stderr, done.stderr
+        # every key a block's configuration names is one nnlite uses
+        assert "unknown configuration key" not in done.stderr, done.stderr
         outputs.append(done.stdout)
         env.update(re.findall(r"^export (\w+)=(\S+)$", code, flags=re.M))
     return outputs
