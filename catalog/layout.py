@@ -210,42 +210,99 @@ def encode_pins(pins) -> bytes:
 
 # ------------------------------------------------------------------------ state stores
 
+# A state file's checksum sidecar (ChecksumCheckpointFileManager, with
+# spark.sql.streaming.checkpoint.fileChecksum.enabled): ``<file>.crc`` beside ``<file>``.
+CHECKSUM_SUFFIX = ".crc"
+
+
+class StateName(NamedTuple):
+    version: int
+    unique_id: str | None       # checkpoint format version 2's ``<version>_<uniqueId>``
+    kind: str                   # SNAPSHOT or DELTA
+
+
 @dataclass
 class Store:
-    """One state store of one partition: ``versions[v]`` maps SNAPSHOT/DELTA to a file."""
+    """One state store of one partition: ``versions[v]`` maps SNAPSHOT/DELTA to a file
+    named by its version alone; ``unique[v][id]`` the same for checkpoint format version 2's
+    ``<v>_<uniqueId>`` files (several ids of one version: a task attempt's leftovers beside
+    the one a commit names). ``sidecars`` maps a state file's path to its ``.crc``."""
     path: str
     operator: str
     partition: str
     name: str
     versions: dict[int, dict[str, FileRef]] = field(default_factory=dict)
+    unique: dict[int, dict[str, dict[str, FileRef]]] = field(default_factory=dict)
+    sidecars: dict[str, FileRef] = field(default_factory=dict)
     node: object = None         # the directory inode (set for ``names_only`` scans)
 
-    def chain(self, version: int) -> list[FileRef] | None:
+    def files(self):
+        """``(version, SNAPSHOT|DELTA, file)`` of every state file, with or without a unique
+        id."""
+        for v, kinds in self.versions.items():
+            for kind, f in kinds.items():
+                yield v, kind, f
+        for v, ids in self.unique.items():
+            for kinds in ids.values():
+                for kind, f in kinds.items():
+                    yield v, kind, f
+
+    def at(self, version: int, committed: dict | None = None) -> tuple[dict | None, str]:
+        """The files (kind -> file) a restore reads as ``version``, or None and why not.
+        Named by version alone: those. With unique ids (checkpoint format version 2) the
+        restore reads the id the commit of batch ``version - 1`` records for this store's
+        partition (``CommitMetadataV2.stateUniqueIds``, MicroBatchExecution hands it to the
+        store: ``RocksDB.load(version, stateStoreCkptId)``); ``committed`` is
+        ``Layout.unique_ids``. Where that commit is gone or unread, only a version with
+        files of a single id can be told."""
+        if not self.unique:
+            files = self.versions.get(version)
+            return (files, "") if files else (None, f"no {version}.delta and no "
+                                                    f"{version}.snapshot")
+        present = self.unique.get(version, {})
+        listed = (committed or {}).get(version - 1, {}).get((self.operator, self.partition))
+        if listed is not None:
+            mine = [u for u in listed if u in present]
+            if len(mine) == 1:
+                return present[mine[0]], ""
+            return None, (f"no file of unique id {' or '.join(listed)}, which commits/"
+                          f"{version - 1} records for it")
+        if len(present) == 1:
+            return next(iter(present.values())), ""
+        if not present:
+            return None, f"no {version}_<uniqueId> file"
+        return None, (f"files of unique ids {', '.join(sorted(present))} and commits/"
+                      f"{version - 1}, which names the one a restore reads, is gone or "
+                      f"unreadable")
+
+    def chain(self, version: int, committed: dict | None = None) -> list[FileRef] | None:
         """The files a restore of ``version`` reads: the newest snapshot at or below it and
         every delta after that (all deltas down to 1 when there is no snapshot); None when
-        one is missing. Version 0 is the empty store."""
+        one is missing. Version 0 is the empty store. With unique ids each version is the
+        one its commit names (``at``): ``RocksDB.loadWithCheckpointId`` takes
+        ``<v>_<id>.zip`` when it exists, else replays ``<v>_<id>.changelog`` onto the newest
+        snapshot of the lineage that changelog records, which is the chain of committed ids
+        below it (each batch's task loads the version the previous commit named)."""
+        return self._walk(version, committed)[0]
+
+    def gap(self, version: int, committed: dict | None = None) -> str:
+        """Why ``version`` cannot be restored, in words."""
+        return self._walk(version, committed)[1]
+
+    def _walk(self, version: int, committed) -> tuple[list[FileRef] | None, str]:
         needed = []
         for v in range(version, 0, -1):
-            files = self.versions.get(v)
+            files, why = self.at(v, committed)
             if files and SNAPSHOT in files:
                 needed.append(files[SNAPSHOT])
-                return needed
+                return needed, ""
             if not files or DELTA not in files:
-                return None
-            needed.append(files[DELTA])
-        return needed
-
-    def gap(self, version: int) -> str:
-        """Why ``version`` cannot be restored, in words."""
-        for v in range(version, 0, -1):
-            files = self.versions.get(v, {})
-            if SNAPSHOT in files:
-                break
-            if DELTA not in files:
                 below = "" if v == version else f" (needed to rebuild version {version})"
-                return (f"{self.path}: state version {v} is missing: no {v}.delta and no "
-                        f"{v}.snapshot{below}")
-        return ""
+                why = why or (f"no {v}.delta or .changelog and no snapshot of the unique id "
+                              f"it has")
+                return None, f"{self.path}: state version {v} is missing: {why}{below}"
+            needed.append(files[DELTA])
+        return needed, ""
 
 
 def scan_stores(state, path: str, out: list[Store], *,
@@ -277,22 +334,42 @@ def _scan_store(node, path: str, operator: str, partition: str, name: str,
     store = Store(path, operator, partition, name, node=node)
     if not names_only:
         for child_name, child in node.children.items():
-            parsed = None if child.is_dir else state_file(child_name)
-            if parsed:
-                version, kind = parsed
-                store.versions.setdefault(version, {})[kind] = ref(child,
-                                                                   f"{path}/{child_name}")
+            if not child.is_dir:
+                _add_file(store, child_name, ref(child, f"{path}/{child_name}"))
     named = name == "default" and any(_is_store_dir(n, c) for n, c in node.children.items())
-    if store.versions or not named and (name == "default" or names_only):
+    if store.versions or store.unique or not named and (name == "default" or names_only):
         out.append(store)
 
 
-def state_file(name: str) -> tuple[int, str] | None:
-    """``(version, SNAPSHOT|DELTA)`` for ``12.delta``, ``12.snapshot``, ``12.zip``,
-    ``12_<uuid>.zip``, ``12.changelog``; None for anything else."""
+def _add_file(store: Store, name: str, file: FileRef) -> None:
+    if name.endswith(CHECKSUM_SUFFIX) and state_name(name[:-len(CHECKSUM_SUFFIX)]):
+        store.sidecars[file.path[:-len(CHECKSUM_SUFFIX)]] = file
+        return
+    parsed = state_name(name)
+    if parsed is None:
+        return
+    if parsed.unique_id is None:
+        store.versions.setdefault(parsed.version, {})[parsed.kind] = file
+    else:
+        store.unique.setdefault(parsed.version, {}).setdefault(
+            parsed.unique_id, {})[parsed.kind] = file
+
+
+def state_name(name: str) -> StateName | None:
+    """``12.delta``, ``12.snapshot``, ``12.zip``, ``12.changelog`` and checkpoint format
+    version 2's ``12_<uniqueId>.zip|.changelog`` (RocksDBFileManager's names); None for
+    anything else."""
     stem, dot, suffix = name.rpartition(".")
     kind = STATE_SUFFIXES.get(suffix) if dot else None
     if kind is None:
         return None
-    number = stem.partition("_")[0]
-    return (int(number), kind) if number.isdigit() else None
+    number, underscore, unique_id = stem.partition("_")
+    if not number.isdigit() or underscore and not unique_id:
+        return None
+    return StateName(int(number), unique_id or None, kind)
+
+
+def state_file(name: str) -> tuple[int, str] | None:
+    """``(version, SNAPSHOT|DELTA)`` of a state file's name (``state_name``)."""
+    parsed = state_name(name)
+    return None if parsed is None else (parsed.version, parsed.kind)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from nnlite.catalog.layout import FileRef
+from nnlite.catalog.layout import SNAPSHOT, FileRef
 from nnlite.catalog.streaming import (
     ERROR,
     WARNING,
     Layout,
     latest_restorable,
+    leftovers,
     log_files,
     problems,
     runs,
@@ -134,7 +135,29 @@ def check_entry(section: str, data: bytes, path: str) -> dict:
     entries = parse_log(data, path, section)
     if section == "commits" and (not entries or not isinstance(entries[0], dict)):
         raise LogFormatError(f"{path} has no batch metadata line: truncated")
+    if section == "commits":
+        commit_unique_ids(entries[0], path)
     return entries[0] if entries and isinstance(entries[0], dict) else {}
+
+
+def commit_unique_ids(meta: dict, what: str) -> dict[tuple[str, str], list[str]]:
+    """``{(operator, partition): unique ids}`` of a commit's ``stateUniqueIds``
+    (CommitMetadataV2, checkpoint format version 2: operator id -> per partition, in order,
+    the unique ids of its stores' files for the next state version); empty without them.
+    A shape json4s could not read as ``Map[Long, Array[Array[String]]]`` fails the
+    restart."""
+    ids = meta.get("stateUniqueIds")
+    if ids is None:
+        return {}
+    if not isinstance(ids, dict) or not all(
+            isinstance(parts, list) and all(isinstance(part, list) and
+                                            all(isinstance(u, str) for u in part)
+                                            for part in parts)
+            for parts in ids.values()) or not all(op.isdigit() for op in ids):
+        raise LogFormatError(f"{what}: stateUniqueIds is not {{operator id: [[unique id, "
+                             f"...] per partition]}}: corrupt")
+    return {(op, str(index)): part for op, parts in ids.items()
+            for index, part in enumerate(parts)}
 
 
 def _section(layout: Layout, path: str) -> str:
@@ -148,6 +171,7 @@ def parse_all(layout: Layout, contents: dict[str, bytes]) -> tuple[dict, dict]:
     entry's file-source log offsets go to ``layout.log_offsets`` (rule 6 of streaming.py)."""
     parsed, bad = {}, {}
     offsets = {f.path: batch for batch, f in layout.offsets.items()}
+    commits = {f.path: batch for batch, f in layout.commits.items()}
     for entry in log_files(layout):
         if entry.path not in contents:
             continue
@@ -162,6 +186,9 @@ def parse_all(layout: Layout, contents: dict[str, bytes]) -> tuple[dict, dict]:
             else:
                 parsed[entry.path] = check_entry(_section(layout, entry.path), data or b"",
                                                  entry.path)
+            if entry.path in commits:
+                layout.unique_ids[commits[entry.path]] = commit_unique_ids(parsed[entry.path],
+                                                                           entry.path)
         except LogFormatError as exc:
             bad[entry.path] = str(exc)
     return parsed, bad
@@ -227,6 +254,13 @@ def _structure_issues(layout: Layout) -> list[Issue]:
     for f in layout.strays:
         issues.append(Issue(WARNING, "unexpected-file", f.path,
                             f"{f.path} is not a batch file"))
+    for f, version, named in leftovers(layout):
+        issues.append(Issue(WARNING, "leftover-unique-id", f.path,
+                            f"{f.path}: state version {version} of a unique id that "
+                            f"commits/{version - 1} does not record ({', '.join(named)}): "
+                            f"left by a task attempt that was not committed; a restore never "
+                            f"reads it (RocksDB.load takes the committed id), retention "
+                            f"removes it"))
     for f in layout.empty_state:
         issues.append(Issue(ERROR, "empty-state-file", f.path,
                             f"state file {f.path} is empty (0 bytes): truncated"))
@@ -282,26 +316,22 @@ def show(layout: Layout, contents: dict[str, bytes]) -> dict:
 
 
 def _state_bytes(layout: Layout, version: int) -> int:
-    total = 0
-    for store in layout.stores:
-        files = store.versions.get(version, {})
-        total += sum(f.length for f in files.values())
-    return total
+    return sum(f.length for store in layout.stores for v, _, f in store.files()
+               if v == version)
 
 
 def operators(layout: Layout) -> list[dict]:
     out = []
     for op in layout.operators:
         stores = [s for s in layout.stores if s.operator == op]
-        versions = sorted({v for s in stores for v in s.versions})
+        versions = sorted({v for s in stores for v, _, _ in s.files()})
         out.append({
             "operator": op, "partitions": len({s.partition for s in stores}),
             "stores": sorted({s.name for s in stores}),
             "minVersion": versions[0] if versions else None,
             "maxVersion": versions[-1] if versions else None,
-            "snapshots": sorted({v for s in stores for v, f in s.versions.items()
-                                 if "snapshot" in f}),
-            "bytes": sum(f.length for s in stores for fs in s.versions.values()
-                         for f in fs.values()),
+            "snapshots": sorted({v for s in stores for v, kind, _ in s.files()
+                                 if kind == SNAPSHOT}),
+            "bytes": sum(f.length for s in stores for _, _, f in s.files()),
         })
     return out

@@ -5,11 +5,14 @@ the newest; offsets and commits of other batches below the newest are removed (b
 offsets of the batch before each kept one, which a restart after it reads), and a state
 file is removed only when no kept batch's restore chain (snapshot + deltas of version b + 1)
 reads it. Nothing at or above the newest committed batch is touched (an in-flight batch's
-offsets and state stay), and neither are the source logs (sources purge their own).
+offsets and state stay), and neither are the source logs (sources purge their own). With
+checkpoint format version 2 the chains are those of the unique ids the commits record
+(``layout.Store.at``), so files of other ids at those versions (a failed attempt's
+leftovers) go too. A state file's ``.crc`` sidecar goes with it.
 
 ``rollback(to=N)``: the query restarts from batch N + 1 as if later batches never ran:
 offsets, commits and source-log entries of batches above N and state versions above N + 1
-are removed. Batch N must be restorable now.
+are removed, with their ``.crc`` sidecars. Batch N must be restorable now.
 
 Both return the paths for one DELETE_MANY op, so the change is all or nothing.
 """
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 from nnlite.catalog import streaming
 from nnlite.catalog.errors import InvalidRequestError, NotRestorableError
-from nnlite.catalog.layout import FileRef, source_batch
+from nnlite.catalog.layout import FileRef, source_batch, state_name
 
 
 @dataclass(frozen=True)
@@ -52,13 +55,13 @@ def retain(layout: streaming.Layout, keep: int) -> Plan:
     needed: set[str] = set()
     for store in layout.stores:
         for batch in kept:
-            chain = store.chain(batch + 1)
+            chain = store.chain(batch + 1, layout.unique_ids)
             if chain is None:       # broken already: keep what is there, as evidence
-                chain = [f for v, fs in store.versions.items() if v <= batch + 1
-                         for f in fs.values()]
+                chain = [f for v, _, f in store.files() if v <= batch + 1]
             needed.update(f.path for f in chain)
-    state = [f for store in layout.stores for v, files in store.versions.items()
-             if v <= last + 1 for f in files.values() if f.path not in needed]
+    state = [f for store in layout.stores for v, _, f in store.files()
+             if v <= last + 1 and f.path not in needed]
+    doomed += _sidecars(layout, lambda v, main: v <= last + 1 and main not in needed)
     removed = sorted({b for b in set(layout.offsets) | set(layout.commits)
                       if b < last and b not in kept})
     return _plan(doomed, state, tuple(sorted(kept)), removed)
@@ -88,8 +91,8 @@ def rollback(layout: streaming.Layout, to_batch: int, bad: frozenset | set = fro
     for source, offset in layout.log_offsets.get(to_batch, {}).items():
         doomed += [f for name, f in layout.sources.get(source, {}).items()
                    if (b := source_batch(name)) is not None and b > offset]
-    state = [f for store in layout.stores for v, files in store.versions.items()
-             if v > to_batch + 1 for f in files.values()]
+    state = [f for store in layout.stores for v, _, f in store.files() if v > to_batch + 1]
+    doomed += _sidecars(layout, lambda v, main: v > to_batch + 1)
     removed = sorted(b for b in set(layout.offsets) | set(layout.commits) if b > to_batch)
     return _plan(doomed, state, (to_batch,), removed)
 
@@ -118,6 +121,20 @@ def chunks(paths_: tuple[str, ...], budget: int) -> list[tuple[str, ...]]:
         size += cost
     if current:
         out.append(tuple(current))
+    return out
+
+
+def _sidecars(layout: streaming.Layout, doomed) -> list[FileRef]:
+    """The ``.crc`` sidecars (ChecksumCheckpointFileManager) of the state files ``doomed(
+    version, path)`` removes, and of removed state files (orphans: Spark's own delete may
+    leave one, ChecksumCheckpointFileManager.delete with allowConcurrentDelete), as
+    ChecksumCheckpointFileManager.delete removes a file's sidecar with it."""
+    out = []
+    for store in layout.stores:
+        for main, sidecar in store.sidecars.items():
+            name = state_name(main.rsplit("/", 1)[-1])
+            if name is not None and doomed(name.version, main):
+                out.append(sidecar)
     return out
 
 

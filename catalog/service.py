@@ -360,7 +360,9 @@ class CatalogService:
             count, ops = ns.delete_many(doomed, caller) if doomed else (0, [])
             return {"path": path, "kept": kept, "deleted": count,
                     **flink.removal(job, doomed)}, ops
-        plan = retention.retain(self._scan_streaming(node, path, caller), keep)
+        found = self._scan_streaming(node, path, caller)
+        self._read_unique_ids(found)
+        plan = retention.retain(found, keep)
         # Retention need not be one op (every kept batch stays restorable whichever of its
         # deletes happened), so a large plan is split to keep each record well under the
         # edits record limit; all of them are logged and synced together.
@@ -370,6 +372,16 @@ class CatalogService:
         if isinstance(result, jobs.Partial):
             return result, ops
         return {"path": path, **plan.to_json()}, ops
+
+    def _read_unique_ids(self, found: streaming.Layout, below: int | None = None) -> None:
+        """Checkpoint format version 2 (state files named ``<version>_<uniqueId>``): which
+        id of each state version a restore reads is in the commits (``stateUniqueIds``), so
+        retention and rollback read them (those up to ``below``), under the lock, to keep
+        exactly the committed chains (``layout.Store.at``) and to tell leftovers."""
+        if any(store.unique for store in found.stores):
+            report.parse_all(found, {ref.path: self._read_or_error(ref)
+                                     for batch, ref in found.commits.items()
+                                     if below is None or batch <= below})
 
     def _scan_streaming(self, node, path: str, caller) -> streaming.Layout:
         """Planning reads the whole checkpoint: READ_EXECUTE on every directory of it."""
@@ -421,6 +433,7 @@ class CatalogService:
         are corrupt. A few small files, under the lock: the rollback must judge exactly what
         it deletes among."""
         before = streaming.restart_reads(found, batch)
+        self._read_unique_ids(found, below=batch)
         wanted = [found.metadata, found.offsets.get(batch), found.commits.get(batch),
                   found.offsets.get(before) if before is not None else None]
         contents = {ref.path: self._read_or_error(ref) for ref in wanted if ref is not None}

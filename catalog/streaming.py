@@ -36,8 +36,13 @@ RocksDB stores, with changelog checkpointing and checkpoint format version 2):
    (``StreamMetadata.read``). (run)
 5. Every state store rebuilds version ``b + 1``: the newest snapshot at or below it and every
    delta after it (``HDFSBackedStateStoreProvider.loadMap``; ``RocksDBFileManager`` the same
-   with ``<v>.zip`` snapshots and ``<v>.changelog`` files, and with format version 2's
-   ``<v>_<uuid>`` names). (run, every store of the matrix)
+   with ``<v>.zip`` snapshots and ``<v>.changelog`` files). With checkpoint format version 2
+   (``<v>_<uniqueId>`` names) each version is the unique id the commits record
+   (``commits/v-1``'s stateUniqueIds, ``RocksDB.loadWithCheckpointId``: the zip of that id,
+   else its changelog replayed onto the newest snapshot of its lineage, the committed ids
+   below it); files of other ids are an uncommitted attempt's leftovers, never read
+   (``layout.Store.at``). (run, every store of the matrix; a leftover, and a committed file
+   replaced by one)
 6. Each file source's log holds what the restart rebuilds its seen files from: ``offsets/b``
    records the source's ``logOffset`` N (``FileStreamSourceOffset``), and
    ``CompactibleFileStreamLog.allFiles`` reads entry N and every entry back to the compaction
@@ -86,6 +91,9 @@ class Layout:
     async_progress: bool = False
     # batch -> {source name: file-source log offset}, from offsets/<batch> once it is read
     log_offsets: dict[int, dict[str, int]] = field(default_factory=dict)
+    # batch -> {(operator, partition): the state stores' unique ids}, from commits/<batch>
+    # (checkpoint format version 2) once it is read: the ids of state version batch + 1
+    unique_ids: dict[int, dict[tuple[str, str], list[str]]] = field(default_factory=dict)
     files: int = 0
     bytes: int = 0
     state_bytes: int = 0
@@ -126,8 +134,8 @@ def scan(node, path: str) -> Layout:
     if state is not None and state.is_dir:
         scan_stores(state, f"{base}/state", layout.stores)
         layout.state_bytes = tree_usage(state)[1]       # operator metadata included
-        layout.empty_state = [f for store in layout.stores for files in store.versions.values()
-                              for f in files.values() if f.length == 0]
+        layout.empty_state = [f for store in layout.stores for _, _, f in store.files()
+                              if f.length == 0]
     return layout
 
 
@@ -194,8 +202,9 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
     if batch > 0:
         out += _previous_offsets(layout, batch, bad)
     for store in layout.stores:
-        if store.chain(batch + 1) is None:
-            out.append(store.gap(batch + 1))
+        why = store.gap(batch + 1, layout.unique_ids)
+        if why:
+            out.append(why)
     for name, offset in sorted(layout.log_offsets.get(batch, {}).items()):
         for logged in source_entries(layout, name, offset):
             where = f"{layout.path}/sources/{name}/{logged}"
@@ -204,6 +213,23 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
                            f"restarting after batch {batch} rebuilds file source {name}'s "
                            f"seen files from its log up to entry {offset} "
                            f"(CompactibleFileStreamLog.allFiles)")
+    return out
+
+
+def leftovers(layout: Layout) -> list[tuple[FileRef, int, list[str]]]:
+    """State files of a unique id that the commit of their version does not record
+    (checkpoint format version 2): ``(file, version, the ids the commit names)``. A task
+    attempt whose batch was not committed with it left them; a restore never reads them
+    (``RocksDB.load`` takes the committed id)."""
+    out = []
+    for store in layout.stores:
+        for version, ids in store.unique.items():
+            named = layout.unique_ids.get(version - 1, {}).get((store.operator,
+                                                                store.partition))
+            if named is None:
+                continue
+            out += [(f, version, named) for uid, files in ids.items() if uid not in named
+                    for f in files.values()]
     return out
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from nnlite.catalog import layout, report, retention, streaming
 from nnlite.catalog.errors import InvalidRequestError, NotRestorableError
 from nnlite.formats import edits
-from tests.catalog.builder import BASE, Checkpoint
+from tests.catalog.builder import BASE, Checkpoint, unique_id
 from tests.namenode.helpers import SUPER
 
 
@@ -217,3 +217,82 @@ def test_async_progress_tracking_reads_the_newest_offsets_below_the_batch():
     plan = retention.retain(found, keep=2)
     apply(ckpt, plan)
     assert sorted(scan(ckpt).offsets) == [5, 7, 8]        # 5: what a restart after 7 reads
+
+
+# ------------------------------------------- checkpoint format version 2 (unique ids)
+
+def names(paths) -> list[str]:
+    return sorted(p[len(BASE) + 1:] for p in paths)
+
+
+def test_format_v2_retention_keeps_the_committed_chains_and_removes_leftovers():
+    """Each kept batch's chain is that of the ids its commits record (RocksDB.load with
+    the commit's stateStoreCkptId): an uncommitted attempt's file of the same version is
+    neither kept nor mistaken for it; after retention each version has one id left, so the
+    chains still resolve with their older commits gone."""
+    ckpt = Checkpoint(8, snapshot_every=3, unique_ids=True)
+    leftover = ckpt.put(ckpt.state_name(8, 0, "delta", attempt=1), b"attempt 1")
+    checked = report.validate(read(ckpt), ckpt.files)
+    assert checked["restorable"]
+    assert [(i["code"], i["path"]) for i in checked["issues"]] == [
+        ("leftover-unique-id", leftover)]
+    plan = retention.retain(read(ckpt), keep=2)
+    assert plan.kept == (6, 7) and leftover in plan.paths
+    apply(ckpt, plan)
+    after = read(ckpt)
+    assert sorted(after.commits) == [6, 7]
+    for store in after.stores:      # versions 7 and 8 replay onto the snapshot of 6
+        assert sorted(store.unique) == [6, 7, 8]
+        assert [kinds.keys() for kinds in store.unique[6].values()] == [{"snapshot"}]
+    assert report.validate(after, ckpt.files)["issues"] == []
+    assert not streaming.problems(after, 6) and not streaming.problems(after, 7)
+
+
+def test_format_v2_a_missing_committed_file_is_not_replaced_by_a_leftover():
+    """The file the commit names is gone and another attempt's file of that version is
+    there: Spark would not read it, so the batch does not restore (before: restorable, as
+    the version had a file)."""
+    ckpt = Checkpoint(6, unique_ids=True)
+    ckpt.put(ckpt.state_name(4, 1, "delta", attempt=1), b"attempt 1")
+    ckpt.remove(ckpt.state_name(4, 1, "delta"))
+    found = read(ckpt)
+    [why] = streaming.problems(found, 3)
+    assert why == (f"{BASE}/state/0/1: state version 4 is missing: no file of unique id "
+                   f"{unique_id(4, 1)}, which commits/3 records for it")
+    assert "(needed to rebuild version 6)" in streaming.problems(found, 5)[0]
+    assert streaming.latest_restorable(found, set()) == 2
+    with pytest.raises(NotRestorableError, match="no file of unique id"):
+        retention.rollback(found, 4)
+
+
+def test_format_v2_without_the_commits_only_a_single_id_resolves():
+    """Unread commits (ls reads none): a version whose files are of one id resolves to it;
+    with two ids nothing tells which one a restore reads, and retention keeps both."""
+    ckpt = Checkpoint(5, unique_ids=True)
+    assert streaming.latest_restorable(scan(ckpt)) == 4
+    ckpt.put(ckpt.state_name(3, 0, "delta", attempt=1), b"attempt 1")
+    found = scan(ckpt)
+    assert "files of unique ids" in streaming.problems(found, 4)[0]
+    plan = retention.retain(found, keep=1)
+    assert not [p for p in plan.paths if "/state/" in p]
+
+
+def test_checksum_sidecars_go_with_their_files():
+    """ChecksumCheckpointFileManager.delete removes a file's ``.crc`` with it: retention
+    and rollback do too, and an orphan ``.crc`` of a removed version goes as well."""
+    ckpt = Checkpoint(6, snapshot_every=3, unique_ids=True)
+    for path in [p for p in ckpt.files if "/state/0/" in p and "_metadata" not in p]:
+        ckpt.put(path[len(BASE) + 1:] + ".crc", b"{}")
+    ckpt.put(ckpt.state_name(2, 0, "delta", attempt=1) + ".crc", b"{}")   # an orphan
+    found = read(ckpt)
+    assert report.validate(found, ckpt.files)["issues"] == []
+    plan = retention.retain(found, keep=2)        # 5 reads 3's zip, 4, 5; 6 its zip
+    state = names(p for p in plan.paths if "/state/" in p)
+    assert state == sorted([ckpt.state_name(v, p, "delta") + suffix for v in (1, 2, 3, 6)
+                            for p in range(2) for suffix in ("", ".crc")] +
+                           [ckpt.state_name(2, 0, "delta", attempt=1) + ".crc"])
+    assert plan.removed_state_files == 8
+    apply(ckpt, plan)
+    rolled = retention.rollback(read(ckpt), 4)
+    assert names(p for p in rolled.paths if "/state/" in p) == sorted(
+        ckpt.state_name(6, p, "snapshot") + suffix for p in range(2) for suffix in ("", ".crc"))

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -117,6 +118,49 @@ def test_an_offset_log_of_format_version_2(spark, server, catalog, hdfs, tmp_pat
     assert replay.batches[5]["a"] == expected(*files)["a"]
 
 
+def test_checkpoint_format_version_2_reads_the_committed_unique_ids(spark, server, catalog,
+                                                                    hdfs, tmp_path):
+    """RocksDB with checkpoint format version 2 (``<version>_<uniqueId>.changelog``, the ids
+    in each commit's stateUniqueIds): a file of another id beside the committed one is a
+    leftover (restorable, warned, removed by retention); the committed file gone with only
+    another id's file left, the catalog refuses the batch and Spark fails to restart from
+    it, and the rollback the catalog offers restarts exactly."""
+    q = "/ckpt/format-v2"
+    with conformance.spark_conf(spark, conformance.STORES["rocksdb-v2"]):
+        src, uri, files = first_run(spark, server, tmp_path, q, 6)      # batches 0..5
+        commit = json.loads(b"".join(hdfs.read(f"{q}/commits/5")).split(b"\n")[1])
+        committed = commit["stateUniqueIds"]["0"][0][0]
+        store = f"{q}/state/0/0"
+        real = f"{store}/6_{committed}.changelog"
+        data = b"".join(hdfs.read(real))
+        assert hdfs.exists(real + ".crc")      # ChecksumCheckpointFileManager's sidecar
+        leftover = f"{store}/6_{uuid.uuid4()}.changelog"
+        hdfs.create(leftover, data)
+        report = catalog.validate(q)
+        assert report["restorable"], report
+        assert [(i["code"], i["path"]) for i in report["issues"]] == [
+            ("leftover-unique-id", leftover)]
+        retained = catalog.retain(q, 3)
+        assert retained["keptBatches"] == [3, 4, 5] and not hdfs.exists(leftover)
+        assert catalog.validate(q)["issues"] == []
+
+        hdfs.rename(real, leftover)            # only another attempt's version 6 is left
+        report = catalog.validate(q)
+        assert not report["restorable"] and report["restorableBatch"] == 4
+        assert any(f"no file of unique id {committed}" in i["message"]
+                   for i in report["issues"]), report
+        with pytest.raises(NotRestorable, match="no file of unique id"):
+            catalog.rollback(q, 5)
+        files.append(feed(src, 6))
+        with pytest.raises(Exception, match=f"6_{committed}.changelog does not exist"):
+            Query(spark, src, uri).run()             # Spark cannot restart after batch 5
+        catalog.rollback(q, 4)
+        replay = Query(spark, src, uri)
+        replay.run()
+    assert sorted(replay.batches) == [5, 6]
+    assert replay.batches[6]["a"] == expected(*files)["a"]
+
+
 def test_batch_pipeline_job_checkpoints(spark, server, catalog):
     job = "/jobs/daily"
     df = spark.range(0, 1000, numPartitions=4).selectExpr("id", "id % 7 AS bucket")
@@ -207,6 +251,7 @@ def test_the_query_metadata_file_as_spark_treats_it(spark, server, catalog, hdfs
 
 DRIVER = """
 import sys
+import uuid
 from pyspark.sql import SparkSession
 from nnlite.catalog.client import CatalogClient
 from nnlite.catalog.spark import write_checkpoint
