@@ -21,3 +21,8 @@ class ProgramMissing(CommandError):
 class StartTimeout(CommandError):
     """What a supervisor started did not come up in time (``run-ha``: etcd's quorum, an
     active namenode)."""
+
+
+class HealthCheckFailedException(CommandError):
+    """``haadmin checkHealth``: the namenode says it is unhealthy (the message says why), as
+    HAAdmin's ``-checkHealth`` fails with Hadoop's ``HealthCheckFailedException``."""

@@ -4,6 +4,10 @@ configuration names (``--conf``: ``dfs.nameservices``, ``dfs.ha.namenodes.<ns>``
 HAAdmin's do, and prints what HAAdmin prints:
 
 * ``getServiceState NNID``: ``active`` or ``standby`` (``/admin?op=GETSERVICESTATE``);
+* ``checkHealth NNID``: nothing and exit 0 when the namenode is healthy, else one line saying
+  why and exit 1 (HAAdmin's ``-checkHealth``, ``HAServiceProtocol.monitorHealth``): a
+  standby that cannot apply the shared journal, or that has been behind it for longer than
+  ``nnlite.ha.standby.lag.max``;
 * ``transitionToActive [--forcemanual] NNID``, ``transitionToStandby [--forcemanual] NNID``:
   nothing on success; under automatic failover (``dfs.ha.automatic-failover.enabled``, the
   default) the namenode refuses unless ``--forcemanual``. HAAdmin asks for a confirmation
@@ -30,6 +34,7 @@ import click
 
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.commands.dfs import user_option
+from nnlite.commands.errors import HealthCheckFailedException
 from nnlite.commands.support import conf_options, load_config, nameservices
 from nnlite.namenode.config import Config
 
@@ -84,6 +89,17 @@ def get_service_state(nnid: str, namenodes: Namenodes) -> None:
     """Print NNID's state: active or standby."""
     with namenodes.client(nnid) as client:
         click.echo(client.service_state()["state"])
+
+
+@haadmin_group.command("checkHealth")
+@click.argument("nnid")
+@ha_options
+def check_health(nnid: str, namenodes: Namenodes) -> None:
+    """Exit 0 if NNID is healthy; else say why and exit 1."""
+    with namenodes.client(nnid) as client:
+        state = client.service_state()
+    if state.get("healthy", True) is False:
+        raise HealthCheckFailedException(f"{nnid} is unhealthy: {state.get('health')}")
 
 
 @haadmin_group.command("transitionToActive")

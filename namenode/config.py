@@ -97,6 +97,7 @@ DEFAULTS: dict[str, str] = {
     "nnlite.ha.tail.interval": "0.05",     # s between a standby's polls of the journal
     "nnlite.ha.journal.timeout": "10",     # s a batch may wait for etcd's quorum, then fails
     "nnlite.ha.edits.retained": "100000",  # txids kept in etcd below the last checkpoint
+    "nnlite.ha.standby.lag.max": "60",     # s a standby may stay behind the journal, healthy
     "nnlite.ha.replication.interval": "5",  # s between the active's block resyncs
     # s a close's block copies to a standby may take in all; past it the standby is left
     # out and the blocks are under-replicated until the resync copies them

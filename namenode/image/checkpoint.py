@@ -136,8 +136,11 @@ class Checkpoints:
     def begin_upload(self, txid: int, md5: str, length: int,
                      rolled: FileInfo) -> "ImageUpload":
         """The sink of an announced upload for the pending checkpoint's ``rolled`` edits (the
-        namesystem checked its namespace and txid first); one at a time."""
-        if txid != rolled.last_txid:
+        namesystem checked its namespace and txid first); one at a time. The image covers
+        the rolled edits at least: the secondary's ends with them, an HA standby's may go
+        further (it saves at its last applied txid), and startup replays only the records
+        after the image from the edits that start after the roll."""
+        if txid < rolled.last_txid:
             raise self.refuse(409, f"Image for txid {txid} refused: the pending checkpoint "
                                     f"covers the edits up to txid {rolled.last_txid}")
         if not self._upload_lock.acquire(blocking=False):

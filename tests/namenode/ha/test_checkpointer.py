@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import http.client
+import json
+
 import pytest
 
 from nnlite.client.etcd import Etcd
 from nnlite.namenode.ha.quorum_journal import Layout
 from tests.namenode.ha.haset import HASet
-from tests.namenode.ha.test_controller import exists, mkdirs
+from tests.namenode.ha.test_controller import admin, exists, mkdirs
 from tests.servers import wait_for
 
 pytestmark = pytest.mark.crash
+
+
+def roll(url: str) -> int:
+    """The secondary's roll (``POST /checkpoint/roll`` with the set's secret): its end R."""
+    conn = http.client.HTTPConnection(*url.removeprefix("http://").split(":"), timeout=30)
+    try:
+        conn.request("POST", "/checkpoint/roll", headers={"X-Nnlite-Secret": "ha-set-secret"})
+        resp = conn.getresponse()
+        body = resp.read()
+    finally:
+        conn.close()
+    assert resp.status == 200, body
+    return int(json.loads(body)["edits"]["last_txid"])
+
+
+def checkpoint_txid(haset: HASet, i: int) -> int:
+    bean = haset.jmx(i)
+    return int(bean["LastWrittenTransactionId"]) - int(bean["TransactionsSinceLastCheckpoint"])
 
 
 def test_the_standby_checkpoints_the_active_purges_etcd_and_a_failover_keeps_everything(
@@ -45,5 +66,39 @@ def test_the_standby_checkpoints_the_active_purges_etcd_and_a_failover_keeps_eve
         assert mkdirs(haset.url(second), "/after")[0] == 200
         wait_for(lambda: haset.synced_txid(first) >= haset.synced_txid(second), 60,
                  "the restarted namenode to follow")
+    finally:
+        haset.close()
+
+
+def test_a_standby_past_the_pending_roll_saves_where_it_is_and_the_active_takes_it(
+        tmp_path, etcd_cluster):
+    """A roll whose checkpoint never finished (the standby was killed mid-checkpoint) stays
+    pending, and every later roll names its end R; a standby already past R saves at its own
+    last applied txid, as Hadoop's StandbyCheckpointer does, and the active installs that
+    image over edits that start at R + 1. Before, the standby had to be exactly at R and
+    every checkpoint failed from then on, the journal in etcd growing without a purge."""
+    haset = HASet(tmp_path, etcd_cluster, settings={
+        "checkpoint.txns": "100", "checkpoint.period": "3600", "nnlite.ha.edits.retained": "0"})
+    try:
+        first = haset.start_all()
+        second = 1 - first
+        for n in range(5):
+            assert mkdirs(haset.url(first), f"/early{n}")[0] == 200
+        rolled = roll(haset.url(first))
+        for n in range(150):
+            assert mkdirs(haset.url(first), f"/d{n}")[0] == 200
+        wait_for(lambda: checkpoint_txid(haset, first) > rolled, 120,
+                 "the standby's checkpoint past the roll to reach the active")
+        assert checkpoint_txid(haset, first) > rolled + 1
+        # the active restarts from that image and the edits after R
+        haset.kill(first)
+        assert haset.active(excluding=first) == second
+        haset.start(first)
+        assert mkdirs(haset.url(second), "/after")[0] == 200
+        wait_for(lambda: haset.synced_txid(first) >= haset.synced_txid(second), 60,
+                 "the restarted namenode to follow")
+        assert admin(haset.url(first), "FAILOVER")[0] == 200
+        assert all(exists(haset.url(first), f"/d{n}") for n in range(0, 150, 7))
+        assert exists(haset.url(first), "/early4") and exists(haset.url(first), "/after")
     finally:
         haset.close()

@@ -267,3 +267,58 @@ def test_snapshots_acls_and_files_written_before_a_failover_are_there_after(hase
     listed = json.loads(body)["SnapshottableDirectoryList"]
     assert status == 200 and [(d["parentFullPath"], d["dirStatus"]["pathSuffix"],
                                d["snapshotNumber"]) for d in listed] == [("/", "ckpt", 1)]
+
+
+def test_a_standby_the_journal_left_behind_is_unhealthy_until_it_starts_from_the_active_s_image(
+        tmp_path, etcd_cluster):
+    """A namenode down while the others checkpointed and purged etcd finds the txids it lacks
+    gone. It says so once and is unhealthy (/jmx, ``haadmin checkHealth``), stays a standby
+    while no active can give it an image, and starts again from the active's image as soon as
+    one can (``-bootstrapStandby`` without a restart), then follows and can take over.
+    Before, it failed on every try, reloading its namespace each time, for ever."""
+    from tests.commands.helpers import failed, nnlite, ok
+    haset = HASet(tmp_path, etcd_cluster, count=3, settings={
+        "checkpoint.txns": "50", "checkpoint.period": "3600", "nnlite.ha.edits.retained": "0"})
+    try:
+        first = haset.start_all()
+        late = next(i for i in range(3) if i != first)
+        for n in range(5):
+            assert mkdirs(haset.url(first), f"/early{n}")[0] == 200
+        wait_for(lambda: haset.synced_txid(late) >= haset.synced_txid(first), 30,
+                 "the standby to catch up")
+        left_at = haset.synced_txid(late)
+        haset.nodes[late].stop()
+        for n in range(150):
+            assert mkdirs(haset.url(first), f"/d{n}")[0] == 200
+        etcd = Etcd(etcd_cluster.endpoints)
+        layout = Layout.of("/nnlite", NAMESERVICE)
+
+        def purged_past_it() -> bool:
+            keys = etcd.range(layout.txns, layout.txns + b"\xff", keys_only=True).kvs
+            return bool(keys) and min(layout.txid_of(k.key) for k in keys) > left_at + 60
+        wait_for(purged_past_it, 120, "a checkpoint and a purge past the stopped standby")
+        for i in range(3):
+            if i != late:
+                haset.kill(i)
+        haset.start(late)
+
+        def health() -> tuple[bool, str]:
+            bean = haset.jmx_beans(late)[1]          # NameNodeStatus: the HA report
+            return bean["HAHealthy"], bean.get("HAHealth") or ""
+        wait_for(lambda: health()[0] is False, 60, "the standby to say it is unhealthy")
+        assert "shared journal" in health()[1]
+        message = failed(nnlite(None, "haadmin", "checkHealth", haset.ids[late], "--conf",
+                                str(haset.conf), user=USER), "HealthCheckFailedException", 1)
+        assert message.startswith(f"{haset.ids[late]} is unhealthy: cannot apply the shared")
+        assert haset.jmx(late)["tag.HAState"] == "standby"
+        haset.start(first)
+        wait_for(lambda: haset.synced_txid(late) >= haset.synced_txid(first) > left_at + 150,
+                 120, "the unhealthy standby to start again from the active's image")
+        assert health()[0] is True and int(haset.jmx_beans(late)[1]["HARecoveries"]) >= 1
+        assert ok(nnlite(None, "haadmin", "checkHealth", haset.ids[late], "--conf",
+                         str(haset.conf), user=USER)) == []
+        assert admin(haset.url(late), "FAILOVER")[0] == 200
+        assert all(exists(haset.url(late), f"/d{n}") for n in range(0, 150, 7))
+        assert exists(haset.url(late), "/early4")
+    finally:
+        haset.close()

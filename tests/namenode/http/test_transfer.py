@@ -106,8 +106,10 @@ def flipped(data: bytes) -> bytes:
 
 REFUSALS = {
     "flipped-byte": (lambda p: put(p, flipped(p.image)), 400, "does not match the announced"),
-    "wrong-txid": (lambda p: put(p, p.image, txid=p.txid + 1), 409,
-                   "covers the edits up to txid"),
+    "txid-past-the-edits": (lambda p: put(p, p.image, txid=10**9), 409,
+                            "this namenode's edits end at txid"),
+    "image-short-of-its-txid": (lambda p: put(p, p.image, txid=p.txid + 1), 400,
+                                "; expected"),
     "replayed-old-image": (lambda p: put(p, p.old_image, txid=p.old_txid, md5=p.old_md5), 410,
                            "is already in place"),
     "wrong-namespace": (lambda p: put(p, p.image, namespace_id=p.namespace_id + 1), 403,
