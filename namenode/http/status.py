@@ -104,9 +104,13 @@ def _data_dir(root: Path) -> DataDir:
     return DataDir(str(root), True)
 
 
-def health(report: dict, writable: bool) -> tuple[str, str, str]:
-    """``(css class, headline, explanation)``."""
+def health(report: dict, writable: bool, ha: dict | None = None) -> tuple[str, str, str]:
+    """``(css class, headline, explanation)``; an HA namenode that says it is unhealthy
+    (``HAController.health``: it cannot apply the shared journal, or lags past the bound) is
+    shown in red, as a failed name dir set is."""
     failed = [d for d in report["nameDirs"] if not d["healthy"]]
+    if ha is not None and ha.get("healthy") is False:
+        return ("bad", "unhealthy", str(ha.get("health")))
     if not writable:
         return ("bad", "refusing writes",
                 "No healthy name directory is left: nothing can be made durable. Fix the "
@@ -198,7 +202,7 @@ def loading_page() -> str:
 
 def render(snap: Snapshot) -> str:
     r = snap.report
-    css, headline, why = health(r, snap.writable)
+    css, headline, why = health(r, snap.writable, snap.ha)
     header = (f"<header><h1>nnlite NameNode</h1>"
               f'<span class="badge {css}" id="health">{_e(headline)}</span>'
               f'<span class="meta">{_e(version())} &middot; up {_e(duration(snap.uptime))}'
@@ -248,7 +252,9 @@ def _ha(snap: Snapshot) -> str:
         leader = "none now (a failover is under way)"
     rows = (("ha-state", "State", _e(ha["state"])), ("ha-id", "Namenode id",
                                                       _e(ha.get("namenodeId"))),
-            ("ha-active", "Active namenode", leader), ("ha-epoch", "Epoch", _e(ha["epoch"])))
+            ("ha-active", "Active namenode", leader), ("ha-epoch", "Epoch", _e(ha["epoch"])),
+            ("ha-health", "Health", _e("healthy" if ha.get("healthy", True)
+                                       else ha.get("health"))))
     items = "".join(f'<div><dt>{_e(label)}</dt><dd id="{ident}">{value}</dd></div>'
                     for ident, label, value in rows)
     return f"<section><h2>High availability</h2><dl>{items}</dl></section>"

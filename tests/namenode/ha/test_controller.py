@@ -310,6 +310,8 @@ def test_a_standby_the_journal_left_behind_is_unhealthy_until_it_starts_from_the
         message = failed(nnlite(None, "haadmin", "checkHealth", haset.ids[late], "--conf",
                                 str(haset.conf), user=USER), "HealthCheckFailedException", 1)
         assert message.startswith(f"{haset.ids[late]} is unhealthy: cannot apply the shared")
+        status, body = request(haset.url(late), "GET", "/")       # the status page, in red
+        assert status == 200 and '<span class="badge bad" id="health">unhealthy' in body.decode()
         assert haset.jmx(late)["tag.HAState"] == "standby"
         haset.start(first)
         wait_for(lambda: haset.synced_txid(late) >= haset.synced_txid(first) > left_at + 150,
