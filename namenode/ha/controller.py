@@ -337,7 +337,8 @@ class HAController:
         self.published = now
         value = json.dumps({"txid": self.fs.last_synced_txid, "lagTxns": self.max_behind,
                             "lagMs": int(self.max_lag * 1000), "http": self.http,
-                            "at": time.time(), "datanode": self.datanode}).encode()
+                            "at": time.time(), "datanode": self.datanode,
+                            "healthy": self.failure is None}).encode()
         self.max_behind, self.max_lag = 0, 0.0
         self.etcd.put(self.layout.standbys + self.id.encode(), value)
 
@@ -365,7 +366,8 @@ class HAController:
                                    "lagMs": int(doc["lagMs"]),
                                    "behindNow": max(0, committed - int(doc["txid"])),
                                    "ageMs": int((time.time() - doc.get("at", 0)) * 1000),
-                                   "datanode": doc.get("datanode")}
+                                   "datanode": doc.get("datanode"),
+                                   "healthy": bool(doc.get("healthy", True))}
         except (EtcdError, ValueError, KeyError):
             return self._positions
         self._positions = positions
@@ -577,6 +579,7 @@ class HAController:
                           "enabled. Use -failover instead, or force it (--forcemanual).")
         if self.state.state is ACTIVE:
             return "active"
+        self._refuse_if_unhealthy()
         leader = self.election.leader_info()
         if leader is not None and leader["id"] != self.id:
             raise HAError(f"namenode {leader['id']} is active: use -failover "
@@ -589,11 +592,20 @@ class HAController:
         step down and give way, then this one campaigns at once."""
         if self.state.state is ACTIVE:
             return "active"
+        self._refuse_if_unhealthy()
         self.tail()
         leader = self.election.leader_info()
         if leader is not None and leader["id"] != self.id:
             cede(leader["http"])
         return self._become_active_now()
+
+    def _refuse_if_unhealthy(self) -> None:
+        """An unhealthy namenode does not become active (ZKFC's failover checks the target's
+        health first: ``FailoverController.preFailoverChecks``)."""
+        health = self.health()
+        if health is not None:
+            raise HAError(f"namenode {self.id} cannot become active: it is unhealthy "
+                          f"({health})")
 
     def _become_active_now(self) -> str:
         self.ceded_until = 0.0

@@ -7,7 +7,7 @@ Keys, under ``<prefix>/<nameservice>/`` (``Layout``):
 | ``leader`` | the active's JSON ``{"id", "http"}``, bound to its lease; its create revision is the active's *epoch* |
 | ``namespace`` | the namespace id every member must have (set by the first active) |
 | ``committed`` | the last txid durable in etcd, as decimal text |
-| ``standbys/<id>`` | each standby's position, JSON ``{"txid", "lagTxns", "lagMs", "http", "at", "datanode"}``, put about once a second: the active's figures of its standbys' lag, and the datanode (``{"host", "xferPort", "ipcPort", "infoPort", "uuid"}``) it names in pipelines and block locations while the position is fresh |
+| ``standbys/<id>`` | each standby's position, JSON ``{"txid", "lagTxns", "lagMs", "http", "at", "datanode", "healthy"}``, put about once a second: the active's figures of its standbys' lag, and the datanode (``{"host", "xferPort", "ipcPort", "infoPort", "uuid"}``) it names in pipelines and block locations while the position is fresh |
 | ``term`` | how many times a namenode became active, as decimal text: each active allocates block ids from ``term << TERM_SHIFT`` up, so two actives never hand out one id |
 | ``txns/<last txid, 20 digits>`` | framed edits records (``formats/edits.py``), whole records, txids contiguous, ending at that txid |
 

@@ -246,3 +246,24 @@ def test_a_standby_behind_for_longer_than_the_bound_is_unhealthy(dirs, etcd):
     finally:
         first.close()
         second.close()
+
+
+def test_an_unhealthy_standby_refuses_to_become_active(dirs, etcd):
+    """FailoverController.preFailoverChecks: a failover to an unhealthy target is refused
+    (here, the journal was purged past what the standby holds)."""
+    from nnlite.namenode.ha.controller import HAError
+    first, second = namesystem(dirs[0]), namesystem(dirs[1])
+    try:
+        ha1 = lead(first, etcd, "nn1")
+        mkdir(first, "/d")
+        ha1.journal.purge(first.last_synced_txid + 1)
+        ha2 = controller(second, etcd, "nn2")
+        ha2._follow()
+        for attempt in (lambda: ha2.failover(lambda http: None),
+                        lambda: ha2.transition_to_active(force=True)):
+            with pytest.raises(HAError, match="cannot become active: it is unhealthy"):
+                attempt()
+        assert ha1.state.state is HAServiceState.ACTIVE
+    finally:
+        first.close()
+        second.close()
