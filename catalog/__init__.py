@@ -7,6 +7,8 @@ Layers (imports point down):
                   ``classify``, the one rule of what kind a directory holds
     streaming.py  Structured Streaming structure: batches, state chains, restorable batch, ls
     report.py     validate and show: the log files parsed, every problem named
+    checksums.py  Spark's .crc sidecars checked with a CRC32C composed from the block
+                  store's chunk CRCs (Hadoop's CrcUtil composition)
     retention.py  which files retention and rollback remove (pure planning, no I/O)
     verdicts.py   one verdict per checkpoint, and the ls health, latest and validate answers
                   made of them, for the kinds that keep whole checkpoints side by side

@@ -283,13 +283,15 @@ class Store:
         ``<v>_<id>.zip`` when it exists, else replays ``<v>_<id>.changelog`` onto the newest
         snapshot of the lineage that changelog records, which is the chain of committed ids
         below it (each batch's task loads the version the previous commit named)."""
-        return self._walk(version, committed)[0]
+        return self.restore(version, committed)[0]
 
     def gap(self, version: int, committed: dict | None = None) -> str:
         """Why ``version`` cannot be restored, in words."""
-        return self._walk(version, committed)[1]
+        return self.restore(version, committed)[1]
 
-    def _walk(self, version: int, committed) -> tuple[list[FileRef] | None, str]:
+    def restore(self, version: int, committed: dict | None = None
+                ) -> tuple[list[FileRef] | None, str]:
+        """``(chain, "")``, or ``(None, why)`` when a file of the chain is missing."""
         needed = []
         for v in range(version, 0, -1):
             files, why = self.at(v, committed)

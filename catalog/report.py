@@ -196,12 +196,21 @@ def parse_all(layout: Layout, contents: dict[str, bytes]) -> tuple[dict, dict]:
 
 # -------------------------------------------------------------------------- validate
 
-def validate(layout: Layout, contents: dict[str, bytes]) -> dict:
-    """Every problem found, and whether Spark can restart the query as it is."""
+def validate(layout: Layout, contents: dict[str, bytes],
+             checksums: dict[str, str] | None = None) -> dict:
+    """Every problem found, and whether Spark can restart the query as it is.
+    ``checksums``: state files that fail their ``.crc`` sidecar, path -> why
+    (``checksums.verify``): an error where the last committed batch's restore reads them, a
+    warning elsewhere (nothing reads them)."""
     _, bad = parse_all(layout, contents)
     issues = [Issue(ERROR, "corrupt-log", path, message) for path, message in bad.items()]
     issues += _structure_issues(layout)
     last = layout.last_committed
+    read = _chain_paths(layout, last) if last is not None else set()
+    for path, message in (checksums or {}).items():
+        issues.append(Issue(ERROR if path in read else WARNING, "checksum-mismatch", path,
+                            message))
+    bad = {**bad, **(checksums or {})}
     restorable = latest_restorable(layout, set(bad))
     if last is not None and restorable != last:
         for message in problems(layout, last, set(bad)):
@@ -222,6 +231,12 @@ def validate(layout: Layout, contents: dict[str, bytes]) -> dict:
     return {"path": layout.path, "restorable": ok, "lastBatch": last,
             "restorableBatch": restorable, "advice": advice,
             "issues": [i.to_json() for i in sorted(issues, key=_issue_order)]}
+
+
+def _chain_paths(layout: Layout, batch: int) -> set[str]:
+    """The state files a restart after ``batch`` reads."""
+    return {f.path for store in layout.stores
+            for f in store.chain(batch + 1, layout.unique_ids) or ()}
 
 
 def _structure_issues(layout: Layout) -> list[Issue]:
@@ -290,10 +305,13 @@ def _issue_order(issue: Issue):
 
 # ------------------------------------------------------------------------------ show
 
-def show(layout: Layout, contents: dict[str, bytes]) -> dict:
+def show(layout: Layout, contents: dict[str, bytes],
+         checksums: dict[str, str] | None = None) -> dict:
     """Per batch: offsets and commit present, watermark, timestamp, bytes, restorable; per
-    operator: partitions, stores and the state versions on disk."""
+    operator: partitions, stores and the state versions on disk. ``checksums``: as
+    ``validate``'s."""
     parsed, bad = parse_all(layout, contents)
+    bad = {**bad, **(checksums or {})}
     batches = []
     for batch in sorted(set(layout.offsets) | set(layout.commits)):
         offsets, commit = layout.offsets.get(batch), layout.commits.get(batch)

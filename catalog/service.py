@@ -21,7 +21,7 @@ import logging
 import time
 from typing import Callable, NamedTuple
 
-from nnlite.catalog import flink, jobs, layout, others, report, retention, streaming
+from nnlite.catalog import checksums, flink, jobs, layout, others, report, retention, streaming
 from nnlite.catalog.errors import (
     CheckpointBusyError,
     CheckpointNotFoundError,
@@ -117,7 +117,8 @@ class CatalogService:
                 f"{path} is not a Structured Streaming checkpoint (no offsets/ and "
                 f"metadata){f'; it holds a {kind} checkpoint' if kind else ''}", path=path)
         found = self._scan_streaming(node, path, caller)
-        check_read(caller, node, path, streaming.log_files(found))
+        check_read(caller, node, path, streaming.log_files(found) + [
+            f for pair in checksums.sidecars(found.stores) for f in pair])
         return found
 
     def read_file(self, ref: layout.FileRef) -> bytes:
@@ -133,6 +134,20 @@ class CatalogService:
 
     def _contents(self, found: streaming.Layout) -> dict:
         return {ref.path: self._read_or_error(ref) for ref in streaming.log_files(found)}
+
+    def _checksums(self, found: streaming.Layout, only: set[str] | None = None
+                   ) -> dict[str, str]:
+        """State files (those in ``only``, when given) that fail their ``.crc`` sidecar:
+        path -> why (``checksums.verify``: their CRC32C composed from the store's chunk
+        CRCs, the sidecars read)."""
+        pairs = checksums.sidecars(found.stores, only)
+        self.files_read += len(pairs)
+        return checksums.verify(pairs, self.read_file, self.store.read_crcs,
+                                self._block_bytes)
+
+    def _block_bytes(self, block_id: int, num_bytes: int) -> bytes:
+        with self.store.open_block(block_id, num_bytes) as handle:
+            return handle.read(num_bytes)
 
     # ------------------------------------------------------------------ reads
 
@@ -287,7 +302,8 @@ class CatalogService:
             return flink.show(job, self._judged(job))
         found = self._streaming(path, user)
         self.requests += 1
-        return {"kind": layout.STREAMING, **report.show(found, self._contents(found))}
+        return {"kind": layout.STREAMING, **report.show(found, self._contents(found),
+                                                         self._checksums(found))}
 
     def validate(self, path: str, user: str) -> dict:
         """Whatever ``ls`` lists, ``validate`` checks by its kind's rules."""
@@ -301,7 +317,8 @@ class CatalogService:
             return flink.validate(job, self._judged(job))
         found = self._streaming(path, user)
         self.requests += 1
-        return {"kind": layout.STREAMING, **report.validate(found, self._contents(found))}
+        return {"kind": layout.STREAMING, **report.validate(found, self._contents(found),
+                                                             self._checksums(found))}
 
     def latest(self, path: str, user: str) -> dict:
         """The last fully restorable batch of a streaming checkpoint (log files parsed), or
@@ -314,7 +331,7 @@ class CatalogService:
             return self._flink_latest(path, user)
         found = self._streaming(path, user)
         _, bad = report.parse_all(found, self._contents(found))
-        batch = streaming.latest_restorable(found, set(bad))
+        batch = streaming.latest_restorable(found, set(bad) | set(self._checksums(found)))
         self.requests += 1
         return {"path": found.path, "kind": "streaming", "lastBatch": found.last_committed,
                 "latest": batch}
@@ -438,6 +455,9 @@ class CatalogService:
                   found.offsets.get(before) if before is not None else None]
         contents = {ref.path: self._read_or_error(ref) for ref in wanted if ref is not None}
         _, bad = report.parse_all(found, contents)
+        chains = {f.path for store in found.stores
+                  for f in store.chain(batch + 1, found.unique_ids) or ()}
+        bad.update(self._checksums(found, chains))
         sources = {}
         for name, offset in found.log_offsets.get(batch, {}).items():
             for entry in streaming.source_entries(found, name, offset):

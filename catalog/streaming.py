@@ -51,6 +51,11 @@ RocksDB stores, with changelog checkpointing and checkpoint format version 2):
    log ids are the source's own, not batch ids, so a rollback removes the entries after N, not
    after ``b``; logs of other sources (Kafka's and the rate source's initial offsets) stay.
    (run)
+7. Every state file the restore of rule 5 reads matches its ``.crc`` sidecar, where it has
+   one (``ChecksumCheckpointFileManager``: ``ChecksumFSDataInputStream.verifyChecksum``
+   fails the read on a different size or CRC32C, CHECKPOINT_FILE_CHECKSUM_VERIFICATION_
+   FAILED); ``checksums.py`` composes each file's CRC32C from the block store's chunk CRCs
+   and passes the failing files in as ``bad``. (run)
 """
 
 from __future__ import annotations
@@ -202,9 +207,14 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
     if batch > 0:
         out += _previous_offsets(layout, batch, bad)
     for store in layout.stores:
-        why = store.gap(batch + 1, layout.unique_ids)
+        chain, why = store.restore(batch + 1, layout.unique_ids)
         if why:
             out.append(why)
+            continue
+        out += [f"{f.path} does not match its checksum file (.crc) and a restore after "
+                f"batch {batch} reads it (ChecksumFSDataInputStream.verifyChecksum: "
+                f"CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED)"
+                for f in chain or () if f.path in bad]
     for name, offset in sorted(layout.log_offsets.get(batch, {}).items()):
         for logged in source_entries(layout, name, offset):
             where = f"{layout.path}/sources/{name}/{logged}"

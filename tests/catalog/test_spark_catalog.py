@@ -161,6 +161,40 @@ def test_checkpoint_format_version_2_reads_the_committed_unique_ids(spark, serve
     assert replay.batches[6]["a"] == expected(*files)["a"]
 
 
+def test_a_state_file_that_fails_its_checksum_file(spark, server, catalog, hdfs, tmp_path):
+    """ChecksumCheckpointFileManager's ``.crc`` sidecars (on with format version 2): the
+    catalog checks each state file against its sidecar with a CRC32C composed from the
+    store's chunk CRCs. A changelog rewritten with one byte changed (same size, its blocks'
+    CRCs its own) fails it: the catalog refuses the batches whose restore reads it, Spark
+    fails CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED, and the rollback the catalog
+    offers restarts exactly."""
+    q = "/ckpt/checksums"
+    with conformance.spark_conf(spark, conformance.STORES["rocksdb-v2"]):
+        src, uri, files = first_run(spark, server, tmp_path, q, 6)      # batches 0..5
+        assert catalog.validate(q)["issues"] == []          # every sidecar matches
+        commit = json.loads(b"".join(hdfs.read(f"{q}/commits/5")).split(b"\n")[1])
+        damaged = f"{q}/state/0/1/6_{commit['stateUniqueIds']['0'][1][0]}.changelog"
+        data = bytearray(b"".join(hdfs.read(damaged)))
+        data[-1] ^= 0x01
+        hdfs.create(damaged, bytes(data), overwrite=True)
+        report = catalog.validate(q)
+        assert not report["restorable"] and report["restorableBatch"] == 4, report
+        [issue] = [i for i in report["issues"] if i["code"] == "checksum-mismatch"]
+        assert issue["level"] == "error" and issue["path"] == damaged
+        assert catalog.latest(q)["latest"] == 4
+        with pytest.raises(NotRestorable, match="does not match its checksum file"):
+            catalog.rollback(q, 5)
+        files.append(feed(src, 6))
+        with pytest.raises(Exception, match="CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"):
+            Query(spark, src, uri).run()
+        catalog.rollback(q, 4)
+        assert catalog.validate(q)["issues"] == []      # the damaged file went with batch 5
+        replay = Query(spark, src, uri)
+        replay.run()
+    assert sorted(replay.batches) == [5, 6]
+    assert replay.batches[6]["a"] == expected(*files)["a"]
+
+
 def test_batch_pipeline_job_checkpoints(spark, server, catalog):
     job = "/jobs/daily"
     df = spark.range(0, 1000, numPartitions=4).selectExpr("id", "id % 7 AS bucket")
