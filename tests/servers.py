@@ -81,7 +81,8 @@ class NamenodeProcess:
             port = _wait_for_port(proc, log, timeout)
             server = cls(proc, port, name_dirs, log)
             server.wait_ready(timeout)
-            # the RPC port is bound just after the namespace is in: wait for its line too
+            # the RPC port is bound with the HTTP one, before the load (it answers
+            # RetriableException meanwhile): its line may come a moment after
             wait_for(lambda: proc.poll() is not None or "NNLITE_RPC_PORT=" in
                      log.read_text(errors="replace"), timeout, "the namenode's RPC port",
                      interval=0.02)
@@ -124,7 +125,7 @@ class NamenodeProcess:
 
     @property
     def rpc_port(self) -> int:
-        """The Hadoop IPC port it announced once its namespace was loaded."""
+        """The Hadoop IPC port it announced (bound before the namespace loaded)."""
         for line in self.log.read_text(errors="replace").splitlines():
             if line.startswith("NNLITE_RPC_PORT="):
                 return int(line.split("=", 1)[1])
