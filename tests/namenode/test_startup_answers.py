@@ -76,6 +76,10 @@ def test_webhdfs_and_rpc_answer_retriable_while_loading_then_serve(loading):
     assert (status, body["RemoteException"]) == (403, {
         "exception": "RetriableException", "javaClassName": RETRIABLE,
         "message": "Namenode is in startup mode"})
+    for target in ("/data/v1/d/f?op=OPEN&user.name=tester",
+                   "/admin?op=SAFEMODE&action=get&user.name=tester"):
+        status, body = get(http_port, target)
+        assert (status, body["RemoteException"]["javaClassName"]) == (403, RETRIABLE), target
     assert get(http_port, "/jmx")[1]["beans"][0]["Loading"] == 1
     with RawClient(rpc_port).connect() as client:
         header, _ = client.call("getFileInfo", cn.GetFileInfoRequestProto(src="/d/f"))
