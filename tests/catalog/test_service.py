@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+from crc32c import crc32c
 
 from nnlite.catalog.client import CatalogClient, CheckpointBusy, IncompleteCheckpoint, NotRestorable
 from nnlite.client import errors as client_errors
@@ -327,3 +328,39 @@ def test_gc_does_not_count_what_a_snapshot_keeps_as_freed(start_namenode):
         assert sorted(p["path"] for p in done["removed"]) == ["/rdd/7a1e", "/rdd/9b2f"]
         assert (done["bytesFreed"], done["bytesKeptBySnapshots"]) == (3, 5)
         assert b"".join(hdfs.read("/rdd/.snapshot/keep/7a1e/rdd-3/part-00000")) == b"12345"
+
+
+def sidecar(data: bytes, *, size: int | None = None, flip: int = 0) -> bytes:
+    """A ``.crc`` as ChecksumCheckpointFileManager writes it for ``data`` (``flip`` XORed
+    into its CRC32C, ``size`` instead of the real one)."""
+    crc = crc32c(data) ^ flip
+    return json.dumps({"algorithm": "CRC32C", "value": crc - (1 << 32) if crc >= 1 << 31
+                       else crc, "mainFileSize": len(data) if size is None else size,
+                       "timestampMs": 1, "creator": {"executorId": "driver",
+                                                     "taskInfo": ""}}).encode()
+
+
+def test_state_files_are_checked_against_their_checksum_files(server, hdfs, catalog):
+    """Each state file with a ``.crc`` is checked with a CRC32C composed from the store's
+    chunk CRCs (a file written in 4 KiB blocks, of 20 chunks, included): a mismatch the
+    last batch's restore reads is an error, one nothing reads a warning."""
+    write_checkpoint(hdfs, Q, 3)                        # state versions 1..3
+    big = bytes(range(256)) * 40                        # 10240 bytes: 3 blocks
+    hdfs.create(f"{Q}/state/0/0/3.delta", big, overwrite=True, block_size=4096)
+    for p in range(2):
+        for v in range(1, 4):
+            path = f"{Q}/state/0/{p}/{v}.delta"
+            hdfs.create(f"{path}.crc", sidecar(b"".join(hdfs.read(path))))
+    assert catalog.validate(Q)["issues"] == []
+    hdfs.create(f"{Q}/state/0/0/3.delta.crc", sidecar(big, flip=1), overwrite=True)
+    hdfs.create(f"{Q}/state/0/1/4.delta", b"in flight")
+    hdfs.create(f"{Q}/state/0/1/4.delta.crc", sidecar(b"in flight", size=3))
+    report = catalog.validate(Q)
+    assert not report["restorable"] and report["restorableBatch"] == 1
+    assert [(i["level"], i["code"], i["path"]) for i in report["issues"]
+            if i["code"] == "checksum-mismatch"] == [
+        ("error", "checksum-mismatch", f"{Q}/state/0/0/3.delta"),
+        ("warning", "checksum-mismatch", f"{Q}/state/0/1/4.delta")]
+    assert any("9 bytes with CRC32C" in i["message"] and "the .crc says 3 bytes" in
+               i["message"] for i in report["issues"])
+    assert catalog.latest(Q)["latest"] == 1
