@@ -17,8 +17,9 @@ namenode of an HA set keeps a block store:
   1), not waited for (a paused standby once held every close for the whole pause). Closes
   do not even try a standby whose published position is stale (``stale``: older than
   ``HAController``'s ``STALE_POSITION``, as ``DatanodeManager`` keeps stale datanodes out of
-  new pipelines), nor one a close just failed to reach, until a resync reaches it again (as
-  ``DFSOutputStream``'s excluded nodes).
+  new pipelines), nor one that took none of a close's blocks in time, until a resync reaches
+  it again (as ``DFSOutputStream``'s excluded nodes); one that took some (a large file's
+  blocks, slower than the bound) stays in.
 * **Through the write pipeline.** An ``hdfs://`` write's pipeline runs through the
   active's datanode and a live standby's (``namenode/rpc/status.py``'s ``Locator``), so
   its blocks reach the standby as the client writes them; a block whose pipeline named no
@@ -153,38 +154,43 @@ class Replicator:
     # ------------------------------------------------------------------ at close
 
     def replicate(self, blocks: Iterable[tuple]) -> bool:
-        """Copy ``blocks`` ((id, length, genstamp) each) to one standby within
-        ``close_timeout`` seconds; True once one holds them all, False (they are
-        under-replicated) when none could take them in time. Standbys whose position is
-        stale, or that a close failed to reach since the last resync reached them, are not
-        tried."""
+        """Copy ``blocks`` ((id, length, genstamp) each) to a standby within
+        ``close_timeout`` seconds, in the set's order (what one did not take in time goes to
+        the next); True once every block is on one, False when some are not (they are
+        under-replicated). Standbys whose position is stale, or that took none of a
+        close's blocks since the last resync reached them, are not tried."""
         blocks = [b for b in blocks if b[1] > 0]
         if not self.is_active() or not blocks:
             return True
         deadline = time.monotonic() + self.close_timeout
         reasons: list[str] = []
+        left = list(blocks)             # not yet on a standby
         for standby in self._candidates(reasons):
+            offered = len(left)
             try:
                 with self._connection(standby, deadline - time.monotonic()) as conn:
-                    for block in blocks:
-                        self._push(conn, standby, block[0], block[1], deadline)
+                    while left:
+                        self._push(conn, standby, left[0][0], left[0][1], deadline)
+                        left.pop(0)
                 self._copied_again(standby)
                 return True
             except NamenodeUnreachableError as exc:
-                with self._lock:
-                    self.excluded.add(standby)
-                reasons.append(f"{standby}: {exc} (left out of closes until a resync "
-                               "reaches it)")
+                why = f"{standby}: {exc}"
+                if len(left) == offered:        # took none: silent, not merely slow with
+                    with self._lock:            # a large file's blocks
+                        self.excluded.add(standby)
+                    why += " (left out of closes until a resync reaches it)"
+                reasons.append(why)
             except errors.NamenodeError as exc:
                 reasons.append(f"{standby}: {exc}")
         with self._lock:
-            self.under_replicated.update(b[0] for b in blocks)
+            self.under_replicated.update(b[0] for b in left)
             self.left_out += 1
             self._run_without += 1
             first = self._run_without == 1
         # one warning per run of such closes (a paused standby meets thousands of them)
         log.log(logging.WARNING if first else logging.DEBUG,
-                "%d block(s) under-replicated: no standby took them (%s)%s", len(blocks),
+                "%d block(s) under-replicated: no standby took them (%s)%s", len(left),
                 "; ".join(reasons) or "no standby configured",
                 "; the closes after this one go on without a standby's copy quietly until "
                 "one reaches a standby again" if first else "")

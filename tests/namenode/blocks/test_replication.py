@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import http.client
+import http.server
 import json
 import os
 import socket
+import threading
 import time
 
 import pytest
@@ -199,3 +201,51 @@ def test_a_close_gives_up_on_a_silent_standby_at_the_bound_then_leaves_it_out(st
         assert replicator.resync() == 0                        # nor by the resync
         assert connections(silent) == 0
         assert replicator.metrics()["ClosesWithoutStandbyCopy"] == 3
+
+
+class FirstPutOnly(http.server.BaseHTTPRequestHandler):
+    """A standby that takes the first block it is sent (200) and never answers the next
+    (until the test ends: ``server.done``)."""
+    protocol_version = "HTTP/1.1"
+
+    def do_PUT(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if self.server.answered:
+            self.server.done.wait(30)
+            return
+        self.server.answered = True
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_standby_that_took_some_blocks_stays_in_though_the_rest_were_late(store):
+    """A large file's blocks, slower than the bound: the ones taken count replicated, the
+    rest under-replicated, and the standby is not left out of the next closes."""
+    blocks = []
+    for fill in (b"a", b"b"):
+        writer = store.writer(block_size=1 << 20)
+        writer.write(fill * 100_000)
+        blocks.append(writer.seal().blocks[0])
+        writer.close()
+    standby = http.server.HTTPServer(("127.0.0.1", 0), FirstPutOnly)
+    standby.answered, standby.done = False, threading.Event()
+    thread = threading.Thread(target=standby.serve_forever)
+    thread.start()
+    try:
+        address = f"127.0.0.1:{standby.server_address[1]}"
+        replicator = Replicator(store, lambda: {b[0] for b in blocks}, lambda: [address],
+                                "secret", lambda: True, close_timeout=1.0)
+        start = time.monotonic()
+        assert replicator.replicate(blocks) is False
+        assert time.monotonic() - start < 2.5
+    finally:
+        standby.done.set()
+        standby.shutdown()
+        thread.join()
+        standby.server_close()
+    assert replicator.under_replicated == {blocks[1][0]}
+    assert replicator.excluded == set() and replicator.pushed == 1
