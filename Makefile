@@ -42,8 +42,10 @@ run-ha: $(VENV)/.installed
 		$(foreach p,$(HA_RPC_PORTS),--rpc-port $(p))
 
 # The status-page test renders the page in Debian's chromium. As root with apt-get, `make test`
-# refreshes apt's package lists and asks apt for a simulation first; it installs chromium (and
-# the packages it needs) only when that upgrades and removes nothing already installed.
+# refreshes apt's package lists and asks apt for a simulation first; it installs chromium and
+# the packages it depends on, without the recommended ones (a headless browser needs none of
+# them, and with them apt would upgrade installed libraries), only when that upgrades and
+# removes nothing already installed.
 # Otherwise, or with NO_BROWSER=1, it installs nothing and the test is skipped, saying what to
 # install.
 browser:
@@ -51,11 +53,11 @@ browser:
 	elif [ -n "$(NO_BROWSER)" ]; then echo "make: NO_BROWSER set: the status-page test will be skipped"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  apt-get update -qq >/dev/null 2>&1; \
-	  plan=$$(apt-get -s install --no-upgrade chromium 2>/dev/null | grep -E '^[0-9]+ upgraded,'); \
+	  plan=$$(apt-get -s install --no-install-recommends --no-upgrade chromium 2>/dev/null | grep -E '^[0-9]+ upgraded,'); \
 	  case "$$plan" in \
 	  "0 upgraded, "*" 0 to remove"*) \
 	    echo "make: installing Debian's chromium for the status-page test ($$plan; NO_BROWSER=1 skips)"; \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-upgrade chromium >/dev/null \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --no-upgrade chromium >/dev/null \
 	    || echo "make: chromium could not be installed: the status-page test will be skipped";; \
 	  *) echo "make: not installing chromium: apt-get would change installed packages" \
 	          "($${plan:-no plan}); the status-page test will be skipped";; \

@@ -12,9 +12,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The summary lines of `apt-get -s install --no-upgrade chromium` on two Debian 12 machines.
+# The summary lines of `apt-get -s install --no-install-recommends --no-upgrade chromium` on a
+# Debian 12 machine whose libraries it would upgrade, and on this one.
 UPGRADES = "15 upgraded, 115 newly installed, 0 to remove and 121 not upgraded."
-CLEAN = "0 upgraded, 115 newly installed, 0 to remove and 121 not upgraded."
+CLEAN = "0 upgraded, 25 newly installed, 0 to remove and 143 not upgraded."
 # The same line for etcd-server (its dependencies, adduser and libc6, already there), and one
 # of a machine where installing it would remove a package.
 ETCD_CLEAN = "0 upgraded, 1 newly installed, 0 to remove and 136 not upgraded."
@@ -47,15 +48,17 @@ def make(tmp_path: Path, target: str, plan: str) -> tuple[str, list[str]]:
 
 def test_chromium_is_not_installed_when_apt_would_upgrade_installed_packages(tmp_path):
     out, calls = make(tmp_path, "browser", UPGRADES)
-    assert [c for c in calls if "install" in c] == ["-s install --no-upgrade chromium"]
+    assert [c for c in calls if "install" in c] == [
+        "-s install --no-install-recommends --no-upgrade chromium"]
     assert "not installing chromium" in out and "15 upgraded" in out
     assert "status-page test will be skipped" in out
 
 
 def test_chromium_is_installed_when_apt_changes_nothing_installed(tmp_path):
     out, calls = make(tmp_path, "browser", CLEAN)
-    assert [c for c in calls if "install" in c] == ["-s install --no-upgrade chromium",
-                                                    "install -y -qq --no-upgrade chromium"]
+    assert [c for c in calls if "install" in c] == [
+        "-s install --no-install-recommends --no-upgrade chromium",
+        "install -y -qq --no-install-recommends --no-upgrade chromium"]
     assert "installing Debian's chromium" in out
 
 
