@@ -280,7 +280,8 @@ def log_evidence(haset: HASet, limit: int = 12) -> list[str]:
     """The namenode logs' lines that tell what the HA set did or what failed, each message
     once with how often it came (at most ``limit`` per log)."""
     marks = ("cannot apply", "stepping down", "active now", "HA loop failed", "CRITICAL",
-             "checkpoint failed", "could not purge", "Error: ")
+             "checkpoint failed", "could not purge", "Error: ", "etcd is unavailable",
+             "writes resumed", "reloaded the namespace")
     lines = []
     for path in haset.logs():
         seen: dict[str, list] = {}
@@ -402,30 +403,28 @@ def check_purged(rnd: Round, active: int) -> None:
 
 
 def acknowledged_only_locally(rnd: Round) -> list[str]:
-    """Acknowledged paths whose op a name dir holds above etcd's ``committed``: written to
-    the local edits without the shared journal, and acknowledged (module docstring: an op is
-    acknowledged once both hold it). Empty when etcd cannot be read."""
+    """Where a name dir parts from the shared journal -- txids above etcd's ``committed``, or
+    held with other bytes than etcd's -- and which of those records are acknowledged ops the
+    journal holds nowhere: written to the local edits without etcd, and acknowledged (an op
+    is acknowledged only once both hold it). Empty when etcd cannot be read."""
     try:
         shared = shared_records(rnd.etcd.endpoints)
     except (OSError, EtcdError):
         return []
-    if shared.committed is None:
-        return []
+    committed = shared.committed or 0
     acked = {path for writers in rnd.everyone for path in writers.acknowledged()}
     in_journal = {op_path(r) for r in shared.records.values()}
     found = []
     for i, nn in enumerate(rnd.haset.ids):
-        local = local_records(rnd.haset.dirs[i])
-        above = {txid: op_path(record) for txid, record in local.items()
-                 if txid > shared.committed}
-        lost = [f"{path} (txid {txid}{', in etcd at another txid' if path in in_journal else ''})"
-                for txid, path in sorted(above.items()) if path in acked]
-        rnd.lost = max(rnd.lost, sum(path not in in_journal for path in above.values()
-                                     if path in acked))
-        if above:
-            found.append(f"{nn}'s edits hold txids {min(above)}-{max(above)} above etcd's "
-                         f"committed {shared.committed}, {len(lost)} of them acknowledged "
-                         f"ops only in its name dir: {lost[:8]}")
+        apart = {txid: op_path(record) for txid, record in local_records(rnd.haset.dirs[i]).items()
+                 if txid > committed or shared.records.get(txid, record) != record}
+        lost = [f"{path} (txid {txid})" for txid, path in sorted(apart.items())
+                if path in acked and path not in in_journal]
+        rnd.lost = max(rnd.lost, len(lost))
+        if apart:
+            found.append(f"{nn}'s edits part from the shared journal at txids {min(apart)}-"
+                         f"{max(apart)} (etcd committed {committed}); {len(lost)} of them are "
+                         f"acknowledged ops etcd holds nowhere: {lost[:8]}")
     return found
 
 
