@@ -22,7 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from nnlite.client.etcd import Compare, Etcd, Op  # noqa: E402
+from nnlite.client.etcd.client import Etcd  # noqa: E402
+from nnlite.client.etcd.messages import Compare, Op  # noqa: E402
 from tests.etcd_cluster import EtcdCluster  # noqa: E402
 
 WARM_UP = 50

@@ -23,8 +23,9 @@ alone:
 * ``acls.py`` -- ACL entries: ``setfacl``'s spec and flags, ``getfacl``'s whole ACL and what
   the mask leaves of each entry.
 * ``display.py`` -- the commands' text output.
-* ``etcd.py`` -- a client of etcd's v3 API over its JSON gateway, on ``connection.py``:
-  keys, txns, leases, watches, failover between members; the store of the namenodes' HA.
+* ``etcd/`` -- a client of etcd's v3 API over its JSON gateway, on ``connection.py``: its
+  messages, their JSON encoding, and the client (keys, txns, leases, watches, failover
+  between members); the store of the namenodes' HA. Its ``__init__.py`` is its map.
 
 The click commands on top are ``commands/dfs.py``.
 """

@@ -16,7 +16,7 @@ One root, ``ClientError``. Four families (and ``InternalError``, for a bug):
   same classes for what it finds itself (``rm`` of a directory without ``-r``), so a caller
   sees one type per situation whoever noticed it.
 
-The etcd client (``etcd.py``) has its own family under ``EtcdError``, each carrying the gRPC
+The etcd client (``etcd/``) has its own family under ``EtcdError``, each carrying the gRPC
 status code etcd answered (``code``, None when it said nothing) and the member (``endpoint``):
 ``EtcdUnavailableError`` (no member could serve: down, no leader, timed out; exit 3, like an
 unreachable namenode), ``EtcdRequestError`` (etcd refused the request itself: too large, too

@@ -166,7 +166,7 @@ def opens_own_edits(config: Config, image_txid: int) -> bool:
     dir): the same record, so yes. When more is missing (the first active's edits held ops
     beyond its image), only the active's own edits have them: refused, as Hadoop's
     -bootstrapStandby refuses an image older than the shared edits."""
-    from nnlite.client.etcd import Etcd
+    from nnlite.client.etcd.client import Etcd
     from nnlite.namenode.ha.quorum_journal import Layout, committed_txid, read_batches
     layout = Layout.of(config.get("nnlite.ha.etcd.prefix"), config.nameservice())
     with Etcd(config.etcd_endpoints()) as etcd:

@@ -46,7 +46,8 @@ from pathlib import Path
 
 from nnlite.client.connection import Connection
 from nnlite.client.errors import ClientError
-from nnlite.client.etcd import Etcd, MemberStatus
+from nnlite.client.etcd.client import Etcd
+from nnlite.client.etcd.messages import MemberStatus
 from nnlite.commands.errors import ProgramMissing
 from nnlite.commands.supervisor import Child, Gate, Supervisor
 from nnlite.commands.support import default_name_dir

@@ -21,7 +21,7 @@ import logging
 import signal
 import threading
 
-from nnlite.client.etcd import Etcd
+from nnlite.client.etcd.client import Etcd
 from nnlite.durability import faults
 from nnlite.namenode.blocks import rwr, store
 from nnlite.namenode.blocks.lease_recovery import recover_uploads

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from nnlite.client.etcd import Etcd
+from nnlite.client.etcd.client import Etcd
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.namenode.ha.quorum_journal import Layout, parse_leader
 from tests.etcd_cluster import INSTALL, etcd_binary, free_ports

@@ -42,7 +42,8 @@ import time
 from typing import Callable
 
 from nnlite.client.errors import EtcdError, EtcdUnavailableError
-from nnlite.client.etcd import Compare, Etcd, Op
+from nnlite.client.etcd.client import Etcd
+from nnlite.client.etcd.messages import Compare, Op
 from nnlite.formats import edits
 from nnlite.formats.errors import FormatError
 from nnlite.namenode.errors import FencedError, NamenodeError, ReplayError, SharedJournalError

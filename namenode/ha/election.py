@@ -15,7 +15,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-from nnlite.client.etcd import Compare, Etcd, KeyValue, Op
+from nnlite.client.etcd.client import Etcd
+from nnlite.client.etcd.messages import Compare, KeyValue, Op
 from nnlite.namenode.ha.quorum_journal import Layout, parse_leader
 
 log = logging.getLogger(__name__)

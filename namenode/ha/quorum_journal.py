@@ -38,11 +38,11 @@ import time
 from dataclasses import dataclass
 
 from nnlite.client.errors import EtcdError, EtcdRequestError, EtcdUnavailableError
-from nnlite.client.etcd import (
+from nnlite.client.etcd.client import Etcd
+from nnlite.client.etcd.messages import (
     MAX_REQUEST_BYTES,
     MAX_TXN_OPS,
     Compare,
-    Etcd,
     KeyValue,
     Op,
     RangeResult,

@@ -1,4 +1,4 @@
-"""client/etcd.py against real etcd members (tests/etcd_cluster.py): one member for the API,
+"""client/etcd/ against real etcd members (tests/etcd_cluster.py): one member for the API,
 three for the client's failover between members and for a cluster without quorum."""
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ from nnlite.client.errors import (
     EtcdRequestError,
     EtcdUnavailableError,
 )
-from nnlite.client.etcd import (
+from nnlite.client.etcd.client import Etcd, Watch
+from nnlite.client.etcd.messages import (
     MAX_REQUEST_BYTES,
     MAX_TXN_OPS,
     Compare,
-    Etcd,
     KeyValue,
     Op,
     RangeResult,
-    Watch,
     WatchEvent,
     prefix_end,
 )

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import pytest
 
-from nnlite.client.etcd import Etcd
+from nnlite.client.etcd.client import Etcd
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.commands.daemons import opens_own_edits
 from nnlite.commands.support import EXIT_STORAGE, EXIT_USAGE

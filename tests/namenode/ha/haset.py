@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nnlite.client.etcd import Etcd
+from nnlite.client.etcd.client import Etcd
 from nnlite.formats import edits
 from nnlite.namenode.fsnamesystem import format_dirs
 from nnlite.namenode.ha.quorum_journal import Layout

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from nnlite.client.etcd import Etcd
+from nnlite.client.etcd.client import Etcd
 from nnlite.namenode.ha.quorum_journal import Layout
 from tests.namenode.ha.haset import HASet
 from tests.namenode.ha.test_controller import admin, exists, mkdirs

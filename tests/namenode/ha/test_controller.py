@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from nnlite.client.etcd import Etcd
+from nnlite.client.etcd.client import Etcd
 from nnlite.namenode.ha.quorum_journal import Layout
 from tests.namenode.ha.haset import NAMESERVICE, USER, HASet, Writers, request
 from tests.servers import wait_for

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nnlite.client.errors import EtcdUnavailableError
-from nnlite.client.etcd import Etcd
+from nnlite.client.etcd.client import Etcd
 from nnlite.formats import edits
 from nnlite.namenode.errors import SharedJournalError
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs

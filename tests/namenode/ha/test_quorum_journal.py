@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nnlite.client.errors import EtcdError
-from nnlite.client.etcd import Etcd
+from nnlite.client.etcd.client import Etcd
 from nnlite.formats import edits
 from nnlite.namenode.errors import FencedError
 from nnlite.namenode.ha import quorum_journal

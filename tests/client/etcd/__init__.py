@@ -1,0 +1,1 @@
+"""Tests of the etcd client (client/etcd/)."""
