@@ -234,6 +234,7 @@ class FSNamesystem:
         self.ns.tree.max_xattrs = config.int("dfs.namenode.fs-limits.max-xattrs-per-inode")
         self.ns.tree.max_xattr_size = config.int("dfs.namenode.fs-limits.max-xattr-size")
         self.ns.acls_enabled = config.bool("dfs.namenode.acls.enabled")
+        self.ns.supergroup = self.identity.supergroup
 
     def server_defaults(self) -> dict:
         """Hadoop's FsServerDefaults, as GETSERVERDEFAULTS returns them."""
@@ -587,6 +588,13 @@ class FSNamesystem:
             self.check_operation(READ)
             node = self.ns.status(path, caller)
             return render(node, "", self._snapshottable(node))
+
+    def resolve_path(self, path: str, user: str, write: bool = True) -> str:
+        """``path`` with a ``/.reserved`` prefix resolved (``Namespace.resolve``), for the
+        requests that key something else by path before the namespace sees it (leases)."""
+        caller = self.caller(user)
+        with self.lock:
+            return self.ns.resolve(path, caller, write)
 
     def check_exists(self, path: str, user: str) -> None:
         """The traverse of ``path`` and that it exists, as ``getFileInfo`` checks them."""

@@ -158,12 +158,14 @@ class DataPath:
         return self.redirect(req, path)
 
     def _check_create(self, req, path, user, options: CreateOptions) -> None:
+        path = self.fs.resolve_path(path, user)     # the lease is the inode's path's
         self._writable(req, path, "create", lambda: self.fs.check_create(
             path, user, overwrite=options.overwrite, create_parent=options.create_parent))
 
     def append(self, req, path, user) -> Response:
-        self._writable(req, path, "append to", lambda: self.fs.get_writable_file(
-            path, user, "append to"))
+        resolved = self.fs.resolve_path(path, user)
+        self._writable(req, resolved, "append to", lambda: self.fs.get_writable_file(
+            resolved, user, "append to"))
         return self.redirect(req, path)
 
     def _writable(self, req, path: str, action: str, check) -> None:
@@ -283,7 +285,9 @@ class DataPath:
     # ------------------------------------------------------------------ contents
 
     async def concat(self, req, path, user) -> Response:
-        sources = [s for s in param_required(req, "sources", "CONCAT").split(",") if s]
+        sources = [self.fs.resolve_path(s, user)
+                   for s in param_required(req, "sources", "CONCAT").split(",") if s]
+        path = self.fs.resolve_path(path, user)
         for source in (path, *sources):
             self.leases.check_free(paths.normalize(source), "concat", machine(req))
         await self.committer.wait(self.fs.concat(path, sources, user))
@@ -301,6 +305,7 @@ class DataPath:
                             client_machine: str) -> None:
         """Cut the file at ``path`` to ``new_length`` bytes under a TRUNCATE lease (WebHDFS's
         TRUNCATE and the RPC call ``truncate``): done once this returns."""
+        path = self.fs.resolve_path(path, user)
         node = self.fs.get_writable_file(path, user, "truncate")
         inode_id, blocks, length = node.inode_id, node.blocks, node.length
         if new_length > length:
@@ -392,6 +397,7 @@ class DataPath:
         take the body; upload.py completes it."""
         options = create_options(req, self.fs)
         self._check_create(req, path, user, options)      # step 1's checks, again
+        path = self.fs.resolve_path(path, user)
         lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine(req))
         try:
             node = self.fs.start_upload(path, user, lease.holder, machine(req),
@@ -423,6 +429,7 @@ class DataPath:
         """Reopen the file under the upload's lease (AppendOp, logged now), then take the
         body; the blocks and length appended to are those of the file as reopened."""
         param_int(req, "buffersize", None, 1, (1 << 31) - 1)
+        path = self.fs.resolve_path(path, user)
         self.fs.get_writable_file(path, user, "append to")     # step 1's checks, again
         lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine(req))
         try:

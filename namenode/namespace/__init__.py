@@ -4,6 +4,7 @@
 |---|---|
 | ``inode.py`` | slotted inodes (directories, files), quotas, usage, ``walk`` |
 | ``paths.py`` | path validation: every path that enters the namespace passes ``split`` |
+| ``reserved.py`` | ``/.reserved``: inode paths (``.inodes/<id>``) and raw paths resolved as FSDirectory.resolvePath, ``/.reserved`` itself |
 | ``permission.py`` | HDFS's permission model: the ``Caller``, owner/group/other bits, superuser, sticky bit |
 | ``acl.py`` | POSIX ACLs: entries, the spec syntax, AclTransformation, AclStorage, inheritance, enforcement |
 | ``snapshot.py`` | snapshots: the registry, copy-on-write diffs, views of a snapshot, the diff report |

@@ -18,7 +18,7 @@ from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
 from nnlite.formats.mode import STICKY
 from nnlite.namenode import errors
-from nnlite.namenode.namespace import acl, paths, snapshot, storage_policy
+from nnlite.namenode.namespace import acl, paths, reserved, snapshot, storage_policy
 from nnlite.namenode.namespace import permission as access
 from nnlite.namenode.namespace.checks import (
     check_loggable,
@@ -57,6 +57,7 @@ class Namespace:
 
     max_record = edits.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit
     acls_enabled = True                       # dfs.namenode.acls.enabled
+    supergroup = "supergroup"                 # dfs.permissions.superusergroup
 
     def __init__(self, tree: Tree | None = None, *, clock: Callable[[], int] = wall_clock_ms,
                  **tree_kw: Any) -> None:
@@ -75,7 +76,14 @@ class Namespace:
         be is an AccessControlException: FSDirectory.resolvePath turns the traverse's
         ParentNotDirectoryException into one for every op that does not create the path
         (mkdirs, create and a rename's destination resolve their own and keep it). A path
-        through ``<dir>/.snapshot/<name>`` reads that snapshot (``_in_snapshot``)."""
+        through ``<dir>/.snapshot/<name>`` reads that snapshot (``_in_snapshot``); one under
+        ``/.reserved`` is resolved first (``resolve``), and ``/.reserved`` itself is
+        ``reserved.ReservedDirectory``."""
+        if reserved.is_reserved(path):
+            path = self.resolve(path, caller)
+            if path.rstrip("/") == reserved.PREFIX:
+                access.check_traverse(caller, (self.tree.root,))
+                return self.reserved_directory
         parts = paths.split(path)
         if snapshot.DOT_SNAPSHOT in parts and self.tree.snapshots.roots:
             return self._in_snapshot(parts, path, caller)
@@ -85,9 +93,31 @@ class Namespace:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         return nodes[-1]
 
+    def resolve(self, path: str, caller: Caller, write: bool = False) -> str:
+        """FSDirectory.resolvePath's rewrite of a ``/.reserved`` path (``reserved.resolve``:
+        an inode path to the inode's path now, a raw path without its prefix, the superuser
+        alone writing through it); any other path as it is. Every request resolves the paths
+        it is given first, so its checks, its errors and the ops it logs name the inode's
+        own path, as HDFS's name ``iip.getPath()``. ``write``: the request is no read."""
+        if not reserved.is_reserved(path):
+            return path
+        return reserved.resolve(self.tree, path, caller, write)
+
+    @property
+    def reserved_directory(self) -> reserved.ReservedDirectory:
+        """``/.reserved``, as stat and listing answer for it (one, so a listing read page by
+        page sees the same directory)."""
+        found = getattr(self, "_reserved", None)
+        if found is None:
+            found = self._reserved = reserved.ReservedDirectory(self.supergroup)
+        return found
+
     def target(self, path: str, caller: Caller) -> INode:
         """``status`` for a request that changes the inode: a path inside a snapshot is
-        refused (SnapshotAccessControlException)."""
+        refused (SnapshotAccessControlException), and so is ``/.reserved`` (no inode)."""
+        path = self.resolve(path, caller, write=True)
+        if path.rstrip("/") == reserved.PREFIX:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         if snapshot.DOT_SNAPSHOT in path:        # rare: split only then
             self.check_writable(paths.split(path), path)
         return self.status(path, caller)
@@ -166,7 +196,8 @@ class Namespace:
         node = self.status(path, caller)
         if not node.is_dir:
             return node, []
-        access.check(caller, node, access.READ | access.EXECUTE, path)
+        if not reserved.is_reserved_directory(node):     # no inode: nothing to check
+            access.check(caller, node, access.READ | access.EXECUTE, path)
         return node, sorted(node.children)
 
     def listing_page(self, path: str, caller: Caller, node: INode,
@@ -181,7 +212,8 @@ class Namespace:
                                                           SnapshotList))
                                         and node.same(current)):
             raise errors.PathNotFoundError(f"{path} changed while it was listed", path=path)
-        access.check(caller, node, access.READ | access.EXECUTE, path)
+        if not reserved.is_reserved_directory(node):
+            access.check(caller, node, access.READ | access.EXECUTE, path)
         children = node.children
         return [children[n] for n in names if n in children]
 
@@ -229,6 +261,7 @@ class Namespace:
         the new directory takes it when its parent has a default ACL (HDFS-6962, POSIX ACL
         inheritance, FSDirectory.copyINodeDefaultAcl). Missing ancestors take the masked
         mode plus u+wx either way (FSDirMkdirOp.createParentDirectories)."""
+        path = self.resolve(path, caller, write=True)
         check_permission(permission, path)
         parent: INode
         hit = self.tree.indexed_parent(path)
@@ -258,6 +291,8 @@ class Namespace:
                                                     path=path)
             return True, []
         access.check(caller, parent, access.WRITE | access.EXECUTE)
+        if parent is self.tree.root:
+            reserved.check_name(paths.split(logged), path)
         now, first = self.clock(), self.tree.last_inode_id + 1
         if unmasked is None or unmasked == permission or not acl.has_default(parent.acl):
             return True, self._applied(edits.MkdirOp(logged, first, permission, caller.user,
@@ -277,6 +312,7 @@ class Namespace:
                unmasked: int | None = None) -> Applied[bool]:
         """Create a file entry: complete and empty with no ``client_name``, else under
         construction and leased to that client. ``unmasked`` as for ``mkdirs``."""
+        path = self.resolve(path, caller, write=True)
         check_replication(replication, path)
         check_permission(permission, path)
         if unmasked is not None:
@@ -308,6 +344,8 @@ class Namespace:
         """Raise what ``create`` would raise for the path, the permissions and ``overwrite``
         (its quota check aside); change nothing. Returns the path's components and the inodes
         along it that exist (``resolve``)."""
+        reserved.check_create(path)
+        path = self.resolve(path, caller, write=True)
         parts = paths.split(path)
         if not parts:
             raise errors.FileAlreadyExistsError("/ already exists as a directory", path=path)
@@ -322,6 +360,8 @@ class Namespace:
                     f"{nodes[-1].path()} (is not a directory)", path=path)
             access.check_traverse(caller, nodes[:-1])
             access.check(caller, nodes[-1], access.WRITE | access.EXECUTE)
+            if len(nodes) == 1:
+                reserved.check_name(parts, path)
             return parts, nodes
         parent = nodes[len(parts) - 1]
         if not parent.is_dir:
@@ -331,9 +371,12 @@ class Namespace:
         access.check(caller, parent, access.WRITE | access.EXECUTE)
         if len(nodes) == len(parts) + 1:
             self._check_overwrite(nodes[-1], parent, caller, overwrite, path)
+        elif len(parts) == 1:
+            reserved.check_name(parts, path)
         return parts, nodes
 
     def delete(self, path: str, recursive: bool, caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         parts = paths.split(path)
         self.check_writable(parts, path)
         nodes = self._existing(parts)
@@ -356,6 +399,7 @@ class Namespace:
         """Delete several paths (recursively) in one op: each must exist and pass the checks
         of a recursive delete, or nothing is deleted. A path under another listed path is
         dropped (deleting the ancestor removes it). Returns how many subtrees were deleted."""
+        targets = [self.resolve(t, caller, write=True) for t in targets]
         chosen: list[tuple] = []
         for parts in sorted({paths.split(t) for t in targets}):
             if chosen and paths.is_ancestor(chosen[-1], parts):
@@ -383,6 +427,7 @@ class Namespace:
 
     def rename_legacy(self, src: str, dst: str, caller: Caller) -> Applied[bool]:
         """HDFS ``rename``: False (and no change) where HDFS answers false."""
+        src, dst = self.resolve(src, caller, True), self.resolve(dst, caller, True)
         src_parts, dst_parts = paths.split(src), paths.split(dst)
         self.check_writable(src_parts, src)
         self.check_writable(dst_parts, dst)
@@ -403,11 +448,14 @@ class Namespace:
                 or len(dst_nodes) != len(dst_parts) or not dst_nodes[-1].is_dir):
             return False, []
         self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
+        if len(dst_parts) == 1:
+            reserved.check_name(dst_parts, dst)
         op = edits.RenameOldOp(paths.join(src_parts), paths.join(dst_parts), self.clock())
         return True, self._applied(op)
 
     def rename(self, src: str, dst: str, overwrite: bool, caller: Caller) -> Applied[bool]:
         """HDFS ``rename2``: every refusal is a typed error."""
+        src, dst = self.resolve(src, caller, True), self.resolve(dst, caller, True)
         src_parts, dst_parts = paths.split(src), paths.split(dst)
         if not src_parts or not dst_parts:
             raise errors.NamenodeError("Rename source or destination cannot be the root",
@@ -428,16 +476,20 @@ class Namespace:
         # An overwritten destination asks only WRITE on its parent, not the sticky bit: the
         # checker is given the source's parent access alone (FSDirRenameOp.renameTo).
         self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
+        if len(dst_parts) == 1:
+            reserved.check_name(dst_parts, dst)
         op = edits.RenameOp(paths.join(src_parts), paths.join(dst_parts), self.clock(), overwrite)
         return True, self._applied(op)
 
     def set_permission(self, path: str, permission: int, caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         check_permission(permission, path)
         self._owned(path, caller)
         return True, self._applied(edits.SetPermissionsOp(paths.normalize(path), permission))
 
     def set_owner(self, path: str, owner: str | None, group: str | None,
                   caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         if not owner and not group:
             raise errors.IllegalArgumentError("Both user and group are empty", path=path)
         node = self._owned(path, caller)
@@ -450,6 +502,7 @@ class Namespace:
         return True, self._applied(op)
 
     def set_times(self, path: str, mtime: int, atime: int, caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         check_long(mtime, "mtime", path)
         check_long(atime, "atime", path)
         node = self.target(path, caller)
@@ -457,6 +510,7 @@ class Namespace:
         return True, self._applied(edits.SetTimesOp(paths.normalize(path), mtime, atime))
 
     def set_replication(self, path: str, replication: int, caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         node = self.target(path, caller)
         if node.is_dir:
             return False, []
@@ -467,6 +521,7 @@ class Namespace:
     def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
                   caller: Caller) -> Applied[bool]:
         """``None`` leaves a quota as it is; -1 removes it; other values must be positive."""
+        path = self.resolve(path, caller, write=True)
         node = self.target(path, caller)
         access.check_superuser(caller, f"set the quota of {path}")
         current = node.quota if node.is_dir else None
@@ -476,6 +531,7 @@ class Namespace:
 
     def set_xattr(self, path: str, name: str, value: bytes | None, flag: int,
                   caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         name = _xattr_name(name)
         value = b"" if value is None else value
         if not flag & (XATTR_CREATE | XATTR_REPLACE):
@@ -486,6 +542,7 @@ class Namespace:
         return True, self._applied(edits.SetXAttrOp(paths.normalize(path), name, value, flag))
 
     def remove_xattr(self, path: str, name: str, caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         name = _xattr_name(name)
         node = self.target(path, caller)
         self._check_xattr_access(caller, node, name, path)
@@ -504,6 +561,7 @@ class Namespace:
         them: the owner (or a superuser) only; the new ACL computed on the logical one by
         AclTransformation, checked as AclStorage stores it, and logged whole. SETACL with an
         empty spec removes the ACL, as HDFS logs a removal."""
+        path = self.resolve(path, caller, write=True)
         self._check_acls_enabled()
         node = self._owned(path, caller)
         entries: tuple[str, ...]
@@ -584,6 +642,7 @@ class Namespace:
     def allow_snapshot(self, path: str, caller: Caller) -> Applied[bool]:
         """SnapshotManager.setSnapshottable: superuser only; no snapshottable directory above
         or below it (nested ones are not allowed)."""
+        path = self.resolve(path, caller, write=True)
         access.check_superuser(caller, f"allow snapshots on {path}")
         node = self._snapshot_root(path, caller, owner=False)
         for directory, _ in self.tree.snapshots.roots.values():
@@ -602,6 +661,7 @@ class Namespace:
         return True, self._applied(edits.AllowSnapshotOp(paths.normalize(path)))
 
     def disallow_snapshot(self, path: str, caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         access.check_superuser(caller, f"disallow snapshots on {path}")
         self._snapshot_root(path, caller, owner=False)
         return True, self._applied(edits.DisallowSnapshotOp(paths.normalize(path)))
@@ -609,6 +669,7 @@ class Namespace:
     def create_snapshot(self, path: str, name: str | None, caller: Caller) -> Applied[str]:
         """Returns the snapshot's path. Without a name it is ``s`` and the time, as
         Snapshot.generateDefaultSnapshotName writes it (``s20261125-061530.123``)."""
+        path = self.resolve(path, caller, write=True)
         self._snapshot_root(path, caller)
         now = self.clock()
         if not name:
@@ -620,12 +681,14 @@ class Namespace:
         return f"{norm.rstrip('/')}/{snapshot.DOT_SNAPSHOT}/{name}", ops
 
     def delete_snapshot(self, path: str, name: str, caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         self._snapshot_root(path, caller)
         return True, self._applied(edits.DeleteSnapshotOp(paths.normalize(path), name,
                                                           self.clock()))
 
     def rename_snapshot(self, path: str, old: str, new: str,
                         caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         self._snapshot_root(path, caller)
         _check_snapshot_name(new, path)
         return True, self._applied(edits.RenameSnapshotOp(paths.normalize(path), old, new,
@@ -716,6 +779,7 @@ class Namespace:
 
     def set_storage_policy(self, path: str, name: str, caller: Caller) -> Applied[bool]:
         """FSDirAttrOp.setStoragePolicy: WRITE on the inode; an unknown name is refused."""
+        path = self.resolve(path, caller, write=True)
         policy = storage_policy.by_name(name)
         if policy is None:
             raise errors.HadoopIllegalArgumentError(
@@ -729,6 +793,7 @@ class Namespace:
     def unset_storage_policy(self, path: str, caller: Caller) -> Applied[bool]:
         """FSDirAttrOp.unsetStoragePolicy: the inode's own policy goes (nothing to do when it
         has none); WRITE on it."""
+        path = self.resolve(path, caller, write=True)
         node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
         if storage_policy.XATTR not in (node.xattrs or {}):
@@ -745,6 +810,8 @@ class Namespace:
     def concat(self, target: str, srcs: list[str], caller: Caller) -> Applied[bool]:
         """FSDirConcatOp.validatePath, then the permissions; the files themselves are checked
         as the op applies (tree._check_concat_sources)."""
+        target = self.resolve(target, caller, write=True)
+        srcs = [self.resolve(s, caller, write=True) for s in srcs]
         if not srcs:
             raise errors.IllegalArgumentError("No sources given", path=target)
         parent = paths.split(target)[:-1]
@@ -767,6 +834,7 @@ class Namespace:
         return True, self._applied(op)
 
     def truncate(self, path: str, new_length: int, caller: Caller) -> Applied[bool]:
+        path = self.resolve(path, caller, write=True)
         node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
         return True, self._applied(edits.TruncateOp(paths.normalize(path), new_length,
@@ -775,6 +843,7 @@ class Namespace:
     def append(self, path: str, caller: Caller, client_name: str,
                client_machine: str = "") -> Applied[bool]:
         """Reopen a complete file for appending by ``client_name`` (HDFS OP_APPEND)."""
+        path = self.resolve(path, caller, write=True)
         node = self.writable_file(path, caller, "append to")
         op = edits.AppendOp(paths.normalize(path), node.id, client_name, client_machine)
         return True, self._applied(op)
@@ -871,6 +940,7 @@ class Namespace:
 
     def writable_file(self, path: str, caller: Caller, action: str) -> INodeFile:
         """The complete file at ``path`` if ``caller`` may write it (APPEND, TRUNCATE)."""
+        path = self.resolve(path, caller, write=True)
         node = self.target(path, caller)
         if node.is_dir:
             raise errors.PathNotFoundError(f"Failed to {action} {path}: it is a directory",
@@ -950,6 +1020,7 @@ class Namespace:
                         **create_kw: Any) -> Applied[bool]:
         """A whole CREATE upload: [MkdirOp], AddFileOp under construction by
         ``client_name``, CloseFileOp with the blocks, length and checksum."""
+        path = self.resolve(path, caller, write=True)
         self.check_create(path, caller, overwrite=create_kw.get("overwrite", False),
                           create_parent=create_kw.get("create_parent", True))
         parts = paths.split(path)
@@ -968,6 +1039,7 @@ class Namespace:
                         client_name: str, client_machine: str = "") -> Applied[bool]:
         """A whole APPEND upload: AppendOp, CloseFileOp with the new blocks and length. The
         file must still be the one (``inode_id``, ``expected_blocks``) the upload started on."""
+        path = self.resolve(path, caller, write=True)
         node = self._unchanged(path, caller, inode_id, expected_blocks, "append to")
         self.tree.check_quota(node.parent, 0, (length - node.length) * node.replication)
         close = edits.CloseFileOp(paths.normalize(path), node.id, length, self.clock(),
@@ -982,6 +1054,7 @@ class Namespace:
         """TRUNCATE with copy-on-write: a TruncateOp; when the cut falls inside a block, also
         AppendOp and CloseFileOp putting ``last_block`` (a new block holding the kept prefix)
         in place of the cut block. Truncating to the current length changes nothing."""
+        path = self.resolve(path, caller, write=True)
         node = self._unchanged(path, caller, inode_id, expected_blocks, "truncate")
         if new_length == node.length:
             return True, []

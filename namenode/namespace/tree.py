@@ -70,6 +70,7 @@ class Tree:
         self.snapshots = Registry()
         self._dir_index: dict[str, INodeDirectory] = {"": self.root}
         self._plain_names: set[str] = set()
+        self._ids: dict[int, INode] | None = None     # built by ``inode`` when first asked
         C = edits.OpCode
         self.appliers = {int(code): fn for code, fn in {
             C.START_LOG_SEGMENT: _noop, C.END_LOG_SEGMENT: _noop,
@@ -121,6 +122,34 @@ class Tree:
                 return None
             node = found
         return node
+
+    def inode(self, inode_id: int) -> INode | None:
+        """The inode with id ``inode_id`` that is in the tree now, or None: HDFS's
+        ``FSDirectory.getInode`` over its INodeMap, which ``/.reserved/.inodes/<id>`` paths
+        resolve by (``reserved.py``).
+
+        The map is built by one walk when first asked for, and the appliers that attach an
+        inode add it from then on (a replay and the image loader run before it exists). An
+        inode that left the tree stays in it until asked for (then dropped) or until the map
+        holds twice the tree's inodes (then walked again), so removing a subtree costs no
+        walk of its own."""
+        index = self._ids
+        if index is None or len(index) > 2 * (self.files + self.dirs) + 1024:
+            index = self._ids = {node.id: node for node in walk(self.root)}
+        node = index.get(inode_id)
+        if node is not None and not self._attached(node):
+            del index[inode_id]
+            return None
+        return node
+
+    def _attached(self, node: INode) -> bool:
+        """Whether ``node`` hangs from the root: every link up to it is its parent's child by
+        its name (a removed file keeps its ``parent``, ``_detach``)."""
+        while node.parent is not None:
+            if node.parent.children.get(node.name) is not node:
+                return False
+            node = node.parent
+        return node is self.root
 
     def get(self, path: str, parts: tuple | None = None) -> INode:
         node = self._find(path) if parts is None else self.lookup(parts)
@@ -239,6 +268,8 @@ class Tree:
             if self.snapshots.roots:
                 self._snap_added(parent, name)
             parent.children[name] = node
+            if self._ids is not None:
+                self._ids[inode_id] = node
             self.dirs += 1
             if inode_id > self.last_inode_id:
                 self.last_inode_id = inode_id
@@ -267,6 +298,8 @@ class Tree:
             if parent.acl is not None:
                 _inherit(node, parent)
             parent.children[name] = node
+            if self._ids is not None:
+                self._ids[node.id] = node
             above, parent = parent, node
         self.dirs += len(missing)
         if inode_id + len(missing) - 1 > self.last_inode_id:
@@ -312,6 +345,8 @@ class Tree:
         if parent.acl is not None:
             _inherit(node, parent)
         parent.children[name] = node
+        if self._ids is not None:
+            self._ids[inode_id] = node
         if old is None:
             self.files += 1
         else:

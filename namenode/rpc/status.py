@@ -64,7 +64,8 @@ def file_status(node: INode, name: str, snapshottable: bool = False) -> Any:
     status = hdfs.HdfsFileStatusProto(
         path=name.encode(), permission=acl.FsPermissionProto(perm=node.permission & 0o7777),
         owner=node.owner, group=node.group, modification_time=node.mtime,
-        access_time=node.atime, fileId=node.id, storagePolicy=effective_id(node), flags=flags)
+        access_time=node.atime, fileId=node.id & UINT64, storagePolicy=effective_id(node),
+        flags=flags)
     if node.is_dir:
         status.fileType, status.length = IS_DIR, 0
         status.childrenNum = len(node.children)

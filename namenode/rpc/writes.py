@@ -104,7 +104,9 @@ class Writes:
     def create(self, path: str, user: str, client: str, machine: str,
                **create_kw) -> Logged[INodeFile]:
         """Open a new file (``startFile``): the namespace's checks, then a lease, then
-        AddFileOp under it."""
+        AddFileOp under it. A ``/.reserved`` path is resolved first: the lease is the
+        inode's path's."""
+        path = self.fs.resolve_path(path, user)
         overwrite = create_kw.get("overwrite", False)
         self.leases.admit_writer(paths.normalize(path), "create", machine,
                                  lambda: self.fs.check_create(
@@ -121,6 +123,7 @@ class Writes:
 
     def append(self, path: str, user: str, client: str, machine: str) -> Logged[INodeFile]:
         """Reopen a complete file (``appendFile``, AppendOp) for new blocks after its own."""
+        path = self.fs.resolve_path(path, user)
         self.leases.admit_writer(paths.normalize(path), "append to", machine,
                                  lambda: self.fs.get_writable_file(path, user, "append to"))
         lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine)

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from nnlite.formats import edits
 from nnlite.namenode import errors
-from nnlite.namenode.namespace.inode import INode
+from nnlite.namenode.namespace.inode import ROOT_INODE_ID, INode, walk
 from tests.namenode.helpers import SUPER, apply_ops, check_invariants, dump, write_file
-from tests.namenode.random_requests import PROPERTY, REQUESTS, fresh, play
+from tests.namenode.random_requests import PROPERTY, REQUESTS, fresh, play, run, seed
 
 
 @PROPERTY
@@ -154,3 +154,22 @@ def test_a_removed_subtree_is_freed_without_the_cyclic_collector(how):
     finally:
         if enabled:
             gc.enable()
+
+
+# ----------------------------------------------------------------------------- inodes by id
+
+@PROPERTY
+@given(st.lists(REQUESTS, max_size=30), st.lists(REQUESTS, min_size=5, max_size=30))
+def test_inode_by_id_answers_the_inodes_in_the_tree_and_no_other(before, after):
+    """Tree.inode (FSDirectory.getInode): the map built part way through follows every
+    inode created, renamed, overwritten or removed after it."""
+    ns = fresh()
+    seed(ns)
+    for req in before:
+        run(ns, req)
+    assert ns.tree.inode(ROOT_INODE_ID) is ns.tree.root          # builds the map
+    for req in after:
+        run(ns, req)
+    live = {node.id: node for node in walk(ns.tree.root)}
+    for inode_id in range(ROOT_INODE_ID, ns.tree.last_inode_id + 2):
+        assert ns.tree.inode(inode_id) is live.get(inode_id)
