@@ -11,7 +11,8 @@ from is named; "(run)" marks the rules a test proves by restarting real Spark
 (tests/catalog/test_spark_catalog.py, and the conformance matrix of
 tests/catalog/conformance.py over aggregation, dropDuplicates(WithinWatermark), a
 stream-stream join, applyInPandasWithState and transformWithState on the HDFS-backed and the
-RocksDB stores, with changelog checkpointing and checkpoint format version 2):
+RocksDB stores, with changelog checkpointing, checkpoint format version 2 with changelogs
+and with a snapshot per version, and the offset log's version 2):
 
 1. The newest offsets entry is where Spark resumes (``MicroBatchExecution.populateStartOffsets``
    via ``OffsetSeqLog.getLatest``): with ``commits/b`` the newest commit it plans ``b + 1``.

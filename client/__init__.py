@@ -16,6 +16,8 @@ alone:
   only when idempotent); ``--namenode ns1`` and ``webhdfs://ns1`` resolved to them.
 * ``replies.py`` -- what an answer means: JSON fields, a ``RemoteException`` as its typed error.
 * ``errors.py`` -- those errors, one class per Hadoop exception the namenode answers.
+* ``java_classes.py`` -- the one table of those exceptions' Java class names: the namenode's
+  errors take their ``JAVA_CLASS`` from it, the client's ``REGISTRY`` reads them back by it.
 * ``shell.py`` -- FsShell: the ``hdfs dfs`` commands' semantics (``ls``, ``rm -r``,
   ``setfacl -R``, ``createSnapshot``, ...).
 * ``modes.py`` -- ``chmod`` modes (octal and symbolic) and a FileStatus's permission bits;

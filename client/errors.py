@@ -11,6 +11,7 @@ One root, ``ClientError``. Four families (and ``InternalError``, for a bug):
 * ``BadArgumentError``: an argument refused before anything is sent (a bad mode string, a bad
   OWNER:GROUP, a replication below 1).
 * ``RemoteError``: the namenode answered with a ``RemoteException``. Its ``javaClassName``
+  (the names are ``java_classes.py``'s, the table the namenode's errors take theirs from)
   picks the subclass from ``REGISTRY`` (as kazoo's exceptions pick theirs by wire code); an
   unknown class is a plain ``RemoteError`` that keeps the Java name. The shell raises the
   same classes for what it finds itself (``rm`` of a directory without ``-r``), so a caller
@@ -25,6 +26,8 @@ many ops, malformed; ``EtcdLeaseNotFoundError`` for a lease that is gone),
 """
 
 from __future__ import annotations
+
+from nnlite.client import java_classes as java
 
 
 class ClientError(Exception):
@@ -99,7 +102,7 @@ register_remote = _java      # for layers above the client (the catalog) with th
 class RemoteError(ClientError):
     """A ``RemoteException`` from the namenode (or the same situation found by the client)."""
 
-    JAVA_CLASS = "java.io.IOException"
+    JAVA_CLASS = java.IO_EXCEPTION
 
     def __init__(self, message: str, *, path: str | None = None, status: int | None = None,
                  java_class: str | None = None):
@@ -113,109 +116,109 @@ class RemoteError(ClientError):
         return self.java_class.rsplit(".", 1)[-1]
 
 
-@_java("java.io.IOException")
+@_java(java.IO_EXCEPTION)
 class RemoteIOError(RemoteError):
     """Hadoop's catch-all IOException (e.g. a missing xattr)."""
 
 
-@_java("java.io.FileNotFoundException")
+@_java(java.FILE_NOT_FOUND)
 class PathNotFoundError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.security.AccessControlException")
+@_java(java.ACCESS_CONTROL)
 class AccessControlError(RemoteError):
     """Permission denied (or a superuser-only operation by someone else)."""
 
 
-@_java("java.lang.SecurityException")
+@_java(java.SECURITY)
 class ImpersonationError(AccessControlError):
     """A ``doas`` the caller may not use."""
 
 
-@_java("org.apache.hadoop.fs.FileAlreadyExistsException")
+@_java(java.FILE_ALREADY_EXISTS)
 class FileAlreadyExistsError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.fs.ParentNotDirectoryException")
+@_java(java.PARENT_NOT_DIRECTORY)
 class ParentNotDirectoryError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.fs.PathIsDirectoryException")
+@_java(java.PATH_IS_DIRECTORY)
 class PathIsDirectoryError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.fs.PathIsNotDirectoryException")
+@_java(java.PATH_IS_NOT_DIRECTORY)
 class PathIsNotDirectoryError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.fs.PathIsNotEmptyDirectoryException")
+@_java(java.PATH_IS_NOT_EMPTY_DIRECTORY)
 class PathIsNotEmptyDirectoryError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.hdfs.server.namenode.SafeModeException")
+@_java(java.SAFE_MODE)
 class SafeModeError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.hdfs.protocol.QuotaExceededException")
+@_java(java.QUOTA_EXCEEDED)
 class QuotaExceededError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.hdfs.protocol.NSQuotaExceededException")
+@_java(java.NS_QUOTA_EXCEEDED)
 class NSQuotaExceededError(QuotaExceededError):
     pass
 
 
-@_java("org.apache.hadoop.hdfs.protocol.DSQuotaExceededException")
+@_java(java.DS_QUOTA_EXCEEDED)
 class DSQuotaExceededError(QuotaExceededError):
     pass
 
 
-@_java("org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException")
+@_java(java.ALREADY_BEING_CREATED)
 class AlreadyBeingCreatedError(RemoteError):
     pass
 
 
-@_java("org.apache.hadoop.hdfs.protocol.AclException")
+@_java(java.ACL)
 class AclError(RemoteError):
     """An ACL the namenode refuses (no user, group or other entry, a default ACL on a file,
     an entry twice)."""
 
 
-@_java("org.apache.hadoop.hdfs.protocol.SnapshotException")
+@_java(java.SNAPSHOT)
 class SnapshotError(RemoteError):
     """A snapshot operation that does not fit the directory (not snapshottable, a name taken
     or missing, snapshots left)."""
 
 
-@_java("org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException")
+@_java(java.SNAPSHOT_ACCESS_CONTROL)
 class SnapshotAccessControlError(AccessControlError):
     """A change under ``.snapshot``, which is read-only."""
 
 
-@_java("java.lang.IllegalArgumentException")
+@_java(java.ILLEGAL_ARGUMENT)
 class IllegalArgumentError(RemoteError):
     """The namenode refused a parameter value."""
 
 
-@_java("org.apache.hadoop.HadoopIllegalArgumentException")
+@_java(java.HADOOP_ILLEGAL_ARGUMENT)
 class HadoopIllegalArgumentError(IllegalArgumentError):
     """Hadoop's own refusal of an argument (an ACL spec that does not parse)."""
 
 
-@_java("org.apache.hadoop.fs.InvalidPathException")
+@_java(java.INVALID_PATH)
 class InvalidPathError(RemoteError):
     pass
 
 
-@_java("java.lang.UnsupportedOperationException")
+@_java(java.UNSUPPORTED_OPERATION)
 class UnsupportedOperationError(RemoteError):
     pass
 
@@ -224,19 +227,19 @@ class UnknownOperationError(UnsupportedOperationError):
     """The namenode does not know the op at all (an older server: e.g. no CREATE yet)."""
 
 
-@_java("org.apache.hadoop.ipc.StandbyException")
+@_java(java.STANDBY)
 class StandbyError(RemoteError):
     """A standby namenode of an HA set refused the op while another one is active: a
     failover client sends it to the next namenode (``failover.py``)."""
 
 
-@_java("org.apache.hadoop.ipc.RetriableException")
+@_java(java.RETRIABLE)
 class RetriableError(RemoteError):
     """No namenode of the HA set can take the op now (a failover is under way, or the
     shared journal has no quorum): a failover client waits and asks the same one again."""
 
 
-@_java("java.lang.RuntimeException")
+@_java(java.RUNTIME)
 class NamenodeInternalError(RemoteError):
     """A 500: the namenode failed unexpectedly; its log has the details."""
 
@@ -244,7 +247,7 @@ class NamenodeInternalError(RemoteError):
 def from_remote_exception(doc: dict, *, status: int, path: str | None = None) -> RemoteError:
     """The RemoteError for a ``{"RemoteException": {...}}`` body's inner object; ``path``
     is added to a message that does not name it."""
-    java_class = str(doc.get("javaClassName") or "java.io.IOException")
+    java_class = str(doc.get("javaClassName") or java.IO_EXCEPTION)
     message = str(doc.get("message") or doc.get("exception") or "(no message)")
     if path and path not in message:
         message = f"{message} ({path})"

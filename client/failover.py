@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from nnlite.client import java_classes as java
 from nnlite.client.connection import TIMEOUT, Connection, Reply, describe, position, rewind
 from nnlite.client.errors import BadArgumentError, NamenodeUnreachableError, NoActiveNamenodeError
 
@@ -69,8 +70,6 @@ FAILOVER_MAX_ATTEMPTS = 15       # dfs.http.client.failover.max.attempts
 FAILOVER_SLEEP_BASE = 0.5        # dfs.http.client.failover.sleep.base.millis = 500
 FAILOVER_SLEEP_MAX = 15.0        # dfs.http.client.failover.sleep.max.millis = 15000
 
-STANDBY = "org.apache.hadoop.ipc.StandbyException"
-RETRIABLE = "org.apache.hadoop.ipc.RetriableException"
 WEBHDFS_PREFIX = "/webhdfs/v1"
 DATA_PREFIX = "/data/v1"         # the data step of CREATE, APPEND, OPEN (namenode/http/data.py)
 
@@ -236,7 +235,7 @@ def refusal(reply: Reply) -> tuple[Failure, str] | None:
         java_class = remote["javaClassName"]
     except (ValueError, KeyError, TypeError):
         return None
-    kind = {STANDBY: Failure.STANDBY, RETRIABLE: Failure.RETRIABLE}.get(java_class)
+    kind = {java.STANDBY: Failure.STANDBY, java.RETRIABLE: Failure.RETRIABLE}.get(java_class)
     if kind is None:
         return None
     return kind, f"{java_class.rsplit('.', 1)[-1]}: {remote.get('message', '')}"

@@ -1,11 +1,14 @@
 """Typed errors of the namenode.
 
 Each class carries ``JAVA_CLASS``, the fully qualified name of the exception Hadoop's NameNode
-raises in the same situation; the HTTP layer turns that into a WebHDFS ``RemoteException``
+raises in the same situation, from the one table of those names the client reads them back
+with (``client/java_classes.py``); the HTTP layer turns that into a WebHDFS ``RemoteException``
 (its status table lives there, not here). Messages name the path and say what to do.
 """
 
 from __future__ import annotations
+
+from nnlite.client import java_classes as java
 
 
 def simple_name(java_class: str) -> str:
@@ -16,7 +19,7 @@ def simple_name(java_class: str) -> str:
 class NamenodeError(Exception):
     """Root of the namenode's errors."""
 
-    JAVA_CLASS = "java.io.IOException"
+    JAVA_CLASS = java.IO_EXCEPTION
 
     def __init__(self, message: str, *, path: str | None = None):
         self.path = path
@@ -28,103 +31,103 @@ class NamenodeError(Exception):
 
 
 class InvalidPathError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.fs.InvalidPathException"
+    JAVA_CLASS = java.INVALID_PATH
 
 
 class IllegalArgumentError(NamenodeError):
-    JAVA_CLASS = "java.lang.IllegalArgumentException"
+    JAVA_CLASS = java.ILLEGAL_ARGUMENT
 
 
 class PathNotFoundError(NamenodeError):
-    JAVA_CLASS = "java.io.FileNotFoundException"
+    JAVA_CLASS = java.FILE_NOT_FOUND
 
 
 class FileAlreadyExistsError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.fs.FileAlreadyExistsException"
+    JAVA_CLASS = java.FILE_ALREADY_EXISTS
 
 
 class ParentNotDirectoryError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.fs.ParentNotDirectoryException"
+    JAVA_CLASS = java.PARENT_NOT_DIRECTORY
 
 
 class PathIsNotEmptyDirectoryError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException"
+    JAVA_CLASS = java.PATH_IS_NOT_EMPTY_DIRECTORY
 
 
 class PathIsNotDirectoryError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.fs.PathIsNotDirectoryException"
+    JAVA_CLASS = java.PATH_IS_NOT_DIRECTORY
 
 
 class AccessControlError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.security.AccessControlException"
+    JAVA_CLASS = java.ACCESS_CONTROL
 
 
 class SafeModeError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.hdfs.server.namenode.SafeModeException"
+    JAVA_CLASS = java.SAFE_MODE
 
 
 class QuotaExceededError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.QuotaExceededException"
+    JAVA_CLASS = java.QUOTA_EXCEEDED
 
 
 class NSQuotaExceededError(QuotaExceededError):
-    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException"
+    JAVA_CLASS = java.NS_QUOTA_EXCEEDED
 
 
 class DSQuotaExceededError(QuotaExceededError):
-    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException"
+    JAVA_CLASS = java.DS_QUOTA_EXCEEDED
 
 
 class XAttrError(NamenodeError):
     """An xattr that must (not) exist does (not), or a limit on xattrs is reached."""
-    JAVA_CLASS = "java.io.IOException"
+    JAVA_CLASS = java.IO_EXCEPTION
 
 
 class AclError(NamenodeError):
     """An ACL that is not valid, or an ACL operation while ACLs are disabled."""
-    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.AclException"
+    JAVA_CLASS = java.ACL
 
 
 class SnapshotError(NamenodeError):
     """A snapshot operation HDFS refuses (not snapshottable, a name taken, snapshots left)."""
-    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.SnapshotException"
+    JAVA_CLASS = java.SNAPSHOT
 
 
 class SnapshotAccessControlError(AccessControlError):
     """A change to a path inside a snapshot (``<dir>/.snapshot/...``), which is read-only."""
-    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException"
+    JAVA_CLASS = java.SNAPSHOT_ACCESS_CONTROL
 
 
 class NoECPolicySetError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.NoECPolicySetException"
+    JAVA_CLASS = java.NO_EC_POLICY_SET
 
 
 class InvalidTokenError(NamenodeError):
-    JAVA_CLASS = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+    JAVA_CLASS = java.INVALID_TOKEN
 
 
 class UnsupportedOperationError(NamenodeError):
-    JAVA_CLASS = "java.lang.UnsupportedOperationException"
+    JAVA_CLASS = java.UNSUPPORTED_OPERATION
 
 
 class HadoopIllegalArgumentError(IllegalArgumentError):
-    JAVA_CLASS = "org.apache.hadoop.HadoopIllegalArgumentException"
+    JAVA_CLASS = java.HADOOP_ILLEGAL_ARGUMENT
 
 
 class UnsupportedActionError(NamenodeError):
     """A feature the NameNode has switched off (the storage policy satisfier)."""
-    JAVA_CLASS = "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException"
+    JAVA_CLASS = java.UNSUPPORTED_ACTION
 
 
 class LeaseError(NamenodeError):
     """The file is under construction by another client, or not under construction at all."""
-    JAVA_CLASS = "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
+    JAVA_CLASS = java.ALREADY_BEING_CREATED
 
 
 class LeaseExpiredError(NamenodeError):
     """The writer no longer holds the file: its lease was taken over or recovered, or the
     file it wrote was deleted (FSNamesystem.checkLease)."""
-    JAVA_CLASS = "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
+    JAVA_CLASS = java.LEASE_EXPIRED
 
 
 class ReplayError(NamenodeError):
@@ -140,7 +143,7 @@ class StandbyError(NamenodeError):
     """This namenode is a standby of an HA set and another one is active: the client should
     fail over (Hadoop's ``StandbyState.checkOperation``; its Java client's failover proxy and
     ``WebHdfsFileSystem`` fail over at once on this exception)."""
-    JAVA_CLASS = "org.apache.hadoop.ipc.StandbyException"
+    JAVA_CLASS = java.STANDBY
 
 
 class RetriableError(NamenodeError):
@@ -148,7 +151,7 @@ class RetriableError(NamenodeError):
     failover is under way, or the shared journal in etcd has no quorum). Hadoop's retry
     policies back off exponentially on this exception instead of failing over at once, so a
     client with the default settings waits through a failover."""
-    JAVA_CLASS = "org.apache.hadoop.ipc.RetriableException"
+    JAVA_CLASS = java.RETRIABLE
 
 
 class SharedJournalError(RetriableError):

@@ -36,6 +36,7 @@ from functools import partial
 from typing import Callable
 from urllib.parse import urlencode
 
+from nnlite.client import java_classes as java
 from nnlite.client.connection import Connection
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.replication import Replicator
@@ -133,7 +134,7 @@ class NamenodeApp:
         for prefix, handler in self.mounts.items():
             if path == prefix or path.startswith(prefix + "/"):
                 return handler(req)
-        return remote.remote(404, "java.io.FileNotFoundException",
+        return remote.remote(404, java.FILE_NOT_FOUND,
                              f"No handler for {req.method} {path}")
 
     def counted(self, factory):

@@ -19,6 +19,7 @@ import ipaddress
 import re
 import socket
 
+from nnlite.client import java_classes as java
 from nnlite.namenode import errors
 
 KEY = re.compile(r"hadoop\.proxyuser\.([^.]+)\.(hosts|groups|users)$")
@@ -27,7 +28,7 @@ KEY = re.compile(r"hadoop\.proxyuser\.([^.]+)\.(hosts|groups|users)$")
 class ImpersonationError(errors.AccessControlError):
     """A doas that the caller may not use. Hadoop's UserProvider wraps the
     AuthorizationException in a SecurityException (403)."""
-    JAVA_CLASS = "java.lang.SecurityException"
+    JAVA_CLASS = java.SECURITY
 
 
 class ProxyUsers:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 
+from nnlite.client import java_classes as java
 from nnlite.formats.errors import FormatError
 from nnlite.namenode import errors
 from nnlite.namenode.http.wire import BadRequest, Response
@@ -28,10 +29,6 @@ STATUS = (
     (errors.UnsupportedOperationError, 400),
     (errors.NamenodeError, 403),
 )
-
-ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
-IO_EXCEPTION = "java.io.IOException"
-RUNTIME_EXCEPTION = "java.lang.RuntimeException"
 
 # WebHDFS JSON goes without a Content-Type header. Hadoop's WebHdfsFileSystem as shipped in
 # hadoop-client-api/-runtime 3.x (PySpark's jars) checks any Content-Type with a shaded JAX-RS
@@ -56,18 +53,18 @@ def from_error(exc: Exception) -> Response:
         status = next(code for cls, code in STATUS if isinstance(exc, cls))
         return remote(status, exc.JAVA_CLASS, str(exc))
     if isinstance(exc, BadRequest):
-        return remote(exc.status, ILLEGAL_ARGUMENT, str(exc))
+        return remote(exc.status, java.ILLEGAL_ARGUMENT, str(exc))
     if isinstance(exc, FormatError):
-        return remote(403, IO_EXCEPTION, str(exc))
+        return remote(403, java.IO_EXCEPTION, str(exc))
     log.error("internal error answering a request", exc_info=exc)
-    return remote(500, RUNTIME_EXCEPTION, f"Internal error ({type(exc).__name__}); "
-                                          "the namenode log has the details")
+    return remote(500, java.RUNTIME, f"Internal error ({type(exc).__name__}); "
+                                     "the namenode log has the details")
 
 
 def illegal_argument(message: str) -> Response:
-    return remote(400, ILLEGAL_ARGUMENT, message)
+    return remote(400, java.ILLEGAL_ARGUMENT, message)
 
 
 def parse_error_response(status: int, message: str) -> Response:
     """For the HTTP layer's own parse errors (bad request line, oversized head or body)."""
-    return remote(status, ILLEGAL_ARGUMENT, message)
+    return remote(status, java.ILLEGAL_ARGUMENT, message)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 
+from nnlite.client import java_classes as java
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem, Listing
 from nnlite.namenode.http import remote
@@ -170,7 +171,7 @@ class WebHdfs:
                 "op=NULL is not supported"))
         kind = OP_PARAM_CLASSES.get("GET" if req.method == "HEAD" else req.method)
         if kind is None:
-            return remote.remote(405, "java.lang.UnsupportedOperationException",
+            return remote.remote(405, java.UNSUPPORTED_OPERATION,
                                  f"HTTP method {req.method[:20]} is not supported")
         return remote.illegal_argument(
             f'Invalid value for webhdfs parameter "op": No enum constant '

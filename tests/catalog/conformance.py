@@ -42,6 +42,9 @@ STORES = {
     "rocksdb-v2": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2"},
     # the offset log's OffsetMap entries (OffsetSeqLog v2), on the HDFS-backed store
     "hdfs-offsets-v2": {OFFSET_LOG: "2"},
+    # format version 2 without changelogs (a <v>_<id>.zip per version, each with its .crc
+    # sidecar) and the offset log's version 2
+    "rocksdb-v2-zips": {PROVIDER: ROCKSDB, FORMAT: "2", OFFSET_LOG: "2"},
 }
 SCHEMA = "key STRING, value LONG"
 _names = count()
@@ -172,7 +175,7 @@ class TransformWithState(Aggregation):
     """``transformWithState`` runs on RocksDB only (Spark's
     ``TransformWithStateExec`` requires the RocksDB provider)."""
     name = "transformWithState"
-    stores = ("rocksdb", "rocksdb-changelog", "rocksdb-v2")
+    stores = ("rocksdb", "rocksdb-changelog", "rocksdb-v2", "rocksdb-v2-zips")
 
     def build(self, spark, src):
         return (_stream(spark, src).groupBy("key").transformWithState(
@@ -202,9 +205,10 @@ def _counting_processor():
 
 
 class Projection(Operator):
-    """A stateless query (no state store: one store configuration is enough)."""
+    """A stateless query (no state store: one store configuration, and the offset log's
+    version 2, are enough)."""
     name = "stateless"
-    stores = ("hdfs",)
+    stores = ("hdfs", "hdfs-offsets-v2")
 
     def build(self, spark, src):
         return _stream(spark, src).select("key", "value"), "append"
@@ -311,7 +315,7 @@ def copy_tree(hdfs: WebHdfsClient, src: str, dst: str) -> None:
 
 def remove_after(hdfs: WebHdfsClient, base: str, batch: int) -> None:
     """What a rollback to ``batch`` removes, done by hand: later offsets, commits and source
-    entries, and state versions above ``batch + 1``."""
+    entries, and state versions above ``batch + 1`` with their ``.crc`` sidecars."""
     def numbered(directory):
         try:
             return hdfs.list(directory)
@@ -341,7 +345,7 @@ def _remove_state_after(hdfs: WebHdfsClient, directory: str, version: int) -> No
         if entry["type"] == "DIRECTORY":
             _remove_state_after(hdfs, where, version)
             continue
-        match = re.fullmatch(r"(\d+)(_[^.]*)?\.(delta|snapshot|zip|changelog)", name)
+        match = re.fullmatch(r"(\d+)(_[^.]*)?\.(delta|snapshot|zip|changelog)(\.crc)?", name)
         if match and int(match.group(1)) > version:
             hdfs.delete(where)
 

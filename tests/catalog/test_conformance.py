@@ -22,6 +22,8 @@ CELLS = [
     ("applyInPandasWithState", "hdfs", 6),
     ("transformWithState", "rocksdb", 2),
     ("stateless-async", "hdfs", 6),
+    ("stream-stream join", "rocksdb-v2-zips", 2),
+    ("stateless", "hdfs-offsets-v2", 2),
 ]
 
 
