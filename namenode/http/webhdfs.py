@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any, Callable
 
 from nnlite.client import java_classes as java
 from nnlite.namenode import errors
@@ -242,7 +243,8 @@ class WebHdfs:
         produced only when the client has taken the one before, and each page waits until
         what it shows is durable (app.py's rule for every answer)."""
         limit = self.fs.list_limit
-        listing = self.fs.list_status(path, user, file_status_json, limit)
+        listing = self._listed(path, user, lambda resolved: self.fs.list_status(
+            resolved, user, file_status_json, limit))
         if listing.entries is not None:
             return Response(200, file_statuses_json(listing.entries).encode(), remote.JSON)
         return Response(200, content_type=remote.JSON, pieces=self._pages(listing, limit))
@@ -262,10 +264,20 @@ class WebHdfs:
                 sep = ","
         yield b"]}}"
 
+    def _listed(self, path: str, user: str, listing: Callable[[str], Any]) -> Any:
+        """``listing`` of ``path`` once a ``/.reserved`` prefix is resolved (whose
+        FileNotFoundException stands); a path that does not exist is NamenodeWebHdfsMethods'
+        "File <path> does not exist." (getDirectoryListing: getListing answered null)."""
+        resolved = self.fs.resolve_path(path, user, write=False)
+        try:
+            return listing(resolved)
+        except errors.PathNotFoundError as exc:
+            raise errors.PathNotFoundError(f"File {path} does not exist.", path=path) from exc
+
     def list_status_batch(self, req, path, user) -> Response:
-        statuses, remaining = self.fs.get_listing(path, user, file_status_json,
-                                                  req.param("startafter") or "",
-                                                  self.fs.list_limit)
+        statuses, remaining = self._listed(path, user, lambda resolved: self.fs.get_listing(
+            resolved, user, file_status_json, req.param("startafter") or "",
+            self.fs.list_limit))
         return Response(200, (f'{{"DirectoryListing":{{"partialListing":'
                               f'{file_statuses_json(statuses)},"remainingEntries":{remaining}}}}}'
                               ).encode(), remote.JSON)

@@ -78,7 +78,10 @@ class ClientProtocol:
 
     def _file_info(self, path: str, who: Caller):
         """The status of ``path``, or None where Hadoop's getFileInfo answers null: a missing
-        path, and for the superuser a path under a file."""
+        path, and for the superuser a path under a file. A ``/.reserved`` path that resolves
+        to nothing raises (FSDirectory.resolvePath's FileNotFoundException comes before the
+        lookup that answers null)."""
+        path = self.fs.resolve_path(path, who.user, write=False)
         try:
             return self.fs.get_file_info(path, who.user, status.file_status)
         except errors.PathNotFoundError:
@@ -100,9 +103,10 @@ class ClientProtocol:
 
     def call_getListing(self, req, who: Caller):
         render = self._located_status if req.needLocation else status.file_status
+        src = self.fs.resolve_path(req.src, who.user, write=False)    # as _file_info
         try:
             entries, remaining = self.fs.get_listing(
-                req.src, who.user, render, req.startAfter.decode("utf-8", "replace"),
+                src, who.user, render, req.startAfter.decode("utf-8", "replace"),
                 self.fs.list_limit)
         except errors.PathNotFoundError:
             return cn.GetListingResponseProto()
