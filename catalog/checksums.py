@@ -18,7 +18,8 @@ composed from its parts' CRCs as Hadoop's ``CrcUtil.composeWithMonomial`` does f
 COMPOSITE_CRC (``CrcComposer``): ``crc(A + B) = crc(A) * x^(8 * len(B)) mod P xor crc(B)``
 in GF(2)[x] with CRC32C's polynomial, in the reflected bit order Hadoop uses (bit 31 is the
 coefficient of x^0). A multiplication by a fixed monomial is linear, so it is four table
-look-ups (``_Multiplier``). Blocks whose chunk CRCs are CRC32 (nnlite's first layout) cannot
+look-ups (``_Multiplier``); a run of whole chunks is folded with one CRC32C call over zeros
+holding the chunk CRCs (``_fold``), about 10x faster in Python than a look-up per chunk. Blocks whose chunk CRCs are CRC32 (nnlite's first layout) cannot
 compose into a CRC32C: their bytes are read instead. Pure functions, but for ``file_crc``'s
 calls to the store it is handed.
 """
@@ -36,6 +37,7 @@ from nnlite.namenode.blocks.checksum import BYTES_PER_CRC, CRC32C, CRC_SIZE
 CRC32C_POLYNOMIAL = 0x82F63B78          # reflected (CrcUtil: DataChecksum.Type.CRC32C)
 IDENTITY = 0x80000000                   # x^0 in the reflected order (MULTIPLICATIVE_IDENTITY)
 CHECKSUM_ALGORITHM = "CRC32C"
+RUN_CHUNKS = 2048                       # chunks folded by one CRC32C call (1 MiB of zeros)
 # The fields json4s needs to build a Checksum (Serialization.read[Checksum]).
 CHECKSUM_FIELDS = ("algorithm", "value", "mainFileSize", "timestampMs", "creator")
 
@@ -89,16 +91,35 @@ def compose(crc: int, more: int, length: int) -> int:
 def compose_chunks(crc: int, crcs: bytes, length: int) -> int:
     """Continue ``crc`` over a block of ``length`` bytes whose chunk CRCs (4 big-endian
     bytes per 512-byte chunk, the last chunk shorter) are ``crcs``: ``CrcComposer.update``
-    per chunk."""
-    whole = _shift(BYTES_PER_CRC)
+    per chunk, the whole chunks folded a run at a time (``_fold``)."""
     full = length // BYTES_PER_CRC
-    for i in range(full):
-        crc = whole(crc) ^ int.from_bytes(crcs[i * CRC_SIZE:(i + 1) * CRC_SIZE], "big")
+    block = 0
+    for first in range(0, full, RUN_CHUNKS):
+        n = min(RUN_CHUNKS, full - first)
+        block = compose(block, _fold(crcs[first * CRC_SIZE:(first + n) * CRC_SIZE], n),
+                        n * BYTES_PER_CRC)
     rest = length - full * BYTES_PER_CRC
     if rest:
-        crc = compose(crc, int.from_bytes(crcs[full * CRC_SIZE:(full + 1) * CRC_SIZE],
-                                          "big"), rest)
-    return crc
+        block = compose(block, int.from_bytes(crcs[full * CRC_SIZE:(full + 1) * CRC_SIZE],
+                                              "big"), rest)
+    return compose(crc, block, length)
+
+
+def _fold(crcs: bytes, n: int) -> int:
+    """The CRC of ``n`` whole chunks from their CRCs, ``c0 * x^(8*512*(n-1)) + ... + c(n-1)``,
+    with one CRC32C call instead of a multiplication per chunk: the CRC is linear and
+    reflected, so XORing 4 bytes into a message XORs their little-endian value into the CRC
+    register where they stand (as ``checksum.chunks_match`` uses it). Each chunk's CRC but the
+    last, placed where its chunk begins in ``(n - 1) * 512`` zero bytes run from a zero
+    register, comes out multiplied by x to the bits that follow it; the last is added."""
+    last = int.from_bytes(crcs[(n - 1) * CRC_SIZE:n * CRC_SIZE], "big")
+    if n == 1:
+        return last
+    buffer = bytearray((n - 1) * BYTES_PER_CRC)
+    for k in range(CRC_SIZE):   # byte k of each little-endian CRC: byte 3 - k of the stored
+        buffer[k::BYTES_PER_CRC] = crcs[CRC_SIZE - 1 - k:(n - 1) * CRC_SIZE:CRC_SIZE]
+    register = crc32c(buffer, 0xFFFFFFFF) ^ 0xFFFFFFFF      # from, and as, a bare register
+    return register ^ last
 
 
 def file_crc(blocks, read_crcs: Callable, read_bytes: Callable) -> int:

@@ -21,12 +21,18 @@ def blocks_of(data: bytes, cuts: list[int]):
     return [(i, len(p), 1) for i, p in parts.items()], parts
 
 
+RUN = checksums.RUN_CHUNKS * 512
+DATA = (CONTENT * (3 * RUN // len(CONTENT) + 1))[:3 * RUN]
+
+
 @pytest.mark.parametrize("size, cuts", [
-    (0, []), (1, []), (511, []), (512, []), (513, []), (5000, [1024]), (5000, [1000, 3001]),
-    (len(CONTENT), [len(CONTENT) // 3])])
+    (0, []), (1, []), (511, []), (512, []), (513, []), (1024, []), (5000, [1024]),
+    (5000, [1000, 3001]), (len(CONTENT), [len(CONTENT) // 3]), (RUN, []), (RUN + 1, []),
+    (2 * RUN + 512, [RUN - 512]), (3 * RUN, [RUN + 7, 2 * RUN])])
 @pytest.mark.parametrize("kinds", ["crc32c", "crc32-first"])
 def test_a_file_s_crc32c_composed_from_its_chunk_crcs(size, cuts, kinds):
-    data = CONTENT[:size]
+    """Blocks of whole and partial chunks, runs of RUN_CHUNKS chunks (``_fold``) and not."""
+    data = DATA[:size]
     blocks, parts = blocks_of(data, cuts)
     types = {i: CRC32 if kinds == "crc32-first" and i == 0 else CRC32C for i in parts}
     read = []
