@@ -586,7 +586,7 @@ class FSNamesystem:
         caller = self.caller(user)
         with self.lock:
             self.check_operation(READ)
-            node = self.ns.status(path, caller)
+            node = self.ns.status(path, caller, reserved_dir=True)
             return render(node, "", self._snapshottable(node))
 
     def resolve_path(self, path: str, user: str, write: bool = True) -> str:

@@ -71,17 +71,19 @@ class Namespace:
 
     # ----------------------------------------------------------------------- reads
 
-    def status(self, path: str, caller: Caller) -> INode:
+    def status(self, path: str, caller: Caller, *, reserved_dir: bool = False) -> INode:
         """The inode at ``path`` after the traverse check. A file where a directory should
         be is an AccessControlException: FSDirectory.resolvePath turns the traverse's
         ParentNotDirectoryException into one for every op that does not create the path
         (mkdirs, create and a rename's destination resolve their own and keep it). A path
         through ``<dir>/.snapshot/<name>`` reads that snapshot (``_in_snapshot``); one under
-        ``/.reserved`` is resolved first (``resolve``), and ``/.reserved`` itself is
-        ``reserved.ReservedDirectory``."""
+        ``/.reserved`` is resolved first (``resolve``). ``/.reserved`` itself is no inode:
+        ``reserved.ReservedDirectory`` for a stat or a listing (``reserved_dir``: the two
+        answers FSDirStatAndListingOp makes up for it), and does not exist for any other
+        request."""
         if reserved.is_reserved(path):
             path = self.resolve(path, caller)
-            if path.rstrip("/") == reserved.PREFIX:
+            if reserved_dir and path.rstrip("/") == reserved.PREFIX:
                 access.check_traverse(caller, (self.tree.root,))
                 return self.reserved_directory
         parts = paths.split(path)
@@ -99,7 +101,7 @@ class Namespace:
         alone writing through it); any other path as it is. Every request resolves the paths
         it is given first, so its checks, its errors and the ops it logs name the inode's
         own path, as HDFS's name ``iip.getPath()``. ``write``: the request is no read."""
-        if not reserved.is_reserved(path):
+        if type(path) is not str or not path.startswith(reserved.PREFIX):
             return path
         return reserved.resolve(self.tree, path, caller, write)
 
@@ -114,10 +116,8 @@ class Namespace:
 
     def target(self, path: str, caller: Caller) -> INode:
         """``status`` for a request that changes the inode: a path inside a snapshot is
-        refused (SnapshotAccessControlException), and so is ``/.reserved`` (no inode)."""
+        refused (SnapshotAccessControlException); a raw path asks for the superuser."""
         path = self.resolve(path, caller, write=True)
-        if path.rstrip("/") == reserved.PREFIX:
-            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         if snapshot.DOT_SNAPSHOT in path:        # rare: split only then
             self.check_writable(paths.split(path), path)
         return self.status(path, caller)
@@ -193,7 +193,7 @@ class Namespace:
     def listing_names(self, path: str, caller: Caller) -> tuple[INode, list[str]]:
         """The directory (or file) at ``path`` and its children's names in order, checked as
         ``listing`` is: the start of a listing streamed page by page (``listing_page``)."""
-        node = self.status(path, caller)
+        node = self.status(path, caller, reserved_dir=True)
         if not node.is_dir:
             return node, []
         if not reserved.is_reserved_directory(node):     # no inode: nothing to check
@@ -207,7 +207,7 @@ class Namespace:
         listing would raise). Names created since the listing began are not in it."""
         if not node.is_dir:     # a file lists as itself, whole (listing_names): no pages
             raise errors.PathIsNotDirectoryError(f"{path} is not a directory", path=path)
-        current = self.status(path, caller)
+        current = self.status(path, caller, reserved_dir=True)
         if current is not node and not (isinstance(node, (snapshot.SnapshotDirectory,
                                                           SnapshotList))
                                         and node.same(current)):

@@ -55,7 +55,9 @@ def resolve(tree, path: str, caller: Caller, write: bool) -> str:
     Raises FileNotFoundException for an inode path whose id is no number ("Invalid inode
     path: ...") or names no inode in the tree ("File for given inode path does not exist:
     ..."), with the path as HDFS writes it (``DFSUtil.byteArray2PathString``)."""
-    parts = path[1:].rstrip("/").split("/") if path != "/" else []
+    parts = path[1:].rstrip("/").split("/")
+    if parts[0] != DOT_RESERVED:          # "/.reservedX/...": an ordinary name
+        return path
     if len(parts) < 3 and not (len(parts) == 2 and parts[1] == RAW):
         return path
     if parts[1] == DOT_INODES:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.namenode.java import java_error, java_exception
+from tests.namenode.java import java_error, java_exception, shell
 
 pytestmark = pytest.mark.spark
 
@@ -118,6 +118,18 @@ def test_open_file_with_file_status(fs, java, d):
         assert data == B1
 
 
+def test_fsshell_by_inode_path(fs, java, d):
+    """``hadoop fs -cat`` and ``-ls`` of inode paths: the entries listed under a directory's
+    inode path are named under it, as the client names them."""
+    put(fs, java, d + "/f", b"hello\n")
+    code, printed = shell(java, "tester", "-cat", inode(fs, java, d + "/f"))
+    assert (code, printed) == (0, "hello\n"), printed.err
+    by_id = inode(fs, java, d)
+    code, printed = shell(java, "tester", "-ls", by_id)
+    assert code == 0, printed.err
+    assert printed.strip().splitlines()[-1].endswith(f" {by_id}/f")
+
+
 # --------------------------------------------------------------------------- raw paths
 
 def test_a_raw_path_is_the_plain_path(fs, alice_fs, java, d):
@@ -153,6 +165,13 @@ def test_reserved_stats_and_lists_as_hdfs(fs, alice_fs, java):
     error = java_exception(fs.listStatus, java.path("/.reserved/.inodes"))
     assert error.getClass().getName() == FNF
     assert "/.reserved/.inodes does not exist" in error.getMessage()      # testListDotReserved
+
+
+def test_reserved_is_not_found_but_to_stat_and_list(fs, java):
+    """FSDirStatAndListingOp makes up /.reserved for getFileInfo and getListing only."""
+    error = java_exception(fs.getContentSummary, java.path("/.reserved"))
+    assert error.getClass().getName() == FNF
+    assert "File does not exist: /.reserved" in error.getMessage()
 
 
 def test_the_name_reserved_is_refused_at_the_root(fs, java, d):

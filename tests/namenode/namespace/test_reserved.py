@@ -180,7 +180,7 @@ def test_raw_reserved_is_not_stripped(ns):
 # ------------------------------------------------------------------- /.reserved itself
 
 def test_reserved_stats_as_hdfs_dot_reserved_status(ns):
-    node = ns.status("/.reserved", ALICE)
+    node = ns.status("/.reserved", ALICE, reserved_dir=True)
     assert node.is_dir and node.permission == 0o1770
     assert (node.owner, node.group, node.mtime, node.atime, node.id) == ("", "", 0, 0, -1)
 
@@ -202,8 +202,22 @@ def test_other_reserved_names_do_not_exist(ns, path):
     assert ns.delete(path, True, SUPER) == (False, [])
 
 
-def test_reserved_itself_takes_no_change(ns):
-    refused(ns, errors.PathNotFoundError, ns.set_permission, "/.reserved", 0o777, SUPER)
+def test_reserved_is_no_inode_to_any_other_request(ns):
+    """Only getFileInfo and getListing make up an answer for ``/.reserved``; every other
+    request finds no inode there (FSDirStatAndListingOp.getContentSummaryInt: "File does not
+    exist")."""
+    for call, args in ((ns.content_summary, ("/.reserved", SUPER)),
+                       (ns.xattrs, ("/.reserved", SUPER)),
+                       (ns.readable_file, ("/.reserved", SUPER)),
+                       (ns.set_permission, ("/.reserved", 0o777, SUPER))):
+        error = refused(ns, errors.PathNotFoundError, call, *args)
+        assert str(error) == "File does not exist: /.reserved"
+
+
+def test_a_name_that_only_starts_as_reserved_is_ordinary(ns):
+    mkdir(ns, "/.reservedX/.inodes/5")
+    assert ns.resolve("/.reservedX/.inodes/5", SUPER) == "/.reservedX/.inodes/5"
+    assert ns.status("/.reservedX/.inodes/5", SUPER).name == "5"
 
 
 # ------------------------------------------------------------------- the name .reserved
