@@ -240,11 +240,14 @@ class Namespace:
 
     def xattrs(self, path: str, caller: Caller, names: list[str] | None = None, *,
                names_only: bool = False) -> dict[str, bytes]:
-        """GETXATTRS needs READ on the inode; LISTXATTRS (``names_only``) only the traverse."""
+        """GETXATTRS needs READ on the inode; LISTXATTRS (``names_only``) only the traverse.
+        ``raw.`` xattrs show through a raw path only."""
+        raw = reserved.is_raw(path)
         node = self.status(path, caller)
         if not names_only:
             access.check(caller, node, access.READ, path)
-        attrs = {k: v for k, v in (node.xattrs or {}).items() if _xattr_visible(caller, k)}
+        attrs = {k: v for k, v in (node.xattrs or {}).items()
+                 if _xattr_visible(caller, k, raw)}
         if not names:
             return attrs
         wanted = [_xattr_name(n) for n in names]
@@ -531,6 +534,7 @@ class Namespace:
 
     def set_xattr(self, path: str, name: str, value: bytes | None, flag: int,
                   caller: Caller) -> Applied[bool]:
+        raw = reserved.is_raw(path)
         path = self.resolve(path, caller, write=True)
         name = _xattr_name(name)
         value = b"" if value is None else value
@@ -538,14 +542,15 @@ class Namespace:
             raise errors.IllegalArgumentError("XAttr flag must be CREATE and/or REPLACE",
                                               path=path)
         node = self.target(path, caller)
-        self._check_xattr_access(caller, node, name, path)
+        self._check_xattr_access(caller, node, name, path, raw)
         return True, self._applied(edits.SetXAttrOp(paths.normalize(path), name, value, flag))
 
     def remove_xattr(self, path: str, name: str, caller: Caller) -> Applied[bool]:
+        raw = reserved.is_raw(path)
         path = self.resolve(path, caller, write=True)
         name = _xattr_name(name)
         node = self.target(path, caller)
-        self._check_xattr_access(caller, node, name, path)
+        self._check_xattr_access(caller, node, name, path, raw)
         return True, self._applied(edits.RemoveXAttrOp(paths.normalize(path), name))
 
     def acl_status(self, path: str, caller: Caller) -> INode:
@@ -916,7 +921,10 @@ class Namespace:
         access.check_traverse(caller, dst_dirs[:-1])
         access.check(caller, dst_dirs[-1], access.WRITE | access.EXECUTE)
 
-    def _check_xattr_access(self, caller: Caller, node: INode, name: str, path: str) -> None:
+    def _check_xattr_access(self, caller: Caller, node: INode, name: str, path: str,
+                            raw: bool = False) -> None:
+        """XAttrPermissionFilter.checkPermissionForApi and checkXAttrChangeAccess: ``raw``,
+        the request came through ``/.reserved/raw`` (whose changes are the superuser's)."""
         namespace = name.split(".", 1)[0]
         if namespace == "user" and node.is_dir and node.permission & STICKY:
             access.check_owner(caller, node, path)     # as Hadoop's checkXAttrChangeAccess
@@ -924,6 +932,8 @@ class Namespace:
             access.check(caller, node, access.WRITE, path)
         elif namespace == "trusted":
             access.check_superuser(caller, f"set trusted xattrs on {path}")
+        elif namespace == "raw" and raw:
+            access.check(caller, node, access.WRITE, path)
         else:
             raise errors.AccessControlError(
                 f"User doesn't have permission for xattr: {name}", path=path)
@@ -1184,10 +1194,12 @@ def _xattr_name(name: str) -> str:
     return prefix.lower() + "." + rest
 
 
-def _xattr_visible(caller: Caller, name: str) -> bool:
-    """XAttrPermissionFilter.filterXAttrsForApi: user xattrs, and trusted ones for the
-    superuser; system and security xattrs (a storage policy) are never returned."""
-    return name.startswith("user.") or (caller.superuser and name.startswith("trusted."))
+def _xattr_visible(caller: Caller, name: str, raw: bool = False) -> bool:
+    """XAttrPermissionFilter.filterXAttrsForApi: user xattrs, trusted ones for the
+    superuser, raw ones through a raw path (``raw``); system and security xattrs (a storage
+    policy) are never returned."""
+    return name.startswith("user.") or (caller.superuser and name.startswith("trusted.")) or (
+        raw and name.startswith("raw."))
 
 
 def _quota_value(value: int | None, current: int, path: str) -> int:

@@ -8,7 +8,8 @@
 * ``/.reserved/raw[/<rest>]`` is ``/<rest>``: the raw bytes of a file in an encryption zone;
   with no encryption zone, as here, the same inode. A caller who is not a superuser may read
   through it; any other operation asks for the superuser (FSDirectory.resolvePath's switch on
-  the DirOp, ``checkSuperuserPrivilege``).
+  the DirOp, ``checkSuperuserPrivilege``). ``raw.`` xattrs are seen and set through it only
+  (XAttrPermissionFilter, ``is_raw``).
 * ``/.reserved`` itself stats as ``DOT_RESERVED_STATUS`` (a directory, mode 1770, no owner)
   and lists ``.inodes`` and ``raw`` (``FSDirectory.createReservedStatuses``: directories of
   mode 770, group the supergroup); every other name under it, ``/.reserved/.inodes`` included,
@@ -44,6 +45,12 @@ def is_reserved(path: object) -> bool:
     """``/.reserved`` or a path under it (the only paths ``resolve`` rewrites)."""
     return type(path) is str and path.startswith(PREFIX) and (
         len(path) == len(PREFIX) or path[len(PREFIX)] == "/")
+
+
+def is_raw(path: object) -> bool:
+    """``/.reserved/raw`` or a path under it (FSDirectory.isReservedRawName): the paths
+    through which ``raw.`` xattrs are seen and set (XAttrPermissionFilter)."""
+    return is_reserved(path) and path[len(PREFIX):len(PREFIX) + 5] in (f"/{RAW}", f"/{RAW}/")
 
 
 def resolve(tree, path: str, caller: Caller, write: bool) -> str:

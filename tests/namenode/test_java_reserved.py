@@ -152,6 +152,17 @@ def test_only_the_superuser_changes_through_raw(fs, alice_fs, java, d):
     assert not fs.exists(java.path(d + "/x"))
 
 
+def test_raw_xattrs_through_raw_paths(fs, java, d):
+    """DistCp's -px of raw paths: ``raw.`` xattrs are set and read through /.reserved/raw
+    only (XAttrPermissionFilter)."""
+    put(fs, java, d + "/f", B1)
+    raw = java.path("/.reserved/raw" + d + "/f")
+    assert java_error(fs.setXAttr, java.path(d + "/f"), "raw.k", bytearray(b"v")) == ACE
+    fs.setXAttr(raw, "raw.k", bytearray(b"v"))
+    assert {k: bytes(v) for k, v in fs.getXAttrs(raw).items()} == {"raw.k": b"v"}
+    assert dict(fs.getXAttrs(java.path(d + "/f"))) == {}
+
+
 # --------------------------------------------------------------------------- /.reserved
 
 def test_reserved_stats_and_lists_as_hdfs(fs, alice_fs, java):

@@ -170,6 +170,25 @@ def test_anyone_reads_through_raw_only_the_superuser_changes(ns):
         assert str(error) == SUPERUSER_ONLY
 
 
+def test_raw_xattrs_through_raw_paths_only(ns):
+    """XAttrPermissionFilter: ``raw.`` xattrs are set and seen through ``/.reserved/raw``
+    (changes there are the superuser's), refused and hidden elsewhere."""
+    flags = 3                                               # CREATE | REPLACE
+    error = refused(ns, errors.AccessControlError, ns.set_xattr, "/data/sub/f", "raw.k", b"v",
+                    flags, SUPER)
+    assert str(error) == "User doesn't have permission for xattr: raw.k"
+    _, ops = ns.set_xattr("/.reserved/raw/data/sub/f", "raw.k", b"v", flags, SUPER)
+    assert ops == [edits.SetXAttrOp("/data/sub/f", "raw.k", b"v", flags)]
+    assert ns.xattrs("/data/sub/f", SUPER) == {}
+    assert ns.xattrs("/.reserved/raw/data/sub/f", SUPER) == {"raw.k": b"v"}
+    assert ns.xattrs("/.reserved/raw/data/sub/f", ALICE) == {"raw.k": b"v"}
+    refused(ns, errors.AccessControlError, ns.remove_xattr, "/data/sub/f", "raw.k", SUPER)
+    refused(ns, errors.AccessControlError, ns.remove_xattr, "/.reserved/raw/data/sub/f",
+            "raw.k", ALICE)
+    ns.remove_xattr("/.reserved/raw/data/sub/f", "raw.k", SUPER)
+    assert ns.xattrs("/.reserved/raw/data/sub/f", SUPER) == {}
+
+
 def test_raw_reserved_is_not_stripped(ns):
     """``/.reserved/raw/.reserved`` stays as it is (resolveComponents), so it names
     nothing."""
