@@ -199,7 +199,7 @@ class CatalogService:
         if kind in FLINK_KINDS:
             return flink.summary(flink.scan(node, path, kind))
         if kind == layout.STREAMING:
-            return streaming.quick_summary(node, path)
+            return streaming.quick_summary(node, path, self._read_ambiguous)
         if kind == layout.JOB:
             files, total, newest, _ = layout.tree_usage(node)
             return jobs.summary(node, path, files, total, newest)
@@ -399,6 +399,13 @@ class CatalogService:
             report.parse_all(found, {ref.path: self._read_or_error(ref)
                                      for batch, ref in found.commits.items()
                                      if below is None or batch <= below})
+
+    def _read_ambiguous(self, found: streaming.Layout) -> None:
+        """For ``ls``: the few commits that tell a state version's committed unique id from
+        a leftover's (``streaming.ambiguous_commits``), read under the lock; a checkpoint
+        without leftovers reads none."""
+        refs = streaming.ambiguous_commits(found)
+        report.parse_all(found, {ref.path: self._read_or_error(ref) for ref in refs})
 
     def _scan_streaming(self, node, path: str, caller) -> streaming.Layout:
         """Planning reads the whole checkpoint: READ_EXECUTE on every directory of it."""

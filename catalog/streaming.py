@@ -347,11 +347,21 @@ def summary(layout: Layout) -> dict:
             "pinned": sorted(layout.pins)}
 
 
-def quick_summary(node, path: str) -> dict:
+def ambiguous_commits(layout: Layout) -> list[FileRef]:
+    """The commits that tell which unique id a restore reads where a state version has files
+    of several ids (checkpoint format version 2: a failed attempt's leftovers, ``layout.
+    Store.at``), for ``ls``, which otherwise reads no file."""
+    batches = {v - 1 for store in layout.stores for v, ids in store.unique.items()
+               if len(ids) > 1}
+    return [layout.commits[b] for b in sorted(batches) if b in layout.commits]
+
+
+def quick_summary(node, path: str, resolve=None) -> dict:
     """The same row as ``summary(scan(node))`` without capturing every file: counts come
     from one walk, and the newest committed batch is checked by looking its files up by
     name. Only a checkpoint that check cannot vouch for (damaged, or state files with
-    unusual names) is scanned in full. Under the lock, like ``scan``."""
+    unusual names) is scanned in full; ``resolve(layout)``, when given, then reads its
+    ``ambiguous_commits`` into ``unique_ids``. Under the lock, like ``scan``."""
     files = total = state_bytes = 0
     newest, writing = node.mtime, False
     for name, child in node.children.items():
@@ -365,7 +375,10 @@ def quick_summary(node, path: str) -> dict:
     commits = _numbers(node.children.get("commits"))
     last = max(commits) if commits else None
     if last is not None and not _vouch(node, last):
-        return summary(scan(node, path))
+        found = scan(node, path)
+        if resolve is not None and ambiguous_commits(found):
+            resolve(found)
+        return summary(found)
     state = "writing" if writing else ("ok" if last is not None else (
         "empty" if "metadata" in node.children else "broken"))
     return {"path": path.rstrip("/") or "/", "kind": "streaming", "lastBatch": last,

@@ -277,6 +277,24 @@ def test_format_v2_without_the_commits_only_a_single_id_resolves():
     assert not [p for p in plan.paths if "/state/" in p]
 
 
+def test_ls_reads_only_the_commits_that_tell_a_leftover_from_the_committed_file():
+    """``ls`` reads no file, but where a version has files of two ids it reads the commit
+    of that version (``streaming.ambiguous_commits``) and says what validate says."""
+    ckpt = Checkpoint(5, unique_ids=True)
+    ckpt.put(ckpt.state_name(3, 0, "delta", attempt=1), b"attempt 1")
+    assert streaming.quick_summary(ckpt.node(), BASE)["health"] == "degraded"
+    read = []
+
+    def resolve(found):
+        refs = streaming.ambiguous_commits(found)
+        read.extend(ref.path for ref in refs)
+        report.parse_all(found, {ref.path: ckpt.files[ref.path] for ref in refs})
+
+    row = streaming.quick_summary(ckpt.node(), BASE, resolve)
+    assert (row["health"], row["restorableBatch"]) == ("ok", 4)
+    assert read == [f"{BASE}/commits/2"]
+
+
 def test_checksum_sidecars_go_with_their_files():
     """ChecksumCheckpointFileManager.delete removes a file's ``.crc`` with it: retention
     and rollback do too, and an orphan ``.crc`` of a removed version goes as well."""

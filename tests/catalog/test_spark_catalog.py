@@ -140,6 +140,8 @@ def test_checkpoint_format_version_2_reads_the_committed_unique_ids(spark, serve
         assert report["restorable"], report
         assert [(i["code"], i["path"]) for i in report["issues"]] == [
             ("leftover-unique-id", leftover)]
+        [row] = [r for r in catalog.ls("/ckpt") if r["path"] == q]      # commits/5 read
+        assert (row["health"], row["restorableBatch"]) == ("ok", 5)
         retained = catalog.retain(q, 3)
         assert retained["keptBatches"] == [3, 4, 5] and not hdfs.exists(leftover)
         assert catalog.validate(q)["issues"] == []
