@@ -601,15 +601,16 @@ class ClientProtocol:
         return cn.RenewLeaseResponseProto()
 
     def call_recoverLease(self, req, who: Caller):
-        file = self.fs.get_readable_file(req.src, who.user)
+        src = self.fs.resolve_path(req.src, who.user)     # the lease is the inode's path's
+        file = self.fs.get_readable_file(src, who.user)
         if not file.under_construction:
             return cn.RecoverLeaseResponseProto(result=True)
-        self.fs.check_target(req.src, who.user, permission.WRITE)
-        lease = self.writes.leases.holder(paths.normalize(req.src))
+        self.fs.check_target(src, who.user, permission.WRITE)
+        lease = self.writes.leases.holder(paths.normalize(src))
         if lease is None or leases.upload_kind(lease.holder) is None:
-            self.fs.recover_upload(req.src, file.inode_id)
+            self.fs.recover_upload(src, file.inode_id)
             return cn.RecoverLeaseResponseProto(result=True)
-        return cn.RecoverLeaseResponseProto(result=self.writes.recover(req.src))
+        return cn.RecoverLeaseResponseProto(result=self.writes.recover(src))
 
 
 def _acl_status(node) -> Any:

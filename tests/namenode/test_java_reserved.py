@@ -32,6 +32,14 @@ ALLOWS = {"exact": (False, False), "content": (False, True), "path": (True, Fals
           "reference": (True, True)}
 
 
+@pytest.fixture
+def hdfs_only(java):
+    """A call of DistributedFileSystem's that WebHdfsFileSystem lacks (PathHandles,
+    recoverLease)."""
+    if java.scheme != "hdfs":
+        pytest.skip("a DistributedFileSystem call")
+
+
 def put(fs, java, path: str, data: bytes) -> None:
     java.write(fs.create(java.path(path), False), data)
 
@@ -102,6 +110,23 @@ def test_an_inode_path_into_a_snapshot(fs, java, d):
     assert java.read(fs, inode(fs, java, d) + "/.snapshot/s1/f") == B1
     assert java.read(fs, inode(fs, java, d + "/f")) == B2
     fs.deleteSnapshot(java.path(d), "s1")
+
+
+def test_recover_lease_by_inode_path(fs, java, d, hdfs_only):
+    """recoverLease resolves its path (FSNamesystem.recoverLease: resolvePath, WRITE): the
+    lease it takes back is the one the writer holds on the inode's own path."""
+    out = fs.create(java.path(d + "/w"), True)
+    out.write(bytearray(B1))
+    out.hflush()
+    other = java.open("tester")
+    try:
+        by_id = java.path(inode(other, java, d + "/w"))
+        assert not other.isFileClosed(by_id)
+        assert other.recoverLease(by_id)
+        assert other.isFileClosed(by_id)
+        assert other.getFileStatus(by_id).getLen() == len(B1)
+    finally:
+        other.close()
 
 
 def test_open_file_with_file_status(fs, java, d):
@@ -226,12 +251,6 @@ def contract_file(fs, java, d, name: str, data: bytes = B1):
 def handle_cases():
     return [pytest.param(name, serialized, id=f"{name}-{'serialized' if serialized else 'ref'}")
             for name in HANDLE_OPTS for serialized in (True, False)]
-
-
-@pytest.fixture
-def hdfs_only(java):
-    if java.scheme != "hdfs":
-        pytest.skip("WebHdfsFileSystem has no PathHandle")
 
 
 def test_webhdfs_has_no_path_handle(fs, java, d):
