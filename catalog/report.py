@@ -98,7 +98,10 @@ def parse_offsets(data: bytes, what: str) -> tuple[dict, dict[str, object]]:
     order, ids ``"0"``, ``"1"``, ... v2 (OffsetMap): ``<sourceId>:<offset>`` lines, split at
     the first colon; a line without one fails the restart ("Invalid OffsetMap format"). A
     source without an offset (``-``) maps to None. The source id names the source's log
-    directory, ``sources/<id>`` (MicroBatchExecution's ``sources/$sourceId``)."""
+    directory, ``sources/<id>``: the ordinal, or with source evolution
+    (``spark.sql.streaming.queryEvolution.enableSourceEvolution``) the name a query gives
+    the source (``DataStreamReader.name``), its lines ``<name>:<offset>`` and its log
+    ``sources/<name>`` (run)."""
     version, lines = _lines(data, what, "offsets")
     if not lines or not lines[0].strip():
         raise LogFormatError(f"{what} has no batch metadata line: truncated")

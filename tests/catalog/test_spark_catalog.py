@@ -118,6 +118,47 @@ def test_an_offset_log_of_format_version_2(spark, server, catalog, hdfs, tmp_pat
     assert replay.batches[5]["a"] == expected(*files)["a"]
 
 
+class NamedAggregation(conformance.Aggregation):
+    """The aggregation over a named source (``DataStreamReader.name``, Spark 4.2+)."""
+
+    def build(self, spark, src):
+        from pyspark.sql import functions as F
+        frame = (spark.readStream.name("clicks").schema(conformance.SCHEMA)
+                 .option("maxFilesPerTrigger", 1).json(str(src)))
+        return frame.groupBy("key").agg(F.count("*").alias("n"),
+                                        F.sum("value").alias("total")), "update"
+
+
+def test_a_named_source_in_an_offset_log_of_format_version_2(spark, server, catalog, hdfs,
+                                                            tmp_path):
+    """With source evolution on, a named source's offsets are ``clicks:{...}`` lines and its
+    log is ``sources/clicks``: the catalog finds its log offset there (rule 6), and the
+    rollback removes that log's later entries."""
+    q = "/ckpt/named-source"
+    src = tmp_path / "in"
+    src.mkdir()
+    files = [feed(src, i) for i in range(4)]
+    uri = f"webhdfs://127.0.0.1:{server.port}{q}"
+    settings = {conformance.OFFSET_LOG: "2",
+                "spark.sql.streaming.queryEvolution.enableSourceEvolution": "true"}
+    with conformance.spark_conf(spark, settings):
+        conformance.Query(spark, NamedAggregation(), src, uri).run()
+        assert b"".join(hdfs.read(f"{q}/offsets/3")).split(b"\n")[2] == \
+            b'clicks:{"logOffset":3}'
+        assert catalog.validate(q)["issues"] == []
+        hdfs.rename(f"{q}/sources/clicks/3", f"{q}/sources/clicks/3-aside")
+        report = catalog.validate(q)
+        assert report["restorableBatch"] == 2 and any(
+            "sources/clicks/3 is missing" in i["message"] for i in report["issues"])
+        hdfs.rename(f"{q}/sources/clicks/3-aside", f"{q}/sources/clicks/3")
+        assert catalog.rollback(q, 1)["removedBatches"] == [2, 3]
+        assert [e["pathSuffix"] for e in hdfs.list(f"{q}/sources/clicks")] == ["0", "1"]
+        replay = conformance.Query(spark, NamedAggregation(), src, uri)
+        replay.run()
+    assert sorted(replay.batches) == [2, 3]
+    assert {r[0]: r[1:] for r in replay.batches[3]}["a"] == expected(*files)["a"]
+
+
 def test_checkpoint_format_version_2_reads_the_committed_unique_ids(spark, server, catalog,
                                                                     hdfs, tmp_path):
     """RocksDB with checkpoint format version 2 (``<version>_<uniqueId>.changelog``, the ids
