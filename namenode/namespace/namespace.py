@@ -188,7 +188,8 @@ class Namespace:
             import bisect
             names = names[bisect.bisect_right(names, start_after):]
         page = names if limit is None else names[:limit]
-        return [node.children[n] for n in page], len(names) - len(page)
+        children = reserved.entries(node)
+        return [children[n] for n in page], len(names) - len(page)
 
     def listing_names(self, path: str, caller: Caller) -> tuple[INode, list[str]]:
         """The directory (or file) at ``path`` and its children's names in order, checked as
@@ -198,7 +199,7 @@ class Namespace:
             return node, []
         if not reserved.is_reserved_directory(node):     # no inode: nothing to check
             access.check(caller, node, access.READ | access.EXECUTE, path)
-        return node, sorted(node.children)
+        return node, sorted(reserved.entries(node))
 
     def listing_page(self, path: str, caller: Caller, node: INode,
                      names: list[str]) -> list[INode]:
@@ -214,7 +215,7 @@ class Namespace:
             raise errors.PathNotFoundError(f"{path} changed while it was listed", path=path)
         if not reserved.is_reserved_directory(node):
             access.check(caller, node, access.READ | access.EXECUTE, path)
-        children = node.children
+        children = reserved.entries(node)
         return [children[n] for n in names if n in children]
 
     def content_summary(self, path: str, caller: Caller) -> dict:

@@ -135,16 +135,22 @@ class ReservedDirectory(INodeDirectory):
     ``createReservedStatuses`` to a listing (``.inodes`` and ``raw``: directories of mode
     770, group the supergroup, dated by the namespace's cTime, 0 here). None of the three is
     an inode: nothing is checked against their modes, and no operation but these two reads
-    reaches them."""
+    reaches them. Its ``children`` are none, as the status's childrenNum says (0); a listing
+    takes ``entries``."""
 
-    __slots__ = ()
+    __slots__ = ("listed",)
 
     def __init__(self, supergroup: str) -> None:
         super().__init__(RESERVED_ID, None, DOT_RESERVED, RESERVED_MODE, "", "", 0)
-        for name in (DOT_INODES, RAW):
-            self.children[name] = INodeDirectory(RESERVED_ID, None, name, CHILD_MODE, "",
-                                                 supergroup, 0)
+        self.listed = {name: INodeDirectory(RESERVED_ID, None, name, CHILD_MODE, "",
+                                            supergroup, 0) for name in (DOT_INODES, RAW)}
 
 
 def is_reserved_directory(node: INode) -> bool:
     return isinstance(node, ReservedDirectory)
+
+
+def entries(node: INodeDirectory) -> dict[str, INode]:
+    """What a listing of the directory ``node`` shows: its children, or ``/.reserved``'s
+    two entries."""
+    return node.listed if isinstance(node, ReservedDirectory) else node.children

@@ -194,6 +194,8 @@ def test_reserved_stats_and_lists_as_hdfs(fs, alice_fs, java):
     status = alice_fs.getFileStatus(java.path("/.reserved"))
     assert status.isDirectory()
     assert status.getPermission().toShort() == 0o1770
+    assert (status.getOwner(), status.getGroup(), status.getModificationTime()) == ("", "", 0)
+    assert (status.getFileId(), status.getChildrenNum()) == (-1, 0)      # DOT_RESERVED_STATUS
     listed = alice_fs.listStatus(java.path("/.reserved"))
     assert [s.getPath().getName() for s in listed] == [".inodes", "raw"]
     assert [s.getPermission().toShort() for s in listed] == [0o770, 0o770]
