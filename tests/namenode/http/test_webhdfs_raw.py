@@ -916,3 +916,37 @@ def test_erasure_coding_and_storage_type_quotas_answer_as_disabled(w, d):
     assert w.put("/", "RENEWDELEGATIONTOKEN", token="x").error == (403, "IOException")
     cancel = w.put("/", "CANCELDELEGATIONTOKEN", token="x")
     assert cancel.status == 403 and cancel.json["RemoteException"]["exception"] == "InvalidToken"
+
+
+# ------------------------------------------------------------------------------- /.reserved
+
+def test_reserved_status_and_listing_are_jsonutils_of_hdfs(w):
+    """GETFILESTATUS of /.reserved is JsonUtil.toJsonMap(FSDirectory.DOT_RESERVED_STATUS);
+    LISTSTATUS shows createReservedStatuses' two directories."""
+    assert w.status("/.reserved") == {
+        "pathSuffix": "", "type": "DIRECTORY", "length": 0, "owner": "", "group": "",
+        "permission": "1770", "accessTime": 0, "modificationTime": 0, "blockSize": 0,
+        "replication": 0, "fileId": -1, "childrenNum": 0, "storagePolicy": 0}
+    listed = w.get("/.reserved", "LISTSTATUS").json["FileStatuses"]["FileStatus"]
+    assert [(s["pathSuffix"], s["permission"], s["group"]) for s in listed] == [
+        (".inodes", "770", "supergroup"), ("raw", "770", "supergroup")]
+
+
+def test_inode_paths_over_raw_http(w, d):
+    """The fileId of GETFILESTATUS names the inode; ``<id>/..`` its parent (HDFS's one
+    ``..``, for NFS, kept by the HTTP path); unknown and invalid ids answer FNF 404 with
+    resolveDotInodesPath's messages."""
+    w.mkdirs(d + "/sub")
+    sub = w.status(d + "/sub")["fileId"]
+    assert w.status(f"/.reserved/.inodes/{sub}")["fileId"] == sub
+    assert w.status(f"/.reserved/.inodes/{sub}/..")["fileId"] == w.status(d)["fileId"]
+    assert w.names(f"/.reserved/.inodes/{w.status(d)['fileId']}") == ["sub"]
+    reply = w.get("/.reserved/.inodes/999999999", "GETFILESTATUS")
+    assert error(reply) == (404, "FileNotFoundException")
+    assert reply.json["RemoteException"]["message"] == \
+        "File for given inode path does not exist: /.reserved/.inodes/999999999"
+    reply = w.get("/.reserved/.inodes/x1", "LISTSTATUS")
+    assert error(reply) == (404, "FileNotFoundException")
+    assert reply.json["RemoteException"]["message"] == "Invalid inode path: /.reserved/.inodes/x1"
+    reply = w.get(d + "/missing", "LISTSTATUS")
+    assert reply.json["RemoteException"]["message"] == f"File {d}/missing does not exist."
