@@ -28,7 +28,10 @@ Invariants (each pass keeps them at every instant, even when killed between two 
   never empties the remote copy.
 
 Skipped locally: dot-files (Spark's ``.<name>.<uuid>.tmp`` and the local file system's
-``.<name>.crc``) and anything ending in ``.crc`` or ``.tmp``.
+``.<name>.crc``) and anything ending in ``.crc`` or ``.tmp``, but a state file's checksum
+sidecar ``<file>.crc`` (ChecksumCheckpointFileManager, checkpoint format version 2): it is
+mirrored with its file, a prerequisite of the commit as its file is (a restore reads the two
+together).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from nnlite.catalog.layout import source_batch, state_file
+from nnlite.catalog.layout import CHECKSUM_SUFFIX, source_batch, state_file
 from nnlite.client.errors import InternalError, PathNotFoundError
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.durability import faults
@@ -94,13 +97,24 @@ def classify(rel: str) -> tuple[int, int]:
         return (COMMIT if parts[0] == COMMITS else OFFSETS), int(name)
     if parts[0] == "sources" and len(parts) == 3 and (batch := source_batch(name)) is not None:
         return SOURCES, batch
-    if parts[0] == "state" and (version := state_file(name)) is not None:
+    if parts[0] == "state" and (version := state_file(name) or sidecar_of(name)) is not None:
         return STATE, version[0] - 1
     return SUPPORT, -1      # metadata, state/<op>/_metadata, RocksDB SSTs, anything else
 
 
 def skipped(name: str) -> bool:
-    return name.startswith(".") or name.endswith((".crc", ".tmp"))
+    """Dot-files, temps, and ``.crc`` files but a state file's sidecar (``sidecar_of``)."""
+    if name.startswith(".") or name.endswith(".tmp"):
+        return True
+    return name.endswith(CHECKSUM_SUFFIX) and sidecar_of(name) is None
+
+
+def sidecar_of(name: str) -> tuple[int, str] | None:
+    """``(version, kind)`` of the state file whose ``.crc`` sidecar ``name`` is
+    (ChecksumCheckpointFileManager's ``<file>.crc``, beside each state file with checkpoint
+    format version 2), else None."""
+    return state_file(name[:-len(CHECKSUM_SUFFIX)]) if name.endswith(CHECKSUM_SUFFIX) \
+        else None
 
 
 def scan_local(root: str) -> tuple[dict[str, LocalFile], set[str]]:

@@ -25,8 +25,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from crc32c import crc32c
 
 from nnlite import cli
+from nnlite.catalog.client import CatalogClient
 from nnlite.catalog.mirror import TEMP_SUFFIX, scan_remote
 from nnlite.catalog.watch import IncompleteMirrorError, LocalDirError, ReconcileProgress, Watcher
 from nnlite.client.webhdfs import WebHdfsClient
@@ -180,6 +182,55 @@ def test_commit_is_published_only_after_its_offsets_sources_and_state(client, na
     assert commits == [f"commits/{n}" for n in range(6)]
     assert seen.index("commits/0") > seen.index("state/0/1/1.delta")
     assert remote_tree(client, "/mirror/q") == local_tree(local)
+
+
+def write_v2_batch(root: Path, n: int) -> dict[int, str]:
+    """Batch ``n`` of a checkpoint of format version 2, in Spark's order: offsets, source
+    log, each partition's ``<n+1>_<id>.changelog`` and its ``.crc`` sidecar (as
+    ChecksumCheckpointFileManager writes it, with the local file system's ``.<name>.crc``
+    beside both), then the commit naming the ids."""
+    if not (root / "metadata").exists():
+        write_file(root / "metadata", json.dumps({"id": str(uuid.uuid4())}).encode())
+    write_file(root / f"offsets/{n}", (
+        f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":{n + 1}}}\n'
+        f'{{"logOffset":{n}}}').encode())
+    write_file(root / f"sources/0/{n}", f"v1\n{{\"path\":\"file:/in/{n}.json\"}}".encode())
+    ids = {}
+    for p in range(PARTITIONS):
+        ids[p] = str(uuid.uuid4())
+        data = os.urandom(700 + 50 * p)
+        name = f"state/0/{p}/{n + 1}_{ids[p]}.changelog"
+        write_file(root / name, data)
+        crc = crc32c(data)
+        write_file(root / f"{name}.crc", json.dumps({
+            "algorithm": "CRC32C", "value": crc - (1 << 32) if crc >= 1 << 31 else crc,
+            "mainFileSize": len(data), "timestampMs": 1,
+            "creator": {"executorId": "driver", "taskInfo": ""}}).encode())
+    meta = {"nextBatchWatermarkMs": 0, "stateUniqueIds": {"0": [[ids[p]] for p in ids]}}
+    write_file(root / f"commits/{n}", f"v2\n{json.dumps(meta)}".encode())
+    return ids
+
+
+def test_format_v2_checksum_sidecars_are_mirrored_before_their_commit(client, namenode,
+                                                                       tmp_path):
+    """Spark's ``<file>.crc`` sidecars (not the local file system's ``.<file>.crc``) are
+    part of the checkpoint: mirrored, each before the commit of its version, and the copy
+    validates with every sidecar checked against the mirrored file."""
+    local = tmp_path / "ckpt"
+    for n in range(3):
+        write_v2_batch(local, n)
+    seen = []
+    result = Watcher(client, str(local), "/mirror/v2",
+                     on_change=lambda action, rel, size: seen.append(rel)).once()
+    assert result.complete and remote_tree(client, "/mirror/v2") == local_tree(local)
+    sidecars = [rel for rel in seen if rel.endswith(".changelog.crc")]
+    assert len(sidecars) == 3 * PARTITIONS
+    for rel in sidecars:
+        version = int(rel.rsplit("/", 1)[1].split("_")[0])
+        assert seen.index(rel) < seen.index(f"commits/{version - 1}")
+    with CatalogClient(namenode.url, "tester") as catalog:
+        report = catalog.validate("/mirror/v2")
+    assert report["restorable"] and report["issues"] == [], report
 
 
 class Terminal:
