@@ -385,9 +385,11 @@ class ClientProtocol:
         return cn.SetQuotaResponseProto()
 
     def call_concat(self, req, who: Caller):
-        for source in (req.trg, *req.srcs):
+        target = self.fs.resolve_path(req.trg, who.user)         # the leases are by path
+        sources = [self.fs.resolve_path(s, who.user) for s in req.srcs]
+        for source in (target, *sources):
             self.writes.leases.check_free(paths.normalize(source), "concat", who.machine)
-        self.fs.concat(req.trg, list(req.srcs), who.user)
+        self.fs.concat(target, sources, who.user)
         return cn.ConcatResponseProto()
 
     def call_setStoragePolicy(self, req, who: Caller):

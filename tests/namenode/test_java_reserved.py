@@ -99,6 +99,19 @@ def test_an_inode_path_writes_and_appends(fs, java, d):
     assert java.read(fs, d + "/new") == B1 + B2
 
 
+def test_concat_and_truncate_by_inode_paths(fs, java, d):
+    """FSDirConcatOp and FSDirTruncateOp resolve their paths; the leases they check are the
+    inodes' own paths'."""
+    put(fs, java, d + "/t", B1)
+    put(fs, java, d + "/s", B2)
+    sources = java.array(java.fs_pkg.Path, [java.path(inode(fs, java, d + "/s"))])
+    fs.concat(java.path(inode(fs, java, d + "/t")), sources)
+    assert java.read(fs, d + "/t") == B1 + B2
+    assert not fs.exists(java.path(d + "/s"))
+    assert fs.truncate(java.path(inode(fs, java, d + "/t")), 10)
+    assert java.read(fs, d + "/t") == B1[:10]
+
+
 def test_an_inode_path_into_a_snapshot(fs, java, d):
     """``<dir inode path>/.snapshot/<s>/...`` reads the snapshot; a file's inode path is
     its current path."""
