@@ -431,6 +431,7 @@ class WebHdfs:
 
     def snapshot_diff(self, req, path, user) -> Response:
         older, newer = req.param("oldsnapshotname") or "", req.param("snapshotname") or ""
+        path = self.fs.resolve_path(path, user, write=False)  # the report names the root's path
         entries = self.fs.get_snapshot_diff(path, older, newer, user)
         return json_response(diff_report_json(paths.normalize(path), older, newer, entries))
 
@@ -468,7 +469,8 @@ class WebHdfs:
 
     def snapshot_list(self, req, path, user) -> Response:
         """SnapshotStatus per snapshot (JsonUtil.toJsonMap): the snapshot's root as it was,
-        named as the snapshot."""
+        named as the snapshot, under the directory's own path (an inode path resolved)."""
+        path = self.fs.resolve_path(path, user, write=False)
         where = paths.normalize(path).rstrip("/")
         listed = self.fs.get_snapshot_list(path, user, lambda snap, view: {
             "deletionStatus": "ACTIVE",

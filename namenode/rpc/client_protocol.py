@@ -225,8 +225,8 @@ class ClientProtocol:
         return cn.GetSnapshottableDirListingResponseProto(snapshottableDirList=listing)
 
     def call_getSnapshotListing(self, req, who: Caller):
-        root = paths.normalize(req.snapshotRoot)
-        listed = self.fs.get_snapshot_list(req.snapshotRoot, who.user, lambda snap, view:
+        root = paths.normalize(self.fs.resolve_path(req.snapshotRoot, who.user, write=False))
+        listed = self.fs.get_snapshot_list(root, who.user, lambda snap, view:
                                            hdfs.SnapshotStatusProto(
             dirStatus=status.file_status(view, snap.name), snapshotID=snap.id,
             parent_fullpath=root.encode(), isDeleted=False))
@@ -238,8 +238,9 @@ class ClientProtocol:
         """SnapshotDiffReportProto: paths relative to the snapshot root, each entry's kind as
         ``DiffType.getLabel`` (+, -, M, R); an empty snapshot name is the current tree."""
         older, newer = req.fromSnapshot, req.toSnapshot
-        entries = self.fs.get_snapshot_diff(req.snapshotRoot, older, newer, who.user)
-        report = hdfs.SnapshotDiffReportProto(snapshotRoot=paths.normalize(req.snapshotRoot),
+        root = paths.normalize(self.fs.resolve_path(req.snapshotRoot, who.user, write=False))
+        entries = self.fs.get_snapshot_diff(root, older, newer, who.user)
+        report = hdfs.SnapshotDiffReportProto(snapshotRoot=root,
                                               fromSnapshot=older, toSnapshot=newer)
         for kind, source, target in entries:
             entry = report.diffReportEntries.add(fullpath=source.encode(),

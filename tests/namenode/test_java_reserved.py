@@ -122,7 +122,12 @@ def test_an_inode_path_into_a_snapshot(fs, java, d):
     put(fs, java, d + "/f", B2)
     assert java.read(fs, inode(fs, java, d) + "/.snapshot/s1/f") == B1
     assert java.read(fs, inode(fs, java, d + "/f")) == B2
-    fs.deleteSnapshot(java.path(d), "s1")
+    report = fs.getSnapshotDiffReport(java.path(inode(fs, java, d)), "s1", "")
+    assert report.getSnapshotRoot() == d                  # the directory's own path
+    assert java_error(fs.delete, java.path(inode(fs, java, d) + "/.snapshot/s1/f"), False) == \
+        "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException"
+    fs.deleteSnapshot(java.path(inode(fs, java, d)), "s1")
+    assert list(fs.listStatus(java.path(d + "/.snapshot"))) == []
 
 
 def test_recover_lease_by_inode_path(fs, java, d, hdfs_only):
