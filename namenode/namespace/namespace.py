@@ -380,6 +380,7 @@ class Namespace:
         return parts, nodes
 
     def delete(self, path: str, recursive: bool, caller: Caller) -> Applied[bool]:
+        reserved.check_not_exact(path)
         path = self.resolve(path, caller, write=True)
         parts = paths.split(path)
         self.check_writable(parts, path)
@@ -486,6 +487,7 @@ class Namespace:
         return True, self._applied(op)
 
     def set_permission(self, path: str, permission: int, caller: Caller) -> Applied[bool]:
+        reserved.check_not_exact(path)
         path = self.resolve(path, caller, write=True)
         check_permission(permission, path)
         self._owned(path, caller)
@@ -493,6 +495,7 @@ class Namespace:
 
     def set_owner(self, path: str, owner: str | None, group: str | None,
                   caller: Caller) -> Applied[bool]:
+        reserved.check_not_exact(path)
         path = self.resolve(path, caller, write=True)
         if not owner and not group:
             raise errors.IllegalArgumentError("Both user and group are empty", path=path)

@@ -121,6 +121,13 @@ def check_name(parts: tuple, path: str) -> None:
             f"before upgrading to the new release.", path=path)
 
 
+def check_not_exact(path: str) -> None:
+    """FSDirDeleteOp.delete, FSDirAttrOp.setPermission and setOwner refuse ``/.reserved``
+    itself first (``isExactReservedName``: the path as given): InvalidPathException."""
+    if path == PREFIX:
+        raise errors.InvalidPathError(f"Invalid path name {path}", path=path)
+
+
 def check_create(path: str) -> None:
     """FSNamesystem.startFileInt: a file may not be created as ``/.reserved`` nor under it
     except through ``raw`` or ``.inodes`` (InvalidPathException)."""

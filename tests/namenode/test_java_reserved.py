@@ -235,6 +235,8 @@ def test_the_name_reserved_is_refused_at_the_root(fs, java, d):
         "org.apache.hadoop.HadoopIllegalArgumentException"
     assert java_error(fs.create, java.path("/.reserved/x"), False) == \
         "org.apache.hadoop.fs.InvalidPathException"
+    assert java_error(fs.delete, java.path("/.reserved"), True) == \
+        "org.apache.hadoop.fs.InvalidPathException"                    # FSDirDeleteOp
     assert fs.mkdirs(java.path(d + "/.reserved"))                  # elsewhere: a name
     assert fs.getFileStatus(java.path(d + "/.reserved")).isDirectory()
 

@@ -221,6 +221,16 @@ def test_other_reserved_names_do_not_exist(ns, path):
     assert ns.delete(path, True, SUPER) == (False, [])
 
 
+def test_delete_and_ownership_of_reserved_itself_are_invalid_paths(ns):
+    """isExactReservedName, checked first by FSDirDeleteOp.delete, FSDirAttrOp.setPermission
+    and setOwner."""
+    for call, args in ((ns.delete, ("/.reserved", True, SUPER)),
+                       (ns.set_permission, ("/.reserved", 0o777, SUPER)),
+                       (ns.set_owner, ("/.reserved", "alice", None, SUPER))):
+        error = refused(ns, errors.InvalidPathError, call, *args)
+        assert str(error) == "Invalid path name /.reserved"
+
+
 def test_reserved_is_no_inode_to_any_other_request(ns):
     """Only getFileInfo and getListing make up an answer for ``/.reserved``; every other
     request finds no inode there (FSDirStatAndListingOp.getContentSummaryInt: "File does not
@@ -228,7 +238,7 @@ def test_reserved_is_no_inode_to_any_other_request(ns):
     for call, args in ((ns.content_summary, ("/.reserved", SUPER)),
                        (ns.xattrs, ("/.reserved", SUPER)),
                        (ns.readable_file, ("/.reserved", SUPER)),
-                       (ns.set_permission, ("/.reserved", 0o777, SUPER))):
+                       (ns.set_times, ("/.reserved", 1, 1, SUPER))):
         error = refused(ns, errors.PathNotFoundError, call, *args)
         assert str(error) == "File does not exist: /.reserved"
 
