@@ -128,13 +128,14 @@ class Tree:
         ``FSDirectory.getInode`` over its INodeMap, which ``/.reserved/.inodes/<id>`` paths
         resolve by (``reserved.py``).
 
-        The map is built by one walk when first asked for, and the appliers that attach an
-        inode add it from then on (a replay and the image loader run before it exists). An
-        inode that left the tree stays in it until asked for (then dropped) or until the map
-        holds twice the tree's inodes (then walked again), so removing a subtree costs no
-        walk of its own."""
+        The map is built by one walk when first asked for (a replay and the image loader run
+        before it exists, and a namenode that never meets an inode path never builds it);
+        from then on the appliers add every inode they attach and drop every one they remove
+        (``_detach`` walks a removed subtree anyway), as HDFS's addToInodeMap and
+        removeFromInodeMap do. An inode found there is checked to hang from the root still:
+        a removal an applier forgot would show as a missing inode, never a wrong one."""
         index = self._ids
-        if index is None or len(index) > 2 * (self.files + self.dirs) + 1024:
+        if index is None:
             index = self._ids = {node.id: node for node in walk(self.root)}
         node = index.get(inode_id)
         if node is not None and not self._attached(node):
@@ -346,6 +347,8 @@ class Tree:
             _inherit(node, parent)
         parent.children[name] = node
         if self._ids is not None:
+            if old is not None:
+                self._ids.pop(old.id, None)
             self._ids[inode_id] = node
         if old is None:
             self.files += 1
@@ -407,6 +410,8 @@ class Tree:
                 self.snapshots.forget_roots_under(node)
         if not node.is_dir:
             del parent.children[node.name]
+            if self._ids is not None:
+                self._ids.pop(node.id, None)
             self.files -= 1
             self.block_count -= len(node.blocks)
             if self.quota_dirs:
@@ -414,8 +419,11 @@ class Tree:
             return parent
         self._forget()
         files = dirs = quotas = total = blocks = 0
+        ids = self._ids
         for n in walk(node):
             n.parent = None
+            if ids is not None:
+                ids.pop(n.id, None)
             if n.is_dir:
                 dirs += 1
                 quotas += n.quota is not None

@@ -171,5 +171,6 @@ def test_inode_by_id_answers_the_inodes_in_the_tree_and_no_other(before, after):
     for req in after:
         run(ns, req)
     live = {node.id: node for node in walk(ns.tree.root)}
+    assert ns.tree._ids == live            # every removal dropped its inodes: no leak
     for inode_id in range(ROOT_INODE_ID, ns.tree.last_inode_id + 2):
         assert ns.tree.inode(inode_id) is live.get(inode_id)
