@@ -21,9 +21,14 @@ Nothing here changes the tree; ``resolve`` only reads it (``Tree.inode``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nnlite.namenode import errors
 from nnlite.namenode.namespace.inode import ROOT_INODE_ID, INode, INodeDirectory
 from nnlite.namenode.namespace.permission import Caller
+
+if TYPE_CHECKING:
+    from nnlite.namenode.namespace.tree import Tree
 
 DOT_RESERVED = ".reserved"                   # HdfsConstants.DOT_RESERVED_STRING
 DOT_INODES = ".inodes"                       # HdfsConstants.DOT_INODES_STRING
@@ -50,10 +55,11 @@ def is_reserved(path: object) -> bool:
 def is_raw(path: object) -> bool:
     """``/.reserved/raw`` or a path under it (FSDirectory.isReservedRawName): the paths
     through which ``raw.`` xattrs are seen and set (XAttrPermissionFilter)."""
-    return is_reserved(path) and path[len(PREFIX):len(PREFIX) + 5] in (f"/{RAW}", f"/{RAW}/")
+    return type(path) is str and path.startswith(PREFIX) and \
+        path[len(PREFIX):len(PREFIX) + 5] in (f"/{RAW}", f"/{RAW}/")
 
 
-def resolve(tree, path: str, caller: Caller, write: bool) -> str:
+def resolve(tree: Tree, path: str, caller: Caller, write: bool) -> str:
     """``path`` as FSDirectory.resolvePath rewrites it (``is_reserved`` paths only): an
     inode path becomes the inode's path, a raw path loses its prefix; any other path, and a
     ``/.reserved`` path that names nothing, is returned as it is. ``write``: the operation is
@@ -80,7 +86,7 @@ def resolve(tree, path: str, caller: Caller, write: bool) -> str:
     return "/" + "/".join(parts[2:])
 
 
-def _resolve_inode(tree, parts: list[str], path: str) -> str:
+def _resolve_inode(tree: Tree, parts: list[str], path: str) -> str:
     """FSDirectory.resolveDotInodesPath: ``parts`` is ``.reserved``, ``.inodes``, the id,
     and what follows."""
     shown = "/" + "/".join(parts)
@@ -96,10 +102,8 @@ def _resolve_inode(tree, parts: list[str], path: str) -> str:
     if len(parts) > 3 and parts[3] == "..":
         parent = node.parent
         return "/" if parent is None or parent.parent is None else parent.path()
-    rest = parts[3:]
-    base = node.path()
-    return base + "/" + "/".join(rest) if rest and base != "/" else (
-        "/" + "/".join(rest) if rest else base)
+    rest, base = parts[3:], node.path()
+    return base.rstrip("/") + "/" + "/".join(rest) if rest else base
 
 
 def _parse_long(text: str) -> int | None:
@@ -149,7 +153,7 @@ class ReservedDirectory(INodeDirectory):
 
     def __init__(self, supergroup: str) -> None:
         super().__init__(RESERVED_ID, None, DOT_RESERVED, RESERVED_MODE, "", "", 0)
-        self.listed = {name: INodeDirectory(RESERVED_ID, None, name, CHILD_MODE, "",
+        self.listed: dict[str, INode] = {name: INodeDirectory(RESERVED_ID, None, name, CHILD_MODE, "",
                                             supergroup, 0) for name in (DOT_INODES, RAW)}
 
 
