@@ -36,12 +36,13 @@ class Query(conformance.Query):
         self.batches[batch_id] = {r["key"]: (r["n"], r["total"]) for r in df.collect()}
 
 
-def first_run(spark, server, tmp_path, q: str, count: int):
+def first_run(spark, server, tmp_path, q: str, count: int, scheme: str = "webhdfs"):
     """Input files 0..count-1 and the aggregation run over them into ``q``: batches 0..count-1.
     Returns the input directory, the checkpoint's URI and the files' rows."""
     src = tmp_path / "in"
     src.mkdir()
-    uri = f"webhdfs://127.0.0.1:{server.port}{q}"
+    port = server.rpc_port if scheme == "hdfs" else server.port
+    uri = f"{scheme}://127.0.0.1:{port}{q}"
     files = [feed(src, i) for i in range(count)]
     Query(spark, src, uri).run()
     return src, uri, files
@@ -202,6 +203,28 @@ def test_checkpoint_format_version_2_reads_the_committed_unique_ids(spark, serve
         replay.run()
     assert sorted(replay.batches) == [5, 6]
     assert replay.batches[6]["a"] == expected(*files)["a"]
+
+
+def test_checksum_files_written_over_hdfs_match_the_composed_crcs(spark, server, catalog,
+                                                                  hdfs, tmp_path):
+    """Over hdfs:// the chunk CRCs the store keeps are those DFSOutputStream sent in its
+    packets (the datanode checks each): every sidecar Spark wrote there matches the CRC32C
+    composed from them, and a sidecar of the wrong size does not."""
+    q = "/ckpt/checksums-hdfs"
+    with conformance.spark_conf(spark, conformance.STORES["rocksdb-v2"]):
+        first_run(spark, server, tmp_path, q, 4, scheme="hdfs")
+    sidecars = [e["pathSuffix"] for e in hdfs.list(f"{q}/state/0/0")
+                if e["pathSuffix"].endswith(".changelog.crc")]
+    assert len(sidecars) == 4
+    report = catalog.validate(q)
+    assert report["restorable"] and report["issues"] == [], report
+    doc = json.loads(b"".join(hdfs.read(f"{q}/state/0/0/{sidecars[0]}")))
+    doc["mainFileSize"] += 1
+    hdfs.create(f"{q}/state/0/0/{sidecars[0]}", json.dumps(doc).encode(), overwrite=True)
+    report = catalog.validate(q)              # version 1: every batch's changelogs read it
+    assert sorted(i["code"] for i in report["issues"]) == ["checksum-mismatch",
+                                                          "not-restorable"]
+    assert report["restorableBatch"] is None
 
 
 def test_a_state_file_that_fails_its_checksum_file(spark, server, catalog, hdfs, tmp_path):
