@@ -53,15 +53,18 @@ def retain(layout: streaming.Layout, keep: int) -> Plan:
     doomed = [f for b, f in layout.offsets.items() if b < last and b not in needed_offsets]
     doomed += [f for b, f in layout.commits.items() if b < last and b not in kept]
     needed: set[str] = set()
+    broken: dict[str, int] = {}     # store path -> the highest version kept as evidence
     for store in layout.stores:
         for batch in kept:
             chain = store.chain(batch + 1, layout.unique_ids)
             if chain is None:       # broken already: keep what is there, as evidence
                 chain = [f for v, _, f in store.files() if v <= batch + 1]
+                broken[store.path] = max(broken.get(store.path, 0), batch + 1)
             needed.update(f.path for f in chain)
     state = [f for store in layout.stores for v, _, f in store.files()
              if v <= last + 1 and f.path not in needed]
-    doomed += _sidecars(layout, lambda v, main: v <= last + 1 and main not in needed)
+    doomed += _sidecars(layout, lambda v, main: v <= last + 1 and main not in needed and
+                        v > broken.get(main.rsplit("/", 1)[0], 0))
     removed = sorted({b for b in set(layout.offsets) | set(layout.commits)
                       if b < last and b not in kept})
     return _plan(doomed, state, tuple(sorted(kept)), removed)
@@ -128,7 +131,8 @@ def _sidecars(layout: streaming.Layout, doomed) -> list[FileRef]:
     """The ``.crc`` sidecars (ChecksumCheckpointFileManager) of the state files ``doomed(
     version, path)`` removes, and of removed state files (orphans: Spark's own delete may
     leave one, ChecksumCheckpointFileManager.delete with allowConcurrentDelete), as
-    ChecksumCheckpointFileManager.delete removes a file's sidecar with it."""
+    ChecksumCheckpointFileManager.delete removes a file's sidecar with it. Retention keeps
+    the orphans of a store whose kept chain is broken, with its files, as evidence."""
     out = []
     for store in layout.stores:
         for main, sidecar in store.sidecars.items():

@@ -314,3 +314,16 @@ def test_checksum_sidecars_go_with_their_files():
     rolled = retention.rollback(read(ckpt), 4)
     assert names(p for p in rolled.paths if "/state/" in p) == sorted(
         ckpt.state_name(6, p, "snapshot") + suffix for p in range(2) for suffix in ("", ".crc"))
+
+
+def test_a_broken_chain_keeps_its_orphan_sidecars_as_evidence():
+    """Where a kept batch's chain is broken retention keeps that store's files below it as
+    they are, and their sidecars, an orphan's included; another store's orphans go."""
+    ckpt = Checkpoint(6, snapshot_every=3, unique_ids=True)   # 5 reads 3's zip, 4, 5
+    for p in range(2):
+        ckpt.put(ckpt.state_name(2, p, "delta") + ".crc", b"{}")
+        ckpt.remove(ckpt.state_name(2, p, "delta"))          # orphans: their files gone
+    ckpt.remove(ckpt.state_name(5, 0, "delta"))               # partition 0 broken at 5
+    plan = retention.retain(read(ckpt), keep=2)
+    assert f"{BASE}/{ckpt.state_name(2, 0, 'delta')}.crc" not in plan.paths
+    assert f"{BASE}/{ckpt.state_name(2, 1, 'delta')}.crc" in plan.paths
