@@ -227,9 +227,15 @@ class WebHdfs:
     def get_file_status(self, req, path, user) -> Response:
         """A path under a file is "File does not exist" for the superuser (the only
         AccessControlException it can meet resolving a path; FSDirStatAndListingOp.getFileInfo
-        answers null) and that AccessControlException for anyone else."""
+        answers null) and that AccessControlException for anyone else. A ``/.reserved`` path
+        is resolved first (its FileNotFoundException stands); a path that names nothing is
+        "File does not exist" of the path as asked (NamenodeWebHdfsMethods: getFileInfo
+        answered null)."""
+        resolved = self.fs.resolve_path(path, user, write=False)
         try:
-            status = self.fs.get_file_info(path, user, file_status_json)
+            status = self.fs.get_file_info(resolved, user, file_status_json)
+        except errors.PathNotFoundError as exc:
+            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path) from exc
         except errors.AccessControlError as exc:
             if not self.fs.caller(user).superuser:
                 raise

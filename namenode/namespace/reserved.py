@@ -95,15 +95,69 @@ def _resolve_inode(tree: Tree, parts: list[str], path: str) -> str:
         raise errors.PathNotFoundError(f"Invalid inode path: {shown}", path=path)
     if inode_id == ROOT_INODE_ID and len(parts) == 3:
         return "/"
-    node = tree.inode(inode_id)
-    if node is None:
+    found = _locate(tree, inode_id)
+    if found is None:
         raise errors.PathNotFoundError(
             f"File for given inode path does not exist: {shown}", path=path)
+    base, parent = found
     if len(parts) > 3 and parts[3] == "..":
-        parent = node.parent
-        return "/" if parent is None or parent.parent is None else parent.path()
-    rest, base = parts[3:], node.path()
+        return parent
+    rest = parts[3:]
     return base.rstrip("/") + "/" + "/".join(rest) if rest else base
+
+
+def _locate(tree: Tree, inode_id: int) -> tuple[str, str] | None:
+    """The path HDFS's INodeMap gives the inode ``inode_id`` (``INode.getPathComponents``,
+    by its parent links), and its parent's path ("/" for the root's children and the
+    root): an inode of the tree, or one a snapshot keeps after it left the tree
+    (``_kept``); None when HDFS has no such inode."""
+    node = tree.inode(inode_id)
+    if node is not None:
+        parent = node.parent
+        return node.path(), "/" if parent is None or parent.parent is None else parent.path()
+    return _kept(tree, inode_id)
+
+
+def _kept(tree: Tree, inode_id: int) -> tuple[str, str] | None:
+    """An inode removed from the tree that a snapshot keeps: HDFS leaves it in its INodeMap
+    with its parent link (FSDirDeleteOp.unprotectedDelete cleans, not destroys, what the
+    latest snapshot holds; INodeDirectory.removeChild keeps the link), so its inode path
+    names its old place under its old parent as that parent is now -- which may hold a
+    newer inode of that name, or nothing. An inode made after the newest snapshot that saw
+    its place was destroyed, and is not found. The registry's diffs list what each
+    directory removed (``snapshot.Diff.deleted``), subtrees whole."""
+    registry = tree.snapshots
+    for diffs in list(registry.diffs.values()):
+        for diff in diffs:
+            if not diff.deleted:
+                continue
+            newest = registry.by_id[diff.snap].max_inode_id if diff.snap in \
+                registry.by_id else 0
+            for child in diff.deleted.values():
+                below = _below(child, inode_id, newest)
+                if below is None:
+                    continue
+                where = _locate(tree, diff.node.id) if diff.node.id != inode_id else None
+                if where is None:
+                    return None
+                top = where[0].rstrip("/") + "/" + "/".join(below)
+                return top, top.rpartition("/")[0] or "/"
+    return None
+
+
+def _below(node: INode, inode_id: int, newest: int) -> list[str] | None:
+    """The names from ``node`` down to the inode ``inode_id`` in its subtree (``node``'s
+    own first), passing only inodes with ids up to ``newest``; None when it is not there."""
+    stack: list[tuple[INode, list[str]]] = [(node, [node.name])]
+    while stack:
+        current, names = stack.pop()
+        if current.id > newest:
+            continue
+        if current.id == inode_id:
+            return names
+        if current.is_dir:
+            stack.extend((c, names + [c.name]) for c in current.children.values())
+    return None
 
 
 def _parse_long(text: str) -> int | None:

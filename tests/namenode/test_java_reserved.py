@@ -114,14 +114,20 @@ def test_concat_and_truncate_by_inode_paths(fs, java, d):
 
 def test_an_inode_path_into_a_snapshot(fs, java, d):
     """``<dir inode path>/.snapshot/<s>/...`` reads the snapshot; a file's inode path is
-    its current path."""
+    its current path; a deleted file that the snapshot keeps names its old place (HDFS's
+    INodeMap keeps it, parent link and all)."""
     put(fs, java, d + "/f", B1)
     fs.allowSnapshot(java.path(d))
     fs.createSnapshot(java.path(d), "s1")
+    old = inode(fs, java, d + "/f")
     fs.delete(java.path(d + "/f"), False)
+    error = java_exception(fs.getFileStatus, java.path(old))    # kept: its place is empty
+    assert error.getClass().getName() == FNF
+    assert f"File does not exist: {old}" in error.getMessage()
     put(fs, java, d + "/f", B2)
     assert java.read(fs, inode(fs, java, d) + "/.snapshot/s1/f") == B1
     assert java.read(fs, inode(fs, java, d + "/f")) == B2
+    assert java.read(fs, old) == B2          # HDFS: the kept inode's place, as it is now
     report = fs.getSnapshotDiffReport(java.path(inode(fs, java, d)), "s1", "")
     assert report.getSnapshotRoot() == d                  # the directory's own path
     assert java_error(fs.delete, java.path(inode(fs, java, d) + "/.snapshot/s1/f"), False) == \

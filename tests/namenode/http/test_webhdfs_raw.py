@@ -950,3 +950,6 @@ def test_inode_paths_over_raw_http(w, d):
     assert reply.json["RemoteException"]["message"] == "Invalid inode path: /.reserved/.inodes/x1"
     reply = w.get(d + "/missing", "LISTSTATUS")
     assert reply.json["RemoteException"]["message"] == f"File {d}/missing does not exist."
+    reply = w.get(f"/.reserved/.inodes/{sub}/missing", "GETFILESTATUS")      # as asked
+    assert reply.json["RemoteException"]["message"] == \
+        f"File does not exist: /.reserved/.inodes/{sub}/missing"

@@ -137,6 +137,41 @@ def test_inside_a_snapshot_under_an_inode_path(ns):
     refused(ns, errors.SnapshotAccessControlError, ns.delete, in_snapshot, False, SUPER)
 
 
+def test_an_inode_a_snapshot_keeps_names_its_old_place(ns):
+    """HDFS keeps a deleted inode that a snapshot holds in its INodeMap, parent link and
+    all: its inode path is its old place under its old parent as that is now. Nothing is
+    there: "File does not exist" of that path; a newer file there: that file (HDFS's
+    answer, not a bug of this port); once the snapshot goes, the inode is gone."""
+    ns.allow_snapshot("/data", SUPER)
+    ns.create_snapshot("/data", "s1", SUPER)
+    old = file_id(ns, "/data/sub/f")
+    ns.delete("/data/sub/f", False, SUPER)
+    assert ns.resolve(reserved.inode_path(old), SUPER) == "/data/sub/f"
+    assert ns.resolve(reserved.inode_path(old) + "/..", SUPER) == "/data/sub"
+    error = refused(ns, errors.PathNotFoundError, ns.status, reserved.inode_path(old), SUPER)
+    assert str(error) == "File does not exist: /data/sub/f"
+    ns.rename("/data/sub", "/data/moved", False, SUPER)
+    assert ns.resolve(reserved.inode_path(old), SUPER) == "/data/moved/f"
+    touch(ns, "/data/moved/f")
+    assert ns.status(reserved.inode_path(old), SUPER) is ns.status("/data/moved/f", SUPER)
+    ns.delete_snapshot("/data", "s1", SUPER)
+    error = refused(ns, errors.PathNotFoundError, ns.resolve, reserved.inode_path(old), SUPER)
+    assert str(error).startswith("File for given inode path does not exist")
+
+
+def test_inodes_kept_in_a_deleted_directory(ns):
+    """A removed directory's kept subtree keeps its inodes' places; one made after the
+    newest snapshot that saw the place is destroyed by the delete (cleanSubtree)."""
+    ns.allow_snapshot("/data", SUPER)
+    ns.create_snapshot("/data", "s1", SUPER)
+    touch(ns, "/data/sub/new")
+    kept, new = file_id(ns, "/data/sub/f"), file_id(ns, "/data/sub/new")
+    ns.delete("/data/sub/f", False, SUPER)          # first from the directory, then it
+    ns.delete("/data/sub", True, SUPER)
+    assert ns.resolve(reserved.inode_path(kept), SUPER) == "/data/sub/f"
+    refused(ns, errors.PathNotFoundError, ns.resolve, reserved.inode_path(new), SUPER)
+
+
 def test_the_id_map_follows_new_inodes(ns):
     before = file_id(ns, "/data/sub/f")
     ns.status(reserved.inode_path(before), SUPER)        # the map exists from here on
