@@ -282,7 +282,9 @@ class Store:
         one its commit names (``at``): ``RocksDB.loadWithCheckpointId`` takes
         ``<v>_<id>.zip`` when it exists, else replays ``<v>_<id>.changelog`` onto the newest
         snapshot of the lineage that changelog records, which is the chain of committed ids
-        below it (each batch's task loads the version the previous commit named)."""
+        below it (each batch's task loads the version the previous commit named). The
+        lineage itself, inside the compressed changelog (StateStoreChangelogReaderV3/V4), is
+        not read."""
         return self.restore(version, committed)[0]
 
     def gap(self, version: int, committed: dict | None = None) -> str:
