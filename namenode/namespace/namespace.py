@@ -315,7 +315,9 @@ class Namespace:
                block_size: int = 128 << 20, client_name: str = "", client_machine: str = "",
                unmasked: int | None = None) -> Applied[bool]:
         """Create a file entry: complete and empty with no ``client_name``, else under
-        construction and leased to that client. ``unmasked`` as for ``mkdirs``."""
+        construction and leased to that client. ``unmasked`` as for ``mkdirs``. The path is
+        checked first (FSNamesystem.startFileInt: a reserved name), then resolved."""
+        reserved.check_create(path)
         path = self.resolve(path, caller, write=True)
         check_replication(replication, path)
         check_permission(permission, path)

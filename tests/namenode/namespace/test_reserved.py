@@ -297,6 +297,8 @@ def test_create_as_or_under_reserved_is_an_invalid_path(ns, path):
     """FSNamesystem.startFileInt's check, before any other."""
     error = refused(ns, errors.InvalidPathError, ns.create, path, SUPER)
     assert str(error) == f"Invalid path name {path}"
+    error = refused(ns, errors.InvalidPathError, ns.create, path, SUPER, replication=0)
+    assert str(error) == f"Invalid path name {path}"        # before verifyReplication
 
 
 def test_rename_to_reserved_at_the_root_is_refused(ns):
