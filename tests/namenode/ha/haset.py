@@ -3,7 +3,8 @@
 ``HASet(tmp_path, etcd)`` writes one configuration naming the nameservice ``ns1``, its
 namenodes ``nn1``, ``nn2``, ... on free ports and the etcd endpoints, formats ``nn1``'s name
 dir and gives every other namenode a copy of it (one namespace, as ``-bootstrapStandby``
-would). ``start(i)`` runs namenode ``i``; ``active()`` waits for the one that says
+would). ``start(i)`` runs namenode ``i`` (with ``PYTHONFAULTHANDLER``: ``dump_threads()``
+has each write its threads' stacks to its log); ``active()`` waits for the one that says
 ``/isActive``. ``Writers`` are the load: connections that each create their own directories
 in order, follow the active as a failover client does, and record what was acknowledged.
 Everything started is killed by ``close()``.
@@ -76,7 +77,7 @@ class HASet:
         node = NamenodeProcess.start([self.dirs[i]], "--port", str(self.ports[i]),
                                      "--rpc-port", str(self.rpc_ports[i]), "--conf",
                                      str(self.conf), "-D", f"dfs.ha.namenode.id={self.ids[i]}",
-                                     timeout=timeout)
+                                     timeout=timeout, env={"PYTHONFAULTHANDLER": "1"})
         self.nodes[i] = node
         return node
 
@@ -139,6 +140,15 @@ class HASet:
         gracefully); the answer's status and body."""
         return request(self.url(to), "POST", f"/admin?op=FAILOVER&user.name={USER}",
                        timeout=timeout)
+
+    def dump_threads(self) -> None:
+        """SIGABRT every running namenode: each writes every thread's stack to its log as it
+        dies (``PYTHONFAULTHANDLER``), what a stuck set was doing."""
+        for node in self.nodes:
+            if node is not None and node.proc.poll() is None:
+                node.proc.send_signal(signal.SIGCONT)
+                node.proc.send_signal(signal.SIGABRT)
+                node.proc.wait(30)
 
     def logs(self) -> list[Path]:
         """Every namenode log this set's processes wrote, oldest first."""

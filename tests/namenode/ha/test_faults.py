@@ -226,7 +226,7 @@ class Round:
         try:
             self.writers.wait_progress(ops, RECOVERY)
         except TimeoutError as exc:
-            self._fail(f"no progress {what}: {exc}; {self._states()}")
+            self._fail(f"no progress {what}: {exc}; {self._states()}", stuck=True)
 
     def _serving(self, fault: Fault) -> None:
         """Every namenode process runs (one that exited by itself is a finding, and is
@@ -245,7 +245,8 @@ class Round:
         try:
             return self.haset.active(RECOVERY)
         except TimeoutError:
-            self._fail(f"no namenode active within {RECOVERY:g} s: {self._states()}")
+            self._fail(f"no namenode active within {RECOVERY:g} s: {self._states()}",
+                       stuck=True)
             raise
 
     def _states(self) -> str:
@@ -259,8 +260,12 @@ class Round:
                 states.append(f"{nn} no answer ({exc.__class__.__name__})")
         return ", ".join(states)
 
-    def _fail(self, finding: str) -> None:
+    def _fail(self, finding: str, stuck: bool = False) -> None:
+        """Raise RoundFailed with ``finding``; a ``stuck`` set (no progress, no active, no
+        common txid) first has its namenodes' threads dumped to their logs."""
         self.findings.append(finding)
+        if stuck:
+            self.haset.dump_threads()
         self.raise_findings()
 
     def raise_findings(self) -> None:
@@ -278,22 +283,42 @@ class Round:
 
 def log_evidence(haset: HASet, limit: int = 12) -> list[str]:
     """The namenode logs' lines that tell what the HA set did or what failed, each message
-    once with how often it came (at most ``limit`` per log)."""
+    once with how often it came (at most ``limit`` per log), and the nnlite frames of every
+    thread a dump (``HASet.dump_threads``) left there."""
     marks = ("cannot apply", "stepping down", "active now", "HA loop failed", "CRITICAL",
              "checkpoint failed", "could not purge", "Error: ", "etcd is unavailable",
              "writes resumed", "reloaded the namespace")
     lines = []
     for path in haset.logs():
+        text = path.read_text(errors="replace")
+        log, _, dump = text.partition("Fatal Python error: Aborted")
         seen: dict[str, list] = {}
-        for line in path.read_text(errors="replace").splitlines():
+        for line in log.splitlines():
             if any(m in line for m in marks):
                 message = line[24:] if line[:2] == "20" else line
                 seen.setdefault(message, [line, 0])[1] += 1
-        if seen:
+        stacks = thread_stacks(dump)
+        if seen or stacks:
             lines.append(f"{path}:")
             lines += [f"    {line[:300]}" + (f"  (x{count})" if count > 1 else "")
                       for line, count in list(seen.values())[:limit]]
+            lines += [f"    {line}" for line in stacks]
     return lines
+
+
+def thread_stacks(dump: str) -> list[str]:
+    """From a faulthandler dump: each thread with nnlite frames, those frames only (not the
+    main thread's: it runs the event loop)."""
+    out: list[str] = []
+    threads, _, _ = dump.partition("\nCurrent thread ")
+    for thread in threads.split("\nThread ")[1:]:
+        frames = [line.strip() for line in thread.splitlines()
+                  if line.strip().startswith("File") and "/site-packages/" not in line
+                  and "/lib/python3" not in line and "<frozen" not in line]
+        if frames:
+            out.append(f"thread {thread.split()[0]} (most recent call first):")
+            out += [f"  {frame[:200]}" for frame in frames[:8]]
+    return out
 
 
 # -------------------------------------------------------------------- the end of a round
@@ -307,6 +332,8 @@ def check_round(rnd: Round) -> None:
     synced = wait_synced(rnd)
     check_prefixes(rnd)
     check_acknowledged(rnd, active)
+    if synced is None:
+        haset.dump_threads()
     rnd.raise_findings()
     rnd.log(f"both namenodes at txid {synced}; {haset.ids[active]} active")
     for target in (1 - active, active):
