@@ -101,6 +101,11 @@ class BlockUpload:
             return
         try:
             self.abandon()
+        except errors.NamenodeError as exc:
+            # refused as any op would be now (a standby, a stepped-down active): the lease
+            # recovery of the next active closes it; one line, no traceback
+            log.warning("could not close %s after its upload failed: %s: %s", self.path,
+                        exc.exception_name, exc)
         except Exception:   # noqa: BLE001 -- the namenode stopping; startup recovery closes it
             log.warning("could not close %s after its upload failed", self.path, exc_info=True)
 
