@@ -58,6 +58,7 @@ class Namespace:
     max_record = edits.DEFAULT_MAX_RECORD     # the largest op it logs; the reader's limit
     acls_enabled = True                       # dfs.namenode.acls.enabled
     supergroup = "supergroup"                 # dfs.permissions.superusergroup
+    _reserved: reserved.ReservedDirectory | None = None      # made when first asked for
 
     def __init__(self, tree: Tree | None = None, *, clock: Callable[[], int] = wall_clock_ms,
                  **tree_kw: Any) -> None:
@@ -109,10 +110,9 @@ class Namespace:
     def reserved_directory(self) -> reserved.ReservedDirectory:
         """``/.reserved``, as stat and listing answer for it (one, so a listing read page by
         page sees the same directory)."""
-        found = getattr(self, "_reserved", None)
-        if found is None:
-            found = self._reserved = reserved.ReservedDirectory(self.supergroup)
-        return found
+        if self._reserved is None:
+            self._reserved = reserved.ReservedDirectory(self.supergroup)
+        return self._reserved
 
     def target(self, path: str, caller: Caller) -> INode:
         """``status`` for a request that changes the inode: a path inside a snapshot is
