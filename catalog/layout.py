@@ -275,7 +275,8 @@ class Store:
                       f"{version - 1}, which names the one a restore reads, is gone or "
                       f"unreadable")
 
-    def chain(self, version: int, committed: dict | None = None) -> list[FileRef] | None:
+    def chain(self, version: int, committed: dict | None = None, lineage=None
+              ) -> list[FileRef] | None:
         """The files a restore of ``version`` reads: the newest snapshot at or below it and
         every delta after that (all deltas down to 1 when there is no snapshot); None when
         one is missing. Version 0 is the empty store. With unique ids each version is the
@@ -284,16 +285,58 @@ class Store:
         snapshot of the lineage that changelog records, which is the chain of committed ids
         below it (each batch's task loads the version the previous commit named). The
         lineage itself, inside the compressed changelog (StateStoreChangelogReaderV3/V4), is
-        not read."""
-        return self.restore(version, committed)[0]
+        not read here; ``lineage(changelog)``, when given, reads it (``restore``)."""
+        return self.restore(version, committed, lineage)[0]
 
-    def gap(self, version: int, committed: dict | None = None) -> str:
+    def gap(self, version: int, committed: dict | None = None, lineage=None) -> str:
         """Why ``version`` cannot be restored, in words."""
-        return self.restore(version, committed)[1]
+        return self.restore(version, committed, lineage)[1]
 
-    def restore(self, version: int, committed: dict | None = None
+    def restore(self, version: int, committed: dict | None = None, lineage=None
                 ) -> tuple[list[FileRef] | None, str]:
-        """``(chain, "")``, or ``(None, why)`` when a file of the chain is missing."""
+        """``(chain, "")``, or ``(None, why)`` when a file of the chain is missing.
+        ``lineage(changelog)``: the ``(version, id)`` items a format version 2 changelog
+        records (``changelog.lineage``), a string saying why it cannot be read (Spark
+        cannot either), or None when it is not known (another codec): the chain is then
+        the lineage's, as ``RocksDB.loadWithCheckpointId`` takes it, else the committed
+        ids'."""
+        top, why = self.at(version, committed)
+        if self.unique and lineage is not None and top and SNAPSHOT not in top \
+                and DELTA in top:
+            items = lineage(top[DELTA])
+            if isinstance(items, str):
+                return None, f"{self.path}: {items}"
+            if items is not None:
+                return self._replay(version, top[DELTA], items)
+        return self._walk(version, committed)
+
+    def _replay(self, version: int, top: FileRef, items) -> tuple[list[FileRef] | None, str]:
+        """The chain of ``top`` (version ``version``'s changelog) by the lineage it records:
+        the newest snapshot of the lineage and every changelog after it, or every changelog
+        when the lineage starts at version 1 (``RocksDB.loadWithCheckpointId``,
+        ``RocksDBFileManager.getLatestSnapshotVersionAndUniqueIdFromLineage``)."""
+        top_id = state_name(top.path.rsplit("/", 1)[-1]).unique_id
+        full = sorted(set(items) | {(version, top_id)})
+        base = next((v for v, u in reversed(full)
+                     if SNAPSHOT in self.unique.get(v, {}).get(u, {})), None)
+        if base is None and full[0][0] != 1:
+            return None, (f"{self.path}: state version {version} has no base: its "
+                          f"changelog's lineage starts at version {full[0][0]} and no "
+                          f"snapshot of it is left (cannotFindBaseSnapshotCheckpoint)")
+        needed = []
+        for v, u in reversed(full):
+            files = self.unique.get(v, {}).get(u, {})
+            if v == base:
+                needed.append(files[SNAPSHOT])
+                break
+            if DELTA not in files:
+                return None, (f"{self.path}: state version {v} is missing: no {v}_{u}"
+                              f".changelog, which the lineage of {top.path} names (needed "
+                              f"to rebuild version {version})")
+            needed.append(files[DELTA])
+        return needed, ""
+
+    def _walk(self, version: int, committed) -> tuple[list[FileRef] | None, str]:
         needed = []
         for v in range(version, 0, -1):
             files, why = self.at(v, committed)

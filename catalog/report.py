@@ -239,7 +239,7 @@ def validate(layout: Layout, contents: dict[str, bytes],
 def _chain_paths(layout: Layout, batch: int) -> set[str]:
     """The state files a restart after ``batch`` reads."""
     return {f.path for store in layout.stores
-            for f in store.chain(batch + 1, layout.unique_ids) or ()}
+            for f in store.chain(batch + 1, layout.unique_ids, layout.lineage) or ()}
 
 
 def _structure_issues(layout: Layout) -> list[Issue]:

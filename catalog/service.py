@@ -21,7 +21,17 @@ import logging
 import time
 from typing import Callable, NamedTuple
 
-from nnlite.catalog import checksums, flink, jobs, layout, others, report, retention, streaming
+from nnlite.catalog import (
+    changelog,
+    checksums,
+    flink,
+    jobs,
+    layout,
+    others,
+    report,
+    retention,
+    streaming,
+)
 from nnlite.catalog.errors import (
     CheckpointBusyError,
     CheckpointNotFoundError,
@@ -48,6 +58,7 @@ LIST = permission.READ | permission.EXECUTE       # LISTSTATUS of a directory
 ANONYMOUS = "dr.who"          # hadoop.http.staticuser.user: who an anonymous web page is
 
 MAX_LOG_FILE = 64 << 20
+LINEAGE_HEAD = 256 << 10      # bytes of a changelog read for its lineage (lz4 frames of 32 KiB)
 
 
 def parse_policy(text: str) -> dict[str, int]:
@@ -118,7 +129,10 @@ class CatalogService:
                 f"metadata){f'; it holds a {kind} checkpoint' if kind else ''}", path=path)
         found = self._scan_streaming(node, path, caller)
         check_read(caller, node, path, streaming.log_files(found) + [
-            f for pair in checksums.sidecars(found.stores) for f in pair])
+            f for pair in checksums.sidecars(found.stores) for f in pair] + [
+            f for store in found.stores for _, kind, f in store.files()
+            if kind == layout.DELTA and store.unique])
+        found.lineage = self._lineage_reader()
         return found
 
     def read_file(self, ref: layout.FileRef) -> bytes:
@@ -134,6 +148,37 @@ class CatalogService:
 
     def _contents(self, found: streaming.Layout) -> dict:
         return {ref.path: self._read_or_error(ref) for ref in streaming.log_files(found)}
+
+    def _lineage_reader(self):
+        """``layout.Store.restore``'s ``lineage``: a format version 2 changelog's lineage
+        from the head of the file (``changelog.lineage``), each file read once; why it
+        cannot be read, when Spark could not either; None for another codec."""
+        cache: dict[str, object] = {}
+
+        def lineage(ref: layout.FileRef):
+            if ref.path not in cache:
+                try:
+                    cache[ref.path] = changelog.lineage(self._head(ref), ref.path)
+                except changelog.UnknownCodec:
+                    cache[ref.path] = None
+                except changelog.ChangelogError as exc:
+                    cache[ref.path] = str(exc)
+                except Exception as exc:    # a missing block is reported, not raised
+                    cache[ref.path] = f"{ref.path} could not be read: {exc}"
+            return cache[ref.path]
+        return lineage
+
+    def _head(self, ref: layout.FileRef, limit: int = LINEAGE_HEAD) -> bytes:
+        """The first ``limit`` bytes of a file (a changelog's head)."""
+        self.files_read += 1
+        chunks, left = [], min(limit, ref.length)
+        for block_id, num_bytes, _ in ref.blocks:
+            if left <= 0:
+                break
+            with self.store.open_block(block_id, num_bytes) as handle:
+                chunks.append(handle.read(min(left, num_bytes)))
+            left -= len(chunks[-1])
+        return b"".join(chunks)
 
     def _checksums(self, found: streaming.Layout, only: set[str] | None = None
                    ) -> dict[str, str]:
@@ -462,8 +507,9 @@ class CatalogService:
                   found.offsets.get(before) if before is not None else None]
         contents = {ref.path: self._read_or_error(ref) for ref in wanted if ref is not None}
         _, bad = report.parse_all(found, contents)
+        found.lineage = self._lineage_reader()
         chains = {f.path for store in found.stores
-                  for f in store.chain(batch + 1, found.unique_ids) or ()}
+                  for f in store.chain(batch + 1, found.unique_ids, found.lineage) or ()}
         bad.update(self._checksums(found, chains))
         sources = {}
         for name, offset in found.log_offsets.get(batch, {}).items():

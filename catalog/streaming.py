@@ -62,6 +62,7 @@ and with a snapshot per version, and the offset log's version 2):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from nnlite.catalog.layout import (
     FileRef,
@@ -100,6 +101,8 @@ class Layout:
     # batch -> {(operator, partition): the state stores' unique ids}, from commits/<batch>
     # (checkpoint format version 2) once it is read: the ids of state version batch + 1
     unique_ids: dict[int, dict[tuple[str, str], list[str]]] = field(default_factory=dict)
+    # changelog -> its lineage (layout.Store.restore), set by a reader that may read files
+    lineage: Callable | None = None
     files: int = 0
     bytes: int = 0
     state_bytes: int = 0
@@ -208,7 +211,7 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
     if batch > 0:
         out += _previous_offsets(layout, batch, bad)
     for store in layout.stores:
-        chain, why = store.restore(batch + 1, layout.unique_ids)
+        chain, why = store.restore(batch + 1, layout.unique_ids, layout.lineage)
         if why:
             out.append(why)
             continue

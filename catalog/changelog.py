@@ -1,0 +1,134 @@
+"""The lineage a RocksDB changelog of checkpoint format version 2 records, read from its head.
+
+A changelog (``<version>_<uniqueId>.changelog``) is one compressed stream
+(``spark.sql.streaming.stateStore.compression.codec``, ``lz4`` by default: lz4-java's
+``LZ4BlockOutputStream``) of a ``DataOutputStream``: ``writeUTF("v3")`` or ``"v4"``, then
+``writeUTF`` of the lineage as JSON, ``[{"version": v, "checkpointUniqueId": id}, ...]``
+(``StateStoreChangelogWriterV3/V4.writeLineage``), then the records. A restore of that
+version without its own snapshot replays it onto the newest snapshot of that lineage, or
+onto the empty store when the lineage starts at version 1, and fails otherwise
+(``RocksDB.loadWithCheckpointId``, ``cannotFindBaseSnapshotCheckpoint``).
+
+``LZ4BlockOutputStream``'s frames: ``LZ4Block`` (8 bytes), a token (method: 0x10 raw,
+0x20 LZ4; level in the low bits), the compressed and the original length (little-endian
+int32), a checksum (int32, not checked here), then the block. Only the frames the head
+needs are decoded. Pure functions.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+LZ4_MAGIC = b"LZ4Block"
+_HEADER = struct.Struct("<Bii4x")           # token, compressed, original, (checksum)
+_RAW, _LZ4 = 0x10, 0x20
+LINEAGE_VERSIONS = ("v3", "v4")             # the changelog versions that carry one
+
+
+class ChangelogError(ValueError):
+    pass
+
+
+class UnknownCodec(ChangelogError):
+    """Not an lz4 stream: another codec, whose lineage this module does not read."""
+
+
+def lineage(head: bytes, what: str) -> list[tuple[int, str]]:
+    """``(version, unique id)`` of each lineage item of the changelog whose first bytes are
+    ``head`` (enough of them for its first frames). ChangelogError, naming ``what``, when
+    it is not an lz4 stream, not version 3 or 4, or cut short."""
+    if not head.startswith(LZ4_MAGIC):
+        raise UnknownCodec(f"{what} is not an lz4 stream (another stateStore.compression."
+                             f"codec?): its lineage is not read")
+    data = b""
+    for frame in _frames(head, what):
+        data += frame
+        try:
+            version, rest = _utf(data, 0)
+            if version not in LINEAGE_VERSIONS:
+                raise ChangelogError(f"{what} is changelog version {version!r}, which "
+                                     f"records no lineage")
+            text, _ = _utf(data, rest)
+        except IndexError:
+            continue                        # the head spans the next frame
+        return _items(text, what)
+    raise ChangelogError(f"{what}: the lineage is cut short")
+
+
+def _items(text: str, what: str) -> list[tuple[int, str]]:
+    try:
+        items = json.loads(text)
+        return [(int(i["version"]), str(i["checkpointUniqueId"])) for i in items]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ChangelogError(f"{what}: the lineage is not [{{version, "
+                             f"checkpointUniqueId}}, ...]") from exc
+
+
+def _utf(data: bytes, at: int) -> tuple[str, int]:
+    """``DataInputStream.readUTF`` (the lineage is ASCII JSON): IndexError when short."""
+    if at + 2 > len(data):
+        raise IndexError(at)
+    size = int.from_bytes(data[at:at + 2], "big")
+    if at + 2 + size > len(data):
+        raise IndexError(at)
+    return data[at + 2:at + 2 + size].decode("utf-8", "replace"), at + 2 + size
+
+
+def _frames(head: bytes, what: str):
+    at = 0
+    while head.startswith(LZ4_MAGIC, at) and at + len(LZ4_MAGIC) + _HEADER.size <= len(head):
+        token, compressed, original = _HEADER.unpack_from(head, at + len(LZ4_MAGIC))
+        start = at + len(LZ4_MAGIC) + _HEADER.size
+        block = head[start:start + compressed]
+        if len(block) < compressed:
+            return                          # past the bytes read
+        method = token & 0xF0
+        if method == _RAW:
+            yield block
+        elif method == _LZ4:
+            yield decompress(block, original, what)
+        else:
+            raise ChangelogError(f"{what}: an lz4 frame of unknown method {method:#x}")
+        at = start + compressed
+
+
+def decompress(block: bytes, size: int, what: str = "block") -> bytes:
+    """One raw LZ4 block (the LZ4 block format: sequences of literals and back-references)
+    into its ``size`` bytes."""
+    out = bytearray()
+    i = 0
+    try:
+        while i < len(block):
+            token = block[i]
+            i += 1
+            literals, i = _length(block, i, token >> 4)
+            out += block[i:i + literals]
+            i += literals
+            if i >= len(block):
+                break                       # the last sequence has literals only
+            offset = block[i] | block[i + 1] << 8
+            i += 2
+            match, i = _length(block, i, token & 0x0F)
+            match += 4
+            if not 0 < offset <= len(out):
+                raise ChangelogError(f"{what}: an lz4 back-reference past its start")
+            for _ in range(match):
+                out.append(out[-offset])
+    except IndexError as exc:
+        raise ChangelogError(f"{what}: an lz4 block cut short") from exc
+    if len(out) != size:
+        raise ChangelogError(f"{what}: an lz4 block of {len(out)} bytes, not {size}")
+    return bytes(out)
+
+
+def _length(block: bytes, i: int, nibble: int) -> tuple[int, int]:
+    length = nibble
+    if nibble == 15:
+        while True:
+            extra = block[i]
+            i += 1
+            length += extra
+            if extra != 255:
+                break
+    return length, i

@@ -1,0 +1,119 @@
+"""catalog/changelog.py: the lineage at the head of a format version 2 changelog, through
+lz4-java's block frames, and the chains ``layout.Store.restore`` builds from it."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+
+from nnlite.catalog import changelog, streaming
+from tests.catalog.builder import BASE, Checkpoint, unique_id
+
+
+def literals(data: bytes) -> bytes:
+    """An LZ4 block of one literal run."""
+    n = len(data)
+    if n < 15:
+        return bytes([n << 4]) + data
+    rest, extra = n - 15, b""
+    while rest >= 255:
+        extra, rest = extra + b"\xff", rest - 255
+    return bytes([0xF0]) + extra + bytes([rest]) + data
+
+
+def frame(block: bytes, size: int, method: int = 0x20) -> bytes:
+    """One LZ4BlockOutputStream frame (level 5; checksum not checked)."""
+    return b"LZ4Block" + struct.pack("<Bii", method | 5, len(block), size) + bytes(4) + block
+
+
+def utf(text: str) -> bytes:
+    return len(text).to_bytes(2, "big") + text.encode()
+
+
+def head(items, version: str = "v3") -> bytes:
+    lineage = json.dumps([{"version": v, "checkpointUniqueId": u} for v, u in items])
+    payload = utf(version) + utf(lineage) + b"\x00\x00\x00\x05records"
+    return frame(literals(payload), len(payload))
+
+
+def test_the_lineage_of_a_v3_and_a_v4_changelog():
+    items = [(2, "a"), (3, "b")]
+    assert changelog.lineage(head(items), "f") == items
+    assert changelog.lineage(head([], "v4"), "f") == []
+
+
+def test_a_lineage_split_across_frames_and_a_raw_frame():
+    payload = utf("v3") + utf(json.dumps([{"version": 1, "checkpointUniqueId": "x" * 40}]))
+    cut = 10
+    data = (frame(literals(payload[:cut]), cut) +
+            frame(payload[cut:], len(payload) - cut, method=0x10))
+    assert changelog.lineage(data, "f") == [(1, "x" * 40)]
+
+
+def test_back_references_are_copied_overlapping():
+    block = bytes([0x32]) + b"abc" + b"\x03\x00"      # "abc", then 6 bytes from 3 back
+    assert changelog.decompress(block, 9) == b"abcabcabc"
+
+
+@pytest.mark.parametrize("data, error, words", [
+    (b"\x28\xb5\x2f\xfd zstd", changelog.UnknownCodec, "not an lz4 stream"),
+    (head([], "v2"), changelog.ChangelogError, "records no lineage"),
+    (head([(1, "a")])[:30], changelog.ChangelogError, "cut short"),
+    (frame(bytes([0x12]) + b"a\x05\x00", 6), changelog.ChangelogError,
+     "back-reference past its start"),
+])
+def test_heads_spark_could_not_read(data, error, words):
+    with pytest.raises(error, match=words):
+        changelog.lineage(data, "f")
+
+
+# ------------------------------------------------------- chains by a changelog's lineage
+
+def lineages(ckpt: Checkpoint, table: dict):
+    """A ``lineage`` reader over ``{(version, partition): items}``."""
+    def lineage(ref):
+        name = ref.path.rsplit("/", 1)[1]
+        version = int(name.split("_")[0])
+        partition = int(ref.path.rsplit("/", 2)[1])
+        return table.get((version, partition))
+    return lineage
+
+
+def test_a_chain_follows_the_lineage_its_changelog_records():
+    """The lineage, not the commits, names the versions a restore replays: a changelog
+    whose lineage names an id whose file is gone does not restore, though the version has a
+    file of another id (the commit naming it was retained away)."""
+    ckpt = Checkpoint(5, unique_ids=True)          # versions 1-5, changelogs only
+    for v in range(1, 4):
+        ckpt.remove(f"commits/{v - 1}")             # as retention leaves it
+    ckpt.put(ckpt.state_name(3, 0, "delta", attempt=1), b"attempt 1")
+    ckpt.remove(ckpt.state_name(3, 0, "delta"))
+    found = streaming.scan(ckpt.node(), BASE)
+    store = next(s for s in found.stores if s.partition == "0")
+    assert store.chain(5) is not None               # by the one id version 3 has left
+    table = {(5, 0): [(v, unique_id(v, 0)) for v in range(1, 5)]}
+    chain, why = store.restore(5, lineage=lineages(ckpt, table))
+    assert chain is None and f"no 3_{unique_id(3, 0)}.changelog" in why
+
+
+def test_a_lineage_that_starts_above_version_1_needs_one_of_its_snapshots():
+    """RocksDB.loadWithCheckpointId: the newest snapshot of the lineage, else the empty
+    store only when the lineage starts at version 1 (cannotFindBaseSnapshotCheckpoint)."""
+    ckpt = Checkpoint(6, snapshot_every=3, unique_ids=True)
+    found = streaming.scan(ckpt.node(), BASE)
+    store = next(s for s in found.stores if s.partition == "1")
+    table = {(5, 1): [(3, unique_id(3, 1)), (4, unique_id(4, 1))]}
+    chain, _ = store.restore(5, lineage=lineages(ckpt, table))
+    assert [f.path.rsplit("/", 1)[1].split("_")[0] + "." + f.path.rsplit(".", 1)[1]
+            for f in chain] == ["5.changelog", "4.changelog", "3.zip"]
+    ckpt.remove(ckpt.state_name(3, 1, "snapshot"))
+    found = streaming.scan(ckpt.node(), BASE)
+    store = next(s for s in found.stores if s.partition == "1")
+    assert store.chain(5) is not None               # the commits' walk reaches version 1
+    chain, why = store.restore(5, lineage=lineages(ckpt, table))
+    assert chain is None and "lineage starts at version 3" in why
+    assert "cannotFindBaseSnapshotCheckpoint" in why
+    unreadable = store.restore(5, lineage=lambda ref: "it is cut short")
+    assert unreadable == (None, f"{store.path}: it is cut short")
