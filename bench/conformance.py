@@ -6,6 +6,12 @@ cannot run.
 
     .venv/bin/python bench/conformance.py [--operators aggregation,...] [--stores hdfs,...]
                                           [--keeps 2,6] [--batches 6] [--full]
+                                          [--damages leftover,checksum,swap]
+
+``--damages``: the cells of the checkpoint format version 2 stores run again once per
+damage done to the retained checkpoint before its copies (tests/catalog/conformance.py's
+DAMAGES: another attempt's leftover files beside the newest committed ones, a committed
+file that fails its ``.crc``, a committed file swapped for a leftover).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.catalog.conformance import (  # noqa: E402
+    DAMAGES,
+    FORMAT,
     OPERATORS,
     STORES,
     run_cell,
@@ -38,6 +46,8 @@ def main() -> int:
     ap.add_argument("--keeps", default="2,6")
     ap.add_argument("--batches", type=int, default=6)
     ap.add_argument("--full", action="store_true", help="one row per verdict")
+    ap.add_argument("--damages", default="",
+                    help=f"also run the format version 2 cells with each of {','.join(DAMAGES)}")
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -56,14 +66,19 @@ def main() -> int:
                 for store in args.stores.split(","):
                     if store not in operator.stores:
                         continue
-                    for keep in (int(k) for k in args.keeps.split(",")):
-                        print(f"conformance: {name} on {store}, keep {keep} ...",
-                              file=sys.stderr, flush=True)
-                        try:
-                            outcomes += run_cell(spark, operator, store, keep, nn.url,
-                                                 nn.port, Path(tmp), args.batches)
-                        except Exception as exc:    # the cell could not run: say so, go on
-                            failed.append(f"{name} on {store}, keep {keep}: {why(exc)}")
+                    damages = [None] + ([d for d in args.damages.split(",") if d]
+                                        if STORES[store].get(FORMAT) == "2" else [])
+                    for damage in damages:
+                        for keep in (int(k) for k in args.keeps.split(",")):
+                            what = f"{name} on {store}{f'+{damage}' if damage else ''}, " \
+                                   f"keep {keep}"
+                            print(f"conformance: {what} ...", file=sys.stderr, flush=True)
+                            try:
+                                outcomes += run_cell(spark, operator, store, keep, nn.url,
+                                                     nn.port, Path(tmp), args.batches,
+                                                     damage=damage)
+                            except Exception as exc:    # the cell could not run: say so
+                                failed.append(f"{what}: {why(exc)}")
         finally:
             nn.stop()
             spark.stop()

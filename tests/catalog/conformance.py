@@ -10,7 +10,8 @@ copy of the checkpoint:
 
 Each operator is a query over the same input files (one file per micro-batch) whose every
 batch's output is recorded, a ``merge`` that folds recorded batches into the query's result
-and the ``expected`` result computed in Python. ``tests/catalog/test_conformance.py`` runs a
+and the ``expected`` result computed in Python. The restarts find one input file more than
+the first run had, so each runs at least one batch and reads the state it restored. ``tests/catalog/test_conformance.py`` runs a
 representative part in CI; ``bench/conformance.py`` runs the whole matrix and prints its table.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import uuid
 from abc import ABC, abstractmethod
 from collections import Counter
 from contextlib import contextmanager
@@ -350,15 +352,73 @@ def _remove_state_after(hdfs: WebHdfsClient, directory: str, version: int) -> No
             hdfs.delete(where)
 
 
+# ------------------------------------------------- damage to format version 2 state files
+
+UNIQUE_STATE_FILE = re.compile(r"(\d+)_([^.]+)\.(changelog|zip)")
+DAMAGED_VERSION = 4         # batch 3's state: read by batches 3-5 without snapshots
+
+
+def _unique_files(hdfs: WebHdfsClient, directory: str, version: int) -> list[str]:
+    """The ``<version>_<id>.changelog|.zip`` files under ``directory`` (its stores)."""
+    out = []
+    for entry in hdfs.list(directory):
+        where = f"{directory}/{entry['pathSuffix']}"
+        if entry["type"] == "DIRECTORY":
+            if not entry["pathSuffix"].startswith("_") and entry["pathSuffix"] != "SSTs":
+                out += _unique_files(hdfs, where, version)
+        elif (m := UNIQUE_STATE_FILE.fullmatch(entry["pathSuffix"])) and \
+                int(m.group(1)) == version:
+            out.append(where)
+    return sorted(out)
+
+
+def _renamed(path: str) -> str:
+    """``path`` with another unique id, as another task attempt would have named it."""
+    head, name = path.rsplit("/", 1)
+    m = UNIQUE_STATE_FILE.fullmatch(name)
+    return f"{head}/{m.group(1)}_{uuid.uuid4()}.{m.group(3)}"
+
+
+def add_leftovers(hdfs: WebHdfsClient, base: str, batches: int) -> None:
+    """Beside each of partition 0's files of the newest version, the same bytes under
+    another unique id: what a task attempt that was not committed leaves."""
+    for path in _unique_files(hdfs, f"{base}/state/0/0", batches):
+        hdfs.create(_renamed(path), b"".join(hdfs.read(path)))
+
+
+def flip_a_byte(hdfs: WebHdfsClient, base: str, batches: int) -> None:
+    """One byte of partition 0's first file of DAMAGED_VERSION changed, its ``.crc`` kept."""
+    path = _unique_files(hdfs, f"{base}/state/0/0", DAMAGED_VERSION)[0]
+    data = bytearray(b"".join(hdfs.read(path)))
+    data[len(data) // 2] ^= 0x01
+    hdfs.create(path, bytes(data), overwrite=True)
+
+
+def swap_for_a_leftover(hdfs: WebHdfsClient, base: str, batches: int) -> None:
+    """Partition 0's first committed file of DAMAGED_VERSION renamed to another unique id:
+    only a leftover of that version is left."""
+    path = _unique_files(hdfs, f"{base}/state/0/0", DAMAGED_VERSION)[0]
+    hdfs.rename(path, _renamed(path))
+
+
+# Applied to a retained checkpoint before its copies (checkpoint format version 2 stores).
+DAMAGES = {"leftover": add_leftovers, "checksum": flip_a_byte, "swap": swap_for_a_leftover}
+
+
 def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: int, tmp_path,
-             batches: int = 6, user: str = "tester", scheme: str = "webhdfs") -> list[Outcome]:
+             batches: int = 6, user: str = "tester", scheme: str = "webhdfs",
+             damage: str | None = None) -> list[Outcome]:
     """One cell of the matrix: ``operator`` on ``store``, retained to ``keep`` batches, and
     every batch's verdict against Spark's restart (see the module docstring). Spark's
     checkpoints go to ``<scheme>://127.0.0.1:<port>`` (``port`` that scheme's: the RPC
-    port for hdfs://); the catalog and the copies by hand go through ``url``."""
+    port for hdfs://); the catalog and the copies by hand go through ``url``. ``damage``
+    (a key of DAMAGES) is done to the retained checkpoint before it is copied; the cell's
+    store reads ``<store>+<damage>``."""
     outcomes = []
     root = f"{scheme}://127.0.0.1:{port}"
-    cell = f"{re.sub(r'[^a-z0-9]+', '-', operator.name.lower())}-{store}-{keep}"
+    label = f"{store}+{damage}" if damage else store
+    cell = f"{re.sub(r'[^a-z0-9]+', '-', operator.name.lower())}-{label.replace('+', '-')}" \
+           f"-{keep}"
     src = tmp_path / f"in-{cell}-{next(_names)}"
     src.mkdir()
     base = f"/conformance/{cell}/base"
@@ -370,9 +430,16 @@ def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: i
         first.run()
         assert operator.merge(first.batches[b] for b in sorted(first.batches)) == want, \
             f"{operator.name} on {store}: the uninterrupted run is not the expected result"
+        # One more input file for the restarts only: each of them runs a batch, so each
+        # reads the state it restored (after the last batch it would otherwise run none and
+        # never load it).
+        files.append(feed(src, batches))
+        want = operator.expected(files)
         if operator.async_progress:
             hdfs.set_xattr(base, ASYNC_PROGRESS_XATTR, "true")
         catalog.retain(base, keep)
+        if damage:
+            DAMAGES[damage](hdfs, base, batches)
         for batch in range(batches):
             copy = f"/conformance/{cell}/b{batch}"
             hdfs.mkdirs(copy)
@@ -389,23 +456,24 @@ def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: i
             try:
                 replay.run()
             except Exception as exc:               # Spark refused the checkpoint
-                outcomes.append(Outcome(operator.name, store, keep, batch, restores,
+                outcomes.append(Outcome(operator.name, label, keep, batch, restores,
                                         f"failed: {why(exc)}", reason))
                 continue
             kept = [first.batches[b] for b in sorted(first.batches) if b <= batch]
             final = operator.merge(kept + [replay.batches[b] for b in sorted(replay.batches)])
             exact = final == want and (not replay.batches or min(replay.batches) == batch + 1)
-            outcomes.append(Outcome(operator.name, store, keep, batch, restores,
+            outcomes.append(Outcome(operator.name, label, keep, batch, restores,
                                     "exact" if exact else "wrong", reason))
     return outcomes
 
 
 def why(exc: Exception) -> str:
-    """Spark's own reason: its error class (the innermost, not STREAM_FAILED), else the
-    first line of the message the query ended with."""
+    """Spark's own reason: its error class (the innermost, not STREAM_FAILED nor the
+    foreachBatch wrapper around what the batch's job raised), else the first line of the
+    message the query ended with."""
     text = str(exc)
     classes = [c for c in re.findall(r"\[([A-Z][A-Z_]+(?:\.[A-Z_]+)*)\]", text)
-               if c != "STREAM_FAILED"]
+               if c not in ("STREAM_FAILED", "FOREACH_BATCH_USER_FUNCTION_ERROR")]
     if classes:
         return classes[0]
     first = text.split("terminated with exception:")[-1].strip().splitlines()[0]

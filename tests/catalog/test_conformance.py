@@ -41,6 +41,21 @@ def test_every_verdict_is_spark_s_own_on_a_checkpoint_written_over_hdfs(spark, s
     check(outcomes, "aggregation", 2)
 
 
+@pytest.mark.parametrize("damage,keep,restored", [
+    ("swap", 6, [0, 1, 2]),          # version 4's committed file renamed: 3-5 read it
+    ("leftover", 2, [4, 5]),         # another attempt's files beside the newest: harmless
+])
+def test_every_verdict_is_spark_s_own_on_damaged_format_v2_files(spark, server, tmp_path,
+                                                                 damage, keep, restored):
+    """conformance.DAMAGES done to a retained RocksDB format version 2 checkpoint: the
+    catalog's verdicts, from the changelogs' lineages and the commits, are Spark's."""
+    outcomes = run_cell(spark, OPERATORS["aggregation"], "rocksdb-v2", keep, server.url,
+                        server.port, tmp_path, BATCHES, damage=damage)
+    shown = "\n".join(table(outcomes))
+    assert [o for o in outcomes if not o.agrees] == [], shown
+    assert [o.batch for o in outcomes if o.catalog_restores] == restored, shown
+
+
 def check(outcomes: list[Outcome], operator: str, keep: int) -> None:
     shown = "\n".join(table(outcomes))
     assert [o for o in outcomes if not o.agrees] == [], shown
