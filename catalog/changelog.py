@@ -12,7 +12,9 @@ onto the empty store when the lineage starts at version 1, and fails otherwise
 ``LZ4BlockOutputStream``'s frames: ``LZ4Block`` (8 bytes), a token (method: 0x10 raw,
 0x20 LZ4; level in the low bits), the compressed and the original length (little-endian
 int32), a checksum (int32, not checked here), then the block. Only the frames the head
-needs are decoded. Pure functions.
+needs are decoded, the last of them as far as the bytes read go (an LZ4 block decodes from
+its start), so ``HEAD`` bytes always hold the lineage: ``writeUTF`` caps it at 65535 bytes,
+and LZ4 output is never much shorter than its input. Pure functions.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ LZ4_MAGIC = b"LZ4Block"
 _HEADER = struct.Struct("<Bii4x")           # token, compressed, original, (checksum)
 _RAW, _LZ4 = 0x10, 0x20
 LINEAGE_VERSIONS = ("v3", "v4")             # the changelog versions that carry one
+HEAD = 80 << 10                             # bytes of a changelog that hold its lineage
 
 
 class ChangelogError(ValueError):
@@ -81,21 +84,23 @@ def _frames(head: bytes, what: str):
         token, compressed, original = _HEADER.unpack_from(head, at + len(LZ4_MAGIC))
         start = at + len(LZ4_MAGIC) + _HEADER.size
         block = head[start:start + compressed]
-        if len(block) < compressed:
-            return                          # past the bytes read
+        whole = len(block) == compressed    # else the frame goes past the bytes read
         method = token & 0xF0
         if method == _RAW:
             yield block
         elif method == _LZ4:
-            yield decompress(block, original, what)
+            yield decompress(block, original, what, prefix=not whole)
         else:
             raise ChangelogError(f"{what}: an lz4 frame of unknown method {method:#x}")
+        if not whole:
+            return
         at = start + compressed
 
 
-def decompress(block: bytes, size: int, what: str = "block") -> bytes:
+def decompress(block: bytes, size: int, what: str = "block", prefix: bool = False) -> bytes:
     """One raw LZ4 block (the LZ4 block format: sequences of literals and back-references)
-    into its ``size`` bytes."""
+    into its ``size`` bytes; with ``prefix``, ``block`` is the start of one and what it
+    decodes to is returned (a sequence is decoded as the bytes come)."""
     out = bytearray()
     i = 0
     try:
@@ -116,7 +121,11 @@ def decompress(block: bytes, size: int, what: str = "block") -> bytes:
             for _ in range(match):
                 out.append(out[-offset])
     except IndexError as exc:
+        if prefix:
+            return bytes(out)
         raise ChangelogError(f"{what}: an lz4 block cut short") from exc
+    if prefix:
+        return bytes(out)
     if len(out) != size:
         raise ChangelogError(f"{what}: an lz4 block of {len(out)} bytes, not {size}")
     return bytes(out)

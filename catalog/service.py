@@ -58,7 +58,6 @@ LIST = permission.READ | permission.EXECUTE       # LISTSTATUS of a directory
 ANONYMOUS = "dr.who"          # hadoop.http.staticuser.user: who an anonymous web page is
 
 MAX_LOG_FILE = 64 << 20
-LINEAGE_HEAD = 256 << 10      # bytes of a changelog read for its lineage (lz4 frames of 32 KiB)
 
 
 def parse_policy(text: str) -> dict[str, int]:
@@ -158,7 +157,7 @@ class CatalogService:
         def lineage(ref: layout.FileRef):
             if ref.path not in cache:
                 try:
-                    cache[ref.path] = changelog.lineage(self._head(ref), ref.path)
+                    cache[ref.path] = self._read_lineage(ref)
                 except changelog.UnknownCodec:
                     cache[ref.path] = None
                 except changelog.ChangelogError as exc:
@@ -168,7 +167,10 @@ class CatalogService:
             return cache[ref.path]
         return lineage
 
-    def _head(self, ref: layout.FileRef, limit: int = LINEAGE_HEAD) -> bytes:
+    def _read_lineage(self, ref: layout.FileRef) -> list[tuple[int, str]]:
+        return changelog.lineage(self._head(ref, changelog.HEAD), ref.path)
+
+    def _head(self, ref: layout.FileRef, limit: int) -> bytes:
         """The first ``limit`` bytes of a file (a changelog's head)."""
         self.files_read += 1
         chunks, left = [], min(limit, ref.length)

@@ -52,6 +52,22 @@ def test_a_lineage_split_across_frames_and_a_raw_frame():
     assert changelog.lineage(data, "f") == [(1, "x" * 40)]
 
 
+def test_the_head_of_a_frame_longer_than_the_bytes_read_decodes():
+    """A lineage near writeUTF's 65535-byte cap in a frame larger than ``HEAD`` (a larger
+    spark.io.compression.lz4.blockSize): the part of the frame read decodes far enough."""
+    items = [(v, f"{v:036d}") for v in range(1, 800)]
+    payload = _payload(items)
+    assert 60_000 < len(payload) <= 65535 + 6         # writeUTF's cap, and the version
+    big = frame(literals(payload + bytes(1 << 20)), len(payload) + (1 << 20))
+    assert len(big) > changelog.HEAD
+    assert changelog.lineage(big[:changelog.HEAD], "f") == items
+
+
+def _payload(items) -> bytes:
+    lineage = json.dumps([{"version": v, "checkpointUniqueId": u} for v, u in items])
+    return utf("v3") + utf(lineage)
+
+
 def test_back_references_are_copied_overlapping():
     block = bytes([0x32]) + b"abc" + b"\x03\x00"      # "abc", then 6 bytes from 3 back
     assert changelog.decompress(block, 9) == b"abcabcabc"
@@ -61,6 +77,7 @@ def test_back_references_are_copied_overlapping():
     (b"\x28\xb5\x2f\xfd zstd", changelog.UnknownCodec, "not an lz4 stream"),
     (head([], "v2"), changelog.ChangelogError, "records no lineage"),
     (head([(1, "a")])[:30], changelog.ChangelogError, "cut short"),
+    (frame(literals(b"\x00\x02v3\x00\x40[{"), 8), changelog.ChangelogError, "cut short"),
     (frame(bytes([0x12]) + b"a\x05\x00", 6), changelog.ChangelogError,
      "back-reference past its start"),
 ])
