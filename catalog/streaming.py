@@ -38,12 +38,14 @@ and with a snapshot per version, and the offset log's version 2):
 5. Every state store rebuilds version ``b + 1``: the newest snapshot at or below it and every
    delta after it (``HDFSBackedStateStoreProvider.loadMap``; ``RocksDBFileManager`` the same
    with ``<v>.zip`` snapshots and ``<v>.changelog`` files). With checkpoint format version 2
-   (``<v>_<uniqueId>`` names) each version is the unique id the commits record
-   (``commits/v-1``'s stateUniqueIds, ``RocksDB.loadWithCheckpointId``: the zip of that id,
-   else its changelog replayed onto the newest snapshot of its lineage, the committed ids
-   below it); files of other ids are an uncommitted attempt's leftovers, never read
-   (``layout.Store.at``). (run, every store of the matrix; a leftover, and a committed file
-   replaced by one)
+   (``<v>_<uniqueId>`` names) version ``b + 1`` is the unique id ``commits/b`` records
+   (stateUniqueIds; ``RocksDB.loadWithCheckpointId``): the zip of that id, else its
+   changelog replayed onto the newest snapshot of the lineage the changelog records, or
+   onto nothing when the lineage starts at version 1 (``changelog.py`` reads it where the
+   service can read files; ``ls`` and retention follow the committed ids down instead).
+   Files of other ids are an uncommitted attempt's leftovers, never read
+   (``layout.Store.at``). (run, every store of the matrix, and with a leftover, a committed
+   file failing its .crc and one swapped for another id)
 6. Each file source's log holds what the restart rebuilds its seen files from: ``offsets/b``
    records the source's ``logOffset`` N (``FileStreamSourceOffset``), and
    ``CompactibleFileStreamLog.allFiles`` reads entry N and every entry back to the compaction
