@@ -77,7 +77,7 @@ def soak_seed(seed: int, args: argparse.Namespace, work: Path, deadline: float,
                      on_round=tally.round_done)
         except RoundFailed as exc:
             return str(exc)
-        except (TimeoutError, RuntimeError, AssertionError) as exc:
+        except (TimeoutError, RuntimeError, AssertionError, OSError) as exc:
             return f"seed {seed}: {exc.__class__.__name__}: {exc}"
     return None
 
