@@ -41,7 +41,6 @@ from nnlite.namenode.ha.state import HAServiceState
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.app import NamenodeApp
 from nnlite.namenode.http.data import DataPath
-from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.replica import Replica
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.status import version
@@ -52,6 +51,7 @@ from nnlite.namenode.rpc.client_protocol import ClientProtocol
 from nnlite.namenode.rpc.server import RpcServer
 from nnlite.namenode.rpc.status import Datanode, Locator
 from nnlite.namenode.rpc.writes import Writes
+from nnlite.namenode.security.proxy_users import ProxyUsers
 from nnlite.namenode.storage import namedir
 from nnlite.namenode.storage.namedir import NameDir
 
@@ -212,7 +212,8 @@ class Namenode:
             self._pipeline(ha, self.replicator, writes, locator, secret)
         server.serve(ClientProtocol(
             fs, writes, locator,
-            ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name, data=data),
+            ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name,
+            truncator=data.truncator),
             fs, committer)
         log.info("namenode serving hdfs://%s (Hadoop IPC)", self.app.rpc_address)
 

@@ -22,17 +22,21 @@ LAYERS = ["cli", "commands", "analytics", "catalog", "tools", "secondary", "name
 MAY_NOT_IMPORT = {"durability": {"formats"}}
 
 # Inside namenode/, top to bottom, as namenode/__init__.py lists them: the process (daemon.py)
-# composes the HTTP service, which calls the namesystem; high availability (ha/) drives the
-# namesystem from etcd and the HTTP service reports its state; the namesystem composes the image
-# (load, save, the checkpoint), the journal, the blocks' sweep and the namespace; offline
-# recovery works on the image and the journal alone; the image, the journal and recovery keep
-# their files in the name directories (storage/); the built-in datanode (datanode/) serves the
-# block store to hdfs:// clients, and the RPC service (rpc/), above the HTTP service whose
-# proxy-user rules it shares, their metadata calls; config.py and errors.py are the floor.
+# composes the two transports, the RPC service (rpc/) and the HTTP service (http/), which never
+# import each other (TRANSPORTS) and call the namesystem, the operations on file contents both
+# serve (files/) and the caller settled the same way for both (security/); high availability
+# (ha/) drives the namesystem from etcd and the HTTP service reports its state; the namesystem
+# composes the image (load, save, the checkpoint), the journal, the blocks' sweep and the
+# namespace; offline recovery works on the image and the journal alone; the image, the journal
+# and recovery keep their files in the name directories (storage/); the built-in datanode
+# (datanode/) serves the block store to hdfs:// clients; binding a port (listen.py),
+# config.py and errors.py are the floor.
 # Each entry is a sub-package or a module of namenode/ itself.
-NAMENODE_LAYERS = ["daemon", "rpc", "http", "ha", "fsnamesystem", "recovery", "image", "journal",
-                   "datanode", "blocks", "namespace", "storage", "config", "errors"]
-
+NAMENODE_LAYERS = ["daemon", "rpc", "http", "files", "ha", "fsnamesystem", "recovery", "image",
+                   "journal", "datanode", "blocks", "namespace", "storage", "security", "listen",
+                   "config", "errors"]
+# A transport never imports another: what both need lives below them.
+TRANSPORTS = {"rpc", "http"}
 
 def sources():
     for path in sorted(ROOT.rglob("*.py")):
@@ -97,6 +101,15 @@ def test_namenode_imports_point_down_its_sub_packages(rel):
 
 def namenode_part(rel: Path) -> str:
     return rel.parts[1] if len(rel.parts) > 2 else rel.stem
+
+
+@pytest.mark.parametrize("rel", [rel for rel in sources() if folder(rel) == "namenode"
+                                 and namenode_part(rel) in TRANSPORTS], ids=str)
+def test_a_transport_never_imports_another(rel):
+    others = TRANSPORTS - {namenode_part(rel)}
+    assert not imported_namenode_parts(ROOT / rel) & others, (
+        f"{rel} imports another transport ({', '.join(sorted(others))}): move what both "
+        f"need below them (files/, security/, fsnamesystem.py)")
 
 
 def test_the_namenode_order_has_no_stale_entry():

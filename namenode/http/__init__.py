@@ -6,7 +6,7 @@
 | ``wire.py`` | ``Request`` parsed from bytes and ``Response`` encoded to them |
 | ``stream.py`` | request bodies too large to hold in memory, fed to a sink as they arrive |
 | ``app.py`` | the application: routes to WebHDFS, the data path, transfer, admin, ``/jmx``, ``/metrics``, the status page |
-| ``webhdfs.py`` | the WebHDFS REST API for namespace metadata, identity (``user.name``, ``doas``) |
+| ``webhdfs.py`` | the WebHDFS REST API for namespace metadata, identity (``user.name``, ``doas``, settled by ``namenode/security/``) |
 | ``params.py`` | WebHDFS query parameters, read as Hadoop's ``*Param`` classes read them |
 | ``webhdfs_json.py`` | Hadoop's ``JsonUtil`` shapes (FileStatus, listings, content summary) |
 | ``remote.py`` | errors to ``RemoteException`` answers, in one table |

@@ -45,11 +45,11 @@ from nnlite.namenode.ha.controller import HAController
 from nnlite.namenode.ha.state import HAServiceState
 from nnlite.namenode.http import remote, status
 from nnlite.namenode.http.data import DATA_PREFIX
-from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.webhdfs import PREFIX, WebHdfs
 from nnlite.namenode.http.webhdfs_json import dumps
 from nnlite.namenode.http.wire import Request, Response
 from nnlite.namenode.journal.committer import AsyncCommitter
+from nnlite.namenode.security.proxy_users import ProxyUsers
 
 HA_OPS = ("TRANSITIONTOACTIVE", "TRANSITIONTOSTANDBY", "FAILOVER")
 # NamenodeWebHdfsMethods.init's answer before the namesystem is loaded

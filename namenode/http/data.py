@@ -70,6 +70,7 @@ from nnlite.namenode.config import ConfigError
 from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
 from nnlite.namenode.datanode.sender import BlockSender, VerifiedRange
 from nnlite.namenode.datanode.server import DataNodeServer
+from nnlite.namenode.files.truncate import Truncator
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
@@ -125,6 +126,7 @@ class DataPath:
         self.replicator: Replicator | None = None
         # The built-in datanode, whose replicas being written OPEN reads (set once it runs).
         self.datanode: DataNodeServer | None = None
+        self.truncator = Truncator(fs, committer, store, lease_manager, self.replicate)
 
     def replicate(self, blocks) -> None:
         """Copy new ``blocks`` to a standby before the op that records them is logged
@@ -298,58 +300,8 @@ class DataPath:
         if new_length is None:
             raise errors.IllegalArgumentError(
                 "Required param newlength for op: TRUNCATE is null or empty")
-        await self.truncate_file(path, user, new_length, machine(req))
+        await self.truncator.truncate(path, user, new_length, machine(req))
         return TRUE
-
-    async def truncate_file(self, path: str, user: str, new_length: int,
-                            client_machine: str) -> None:
-        """Cut the file at ``path`` to ``new_length`` bytes under a TRUNCATE lease (WebHDFS's
-        TRUNCATE and the RPC call ``truncate``): done once this returns."""
-        path = self.fs.resolve_path(path, user)
-        node = self.fs.get_writable_file(path, user, "truncate")
-        inode_id, blocks, length = node.inode_id, node.blocks, node.length
-        if new_length > length:
-            raise errors.IllegalArgumentError(
-                f"Cannot truncate to a larger file size. Current size: {length}, truncate "
-                f"size: {new_length}.", path=path)
-        lease = self.leases.acquire(paths.normalize(path), leases.TRUNCATE, client_machine)
-        lease.recording = True          # copying: another writer must not take over
-        copy = None
-        try:
-            copy, value = await self._cut(blocks, new_length)
-            if copy is not None:
-                await asyncio.get_running_loop().run_in_executor(None, self.replicate, [copy])
-            await self.committer.wait(self.fs.truncate_blocks(
-                path, user, new_length, inode_id=inode_id, expected_blocks=blocks,
-                last_block=copy, checksum=value, client_name=lease.holder,
-                client_machine=client_machine))
-        except BaseException:
-            if copy is not None and not self.refers(path, {copy[0]}):
-                self.store.remove([copy[0]])
-            raise
-        finally:
-            self.leases.release(lease)
-            if copy is not None:
-                self.store.release([copy[0]])
-
-    async def _cut(self, blocks, new_length):
-        """(a new block holding the kept prefix of the cut block, the new file checksum)
-        for a truncate inside a block; (None, b"") on a block boundary."""
-        kept = segments(blocks, 0, new_length)
-        if not kept or kept[-1][2] == kept[-1][0][1]:
-            return None, b""
-        block, _, take = kept[-1]
-        loop = asyncio.get_running_loop()
-        copy, digest = await loop.run_in_executor(None, self.store.copy_prefix,
-                                                  (block[0], take))
-        try:
-            digests = await loop.run_in_executor(
-                None, lambda: [self.store.digest(b[0], b[1]) for b, _, _ in kept[:-1]])
-        except BaseException:
-            self.store.remove([copy[0]])
-            self.store.release([copy[0]])
-            raise
-        return copy, checksum.file_checksum(digests + [digest])
 
     def refers(self, path: str, ids: set) -> bool:
         """Whether the file at ``path`` refers to any of the block ``ids`` (a request that

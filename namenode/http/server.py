@@ -34,7 +34,6 @@ import sys
 import time
 from typing import cast
 
-from nnlite.namenode.errors import AddressError
 from nnlite.namenode.http.stream import BodyStream, write_file, write_pieces
 
 # BadRequest, Request and Response are this module's API (handlers import them from here)
@@ -54,6 +53,7 @@ from nnlite.namenode.http.wire import (
     parse_request_line,
     read_body,
 )
+from nnlite.namenode.listen import address_error
 
 log = logging.getLogger(__name__)
 
@@ -557,12 +557,6 @@ def check_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise address_error(host, port, exc) from exc
-
-
-def address_error(host: str, port: int, exc: OSError) -> AddressError:
-    reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
-    return AddressError(f"cannot listen on {host}:{port}: {reason} (is another nnlite "
-                        "running there? choose another port)")
 
 
 ANNOUNCE_ENV = "NNLITE_ANNOUNCE_PORTS"

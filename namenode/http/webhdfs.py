@@ -27,7 +27,6 @@ from nnlite.client import java_classes as java
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem, Listing
 from nnlite.namenode.http import remote
-from nnlite.namenode.http.impersonation import ProxyUsers
 from nnlite.namenode.http.params import (
     invalid_param,
     param_aclspec,
@@ -61,6 +60,8 @@ from nnlite.namenode.http.wire import BadRequest, Request, Response
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace import erasure_coding, paths, permission, storage_policy
+from nnlite.namenode.security.identity import effective_user
+from nnlite.namenode.security.proxy_users import ProxyUsers
 
 PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"
@@ -209,10 +210,9 @@ class WebHdfs:
             if not _USER.fullmatch(doas):
                 raise invalid_param("doas", f'Invalid value: "{doas[:100]}" does not belong '
                                             f"to the domain {USER_PATTERN}")
-            self.proxy_users.authorize(user, doas, self.fs.caller(doas).groups,
-                                       req.peer[0] if req.peer else None)
-            return doas
-        return user
+        return effective_user(user, doas, self.proxy_users,
+                              lambda name: self.fs.caller(name).groups,
+                              req.peer[0] if req.peer else None)
 
     def _answer(self, respond, logged: Logged):
         """Answer ``respond(value)`` of a write the namesystem applied and logged (its errors

@@ -23,30 +23,23 @@ the erasure coding calls once Hadoop's Java checks ran over both schemes
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from nnlite.formats.hadoop import acl, hdfs, security
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.streams import GENSTAMP
+from nnlite.namenode.files.truncate import Truncator
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
-from nnlite.namenode.http.data import DataPath
 from nnlite.namenode.namespace import erasure_coding, leases, paths, permission, storage_policy
 from nnlite.namenode.rpc import status
 from nnlite.namenode.rpc.status import Locator, signed
 from nnlite.namenode.rpc.writes import Writes
+from nnlite.namenode.security.identity import Caller
 
 CREATE, OVERWRITE = cn.CreateFlagProto.CREATE, cn.CreateFlagProto.OVERWRITE
 QUOTA_DONT_SET = (1 << 63) - 1          # HdfsConstants.QUOTA_DONT_SET (Long.MAX_VALUE)
 DIFF_LABELS = {"CREATE": "+", "DELETE": "-", "MODIFY": "M", "RENAME": "R"}   # DiffType
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who makes the calls of one connection: the effective user and the client's address."""
-    user: str
-    machine: str
 
 
 Handler = Callable[[Any, Caller], Any]
@@ -60,9 +53,9 @@ class ClientProtocol:
 
     def __init__(self, fs: FSNamesystem, writes: Writes, locator: Locator,
                  ha_state: Callable[[], str] = lambda: "ACTIVE",
-                 data: DataPath | None = None) -> None:
+                 truncator: Truncator | None = None) -> None:
         self.fs = fs
-        self.data = data                # WebHDFS's data path: its truncate
+        self.truncator = truncator      # the block store's truncate, as WebHDFS's
         self.writes = writes
         self.locator = locator
         self.ha_state = ha_state
@@ -585,10 +578,10 @@ class ClientProtocol:
         """Done at once (true): the kept part of the cut block is copied into a new block
         and the file closed again, as WebHDFS's TRUNCATE does; HDFS answers false when it
         must first recover the last block, which never happens here."""
-        if self.data is None:
+        if self.truncator is None:
             raise errors.UnsupportedOperationError("truncate needs the block store",
                                                    path=req.src)
-        await self.data.truncate_file(req.src, who.user, req.newLength, who.machine)
+        await self.truncator.truncate(req.src, who.user, req.newLength, who.machine)
         return cn.TruncateResponseProto(result=True)
 
     def call_fsync(self, req, who: Caller):

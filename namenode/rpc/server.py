@@ -11,7 +11,7 @@ A connection:
    and the client goes on without SASL.
 2. The connection context (call id -3): the effective user, and the real user when a proxy
    user acts for it, checked by the ``hadoop.proxyuser.*`` rules WebHDFS's ``doas`` follows
-   (``namenode/http/impersonation.py``); refused: FATAL ``AuthorizationException``. A call
+   (``namenode/security/``); refused: FATAL ``AuthorizationException``. A call
    before the context: FATAL.
 3. Calls, each answered by call id, in any order: the method's handler
    (``client_protocol.py``) runs on the loop; its answer is sent once every op logged before
@@ -43,11 +43,11 @@ from nnlite.formats.hadoop.ipc import RpcResponseHeaderRpcStatusProto as Status
 from nnlite.formats.hadoop.proto import ProtoError
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
-from nnlite.namenode.http.impersonation import ProxyUsers
-from nnlite.namenode.http.server import address_error
 from nnlite.namenode.journal.committer import AsyncCommitter
+from nnlite.namenode.listen import address_error
 from nnlite.namenode.rpc import errors as rpc_errors
-from nnlite.namenode.rpc.client_protocol import Caller
+from nnlite.namenode.security.identity import Caller, effective_user
+from nnlite.namenode.security.proxy_users import ProxyUsers
 
 log = logging.getLogger(__name__)
 
@@ -285,13 +285,13 @@ class Connection(asyncio.Protocol):
         user, real = context.userInfo.effectiveUser, context.userInfo.realUser
         if not user:
             raise rpc_errors.UnauthorizedError("The connection context names no user")
-        if real and real != user:
-            try:
-                self.server.proxy_users.authorize(
-                    real, user, self.server.identity.caller(user).groups, self.machine)
-            except errors.AccessControlError as exc:
-                reason = str(exc).rpartition("AuthorizationException: ")[2]
-                raise rpc_errors.UnauthorizedError(reason) from None
+        try:
+            user = effective_user(real or user, user, self.server.proxy_users,
+                                  lambda name: self.server.identity.caller(name).groups,
+                                  self.machine)
+        except errors.AccessControlError as exc:
+            reason = str(exc).rpartition("AuthorizationException: ")[2]
+            raise rpc_errors.UnauthorizedError(reason) from None
         self.caller = Caller(user, self.machine)
 
     # ------------------------------------------------------------------ calls

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nnlite.client import errors, java_classes
 from nnlite.namenode import errors as namenode_errors
-from nnlite.namenode.http.impersonation import ImpersonationError
+from nnlite.namenode.security.proxy_users import ImpersonationError
 
 
 def test_every_registered_java_class_maps_back_to_its_class():

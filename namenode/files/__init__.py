@@ -1,0 +1,7 @@
+"""Operations on file contents that every transport serves the same way (WebHDFS's data path,
+``ClientNamenodeProtocol``), through ``FSNamesystem`` and the block store.
+
+| module | what |
+|---|---|
+| ``truncate.py`` | ``Truncator``: a file cut to a length under a TRUNCATE lease, the kept part of the cut block copied into a new block |
+"""
