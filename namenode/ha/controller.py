@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import json
 import logging
-import select
-import socket
 import threading
 import time
 from typing import Callable
@@ -44,6 +42,7 @@ from typing import Callable
 from nnlite.client.errors import EtcdError, EtcdUnavailableError
 from nnlite.client.etcd.client import Etcd
 from nnlite.client.etcd.messages import Compare, Op
+from nnlite.client.peer import Pulse
 from nnlite.formats import edits
 from nnlite.formats.errors import FormatError
 from nnlite.namenode.errors import FencedError, NamenodeError, ReplayError, SharedJournalError
@@ -666,27 +665,23 @@ class HAController:
                      exc)
 
     def _pulse(self, target: str) -> None:
-        host, _, port = target.rpartition(":")
-        with socket.create_connection((host, int(port)), timeout=1.0) as sock:
-            request = f"GET /isActive HTTP/1.1\r\nHost: {target}\r\n\r\n".encode()
-            self.state.pulse = sock
+        with Pulse.open(target) as pulse:
+            self.state.pulse = pulse.sock
             try:
-                self._pulse_on(sock, target, request)
+                self._pulse_on(pulse, target)
             finally:
                 self.state.pulse = None
 
-    def _pulse_on(self, sock: socket.socket, target: str, request: bytes) -> None:
+    def _pulse_on(self, pulse: Pulse, target: str) -> None:
         while not self.stopping.is_set():
             active = self.state.active
             if self.state.state is not STANDBY or not active or active.get("http") != target:
                 return
-            sock.sendall(request)
-            alive = _status(sock) == 200
+            alive = pulse.ask()
             self.state.active_alive = alive
             if not alive:
                 return
-            readable, _, _ = select.select([sock], [], [], 0.25)
-            if readable:         # the active closed the connection (or died)
+            if pulse.closed(0.25):       # the active closed the connection (or died)
                 return
 
     # ------------------------------------------------------------------ figures
@@ -715,25 +710,3 @@ class HAController:
             "recoveries": self.recoveries,
         }
 
-
-def _status(sock: socket.socket) -> int:
-    """Read one small HTTP answer from ``sock``; its status code."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(4096)
-        if not chunk:
-            raise ConnectionResetError("the active closed the connection")
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    length = 0
-    for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    while len(body) < length:
-        chunk = sock.recv(4096)
-        if not chunk:
-            raise ConnectionResetError("the active closed the connection")
-        body += chunk
-    return int(lines[0].split()[1])
