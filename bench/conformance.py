@@ -81,7 +81,10 @@ def main() -> int:
                                 failed.append(f"{what}: {why(exc)}")
         finally:
             nn.stop()
-            spark.stop()
+            try:
+                spark.stop()
+            except Exception as exc:     # a JVM that died: the table is still printed
+                failed.append(f"Spark's JVM at the end: {why(exc)}")
     print("\n".join(table(outcomes) if args.full else summary(outcomes)))
     for line in failed:
         print(f"cell not run: {line}")
