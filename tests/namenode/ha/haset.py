@@ -248,7 +248,8 @@ class Writers:
             except ValueError:
                 answer = None
             if not isinstance(answer, dict):
-                self.errors.append(f"{base}/d{n}: {resp.status} {body[:200]!r}")
+                self.errors.append(f"{base}/{'f' if is_file else 'd'}{n}: {resp.status} "
+                                   f"{body[:200]!r}")
                 time.sleep(0.05)
                 continue
             if resp.status == 200 and answer == {"boolean": True}:
@@ -262,7 +263,8 @@ class Writers:
             elif exception == "RetriableException":
                 time.sleep(0.05)
             else:
-                self.errors.append(f"{base}/d{n}: {resp.status} {body[:200]!r}")
+                self.errors.append(f"{base}/{'f' if is_file else 'd'}{n}: {resp.status} "
+                                   f"{body[:200]!r}")
                 time.sleep(0.05)
         if conn is not None:
             conn.close()

@@ -531,8 +531,17 @@ def test_faults_lose_no_acknowledged_op_and_leave_no_standby_diverged(tmp_path, 
                                                                         seed):
     rounds = run_seed(tmp_path, etcd_cluster, seed, rounds=1, faults=SUITE_FAULTS)
     assert all(rnd.acknowledged > 0 for rnd in rounds)
-    errors = [e for rnd in rounds if rnd.writers for e in rnd.writers.errors]
+    errors = [e for rnd in rounds if rnd.writers for e in rnd.writers.errors
+              if not cut_off_upload(e)]
     assert not errors, f"answers a WebHDFS client cannot take: {errors[:8]}"
+
+
+def cut_off_upload(error: str) -> bool:
+    """An upload whose namenode stepped down under it: its data step is answered as HDFS's
+    lease check answers a writer whose lease was recovered (FileNotFoundException, "Holder
+    ... does not have any open files"); the next active closes the file (ARCHITECTURE's
+    failover) and the writer writes it again. Not an acknowledged op, so no loss."""
+    return " 404 " in error and "FileNotFoundException" in error and "Holder" in error
 
 
 def test_a_schedule_is_a_function_of_its_seed_and_round():
