@@ -21,6 +21,9 @@ next roll names the same R, which the standby's image already covers, so only th
 done again. Once the active's checkpoint moved, it purges the shared journal below it
 (``quorum_journal.py``). Each checkpoint is one line in the log.
 
+Both requests, and ``fetch_image``, are calls of ``client/peer.py``, the client between
+namenodes; the secondary uploads with the same one.
+
 ``fetch_image`` is the other direction: a standby that cannot follow the journal from its own
 state downloads the active's image (``GET /checkpoint/image``, length and MD5 verified, then
 the image's own txid) and starts again from it (``HAController._recover``).
@@ -28,8 +31,6 @@ the image's own txid) and starts again from it (``HAController._recover``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import shutil
@@ -38,16 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from nnlite.client.connection import Connection
-from nnlite.client.errors import NamenodeUnreachableError
-from nnlite.durability import durable
+from nnlite.client.errors import ClientError, ProtocolError
+from nnlite.client.peer import IMAGE_TXID_HEADER, Peer, PeerRefusedError, TransferFailedError
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem
 
 log = logging.getLogger(__name__)
-
-SECRET_HEADER = "X-Nnlite-Secret"
 
 
 class CheckpointRefused(NamenodeError):
@@ -90,7 +88,7 @@ class StandbyCheckpointer:
         self.last_attempt = time.monotonic()
         started = time.monotonic()
         try:
-            status = self._call(active_http, "POST", "/checkpoint/roll")
+            status = self._roll(active_http)
             end = int(status["edits"]["last_txid"])
             if catch_up_to(end) < end:
                 raise CheckpointRefused(f"could not apply the shared journal up to txid {end}")
@@ -100,8 +98,7 @@ class StandbyCheckpointer:
                                         f"the active rolled at {end}")
             end = image.last_txid
             self._upload(active_http, image.name, image.size, image.md5, end)
-        except (CheckpointRefused, NamenodeUnreachableError, KeyError, ValueError,
-                OSError) as exc:
+        except (CheckpointRefused, ClientError, KeyError, ValueError, OSError) as exc:
             self.last_error = str(exc)
             log.warning("standby checkpoint failed (retried in %g s): %s",
                         min(self.period, 60.0), exc)
@@ -117,61 +114,38 @@ class StandbyCheckpointer:
         name dir, its length, MD5 and txid verified and the file fsynced."""
         target = Path(str(self.fs.dirs[0].root) + ".recover")
         target.mkdir(parents=True, exist_ok=True)
-        path = target / "fsimage"
-        conn = Connection(f"http://{http}", self.timeout)
         try:
-            resp = conn.stream("GET", "/checkpoint/image", headers={SECRET_HEADER: self.secret})
-            if resp.status != 200:
-                raise CheckpointRefused(f"GET /checkpoint/image on {http}: {resp.status} "
-                                        f"{resp.read(300)!r}")
-            length = int(resp.getheader("Content-Length") or -1)
-            md5 = (resp.getheader("X-MD5-Digest") or "").lower()
-            txid = int(resp.getheader("X-Image-Txid") or -1)
-            digest = hashlib.md5(usedforsecurity=False)
-            received = 0
-            with open(path, "wb") as f:
-                while chunk := resp.read(1 << 20):
-                    digest.update(chunk)
-                    f.write(chunk)
-                    received += len(chunk)
-                f.flush()
-                durable.sync_fd(f.fileno(), str(path))
-        finally:
-            conn.close()
-        fetched = FetchedImage(path, md5, txid)
-        if received != length or digest.hexdigest() != md5 or txid < 0:
+            got = self._peer(http).download("/image", target / "fsimage", IMAGE_TXID_HEADER)
+        except PeerRefusedError as exc:
+            raise CheckpointRefused(f"GET /checkpoint/image on {http}: {exc.status} "
+                                    f"{exc.body!r}") from exc
+        except (TransferFailedError, ProtocolError) as exc:
+            shutil.rmtree(target, ignore_errors=True)
+            raise CheckpointRefused(f"the image from {http} arrived damaged: {exc}") from exc
+        fetched = FetchedImage(got.path, got.md5, got.last_txid)
+        if read_meta(str(got.path)).last_txid != got.last_txid:
             fetched.discard()
-            raise CheckpointRefused(f"the image from {http} arrived damaged: {received} of "
-                                    f"{length} bytes, MD5 {digest.hexdigest()} against {md5!r}")
-        if read_meta(str(path)).last_txid != txid:
-            fetched.discard()
-            raise CheckpointRefused(f"the image from {http} does not hold txid {txid}")
+            raise CheckpointRefused(f"the image from {http} does not hold txid {got.last_txid}")
         return fetched
 
-    def _call(self, http: str, method: str, path: str) -> dict:
-        conn = Connection(f"http://{http}", self.timeout)
+    def _peer(self, http: str) -> Peer:
+        return Peer(f"http://{http}", self.secret, self.timeout)
+
+    def _roll(self, http: str) -> dict:
         try:
-            reply = conn.request(method, path, headers={SECRET_HEADER: self.secret})
-        finally:
-            conn.close()
-        if reply.status != 200:
-            raise CheckpointRefused(f"{method} {path} on {http}: {reply.status} "
-                                    f"{reply.body[:300]!r}")
-        return json.loads(reply.body)
+            return self._peer(http).roll()
+        except PeerRefusedError as exc:
+            raise CheckpointRefused(f"POST /checkpoint/roll on {http}: {exc.status} "
+                                    f"{exc.body!r}") from exc
 
     def _upload(self, http: str, path: str, size: int, md5: str, txid: int) -> None:
-        target = (f"/checkpoint/image?txid={txid}"
-                  f"&namespaceid={self.fs.namespace_id}")
-        conn = Connection(f"http://{http}", self.timeout)
+        if os.stat(path).st_size != size:
+            raise CheckpointRefused(f"{path} changed size while being uploaded")
         try:
-            with open(path, "rb") as image:
-                if os.fstat(image.fileno()).st_size != size:
-                    raise CheckpointRefused(f"{path} changed size while being uploaded")
-                reply = conn.request("PUT", target, body=image,
-                                     headers={SECRET_HEADER: self.secret,
-                                              "X-MD5-Digest": md5})
-        finally:
-            conn.close()
-        if reply.status != 200:
-            raise CheckpointRefused(f"the active refused the image: {reply.status} "
-                                    f"{reply.body[:300]!r}")
+            self._peer(http).upload_image(path, txid=txid, namespace_id=self.fs.namespace_id,
+                                          md5=md5)
+        except PeerRefusedError as exc:
+            raise CheckpointRefused(f"the active refused the image: {exc.status} "
+                                    f"{exc.body!r}") from exc
+        except TransferFailedError as exc:
+            raise CheckpointRefused(str(exc)) from exc
