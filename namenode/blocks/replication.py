@@ -32,13 +32,14 @@ namenode of an HA set keeps a block store:
 Pushes are ``PUT /blocks/v1/blk_<id>?length=<n>`` with the shared secret of the set
 (``nnlite.checkpoint.secret``, ``X-Nnlite-Secret``) and the digest in ``X-Block-Digest``
 (``<checksum type>:<md5 hex of the chunk CRCs>``); a report is ``GET /blocks/v1?op=REPORT``
-answering ``{"blocks": [id, ...]}``. The HTTP side is ``namenode/http/replica.py``.
+answering ``{"blocks": [id, ...]}``. The requests are ``client/peer.py``'s (the client between
+namenodes, which names the headers for both sides); the HTTP side is
+``namenode/http/replica.py``.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import os
 import threading
@@ -46,16 +47,15 @@ import time
 from typing import Callable, Iterable
 
 from nnlite.client.connection import Connection
-from nnlite.client.errors import NamenodeUnreachableError
+from nnlite.client.errors import NamenodeUnreachableError, ProtocolError
+from nnlite.client.peer import BLOCK_DIGEST_HEADER, BLOCKS_PREFIX, Peer, PeerRefusedError
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import META, BlockStore
 
 log = logging.getLogger(__name__)
 
-PREFIX = "/blocks/v1"
-SECRET_HEADER = "X-Nnlite-Secret"
-DIGEST_HEADER = "X-Block-Digest"
+PREFIX = BLOCKS_PREFIX             # the endpoints of namenode/http/replica.py
 
 
 def digest_text(store: BlockStore, block_id: int, num_bytes: int) -> str:
@@ -168,9 +168,9 @@ class Replicator:
         for standby in self._candidates(reasons):
             offered = len(left)
             try:
-                with self._connection(standby, deadline - time.monotonic()) as conn:
+                with self._peer(standby, deadline - time.monotonic()) as peer:
                     while left:
-                        self._push(conn, standby, left[0][0], left[0][1], deadline)
+                        self._push(peer, standby, left[0][0], left[0][1], deadline)
                         left.pop(0)
                 self._copied_again(standby)
                 return True
@@ -230,13 +230,13 @@ class Replicator:
         """Whether ``block_id`` is known to be missing from the standbys."""
         return block_id in self.under_replicated
 
-    def _connection(self, standby: str, timeout: float | None = None) -> "_Closing":
+    def _peer(self, standby: str, timeout: float | None = None) -> Peer:
         if timeout is not None and timeout <= 0:
             raise NamenodeUnreachableError(f"no time left to copy to {standby}",
                                            url=f"http://{standby}", sent=False)
-        return _Closing(Connection(f"http://{standby}", timeout or self.timeout))
+        return Peer(f"http://{standby}", self.secret, timeout or self.timeout)
 
-    def _push(self, conn: Connection, standby: str, block_id: int, num_bytes: int,
+    def _push(self, peer: Peer, standby: str, block_id: int, num_bytes: int,
               deadline: float | None = None) -> None:
         """PUT one block; with a ``deadline`` (a close's), every socket wait is cut to the
         time left and the body stops at it (``_Paced``)."""
@@ -246,16 +246,14 @@ class Replicator:
             if size != num_bytes:
                 raise errors.NamenodeError(f"blk_{block_id} holds {size} bytes, the namespace "
                                            f"records {num_bytes}")
-            headers = {SECRET_HEADER: self.secret, DIGEST_HEADER: digest}
             body: object = handle
             if deadline is not None:
-                body = _Paced(handle, conn, deadline)
-                headers["Content-Length"] = str(num_bytes)
-            reply = conn.request("PUT", f"{PREFIX}/blk_{block_id}?length={num_bytes}",
-                                 body=body, headers=headers)
-        if reply.status != 200:
-            raise errors.NamenodeError(f"{standby} refused blk_{block_id}: {reply.status} "
-                                       f"{reply.body[:200]!r}")
+                body = _Paced(handle, peer.connection, deadline)
+            try:
+                peer.push_block(block_id, num_bytes, body, digest, sized=deadline is not None)
+            except PeerRefusedError as exc:
+                raise errors.NamenodeError(f"{standby} refused blk_{block_id}: {exc.status} "
+                                           f"{exc.body[:200]!r}") from exc
         with self._lock:
             self.under_replicated.discard(block_id)
             self.pushed += 1
@@ -275,25 +273,23 @@ class Replicator:
             if not wanted:
                 break
             try:
-                with self._connection(standby) as conn:
+                with self._peer(standby) as peer:
                     for block_id in sorted(wanted):
-                        if self._pull(conn, standby, block_id):
+                        if self._pull(peer, standby, block_id):
                             wanted.discard(block_id)
                             got += 1
             except (NamenodeUnreachableError, errors.NamenodeError) as exc:
                 log.info("could not fetch blocks from %s: %s", standby, exc)
         return got
 
-    def _pull(self, conn: Connection, standby: str, block_id: int) -> bool:
-        response = conn.stream("GET", f"{PREFIX}/blk_{block_id}",
-                               headers={SECRET_HEADER: self.secret})
+    def _pull(self, peer: Peer, standby: str, block_id: int) -> bool:
+        response = peer.open_block(block_id)
+        if response is None:
+            return False
         try:
-            if response.status != 200:
-                response.read()
-                return False
             num_bytes = int(response.getheader("Content-Length", "-1"))
             receiver = BlockReceiver(self.store, block_id, num_bytes,
-                                     response.getheader(DIGEST_HEADER, ""))
+                                     response.getheader(BLOCK_DIGEST_HEADER, ""))
             try:
                 while chunk := response.read(1 << 20):
                     receiver.write(chunk)
@@ -324,12 +320,11 @@ class Replicator:
             if standby in stale:
                 continue
             try:
-                with self._connection(standby) as conn:
-                    reply = conn.request("GET", f"{PREFIX}?op=REPORT",
-                                         headers={SECRET_HEADER: self.secret})
-                    if reply.status != 200:
-                        raise errors.NamenodeError(f"{reply.status} {reply.body[:200]!r}")
-                    held = set(json.loads(reply.body)["blocks"])
+                with self._peer(standby) as peer:
+                    try:
+                        held = peer.block_report()
+                    except PeerRefusedError as exc:
+                        raise errors.NamenodeError(f"{exc.status} {exc.body[:200]!r}") from exc
                     with self._lock:
                         self.excluded.discard(standby)      # closes may try it again
                     lacking = (referenced - local) & held
@@ -339,10 +334,11 @@ class Replicator:
                         wanted = referenced & local
                     confirmed |= held & wanted
                     for block_id, num_bytes in sorted(self._lengths(wanted - held).items()):
-                        self._push(conn, standby, block_id, num_bytes)
+                        self._push(peer, standby, block_id, num_bytes)
                         confirmed.add(block_id)
                         copied += 1
-            except (NamenodeUnreachableError, errors.NamenodeError, ValueError) as exc:
+            except (NamenodeUnreachableError, ProtocolError, errors.NamenodeError,
+                    ValueError) as exc:
                 log.info("block report of %s not taken: %s", standby, exc)
         # referenced now, not at the start: a report that took long (a standby paused
         # meanwhile) must not drop the blocks closed under-replicated while it waited
@@ -395,15 +391,4 @@ class _Paced:
             raise TimeoutError("the close's time for its copies ran out")
         self.conn.set_timeout(left)
         return self.handle.read(size)
-
-
-class _Closing:
-    def __init__(self, conn: Connection):
-        self.conn = conn
-
-    def __enter__(self) -> Connection:
-        return self.conn
-
-    def __exit__(self, *exc: object) -> None:
-        self.conn.close()
 

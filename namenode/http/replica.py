@@ -13,13 +13,9 @@ import asyncio
 import json
 import os
 
+from nnlite.client.peer import BLOCK_DIGEST_HEADER
 from nnlite.namenode import errors
-from nnlite.namenode.blocks.replication import (
-    DIGEST_HEADER,
-    PREFIX,
-    BlockReceiver,
-    digest_text,
-)
+from nnlite.namenode.blocks.replication import PREFIX, BlockReceiver, digest_text
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.http.transfer import error, has_secret
 from nnlite.namenode.http.wire import Request, Response
@@ -61,7 +57,7 @@ class Replica:
         except (OSError, errors.NamenodeError) as exc:
             return error(404, f"blk_{block_id} cannot be read here: {exc}")
         return Response(200, b"", "application/octet-stream",
-                        headers=((DIGEST_HEADER, digest),), file=(handle, size))
+                        headers=((BLOCK_DIGEST_HEADER, digest),), file=(handle, size))
 
     def _published(self) -> list[int]:
         return sorted({block_id for block_id, _ in self.store.scan()
@@ -75,13 +71,13 @@ class Replica:
         try:
             block_id = int(name.removeprefix("blk_")) if name.startswith("blk_") else -1
             length = int(req.param("length") or "-1")
-            digest = req.headers[DIGEST_HEADER.lower()]
+            digest = req.headers[BLOCK_DIGEST_HEADER.lower()]
             int(digest.partition(":")[0])
         except (KeyError, ValueError):
             block_id = -1
         if block_id < 0 or length < 0:
             return error(400, "A block copy needs PUT /blocks/v1/blk_<id>?length=<n> and "
-                                f"{DIGEST_HEADER}")
+                                f"{BLOCK_DIGEST_HEADER}")
         return _Sink(BlockReceiver(self.store, block_id, length, digest))
 
 

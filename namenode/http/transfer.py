@@ -32,13 +32,13 @@ import os
 import secrets
 from pathlib import Path
 
+from nnlite.client.peer import IMAGE_TXID_HEADER, MD5_HEADER, SECRET_HEADER, TXID_RANGE_HEADER
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.http.wire import Request, Response
 from nnlite.namenode.image.checkpoint import CheckpointError, ImageUpload
 
 log = logging.getLogger(__name__)
 
-SECRET_HEADER = "x-nnlite-secret"
 TOKEN_FILE = "checkpoint.token"
 PREFIX = "/checkpoint"
 
@@ -57,7 +57,7 @@ def load_secret(configured: str, first_name_dir: str) -> str:
 
 def has_secret(req: Request, secret: bytes) -> bool:
     """Whether ``req`` carries the HA set's or the secondary's shared ``secret``."""
-    given = req.headers.get(SECRET_HEADER, "").encode()
+    given = req.headers.get(SECRET_HEADER.lower(), "").encode()
     return bool(given) and hmac.compare_digest(given, secret)
 
 
@@ -85,9 +85,9 @@ class Transfer:
             if route == ("POST", PREFIX + "/roll"):
                 return self._in_thread(self._roll)
             if route == ("GET", PREFIX + "/image"):
-                return self._file(self.fs.checkpoint_image(), "X-Image-Txid")
+                return self._file(self.fs.checkpoint_image(), IMAGE_TXID_HEADER)
             if route == ("GET", PREFIX + "/edits"):
-                return self._file_in_thread(self.fs.rolled_edits, "X-Txid-Range")
+                return self._file_in_thread(self.fs.rolled_edits, TXID_RANGE_HEADER)
             if route == ("PUT", PREFIX + "/image"):
                 return error(400, "Image upload without a body")
         except CheckpointError as exc:
@@ -116,11 +116,11 @@ class Transfer:
     def _file(self, info, header: str) -> Response:
         handle = open(info.name, "rb")
         size = os.fstat(handle.fileno()).st_size
-        value = (str(info.last_txid) if header == "X-Image-Txid"
+        value = (str(info.last_txid) if header == IMAGE_TXID_HEADER
                  else f"{info.first_txid}-{info.last_txid}")
         self.fs.checkpoint_metrics.bytes_sent += size
         return Response(200, b"", "application/octet-stream",
-                        headers=(("X-MD5-Digest", info.md5), (header, value)),
+                        headers=((MD5_HEADER, info.md5), (header, value)),
                         file=(handle, size))
 
     # ------------------------------------------------------------------ upload (streamed)
@@ -135,7 +135,7 @@ class Transfer:
             length = int(req.headers["content-length"])
             txid = int(req.param("txid", ""))
             namespace_id = int(req.param("namespaceid", ""))
-            md5 = req.headers["x-md5-digest"]
+            md5 = req.headers[MD5_HEADER.lower()]
         except (KeyError, ValueError):
             return error(411, "Image upload needs Content-Length, X-MD5-Digest and the txid "
                               "and namespaceid parameters")
