@@ -44,7 +44,15 @@ from nnlite.formats import edits
 from nnlite.formats.fsimage.write import ImageInfo
 from nnlite.namenode.blocks.sweep import referenced
 from nnlite.namenode.config import Config
-from nnlite.namenode.errors import NameDirError, ReplayError, SafeModeError, SharedJournalError
+from nnlite.namenode.errors import (
+    InvalidTokenError,
+    NameDirError,
+    NamenodeError,
+    ReplayError,
+    SafeModeError,
+    SharedJournalError,
+    UnsupportedActionError,
+)
 from nnlite.namenode.image import columns, install, startup
 from nnlite.namenode.image.checkpoint import (
     CheckpointError,
@@ -55,7 +63,7 @@ from nnlite.namenode.image.checkpoint import (
 )
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Journal, Logged, SharedLog, restart_edits
-from nnlite.namenode.namespace import paths, permission
+from nnlite.namenode.namespace import erasure_coding, paths, permission, storage_policy
 from nnlite.namenode.namespace.inode import INode, INodeFile, walk
 from nnlite.namenode.namespace.namespace import Applied, Namespace, wall_clock_ms
 from nnlite.namenode.namespace.permission import Caller
@@ -75,6 +83,10 @@ Ts = TypeVarTuple("Ts")
 Render = Callable[[INode, str, bool], T]
 
 
+QUOTA_DONT_SET = (1 << 63) - 1          # HdfsConstants.QUOTA_DONT_SET (Long.MAX_VALUE)
+QUOTA_BY_STORAGE_TYPE_OFF = (
+    "Failed to set quota by storage type because either dfs.quota.by.storage.type.enabled is "
+    "set to false or the layout version does not support quota by storage type.")
 CALLERS_KEPT, CALLER_NAME_MAX = 10_000, 256      # Identity's cache: at most ~2.5 MB of names
 
 
@@ -779,8 +791,17 @@ class FSNamesystem:
         return self._write(self.ns.set_replication, path, replication, self.caller(user))
 
     def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
-                  user: str) -> Logged[bool]:
-        return self._write(self.ns.set_quota, path, ns_quota, ss_quota, self.caller(user))
+                  user: str, storage_type: object = None) -> Logged[bool]:
+        """SETQUOTA and ``setQuota``: a quota that is None or ``QUOTA_DONT_SET`` stays as it
+        is. Every block is on one DISK volume, so a quota by storage type is refused, as with
+        dfs.quota.by.storage.type.enabled=false (``FSDirAttrOp.setQuota``), after the
+        superuser check and the target's."""
+        if storage_type is not None:
+            permission.check_superuser(self.caller(user), f"set the quota of {path}")
+            self.check_target(path, user)
+            raise UnsupportedActionError(QUOTA_BY_STORAGE_TYPE_OFF, path=path)
+        return self._write(self.ns.set_quota, path, _quota(ns_quota), _quota(ss_quota),
+                           self.caller(user))
 
     def set_xattr(self, path: str, name: str, value: bytes, flag: int,
                   user: str) -> Logged[bool]:
@@ -793,6 +814,47 @@ class FSNamesystem:
         """SETACL, MODIFYACLENTRIES, REMOVEACLENTRIES, REMOVEDEFAULTACL, REMOVEACL
         (``Namespace.change_acl``)."""
         return self._write(self.ns.change_acl, path, change, spec, self.caller(user))
+
+    def satisfy_storage_policy(self, path: str, user: str) -> None:
+        """The storage policy satisfier is off, as by default (dfs.storage.policy.satisfier
+        .mode=none): ``FSNamesystem.satisfyStoragePolicy`` refuses, once the path exists."""
+        self.check_exists(path, user)
+        raise UnsupportedActionError(storage_policy.SATISFIER_OFF, path=path)
+
+    # ---------------------------------- erasure coding: every policy disabled (FSDirErasureCodingOp)
+
+    def set_ec_policy(self, path: str, name: str, user: str) -> None:
+        """WRITE on the path, then the policy must be enabled; none is (a call without a name
+        asks for the default policy, which is none)."""
+        self.check_target(path, user, permission.WRITE)
+        raise erasure_coding.not_enabled(name, path)
+
+    def unset_ec_policy(self, path: str, user: str) -> None:
+        self.check_target(path, user, permission.WRITE)
+        raise erasure_coding.none_set(paths.normalize(path))
+
+    def enable_ec_policy(self, name: str, user: str) -> None:
+        permission.check_superuser(self.caller(user), "enable an erasure coding policy")
+        raise erasure_coding.enabling_refused(erasure_coding.known(name).name)
+
+    def disable_ec_policy(self, name: str, user: str) -> None:
+        """Every policy is disabled already: nothing changes, as HDFS answers then."""
+        permission.check_superuser(self.caller(user), "disable an erasure coding policy")
+        erasure_coding.known(name)
+
+    # ---------------------------------- delegation tokens: none under simple authentication
+
+    def get_delegation_token(self, user: str) -> None:
+        """No secret manager runs under simple authentication, so no token is issued
+        (``FSNamesystem.getDelegationToken`` returns null)."""
+        return None
+
+    def renew_delegation_token(self, user: str) -> int:
+        raise NamenodeError(
+            "Delegation Token can be renewed only with kerberos or web authentication")
+
+    def cancel_delegation_token(self, user: str) -> None:
+        raise InvalidTokenError("Token not found")
 
     def set_storage_policy(self, path: str, name: str, user: str) -> Logged[bool]:
         return self._write(self.ns.set_storage_policy, path, name, self.caller(user))
@@ -1141,3 +1203,8 @@ class FSNamesystem:
             return checkpoints.installed(upload, meta, started, verified)
         finally:
             checkpoints.end_upload()
+
+
+def _quota(value: int | None) -> int | None:
+    """None for a quota left as it is (``HdfsConstants.QUOTA_DONT_SET``)."""
+    return None if value == QUOTA_DONT_SET else value

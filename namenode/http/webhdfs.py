@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from nnlite.client import java_classes as java
 from nnlite.namenode import errors
-from nnlite.namenode.fsnamesystem import FSNamesystem, Listing
+from nnlite.namenode.fsnamesystem import QUOTA_DONT_SET, FSNamesystem, Listing
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
     invalid_param,
@@ -41,6 +41,7 @@ from nnlite.namenode.http.params import (
     param_xattr_value,
 )
 from nnlite.namenode.http.webhdfs_json import (
+    EMPTY_OK,
     acl_status_json,
     answer_boolean,
     answer_empty,
@@ -65,7 +66,6 @@ from nnlite.namenode.security.proxy_users import ProxyUsers
 
 PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"
-QUOTA_DONT_SET = (1 << 63) - 1
 USER_PATTERN = "^[A-Za-z_][A-Za-z0-9._-]*[$]?$"        # UserParam's default domain
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*[$]?")    # fullmatch: "$" would allow "\n"
 _FS_ACTION = re.compile(r"[r-][w-][x-]")                # FsActionParam's domain
@@ -334,9 +334,7 @@ class WebHdfs:
         return json_response({"Paths": roots})
 
     def delegation_token(self, req, path, user) -> Response:
-        """With Hadoop's simple authentication no delegation token secret manager runs, so
-        the NameNode issues none (FSNamesystem.getDelegationToken returns null)."""
-        return json_response({"Token": None})
+        return json_response({"Token": self.fs.get_delegation_token(user)})
 
     def all_storage_policies(self, req, path, user) -> Response:
         return json_response({"BlockStoragePolicies": {"BlockStoragePolicy": [
@@ -354,10 +352,8 @@ class WebHdfs:
         return self._answer(answer_empty, self.fs.unset_storage_policy(path, user))
 
     def satisfy_storage_policy(self, req, path, user) -> Response:
-        """The storage policy satisfier is off, as by default (dfs.storage.policy.satisfier
-        .mode=none): FSNamesystem.satisfyStoragePolicy refuses."""
-        self.fs.check_exists(path, user)
-        raise errors.UnsupportedActionError(storage_policy.SATISFIER_OFF, path=path)
+        self.fs.satisfy_storage_policy(path, user)
+        return EMPTY_OK
 
     # ------------------------------------------------ erasure coding: every policy disabled
 
@@ -379,45 +375,35 @@ class WebHdfs:
         return json_response({"ErasureCodingCodecs": erasure_coding.CODECS})
 
     def set_ec_policy(self, req, path, user) -> Response:
-        """WRITE on the path, then the policy must be enabled; none is."""
-        self.fs.check_target(path, user, permission.WRITE)
-        raise erasure_coding.not_enabled(req.param("ecpolicy") or "", path)
+        self.fs.set_ec_policy(path, req.param("ecpolicy") or "", user)
+        return EMPTY_OK
 
     def unset_ec_policy(self, req, path, user) -> Response:
-        self.fs.check_target(path, user, permission.WRITE)
-        raise erasure_coding.none_set(paths.normalize(path))
+        self.fs.unset_ec_policy(path, user)
+        return EMPTY_OK
 
     def enable_ec_policy(self, req, path, user) -> Response:
-        permission.check_superuser(self.fs.caller(user), "enable an erasure coding policy")
-        name = param_required(req, "ecpolicy", "ENABLEECPOLICY")
-        raise erasure_coding.enabling_refused(erasure_coding.known(name).name)
+        self.fs.enable_ec_policy(param_required(req, "ecpolicy", "ENABLEECPOLICY"), user)
+        return EMPTY_OK
 
     def disable_ec_policy(self, req, path, user) -> Response:
-        """Every policy is disabled already: nothing changes, as HDFS answers then."""
-        permission.check_superuser(self.fs.caller(user), "disable an erasure coding policy")
-        erasure_coding.known(param_required(req, "ecpolicy", "DISABLEECPOLICY"))
+        self.fs.disable_ec_policy(param_required(req, "ecpolicy", "DISABLEECPOLICY"), user)
         return answer_empty(True)
 
     def set_quota_by_storage_type(self, req, path, user) -> Response:
-        """Every block is on one DISK volume: quotas by storage type are off, as with
-        dfs.quota.by.storage.type.enabled=false (FSDirAttrOp.setQuota)."""
-        permission.check_superuser(self.fs.caller(user), f"set the quota of {path}")
-        param_required(req, "storagetype", "SETQUOTABYSTORAGETYPE")
-        self.fs.check_target(path, user)
-        raise errors.UnsupportedActionError(
-            "Failed to set quota by storage type because either "
-            "dfs.quota.by.storage.type.enabled is set to false or the layout version does not "
-            "support quota by storage type.", path=path)
+        storage_type = param_required(req, "storagetype", "SETQUOTABYSTORAGETYPE")
+        return self._answer(answer_empty, self.fs.set_quota(
+            path, param_int(req, "storagespacequota", QUOTA_DONT_SET, -1), None, user,
+            storage_type))
 
     def renew_delegation_token(self, req, path, user) -> Response:
-        """Simple authentication issues no tokens (FSNamesystem.renewDelegationToken)."""
         param_required(req, "token", "RENEWDELEGATIONTOKEN")
-        raise errors.NamenodeError(
-            "Delegation Token can be renewed only with kerberos or web authentication")
+        return json_response({"long": self.fs.renew_delegation_token(user)})
 
     def cancel_delegation_token(self, req, path, user) -> Response:
         param_required(req, "token", "CANCELDELEGATIONTOKEN")
-        raise errors.InvalidTokenError("Token not found")
+        self.fs.cancel_delegation_token(user)
+        return EMPTY_OK
 
     def server_defaults(self, req, path, user) -> Response:
         return json_response(server_defaults_json(self.fs.server_defaults()))
@@ -567,6 +553,4 @@ class WebHdfs:
     def set_quota(self, req, path, user):
         ns_quota = param_int(req, "namespacequota", QUOTA_DONT_SET, -1)
         ss_quota = param_int(req, "storagespacequota", QUOTA_DONT_SET, -1)
-        return self._answer(answer_empty, self.fs.set_quota(
-            path, None if ns_quota == QUOTA_DONT_SET else ns_quota,
-            None if ss_quota == QUOTA_DONT_SET else ss_quota, user))
+        return self._answer(answer_empty, self.fs.set_quota(path, ns_quota, ss_quota, user))

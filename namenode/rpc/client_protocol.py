@@ -38,7 +38,6 @@ from nnlite.namenode.rpc.writes import Writes
 from nnlite.namenode.security.identity import Caller
 
 CREATE, OVERWRITE = cn.CreateFlagProto.CREATE, cn.CreateFlagProto.OVERWRITE
-QUOTA_DONT_SET = (1 << 63) - 1          # HdfsConstants.QUOTA_DONT_SET (Long.MAX_VALUE)
 DIFF_LABELS = {"CREATE": "+", "DELETE": "-", "MODIFY": "M", "RENAME": "R"}   # DiffType
 
 
@@ -166,14 +165,16 @@ class ClientProtocol:
         return cn.HAServiceStateResponseProto(state=state)
 
     def call_getDelegationToken(self, req, who: Caller):
+        self.fs.get_delegation_token(who.user)        # None: no token, no field
         return security.GetDelegationTokenResponseProto()
 
     def call_renewDelegationToken(self, req, who: Caller):
-        raise errors.NamenodeError(
-            "Delegation Token can be renewed only with kerberos or web authentication")
+        return security.RenewDelegationTokenResponseProto(
+            newExpiryTime=self.fs.renew_delegation_token(who.user))
 
     def call_cancelDelegationToken(self, req, who: Caller):
-        raise errors.InvalidTokenError("Token not found")
+        self.fs.cancel_delegation_token(who.user)
+        return security.CancelDelegationTokenResponseProto()
 
     def call_setSafeMode(self, req, who: Caller):
         action = cn.SafeModeActionProto
@@ -369,13 +370,8 @@ class ClientProtocol:
 
     def call_setQuota(self, req, who: Caller):
         ns_quota, ss_quota = signed(req.namespaceQuota), signed(req.storagespaceQuota)
-        if req.HasField("storageType"):
-            raise errors.UnsupportedActionError(
-                "Failed to set quota by storage type because either "
-                "dfs.quota.by.storage.type.enabled is set to false or the layout version does "
-                "not support quota by storage type.", path=req.path)
-        self.fs.set_quota(req.path, None if ns_quota == QUOTA_DONT_SET else ns_quota,
-                          None if ss_quota == QUOTA_DONT_SET else ss_quota, who.user)
+        self.fs.set_quota(req.path, ns_quota, ss_quota, who.user,
+                          req.storageType if req.HasField("storageType") else None)
         return cn.SetQuotaResponseProto()
 
     def call_concat(self, req, who: Caller):
@@ -395,27 +391,25 @@ class ClientProtocol:
         return cn.UnsetStoragePolicyResponseProto()
 
     def call_satisfyStoragePolicy(self, req, who: Caller):
-        self.fs.check_exists(req.src, who.user)
-        raise errors.UnsupportedActionError(storage_policy.SATISFIER_OFF, path=req.src)
+        self.fs.satisfy_storage_policy(req.src, who.user)
+        return cn.SatisfyStoragePolicyResponseProto()
 
     def call_setErasureCodingPolicy(self, req, who: Caller):
         """No policy is enabled; a call without a name asks for the default policy, which
         is none (``NameNodeRpcServer.setErasureCodingPolicy``)."""
-        self.fs.check_target(req.src, who.user, permission.WRITE)
-        raise erasure_coding.not_enabled(req.ecPolicyName, req.src)
+        self.fs.set_ec_policy(req.src, req.ecPolicyName, who.user)
+        return cn.SetErasureCodingPolicyResponseProto()
 
     def call_unsetErasureCodingPolicy(self, req, who: Caller):
-        self.fs.check_target(req.src, who.user, permission.WRITE)
-        raise erasure_coding.none_set(paths.normalize(req.src))
+        self.fs.unset_ec_policy(req.src, who.user)
+        return cn.UnsetErasureCodingPolicyResponseProto()
 
     def call_enableErasureCodingPolicy(self, req, who: Caller):
-        permission.check_superuser(self.fs.caller(who.user), "enable an erasure coding policy")
-        raise erasure_coding.enabling_refused(erasure_coding.known(req.ecPolicyName).name)
+        self.fs.enable_ec_policy(req.ecPolicyName, who.user)
+        return cn.EnableErasureCodingPolicyResponseProto()
 
     def call_disableErasureCodingPolicy(self, req, who: Caller):
-        """Every policy is disabled already: nothing changes, as HDFS answers then."""
-        permission.check_superuser(self.fs.caller(who.user), "disable an erasure coding policy")
-        erasure_coding.known(req.ecPolicyName)
+        self.fs.disable_ec_policy(req.ecPolicyName, who.user)
         return cn.DisableErasureCodingPolicyResponseProto()
 
     def call_allowSnapshot(self, req, who: Caller):
