@@ -14,6 +14,9 @@ alone:
   following the active one as Hadoop's ``WebHdfsFileSystem`` does (a refused connection or a
   StandbyException moves on, a RetriableException backs off, a lost answer is asked again
   only when idempotent); ``--namenode ns1`` and ``webhdfs://ns1`` resolved to them.
+* ``peer.py`` -- the client between namenodes (and the secondary): is-active and the HA
+  pulse, cede, roll, image download and upload, block push, report and fetch; the one table
+  of the header names the server side (``namenode/http/transfer.py``, ``replica.py``) reads.
 * ``replies.py`` -- what an answer means: JSON fields, a ``RemoteException`` as its typed error.
 * ``errors.py`` -- those errors, one class per Hadoop exception the namenode answers.
 * ``java_classes.py`` -- the one table of those exceptions' Java class names: the namenode's
