@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlencode
 
-from nnlite.client.connection import NETWORK_ERRORS, Connection, Reply, describe
+from nnlite.client.connection import NETWORK_ERRORS, Connection, describe
 from nnlite.client.errors import ClientError, NamenodeUnreachableError, ProtocolError
 from nnlite.client.failover import answer_of
 from nnlite.durability import durable
@@ -164,9 +164,18 @@ class Peer:
         return None if reply.status == 200 else f"not active (HTTP {reply.status})"
 
     def cede(self, seconds: float, user: str) -> None:
-        """Ask the active to step down and give way for ``seconds`` (a graceful failover)."""
+        """Ask the active to step down and give way for ``seconds`` (a graceful failover:
+        long enough for the asking standby to win the election); ``PeerRefusedError`` if
+        it does not."""
         query = {"op": "TRANSITIONTOSTANDBY", "cede": f"{seconds:g}", "user.name": user}
-        self._reply(self._call("POST", f"/admin?{urlencode(query)}", secret=False))
+        target = f"{self.base}/admin?{urlencode(query)}"
+        conn = self._fresh()
+        try:
+            reply = conn.request("POST", target)
+        finally:
+            conn.close()
+        if reply.status != 200:
+            raise refused(reply.status, reply.body, "", self.url + target)
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -176,19 +185,6 @@ class Peer:
 
     def status(self) -> dict:
         return self._json("GET", "/status")
-
-    def _call(self, method: str, target: str, *, secret: bool = True) -> Reply:
-        conn = self._fresh()
-        try:
-            return conn.request(method, self.base + target,
-                                headers=self._headers() if secret else None)
-        finally:
-            conn.close()
-
-    def _reply(self, reply: Reply, target: str = "") -> bytes:
-        if reply.status != 200:
-            raise refused(reply.status, reply.body, "", self.url + self.base + target)
-        return reply.body
 
     def _json(self, method: str, path: str) -> dict:
         target = CHECKPOINT_PREFIX + path
