@@ -3,5 +3,6 @@
 
 | module | what |
 |---|---|
+| ``writers.py`` | a writer admitted to a file under a lease (``start_file``, ``append_file``) and the checksum its close records (``close_checksum``) |
 | ``truncate.py`` | ``Truncator``: a file cut to a length under a TRUNCATE lease, the kept part of the cut block copied into a new block |
 """

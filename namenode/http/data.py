@@ -71,6 +71,7 @@ from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
 from nnlite.namenode.datanode.sender import BlockSender, VerifiedRange
 from nnlite.namenode.datanode.server import DataNodeServer
 from nnlite.namenode.files.truncate import Truncator
+from nnlite.namenode.files.writers import append_file, close_checksum, digests, start_file
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
@@ -348,15 +349,10 @@ class DataPath:
         """Open the file under the upload's lease (logged now, visible once durable), then
         take the body; upload.py completes it."""
         options = create_options(req, self.fs)
-        self._check_create(req, path, user, options)      # step 1's checks, again
         path = self.fs.resolve_path(path, user)
-        lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine(req))
-        try:
-            node = self.fs.start_upload(path, user, lease.holder, machine(req),
-                                        **options.namespace_kw()).value
-        except BaseException:
-            self.leases.release(lease)
-            raise
+        lease, logged = start_file(self.fs, self.leases, path, user, machine(req),
+                                   **options.namespace_kw())     # step 1's checks, again
+        node = logged.value
         try:
             writer = self.store.writer(options.block_size)
         except BaseException:
@@ -365,7 +361,7 @@ class DataPath:
             raise
 
         def finalize(sealed: Sealed):
-            return sealed.blocks, sealed.length, checksum.file_checksum(sealed.digests)
+            return sealed.blocks, sealed.length, close_checksum(list, None, sealed.digests)
 
         def commit(blocks, length, value):
             return self.fs.complete_upload(node, lease.holder, blocks=blocks, length=length,
@@ -381,23 +377,14 @@ class DataPath:
         """Reopen the file under the upload's lease (AppendOp, logged now), then take the
         body; the blocks and length appended to are those of the file as reopened."""
         param_int(req, "buffersize", None, 1, (1 << 31) - 1)
-        path = self.fs.resolve_path(path, user)
-        self.fs.get_writable_file(path, user, "append to")     # step 1's checks, again
-        lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine(req))
-        try:
-            node = self.fs.reopen_for_append(path, user, lease.holder, machine(req)).value
-        except BaseException:
-            self.leases.release(lease)
-            raise
+        lease, logged = append_file(self.fs, self.leases, path, user, machine(req))
+        node = logged.value                                   # step 1's checks, again
         old, length, old_checksum = node.blocks, node.length, node.checksum
 
         def finalize(sealed: Sealed):
-            if not sealed.blocks and checksum.is_checksum(old_checksum):
-                return old, length, old_checksum
             base = old[:-1] if sealed.replaces_tail else old
-            digests = [self.store.digest(b[0], b[1]) for b in base] + sealed.digests
-            return base + sealed.blocks, length + sealed.length, \
-                checksum.file_checksum(digests)
+            return base + sealed.blocks, length + sealed.length, close_checksum(
+                lambda: digests(self.store, base), old_checksum, sealed.digests)
 
         def commit(blocks, new_length, value):
             return self.fs.complete_upload(node, lease.holder, blocks=blocks,

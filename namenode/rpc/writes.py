@@ -47,9 +47,9 @@ from typing import Callable
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors
-from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import GENSTAMP
+from nnlite.namenode.files.writers import append_file, close_checksum, digests, start_file
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Logged
@@ -103,35 +103,15 @@ class Writes:
 
     def create(self, path: str, user: str, client: str, machine: str,
                **create_kw) -> Logged[INodeFile]:
-        """Open a new file (``startFile``): the namespace's checks, then a lease, then
-        AddFileOp under it. A ``/.reserved`` path is resolved first: the lease is the
-        inode's path's."""
-        path = self.fs.resolve_path(path, user)
-        overwrite = create_kw.get("overwrite", False)
-        self.leases.admit_writer(paths.normalize(path), "create", machine,
-                                 lambda: self.fs.check_create(
-                                     path, user, overwrite=overwrite,
-                                     create_parent=create_kw.get("create_parent", True)))
-        lease = self.leases.acquire(paths.normalize(path), leases.CREATE, machine)
-        try:
-            logged = self.fs.start_upload(path, user, lease.holder, machine, **create_kw)
-        except BaseException:
-            self.leases.release(lease)
-            raise
+        """Open a new file (``startFile``: ``files/writers.py``)."""
+        lease, logged = start_file(self.fs, self.leases, path, user, machine, **create_kw)
         self._open(OpenFile(client, logged.value, lease, False, (), None))
         return logged
 
     def append(self, path: str, user: str, client: str, machine: str) -> Logged[INodeFile]:
-        """Reopen a complete file (``appendFile``, AppendOp) for new blocks after its own."""
-        path = self.fs.resolve_path(path, user)
-        self.leases.admit_writer(paths.normalize(path), "append to", machine,
-                                 lambda: self.fs.get_writable_file(path, user, "append to"))
-        lease = self.leases.acquire(paths.normalize(path), leases.APPEND, machine)
-        try:
-            logged = self.fs.reopen_for_append(path, user, lease.holder, machine)
-        except BaseException:
-            self.leases.release(lease)
-            raise
+        """Reopen a complete file (``appendFile``, AppendOp: ``files/writers.py``) for new
+        blocks after its own."""
+        lease, logged = append_file(self.fs, self.leases, path, user, machine)
         node = logged.value
         self._open(OpenFile(client, node, lease, True, tuple(node.blocks), node.checksum))
         return logged
@@ -279,14 +259,11 @@ class Writes:
     def _checksum(self, file: OpenFile, blocks: list[Block]) -> bytes:
         """The file checksum recorded at the close: the datanode's digests of the new
         blocks (it computed them as it wrote), the store's of the blocks the file had."""
-        if not blocks and file.base_checksum is not None \
-                and checksum.is_checksum(file.base_checksum):
-            return file.base_checksum
-        digests = [self.store.digest(b[0], b[1]) for b in file.base]
+        new = []
         for block_id, length, _ in blocks:
             digest = self.datanode.digest(block_id) if self.datanode is not None else None
-            digests.append(digest or self.store.digest(block_id, length))
-        return checksum.file_checksum(digests)
+            new.append(digest or self.store.digest(block_id, length))
+        return close_checksum(lambda: digests(self.store, file.base), file.base_checksum, new)
 
     def in_progress(self, inode_id: int) -> tuple[tuple[Block, ...], Block | None] | None:
         """What a reader may see of a file an RPC client is writing: the blocks completed

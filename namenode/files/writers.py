@@ -1,0 +1,73 @@
+"""A writer admitted to a file and the checksum its close records, the same for WebHDFS's
+uploads (``http/data.py``) and RPC writes (``rpc/writes.py``), as Hadoop's
+``FSNamesystem.startFile``, ``appendFile`` and ``completeFile`` serve both.
+
+``start_file`` and ``append_file``: the lease table's door first (``LeaseManager
+.admit_writer``: a holder silent past the soft limit is revoked, one still writing is named
+in the refusal), the namespace's checks behind it, then a lease of the kind (CREATE or
+APPEND) and the op under it (AddOp, AppendOp), the lease released if the op fails. A
+``/.reserved`` path is resolved first: the lease is the inode's path's.
+
+``close_checksum``: a close that added no block keeps the file's checksum; else the digests
+of the blocks kept from before the write and of the new blocks, combined.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from nnlite.formats.edits import Block
+from nnlite.namenode.blocks import checksum
+from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.journal.journal import Logged
+from nnlite.namenode.namespace import leases, paths
+from nnlite.namenode.namespace.inode import INodeFile
+
+Opened = tuple[leases.Lease, Logged[INodeFile]]
+
+
+def start_file(fs: FSNamesystem, table: leases.LeaseManager, path: str, user: str,
+               machine: str, **create_kw) -> Opened:
+    """Create the file at ``path`` under a new CREATE lease (``create_kw``: the namespace's
+    ``start_upload`` options, ``overwrite`` and ``create_parent`` among them)."""
+    path = fs.resolve_path(path, user)
+    table.admit_writer(paths.normalize(path), "create", machine, lambda: fs.check_create(
+        path, user, overwrite=create_kw.get("overwrite", False),
+        create_parent=create_kw.get("create_parent", True)))
+    return _under_lease(table, path, leases.CREATE, machine, lambda holder: fs.start_upload(
+        path, user, holder, machine, **create_kw))
+
+
+def append_file(fs: FSNamesystem, table: leases.LeaseManager, path: str, user: str,
+                machine: str) -> Opened:
+    """Reopen the complete file at ``path`` under a new APPEND lease."""
+    path = fs.resolve_path(path, user)
+    table.admit_writer(paths.normalize(path), "append to", machine,
+                       lambda: fs.get_writable_file(path, user, "append to"))
+    return _under_lease(table, path, leases.APPEND, machine, lambda holder: fs
+                        .reopen_for_append(path, user, holder, machine))
+
+
+def _under_lease(table: leases.LeaseManager, path: str, kind, machine: str,
+                 op: Callable[[str], Logged[INodeFile]]) -> Opened:
+    lease = table.acquire(paths.normalize(path), kind, machine)
+    try:
+        return lease, op(lease.holder)
+    except BaseException:
+        table.release(lease)
+        raise
+
+
+def close_checksum(kept_digests: Callable[[], list], kept_checksum: bytes | None,
+                   new_digests: list) -> bytes:
+    """The file checksum a close records: ``kept_checksum`` (the file's before the write)
+    when no block was added and it is one, else the combined digests of the kept blocks
+    (``kept_digests``, read only then: blocking) and of the new ones."""
+    if not new_digests and kept_checksum is not None and checksum.is_checksum(kept_checksum):
+        return kept_checksum
+    return checksum.file_checksum(kept_digests() + list(new_digests))
+
+
+def digests(store, blocks: tuple[Block, ...] | list[Block]) -> list:
+    """The store's digests of ``blocks`` (blocking)."""
+    return [store.digest(b[0], b[1]) for b in blocks]
