@@ -8,6 +8,8 @@ in the refusal), the namespace's checks behind it, then a lease of the kind (CRE
 APPEND) and the op under it (AddOp, AppendOp), the lease released if the op fails. A
 ``/.reserved`` path is resolved first: the lease is the inode's path's.
 
+``concat_files``: no writer may hold the target or a source (``LeaseManager.check_free``).
+
 ``close_checksum``: a close that added no block keeps the file's checksum; else the digests
 of the blocks kept from before the write and of the new blocks, combined.
 """
@@ -46,6 +48,17 @@ def append_file(fs: FSNamesystem, table: leases.LeaseManager, path: str, user: s
                        lambda: fs.get_writable_file(path, user, "append to"))
     return _under_lease(table, path, leases.APPEND, machine, lambda holder: fs
                         .reopen_for_append(path, user, holder, machine))
+
+
+def concat_files(fs: FSNamesystem, table: leases.LeaseManager, target: str, sources: list[str],
+                 user: str, machine: str) -> Logged[bool]:
+    """Move the blocks of ``sources`` to the end of ``target`` (``FSDirConcatOp``) when no
+    writer that still makes progress holds any of them (the leases are by resolved path)."""
+    target = fs.resolve_path(target, user)
+    sources = [fs.resolve_path(s, user) for s in sources]
+    for path in (target, *sources):
+        table.check_free(paths.normalize(path), "concat", machine)
+    return fs.concat(target, sources, user)
 
 
 def _under_lease(table: leases.LeaseManager, path: str, kind, machine: str,

@@ -71,7 +71,13 @@ from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
 from nnlite.namenode.datanode.sender import BlockSender, VerifiedRange
 from nnlite.namenode.datanode.server import DataNodeServer
 from nnlite.namenode.files.truncate import Truncator
-from nnlite.namenode.files.writers import append_file, close_checksum, digests, start_file
+from nnlite.namenode.files.writers import (
+    append_file,
+    close_checksum,
+    concat_files,
+    digests,
+    start_file,
+)
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
@@ -288,12 +294,9 @@ class DataPath:
     # ------------------------------------------------------------------ contents
 
     async def concat(self, req, path, user) -> Response:
-        sources = [self.fs.resolve_path(s, user)
-                   for s in param_required(req, "sources", "CONCAT").split(",") if s]
-        path = self.fs.resolve_path(path, user)
-        for source in (path, *sources):
-            self.leases.check_free(paths.normalize(source), "concat", machine(req))
-        await self.committer.wait(self.fs.concat(path, sources, user))
+        sources = [s for s in param_required(req, "sources", "CONCAT").split(",") if s]
+        await self.committer.wait(concat_files(self.fs, self.leases, path, sources, user,
+                                               machine(req)))
         return EMPTY_OK
 
     async def truncate(self, req, path, user) -> Response:

@@ -30,6 +30,7 @@ from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.streams import GENSTAMP
 from nnlite.namenode.files.truncate import Truncator
+from nnlite.namenode.files.writers import concat_files
 from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
 from nnlite.namenode.namespace import erasure_coding, leases, paths, permission, storage_policy
 from nnlite.namenode.rpc import status
@@ -375,11 +376,8 @@ class ClientProtocol:
         return cn.SetQuotaResponseProto()
 
     def call_concat(self, req, who: Caller):
-        target = self.fs.resolve_path(req.trg, who.user)         # the leases are by path
-        sources = [self.fs.resolve_path(s, who.user) for s in req.srcs]
-        for source in (target, *sources):
-            self.writes.leases.check_free(paths.normalize(source), "concat", who.machine)
-        self.fs.concat(target, sources, who.user)
+        concat_files(self.fs, self.writes.leases, req.trg, list(req.srcs), who.user,
+                     who.machine)
         return cn.ConcatResponseProto()
 
     def call_setStoragePolicy(self, req, who: Caller):
