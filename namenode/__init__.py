@@ -8,6 +8,7 @@ Top to bottom (a module imports only from its own sub-package and those below it
 | ``daemon.py`` | ``Namenode``: the store, the block store and the HTTP service composed into a process |
 | ``rpc/`` | Hadoop IPC for ``hdfs://`` clients: ``ClientNamenodeProtocol`` beside WebHDFS, through the same door; RPC writes and their leases (never imports ``http/``) |
 | ``http/`` | the HTTP service: server and wire, WebHDFS, the data path, image transfer, admin, status page (never imports ``rpc/``) |
+| ``ops.py`` | the parity table: every WebHDFS op, its ``ClientNamenodeProtocol`` twin, the namesystem call both make, its ``OperationCategory`` |
 | ``files/`` | operations on file contents both transports serve the same way: truncate |
 | ``ha/`` | high availability: the HA state, the quorum journal in etcd, the election, the controller that follows, takes over, leads and steps down |
 | ``fsnamesystem.py`` | ``FSNamesystem``, the one door to the namespace: namespace, journal, name dirs and checkpoint bookkeeping composed into one store; every op checked (``check_operation``), applied and logged there |

@@ -844,7 +844,7 @@ class FSNamesystem:
 
     # ---------------------------------- delegation tokens: none under simple authentication
 
-    def get_delegation_token(self, user: str) -> None:
+    def get_delegation_token(self, user: str) -> bytes | None:
         """No secret manager runs under simple authentication, so no token is issued
         (``FSNamesystem.getDelegationToken`` returns null)."""
         return None
