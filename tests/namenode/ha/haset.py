@@ -1,7 +1,8 @@
 """An HA set for tests: real namenode processes on loopback sharing a real etcd cluster.
 
 ``HASet(tmp_path, etcd)`` writes one configuration naming the nameservice ``ns1``, its
-namenodes ``nn1``, ``nn2``, ... on free ports and the etcd endpoints, formats ``nn1``'s name
+namenodes ``nn1``, ``nn2``, ... on free ports (``restartable_ports``: below the ephemeral
+range, for sets whose namenodes are killed and started many times) and the etcd endpoints, formats ``nn1``'s name
 dir and gives every other namenode a copy of it (one namespace, as ``-bootstrapStandby``
 would). ``start(i)`` runs namenode ``i`` (with ``PYTHONFAULTHANDLER``: ``dump_threads()``
 has each write its threads' stacks to its log); ``active()`` waits for the one that says
@@ -20,8 +21,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import random
 import shutil
 import signal
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -43,10 +46,10 @@ NAMESERVICE = "ns1"
 
 class HASet:
     def __init__(self, tmp_path: Path, etcd: EtcdCluster, count: int = 2,
-                 settings: dict[str, str] | None = None):
+                 settings: dict[str, str] | None = None, restartable_ports: bool = False):
         self.root = tmp_path
         self.ids = [f"nn{i + 1}" for i in range(count)]
-        ports = free_ports(2 * count)
+        ports = unclaimable_ports(2 * count) if restartable_ports else free_ports(2 * count)
         self.ports, self.rpc_ports = ports[:count], ports[count:]
         self.dirs = [str(tmp_path / f"{nn}-name") for nn in self.ids]
         values = {
@@ -160,6 +163,26 @@ class HASet:
                 if node.proc.poll() is None:
                     node.proc.send_signal(signal.SIGCONT)
                 node.kill()
+
+
+def unclaimable_ports(count: int) -> list[int]:
+    """``count`` free loopback ports below the kernel's ephemeral range: no outgoing
+    connection takes one as its source port while its namenode is down, so a namenode
+    killed again and again always starts again on its own ports (``free_ports``' come from
+    that range)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.Random()
+    ports: list[int] = []
+    while len(ports) < count:
+        port = rng.randrange(max(1024, low - 12000), low)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        if port not in ports:
+            ports.append(port)
+    return ports
 
 
 def request(url: str, method: str, target: str, timeout: float = 10,

@@ -14,9 +14,11 @@ following the active as Hadoop's failover client does) record every acknowledged
   quorum is lost), then both started again.
 
 Each fault begins at a random point of the writers' work (after ``after`` more acknowledged
-ops). Once it is healed the set must serve again. At the end of the round, every process
-running and the writers stopped, ``check_round`` waits until both namenodes hold the same
-txid, then finds:
+ops). Once it is healed the set must serve again, and the standby follow (reach the txid
+the active had then); a standby that takes no checkpoint for 60 s under load is stuck too.
+A stuck set has its namenodes' threads dumped into the report. At the end of the round,
+every process running and the writers stopped, ``check_round`` waits until both namenodes
+hold the same txid, then finds:
 
 * every acknowledged directory and file on the active, each file byte for byte; a graceful
   failover to the other namenode (``/admin?op=FAILOVER``), the same there, and a failover
@@ -177,8 +179,9 @@ class Round:
         try:
             wait_for(rolled.exists, 60, "the active to roll for a checkpoint", interval=0.01)
             self.log(f"{self.haset.ids[active]} rolled its edits for a checkpoint")
-        except TimeoutError:
-            self.log("no checkpoint began within 60 s: the standby is killed anyway")
+        except TimeoutError:    # a following standby checkpoints every 5 s under load
+            self._fail(f"no checkpoint began within 60 s: the standby "
+                       f"{self.haset.ids[1 - active]} took none; {self._states()}", stuck=True)
         self._kill_and_restart(1 - active, fault.hold, "standby")
 
     def _kill_and_restart(self, i: int, hold: float, role: str) -> None:
@@ -239,7 +242,31 @@ class Round:
                                      f"after {fault.kind}")
                 self._start(i)
         self._progress(50, f"within {RECOVERY:g} s after {fault.kind} healed")
-        self.log(f"serving again: active {self.haset.ids[self.active()]}")
+        active = self.active()
+        self._following(active, fault)
+        self.log(f"serving again: active {self.haset.ids[active]}, "
+                 f"{self.haset.ids[1 - active]} following")
+
+    def _following(self, active: int, fault: Fault) -> None:
+        """The standby applies the journal again: it reaches the txid the active has now
+        (its lag is a tail interval and a batch)."""
+        haset = self.haset
+        seen = {}
+
+        def caught_up() -> bool:
+            try:
+                if "active" not in seen:
+                    seen["active"] = haset.synced_txid(active)
+                seen["standby"] = haset.synced_txid(1 - active)
+                return seen["standby"] >= seen["active"]
+            except (OSError, ValueError, KeyError):
+                return False
+        try:
+            wait_for(caught_up, RECOVERY, "the standby to follow", interval=0.1)
+        except TimeoutError:
+            self._fail(f"{haset.ids[1 - active]} did not follow within {RECOVERY:g} s after "
+                       f"{fault.kind}: at txid {seen.get('standby')}, the active was at "
+                       f"{seen.get('active')}; {self._states()}", stuck=True)
 
     def active(self) -> int:
         try:
@@ -372,9 +399,9 @@ def wait_synced(rnd: Round) -> int | None:
 def check_prefixes(rnd: Round) -> None:
     """Each name dir's edits a prefix of the shared journal (module docstring)."""
     haset = rnd.haset
+    on_disk = [local_records(d) for d in haset.dirs]    # before etcd (acknowledged_only_locally)
     shared = shared_records(rnd.etcd.endpoints)
-    for i, nn in enumerate(haset.ids):
-        local = local_records(haset.dirs[i])
+    for nn, local in zip(haset.ids, on_disk):
         wrong = diverged(local, shared)
         if wrong:
             rnd.findings.append(f"{nn}'s edits are not a prefix of the shared journal "
@@ -434,6 +461,9 @@ def acknowledged_only_locally(rnd: Round) -> list[str]:
     held with other bytes than etcd's -- and which of those records are acknowledged ops the
     journal holds nowhere: written to the local edits without etcd, and acknowledged (an op
     is acknowledged only once both hold it). Empty when etcd cannot be read."""
+    # the name dirs first: an active writes etcd before its dirs, so etcd read after them
+    # holds every txid they hold unless one was written without it
+    on_disk = [local_records(d) for d in rnd.haset.dirs]
     try:
         shared = shared_records(rnd.etcd.endpoints)
     except (OSError, EtcdError):
@@ -442,8 +472,8 @@ def acknowledged_only_locally(rnd: Round) -> list[str]:
     acked = {path for writers in rnd.everyone for path in writers.acknowledged()}
     in_journal = {op_path(r) for r in shared.records.values()}
     found = []
-    for i, nn in enumerate(rnd.haset.ids):
-        apart = {txid: op_path(record) for txid, record in local_records(rnd.haset.dirs[i]).items()
+    for nn, local in zip(rnd.haset.ids, on_disk):
+        apart = {txid: op_path(record) for txid, record in local.items()
                  if txid > committed or shared.records.get(txid, record) != record}
         lost = [f"{path} (txid {txid})" for txid, path in sorted(apart.items())
                 if path in acked and path not in in_journal]
@@ -494,7 +524,7 @@ def run_seed(tmp_path: Path, etcd: EtcdCluster, seed: int, rounds: int, faults: 
     monotonic time), each checked, then the offline check; the rounds run. ``on_round`` is
     called after each round's checks, passed or not. Raises RoundFailed at the first failed
     check. Stops every namenode it started."""
-    haset = HASet(tmp_path, etcd, settings=SETTINGS)
+    haset = HASet(tmp_path, etcd, settings=SETTINGS, restartable_ports=True)
     done: list[Round] = []
     everyone: list[Writers] = []
     try:
