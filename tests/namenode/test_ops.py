@@ -1,10 +1,16 @@
 """The parity table (``namenode/ops.py``) against both dispatch tables: every WebHDFS op of
 ``WebHdfs.ops`` (and the data path's, added by ``DataPath.attach``) is a row, every row's
 RPC twin is a ``ClientProtocol`` handler, every handler is a twin or RPC-only, and every call
-named is one the namesystem (or ``files/``) has."""
+named is one the namesystem (or ``files/``) has; then pairs run on one namenode, over WebHDFS
+and over Hadoop IPC, and refuse with the same Java class and message."""
 
 from __future__ import annotations
 
+import pytest
+
+from nnlite.formats.hadoop import client_namenode as cn
+from nnlite.formats.hadoop import hdfs, ipc, security
+from nnlite.formats.hadoop.acl import FsPermissionProto
 from nnlite.namenode import ops
 from nnlite.namenode.files import writers
 from nnlite.namenode.files.truncate import Truncator
@@ -12,6 +18,10 @@ from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.http.data import DataPath
 from nnlite.namenode.http.webhdfs import WebHdfs
 from nnlite.namenode.rpc.client_protocol import ClientProtocol
+from tests.namenode.http.helpers import WebHdfs as WebHdfsCalls
+from tests.namenode.rpc.rawclient import RawClient
+
+PERM = FsPermissionProto(perm=0o755)
 
 
 def webhdfs_ops() -> set[tuple[str, str]]:
@@ -44,3 +54,50 @@ def test_every_call_is_the_namesystems_or_a_file_op():
         owner, _, name = op.call.rpartition(".")
         where = {"": (FSNamesystem, writers), "Truncator": (Truncator,)}[owner]
         assert any(hasattr(w, name) for w in where), f"{op.webhdfs}: no {op.call}"
+
+
+# ------------------------------------------------------------------ each pair on one namespace
+
+TOKEN = security.TokenProto(identifier=b"", password=b"", kind="HDFS_DELEGATION_TOKEN",
+                            service="")
+EC = "RS-6-3-1024k"
+# (WebHDFS method, op, params; RPC method, request fields): a refusal both must word the same
+# (the calls come as "tester", the test namenode's superuser)
+REFUSED = [
+    ("PUT", "SETECPOLICY", {"ecpolicy": EC},
+     "setErasureCodingPolicy", {"src": "/parity", "ecPolicyName": EC}),
+    ("POST", "UNSETECPOLICY", {}, "unsetErasureCodingPolicy", {"src": "/parity"}),
+    ("PUT", "ENABLEECPOLICY", {"ecpolicy": EC},
+     "enableErasureCodingPolicy", {"ecPolicyName": EC}),
+    ("PUT", "SATISFYSTORAGEPOLICY", {}, "satisfyStoragePolicy", {"src": "/parity"}),
+    ("PUT", "SETQUOTABYSTORAGETYPE", {"storagetype": "DISK", "storagespacequota": "10"},
+     "setQuota", {"path": "/parity", "namespaceQuota": (1 << 63) - 1,
+                  "storagespaceQuota": 10, "storageType": hdfs.StorageTypeProto.DISK}),
+    ("PUT", "RENEWDELEGATIONTOKEN", {"token": "x"}, "renewDelegationToken", {"token": TOKEN}),
+    ("PUT", "CANCELDELEGATIONTOKEN", {"token": "x"}, "cancelDelegationToken", {"token": TOKEN}),
+    ("PUT", "MKDIRS", {}, "mkdirs", {"src": "/parity/missing/../x/..", "masked": PERM,
+                                     "createParent": True}),
+    ("DELETE", "DELETE", {"recursive": "false"}, "delete", {"src": "/parity",
+                                                            "recursive": False}),
+]
+
+
+@pytest.fixture(scope="module")
+def nn(start_module_namenode):
+    server = start_module_namenode()
+    web = WebHdfsCalls(server)
+    assert web.put("/parity", "MKDIRS").status == 200
+    assert web.put("/parity/child", "MKDIRS").status == 200
+    return server
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c[1] for c in REFUSED])
+def test_a_refusal_is_the_same_over_both_transports(nn, case):
+    method, op, params, rpc_method, fields = case
+    path = fields.get("src", fields.get("path", "/parity"))
+    reply = WebHdfsCalls(nn).call(method, path, op, **params)
+    assert reply.status >= 400, (reply.status, reply.body)
+    with RawClient(nn.rpc_port).connect(user="tester") as raw:
+        header, _ = raw.call(rpc_method, cn.METHODS[rpc_method][0](**fields))
+    assert header.status == ipc.RpcResponseHeaderRpcStatusProto.ERROR, header
+    assert (header.exceptionClassName, header.errorMsg) == (reply.java_class, reply.message)
