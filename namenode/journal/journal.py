@@ -141,7 +141,9 @@ class Journal:
         with cond:
             generation = self.generation
             while self.synced_txid < txid:
-                if self.generation != generation:
+                if self.generation != generation or txid > self.txid:
+                    # dropped while waiting, or before this call (a target the group
+                    # committer queued before a reload): it never becomes durable
                     raise SharedJournalError(f"txid {txid} was dropped before it became "
                                              f"durable: the namesystem was reloaded")
                 if self.failure is not None:
