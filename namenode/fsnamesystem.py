@@ -45,6 +45,7 @@ from nnlite.formats.fsimage.write import ImageInfo
 from nnlite.namenode.blocks.sweep import referenced
 from nnlite.namenode.config import Config
 from nnlite.namenode.errors import (
+    IllegalArgumentError,
     InvalidTokenError,
     NameDirError,
     NamenodeError,
@@ -782,6 +783,10 @@ class FSNamesystem:
 
     def set_owner(self, path: str, owner: str | None, group: str | None,
                   user: str) -> Logged[bool]:
+        """SETOWNER and ``setOwner``: an owner, a group, or both; a change naming neither is
+        refused, whichever transport sent it."""
+        if not owner and not group:
+            raise IllegalArgumentError("Both owner and group are empty.")
         return self._write(self.ns.set_owner, path, owner, group, self.caller(user))
 
     def set_times(self, path: str, mtime: int, atime: int, user: str) -> Logged[bool]:

@@ -525,8 +525,6 @@ class WebHdfs:
             path, param_permission(req, 0o755), user))
 
     def set_owner(self, req, path, user):
-        if not req.param("owner") and not req.param("group"):
-            raise errors.IllegalArgumentError("Both owner and group are empty.")
         return self._answer(answer_empty, self.fs.set_owner(path, req.param("owner"),
                                                             req.param("group"), user))
 

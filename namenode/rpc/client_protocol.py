@@ -356,8 +356,6 @@ class ClientProtocol:
     def call_setOwner(self, req, who: Caller):
         owner = req.username if req.HasField("username") else None
         group = req.groupname if req.HasField("groupname") else None
-        if not owner and not group:
-            raise errors.IllegalArgumentError("Both owner and group are empty.")
         self.fs.set_owner(req.src, owner or None, group or None, who.user)
         return cn.SetOwnerResponseProto()
 

@@ -75,6 +75,7 @@ REFUSED = [
                   "storagespaceQuota": 10, "storageType": hdfs.StorageTypeProto.DISK}),
     ("PUT", "RENEWDELEGATIONTOKEN", {"token": "x"}, "renewDelegationToken", {"token": TOKEN}),
     ("PUT", "CANCELDELEGATIONTOKEN", {"token": "x"}, "cancelDelegationToken", {"token": TOKEN}),
+    ("PUT", "SETOWNER", {}, "setOwner", {"src": "/parity"}),
     ("PUT", "MKDIRS", {}, "mkdirs", {"src": "/parity/missing/../x/..", "masked": PERM,
                                      "createParent": True}),
     ("DELETE", "DELETE", {"recursive": "false"}, "delete", {"src": "/parity",
