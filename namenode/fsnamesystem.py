@@ -1179,10 +1179,11 @@ class FSNamesystem:
         if txid <= self.last_checkpoint_txid:
             raise refuse(410, f"Image for txid {txid} refused: a checkpoint up to txid "
                               f"{self.last_checkpoint_txid} is already in place")
+        rolled = self.rolled_edits()
         if txid > self.last_synced_txid:
             raise refuse(409, f"Image for txid {txid} refused: this namenode's edits end at "
                               f"txid {self.last_synced_txid}")
-        return self.checkpoints.begin_upload(txid, md5, length, self.rolled_edits())
+        return self.checkpoints.begin_upload(txid, md5, length, rolled)
 
     def abort_checkpoint_upload(self, upload: ImageUpload, reason: str) -> None:
         self.checkpoints.abort(upload, reason)
