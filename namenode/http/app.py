@@ -34,10 +34,9 @@ import json
 import time
 from functools import partial
 from typing import Callable
-from urllib.parse import urlencode
 
 from nnlite.client import java_classes as java
-from nnlite.client.connection import Connection
+from nnlite.client.peer import Peer, PeerRefusedError
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.fsnamesystem import FSNamesystem
@@ -348,17 +347,16 @@ class HeldRead:
 
 def _cede(http: str, *, user: str, seconds: float) -> None:
     """Ask the active at ``http`` to step down and give way for ``seconds`` (a graceful
-    failover: long enough for the asking standby to win the election)."""
-    query = {"op": "TRANSITIONTOSTANDBY", "cede": f"{seconds:g}", "user.name": user}
-    target = f"/admin?{urlencode(query)}"
-    conn = Connection(f"http://{http}", timeout=30)
+    failover: long enough for the asking standby to win the election), through the one
+    client between namenodes."""
+    peer = Peer(http, secret="", timeout=30)
     try:
-        reply = conn.request("POST", target)
-    finally:
-        conn.close()
-    if reply.status != 200:
+        peer.cede(seconds, user)
+    except PeerRefusedError as exc:
         raise errors.NamenodeError(f"the active namenode at {http} did not give way: "
-                                   f"{reply.status} {reply.body[:300]!r}")
+                                   f"{exc.status} {exc.message}") from exc
+    finally:
+        peer.close()
 
 
 def _snake(name: str) -> str:
