@@ -554,8 +554,6 @@ def check_last(rnd: Round, scratch: Path) -> None:
 
 
 @pytest.mark.crash
-@pytest.mark.xfail(strict=False, reason="issue 34: acknowledged writes lost, a standby "
-                   "diverged or wedged under these faults; remove once the fixes land")
 @pytest.mark.parametrize("seed", SUITE_SEEDS, ids=[f"seed-{s}" for s in SUITE_SEEDS])
 def test_faults_lose_no_acknowledged_op_and_leave_no_standby_diverged(tmp_path, etcd_cluster,
                                                                         seed):
