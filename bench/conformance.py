@@ -74,9 +74,12 @@ def main() -> int:
                                    f"keep {keep}"
                             print(f"conformance: {what} ...", file=sys.stderr, flush=True)
                             try:
-                                outcomes += run_cell(spark, operator, store, keep, nn.url,
-                                                     nn.port, Path(tmp), args.batches,
-                                                     damage=damage)
+                                cell = run_cell(spark, operator, store, keep, nn.url,
+                                                nn.port, Path(tmp), args.batches,
+                                                damage=damage)
+                                outcomes += cell
+                                # its row now: a run cut short still says what it found
+                                print(summary(cell)[-1], file=sys.stderr, flush=True)
                             except Exception as exc:    # the cell could not run: say so
                                 failed.append(f"{what}: {why(exc)}")
         finally:
