@@ -13,13 +13,12 @@ MD5MD5CRC32GzipFileChecksum) from the content, so the server computes what HDFS 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.namenode.blocks.helpers import cut
 from tests.namenode.http.helpers import BLOCK, WebHdfs
 from tests.namenode.java import Java, java_error, shell
+from tests.servers import wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -137,7 +136,8 @@ def test_create_non_recursive(fs, java, d):
 def test_a_second_writer_gets_already_being_created(fs, java, d):
     stream = fs.create(java.path(d + "/f"), True)
     stream.write(bytearray(b"x" * 100))
-    time.sleep(0.2)                                 # the data step has started
+    # the first writer holds the lease once its data step has opened the file
+    wait_for(lambda: fs.exists(java.path(d + "/f")), 30, "the first writer's data step")
     assert java_error(fs.create, java.path(d + "/f"), True) == \
         "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
     stream.close()
