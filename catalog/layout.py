@@ -315,7 +315,8 @@ class Store:
         the newest snapshot of the lineage and every changelog after it, or every changelog
         when the lineage starts at version 1 (``RocksDB.loadWithCheckpointId``,
         ``RocksDBFileManager.getLatestSnapshotVersionAndUniqueIdFromLineage``)."""
-        top_id = state_name(top.path.rsplit("/", 1)[-1]).unique_id
+        named = state_name(top.path.rsplit("/", 1)[-1])
+        top_id = named.unique_id if named is not None else None
         full = sorted(set(items) | {(version, top_id)})
         base = next((v for v, u in reversed(full)
                      if SNAPSHOT in self.unique.get(v, {}).get(u, {})), None)
