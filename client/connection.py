@@ -239,6 +239,12 @@ def describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def answer_of(exc: NamenodeUnreachableError) -> str:
+    """What became of a request that got no answer, in a few words."""
+    cause = exc.__cause__
+    return describe(cause) if cause is not None else str(exc)
+
+
 def _continue(sock: socket.socket, wait: float) -> bool:
     """After the head of a request with ``Expect: 100-continue``: True to send the body (a 100
     arrived and was consumed, or nothing arrived within ``wait`` seconds); False when the final

@@ -58,8 +58,9 @@ from typing import BinaryIO, Callable, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from nnlite.client import java_classes as java
-from nnlite.client.connection import TIMEOUT, Connection, Reply, describe, position, rewind
+from nnlite.client.connection import TIMEOUT, Connection, Reply, answer_of, position, rewind
 from nnlite.client.errors import BadArgumentError, NamenodeUnreachableError, NoActiveNamenodeError
+from nnlite.client.peer import probe_active
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -309,11 +310,7 @@ class FailoverConnection:
             index = (self.index + step) % len(self.connections)
             conn = self.connections[index]
             conn.drop_stale()
-            try:
-                reply = conn.request("GET", self.base + "/isActive")
-            except NamenodeUnreachableError:
-                continue
-            if reply.status == 200:
+            if probe_active(conn) is None:
                 self.index = index
                 return
 
@@ -372,12 +369,6 @@ class FailoverConnection:
         return NoActiveNamenodeError(
             f"no namenode of {self.nameservice.name} served {what} after {retries + 1} "
             f"attempts ({action.reason}): {last}", tried=dict(answers))
-
-
-def answer_of(exc: NamenodeUnreachableError) -> str:
-    """What became of a request that got no answer, in a few words."""
-    cause = exc.__cause__
-    return describe(cause) if cause is not None else str(exc)
 
 
 def _describe_request(method: str, target: str) -> str:

@@ -6,7 +6,10 @@ Hadoop spreads this over ``TransferFsImage`` (the image servlet's downloads and 
 ``client/connection.py``:
 
 * ``is_active()`` -- ``GET /isActive`` (Hadoop's IsNameNodeActiveServlet): None when the peer
-  is active, else what it answered or why it could not be asked.
+  is active, else what it answered or why it could not be asked. ``probe_active(conn)`` is
+  the same probe on a connection the caller keeps: the client's failover
+  (``client/failover.py``'s ``find_active``) asks with it, so every liveness probe of the
+  set is this module's.
 * ``Pulse`` -- the same probe kept on one open socket, for the standby's watch of the active
   (``namenode/ha/controller.py``): ``open`` lets a refused connection through as
   ``ConnectionRefusedError`` (the process is gone; a paused one still accepts, the kernel
@@ -53,9 +56,8 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlencode
 
-from nnlite.client.connection import NETWORK_ERRORS, Connection, describe
+from nnlite.client.connection import NETWORK_ERRORS, Connection, answer_of, describe
 from nnlite.client.errors import ClientError, NamenodeUnreachableError, ProtocolError
-from nnlite.client.failover import answer_of
 from nnlite.durability import durable
 
 # ---------------------------------------------------------------------- the header names
@@ -156,12 +158,9 @@ class Peer:
         """None when the peer says it is active, else what it answered or why not."""
         conn = self._fresh(timeout)
         try:
-            reply = conn.request("GET", conn.base + "/isActive")
-        except NamenodeUnreachableError as exc:
-            return answer_of(exc)
+            return probe_active(conn)
         finally:
             conn.close()
-        return None if reply.status == 200 else f"not active (HTTP {reply.status})"
 
     def cede(self, seconds: float, user: str) -> None:
         """Ask the active to step down and give way for ``seconds`` (a graceful failover:
@@ -368,6 +367,17 @@ class Pulse:
 
 
 # ---------------------------------------------------------------------- helpers
+
+def probe_active(conn: Connection) -> str | None:
+    """``GET /isActive`` on ``conn``: None when the namenode there says it is active, else
+    what it answered or why it could not be asked. ``Peer.is_active`` asks on a fresh
+    connection, the client's failover (``FailoverConnection.find_active``) on its kept one."""
+    try:
+        reply = conn.request("GET", conn.base + "/isActive")
+    except NamenodeUnreachableError as exc:
+        return answer_of(exc)
+    return None if reply.status == 200 else f"not active (HTTP {reply.status})"
+
 
 def status_of(sock: socket.socket) -> int:
     """Read one small HTTP answer from ``sock``; its status code."""

@@ -172,6 +172,21 @@ def test_one_url_keeps_the_plain_connection():
     assert type(WebHdfsClient(["http://127.0.0.1:1"]).connection) is Connection
 
 
+def test_find_active_asks_each_namenode_with_the_one_probe_on_its_kept_connection(fakes):
+    """find_active is peer.py's probe_active: a 503 and a refused port are passed over, the
+    namenode that answers 200 becomes the current one, and its kept connection is reused."""
+    standby, active = fakes([(reply(503), False)], [(reply(200), False), (reply(200), False)])
+    conn = FailoverConnection(Nameservice("ns1", {"nn0": f"127.0.0.1:{closed_port()}",
+                                                  "nn1": standby.url, "nn2": active.url}))
+    conn.find_active()
+    assert conn.url == active.url
+    conn.find_active()
+    assert conn.url == active.url
+    assert standby.requests[0].startswith(b"GET /isActive ")
+    assert active.connections == 1 and len(active.requests) == 2
+    conn.close()
+
+
 def test_a_standby_sends_the_client_to_the_next_namenode_at_once(fakes):
     standby, active = fakes([(STANDBY, False)], [(OK_STATUS, False), (OK_STATUS, False)])
     client, slept = client_of([standby.url, active.url])
