@@ -11,7 +11,7 @@ HA_RPC_PORTS ?= 8020 8021
 
 FLINK_VENV ?= .venv-flink
 
-.PHONY: run run-ha test venv flink-env clean browser etcd
+.PHONY: run run-ha test venv flink-env clean browser etcd kerberos
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -95,8 +95,69 @@ etcd:
 	  esac; \
 	else echo "make: etcd not installed (as root, make etcd installs etcd-server): the etcd (HA) tests will be skipped"; fi
 
+# Secure mode (README, "Secure mode") runs MIT Kerberos: its tests start a KDC of their own
+# (tests/kerberos_realm.py: Debian's krb5kdc and kadmin.local on a free loopback port, a realm
+# in a temporary directory), and the namenode accepts tickets through PyPI's gssapi, built
+# against MIT's libgssapi_krb5. Installing krb5-kdc, krb5-admin-server and krb5-user upgrades
+# the installed MIT Kerberos libraries to the release's current security update: that upgrade,
+# and only that one, is allowed (KRB5_UPGRADES), and the recipe says so before doing it; any
+# other upgrade or a removal in apt's simulation, or NO_KERBEROS=1, installs nothing and the
+# secure-mode tests are skipped, saying what to install. The daemons' own services are stopped
+# and disabled: the tests start their own KDC.
+KRB5_UPGRADES := libkrb5-3 libgssapi-krb5-2 libk5crypto3 libkrb5support0 krb5-locales
+KRB5_PACKAGES := krb5-kdc krb5-admin-server krb5-user
+kerberos:
+	@if command -v krb5kdc >/dev/null 2>&1; then :; \
+	elif [ -n "$(NO_KERBEROS)" ]; then echo "make: NO_KERBEROS set: the secure-mode tests will be skipped"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq >/dev/null 2>&1; \
+	  sim=$$(apt-get -s install --no-install-recommends --no-upgrade $(KRB5_PACKAGES) 2>/dev/null); \
+	  plan=$$(echo "$$sim" | grep -E '^[0-9]+ upgraded,'); \
+	  upgraded=$$(echo "$$sim" | sed -n 's/^Inst \([^ ]*\) \[\([^]]*\)\] (\([^ ]*\).*/\1 \2 -> \3/p'); \
+	  other=$$(echo "$$upgraded" | awk 'NF { print $$1 }' | grep -vxF -e $$(echo $(KRB5_UPGRADES) | sed 's/ / -e /g')); \
+	  case "$$plan" in \
+	  *" 0 to remove"*) \
+	    if [ -n "$$other" ]; then \
+	      echo "make: not installing MIT Kerberos: apt-get would also upgrade" $$other "($$plan);" \
+	           "the secure-mode tests will be skipped"; \
+	    else \
+	      echo "make: installing Debian's MIT Kerberos for the secure-mode tests ($$plan; NO_KERBEROS=1 skips)"; \
+	      [ -z "$$upgraded" ] || echo "$$upgraded" | sed 's/^/make: upgrading the MIT Kerberos library (security update) /'; \
+	      if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --no-upgrade $(KRB5_PACKAGES) >/dev/null; then \
+	        for s in krb5-kdc krb5-admin-server; do invoke-rc.d $$s stop >/dev/null 2>&1; \
+	          update-rc.d $$s disable >/dev/null 2>&1; deb-systemd-helper disable $$s.service >/dev/null 2>&1; done; \
+	        echo "make: krb5-kdc's and kadmind's own services stopped and disabled: the tests start their own KDC"; \
+	      else echo "make: MIT Kerberos could not be installed: the secure-mode tests will be skipped"; fi; \
+	    fi;; \
+	  *) echo "make: not installing MIT Kerberos: apt-get would remove packages" \
+	          "($${plan:-no plan}); the secure-mode tests will be skipped";; \
+	  esac; \
+	else echo "make: MIT Kerberos not installed (as root, make kerberos installs it): the secure-mode tests will be skipped"; fi
+
+# PyPI's gssapi compiles against MIT's headers, which Debian ships in libkrb5-dev. Installing
+# that package would also upgrade e2fsprogs' libcom-err2 (comerr-dev pins it), which the rule
+# above forbids, so the recipe downloads the three -dev packages and unpacks them under
+# $(VENV)/krb5-dev instead: headers and a krb5-config pointing at them, linking against the
+# installed libraries. Nothing outside the virtual environment changes.
+KRB5_DEV := $(abspath $(VENV))/krb5-dev
+$(VENV)/.kerberos: $(VENV)/.installed | kerberos
+	@if command -v krb5kdc >/dev/null && command -v apt-get >/dev/null; then \
+	  rm -rf $(KRB5_DEV) && mkdir -p $(KRB5_DEV)/debs && \
+	  (cd $(KRB5_DEV)/debs && apt-get download -qq libkrb5-dev krb5-multidev comerr-dev 2>/dev/null) && \
+	  for d in $(KRB5_DEV)/debs/*.deb; do dpkg-deb -x $$d $(KRB5_DEV); done && \
+	  for l in $(KRB5_DEV)/usr/lib/*/mit-krb5/*.so; do \
+	    t=$$(readlink $$l); case "$$t" in ../*) ln -sf /usr/lib/$$(basename $$(dirname $$(dirname $$l)))/$${t#../} $$l;; esac; done && \
+	  for l in $(KRB5_DEV)/usr/lib/*/libcom_err.so; do ln -sf $$(readlink $$l) $$(dirname $$l)/mit-krb5/libcom_err.so; done && \
+	  sed -i -e 's|^prefix=.*|prefix=$(KRB5_DEV)/usr|' -e 's|^includedir=.*|includedir=$(KRB5_DEV)/usr/include/mit-krb5|' \
+	         -e 's|^libdir=.*|libdir=$(KRB5_DEV)/usr/lib/$${tripple}/mit-krb5|' $(KRB5_DEV)/usr/bin/krb5-config && \
+	  CFLAGS=-I$(KRB5_DEV)/usr/include GSSAPI_KRB5CONFIG=$(KRB5_DEV)/usr/bin/krb5-config KRB5_KRB5CONFIG=$(KRB5_DEV)/usr/bin/krb5-config \
+	  PATH=$(KRB5_DEV)/usr/bin:$$PATH $(VENV)/bin/pip install --quiet -e '.[kerberos]' 2>$(KRB5_DEV)/pip.log && \
+	  touch $@ && echo "make: gssapi built against MIT Kerberos for the secure-mode tests" \
+	  || echo "make: gssapi could not be built ($(KRB5_DEV)/pip.log): the secure-mode tests will be skipped"; \
+	else echo "make: no MIT Kerberos: the secure-mode tests will be skipped"; fi
+
 # Lint first (pyflakes, import order, unused names: pyproject.toml's [tool.ruff]), then the tests.
-test: $(VENV)/.installed $(FLINK_VENV)/.installed browser etcd
+test: $(VENV)/.installed $(FLINK_VENV)/.installed browser etcd kerberos $(VENV)/.kerberos
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 

@@ -104,3 +104,18 @@ def haset(tmp_path, etcd_cluster):
         yield ha
     finally:
         ha.close()
+
+
+@pytest.fixture(scope="session")
+def kdc(tmp_path_factory):
+    """A real MIT Kerberos realm (tests/kerberos_realm.py) for the session, on a free loopback
+    port; skipped, saying how to install it, only when MIT Kerberos or gssapi is missing."""
+    from tests.kerberos_realm import Realm, available
+    missing = available()
+    if missing:
+        pytest.skip(missing)
+    realm = Realm.start(tmp_path_factory.mktemp("kdc"))
+    try:
+        yield realm
+    finally:
+        realm.stop()

@@ -37,7 +37,7 @@ def make(tmp_path: Path, target: str, plan: str) -> tuple[str, list[str]]:
         (bin_dir / tool).write_text(f'#!/bin/sh\necho "{tool} $*" >> {calls}\n')
     for tool in ("apt-get", *SERVICE_TOOLS):
         (bin_dir / tool).chmod(0o755)
-    for tool in ("grep", "id"):              # all the recipes run besides those
+    for tool in ("grep", "id", "sed", "awk"):    # all the recipes run besides those
         (bin_dir / tool).symlink_to(shutil.which(tool))
     env = {"PATH": str(bin_dir), "HOME": str(tmp_path)}
     result = subprocess.run([shutil.which("make"), "-s", target], cwd=ROOT, env=env,
@@ -86,3 +86,38 @@ def test_etcd_on_path_installs_nothing(tmp_path):
     (tmp_path / "bin" / "etcd").symlink_to(shutil.which("true"))
     out, calls = make(tmp_path, "etcd", ETCD_CLEAN)
     assert (out, calls) == ("", [])
+
+
+# `apt-get -s install --no-install-recommends --no-upgrade krb5-kdc krb5-admin-server krb5-user`
+# on a Debian 12 machine with MIT Kerberos 1.20.1-2+deb12u3 (the Inst lines of what it
+# upgrades, then its summary), and one where an e2fsprogs library would be upgraded as well.
+KRB5_LIBS = ("libgssapi-krb5-2", "libkrb5-3", "libkrb5support0", "libk5crypto3", "krb5-locales")
+KRB5_PLAN = "\n".join(
+    [f"Inst {p} [1.20.1-2+deb12u3] (1.20.1-2+deb12u5 Debian-Security:12/oldstable-security)"
+     for p in KRB5_LIBS]
+    + ["Inst krb5-kdc (1.20.1-2+deb12u5 Debian-Security:12/oldstable-security [amd64])",
+       "5 upgraded, 20 newly installed, 0 to remove and 133 not upgraded."])
+KRB5_OTHER = KRB5_PLAN.replace(
+    "Inst krb5-kdc", "Inst libcom-err2 [1.47.0-2] (1.47.0-2+b2 Debian:12.15/oldstable)\n"
+    "Inst krb5-kdc").replace("5 upgraded", "6 upgraded")
+KRB5_INSTALL = "--no-install-recommends --no-upgrade krb5-kdc krb5-admin-server krb5-user"
+
+
+def test_kerberos_upgrades_only_mit_kerberos_libraries_and_says_so(tmp_path):
+    out, calls = make(tmp_path, "kerberos", KRB5_PLAN)
+    assert [c for c in calls if "install" in c] == [f"-s install {KRB5_INSTALL}",
+                                                    f"install -y -qq {KRB5_INSTALL}"]
+    assert "installing Debian's MIT Kerberos" in out
+    for lib in KRB5_LIBS:
+        assert f"upgrading the MIT Kerberos library (security update) {lib} " \
+               "1.20.1-2+deb12u3 -> 1.20.1-2+deb12u5" in out
+    assert [c for c in calls if c.startswith(SERVICE_TOOLS)][:3] == [
+        "invoke-rc.d krb5-kdc stop", "update-rc.d krb5-kdc disable",
+        "deb-systemd-helper disable krb5-kdc.service"]
+
+
+def test_kerberos_is_not_installed_when_apt_would_upgrade_anything_else(tmp_path):
+    out, calls = make(tmp_path, "kerberos", KRB5_OTHER)
+    assert [c for c in calls if "install" in c] == [f"-s install {KRB5_INSTALL}"]
+    assert "not installing MIT Kerberos: apt-get would also upgrade libcom-err2" in out
+    assert "secure-mode tests will be skipped" in out
