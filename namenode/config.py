@@ -1,7 +1,15 @@
-"""Configuration: defaults, a ``key = value`` file, ``-D key=value`` overrides; typed access.
+"""Configuration: defaults, the user's files, ``-D key=value`` overrides; typed access.
 
-File format (``--conf FILE``): one ``key = value`` per line; ``#`` starts a comment line;
-blank lines are ignored; later lines win; values are taken as written, without quotes.
+``--conf`` names a file or a Hadoop configuration directory (``HADOOP_CONF_DIR``). A file is
+either nnlite's ``key = value`` format (one per line; ``#`` starts a comment line; blank lines
+are ignored; later lines win; values are taken as written, without quotes) or Hadoop's XML
+(``<configuration><property><name>…</name><value>…</value></property>…``, as
+``org.apache.hadoop.conf.Configuration`` reads it: later properties win, ``<final>`` and
+``<description>`` are ignored). ``${name}`` in any value is expanded from the final keys, as
+``Configuration.substituteVars`` does at ``get`` (at most 20 rounds; unknown names stay). A
+directory is read as Hadoop reads its classpath: ``core-site.xml``, then ``hdfs-site.xml``.
+``hadoop.ssl.server.conf`` (default ``ssl-server.xml``, as ``SSLFactory`` names it) is read
+too when it lies beside the files read, so its keystore keys need no copy.
 ``-D key=value`` options win over the file. Keys outside ``DEFAULTS`` (and outside the
 ``hadoop.proxyuser.<user>.hosts|groups|users`` pattern) are reported in the log, not silently
 used. The keys of DESIGN.md keep their names; the rest follow Hadoop's names.
@@ -102,6 +110,45 @@ DEFAULTS: dict[str, str] = {
     # s a close's block copies to a standby may take in all; past it the standby is left
     # out and the blocks are under-replicated until the resync copies them
     "nnlite.ha.replication.timeout": "5",
+    # security (namenode/security/): Hadoop's keys. "simple" trusts the name a caller gives;
+    # "kerberos" settles it by Kerberos (SPNEGO on HTTP, SASL on IPC) or a delegation token
+    "hadoop.security.authentication": "simple",
+    "hadoop.security.auth_to_local": "DEFAULT",
+    "dfs.namenode.kerberos.principal": "",         # nn/_HOST@REALM
+    "dfs.namenode.keytab.file": "",
+    "dfs.web.authentication.kerberos.principal": "",   # HTTP/_HOST@REALM
+    "dfs.web.authentication.kerberos.keytab": "",
+    "dfs.secondary.namenode.kerberos.principal": "",
+    "dfs.secondary.namenode.keytab.file": "",
+    # the signed hadoop.auth cookie (AuthenticationFilter): secret file (empty: a random
+    # secret per start) and validity in s
+    "hadoop.http.authentication.signature.secret.file": "",
+    "hadoop.http.authentication.token.validity": "36000",
+    "hadoop.http.authentication.cookie.domain": "",
+    # authentication, integrity or privacy (SASL QOP) on hdfs:// connections
+    "hadoop.rpc.protection": "authentication",
+    # delegation tokens (DelegationTokenSecretManager), ms
+    "dfs.namenode.delegation.key.update-interval": "86400000",
+    "dfs.namenode.delegation.token.renew-interval": "86400000",
+    "dfs.namenode.delegation.token.max-lifetime": "604800000",
+    # block access tokens on the data port (BlockTokenSecretManager), minutes
+    "dfs.block.access.token.enable": "false",
+    "dfs.block.access.key.update.interval": "600",
+    "dfs.block.access.token.lifetime": "600",
+    # SASL on the data port (SaslDataTransferServer): empty, authentication, integrity, privacy
+    "dfs.data.transfer.protection": "",
+    # TLS on the web ports: HTTP_ONLY, HTTPS_ONLY, HTTP_AND_HTTPS
+    "dfs.http.policy": "HTTP_ONLY",
+    "dfs.namenode.https-address": "127.0.0.1:9871",
+    "hadoop.ssl.server.conf": "ssl-server.xml",
+    # ssl-server.xml's keys (type jks, pkcs12, or pem: a PEM file of the key and certificate)
+    "ssl.server.keystore.location": "",
+    "ssl.server.keystore.password": "",
+    "ssl.server.keystore.keypassword": "",
+    "ssl.server.keystore.type": "jks",
+    "ssl.server.truststore.location": "",
+    "ssl.server.truststore.password": "",
+    "ssl.server.truststore.type": "jks",
     # secondary
     "dfs.image.transfer.timeout": "60000",   # ms: socket timeout of image transfers
     "nnlite.secondary.nice": "10",           # CPU niceness 0-19: the merge yields to the namenode
@@ -121,12 +168,11 @@ class ConfigError(ValueError):
 
 class Config:
     def __init__(self, values: dict[str, str] | None = None):
-        self.values = dict(DEFAULTS)
-        self.values.update(values or {})
+        self.values = _expand({**DEFAULTS, **(values or {})})
 
     @classmethod
     def load(cls, path: str | None = None, overrides: list[str] | tuple = ()) -> "Config":
-        values = _read_file(path) if path else {}
+        values = _read_conf(path) if path else {}
         for item in overrides:
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
@@ -205,6 +251,15 @@ class Config:
         return [e.strip() for e in self.values["nnlite.ha.etcd.endpoints"].split(",")
                 if e.strip()]
 
+    def security_enabled(self) -> bool:
+        """``hadoop.security.authentication`` is ``kerberos`` (``UserGroupInformation.
+        isSecurityEnabled``); ``simple`` is the default."""
+        mode = self.values["hadoop.security.authentication"].strip().lower()
+        if mode not in ("simple", "kerberos"):
+            raise ConfigError("hadoop.security.authentication must be simple or kerberos, "
+                              f"not {self.values['hadoop.security.authentication']!r}")
+        return mode == "kerberos"
+
     def superuser(self) -> str:
         return self.values["nnlite.superuser"] or getpass.getuser()
 
@@ -213,11 +268,36 @@ class Config:
         return {k: v for k, v in self.values.items() if PROXY_KEY.match(k)}
 
 
+SITE_FILES = ("core-site.xml", "hdfs-site.xml")
+
+
+def _read_conf(path: str) -> dict[str, str]:
+    """The keys of ``--conf``: a file, or a directory's site files; then the SSL server file
+    that ``hadoop.ssl.server.conf`` names, when it lies beside them."""
+    where = Path(path)
+    if where.is_dir():
+        values: dict[str, str] = {}
+        for name in SITE_FILES:
+            if (where / name).exists():
+                values.update(_read_file(str(where / name)))
+        folder = where
+    else:
+        values = _read_file(path)
+        folder = where.parent
+    ssl_name = values.get("hadoop.ssl.server.conf", DEFAULTS["hadoop.ssl.server.conf"])
+    ssl_file = folder / ssl_name
+    if ssl_file.is_file() and ssl_file != where:
+        values = {**_read_file(str(ssl_file)), **values}
+    return values
+
+
 def _read_file(path: str) -> dict[str, str]:
     try:
         text = Path(path).read_text()
     except OSError as exc:
         raise ConfigError(f"cannot read configuration file {path}: {exc.strerror}") from exc
+    if text.lstrip().startswith(("<?xml", "<configuration", "<!--")):
+        return _read_xml(path, text)
     values = {}
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
@@ -228,3 +308,37 @@ def _read_file(path: str) -> dict[str, str]:
             raise ConfigError(f"{path}:{number}: expected 'key = value', got {line!r}")
         values[key.strip()] = value.strip()
     return values
+
+
+VARIABLE = re.compile(r"\$\{([^}$\s]+)\}")
+
+
+def _read_xml(path: str, text: str) -> dict[str, str]:
+    """Hadoop's XML configuration format (``Configuration.loadResource``)."""
+    import xml.etree.ElementTree as ElementTree  # only for XML files
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError as exc:
+        raise ConfigError(f"{path}: not a Hadoop configuration file: {exc}") from exc
+    if root.tag != "configuration":
+        raise ConfigError(f"{path}: expected <configuration>, got <{root.tag}>")
+    values: dict[str, str] = {}
+    for number, prop in enumerate(root.iter("property"), 1):
+        name, value = prop.findtext("name"), prop.findtext("value")
+        if name is None or not name.strip():
+            raise ConfigError(f"{path}: property {number} has no <name>")
+        values[name.strip()] = (value or "").strip()
+    return values
+
+
+def _expand(values: dict[str, str]) -> dict[str, str]:
+    """``${name}`` replaced by name's value, as ``Configuration.substituteVars``."""
+    out = dict(values)
+    for key, value in out.items():
+        for _ in range(20):
+            expanded = VARIABLE.sub(lambda m: out.get(m.group(1), m.group(0)), value)
+            if expanded == value:
+                break
+            value = expanded
+        out[key] = value
+    return out

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 
-from nnlite.namenode.config import Config
+import pytest
+
+from nnlite.namenode.config import Config, ConfigError
 
 HA_CONF = """\
 dfs.nameservices = ns1
@@ -40,3 +42,59 @@ def test_a_key_nnlite_does_not_use_is_still_reported(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="nnlite.namenode.config"):
         Config.load(None, ["dfs.namenode.servicerpc-address.ns1.nn1=127.0.0.1:8040"])
     assert "unknown configuration key 'dfs.namenode.servicerpc-address.ns1.nn1'" in caplog.text
+
+
+def write(path, properties):
+    path.write_text('<?xml version="1.0"?>\n<configuration>' + "".join(
+        f"<property><name>{k}</name><value>{v}</value><final>true</final></property>"
+        for k, v in properties.items()) + "</configuration>")
+
+
+def test_a_hadoop_conf_dir_is_read_as_hadoop_reads_its_site_files(tmp_path):
+    write(tmp_path / "core-site.xml", {"hadoop.security.authentication": "kerberos",
+                                       "hadoop.proxyuser.spark.hosts": "*",
+                                       "dfs.replication": "2"})
+    write(tmp_path / "hdfs-site.xml", {"dfs.namenode.kerberos.principal": "nn/_HOST@R",
+                                       "dfs.replication": "3",
+                                       "dfs.web.authentication.kerberos.keytab":
+                                           "${dfs.namenode.keytab.file}",
+                                       "dfs.namenode.keytab.file": "/nn.keytab"})
+    write(tmp_path / "ssl-server.xml", {"ssl.server.keystore.location": "/ks.jks"})
+    config = Config.load(str(tmp_path))
+    assert config.security_enabled()
+    assert config.get("dfs.namenode.kerberos.principal") == "nn/_HOST@R"
+    assert config.int("dfs.replication") == 3                  # hdfs-site.xml after core-site
+    assert config.proxy_users() == {"hadoop.proxyuser.spark.hosts": "*"}
+    assert config.get("ssl.server.keystore.location") == "/ks.jks"
+    # expanded at the end, from whatever file set it (Configuration.substituteVars)
+    assert config.get("dfs.web.authentication.kerberos.keytab") == "/nn.keytab"
+    assert Config({"a": "${b}/x", "b": "${c}"}).get("a") == "${c}/x"   # unknown names stay
+
+
+def test_one_xml_file_and_the_ssl_file_beside_it(tmp_path):
+    write(tmp_path / "hdfs-site.xml", {"dfs.namenode.keytab.file": "/nn.keytab",
+                                       "dfs.web.authentication.kerberos.keytab":
+                                           "${dfs.namenode.keytab.file}",
+                                       "hadoop.ssl.server.conf": "my-ssl.xml"})
+    write(tmp_path / "my-ssl.xml", {"ssl.server.keystore.type": "pem"})
+    config = Config.load(str(tmp_path / "hdfs-site.xml"))
+    assert config.get("dfs.web.authentication.kerberos.keytab") == "/nn.keytab"
+    assert config.get("ssl.server.keystore.type") == "pem"
+    assert not config.security_enabled()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("<configuration><property><value>x</value></property></configuration>", "has no <name>"),
+    ("<configuration><property>", "not a Hadoop configuration file"),
+    ("<?xml version='1.0'?><props/>", "expected <configuration>"),
+])
+def test_a_broken_xml_file_is_one_clear_error(tmp_path, text, message):
+    (tmp_path / "bad.xml").write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        Config.load(str(tmp_path / "bad.xml"))
+
+
+def test_authentication_is_simple_or_kerberos():
+    assert not Config().security_enabled()
+    with pytest.raises(ConfigError, match="simple or kerberos"):
+        Config({"hadoop.security.authentication": "token"}).security_enabled()
