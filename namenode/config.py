@@ -251,7 +251,7 @@ class Config:
         return [e.strip() for e in self.values["nnlite.ha.etcd.endpoints"].split(",")
                 if e.strip()]
 
-    def security_enabled(self) -> bool:
+    def security_enabled(self) -> builtins.bool:
         """``hadoop.security.authentication`` is ``kerberos`` (``UserGroupInformation.
         isSecurityEnabled``); ``simple`` is the default."""
         mode = self.values["hadoop.security.authentication"].strip().lower()
