@@ -11,16 +11,21 @@ the test users (TEST_USERS: "tester" in the supergroup, "alice" in "staff").
 ``NamenodeProcess.start(name_dirs, *args)`` formats the dirs if needed, runs
 ``python -m cli namenode --port 0`` and reads the port it bound from its stderr
 (``NNLITE_HTTP_PORT=<port>``, asked for with ``NNLITE_ANNOUNCE_PORTS``).
+
+``NamenodeInThread`` runs the same service in the test's own process, on an event loop in a
+thread, for what a process cannot be handed: a lease clock the test advances.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -94,17 +99,16 @@ class NamenodeProcess:
 
     def wait_ready(self, timeout: float = 30) -> None:
         """Wait until the namespace is loaded (the service leaves safe mode)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def loaded() -> bool:
             try:
                 with urllib.request.urlopen(self.url + "/jmx", timeout=2) as resp:
-                    bean = json.load(resp)["beans"][0]
-                if bean.get("Loading") == 0:
-                    return
+                    return json.load(resp)["beans"][0].get("Loading") == 0
             except OSError:
-                pass
-            time.sleep(0.05)
-        raise TimeoutError(f"namenode at {self.url} not ready; log: {self.log.read_text()}")
+                return False
+        try:
+            wait_for(loaded, timeout, f"the namenode at {self.url} to load", interval=0.05)
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}; log: {self.log.read_text()}") from None
 
     def stop(self, timeout: float = 30) -> int:
         """SIGTERM and wait; returns the exit code."""
@@ -185,6 +189,53 @@ class Namenodes:
             server.stop()
 
 
+class NamenodeInThread:
+    """``with NamenodeInThread(name_dir, *defines, lease_clock=clock) as nn``: ``Namenode``
+    (namenode/daemon.py) formatted, started and loaded on free loopback ports, on an event loop
+    of its own thread, with ``users`` as for ``Namenodes.start``; stopped and its name dir
+    unlocked at the end. It has ``port``, ``url`` and ``name_dirs``, as a NamenodeProcess, and
+    ``service``, the ``Namenode`` itself."""
+
+    def __init__(self, name_dir: str, *defines: str, users: str | None = TEST_USERS,
+                 **options):
+        from nnlite.namenode.config import Config
+        from nnlite.namenode.daemon import Namenode
+        from nnlite.namenode.fsnamesystem import format_dirs
+        from nnlite.namenode.storage.namedir import NameDir
+        if not NameDir(name_dir).is_formatted():
+            format_dirs([NameDir(name_dir)])
+        self.name_dirs = [name_dir]
+        if users is not None:
+            defines += (f"hadoop.user.group.static.mapping.overrides={users}",)
+        self.service = Namenode(self.name_dirs, Config.load(None, defines), "127.0.0.1", 0,
+                                rpc_port=0, **options)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="test-namenode",
+                                       daemon=True)
+
+    def _call(self, coroutine, timeout: float = 30):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def __enter__(self) -> NamenodeInThread:
+        self.thread.start()
+        try:
+            self._call(self.service.start())
+        except BaseException:
+            self.__exit__()
+            raise
+        self.port = self.service.port
+        self.url = f"http://127.0.0.1:{self.port}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._call(self.service.stop())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            self.loop.close()
+
+
 def seed(name_dirs: list[str], files: dict[str, int]) -> None:
     """Format ``name_dirs`` and write ``{path: size}`` files (one block each, owner tester)
     offline, in-process, before the namenode starts on them."""
@@ -200,16 +251,25 @@ def seed(name_dirs: list[str], files: dict[str, int]) -> None:
 
 
 def _wait_for_port(proc: subprocess.Popen, log: Path, timeout: float) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    return announced_port(proc, log, "NNLITE_HTTP_PORT", timeout, "namenode")
+
+
+def announced_port(proc: subprocess.Popen, log: Path, key: str, timeout: float,
+                   who: str) -> int:
+    """The port the child ``who`` announced as ``<key>=<port>`` in ``log`` (``ANNOUNCE_ENV``);
+    a RuntimeError with the log as soon as it exits without, a TimeoutError after ``timeout``."""
+    def announced() -> int | None:
         text = log.read_text(errors="replace") if log.exists() else ""
         for line in text.splitlines():
-            if line.startswith("NNLITE_HTTP_PORT="):
+            if line.startswith(f"{key}="):
                 return int(line.split("=", 1)[1])
         if proc.poll() is not None:
-            raise RuntimeError(f"namenode exited with {proc.returncode}: {text}")
-        time.sleep(0.02)
-    raise TimeoutError(f"namenode did not report its port: {log.read_text()}")
+            raise RuntimeError(f"{who} exited with {proc.returncode}: {text}")
+        return None
+    try:
+        return wait_for(announced, timeout, f"{key} in {log.name}", interval=0.02)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}: {log.read_text(errors='replace')}") from None
 
 
 def closed_port() -> int:

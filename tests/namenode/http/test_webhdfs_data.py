@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import socket
-import time
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -21,6 +20,7 @@ from tests.namenode.http.helpers import (
     BLOCK,
     WebHdfs,
     block_files,
+    data_dir,
     end_upload,
     raw_upload_start,
     read,
@@ -30,6 +30,7 @@ from tests.namenode.http.helpers import (
     upload,
     wait_for,
 )
+from tests.servers import NamenodeInThread
 
 DATA = bytes(range(256)) * 14 + b"the end"        # 3591 bytes: 3 full blocks and a bit
 _dirs = itertools.count()
@@ -209,7 +210,10 @@ def test_an_upload_cut_off_keeps_what_arrived(w, server, d):
                          f"{framing}\r\n\r\n".encode())
             sock.sendall(b"%x\r\n" % len(body) + body + b"\r\n" if "chunked" in framing
                          else body)
-            time.sleep(0.2)                        # the blocks are being written...
+            full = len(body) // BLOCK * BLOCK        # the last, partial block is in memory
+            wait_for(lambda: sum(p.stat().st_size for p in (data_dir(server) / "tmp").iterdir()
+                                 if not p.name.endswith(".meta")) >= full,
+                     what="the upload's full blocks in tmp/")    # then cut it off
         wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
         wait_for(lambda: read(w, f"{d}/{name}") == body, what="the file to complete")
         assert w.call("POST", f"{d}/{name}", "APPEND").status == 307     # closed: open again
@@ -270,7 +274,7 @@ def test_deleting_a_file_being_written_fails_the_writers_close(w, server, d):
 def test_a_second_writer_is_refused_while_the_first_makes_progress(w, server, d):
     sock = raw_upload_start(server, d + "/f", "op=CREATE&user.name=tester")
     send_chunk(sock, b"first writer ")
-    time.sleep(0.1)
+    wait_for(lambda: w.get(d + "/f", "GETFILESTATUS").status == 200, what="the file")
     refusal = w.put(d + "/f", "CREATE", overwrite="true")
     assert refusal.error == (403, "AlreadyBeingCreatedException")
     assert refusal.java_class == "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
@@ -283,16 +287,36 @@ def test_a_second_writer_is_refused_while_the_first_makes_progress(w, server, d)
     assert read(w, d + "/f") == b"first writer wins"
 
 
-def test_a_silent_writer_loses_its_lease_to_the_next(w, server, d):
-    sock = raw_upload_start(server, d + "/f", "op=CREATE&user.name=tester")
-    send_chunk(sock, b"stalled")
-    time.sleep(1.3)                                  # past the 1 s soft limit
-    assert upload(w, d + "/f", b"next writer", overwrite="true").status == 201
-    send_chunk(sock, b" and late")
-    status, body = end_upload(sock)
-    assert status == 403 and b"LeaseExpiredException" in body
-    assert read(w, d + "/f") == b"next writer"
-    wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
+class Clock:
+    """The lease table's clock, moved by the test alone."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_silent_writer_loses_its_lease_to_the_next(tmp_path):
+    """Silent up to the soft limit (60 s, the default) it keeps the file; past it the next
+    writer takes over. Its only progress is the start of its upload: a body piece would
+    renew the lease at whatever moment the loop reads it."""
+    clock = Clock()
+    with NamenodeInThread(str(tmp_path / "name"), lease_clock=clock) as server:
+        w = WebHdfs(server)
+        sock = raw_upload_start(server, "/f", "op=CREATE&user.name=tester")
+        wait_for(lambda: w.get("/f", "GETFILESTATUS").status == 200, what="the file")
+        clock.now += 59
+        refusal = w.put("/f", "CREATE", overwrite="true")
+        assert refusal.error == (403, "AlreadyBeingCreatedException")
+        assert "last progress 59.0 s ago" in refusal.message
+        clock.now += 2
+        assert upload(w, "/f", b"next writer", overwrite="true").status == 201
+        send_chunk(sock, b"late")
+        status, body = end_upload(sock)
+        assert status == 403 and b"LeaseExpiredException" in body
+        assert read(w, "/f") == b"next writer"
+        wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
 
 
 # --------------------------------------------------------------------------- contents
