@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 from crc32c import crc32c
@@ -17,7 +16,7 @@ from nnlite.catalog.client import CatalogClient, CheckpointBusy, IncompleteCheck
 from nnlite.client import errors as client_errors
 from nnlite.client.webhdfs import WebHdfsClient
 from tests.catalog.remote import USER, running, share, start, write_checkpoint
-from tests.servers import ROOT
+from tests.servers import ROOT, wait_for
 
 Q = "/ckpt/q1"
 
@@ -99,7 +98,7 @@ def test_rollback_is_refused_while_a_file_of_the_query_is_open(server, hdfs, cat
     write_checkpoint(hdfs, Q, 3)
     sock = raw_upload_start(server, f"{Q}/state/0/0/4.delta", f"op=CREATE&user.name={USER}")
     send_chunk(sock, b"half a delta")
-    time.sleep(0.2)
+    wait_for(lambda: catalog.ls("/")[0]["health"] == "writing", 10, "the delta to be open")
     with pytest.raises(CheckpointBusy, match=f"{Q}/state/0/0/4.delta is open"):
         catalog.rollback(Q, 1)
     assert catalog.ls("/")[0]["health"] == "writing"
@@ -179,11 +178,8 @@ def test_the_retention_policy_runs_in_the_background(start_namenode):
     with running(start_namenode, "nnlite.catalog.quiet=0", "nnlite.catalog.retain=/ckpt=2",
                  "nnlite.catalog.policy.interval=0.2") as (nn, hdfs, catalog):
         write_checkpoint(hdfs, Q, 6)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if [b["batch"] for b in catalog.show(Q)["batches"]] == [3, 4, 5]:
-                break
-            time.sleep(0.1)
+        wait_for(lambda: [b["batch"] for b in catalog.show(Q)["batches"]] == [3, 4, 5], 20,
+                 "the policy to keep batches 3-5")
         batches = catalog.show(Q)["batches"]     # offsets 3 stay: restarting after 4 reads them
         assert [(b["batch"], b["commit"]) for b in batches] == [(3, False), (4, True), (5, True)]
         assert catalog.validate(Q)["restorable"]

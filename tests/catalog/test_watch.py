@@ -19,7 +19,6 @@ import re
 import signal
 import subprocess
 import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from nnlite.catalog.client import CatalogClient
 from nnlite.catalog.mirror import TEMP_SUFFIX, scan_remote
 from nnlite.catalog.watch import IncompleteMirrorError, LocalDirError, ReconcileProgress, Watcher
 from nnlite.client.webhdfs import WebHdfsClient
-from tests.servers import ROOT
+from tests.servers import ROOT, wait_for
 from tests.spark.test_streaming_checkpoint import expected, start_query
 from tests.spark.test_streaming_checkpoint import write_batch as publish_input
 
@@ -97,16 +96,6 @@ def restorable(names: set[str], local: dict[str, bytes] | None = None) -> list[s
         needed |= {rel for rel in (local or {}) if re.fullmatch(rf"state/.*/{n + 1}\.\w+", rel)}
         problems += [f"{name} without {rel}" for rel in sorted(needed - names)]
     return problems
-
-
-def wait_for(predicate, timeout: float, what: str, step: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 @pytest.fixture

@@ -339,7 +339,7 @@ def ha_client(haset, first: int = 0) -> tuple[WebHdfsClient, list[float]]:
 
     def sleep(seconds: float) -> None:
         slept.append(seconds)
-        time.sleep(seconds)
+        time.sleep(seconds)     # the policy's back-off, really slept, as a client would
     client.connection._sleep = sleep
     return client, slept
 

@@ -95,17 +95,17 @@ class FlinkJob:
 
     def wait_for(self, event: str, timeout: float = 300) -> dict:
         """The job's first ``event``; fails as soon as the job exits without it."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def first() -> dict | None:
             exited = self.proc.poll() is not None
-            for e in self.events():
-                if e["event"] == event:
-                    return e
-            if exited:
-                break
-            time.sleep(0.2)
-        raise AssertionError(f"no {event!r} from the job (events: {self.events()}): "
-                             f"{self.log_tail()}")
+            found = next((e for e in self.events() if e["event"] == event), None)
+            if found is None and exited:
+                raise AssertionError(f"the job exited without {event!r} (events: "
+                                     f"{self.events()}): {self.log_tail()}")
+            return found
+        try:
+            return wait_for(first, timeout, f"{event!r} from the job", interval=0.2)
+        except TimeoutError as exc:
+            raise AssertionError(f"{exc} (events: {self.events()}): {self.log_tail()}") from None
 
     def log(self) -> str:
         self.stderr.seek(0)

@@ -10,13 +10,13 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from nnlite.namenode.fsnamesystem import FSNamesystem, format_dirs
 from nnlite.namenode.storage.namedir import NameDir
+from tests.servers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.crash
@@ -36,11 +36,15 @@ def run_and_kill(round_no: int, dirs: list[str], threads: int, seconds: float,
     try:
         assert child.stdout.readline().strip() == b"READY", child.stderr.read()
         os.set_blocking(child.stdout.fileno(), False)
-        deadline = time.monotonic() + seconds
         chunks = []
-        while time.monotonic() < deadline and child.poll() is None:
-            time.sleep(0.01)
+
+        def exited() -> bool:           # drains its acks meanwhile
             chunks.append(child.stdout.read() or b"")
+            return child.poll() is not None
+        try:
+            wait_for(exited, seconds, "the writer's injected fault", interval=0.01)
+        except TimeoutError:
+            pass                        # still writing: the SIGKILL below is the crash
         child.send_signal(signal.SIGKILL)
         child.wait(10)
         chunks.append(child.stdout.read() or b"")

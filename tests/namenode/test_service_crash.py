@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import NamenodeProcess
+from tests.servers import NamenodeProcess, wait_for
 
 pytestmark = pytest.mark.crash
 
@@ -56,13 +56,18 @@ class Load:
             self.lines.append(raw.decode().rstrip("\n"))
 
     def wait_for(self, predicate, what: str, timeout: float = 20) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline or self.proc.poll() is not None and \
-                    not self.reader.is_alive():
-                raise AssertionError(f"load never got {what}: {self.lines[-5:]} "
+        def met() -> bool:
+            if predicate():
+                return True
+            if self.proc.poll() is not None and not self.reader.is_alive():
+                raise AssertionError(f"load exited without {what}: {self.lines[-5:]} "
                                      f"{self.stderr_path.read_text()}")
-            time.sleep(0.005)
+            return False
+        try:
+            wait_for(met, timeout, what, interval=0.005)
+        except TimeoutError as exc:
+            raise AssertionError(f"{exc}: {self.lines[-5:]} "
+                                 f"{self.stderr_path.read_text()}") from None
 
     def finish(self, timeout: float = 30) -> list[str]:
         """Wait for the load to stop by itself (its connections break), else kill it."""
@@ -86,7 +91,7 @@ def load_and_kill(server: NamenodeProcess, round_no: int, delay: float, tmp: Pat
     try:
         load.wait_for(lambda: "READY" in load.lines, "READY")
         load.wait_for(lambda: any(line.startswith("ACK ") for line in load.lines), "an ack")
-        time.sleep(delay)
+        time.sleep(delay)           # the fault's moment: kill this far into the load
         server.kill()
         return load.finish()
     finally:

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from click.testing import CliRunner
 from nnlite.cli import main
 from nnlite.namenode.http.server import ANNOUNCE_ENV
 from tests.secondary.conftest import mkdirs
-from tests.servers import ROOT, wait_for
+from tests.servers import ROOT, announced_port, wait_for
 
 
 def token(server) -> str:
@@ -83,17 +82,13 @@ def start_daemon(nn, ckpt: Path, log: Path, *defines: str) -> tuple[subprocess.P
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, ANNOUNCE_ENV: "1"})
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        for line in log.read_text().splitlines():
-            if line.startswith("NNLITE_SECONDARY_HTTP_PORT="):
-                return proc, f"http://127.0.0.1:{line.split('=', 1)[1]}"
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError(f"secondary did not start: {log.read_text()}")
+    try:
+        port = announced_port(proc, log, "NNLITE_SECONDARY_HTTP_PORT", 20, "the secondary")
+    except (RuntimeError, TimeoutError):
+        proc.kill()
+        proc.wait()
+        raise
+    return proc, f"http://127.0.0.1:{port}"
 
 
 def thread_niceness(pid: int) -> set[int]:

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from tests.catalog.conformance import STORES, spark_conf
-from tests.servers import NamenodeProcess
+from tests.servers import NamenodeProcess, wait_for
 from tests.spark import batch_ids, list_names, read_bytes
 from tests.spark.test_streaming_checkpoint import SCHEMA, expected, result, write_batch
 
@@ -38,15 +38,19 @@ def restart_on(start_namenode, name_dirs: list[str], port: int,
                rpc_port: int) -> NamenodeProcess:
     """The checkpointLocation names the port, so the namenode must come back on it (and on
     its RPC port, for hdfs://)."""
-    last: Exception | None = None
-    for _ in range(20):
+    refusals: list[RuntimeError] = []
+
+    def started() -> NamenodeProcess | None:
         try:
             return start_namenode("--port", str(port), "--rpc-port", str(rpc_port),
                                   name_dirs=name_dirs)
         except RuntimeError as exc:          # exited at once: the port is not free yet
-            last = exc
-            time.sleep(0.25)
-    raise AssertionError(f"namenode could not rebind port {port}: {last}")
+            refusals.append(exc)
+            return None
+    try:
+        return wait_for(started, 30, f"port {port} to be free", interval=0.25)
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc}: {refusals[-1:]}") from None
 
 
 # How long after batch 1's progress report the kill comes: at once (batch 2's offset log and
@@ -86,13 +90,12 @@ def killed_and_restarted(spark, tmp_path, start_namenode, scheme: str,
 
     def killer():
         # Wait until two batches are committed, then kill while the next is in flight.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            progress = query.lastProgress
-            if progress and progress["batchId"] >= 1:
-                break
-            time.sleep(0.01)
-        time.sleep(delay)
+        try:
+            wait_for(lambda: (query.lastProgress or {}).get("batchId", -1) >= 1, 60,
+                     "batch 1 to commit", interval=0.01)
+        except TimeoutError:
+            pass                # kill anyway: the asserts below say which batches ran
+        time.sleep(delay)       # the fault's moment: this far into the next batch
         nn.kill()
         killed.set()
 
@@ -134,13 +137,10 @@ def killed_and_restarted(spark, tmp_path, start_namenode, scheme: str,
     query = start_query(spark, src, checkpoint, "nnlite_crash_again")
     try:
         query.processAllAvailable()
-        # Wait (30 s at most) until the last batch's commit-log file is there, so that
-        # stopping the query cannot cut it short; the checks below then run on what
-        # Spark finished.
-        deadline = time.monotonic() + 30
-        while (batch_ids(nn.url, "/ckpt/crash/commits")
-               != batch_ids(nn.url, "/ckpt/crash/offsets") and time.monotonic() < deadline):
-            time.sleep(0.1)
+        # Wait until the last batch's commit-log file is there, so that stopping the query
+        # cannot cut it short; the checks below then run on what Spark finished.
+        wait_for(lambda: batch_ids(nn.url, "/ckpt/crash/commits")
+                 == batch_ids(nn.url, "/ckpt/crash/offsets"), 30, "the last batch's commit")
         resumed = sorted({p["batchId"] for p in query.recentProgress})
         # it picks up where the committed log ends (re-running an uncommitted batch at
         # most), never from scratch

@@ -5,7 +5,6 @@ through formats/hadoop/datatransfer.py; refusals and cut connections."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -18,15 +17,14 @@ from nnlite.namenode.datanode.server import UUID_FILE, DataNodeServer
 from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.blocks.helpers import reference_checksum
 from tests.namenode.datanode.client import TransferClient, running_datanode
+from tests.servers import wait_for
 
 DATA = os.urandom(200_000) + b"tail"          # 390 chunks and a partial one, 4 packets
 
 
 def wait_until(condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.01)
+    """tests/servers.py's wait_for, polled every 10 ms: the datanode's steps are quick."""
+    wait_for(condition, timeout, "the datanode's condition", interval=0.01)
 
 
 def rbw_files(store) -> list[str]:

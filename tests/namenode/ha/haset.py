@@ -260,7 +260,7 @@ class Writers:
                 if conn is not None:
                     conn.close()
                 conn, i = None, (i + 1) % len(self.haset.ids)
-                time.sleep(0.01)
+                time.sleep(0.01)        # a writer's pause before it tries the other namenode
                 continue
             if is_file and resp.status == 201:
                 self.files[f"{base}/f{n}"] = data
@@ -273,7 +273,7 @@ class Writers:
             if not isinstance(answer, dict):
                 self.errors.append(f"{base}/{'f' if is_file else 'd'}{n}: {resp.status} "
                                    f"{body[:200]!r}")
-                time.sleep(0.05)
+                time.sleep(0.05)    # a writer's back-off before it asks again
                 continue
             if resp.status == 200 and answer == {"boolean": True}:
                 self.acked[k].append(n)
@@ -284,11 +284,11 @@ class Writers:
                 conn.close()
                 conn, i = None, (i + 1) % len(self.haset.ids)
             elif exception == "RetriableException":
-                time.sleep(0.05)
+                time.sleep(0.05)    # a writer's back-off before it asks again
             else:
                 self.errors.append(f"{base}/{'f' if is_file else 'd'}{n}: {resp.status} "
                                    f"{body[:200]!r}")
-                time.sleep(0.05)
+                time.sleep(0.05)    # a writer's back-off before it asks again
         if conn is not None:
             conn.close()
 

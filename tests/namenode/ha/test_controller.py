@@ -30,7 +30,7 @@ def exists(url: str, path: str) -> bool:
                                f"/webhdfs/v1{path}?op=GETFILESTATUS&user.name={USER}")
         if b"RetriableException" not in body:
             break
-        time.sleep(0.1 * 2 ** attempt)
+        time.sleep(0.1 * 2 ** attempt)     # the client's back-off between retries
     assert status in (200, 404), body
     return status == 200
 

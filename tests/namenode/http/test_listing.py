@@ -72,7 +72,7 @@ def test_clients_that_never_read_their_listings_cannot_grow_the_namenode(tmp_pat
             assert http.get(nn.webhdfs(WIDE), params={"op": "GETFILESTATUS"}).ok
         before = nn.rss()
         sockets = never_reading_listers(nn.port)
-        time.sleep(3)
+        time.sleep(3)       # the listers' time to pile up pages: the claim is a bound, no state
         with requests.Session() as http:
             r = http.get(nn.webhdfs(f"{WIDE}/c000042"), params={"op": "GETFILESTATUS"},
                          timeout=10)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import socket
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from nnlite.namenode.storage.namedir import CKPT, NameDir
 from nnlite.secondary.errors import TRANSFER_FAILURES
 from tests.namenode.namedirs import snapshot
 from tests.secondary.conftest import mkdirs, new_checkpointer, secret_of
-from tests.servers import NamenodeProcess
+from tests.servers import NamenodeProcess, wait_for
 
 
 @dataclass
@@ -92,13 +91,6 @@ def read_answer(sock: socket.socket) -> bytes:
     return data
 
 
-def wait_until(predicate, what: str, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.01)
-
-
 def flipped(data: bytes) -> bytes:
     middle = len(data) // 2
     return data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1:]
@@ -149,9 +141,10 @@ def test_connection_closed_mid_body_changes_nothing(pending):
     before = snapshot(pending.name_dir)
     sock = raw_head(pending, len(pending.image))
     sock.sendall(pending.image[:len(pending.image) // 2])
-    wait_until(lambda: NameDir(pending.name_dir).file(CKPT).exists(), "no upload started")
+    wait_for(lambda: NameDir(pending.name_dir).file(CKPT).exists(), 10, "an upload to start")
     sock.close()
-    wait_until(lambda: not NameDir(pending.name_dir).file(CKPT).exists(), "ckpt left behind")
+    wait_for(lambda: not NameDir(pending.name_dir).file(CKPT).exists(), 10,
+             "the fsimage.ckpt to go")
     assert snapshot(pending.name_dir) == before
 
 
@@ -160,12 +153,13 @@ def test_concurrent_second_upload_is_409(pending):
     first = raw_head(pending, len(pending.image))
     try:
         first.sendall(pending.image[:100])
-        wait_until(lambda: NameDir(pending.name_dir).file(CKPT).exists(), "no upload started")
+        wait_for(lambda: NameDir(pending.name_dir).file(CKPT).exists(), 10, "an upload to start")
         resp = put(pending, pending.image)
         assert resp.status_code == 409 and "already uploading" in resp.json()["error"]
     finally:
         first.close()           # the first upload is abandoned: its ckpt is removed
-    wait_until(lambda: not NameDir(pending.name_dir).file(CKPT).exists(), "ckpt left behind")
+    wait_for(lambda: not NameDir(pending.name_dir).file(CKPT).exists(), 10,
+             "the fsimage.ckpt to go")
     assert snapshot(pending.name_dir) == before
 
 
