@@ -1,7 +1,8 @@
 """The package as a whole: the layers of ``__init__.py`` hold, inside ``namenode/`` too, every
 name is imported from the module that defines it (no module re-exports another's names), and
 ``setup.cfg`` ships every package (one import package ``nnlite`` mapped from the top-level
-folders), and the folders of tests/ mirror the package's."""
+folders), and tests/ mirrors the package both ways: every test module names the module it
+tests, and every module with logic has its test module (the exceptions listed, with why)."""
 
 from __future__ import annotations
 
@@ -134,6 +135,160 @@ def test_the_tests_mirror_the_source_folders():
                     if not (f.parts and f.parts[0] in ENGINE_TESTS)
                     and not (ROOT / f / "__init__.py").is_file())
     assert strays == [], f"{strays}: no folder of the package is there to mirror"
+
+
+# A test module is named after the module it tests: tests/<folder>/test_<module>.py, or
+# test_<module>_<aspect>.py for one aspect of it (tests/commands/test_dfs_acl.py: the ACL
+# commands of commands/dfs.py); <module> may be a sub-package. These test modules are named
+# after a behaviour that runs through many modules instead, grouped by why (paths under tests/).
+SCENARIO_TESTS = {
+    # the repository as a whole: its layers, documents, Makefile, types and first command
+    "test_makefile.py", "test_package.py", "test_readme.py", "test_readme_ha.py", "test_run.py",
+    "test_typecheck.py",
+    # Hadoop's own clients, and other projects', against namenode processes
+    "namenode/test_java_acl.py", "namenode/test_java_client.py", "namenode/test_java_contract.py",
+    "namenode/test_java_data.py", "namenode/test_java_reserved.py",
+    "namenode/test_java_schemes.py", "namenode/test_java_snapshot.py",
+    "namenode/datanode/test_java_hdfs.py", "namenode/datanode/test_java_lease_recovery.py",
+    "namenode/datanode/test_java_transfer.py", "namenode/datanode/test_hdfs_native.py",
+    "namenode/http/test_clients_data.py", "namenode/http/test_fsspec.py",
+    "namenode/http/test_hdfscli.py",
+    # crashes and faults: processes killed, disks failing, etcd members down
+    "namenode/test_crash.py", "namenode/test_service_crash.py", "namenode/test_disk_faults.py",
+    "namenode/ha/test_faults.py", "namenode/ha/test_following.py",
+    "namenode/ha/test_name_dirs.py", "namenode/datanode/test_lease_recovery.py",
+    "namenode/test_startup_answers.py",
+    # hostile or odd clients of a namenode process, and fuzzing
+    "namenode/http/test_hostile_bodies.py", "namenode/http/test_hostile_names.py",
+    "namenode/http/test_smuggling.py", "namenode/http/test_listing.py",
+    "namenode/datanode/test_fuzz.py",
+    # one feature end to end through several modules of its folder
+    "namenode/datanode/test_pipeline.py", "namenode/rpc/test_ha.py", "namenode/test_door.py",
+    "secondary/test_end_to_end.py", "commands/test_dfsadmin.py",
+    "commands/test_dfsadmin_fetch_image.py", "catalog/test_conformance.py",
+    "catalog/test_gc.py", "catalog/test_permissions.py", "catalog/test_snapshot_paths.py",
+}
+
+# Modules with logic (a function or a method) whose tests are in another test module, named
+# here: a sub-package tested as one format, a module whose behaviour only shows through a
+# namenode process, a helper of one command. A module of constants, message classes or error
+# classes alone needs no test module of its own.
+TESTED_BY = {
+    "cli.py": "commands/test_daemons.py",               # the group: every command test runs it
+    "catalog/client.py": "catalog/test_service.py",     # the service's own client
+    "catalog/http.py": "catalog/test_service.py",
+    "catalog/mirror.py": "catalog/test_watch.py",
+    "catalog/others.py": "catalog/test_gc.py",
+    "catalog/report.py": "catalog/test_streaming.py",
+    "catalog/verdicts.py": "catalog/test_jobs.py",
+    "client/acls.py": "commands/test_dfs_acl.py",       # FsShell's setfacl and getfacl
+    "client/connection.py": "client/test_failover.py",
+    "client/replies.py": "client/test_webhdfs.py",
+    "client/etcd/client.py": "client/test_etcd.py",     # against real etcd members
+    "client/etcd/messages.py": "client/etcd/test_codec.py",
+    "commands/supervisor.py": "commands/test_haset.py",
+    "commands/tools.py": "tools/test_oiv.py",           # the offline tools through the CLI
+    "formats/errors.py": "formats/test_edits.py",
+    "formats/fsimage/layout.py": "formats/test_fsimage.py",     # fsimage/: one format
+    "formats/fsimage/md5.py": "formats/test_fsimage.py",
+    "formats/fsimage/read.py": "formats/test_fsimage.py",
+    "formats/fsimage/write.py": "formats/test_fsimage.py",
+    "namenode/errors.py": "client/test_errors.py",      # each one as the client meets it
+    # the built-in datanode: through the transfer protocol, one datanode or a pipeline
+    "namenode/datanode/errors.py": "namenode/datanode/test_server.py",
+    "namenode/datanode/mirror.py": "namenode/datanode/test_pipeline.py",
+    "namenode/datanode/receiver.py": "namenode/datanode/test_server.py",
+    "namenode/datanode/replica.py": "namenode/datanode/test_server.py",
+    "namenode/datanode/replicas.py": "namenode/datanode/test_pipeline.py",
+    "namenode/datanode/stream.py": "namenode/datanode/test_server.py",
+    "namenode/datanode/tokens.py": "namenode/datanode/test_server.py",
+    # file contents and the HTTP service: through a namenode process over raw HTTP
+    "namenode/files/truncate.py": "namenode/http/test_webhdfs_data.py",
+    "namenode/files/writers.py": "namenode/http/test_webhdfs_data.py",
+    "namenode/http/app.py": "namenode/http/test_webhdfs_raw.py",
+    "namenode/http/data.py": "namenode/http/test_webhdfs_data.py",
+    "namenode/http/params.py": "namenode/http/test_webhdfs_raw.py",
+    "namenode/http/remote.py": "namenode/http/test_webhdfs_raw.py",
+    "namenode/http/replica.py": "namenode/blocks/test_replication.py",
+    "namenode/http/stream.py": "namenode/http/test_webhdfs_data.py",
+    "namenode/http/upload.py": "namenode/http/test_webhdfs_data.py",
+    "namenode/ha/election.py": "namenode/ha/test_quorum_journal.py",
+    "namenode/image/install.py": "namenode/image/test_checkpoint.py",   # the swap installs
+    "namenode/namespace/checks.py": "namenode/namespace/test_namespace.py",
+    "namenode/namespace/erasure_coding.py": "namenode/http/test_webhdfs_raw.py",
+    "namenode/namespace/inode.py": "namenode/namespace/test_tree.py",
+    "namenode/namespace/storage_policy.py": "namenode/http/test_webhdfs_raw.py",
+    "namenode/recovery/dialog.py": "namenode/recovery/test_recover.py",  # recovery/: one tool
+    "namenode/recovery/repair.py": "namenode/recovery/test_recover.py",
+    "namenode/recovery/scan.py": "namenode/recovery/test_recover.py",
+    "namenode/rpc/status.py": "namenode/rpc/test_client_protocol.py",
+    "namenode/security/identity.py": "namenode/http/test_webhdfs_raw.py",   # doas, user.name
+    "namenode/security/proxy_users.py": "namenode/http/test_webhdfs_raw.py",
+    "namenode/storage/namedir.py": "namenode/test_disk_faults.py",
+    "secondary/errors.py": "secondary/test_client.py",
+    "secondary/merge.py": "secondary/test_checkpointer.py",
+    "secondary/outcome.py": "secondary/test_checkpointer.py",
+    "secondary/storage.py": "secondary/test_checkpointer.py",
+    "tools/dirindex.py": "tools/test_oiv.py",
+    "tools/distribution.py": "tools/test_oiv.py",
+    "tools/errors.py": "tools/test_oev.py",
+    "tools/oev_binary.py": "tools/test_oev.py",
+    "tools/oiv_writers.py": "tools/test_oiv.py",
+    "tools/render.py": "tools/test_oiv.py",
+    "tools/values.py": "tools/test_oev.py",
+}
+
+
+def test_modules() -> list[Path]:
+    """Every test module of a package folder, as a path under tests/ (the engines' aside)."""
+    tests = ROOT / "tests"
+    return sorted(m.relative_to(tests) for m in tests.rglob("test_*.py")
+                  if m.relative_to(tests).parts[0] not in ENGINE_TESTS)
+
+
+def names_a_module(test: Path) -> bool:
+    """Whether tests/<folder>/test_<module>[_<aspect>].py has its <folder>/<module>.py (or
+    <folder>/<module>/, a sub-package)."""
+    words = test.stem.removeprefix("test_").split("_")
+    names = ("_".join(words[:n]) for n in range(1, len(words) + 1))
+    return any((ROOT / test.parent / f"{name}.py").is_file()
+               or (ROOT / test.parent / name / "__init__.py").is_file() for name in names)
+
+
+def has_logic(rel: Path) -> bool:
+    """A function or a method anywhere in it: more than constants, messages or error classes."""
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               for node in ast.walk(ast.parse((ROOT / rel).read_text())))
+
+
+def has_test_module(rel: Path) -> bool:
+    """tests/<folder>/test_<module>.py, or a test_<module>_<aspect>.py, for <folder>/<module>.py."""
+    return any(t.stem == f"test_{rel.stem}" or t.stem.startswith(f"test_{rel.stem}_")
+               for t in (ROOT / "tests" / rel.parent).glob(f"test_{rel.stem}*.py"))
+
+
+def test_every_test_module_names_the_module_it_tests():
+    strays = [str(t) for t in test_modules()
+              if not names_a_module(t) and str(t) not in SCENARIO_TESTS]
+    assert strays == [], (f"{strays}: name each after the module it tests "
+                          "(test_<module>[_<aspect>].py) or add it to SCENARIO_TESTS")
+
+
+def test_every_module_with_logic_has_its_test_module():
+    lacking = [str(rel) for rel in sources() if rel.name != "__init__.py"
+               and has_logic(rel) and not has_test_module(rel) and str(rel) not in TESTED_BY]
+    assert lacking == [], (f"{lacking}: give each tests/<folder>/test_<module>.py, or name in "
+                           "TESTED_BY the test module that tests it")
+
+
+def test_the_allow_lists_name_what_is_there():
+    """No entry outlives its file, and a module that has its own test module now leaves
+    TESTED_BY."""
+    tests = ROOT / "tests"
+    assert [t for t in SCENARIO_TESTS if not (tests / t).is_file()] == []
+    assert [m for m in TESTED_BY if not (ROOT / m).is_file()] == []
+    assert [t for t in TESTED_BY.values() if not (tests / t).is_file()] == []
+    assert [m for m in TESTED_BY if has_test_module(Path(m))] == []
 
 
 # ------------------------------------------------------------------ no re-export shims
