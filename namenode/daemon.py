@@ -54,6 +54,7 @@ from nnlite.namenode.rpc.server import RpcServer
 from nnlite.namenode.rpc.status import Datanode, Locator
 from nnlite.namenode.rpc.writes import Writes
 from nnlite.namenode.security.proxy_users import ProxyUsers
+from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.storage import namedir
 from nnlite.namenode.storage.namedir import NameDir
 
@@ -93,6 +94,8 @@ class Namenode:
         self.host = host or default_host
         self.host_given = host
         self.port = default_port if port is None else port
+        # secure mode's settings (namenode/security/settings.py), for every transport
+        self.security = SecuritySettings.from_config(config, self.host)
         self.app = NamenodeApp()
         self.http = HttpServer(self.app, remote.parse_error_response,
                                max_body=config.int("nnlite.http.max-body"),
