@@ -363,3 +363,31 @@ def test_no_generic_top_level_names_are_installed():
                and not not_shipped(d.relative_to(ROOT))}
     assert listed == on_disk
     assert all(name == "nnlite" or name.startswith("nnlite.") for name in listed)
+
+
+# ------------------------------------------------------------------ the README's map
+
+def readme_layout() -> set[str]:
+    """What README.md's Layout block names, as paths: ``namenode/ha`` for ``  ha/`` indented
+    under ``namenode/``, ``cli.py`` for a module."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Layout\n"):]
+    start = section.index("```\n") + 4
+    named, parents = set(), []
+    for line in section[start:section.index("```", start)].splitlines():
+        depth = (len(line) - len(line.lstrip())) // 2
+        parents[depth:] = [line.split()[0].rstrip("/")]
+        named.add("/".join(parents))
+    return named
+
+
+def test_the_readme_layout_names_every_package_and_folder():
+    """A line for every package and sub-package of nnlite and every other top-level folder
+    (tests, benchmarks, examples), and none for what is not there."""
+    packages = {"/".join(d.relative_to(ROOT).parts) for d in ROOT.rglob("*")
+                if (d / "__init__.py").is_file() and not not_shipped(d.relative_to(ROOT))}
+    folders = {d.name for d in ROOT.iterdir() if d.is_dir() and d.name not in ("build",)
+               and not d.name.startswith((".", "__")) and not d.name.endswith(".egg-info")}
+    named = readme_layout()
+    assert sorted((packages | folders) - named) == []
+    assert sorted(p for p in named if not (ROOT / p).exists()) == []
