@@ -143,8 +143,8 @@ def test_the_tests_mirror_the_source_folders():
 # after a behaviour that runs through many modules instead, grouped by why (paths under tests/).
 SCENARIO_TESTS = {
     # the repository as a whole: its layers, documents, Makefile, types and first command
-    "test_makefile.py", "test_package.py", "test_readme.py", "test_readme_ha.py", "test_run.py",
-    "test_typecheck.py",
+    "test_benchmarks.py", "test_makefile.py", "test_package.py", "test_readme.py",
+    "test_readme_ha.py", "test_run.py", "test_typecheck.py",
     # Hadoop's own clients, and other projects', against namenode processes
     "namenode/test_java_acl.py", "namenode/test_java_client.py", "namenode/test_java_contract.py",
     "namenode/test_java_data.py", "namenode/test_java_reserved.py",
