@@ -227,14 +227,12 @@ TESTED_BY = {
     "namenode/storage/namedir.py": "namenode/test_disk_faults.py",
     "secondary/errors.py": "secondary/test_client.py",
     "secondary/merge.py": "secondary/test_checkpointer.py",
-    "secondary/outcome.py": "secondary/test_checkpointer.py",
     "secondary/storage.py": "secondary/test_checkpointer.py",
     "tools/dirindex.py": "tools/test_oiv.py",
     "tools/distribution.py": "tools/test_oiv.py",
     "tools/errors.py": "tools/test_oev.py",
     "tools/oev_binary.py": "tools/test_oev.py",
     "tools/oiv_writers.py": "tools/test_oiv.py",
-    "tools/render.py": "tools/test_oiv.py",
     "tools/values.py": "tools/test_oev.py",
 }
 
