@@ -224,7 +224,6 @@ TESTED_BY = {
     "namenode/rpc/status.py": "namenode/rpc/test_client_protocol.py",
     "namenode/security/identity.py": "namenode/http/test_webhdfs_raw.py",   # doas, user.name
     "namenode/security/proxy_users.py": "namenode/http/test_webhdfs_raw.py",
-    "namenode/storage/namedir.py": "namenode/test_disk_faults.py",
     "secondary/errors.py": "secondary/test_client.py",
     "secondary/merge.py": "secondary/test_checkpointer.py",
     "secondary/storage.py": "secondary/test_checkpointer.py",
