@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nnlite.formats import edits  # noqa: E402
 from nnlite.namenode.image import columns  # noqa: E402
+from nnlite.namenode.namespace import attributes, delete, snapshot_ops  # noqa: E402
 from nnlite.namenode.namespace.namespace import Namespace  # noqa: E402
 from nnlite.namenode.namespace.permission import Caller  # noqa: E402
 
@@ -63,9 +64,9 @@ def allocated(fn):
 def changes(ns: Namespace, count: int, stride: int) -> float:
     start = time.perf_counter()
     for i in range(0, count * stride, stride):
-        ns.set_times(f"/big/f{i:07d}", 5, 5, SUPER)
+        attributes.set_times(ns, f"/big/f{i:07d}", 5, 5, SUPER)
     for i in range(0, count * stride, stride):
-        ns.delete(f"/big/f{i:07d}", False, SUPER)
+        delete.delete(ns, f"/big/f{i:07d}", False, SUPER)
     return (time.perf_counter() - start) / (2 * count)
 
 
@@ -88,11 +89,11 @@ def main() -> None:
     gc.collect()
 
     ns = build(args.inodes)
-    ns.allow_snapshot("/big", SUPER)
-    t, _ = timed(lambda: ns.create_snapshot("/big", "s0", SUPER))
+    snapshot_ops.allow_snapshot(ns, "/big", SUPER)
+    t, _ = timed(lambda: snapshot_ops.create_snapshot(ns, "/big", "s0", SUPER))
     rows.append((f"take a snapshot of {args.inodes:,} inodes", f"{t * 1e6:.0f} us", ""))
-    ns.delete_snapshot("/big", "s0", SUPER)
-    taken = allocated(lambda: ns.create_snapshot("/big", "s1", SUPER))
+    snapshot_ops.delete_snapshot(ns, "/big", "s0", SUPER)
+    taken = allocated(lambda: snapshot_ops.create_snapshot(ns, "/big", "s1", SUPER))
     rows.append(("  bytes it allocates", f"{taken:,} B", "the tree is not copied"))
 
     per = changes(ns, args.changes, stride)
@@ -111,13 +112,13 @@ def main() -> None:
                  f"length {node.length}"))
     t, listed = timed(lambda: len(ns.status("/big/.snapshot/s1", SUPER).children))
     rows.append(("list the snapshot's directory", f"{t:.2f} s", f"{listed:,} entries"))
-    t, report = timed(lambda: ns.snapshot_diff("/big", "s1", "", SUPER))
+    t, report = timed(lambda: snapshot_ops.snapshot_diff(ns, "/big", "s1", "", SUPER))
     rows.append(("diff report snapshot -> now", f"{t:.2f} s", f"{len(report):,} entries"))
     with tempfile.TemporaryDirectory() as tmp:
         t, info = timed(lambda: columns.save(ns.tree, os.path.join(tmp, "fsimage"), 1, 1))
         rows.append(("save the image with the snapshot", f"{t:.1f} s",
                      f"{info.size / 1e6:.1f} MB"))
-    t, _ = timed(lambda: ns.delete_snapshot("/big", "s1", SUPER))
+    t, _ = timed(lambda: snapshot_ops.delete_snapshot(ns, "/big", "s1", SUPER))
     rows.append(("delete the snapshot", f"{t * 1e3:.0f} ms",
                  f"{len(ns.tree.snapshots.diffs)} diffs left"))
 

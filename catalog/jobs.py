@@ -25,8 +25,9 @@ the length recorded, and nothing more (a reader of the directory reads every fil
 ``verdicts.py``. A checkpoint completed before manifests were recorded is checked by its
 structure only (and ``validate`` says so).
 
-Each function is a namespace request: ``(result, ops)``, run under the namesystem lock by
-the service, which logs the ops and waits for them to be durable.
+Each function is a namespace request on the catalog's view of the namespace
+(``CatalogView``): ``(result, ops)``, run under the namesystem lock by the service, which logs
+the ops and waits for them to be durable.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from nnlite.catalog.errors import (
 )
 from nnlite.catalog.layout import IN_PROGRESS, JOB, JOB_PREFIX, tree_usage, walk_files
 from nnlite.namenode.namespace import paths, permission
+from nnlite.namenode.namespace.catalog_view import CatalogView
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 LAST_ID_XATTR = "user.nnlite.catalog.last-id"
@@ -100,7 +102,7 @@ def chk_path(job: str, chk_id: int, in_progress: bool = False) -> str:
         IN_PROGRESS if in_progress else "")
 
 
-def _job_node(ns, job: str, caller):
+def _job_node(ns: CatalogView, job: str, caller):
     """The job directory, which every request lists: READ_EXECUTE on it, as LISTSTATUS."""
     node = ns.status(job, caller)
     if not node.is_dir:
@@ -111,10 +113,10 @@ def _job_node(ns, job: str, caller):
 
 # ---------------------------------------------------------------------------- requests
 
-def begin(ns, job: str, caller):
+def begin(ns: CatalogView, job: str, caller):
     """Allocate the next id and its in-progress directory: ``{"id", "path"}``."""
     job = paths.normalize(job)
-    node = ns.tree.lookup(paths.split(job))
+    node = ns.lookup(job)
     last = 0
     if node is not None:
         node = _job_node(ns, job, caller)
@@ -130,7 +132,7 @@ def begin(ns, job: str, caller):
         lambda: ({"id": chk_id, "path": target}, ns.mkdirs(target, DIR_PERMISSION, caller)[1]))
 
 
-def complete(ns, job: str, chk_id: int, expected_parts: int | None, caller):
+def complete(ns: CatalogView, job: str, chk_id: int, expected_parts: int | None, caller):
     """Verify the parts of ``chk-<id>.inprogress`` and make it ``chk-<id>`` (one op)."""
     job_node = _job_node(ns, job, caller)
     name = f"{JOB_PREFIX}{chk_id}"
@@ -147,7 +149,7 @@ def complete(ns, job: str, chk_id: int, expected_parts: int | None, caller):
     _check_parts(pending, parts, expected_parts, where)
     files = files_of(pending)
     manifest = encode_manifest({rel: f.length for rel, f in files.items()},
-                               ns.tree.max_xattr_size - len(MANIFEST_XATTR.partition(".")[2]))
+                               ns.max_xattr_size - len(MANIFEST_XATTR.partition(".")[2]))
     done = {"id": chk_id, "path": chk_path(job, chk_id), "parts": parts, "files": len(files),
             "bytes": sum(f.length for f in files.values())}
     return steps(
@@ -183,11 +185,11 @@ def _check_parts(node, parts: int, expected: int | None, where: str) -> None:
             f"missing", path=where)
 
 
-def abort(ns, job: str, chk_id: int, caller):
+def abort(ns: CatalogView, job: str, chk_id: int, caller):
     """Discard an in-progress checkpoint (one DELETE op)."""
     _job_node(ns, job, caller)
     where = chk_path(job, chk_id, in_progress=True)
-    if ns.tree.lookup(paths.split(where)) is None:
+    if ns.lookup(where) is None:
         raise CheckpointNotFoundError(f"{job}: checkpoint {chk_id} is not in progress",
                                       path=job)
     _, ops = ns.delete(where, True, caller)
@@ -332,7 +334,7 @@ def plan_retain(node, job: str, keep: int) -> tuple[list[str], list[int]]:
     return doomed, sorted(kept)
 
 
-def retain(ns, job: str, keep: int, caller):
+def retain(ns: CatalogView, job: str, keep: int, caller):
     """``{"path", "kept", "deleted" (paths), "removedCheckpoints", "files", "bytesFreed"}``."""
     node = _job_node(ns, job, caller)
     doomed, kept = plan_retain(node, job, keep)
@@ -344,7 +346,7 @@ def retain(ns, job: str, keep: int, caller):
             "bytesFreed": sum(u[1] for u in usage)}, ops
 
 
-def set_pin(ns, job: str, chk_id: int, on: bool, caller):
+def set_pin(ns: CatalogView, job: str, chk_id: int, on: bool, caller):
     node = _job_node(ns, job, caller)
     if chk_id not in complete_ids(node):
         raise CheckpointNotFoundError(f"{job}: no complete checkpoint {chk_id} to pin",

@@ -48,8 +48,8 @@ from nnlite.namenode.errors import (
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.namespace import paths, permission, snapshot
+from nnlite.namenode.namespace.catalog_view import CatalogView
 from nnlite.namenode.namespace.leases import LeaseManager
-from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ class CatalogService:
 
     # ------------------------------------------------------------------ snapshots
 
-    def _node(self, ns: Namespace, path: str, user: str, *, change: bool = False):
+    def _node(self, ns: CatalogView, path: str, user: str, *, change: bool = False):
         """The directory at ``path`` in ``ns`` (the namespace a read or a write of the
         namesystem runs on), after the caller's listing checks. A path inside a snapshot
         (``<dir>/.snapshot/<name>/...``) resolves as WebHDFS resolves it (the snapshot's
@@ -118,7 +118,7 @@ class CatalogService:
         path = paths.normalize(path)
         return self.fs.read(lambda ns: self._scan_for_reading(ns, path, user))
 
-    def _scan_for_reading(self, ns: Namespace, path: str, user: str) -> streaming.Layout:
+    def _scan_for_reading(self, ns: CatalogView, path: str, user: str) -> streaming.Layout:
         caller = self.fs.caller(user)
         node = self._node(ns, path, user)
         kind = layout.kind_of(node)
@@ -221,7 +221,7 @@ class CatalogService:
         self.requests += 1
         return rows
 
-    def _row(self, ns: Namespace, path: str, kind: str, caller) -> tuple[dict, bool] | None:
+    def _row(self, ns: CatalogView, path: str, kind: str, caller) -> tuple[dict, bool] | None:
         """The ``ls`` row of the checkpoint at ``path`` now (in a read of its own) and whether
         the caller may read all of it (else the row says ``denied``); None when it is gone or
         the caller can no longer reach it."""
@@ -233,7 +233,7 @@ class CatalogService:
         return self._summary(node, path, kind), True
 
     @staticmethod
-    def _current(ns: Namespace, path: str, caller):
+    def _current(ns: CatalogView, path: str, caller):
         """The inode at ``path`` now, or None when it is gone or the caller can no longer
         reach it; resolved as ``status`` does, so a path found inside a snapshot resolves
         through it."""
@@ -263,7 +263,7 @@ class CatalogService:
         if self._overview is None or now - self._overview[0] >= ttl:
             public, total = [], 0
             for root in self.roots:
-                if self.fs.read(lambda ns: ns.tree.lookup(paths.split(root))) is None:
+                if self.fs.read(lambda ns: ns.lookup(root)) is None:
                     continue
                 total += len(self.ls(root, self.fs.identity.superuser))
                 try:
@@ -284,7 +284,7 @@ class CatalogService:
         ``_metadata``, as listing it and opening them through WebHDFS would."""
         return self.fs.read(lambda ns: self._flink_in(ns, path, user, below))
 
-    def _flink_in(self, ns: Namespace, path: str, user: str,
+    def _flink_in(self, ns: CatalogView, path: str, user: str,
                   below: bool = False) -> list[flink.Job]:
         caller = self.fs.caller(user)
         node = self._node(ns, path, user)
@@ -388,7 +388,7 @@ class CatalogService:
         DStream checkpoint at ``path``, judged from the namespace alone under the lock, with
         READ_EXECUTE on all of it (as GETCONTENTSUMMARY, for the figures of every file);
         ``(kind, None)`` for another kind, which reads files."""
-        def judge(ns: Namespace) -> tuple[str | None, dict | None]:
+        def judge(ns: CatalogView) -> tuple[str | None, dict | None]:
             node = self._node(ns, path, user)
             kind = layout.kind_of(node) or (layout.JOB if path_is_job(node) else None)
             if kind not in OTHER_KINDS:
@@ -411,7 +411,7 @@ class CatalogService:
     async def retain(self, path: str, keep: int, user: str) -> dict:
         return await self._change(self._retain, paths.normalize(path), keep, user)
 
-    def _retain(self, ns: Namespace, path: str, keep: int, user: str):
+    def _retain(self, ns: CatalogView, path: str, keep: int, user: str):
         caller = self.fs.caller(user)
         node = self._node(ns, path, user, change=True)
         if layout.kind_of(node) == layout.JOB:
@@ -465,7 +465,7 @@ class CatalogService:
     async def rollback(self, path: str, to_batch: int, user: str) -> dict:
         return await self._change(self._rollback, paths.normalize(path), to_batch, user)
 
-    def _rollback(self, ns: Namespace, path: str, to_batch: int, user: str):
+    def _rollback(self, ns: CatalogView, path: str, to_batch: int, user: str):
         caller = self.fs.caller(user)
         found = self._scan_streaming(self._node(ns, path, user, change=True), path, caller)
         self._check_quiet(found)
@@ -478,7 +478,7 @@ class CatalogService:
         return {"path": path, "lastBatch": to_batch, **plan.to_json(),
                 **({"snapshot": taken} if taken else {})}, ops + more
 
-    def _undo_snapshot(self, ns: Namespace, path: str, batch: int,
+    def _undo_snapshot(self, ns: CatalogView, path: str, batch: int,
                        caller) -> tuple[list, str | None]:
         """Under a snapshottable directory a rollback first takes a snapshot of it, so the
         removed batches can be copied back from ``<dir>/.snapshot/<name>``. Who may not
@@ -543,7 +543,7 @@ class CatalogService:
     async def pin(self, path: str, batch: int, on: bool, user: str) -> dict:
         return await self._change(self._pin, paths.normalize(path), batch, on, user)
 
-    def _pin(self, ns: Namespace, path: str, batch: int, on: bool, user: str):
+    def _pin(self, ns: CatalogView, path: str, batch: int, on: bool, user: str):
         caller = self.fs.caller(user)
         node = self._node(ns, path, user, change=True)
         found: flink.Job | streaming.Layout
@@ -576,7 +576,7 @@ class CatalogService:
     async def gc(self, root: str, user: str, dry_run: bool = False) -> dict:
         return await self._change(self._gc, paths.normalize(root), user, dry_run)
 
-    def _gc(self, ns: Namespace, root: str, user: str, dry_run: bool):
+    def _gc(self, ns: CatalogView, root: str, user: str, dry_run: bool):
         caller = self.fs.caller(user)
         plan, stay = others.plan_gc(
             self._node(ns, root, user, change=True), root, self.now_ms(), self.tmp_ttl_ms,
@@ -604,7 +604,7 @@ class CatalogService:
     async def _job_change(self, request, job: str, user: str, *args) -> dict:
         """One request of the job lifecycle (``jobs.begin`` ...) on ``job``, never inside
         a snapshot."""
-        def run(ns: Namespace):
+        def run(ns: CatalogView):
             _check_not_in_snapshot(ns, job)
             return request(ns, job, *args, self.fs.caller(user))
         return await self._change(run)

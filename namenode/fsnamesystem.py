@@ -64,7 +64,19 @@ from nnlite.namenode.image.checkpoint import (
 )
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Journal, Logged, SharedLog, restart_edits
-from nnlite.namenode.namespace import erasure_coding, paths, permission, storage_policy
+from nnlite.namenode.namespace import (
+    acl_ops,
+    attributes,
+    delete,
+    erasure_coding,
+    paths,
+    permission,
+    rename,
+    snapshot_ops,
+    storage_policy,
+    xattrs,
+)
+from nnlite.namenode.namespace.catalog_view import CatalogView
 from nnlite.namenode.namespace.inode import INode, INodeFile, walk
 from nnlite.namenode.namespace.namespace import Applied, Namespace, wall_clock_ms
 from nnlite.namenode.namespace.permission import Caller
@@ -331,20 +343,22 @@ class FSNamesystem:
                                 "It was turned on manually; use `nnlite dfsadmin safemode "
                                 "leave` to turn it off.")
 
-    def read(self, reader: Callable[[Namespace], T]) -> T:
-        """Run ``reader`` on the namespace under the lock (READ): what several reads must see
-        at one instant, such as the catalog's scan of a checkpoint. It builds its answer inside
-        (inodes change once the lock is released) and changes nothing."""
+    def read(self, reader: Callable[[CatalogView], T]) -> T:
+        """Run ``reader`` on the catalog's view of the namespace under the lock (READ): what
+        several reads must see at one instant, such as the catalog's scan of a checkpoint. It
+        builds its answer inside (inodes change once the lock is released) and changes
+        nothing."""
         with self.lock:
             self.check_operation(OperationCategory.READ)
-            return reader(self.ns)
+            return reader(CatalogView(self.ns))
 
-    def write(self, request: Callable[[Namespace], Applied[T]]) -> Logged[T]:
-        """Run one request on the namespace under the lock (WRITE): ``request`` validates and
-        applies, returning ``(value, ops)``; its ops are logged. For requests made of several
-        namespace requests planned together (the catalog's retain, rollback, pin, gc and job
-        lifecycle); a request that raises must have applied nothing."""
-        return self._write(request, self.ns)
+    def write(self, request: Callable[[CatalogView], Applied[T]]) -> Logged[T]:
+        """Run one request on the catalog's view of the namespace under the lock (WRITE):
+        ``request`` validates and applies, returning ``(value, ops)``; its ops are logged. For
+        requests made of several namespace requests planned together (the catalog's retain,
+        rollback, pin, gc and job lifecycle); a request that raises must have applied
+        nothing."""
+        return self._write(request, CatalogView(self.ns))
 
     def _write(self, request: Callable[[*Ts], Applied[T]], *args: *Ts,
                category: OperationCategory = WRITE) -> Logged[T]:
@@ -704,21 +718,21 @@ class FSNamesystem:
         caller = self.caller(user)
         with self.lock:
             self.check_operation(READ)
-            return self.ns.storage_policy(path, caller)
+            return attributes.storage_policy(self.ns, path, caller)
 
     def get_xattrs(self, path: str, user: str, names: list[str] | None = None, *,
                    names_only: bool = False) -> dict[str, bytes]:
         caller = self.caller(user)
         with self.lock:
             self.check_operation(READ)
-            return self.ns.xattrs(path, caller, names, names_only=names_only)
+            return xattrs.get_xattrs(self.ns, path, caller, names, names_only=names_only)
 
     def get_acl_status(self, path: str, user: str, render: Callable[[INode], T]) -> T:
         """GETACLSTATUS: ``render`` of the inode whose owner, group, mode and ACL it shows."""
         caller = self.caller(user)
         with self.lock:
             self.check_operation(READ)
-            return render(self.ns.acl_status(path, caller))
+            return render(acl_ops.acl_status(self.ns, path, caller))
 
     @overload
     def get_snapshot_diff(self, path: str, older: str, newer: str, user: str, *,
@@ -734,7 +748,7 @@ class FSNamesystem:
         caller = self.caller(user)
         with self.lock:
             self.check_operation(READ)
-            return self.ns.snapshot_diff(path, older, newer, caller, listing=listing)
+            return snapshot_ops.snapshot_diff(self.ns, path, older, newer, caller, listing=listing)
 
     def get_snapshottable_dirs(self, user: str,
                                render: Callable[[str, INode, Root], T]) -> list[T]:
@@ -743,7 +757,7 @@ class FSNamesystem:
         caller = self.caller(user)
         with self.lock:
             self.check_operation(READ)
-            return [render(*found) for found in self.ns.snapshottable_dirs(caller)]
+            return [render(*found) for found in snapshot_ops.snapshottable_dirs(self.ns, caller)]
 
     def get_snapshot_list(self, path: str, user: str,
                           render: Callable[[Snapshot, INode], T]) -> list[T]:
@@ -752,7 +766,7 @@ class FSNamesystem:
         caller = self.caller(user)
         with self.lock:
             self.check_operation(READ)
-            _, snaps = self.ns.snapshot_list(path, caller)
+            _, snaps = snapshot_ops.snapshot_list(self.ns, path, caller)
             where = paths.normalize(path).rstrip("/")
             return [render(snap, self.ns.status(f"{where}/.snapshot/{snap.name}", caller))
                     for snap in snaps]
@@ -770,16 +784,16 @@ class FSNamesystem:
         return self._write(lambda: self.ns.create(path, self.caller(user), **kw))
 
     def delete(self, path: str, recursive: bool, user: str) -> Logged[bool]:
-        return self._write(self.ns.delete, path, recursive, self.caller(user))
+        return self._write(delete.delete, self.ns, path, recursive, self.caller(user))
 
     def rename_legacy(self, src: str, dst: str, user: str) -> Logged[bool]:
-        return self._write(self.ns.rename_legacy, src, dst, self.caller(user))
+        return self._write(rename.rename_legacy, self.ns, src, dst, self.caller(user))
 
     def rename(self, src: str, dst: str, overwrite: bool, user: str) -> Logged[bool]:
-        return self._write(self.ns.rename, src, dst, overwrite, self.caller(user))
+        return self._write(rename.rename, self.ns, src, dst, overwrite, self.caller(user))
 
     def set_permission(self, path: str, permission: int, user: str) -> Logged[bool]:
-        return self._write(self.ns.set_permission, path, permission, self.caller(user))
+        return self._write(attributes.set_permission, self.ns, path, permission, self.caller(user))
 
     def set_owner(self, path: str, owner: str | None, group: str | None,
                   user: str) -> Logged[bool]:
@@ -787,13 +801,14 @@ class FSNamesystem:
         refused, whichever transport sent it."""
         if not owner and not group:
             raise IllegalArgumentError("Both owner and group are empty.")
-        return self._write(self.ns.set_owner, path, owner, group, self.caller(user))
+        return self._write(attributes.set_owner, self.ns, path, owner, group, self.caller(user))
 
     def set_times(self, path: str, mtime: int, atime: int, user: str) -> Logged[bool]:
-        return self._write(self.ns.set_times, path, mtime, atime, self.caller(user))
+        return self._write(attributes.set_times, self.ns, path, mtime, atime, self.caller(user))
 
     def set_replication(self, path: str, replication: int, user: str) -> Logged[bool]:
-        return self._write(self.ns.set_replication, path, replication, self.caller(user))
+        return self._write(attributes.set_replication, self.ns, path, replication,
+                           self.caller(user))
 
     def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
                   user: str, storage_type: object = None) -> Logged[bool]:
@@ -805,20 +820,20 @@ class FSNamesystem:
             permission.check_superuser(self.caller(user), f"set the quota of {path}")
             self.check_target(path, user)
             raise UnsupportedActionError(QUOTA_BY_STORAGE_TYPE_OFF, path=path)
-        return self._write(self.ns.set_quota, path, _quota(ns_quota), _quota(ss_quota),
-                           self.caller(user))
+        return self._write(attributes.set_quota, self.ns, path, _quota(ns_quota),
+                           _quota(ss_quota), self.caller(user))
 
     def set_xattr(self, path: str, name: str, value: bytes, flag: int,
                   user: str) -> Logged[bool]:
-        return self._write(self.ns.set_xattr, path, name, value, flag, self.caller(user))
+        return self._write(xattrs.set_xattr, self.ns, path, name, value, flag, self.caller(user))
 
     def remove_xattr(self, path: str, name: str, user: str) -> Logged[bool]:
-        return self._write(self.ns.remove_xattr, path, name, self.caller(user))
+        return self._write(xattrs.remove_xattr, self.ns, path, name, self.caller(user))
 
     def change_acl(self, path: str, change: str, spec: list, user: str) -> Logged[bool]:
         """SETACL, MODIFYACLENTRIES, REMOVEACLENTRIES, REMOVEDEFAULTACL, REMOVEACL
         (``Namespace.change_acl``)."""
-        return self._write(self.ns.change_acl, path, change, spec, self.caller(user))
+        return self._write(acl_ops.change_acl, self.ns, path, change, spec, self.caller(user))
 
     def satisfy_storage_policy(self, path: str, user: str) -> None:
         """The storage policy satisfier is off, as by default (dfs.storage.policy.satisfier
@@ -862,26 +877,27 @@ class FSNamesystem:
         raise InvalidTokenError("Token not found")
 
     def set_storage_policy(self, path: str, name: str, user: str) -> Logged[bool]:
-        return self._write(self.ns.set_storage_policy, path, name, self.caller(user))
+        return self._write(attributes.set_storage_policy, self.ns, path, name, self.caller(user))
 
     def unset_storage_policy(self, path: str, user: str) -> Logged[bool]:
-        return self._write(self.ns.unset_storage_policy, path, self.caller(user))
+        return self._write(attributes.unset_storage_policy, self.ns, path, self.caller(user))
 
     def allow_snapshot(self, path: str, user: str) -> Logged[bool]:
-        return self._write(self.ns.allow_snapshot, path, self.caller(user))
+        return self._write(snapshot_ops.allow_snapshot, self.ns, path, self.caller(user))
 
     def disallow_snapshot(self, path: str, user: str) -> Logged[bool]:
-        return self._write(self.ns.disallow_snapshot, path, self.caller(user))
+        return self._write(snapshot_ops.disallow_snapshot, self.ns, path, self.caller(user))
 
     def create_snapshot(self, path: str, name: str | None, user: str) -> Logged[str]:
         """The snapshot's path."""
-        return self._write(self.ns.create_snapshot, path, name, self.caller(user))
+        return self._write(snapshot_ops.create_snapshot, self.ns, path, name, self.caller(user))
 
     def delete_snapshot(self, path: str, name: str, user: str) -> Logged[bool]:
-        return self._write(self.ns.delete_snapshot, path, name, self.caller(user))
+        return self._write(snapshot_ops.delete_snapshot, self.ns, path, name, self.caller(user))
 
     def rename_snapshot(self, path: str, old: str, new: str, user: str) -> Logged[bool]:
-        return self._write(self.ns.rename_snapshot, path, old, new, self.caller(user))
+        return self._write(snapshot_ops.rename_snapshot, self.ns, path, old, new,
+                           self.caller(user))
 
     def concat(self, target: str, srcs: list[str], user: str) -> Logged[bool]:
         return self._write(self.ns.concat, target, srcs, self.caller(user))

@@ -1,5 +1,13 @@
 """Requests against the namespace: permission checks, op building, and HDFS's answers.
 
+``Namespace`` is what Hadoop's ``FSDirectory`` is to its ``FSDir*Op`` classes: it holds the
+tree, resolves paths (``/.reserved``, ``.snapshot``), answers the reads and makes the requests
+of no family of their own (mkdirs, create, concat, truncate, the data path's), and applies ops
+for every request (``apply``). The op families are modules of functions that take it:
+``attributes.py`` (FSDirAttrOp), ``delete.py`` (FSDirDeleteOp), ``rename.py``
+(FSDirRenameOp), ``xattrs.py`` (FSDirXAttrOp), ``acl_ops.py`` (FSDirAclOp) and
+``snapshot_ops.py`` (FSDirSnapshotOp).
+
 Each mutating request checks the caller's permissions, builds the op(s) that express it with
 every value resolved (inode ids, times, owners), applies them through ``Tree.apply`` and
 returns ``(result, ops)``. The ops are what the caller must log; an empty list means nothing
@@ -12,13 +20,12 @@ No I/O happens here.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable, Literal, TypeVar, overload
+from typing import Any, Callable, TypeVar
 
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
-from nnlite.formats.mode import STICKY
 from nnlite.namenode import errors
-from nnlite.namenode.namespace import acl, paths, reserved, snapshot, storage_policy
+from nnlite.namenode.namespace import acl, paths, reserved, snapshot
 from nnlite.namenode.namespace import permission as access
 from nnlite.namenode.namespace.checks import (
     check_loggable,
@@ -28,9 +35,7 @@ from nnlite.namenode.namespace.checks import (
 )
 from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, space, usage
 from nnlite.namenode.namespace.permission import Caller
-from nnlite.namenode.namespace.tree import IMPLICIT_UWX, XATTR_CREATE, XATTR_REPLACE, Tree
-
-XATTR_NAMESPACES = ("user", "trusted", "system", "security", "raw")
+from nnlite.namenode.namespace.tree import IMPLICIT_UWX, Tree
 
 T = TypeVar("T")
 # What a request that may change the tree returns: its answer, and the ops it applied (in
@@ -43,11 +48,13 @@ def wall_clock_ms() -> int:
 
 
 class Namespace:
-    """The request methods the service calls (all take a ``Caller``) on the ``Tree`` it holds.
+    """The request methods the service calls (all take a ``Caller``) on the ``Tree`` it holds,
+    and what the op families' requests share: ``resolve``, ``status``, ``target``,
+    ``check_writable``, ``existing``, ``owned`` and ``apply``.
 
     It holds the tree rather than being one: the image code, the replay and the secondary's
-    merge use the tree alone (``Tree.apply``), and so does everything of this class that
-    changes it (``_applied``).
+    merge use the tree alone (``Tree.apply``), and so does every request that changes it
+    (``apply``).
 
     The WebHDFS data path opens a file when its upload starts (``create``/``append`` with the
     upload's client name) and completes it by inode at the end (``upload_close``; or
@@ -90,7 +97,7 @@ class Namespace:
         parts = paths.split(path)
         if snapshot.DOT_SNAPSHOT in parts and self.tree.snapshots.roots:
             return self._in_snapshot(parts, path, caller)
-        nodes = self._existing(parts)
+        nodes = self.existing(parts)
         access.check_traverse(caller, nodes[:-1] if len(nodes) == len(parts) + 1 else nodes)
         if len(nodes) != len(parts) + 1:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
@@ -141,7 +148,7 @@ class Namespace:
         now, then the snapshot's view of everything below it, with the traverse checked on
         the directories passed as the snapshot holds them."""
         at = parts.index(snapshot.DOT_SNAPSHOT)
-        nodes = self._existing(parts[:at])
+        nodes = self.existing(parts[:at])
         if len(nodes) != at + 1:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         access.check_traverse(caller, nodes)
@@ -169,7 +176,7 @@ class Namespace:
             node = self.tree.snapshots.view(source, snap.id, name)
         return node
 
-    def _existing(self, parts: tuple) -> list[INode]:
+    def existing(self, parts: tuple) -> list[INode]:
         """``resolve`` for an op on a path that exists (not one it creates): a file where a
         directory should be is an AccessControlException (FSDirectory.resolvePath)."""
         try:
@@ -239,24 +246,6 @@ class Namespace:
                 "quota": quota.ns_quota if quota else NO_QUOTA,
                 "spaceQuota": quota.ss_quota if quota else NO_QUOTA}
 
-    def xattrs(self, path: str, caller: Caller, names: list[str] | None = None, *,
-               names_only: bool = False) -> dict[str, bytes]:
-        """GETXATTRS needs READ on the inode; LISTXATTRS (``names_only``) only the traverse.
-        ``raw.`` xattrs show through a raw path only."""
-        raw = reserved.is_raw(path)
-        node = self.status(path, caller)
-        if not names_only:
-            access.check(caller, node, access.READ, path)
-        attrs = {k: v for k, v in (node.xattrs or {}).items()
-                 if _xattr_visible(caller, k, raw)}
-        if not names:
-            return attrs
-        wanted = [_xattr_name(n) for n in names]
-        if any(n not in attrs for n in wanted):
-            raise errors.XAttrError(
-                "At least one of the attributes provided was not found.", path=path)
-        return {n: attrs[n] for n in wanted}
-
     # ----------------------------------------------------------------------- mutations
 
     def mkdirs(self, path: str, permission: int, caller: Caller,
@@ -299,7 +288,7 @@ class Namespace:
             reserved.check_name(paths.split(logged), path)
         now, first = self.clock(), self.tree.last_inode_id + 1
         if unmasked is None or unmasked == permission or not acl.has_default(parent.acl):
-            return True, self._applied(edits.MkdirOp(logged, first, permission, caller.user,
+            return True, self.apply(edits.MkdirOp(logged, first, permission, caller.user,
                                                      parent.group, now))
         check_permission(unmasked, path)
         ops: list[edits.Op] = []
@@ -308,7 +297,7 @@ class Namespace:
                                      permission | IMPLICIT_UWX, caller.user, parent.group, now))
         ops.append(edits.MkdirOp(logged, first + missing - 1, unmasked, caller.user,
                                  parent.group, now))
-        return True, self._applied(*ops)
+        return True, self.apply(*ops)
 
     def create(self, path: str, caller: Caller, *, permission: int = 0o644,
                overwrite: bool = False, create_parent: bool = True, replication: int = 1,
@@ -343,7 +332,7 @@ class Namespace:
         ops.append(edits.AddFileOp(paths.join(parts), first_id, replication, block_size, 0,
                                permission, caller.user, group, now, now, overwrite,
                                client_name, client_machine))
-        return True, self._applied(*ops)
+        return True, self.apply(*ops)
 
     def check_create(self, path: str, caller: Caller, *, overwrite: bool = False,
                      create_parent: bool = True) -> tuple[tuple, list[INode]]:
@@ -381,385 +370,7 @@ class Namespace:
             reserved.check_name(parts, path)
         return parts, nodes
 
-    def delete(self, path: str, recursive: bool, caller: Caller) -> Applied[bool]:
-        reserved.check_not_exact(path)
-        path = self.resolve(path, caller, write=True)
-        parts = paths.split(path)
-        self.check_writable(parts, path)
-        nodes = self._existing(parts)
-        found = len(nodes) == len(parts) + 1
-        access.check_traverse(caller, nodes[:-1] if found else nodes)
-        if not parts and self.tree.root.children and not recursive:
-            raise errors.PathIsNotEmptyDirectoryError(
-                "`/ is non empty': Directory is not empty", path="/")
-        if not parts or not found:
-            return False, []
-        node, parent = nodes[-1], nodes[-2]
-        if node.is_dir and node.children and not recursive:
-            raise errors.PathIsNotEmptyDirectoryError(
-                f"`{path} is non empty': Directory is not empty", path=path)
-        _check_removal(caller, parent, node, path)
-        self.check_no_snapshots(node)
-        return True, self._applied(edits.DeleteOp(paths.join(parts), self.clock()))
-
-    def delete_many(self, targets: Iterable[str], caller: Caller) -> Applied[int]:
-        """Delete several paths (recursively) in one op: each must exist and pass the checks
-        of a recursive delete, or nothing is deleted. A path under another listed path is
-        dropped (deleting the ancestor removes it). Returns how many subtrees were deleted."""
-        targets = [self.resolve(t, caller, write=True) for t in targets]
-        chosen: list[tuple] = []
-        for parts in sorted({paths.split(t) for t in targets}):
-            if chosen and paths.is_ancestor(chosen[-1], parts):
-                continue
-            chosen.append(parts)
-        for parts in chosen:
-            self.check_delete(parts, caller)
-        if not chosen:
-            return 0, []
-        op = edits.DeleteManyOp(tuple(paths.join(p) for p in chosen), self.clock())
-        return len(chosen), self._applied(op)
-
-    def check_delete(self, parts: tuple, caller: Caller) -> None:
-        """The checks of a recursive DELETE of ``parts`` (raises what DELETE would)."""
-        path = paths.join(parts)
-        if not parts:
-            raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
-        self.check_writable(parts, path)
-        nodes = self._existing(parts)
-        access.check_traverse(caller, nodes[:-1])
-        if len(nodes) != len(parts) + 1:
-            raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
-        _check_removal(caller, nodes[-2], nodes[-1], path)
-        self.check_no_snapshots(nodes[-1])
-
-    def rename_legacy(self, src: str, dst: str, caller: Caller) -> Applied[bool]:
-        """HDFS ``rename``: False (and no change) where HDFS answers false."""
-        src, dst = self.resolve(src, caller, True), self.resolve(dst, caller, True)
-        src_parts, dst_parts = paths.split(src), paths.split(dst)
-        self.check_writable(src_parts, src)
-        self.check_writable(dst_parts, dst)
-        src_nodes = self._existing(src_parts)
-        if not src_parts or len(src_nodes) != len(src_parts) + 1:
-            return False, []
-        self.check_no_snapshots(src_nodes[-1])
-        try:
-            dst_nodes = self.tree.resolve(dst_parts)
-        except errors.ParentNotDirectoryError:
-            return False, []
-        if len(dst_nodes) == len(dst_parts) + 1 and dst_nodes[-1].is_dir:
-            dst_parts = dst_parts + (src_parts[-1],)
-            dst_nodes = self.tree.resolve(dst_parts)
-        if dst_parts == src_parts:
-            return True, []
-        if (not dst_parts or paths.is_ancestor(src_parts, dst_parts)
-                or len(dst_nodes) != len(dst_parts) or not dst_nodes[-1].is_dir):
-            return False, []
-        self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
-        if len(dst_parts) == 1:
-            reserved.check_name(dst_parts, dst)
-        op = edits.RenameOldOp(paths.join(src_parts), paths.join(dst_parts), self.clock())
-        return True, self._applied(op)
-
-    def rename(self, src: str, dst: str, overwrite: bool, caller: Caller) -> Applied[bool]:
-        """HDFS ``rename2``: every refusal is a typed error."""
-        src, dst = self.resolve(src, caller, True), self.resolve(dst, caller, True)
-        src_parts, dst_parts = paths.split(src), paths.split(dst)
-        if not src_parts or not dst_parts:
-            raise errors.NamenodeError("Rename source or destination cannot be the root",
-                                       path=src)
-        self.check_writable(src_parts, src)
-        self.check_writable(dst_parts, dst)
-        src_nodes = self._existing(src_parts)
-        if len(src_nodes) != len(src_parts) + 1:
-            raise errors.PathNotFoundError(f"rename source {src} is not found.", path=src)
-        self.check_no_snapshots(src_nodes[-1])
-        if src_parts == dst_parts:
-            raise errors.FileAlreadyExistsError(
-                f"The source {src} and destination {dst} are the same", path=src)
-        if paths.is_ancestor(src_parts, dst_parts):
-            raise errors.NamenodeError(
-                f"Rename destination {dst} is a directory or file under source {src}", path=src)
-        dst_nodes = self._rename2_destination(src_nodes[-1], dst_parts, dst, overwrite)
-        # An overwritten destination asks only WRITE on its parent, not the sticky bit: the
-        # checker is given the source's parent access alone (FSDirRenameOp.renameTo).
-        self._check_move(caller, src_nodes, dst_nodes[:len(dst_parts)], src)
-        if len(dst_parts) == 1:
-            reserved.check_name(dst_parts, dst)
-        op = edits.RenameOp(paths.join(src_parts), paths.join(dst_parts), self.clock(), overwrite)
-        return True, self._applied(op)
-
-    def set_permission(self, path: str, permission: int, caller: Caller) -> Applied[bool]:
-        reserved.check_not_exact(path)
-        path = self.resolve(path, caller, write=True)
-        check_permission(permission, path)
-        self._owned(path, caller)
-        return True, self._applied(edits.SetPermissionsOp(paths.normalize(path), permission))
-
-    def set_owner(self, path: str, owner: str | None, group: str | None,
-                  caller: Caller) -> Applied[bool]:
-        reserved.check_not_exact(path)
-        path = self.resolve(path, caller, write=True)
-        if not owner and not group:
-            raise errors.IllegalArgumentError("Both user and group are empty", path=path)
-        node = self._owned(path, caller)
-        if owner and owner != node.owner:
-            access.check_superuser(caller, f"change the owner of {path}")
-        if group and not caller.superuser and group not in caller.groups:
-            raise errors.AccessControlError(f"User {caller.user} does not belong to {group}",
-                                            path=path)
-        op = edits.SetOwnerOp(paths.normalize(path), owner or None, group or None)
-        return True, self._applied(op)
-
-    def set_times(self, path: str, mtime: int, atime: int, caller: Caller) -> Applied[bool]:
-        path = self.resolve(path, caller, write=True)
-        check_long(mtime, "mtime", path)
-        check_long(atime, "atime", path)
-        node = self.target(path, caller)
-        access.check(caller, node, access.WRITE, path)
-        return True, self._applied(edits.SetTimesOp(paths.normalize(path), mtime, atime))
-
-    def set_replication(self, path: str, replication: int, caller: Caller) -> Applied[bool]:
-        path = self.resolve(path, caller, write=True)
-        node = self.target(path, caller)
-        if node.is_dir:
-            return False, []
-        check_replication(replication, path)
-        access.check(caller, node, access.WRITE, path)
-        return True, self._applied(edits.SetReplicationOp(paths.normalize(path), replication))
-
-    def set_quota(self, path: str, ns_quota: int | None, ss_quota: int | None,
-                  caller: Caller) -> Applied[bool]:
-        """``None`` leaves a quota as it is; -1 removes it; other values must be positive."""
-        path = self.resolve(path, caller, write=True)
-        node = self.target(path, caller)
-        access.check_superuser(caller, f"set the quota of {path}")
-        current = node.quota if node.is_dir else None
-        ns = _quota_value(ns_quota, current.ns_quota if current else NO_QUOTA, path)
-        ss = _quota_value(ss_quota, current.ss_quota if current else NO_QUOTA, path)
-        return True, self._applied(edits.SetQuotaOp(paths.normalize(path), ns, ss))
-
-    def set_xattr(self, path: str, name: str, value: bytes | None, flag: int,
-                  caller: Caller) -> Applied[bool]:
-        raw = reserved.is_raw(path)
-        path = self.resolve(path, caller, write=True)
-        name = _xattr_name(name)
-        value = b"" if value is None else value
-        if not flag & (XATTR_CREATE | XATTR_REPLACE):
-            raise errors.IllegalArgumentError("XAttr flag must be CREATE and/or REPLACE",
-                                              path=path)
-        node = self.target(path, caller)
-        self._check_xattr_access(caller, node, name, path, raw)
-        return True, self._applied(edits.SetXAttrOp(paths.normalize(path), name, value, flag))
-
-    def remove_xattr(self, path: str, name: str, caller: Caller) -> Applied[bool]:
-        raw = reserved.is_raw(path)
-        path = self.resolve(path, caller, write=True)
-        name = _xattr_name(name)
-        node = self.target(path, caller)
-        self._check_xattr_access(caller, node, name, path, raw)
-        return True, self._applied(edits.RemoveXAttrOp(paths.normalize(path), name))
-
-    def acl_status(self, path: str, caller: Caller) -> INode:
-        """FSDirAclOp.getAclStatus: the traverse only; the inode whose owner, group,
-        permission and ACL feature the answer shows."""
-        self._check_acls_enabled()
-        return self.status(path, caller)
-
-    def change_acl(self, path: str, change: str, spec: list[tuple],
-                   caller: Caller) -> Applied[bool]:
-        """SETACL ("set"), MODIFYACLENTRIES ("modify"), REMOVEACLENTRIES ("remove"),
-        REMOVEDEFAULTACL ("remove_default") and REMOVEACL ("remove_all"), as FSDirAclOp runs
-        them: the owner (or a superuser) only; the new ACL computed on the logical one by
-        AclTransformation, checked as AclStorage stores it, and logged whole. SETACL with an
-        empty spec removes the ACL, as HDFS logs a removal."""
-        path = self.resolve(path, caller, write=True)
-        self._check_acls_enabled()
-        node = self._owned(path, caller)
-        entries: tuple[str, ...]
-        if change == "remove_all" or change == "set" and not spec:
-            entries = ()
-        else:
-            existing = acl.logical(node.permission, node.acl)
-            if change == "set":
-                new = acl.replace(existing, spec)
-            elif change == "modify":
-                new = acl.merge(existing, spec)
-            elif change == "remove":
-                new = acl.remove_entries(existing, spec)
-            else:
-                new = acl.remove_default(existing)
-            acl.stored(new, node.permission, node.is_dir, node.path())  # its AclException, now
-            entries = tuple(acl.to_text(e) for e in new)
-        return True, self._applied(edits.SetAclOp(paths.normalize(path), entries))
-
-    def _check_acls_enabled(self) -> None:
-        if not self.acls_enabled:
-            raise errors.AclError(acl.DISABLED)
-
-    # ----------------------------------------------------------------------- snapshots
-
-    def check_no_snapshots(self, node: INode) -> None:
-        """FSDirSnapshotOp.checkSnapshot: no deleting or renaming a subtree that holds a
-        snapshottable directory with snapshots."""
-        if not self.tree.snapshots.roots or not node.is_dir:
-            return
-        for directory, root in self.tree.snapshots.roots.values():
-            if not root.snapshots:
-                continue
-            probe: INodeDirectory | None = directory
-            while probe is not None and probe is not node:
-                probe = probe.parent
-            if probe is node:
-                where = directory.path()
-                raise errors.SnapshotError(
-                    f"The directory {where} cannot be deleted since {where} is snapshottable "
-                    f"and already has snapshots", path=where)
-
-    def kept_by_snapshot(self, path: str) -> bool:
-        """Whether a snapshot holds the inode at ``path`` (it existed when the newest
-        snapshot above it was taken), so deleting it frees none of its blocks."""
-        node = self.tree.lookup(paths.split(path))
-        if node is None or not self.tree.snapshots.roots:
-            return False
-        latest = self.tree.snapshots.latest(node)
-        return bool(latest) and node.id <= self.tree.snapshots.by_id[latest].max_inode_id
-
-    def snapshottable_above(self, path: str) -> str | None:
-        """The snapshottable directory at or above ``path``, if any (none nest)."""
-        node: INode | None = self.tree.lookup(paths.split(path))
-        roots = self.tree.snapshots.roots
-        while node is not None and roots:
-            entry = roots.get(node.id)
-            if entry is not None and entry[0] is node:
-                return node.path()
-            node = node.parent
-        return None
-
-    def _snapshot_root(self, path: str, caller: Caller, *,
-                       owner: bool = True) -> INodeDirectory:
-        """The directory a snapshot request names: it must exist and be a directory
-        (INodeDirectory.valueOf); its owner or a superuser may act on it."""
-        try:
-            node = self.target(path, caller)
-        except errors.PathNotFoundError as exc:
-            raise errors.PathNotFoundError(f"Directory does not exist: {path}",
-                                           path=path) from exc
-        if not node.is_dir:
-            raise errors.PathIsNotDirectoryError(f"`{path}': Is not a directory", path=path)
-        if owner:
-            access.check_owner(caller, node, path)
-        return node
-
-    def allow_snapshot(self, path: str, caller: Caller) -> Applied[bool]:
-        """SnapshotManager.setSnapshottable: superuser only; no snapshottable directory above
-        or below it (nested ones are not allowed)."""
-        path = self.resolve(path, caller, write=True)
-        access.check_superuser(caller, f"allow snapshots on {path}")
-        node = self._snapshot_root(path, caller, owner=False)
-        for directory, _ in self.tree.snapshots.roots.values():
-            if directory is node:
-                continue
-            if any(a is node for a in directory.ancestors()):
-                raise errors.SnapshotError(
-                    f"Nested snapshottable directories not allowed: path={path}, the "
-                    f"subdirectory {directory.path()} is already a snapshottable directory.",
-                    path=path)
-            if any(a is directory for a in node.ancestors()):
-                raise errors.SnapshotError(
-                    f"Nested snapshottable directories not allowed: path={path}, the "
-                    f"ancestor {directory.path()} is already a snapshottable directory.",
-                    path=path)
-        return True, self._applied(edits.AllowSnapshotOp(paths.normalize(path)))
-
-    def disallow_snapshot(self, path: str, caller: Caller) -> Applied[bool]:
-        path = self.resolve(path, caller, write=True)
-        access.check_superuser(caller, f"disallow snapshots on {path}")
-        self._snapshot_root(path, caller, owner=False)
-        return True, self._applied(edits.DisallowSnapshotOp(paths.normalize(path)))
-
-    def create_snapshot(self, path: str, name: str | None, caller: Caller) -> Applied[str]:
-        """Returns the snapshot's path. Without a name it is ``s`` and the time, as
-        Snapshot.generateDefaultSnapshotName writes it (``s20261125-061530.123``)."""
-        path = self.resolve(path, caller, write=True)
-        self._snapshot_root(path, caller)
-        now = self.clock()
-        if not name:
-            name = time.strftime("s%Y%m%d-%H%M%S", time.localtime(now / 1000)) + \
-                f".{now % 1000:03d}"
-        _check_snapshot_name(name, path)
-        norm = paths.normalize(path)
-        ops = self._applied(edits.CreateSnapshotOp(norm, name, now))
-        return f"{norm.rstrip('/')}/{snapshot.DOT_SNAPSHOT}/{name}", ops
-
-    def delete_snapshot(self, path: str, name: str, caller: Caller) -> Applied[bool]:
-        path = self.resolve(path, caller, write=True)
-        self._snapshot_root(path, caller)
-        return True, self._applied(edits.DeleteSnapshotOp(paths.normalize(path), name,
-                                                          self.clock()))
-
-    def rename_snapshot(self, path: str, old: str, new: str,
-                        caller: Caller) -> Applied[bool]:
-        path = self.resolve(path, caller, write=True)
-        self._snapshot_root(path, caller)
-        _check_snapshot_name(new, path)
-        return True, self._applied(edits.RenameSnapshotOp(paths.normalize(path), old, new,
-                                                          self.clock()))
-
-    def snapshottable_dirs(self, caller: Caller) -> list[tuple[str, INode, snapshot.Root]]:
-        """SnapshotManager.getSnapshottableDirListing: every one for a superuser, else
-        those the caller owns; by path."""
-        found = [(d.path(), d, root) for d, root in self.tree.snapshots.roots.values()
-                 if caller.superuser or d.owner == caller.user]
-        return sorted(found, key=lambda item: item[0])
-
-    def snapshot_list(self, path: str, caller: Caller) -> tuple[INode, list[snapshot.Snapshot]]:
-        """GETSNAPSHOTLIST: the directory's snapshots in id order (READ on it)."""
-        node = self.status(path, caller)
-        access.check(caller, node, access.READ, path)
-        root = self.tree.snapshots.root_of(node, path)
-        return node, list(root.snapshots)
-
-    @overload
-    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
-                      listing: Literal[False] = False) -> snapshot.Report: ...
-
-    @overload
-    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
-                      listing: Literal[True]) -> snapshot.Listing: ...
-
-    @overload
-    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
-                      listing: bool) -> snapshot.Report | snapshot.Listing: ...
-
-    def snapshot_diff(self, path: str, older: str, newer: str, caller: Caller, *,
-                      listing: bool = False) -> snapshot.Report | snapshot.Listing:
-        """SnapshotManager.diff: between two snapshots of ``path`` or one and now (an
-        empty name or "." is the current tree); READ on both states of the tree. The report's
-        entries, or with ``listing`` what snapshot.diff_listing gives."""
-        node = self.status(path, caller)
-        if not node.is_dir:         # what root_of says of every inode that is no root
-            raise errors.SnapshotError(
-                f"Directory is not a snapshottable directory: {path}", path=path)
-        root = self.tree.snapshots.root_of(node, path)
-        ids: list[int] = []
-        for name in (older, newer):
-            if not name or name == ".":
-                ids.append(0)
-                continue
-            snap = root.find(name)
-            if snap is None:
-                raise errors.SnapshotError(
-                    f"Cannot find the snapshot of directory {path} with name {name}",
-                    path=path)
-            ids.append(snap.id)
-        for snap_id in ids:
-            access.check_subtree(caller, self.tree.snapshots.view(node, snap_id) if snap_id
-                                 else node, access.READ)
-        if ids[0] == ids[1]:
-            return ([], [], []) if listing else []
-        if listing:
-            return snapshot.diff_listing(self.tree.snapshots, node, *ids)
-        return snapshot.diff_report(self.tree.snapshots, node, *ids)
+    # ----------------------------------------------------------------------- others
 
     def check_access(self, path: str, caller: Caller, wanted: int) -> None:
         """FSNamesystem.checkAccess: the traverse, then ``wanted`` on the inode itself."""
@@ -788,36 +399,6 @@ class Namespace:
         return [(f"/user/{home.name}/.Trash", home) for home in homes
                 if home.is_dir and exists(f"/user/{home.name}/.Trash") is not None]
 
-    def set_storage_policy(self, path: str, name: str, caller: Caller) -> Applied[bool]:
-        """FSDirAttrOp.setStoragePolicy: WRITE on the inode; an unknown name is refused."""
-        path = self.resolve(path, caller, write=True)
-        policy = storage_policy.by_name(name)
-        if policy is None:
-            raise errors.HadoopIllegalArgumentError(
-                f"Cannot find a block policy with the name {name}", path=path)
-        node = self.target(path, caller)
-        access.check(caller, node, access.WRITE, path)
-        op = edits.SetXAttrOp(paths.normalize(path), storage_policy.XATTR, bytes([policy.id]),
-                              XATTR_CREATE | XATTR_REPLACE)
-        return True, self._applied(op)
-
-    def unset_storage_policy(self, path: str, caller: Caller) -> Applied[bool]:
-        """FSDirAttrOp.unsetStoragePolicy: the inode's own policy goes (nothing to do when it
-        has none); WRITE on it."""
-        path = self.resolve(path, caller, write=True)
-        node = self.target(path, caller)
-        access.check(caller, node, access.WRITE, path)
-        if storage_policy.XATTR not in (node.xattrs or {}):
-            return True, []
-        return True, self._applied(edits.RemoveXAttrOp(paths.normalize(path),
-                                                       storage_policy.XATTR))
-
-    def storage_policy(self, path: str, caller: Caller) -> storage_policy.Policy:
-        """FSDirAttrOp.getStoragePolicy: READ on the inode; the policy in effect on it."""
-        node = self.status(path, caller)
-        access.check(caller, node, access.READ, path)
-        return storage_policy.effective(node)
-
     def concat(self, target: str, srcs: list[str], caller: Caller) -> Applied[bool]:
         """FSDirConcatOp.validatePath, then the permissions; the files themselves are checked
         as the op applies (tree._check_concat_sources)."""
@@ -842,13 +423,13 @@ class Namespace:
                 access.check_sticky(caller, node.parent, node, p)
         op = edits.ConcatOp(paths.normalize(target), tuple(paths.normalize(s) for s in srcs),
                         self.clock())
-        return True, self._applied(op)
+        return True, self.apply(op)
 
     def truncate(self, path: str, new_length: int, caller: Caller) -> Applied[bool]:
         path = self.resolve(path, caller, write=True)
         node = self.target(path, caller)
         access.check(caller, node, access.WRITE, path)
-        return True, self._applied(edits.TruncateOp(paths.normalize(path), new_length,
+        return True, self.apply(edits.TruncateOp(paths.normalize(path), new_length,
                                                 self.clock()))
 
     def append(self, path: str, caller: Caller, client_name: str,
@@ -857,11 +438,11 @@ class Namespace:
         path = self.resolve(path, caller, write=True)
         node = self.writable_file(path, caller, "append to")
         op = edits.AppendOp(paths.normalize(path), node.id, client_name, client_machine)
-        return True, self._applied(op)
+        return True, self.apply(op)
 
     # ----------------------------------------------------------------------- helpers
 
-    def _applied(self, *ops: edits.Op) -> edits.PackedOps:
+    def apply(self, *ops: edits.Op) -> edits.PackedOps:
         """Check every op, then apply them in order; returns them with the bytes the checks
         packed, which the journal logs (``E.PackedOps``)."""
         packed = [check_loggable(op, self.max_record) for op in ops]
@@ -869,7 +450,9 @@ class Namespace:
             self.tree.apply(op)
         return edits.PackedOps.of(ops, packed)
 
-    def _owned(self, path: str, caller: Caller) -> INode:
+    def owned(self, path: str, caller: Caller) -> INode:
+        """``target`` for a request only the owner (or a superuser) makes (FSDirectory
+        .checkOwner: setPermission, setOwner, the ACL changes)."""
         node = self.target(path, caller)
         access.check_owner(caller, node, path)
         return node
@@ -888,61 +471,6 @@ class Namespace:
         # WRITE on the file and its parent; the overwritten file is then deleted without a
         # permission check of its own, so no sticky bit (FSDirWriteFileOp.startFile)
         access.check(caller, node, access.WRITE, path)
-
-    def _rename2_destination(self, node: INode, dst_parts: tuple, dst: str,
-                             overwrite: bool) -> list[INode]:
-        try:
-            dst_nodes = self.tree.resolve(dst_parts)
-        except errors.ParentNotDirectoryError as exc:
-            raise errors.ParentNotDirectoryError(
-                f"rename destination parent {paths.join(dst_parts[:-1])} is a file.",
-                path=dst) from exc
-        if len(dst_nodes) < len(dst_parts):
-            raise errors.PathNotFoundError(
-                f"rename destination parent {paths.join(dst_parts[:-1])} not found.", path=dst)
-        if not dst_nodes[len(dst_parts) - 1].is_dir:
-            raise errors.ParentNotDirectoryError(
-                f"rename destination parent {paths.join(dst_parts[:-1])} is a file.", path=dst)
-        if len(dst_nodes) == len(dst_parts) + 1:
-            existing = dst_nodes[-1]
-            if not overwrite:
-                raise errors.FileAlreadyExistsError(
-                    f"rename destination {dst} already exists", path=dst)
-            if existing.is_dir != node.is_dir:
-                kind = "directories" if node.is_dir else "files"
-                raise errors.NamenodeError(
-                    f"Source {node.path()} and destination {dst} must both be {kind}", path=dst)
-            if existing.is_dir and existing.children:
-                raise errors.NamenodeError(
-                    f"rename destination directory is not empty: {dst}", path=dst)
-            self.check_no_snapshots(existing)       # FSDirRenameOp.validateOverwrite
-        return dst_nodes
-
-    def _check_move(self, caller: Caller, src_nodes: list[INode], dst_dirs: list[INode],
-                    src: str) -> None:
-        """``dst_dirs``: the root down to the destination's parent."""
-        access.check_traverse(caller, src_nodes[:-1])
-        access.check(caller, src_nodes[-2], access.WRITE | access.EXECUTE)
-        access.check_sticky(caller, src_nodes[-2], src_nodes[-1], src)
-        access.check_traverse(caller, dst_dirs[:-1])
-        access.check(caller, dst_dirs[-1], access.WRITE | access.EXECUTE)
-
-    def _check_xattr_access(self, caller: Caller, node: INode, name: str, path: str,
-                            raw: bool = False) -> None:
-        """XAttrPermissionFilter.checkPermissionForApi and checkXAttrChangeAccess: ``raw``,
-        the request came through ``/.reserved/raw`` (whose changes are the superuser's)."""
-        namespace = name.split(".", 1)[0]
-        if namespace == "user" and node.is_dir and node.permission & STICKY:
-            access.check_owner(caller, node, path)     # as Hadoop's checkXAttrChangeAccess
-        elif namespace == "user":
-            access.check(caller, node, access.WRITE, path)
-        elif namespace == "trusted":
-            access.check_superuser(caller, f"set trusted xattrs on {path}")
-        elif namespace == "raw" and raw:
-            access.check(caller, node, access.WRITE, path)
-        else:
-            raise errors.AccessControlError(
-                f"User doesn't have permission for xattr: {name}", path=path)
 
     # ------------------------------------------------------------ data path requests
 
@@ -1007,7 +535,7 @@ class Namespace:
         now = self.clock()
         close = edits.CloseFileOp(path, node.id, length, now, node.atime if appended else now,
                                   tuple(blocks), checksum)
-        return True, self._applied(close)
+        return True, self.apply(close)
 
     def upload_blocks(self, node: INodeFile, holder: str, blocks: tuple) -> Applied[bool]:
         """The blocks of a file being written over RPC so far, the last one at the length its
@@ -1018,7 +546,7 @@ class Namespace:
         blocks = tuple(tuple(b) for b in blocks)
         if blocks == node.blocks:
             return True, []
-        return True, self._applied(edits.UpdateBlocksOp(path, node.id, blocks))
+        return True, self.apply(edits.UpdateBlocksOp(path, node.id, blocks))
 
     def upload_abandon(self, node: INodeFile, holder: str) -> Applied[bool]:
         """Lease recovery of an upload that will not complete (its body was cut off with
@@ -1029,7 +557,7 @@ class Namespace:
             return True, []
         close = edits.CloseFileOp(path, node.id, node.length, node.mtime, node.atime,
                                   node.blocks, node.checksum)
-        return True, self._applied(close)
+        return True, self.apply(close)
 
     def create_complete(self, path: str, caller: Caller, *, blocks: tuple, length: int,
                         checksum: bytes, client_name: str, client_machine: str = "",
@@ -1048,7 +576,7 @@ class Namespace:
                              client_machine=client_machine, **create_kw)
         node = self.tree.get_file(norm)
         close = edits.CloseFileOp(norm, node.id, length, now, now, tuple(blocks), checksum)
-        return True, ops + self._applied(close)
+        return True, ops + self.apply(close)
 
     def append_complete(self, path: str, caller: Caller, *, inode_id: int,
                         expected_blocks: tuple, blocks: tuple, length: int, checksum: bytes,
@@ -1062,7 +590,7 @@ class Namespace:
                               node.atime, tuple(blocks), checksum)
         check_loggable(close, self.max_record)
         _, ops = self.append(path, caller, client_name, client_machine)
-        return True, ops + self._applied(close)
+        return True, ops + self.apply(close)
 
     def truncate_blocks(self, path: str, caller: Caller, new_length: int, *, inode_id: int,
                         expected_blocks: tuple, last_block: tuple | None, checksum: bytes,
@@ -1086,7 +614,7 @@ class Namespace:
         check_loggable(close, self.max_record)
         _, ops = self.truncate(path, new_length, caller)
         _, more = self.append(path, caller, client_name, client_machine)
-        return True, ops + more + self._applied(close)
+        return True, ops + more + self.apply(close)
 
     def recover_upload(self, path: str, inode_id: int,
                        blocks: tuple | None = None) -> Applied[bool]:
@@ -1105,7 +633,7 @@ class Namespace:
             length, checksum = sum(b[1] for b in blocks), None
         close = edits.CloseFileOp(paths.normalize(path), node.id, length, node.mtime,
                                   node.atime, blocks, checksum)
-        return True, self._applied(close)
+        return True, self.apply(close)
 
     def _unchanged(self, path: str, caller: Caller, inode_id: int, expected_blocks: tuple,
                    action: str) -> INodeFile:
@@ -1144,25 +672,6 @@ def _root_down(node: INode | None) -> list[INode]:
     return chain
 
 
-def _check_removal(caller: Caller, parent: INode, node: INode, path: str) -> None:
-    """What deleting ``node`` from ``parent`` asks of the caller, as HDFS's delete does."""
-    access.check(caller, parent, access.WRITE | access.EXECUTE)
-    access.check_sticky(caller, parent, node, path)
-    access.check_subtree(caller, node, access.ALL, skip_empty=True)
-
-
-def _check_snapshot_name(name: str, path: str) -> None:
-    """FSDirSnapshotOp.verifySnapshotName."""
-    if "/" in name:
-        raise errors.HadoopIllegalArgumentError('Snapshot name cannot contain "/"', path=path)
-    if name in (".", "..", snapshot.DOT_SNAPSHOT) or not name:
-        raise errors.HadoopIllegalArgumentError(f'"{name}" is a reserved name.', path=path)
-    if len(name.encode("utf-8", "surrogatepass")) > paths.MAX_COMPONENT_BYTES:
-        raise errors.IllegalArgumentError(
-            f"The maximum path component name limit of {name} in directory {path} is "
-            f"exceeded", path=path)
-
-
 class SnapshotList(INodeDirectory):
     """``<dir>/.snapshot``: a directory listing the snapshots by name, each the snapshot's
     root as it was (mtime: when it was taken), as FSDirStatAndListingOp answers for it."""
@@ -1189,33 +698,6 @@ class SnapshotList(INodeDirectory):
 
     def same(self, other: INode) -> bool:
         return isinstance(other, SnapshotList) and other._directory is self._directory
-
-
-def _xattr_name(name: str) -> str:
-    prefix, dot, rest = (name or "").partition(".")
-    if not dot or not rest or prefix.lower() not in XATTR_NAMESPACES:
-        raise errors.IllegalArgumentError(
-            f"An XAttr name must be prefixed with user/trusted/security/system/raw, "
-            f"followed by a '.': {name!r}")
-    return prefix.lower() + "." + rest
-
-
-def _xattr_visible(caller: Caller, name: str, raw: bool = False) -> bool:
-    """XAttrPermissionFilter.filterXAttrsForApi: user xattrs, trusted ones for the
-    superuser, raw ones through a raw path (``raw``); system and security xattrs (a storage
-    policy) are never returned."""
-    return name.startswith("user.") or (caller.superuser and name.startswith("trusted.")) or (
-        raw and name.startswith("raw."))
-
-
-def _quota_value(value: int | None, current: int, path: str) -> int:
-    if value is None:
-        return current
-    if value < NO_QUOTA:
-        raise errors.IllegalArgumentError(
-            f"Illegal value for quota of {path}: {value} (use -1 to remove a quota)", path=path)
-    check_long(value, "quota", path)
-    return value
 
 
 def _cut(blocks: tuple, new_length: int) -> tuple[tuple, int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 
+from nnlite.namenode.namespace import delete
 from tests.namenode.helpers import SUPER, new_ns, write_file
 
 BASE = "/ckpt/q1"
@@ -84,7 +85,7 @@ class Checkpoint:
 
     def remove(self, rel: str) -> None:
         path = f"{self.base}/{rel}"
-        self.ns.delete(path, True, SUPER)
+        delete.delete(self.ns, path, True, SUPER)
         self.files.pop(path, None)
 
     def node(self):

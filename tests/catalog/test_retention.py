@@ -10,12 +10,13 @@ from hypothesis import strategies as st
 from nnlite.catalog import layout, report, retention, streaming
 from nnlite.catalog.errors import InvalidRequestError, NotRestorableError
 from nnlite.formats import edits
+from nnlite.namenode.namespace import delete, xattrs
 from tests.catalog.builder import BASE, Checkpoint, unique_id
 from tests.namenode.helpers import SUPER
 
 
 def apply(ckpt: Checkpoint, plan: retention.Plan) -> list:
-    _, ops = ckpt.ns.delete_many(plan.paths, SUPER)
+    _, ops = delete.delete_many(ckpt.ns, plan.paths, SUPER)
     for path in plan.paths:
         ckpt.files.pop(path, None)
     return ops
@@ -33,7 +34,7 @@ def read(ckpt: Checkpoint) -> streaming.Layout:
 
 
 def pin(ckpt: Checkpoint, *batches: int) -> None:
-    ckpt.ns.set_xattr(BASE, layout.PINS_XATTR, layout.encode_pins(batches), 3, SUPER)
+    xattrs.set_xattr(ckpt.ns, BASE, layout.PINS_XATTR, layout.encode_pins(batches), 3, SUPER)
 
 
 def test_retain_keeps_the_newest_batches_and_the_state_they_need():
@@ -142,7 +143,7 @@ def test_a_large_retention_is_cut_into_records_under_the_limit():
     assert len(pieces) > 1 and sum(pieces, ()) == plan.paths
     ops = []
     for piece in pieces:
-        ops += ckpt.ns.delete_many(piece, SUPER)[1]
+        ops += delete.delete_many(ckpt.ns, piece, SUPER)[1]
     assert all(len(edits.encode_payload(1, op)) <= ckpt.ns.max_record for op in ops)
     assert sorted(scan(ckpt).commits) == [38, 39]
 
@@ -209,7 +210,7 @@ def test_async_progress_tracking_reads_the_newest_offsets_below_the_batch():
         ckpt.remove(f"commits/{gap}")
     [message] = streaming.problems(read(ckpt), 7)
     assert "offsets/6 is missing" in message and "reads offsets/5 instead" in message
-    ckpt.ns.set_xattr(BASE, layout.ASYNC_PROGRESS_XATTR, b"true", 3, SUPER)
+    xattrs.set_xattr(ckpt.ns, BASE, layout.ASYNC_PROGRESS_XATTR, b"true", 3, SUPER)
     found = read(ckpt)
     assert streaming.restart_reads(found, 7) == 5 and streaming.restart_reads(found, 4) == 1
     assert [b for b in sorted(found.commits) if not streaming.problems(found, b)] == \

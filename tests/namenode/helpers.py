@@ -21,6 +21,7 @@ import pytest
 from nnlite.formats import edits
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity, format_dirs
 from nnlite.namenode.journal.journal import Logged
+from nnlite.namenode.namespace import attributes
 from nnlite.namenode.namespace.inode import usage, walk
 from nnlite.namenode.namespace.namespace import Namespace
 from nnlite.namenode.namespace.permission import Caller
@@ -33,6 +34,7 @@ ALICE = Caller("alice", frozenset({"staff"}))
 BOB = Caller("bob", frozenset({"staff"}))
 EVE = Caller("eve", frozenset({"guests"}))
 CLIENT = "DFSClient_1"
+HOME = "/home/alice"                            # alice's home in the request tests
 USER = "hdfs"                                   # the superuser of open_fs's namesystems
 IDENTITY = Identity(superuser=USER)
 
@@ -44,6 +46,11 @@ _FILE = ("replication", "block_size", "length", "blocks", "checksum", "client_na
 def new_ns(**kw) -> Namespace:
     """A namespace on a fixed clock (every time it hands out is CLOCK_MS)."""
     return Namespace(clock=lambda: CLOCK_MS, **kw)
+
+
+def later(ns, ms: int = 2000) -> None:
+    """Move the injected clock forward, to tell new times from old ones."""
+    ns.clock = lambda: ms
 
 
 def tree_of(ns) -> Tree:
@@ -84,8 +91,10 @@ def acked(fs) -> Acked:
 
 
 def mutate(fs, request):
-    """Run ``request(namespace) -> (value, ops)`` through ``fs.write`` and wait until durable."""
-    return fs.durable(fs.write(request))
+    """Run ``request(namespace) -> (value, ops)`` as the namesystem runs its own requests
+    (``FSNamesystem.write`` hands the catalog's view, not the namespace) and wait until
+    durable."""
+    return fs.durable(fs._write(request, fs.ns))
 
 
 # ------------------------------------------------------------------------------- dumping
@@ -162,7 +171,7 @@ def mkdir(ns, path: str, perm: int = 0o755, owner: str | None = None,
     """A directory made by the superuser, then handed to ``owner``/``group``."""
     ns.mkdirs(path, perm, SUPER)
     if owner or group:
-        ns.set_owner(path, owner, group, SUPER)
+        attributes.set_owner(ns, path, owner, group, SUPER)
 
 
 def touch(ns, path: str, caller: Caller = SUPER, perm: int = 0o644, **kw) -> list:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from nnlite.formats import edits
 from nnlite.namenode import errors
 from nnlite.namenode.image import columns
-from nnlite.namenode.namespace import acl
+from nnlite.namenode.namespace import acl, acl_ops, attributes, delete, rename, xattrs
 from nnlite.namenode.namespace.namespace import Namespace
 from tests.namenode.helpers import (
     ALICE,
@@ -103,6 +103,17 @@ REQUESTS = st.one_of(
 )
 
 
+# The requests of the op families (functions taking the namespace); the others are its methods.
+FAMILY_REQUESTS = {
+    "delete": delete.delete, "delete_many": delete.delete_many,
+    "rename_legacy": rename.rename_legacy, "rename": rename.rename,
+    "set_permission": attributes.set_permission, "set_owner": attributes.set_owner,
+    "set_times": attributes.set_times, "set_replication": attributes.set_replication,
+    "set_quota": attributes.set_quota, "set_xattr": xattrs.set_xattr,
+    "remove_xattr": xattrs.remove_xattr, "change_acl": acl_ops.change_acl,
+}
+
+
 def run(ns: Namespace, req) -> list:
     """Perform one request; returns its ops ([] when it changed nothing or was refused)."""
     kind, *args = req
@@ -117,7 +128,8 @@ def run(ns: Namespace, req) -> list:
             path, caller, perm, overwrite, parent, rep, client = args
             return ns.create(path, caller, permission=perm, overwrite=overwrite,
                              create_parent=parent, replication=rep, client_name=client)[1]
-        return getattr(ns, kind)(*args)[1]
+        return FAMILY_REQUESTS[kind](ns, *args)[1] if kind in FAMILY_REQUESTS else \
+            getattr(ns, kind)(*args)[1]
     except errors.NamenodeError:
         assert dump(ns) == before, f"refused {req} changed the tree"
         return []
@@ -150,7 +162,7 @@ BLOCK_OPS = {"add_block": _add_block, "update_blocks": _update_blocks, "close": 
 def seed(ns: Namespace) -> list:
     """A starting tree, so that random requests meet something: most of PATHS exist, /a is
     open to everyone and holds three files, /b/c is under construction."""
-    ops = ns.mkdirs("/a/b", 0o777, SUPER)[1] + ns.set_permission("/a", 0o777, SUPER)[1]
+    ops = ns.mkdirs("/a/b", 0o777, SUPER)[1] + attributes.set_permission(ns, "/a", 0o777, SUPER)[1]
     ops += ns.mkdirs("/c/b", 0o755, SUPER)[1]
     for path, sizes, replication in (("/a/f", (100, 50), 1), ("/a/g", (10,), 1),
                                      ("/a/h", (40, 40), 2),

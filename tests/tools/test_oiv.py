@@ -17,6 +17,7 @@ import pytest
 from nnlite.formats.fsimage.layout import COLUMNS, LAYOUT_VERSION, TYPE_DIRECTORY, TYPE_FILE
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.namenode.image import columns
+from nnlite.namenode.namespace import delete, snapshot_ops
 from nnlite.tools import oiv, oiv_writers
 from nnlite.tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, human
 from tests.namenode.helpers import SUPER, new_ns, write_file
@@ -180,9 +181,9 @@ def test_oiv_shows_the_snapshots_and_what_they_keep(tmp_path):
     ns = new_ns()
     ns.mkdirs("/s", 0o755, SUPER)
     write_file(ns, "/s/f", sizes=(3,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "one", SUPER)
-    ns.delete("/s/f", False, SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "one", SUPER)
+    delete.delete(ns, "/s/f", False, SUPER)
     info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
     (tmp_path / "fsimage.md5").write_text(f"{info.md5_hex} *fsimage\n")
     result = CliRunner().invoke(main, ["oiv", "-i", str(tmp_path / "fsimage"), "-o",

@@ -7,6 +7,7 @@ import os
 
 from nnlite.formats import edits
 from nnlite.namenode.blocks.sweep import OpenWrites, Sweeper, referenced
+from nnlite.namenode.namespace import delete, snapshot_ops
 from tests.namenode.blocks.helpers import written
 from tests.namenode.helpers import SUPER, new_ns
 
@@ -41,18 +42,18 @@ def test_a_block_only_a_snapshot_keeps_stays_until_the_snapshot_goes(store):
     ns.tree.apply(edits.AddFileOp("/s/f", ns.tree.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
                              False, "c", ""))
     ns.tree.apply(edits.CloseFileOp("/s/f", ns.tree.last_inode_id, 19, 1, 1, blocks, b""))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "one", SUPER)
-    ns.create_snapshot("/s", "two", SUPER)
-    ns.delete("/s/f", False, SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "one", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "two", SUPER)
+    delete.delete(ns, "/s/f", False, SUPER)
     for block in blocks:
         for path in (store.data_path(block[0]), store.meta_path(block[0])):
             os.utime(path, (1, 1))
     sweeper = Sweeper(lambda: referenced(ns.tree), store, grace=60)
     assert sweeper.sweep() == []
-    ns.delete_snapshot("/s", "one", SUPER)
+    snapshot_ops.delete_snapshot(ns, "/s", "one", SUPER)
     assert sweeper.sweep() == []                     # "two" still shows the file
-    ns.delete_snapshot("/s", "two", SUPER)
+    snapshot_ops.delete_snapshot(ns, "/s", "two", SUPER)
     assert sweeper.sweep() == [b[0] for b in blocks]
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from nnlite.formats import edits
 from nnlite.namenode.image import columns
-from nnlite.namenode.namespace import acl
+from nnlite.namenode.namespace import acl, acl_ops, attributes, delete, rename, snapshot_ops, xattrs
 from nnlite.namenode.namespace.namespace import Namespace
 from tests.namenode.helpers import (
     ALICE,
@@ -50,21 +50,21 @@ def rich_namespace() -> Namespace:
     blocks, checksums, files under construction, sticky and set-id bits, odd names."""
     ns = fresh()
     ns.mkdirs("/q/sub", 0o1770, SUPER)
-    ns.set_owner("/q", "alice", "staff", SUPER)
-    ns.set_quota("/", 1000, None, SUPER)
-    ns.set_quota("/q", 10, 10_000, SUPER)
-    ns.set_quota("/q/sub", None, 5000, SUPER)
+    attributes.set_owner(ns, "/q", "alice", "staff", SUPER)
+    attributes.set_quota(ns, "/", 1000, None, SUPER)
+    attributes.set_quota(ns, "/q", 10, 10_000, SUPER)
+    attributes.set_quota(ns, "/q/sub", None, 5000, SUPER)
     write_file(ns, "/q/sub/done", sizes=(100, 50), replication=3, checksum=b"\x00md5")
     write_file(ns, "/q/nochecksum", sizes=(1,), checksum=b"")
     ns.create("/q/open", ALICE, client_name=CLIENT, client_machine="host-1")
     apply_ops(ns, edits.AddBlockOp("/q/open", ns.tree.get("/q/open").id, (500, 64, 9)))
     ns.create("/q/open-empty", BOB, client_name="other-client")
     ns.create("/数据 with space", SUPER, permission=0o6755)
-    ns.set_times("/数据 with space", 5, 123456789, SUPER)
-    ns.set_xattr("/", "user.root", b"r", 1, SUPER)
-    ns.set_xattr("/q", "trusted.t", bytes(range(256)), 1, SUPER)
-    ns.set_xattr("/q/sub/done", "user.empty", b"", 1, SUPER)
-    ns.change_acl("/q", "modify", acl.parse_spec(
+    attributes.set_times(ns, "/数据 with space", 5, 123456789, SUPER)
+    xattrs.set_xattr(ns, "/", "user.root", b"r", 1, SUPER)
+    xattrs.set_xattr(ns, "/q", "trusted.t", bytes(range(256)), 1, SUPER)
+    xattrs.set_xattr(ns, "/q/sub/done", "user.empty", b"", 1, SUPER)
+    acl_ops.change_acl(ns, "/q", "modify", acl.parse_spec(
         "user:bob:r-x,default:user:bob:rwx,default:group:staff:r-x", True), SUPER)
     ns.mkdirs("/q/inherits/deeper", 0o755, SUPER, 0o777)
     ns.create("/q/inherits/f", SUPER, unmasked=0o666)
@@ -85,7 +85,7 @@ def test_an_image_keeps_every_attribute():
 def test_an_image_keeps_the_last_ids_of_deleted_inodes_and_blocks():
     ns = fresh()
     write_file(ns, "/a/f", sizes=(10, 10))
-    ns.delete("/a", True, SUPER)
+    delete.delete(ns, "/a", True, SUPER)
     loaded, _ = round_trip(ns)
     assert (loaded.tree.last_inode_id, loaded.tree.last_block_id) == (ns.tree.last_inode_id, 2)
     loaded.mkdirs("/b", 0o755, SUPER)
@@ -103,7 +103,7 @@ def test_a_loaded_image_continues_like_the_original():
     for target in (ns, loaded):
         target.clock = counting_clock()
         write_file(target, "/q/sub/more", sizes=(200,), replication=3)
-        target.rename("/q/sub", "/moved", False, SUPER)
+        rename.rename(target, "/q/sub", "/moved", False, SUPER)
         target.concat("/moved/done", ["/moved/more"], SUPER)
     assert dump(loaded) == dump(ns)
 
@@ -113,10 +113,10 @@ def test_the_snapshot_counter_survives_an_image_without_snapshots(tmp_path):
     snapshot, a new one still takes the next id, never one handed out before."""
     ns = new_ns()
     ns.mkdirs("/s", 0o755, SUPER)
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "a", SUPER)
-    ns.delete_snapshot("/s", "a", SUPER)
-    ns.disallow_snapshot("/s", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "a", SUPER)
+    snapshot_ops.delete_snapshot(ns, "/s", "a", SUPER)
+    snapshot_ops.disallow_snapshot(ns, "/s", SUPER)
     info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
     loaded, _ = columns.load(str(tmp_path / "fsimage"), info.md5_hex)
     assert loaded.snapshots.last_id == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nnlite.namenode import errors
-from nnlite.namenode.namespace import leases
+from nnlite.namenode.namespace import delete, leases, rename
 from tests.namenode.helpers import SUPER, mkdir, new_ns, touch
 
 
@@ -97,14 +97,14 @@ def test_a_lease_follows_its_file_through_the_ops_that_move_or_remove_it():
         touch(ns, f)
     manager = leases.LeaseManager()
     held = {f: manager.acquire(f, leases.CREATE) for f in ("/a/d/f", "/a/g", "/ab/f", "/b/old")}
-    manager.follow(ns.rename("/a/d", "/b/d", False, SUPER)[1])
+    manager.follow(rename.rename(ns, "/a/d", "/b/d", False, SUPER)[1])
     assert held["/a/d/f"].path == "/b/d/f" and manager.holder("/b/d/f") is held["/a/d/f"]
     assert manager.holder("/a/d/f") is None
-    manager.follow(ns.rename_legacy("/a", "/b", SUPER)[1])          # into /b: /b/a
+    manager.follow(rename.rename_legacy(ns, "/a", "/b", SUPER)[1])          # into /b: /b/a
     assert manager.holder("/b/a/g") is held["/a/g"] and held["/a/g"].path == "/b/a/g"
-    manager.follow(ns.rename("/b/a/g", "/b/old", True, SUPER)[1])   # over an open file
+    manager.follow(rename.rename(ns, "/b/a/g", "/b/old", True, SUPER)[1])   # over an open file
     assert manager.holder("/b/old") is held["/a/g"]
-    manager.follow(ns.delete("/b", True, SUPER)[1])
+    manager.follow(delete.delete(ns, "/b", True, SUPER)[1])
     assert set(manager.leases) == {"/ab/f"} and manager.holder("/ab/f") is held["/ab/f"]
     manager.release(held["/a/g"])                                   # a late release: no harm
     assert set(manager.leases) == {"/ab/f"}

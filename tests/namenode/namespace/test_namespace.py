@@ -1,11 +1,14 @@
-"""Every request method of Namespace: its result, the ops it returns, and each typed error it
-raises. A request that raises, or answers False, must leave the tree exactly as it was
-(``refused`` / ``answers_false`` compare a full dump before and after)."""
+"""Every request method of Namespace (mkdirs, create, concat, truncate, the uploads, the
+reads): its result, the ops it returns, and each typed error it raises. A request that raises,
+or answers False, must leave the tree exactly as it was (``refused`` / ``answers_false``
+compare a full dump before and after). The op families' requests have their own modules
+(test_attributes.py, test_delete.py, test_rename.py, test_xattrs.py, ...)."""
 
 import pytest
 
 from nnlite.formats import edits
 from nnlite.namenode import errors
+from nnlite.namenode.namespace import attributes, delete, rename, xattrs
 from nnlite.namenode.namespace.inode import ROOT_INODE_ID
 from nnlite.namenode.namespace.permission import Caller
 from nnlite.namenode.namespace.tree import XATTR_CREATE, XATTR_REPLACE
@@ -14,10 +17,10 @@ from tests.namenode.helpers import (
     BOB,
     CLIENT,
     CLOCK_MS,
+    HOME,
     SUPER,
-    answers_false,
-    check_invariants,
     dump,
+    later,
     mkdir,
     new_ns,
     refused,
@@ -26,22 +29,6 @@ from tests.namenode.helpers import (
 )
 
 BOTH = XATTR_CREATE | XATTR_REPLACE
-HOME = "/home/alice"
-
-
-@pytest.fixture
-def ns():
-    """/home/alice (alice:staff 755) and /shared (bob:staff 1777, sticky)."""
-    ns = new_ns()
-    mkdir(ns, HOME, owner="alice", group="staff")
-    mkdir(ns, "/shared", 0o1777, owner="bob", group="staff")
-    yield ns
-    check_invariants(ns)
-
-
-def later(ns, ms: int = 2000) -> None:
-    """Move the injected clock forward, to tell new times from old ones."""
-    ns.clock = lambda: ms
 
 
 # ----------------------------------------------------------------------------- mkdirs
@@ -119,7 +106,7 @@ def test_mkdirs_of_an_invalid_path_is_refused(ns, path):
 def test_inode_ids_are_never_reused(ns):
     ns.mkdirs("/gone", 0o755, SUPER)
     gone = ns.tree.get("/gone").id
-    ns.delete("/gone", False, SUPER)
+    delete.delete(ns, "/gone", False, SUPER)
     ns.mkdirs("/new", 0o755, SUPER)
     assert ns.tree.get("/new").id == gone + 1
 
@@ -152,7 +139,7 @@ def test_create_refuses_an_existing_file_without_overwrite(ns):
 
 def test_create_with_overwrite_replaces_the_file(ns):
     write_file(ns, HOME + "/f", sizes=(10, 20), caller=ALICE)
-    ns.set_xattr(HOME + "/f", "user.k", b"v", XATTR_CREATE, ALICE)
+    xattrs.set_xattr(ns, HOME + "/f", "user.k", b"v", XATTR_CREATE, ALICE)
     old = ns.tree.get(HOME + "/f")
     ok, ops = ns.create(HOME + "/f", ALICE, overwrite=True)
     new = ns.tree.get(HOME + "/f")
@@ -218,320 +205,18 @@ def test_create_and_mkdirs_refuse_a_permission_out_of_range(ns, permission):
 
 
 @pytest.mark.parametrize("call", [
-    lambda ns: ns.set_owner(HOME, None, "bad\udcff", SUPER),
-    lambda ns: ns.set_xattr(HOME, "user.bad\udcff", b"", BOTH, SUPER),
+    lambda ns: attributes.set_owner(ns, HOME, None, "bad\udcff", SUPER),
+    lambda ns: xattrs.set_xattr(ns, HOME, "user.bad\udcff", b"", BOTH, SUPER),
     lambda ns: ns.mkdirs(HOME + "/x", 0o755, Caller("bad\udcff", superuser=True)),
 ], ids=["group", "xattr name", "owner"])
 def test_a_request_whose_op_cannot_be_logged_is_refused(ns, call):
     refused(ns, errors.IllegalArgumentError, call, ns)
 
 
-# ----------------------------------------------------------------------------- delete
-
-def test_delete_a_file(ns):
-    touch(ns, HOME + "/f", ALICE)
-    later(ns)
-    assert ns.delete(HOME + "/f", False, ALICE) == (True, [edits.DeleteOp(HOME + "/f", 2000)])
-    assert ns.tree.lookup(("home", "alice", "f")) is None
-    assert ns.tree.files == 0 and ns.tree.get(HOME).mtime == 2000
-
-
-def test_delete_of_a_non_empty_directory_needs_recursive(ns):
-    touch(ns, HOME + "/d/f", ALICE)
-    refused(ns, errors.PathIsNotEmptyDirectoryError, ns.delete, HOME + "/d", False, ALICE)
-    assert ns.delete(HOME + "/d", True, ALICE)[0] is True
-    assert (ns.tree.files, ns.tree.dirs) == (0, 4)
-
-
-def test_delete_of_an_empty_directory_needs_no_recursive(ns):
-    ns.mkdirs(HOME + "/d", 0o755, ALICE)
-    assert ns.delete(HOME + "/d", False, ALICE)[0] is True
-
-
-@pytest.mark.parametrize("path", [HOME + "/missing", "/missing/deeper"])
-@pytest.mark.parametrize("recursive", [False, True])
-def test_delete_of_a_missing_path_answers_false(ns, path, recursive):
-    answers_false(ns, ns.delete, path, recursive, SUPER)
-
-
-def test_delete_of_the_root_answers_false_or_refuses_when_not_recursive(ns):
-    # As Hadoop: a recursive delete of "/" answers false; without -r, a non-empty root is
-    # PathIsNotEmptyDirectoryException.
-    answers_false(ns, ns.delete, "/", True, SUPER)
-    refused(ns, errors.PathIsNotEmptyDirectoryError, ns.delete, "/", False, SUPER)
-
-
-def test_delete_under_a_file_is_refused(ns):
-    """A delete does not create its path: FSDirectory.resolvePath makes the traverse's
-    ParentNotDirectoryException an AccessControlException."""
-    touch(ns, HOME + "/f", ALICE)
-    refused(ns, errors.AccessControlError, ns.delete, HOME + "/f/x", False, ALICE)
-
-
-# ----------------------------------------------------------------------------- delete_many
-
-def test_delete_many_is_one_op_and_drops_paths_under_other_listed_paths(ns):
-    for name in ("a/1", "a/2", "b/1", "c/1"):
-        touch(ns, f"{HOME}/{name}", ALICE)
-    later(ns)
-    count, ops = ns.delete_many([HOME + "/b", HOME + "/a/1", HOME + "/b/1", HOME + "/a/1"],
-                                ALICE)
-    assert (count, ops) == (2, [edits.DeleteManyOp((HOME + "/a/1", HOME + "/b"), 2000)])
-    assert sorted(ns.tree.get(HOME).children) == ["a", "c"] and list(ns.tree.get(HOME + "/a").children) == ["2"]
-    assert ns.tree.files == 2 and ns.tree.get(HOME).mtime == ns.tree.get(HOME + "/a").mtime == 2000
-
-
-def test_delete_many_with_one_missing_path_deletes_nothing(ns):
-    touch(ns, HOME + "/f", ALICE)
-    refused(ns, errors.PathNotFoundError, ns.delete_many, [HOME + "/f", HOME + "/nope"], ALICE)
-
-
-def test_delete_many_needs_write_permission_on_every_parent(ns):
-    touch(ns, HOME + "/f", ALICE)
-    touch(ns, "/shared/g", BOB)
-    refused(ns, errors.AccessControlError, ns.delete_many, [HOME + "/f"], BOB)
-    refused(ns, errors.AccessControlError, ns.delete_many, ["/shared/g", HOME + "/f"], BOB)
-    refused(ns, errors.IllegalArgumentError, ns.delete_many, ["/"], SUPER)
-
-
-def test_delete_many_of_nothing_logs_nothing(ns):
-    assert ns.delete_many([], ALICE) == (0, [])
-
-
-@pytest.mark.parametrize("listed", [("/a", "/a/b"), ("/a", "/a"), ("/", "/a")])
-def test_a_delete_many_op_with_nested_or_repeated_paths_is_refused_whole(listed):
-    ns = new_ns()
-    mkdir(ns, "/a/b")
-    before = (ns.tree.files, ns.tree.dirs)
-    with pytest.raises(errors.IllegalArgumentError):
-        ns.tree.apply(edits.DeleteManyOp(listed, 5))
-    assert (ns.tree.files, ns.tree.dirs) == before and ns.tree.lookup(("a", "b")) is not None
-
-
-# ----------------------------------------------------------------------------- rename_legacy
-
-@pytest.fixture
-def movable(ns):
-    """Adds /home/alice/{src/f, dst/, file}."""
-    touch(ns, HOME + "/src/f", ALICE)
-    ns.mkdirs(HOME + "/dst", 0o755, ALICE)
-    touch(ns, HOME + "/file", ALICE)
-    return ns
-
-
-def test_rename_legacy_moves_to_a_new_name(movable):
-    node = movable.tree.get(HOME + "/src/f")
-    later(movable)
-    assert movable.rename_legacy(HOME + "/src/f", HOME + "/dst/g", ALICE) == (
-        True, [edits.RenameOldOp(HOME + "/src/f", HOME + "/dst/g", 2000)])
-    assert movable.tree.get(HOME + "/dst/g") is node and node.name == "g"
-    assert movable.tree.get(HOME + "/src").mtime == movable.tree.get(HOME + "/dst").mtime == 2000
-
-
-def test_rename_legacy_into_an_existing_directory(movable):
-    ok, ops = movable.rename_legacy(HOME + "/src", HOME + "/dst", ALICE)
-    assert ops == [edits.RenameOldOp(HOME + "/src", HOME + "/dst/src", CLOCK_MS)]
-    assert movable.tree.get(HOME + "/dst/src/f").name == "f"
-
-
-@pytest.mark.parametrize("src, dst", [
-    (HOME + "/file", HOME + "/file"),      # a file onto itself
-    (HOME + "/file", HOME),                # into the directory it is already in
-])
-def test_rename_legacy_onto_itself_is_true_without_an_op(movable, src, dst):
-    before = movable.tree.last_inode_id
-    assert movable.rename_legacy(src, dst, ALICE) == (True, [])
-    assert movable.tree.last_inode_id == before
-
-
-@pytest.mark.parametrize("src, dst", [
-    (HOME + "/missing", HOME + "/x"),        # source missing
-    ("/", "/x"),                             # source is the root
-    (HOME + "/src", HOME + "/src"),          # a directory "into itself"
-    (HOME + "/src", HOME + "/src/sub"),      # destination under the source
-    (HOME + "/src/f", HOME + "/nodir/g"),    # destination parent missing
-    (HOME + "/src/f", HOME + "/file"),       # destination is an existing file
-    (HOME + "/file", HOME + "/file/g"),      # destination parent is a file
-    (HOME + "/src/f", HOME + "/file/x/g"),   # a file further up the destination
-])
-def test_rename_legacy_answers_false(movable, src, dst):
-    answers_false(movable, movable.rename_legacy, src, dst, ALICE)
-
-
-def test_rename_legacy_into_a_directory_holding_that_name_answers_false(movable):
-    touch(movable, HOME + "/dst/f", ALICE)
-    answers_false(movable, movable.rename_legacy, HOME + "/src/f", HOME + "/dst", ALICE)
-
-
-# ----------------------------------------------------------------------------- rename (rename2)
-
-def test_rename_moves_to_exactly_the_destination(movable):
-    assert movable.rename(HOME + "/src", HOME + "/dst/new", False, ALICE) == (
-        True, [edits.RenameOp(HOME + "/src", HOME + "/dst/new", CLOCK_MS, False)])
-    assert movable.tree.get(HOME + "/dst/new/f").name == "f"
-
-
-def test_rename_overwrites_a_file(movable):
-    node = movable.tree.get(HOME + "/src/f")
-    assert movable.rename(HOME + "/src/f", HOME + "/file", True, ALICE)[0] is True
-    assert movable.tree.get(HOME + "/file") is node and movable.tree.files == 1
-
-
-def test_rename_overwrites_an_empty_directory(movable):
-    node = movable.tree.get(HOME + "/src")
-    assert movable.rename(HOME + "/src", HOME + "/dst", True, ALICE)[0] is True
-    assert movable.tree.get(HOME + "/dst") is node and movable.tree.dirs == 5
-
-
-@pytest.mark.parametrize("src, dst, overwrite, error", [
-    ("/", HOME + "/x", False, errors.NamenodeError),
-    (HOME + "/src", "/", True, errors.NamenodeError),
-    (HOME + "/missing", HOME + "/x", False, errors.PathNotFoundError),
-    (HOME + "/src", HOME + "/src", True, errors.FileAlreadyExistsError),
-    (HOME + "/src", HOME + "/src/x", False, errors.NamenodeError),
-    (HOME + "/src/f", HOME + "/file", False, errors.FileAlreadyExistsError),
-    (HOME + "/src", HOME + "/dst", False, errors.FileAlreadyExistsError),
-    (HOME + "/src/f", HOME + "/dst", True, errors.NamenodeError),        # file over dir
-    (HOME + "/dst", HOME + "/file", True, errors.NamenodeError),         # dir over file
-    (HOME + "/dst", HOME + "/src", True, errors.NamenodeError),          # non-empty dir
-    (HOME + "/file", HOME + "/nodir/x", False, errors.PathNotFoundError),
-    (HOME + "/src/f", HOME + "/file/x", False, errors.ParentNotDirectoryError),
-    (HOME + "/src/f", HOME + "/file/x/y", False, errors.ParentNotDirectoryError),
-], ids=["src root", "dst root", "missing src", "same", "under source", "file exists",
-        "dir exists", "file over dir", "dir over file", "non-empty dir", "missing dst parent",
-        "dst parent is a file", "file further up the dst"])
-def test_rename_refusals(movable, src, dst, overwrite, error):
-    refused(movable, error, movable.rename, src, dst, overwrite, ALICE)
-
-
-# ----------------------------------------------------------------------------- attributes
-
-def test_set_permission_by_the_owner(ns):
-    touch(ns, HOME + "/f", ALICE)
-    assert ns.set_permission(HOME + "/f/", 0o1600, ALICE) == (
-        True, [edits.SetPermissionsOp(HOME + "/f", 0o1600)])
-    assert ns.tree.get(HOME + "/f").permission == 0o1600
-
-
-def test_set_permission_by_others(ns):
-    touch(ns, HOME + "/f", ALICE, perm=0o666)
-    refused(ns, errors.AccessControlError, ns.set_permission, HOME + "/f", 0o600, BOB)
-    assert ns.set_permission(HOME + "/f", 0o600, SUPER)[0] is True
-    refused(ns, errors.PathNotFoundError, ns.set_permission, HOME + "/nope", 0o600, ALICE)
-
-
-@pytest.mark.parametrize("permission", [-1, 0o10000, 1 << 40])
-def test_set_permission_refuses_a_permission_out_of_range(ns, permission):
-    refused(ns, errors.IllegalArgumentError, ns.set_permission, HOME, permission, ALICE)
-
-
-def test_set_owner_by_the_superuser(ns):
-    assert ns.set_owner(HOME, "bob", "anything", SUPER) == (
-        True, [edits.SetOwnerOp(HOME, "bob", "anything")])
-    ns.set_owner(HOME, None, "other", SUPER)
-    node = ns.tree.get(HOME)
-    assert (node.owner, node.group) == ("bob", "other")
-
-
-def test_set_owner_needs_a_user_or_a_group(ns):
-    refused(ns, errors.IllegalArgumentError, ns.set_owner, HOME, None, "", SUPER)
-    refused(ns, errors.IllegalArgumentError, ns.set_owner, HOME, "", None, SUPER)
-
-
-def test_only_the_superuser_changes_an_owner(ns):
-    refused(ns, errors.AccessControlError, ns.set_owner, HOME, "bob", None, ALICE)
-    assert ns.set_owner(HOME, "alice", None, ALICE)[0] is True   # unchanged: allowed
-
-
-def test_the_owner_may_change_the_group_to_one_of_its_groups(ns):
-    touch(ns, HOME + "/f", ALICE)
-    ns.set_owner(HOME + "/f", None, "other", SUPER)
-    assert ns.set_owner(HOME + "/f", None, "staff", ALICE)[0] is True
-    refused(ns, errors.AccessControlError, ns.set_owner, HOME + "/f", None, "guests", ALICE)
-    refused(ns, errors.AccessControlError, ns.set_owner, HOME + "/f", None, "staff", BOB)
-
-
-def test_set_times(ns):
-    touch(ns, HOME + "/f", ALICE)
-    assert ns.set_times(HOME + "/f", 5, -1, ALICE) == (
-        True, [edits.SetTimesOp(HOME + "/f", 5, -1)])
-    ns.set_times(HOME + "/f", -1, 7, ALICE)
-    node = ns.tree.get(HOME + "/f")
-    assert (node.mtime, node.atime) == (5, 7)
-
-
-def test_set_times_needs_write_access(ns):
-    touch(ns, HOME + "/f", ALICE, perm=0o644)
-    refused(ns, errors.AccessControlError, ns.set_times, HOME + "/f", 5, 5, BOB)
-    refused(ns, errors.PathNotFoundError, ns.set_times, HOME + "/nope", 5, 5, ALICE)
-
-
-@pytest.mark.parametrize("time", [1 << 63, -(1 << 63) - 1])
-def test_set_times_refuses_a_time_that_is_not_a_long(ns, time):
-    refused(ns, errors.IllegalArgumentError, ns.set_times, HOME, time, -1, ALICE)
-    refused(ns, errors.IllegalArgumentError, ns.set_times, HOME, -1, time, ALICE)
-
-
-def test_set_replication(ns):
-    write_file(ns, HOME + "/f", sizes=(100,), caller=ALICE)
-    assert ns.set_replication(HOME + "/f", 3, ALICE) == (
-        True, [edits.SetReplicationOp(HOME + "/f", 3)])
-    assert ns.tree.get(HOME + "/f").replication == 3
-
-
-def test_set_replication_of_a_directory_answers_false(ns):
-    answers_false(ns, ns.set_replication, HOME, 3, ALICE)
-
-
-@pytest.mark.parametrize("replication", [0, 513])
-def test_set_replication_out_of_range(ns, replication):
-    touch(ns, HOME + "/f", ALICE)
-    refused(ns, errors.NamenodeError, ns.set_replication, HOME + "/f", replication,
-            ALICE)
-
-
-def test_set_replication_needs_write_access(ns):
-    touch(ns, HOME + "/f", ALICE)
-    refused(ns, errors.AccessControlError, ns.set_replication, HOME + "/f", 2, BOB)
-    refused(ns, errors.PathNotFoundError, ns.set_replication, HOME + "/nope", 2, ALICE)
-
-
 # ----------------------------------------------------------------------------- quotas
 
-def test_set_quota_sets_changes_and_removes(ns):
-    assert ns.set_quota(HOME, 10, 1000, SUPER) == (True, [edits.SetQuotaOp(HOME, 10, 1000)])
-    q = ns.tree.get(HOME).quota
-    assert (q.ns_quota, q.ss_quota, q.ns_used, q.ss_used) == (10, 1000, 1, 0)
-    assert ns.set_quota(HOME, None, 500, SUPER)[1] == [edits.SetQuotaOp(HOME, 10, 500)]
-    assert ns.set_quota(HOME, -1, None, SUPER)[1] == [edits.SetQuotaOp(HOME, -1, 500)]
-    ns.set_quota(HOME, None, -1, SUPER)
-    assert ns.tree.get(HOME).quota is None
-
-
-def test_set_quota_counts_what_is_already_there(ns):
-    write_file(ns, HOME + "/d/f", sizes=(100,), replication=2, caller=ALICE)
-    ns.set_quota(HOME, 100, None, SUPER)
-    q = ns.tree.get(HOME).quota
-    assert (q.ns_used, q.ss_used) == (3, 200)
-
-
-def test_set_quota_needs_the_superuser(ns):
-    refused(ns, errors.AccessControlError, ns.set_quota, HOME, 10, None, ALICE)
-
-
-@pytest.mark.parametrize("ns_quota, ss_quota", [(-2, None), (None, -5), (1 << 63, None)])
-def test_set_quota_refuses_illegal_values(ns, ns_quota, ss_quota):
-    refused(ns, errors.IllegalArgumentError, ns.set_quota, HOME, ns_quota, ss_quota, SUPER)
-
-
-def test_set_quota_on_a_file_or_a_missing_path(ns):
-    touch(ns, HOME + "/f", ALICE)
-    refused(ns, errors.PathIsNotDirectoryError, ns.set_quota, HOME + "/f", 5, None, SUPER)
-    refused(ns, errors.PathNotFoundError, ns.set_quota, HOME + "/nope", 5, None, SUPER)
-
-
 def test_namespace_quota_limits_mkdirs_and_create(ns):
-    ns.set_quota(HOME, 3, None, SUPER)            # the directory itself counts
+    attributes.set_quota(ns, HOME, 3, None, SUPER)            # the directory itself counts
     ns.mkdirs(HOME + "/a", 0o755, ALICE)
     refused(ns, errors.NSQuotaExceededError, ns.mkdirs, HOME + "/b/c", 0o755, ALICE)
     refused(ns, errors.NSQuotaExceededError, ns.create, HOME + "/b/f", ALICE)
@@ -541,19 +226,19 @@ def test_namespace_quota_limits_mkdirs_and_create(ns):
 
 
 def test_namespace_quota_of_an_ancestor_applies(ns):
-    ns.set_quota("/home", 3, None, SUPER)         # /home and /home/alice: one left
+    attributes.set_quota(ns, "/home", 3, None, SUPER)         # /home and /home/alice: one left
     touch(ns, HOME + "/f", ALICE)
     refused(ns, errors.NSQuotaExceededError, ns.mkdirs, HOME + "/d", 0o755, ALICE)
 
 
 def test_overwriting_a_file_needs_no_namespace_quota(ns):
     touch(ns, HOME + "/f", ALICE)
-    ns.set_quota(HOME, 2, None, SUPER)
+    attributes.set_quota(ns, HOME, 2, None, SUPER)
     assert ns.create(HOME + "/f", ALICE, overwrite=True)[0] is True
 
 
 def test_space_quota_limits_blocks(ns):
-    ns.set_quota(HOME, None, 250, SUPER)
+    attributes.set_quota(ns, HOME, None, 250, SUPER)
     write_file(ns, HOME + "/f", sizes=(100,), replication=2, caller=ALICE)
     ns.create(HOME + "/g", ALICE, client_name=CLIENT)
     g = ns.tree.get(HOME + "/g")
@@ -561,26 +246,26 @@ def test_space_quota_limits_blocks(ns):
                edits.UpdateBlocksOp(g.path(), g.id, ((99, 60, 1),)),
                edits.CloseFileOp(g.path(), g.id, 60, 1, 1, ((99, 60, 1),), b"")):
         refused(ns, errors.DSQuotaExceededError, ns.tree.apply, op)
-    refused(ns, errors.DSQuotaExceededError, ns.set_replication, HOME + "/f", 3, ALICE)
-    assert ns.set_replication(HOME + "/f", 1, ALICE)[0] is True
+    refused(ns, errors.DSQuotaExceededError, attributes.set_replication, ns, HOME + "/f", 3, ALICE)
+    assert attributes.set_replication(ns, HOME + "/f", 1, ALICE)[0] is True
 
 
 def test_quotas_limit_a_rename_into_the_directory(ns):
     mkdir(ns, "/q", 0o777)
-    ns.set_quota("/q", 2, None, SUPER)
+    attributes.set_quota(ns, "/q", 2, None, SUPER)
     ns.mkdirs("/big/sub", 0o755, SUPER)
-    refused(ns, errors.NSQuotaExceededError, ns.rename, "/big", "/q/big", False, SUPER)
-    assert ns.rename_legacy("/big/sub", "/q", SUPER)[0] is True
+    refused(ns, errors.NSQuotaExceededError, rename.rename, ns, "/big", "/q/big", False, SUPER)
+    assert rename.rename_legacy(ns, "/big/sub", "/q", SUPER)[0] is True
     write_file(ns, "/f", sizes=(100,))
-    ns.set_quota("/q", -1, 50, SUPER)
-    refused(ns, errors.DSQuotaExceededError, ns.rename, "/f", "/q/f", False, SUPER)
-    refused(ns, errors.DSQuotaExceededError, ns.rename_legacy, "/f", "/q/sub", SUPER)
+    attributes.set_quota(ns, "/q", -1, 50, SUPER)
+    refused(ns, errors.DSQuotaExceededError, rename.rename, ns, "/f", "/q/f", False, SUPER)
+    refused(ns, errors.DSQuotaExceededError, rename.rename_legacy, ns, "/f", "/q/sub", SUPER)
 
 
 def test_a_rename_inside_a_quota_directory_is_not_counted_twice(ns):
     touch(ns, HOME + "/a/f", ALICE)
-    ns.set_quota(HOME, 3, None, SUPER)
-    assert ns.rename(HOME + "/a/f", HOME + "/g", False, ALICE)[0] is True
+    attributes.set_quota(ns, HOME, 3, None, SUPER)
+    assert rename.rename(ns, HOME + "/a/f", HOME + "/g", False, ALICE)[0] is True
     assert ns.tree.get(HOME).quota.ns_used == 3
 
 
@@ -593,94 +278,11 @@ def test_quota_usage_and_content_summary(ns):
     assert ns.content_summary(HOME, ALICE) == summary
     assert ns.quota_usage(HOME, ALICE) == {"fileAndDirectoryCount": 4, "spaceConsumed": 450,
                                            "quota": -1, "spaceQuota": -1}
-    ns.set_quota(HOME, 10, 1000, SUPER)
+    attributes.set_quota(ns, HOME, 10, 1000, SUPER)
     assert ns.content_summary(HOME, ALICE) == {**summary, "quota": 10, "spaceQuota": 1000}
     assert ns.quota_usage(HOME, ALICE) == {"fileAndDirectoryCount": 4, "spaceConsumed": 450,
                                            "quota": 10, "spaceQuota": 1000}
     assert ns.quota_usage(HOME + "/e", ALICE)["fileAndDirectoryCount"] == 1
-
-
-# ----------------------------------------------------------------------------- xattrs
-
-def test_set_and_get_xattrs(ns):
-    assert ns.set_xattr(HOME, "USER.k", b"v", XATTR_CREATE, ALICE) == (
-        True, [edits.SetXAttrOp(HOME, "user.k", b"v", XATTR_CREATE)])
-    ns.set_xattr(HOME, "user.k", b"w", XATTR_REPLACE, ALICE)
-    ns.set_xattr(HOME, "user.j", b"", BOTH, ALICE)
-    assert ns.xattrs(HOME, ALICE) == {"user.k": b"w", "user.j": b""}
-    assert ns.xattrs(HOME, ALICE, ["user.k"]) == {"user.k": b"w"}
-
-
-def test_xattr_flags(ns):
-    ns.set_xattr(HOME, "user.k", b"v", XATTR_CREATE, ALICE)
-    refused(ns, errors.XAttrError, ns.set_xattr, HOME, "user.k", b"x", XATTR_CREATE, ALICE)
-    refused(ns, errors.XAttrError, ns.set_xattr, HOME, "user.n", b"x", XATTR_REPLACE, ALICE)
-    refused(ns, errors.IllegalArgumentError, ns.set_xattr, HOME, "user.k", b"x", 0, ALICE)
-
-
-@pytest.mark.parametrize("name", ["k", "user", "user.", ".k", "bogus.k", ""])
-def test_xattr_names_need_a_known_prefix(ns, name):
-    refused(ns, errors.IllegalArgumentError, ns.set_xattr, HOME, name, b"v", BOTH, ALICE)
-    refused(ns, errors.IllegalArgumentError, ns.remove_xattr, HOME, name, ALICE)
-
-
-def test_xattr_count_limit():
-    ns = new_ns(max_xattrs=2)
-    ns.set_xattr("/", "user.a", b"", BOTH, SUPER)
-    ns.set_xattr("/", "trusted.b", b"", BOTH, SUPER)
-    refused(ns, errors.XAttrError, ns.set_xattr, "/", "user.c", b"", BOTH, SUPER)
-    assert ns.set_xattr("/", "user.a", b"replaced", BOTH, SUPER)[0] is True
-
-
-def test_xattr_size_limit_counts_the_name_without_its_prefix():
-    ns = new_ns(max_xattr_size=10)
-    assert ns.set_xattr("/", "user.kk", b"12345678", BOTH, SUPER)[0] is True
-    refused(ns, errors.IllegalArgumentError, ns.set_xattr, "/", "user.kk", b"123456789", BOTH,
-            SUPER)
-
-
-def test_an_xattr_without_a_value_is_empty(ns):
-    assert ns.set_xattr(HOME, "user.k", None, BOTH, ALICE)[1][0].value == b""
-    assert ns.xattrs(HOME, ALICE) == {"user.k": b""}
-
-
-def test_trusted_xattrs_need_the_superuser_and_are_hidden_from_others(ns):
-    refused(ns, errors.AccessControlError, ns.set_xattr, HOME, "trusted.t", b"v", BOTH, ALICE)
-    ns.set_xattr(HOME, "trusted.t", b"v", BOTH, SUPER)
-    ns.set_xattr(HOME, "user.u", b"v", BOTH, ALICE)
-    assert ns.xattrs(HOME, ALICE) == {"user.u": b"v"}
-    assert ns.xattrs(HOME, SUPER) == {"user.u": b"v", "trusted.t": b"v"}
-    refused(ns, errors.XAttrError, ns.xattrs, HOME, ALICE, ["trusted.t"])
-    refused(ns, errors.AccessControlError, ns.remove_xattr, HOME, "trusted.t", ALICE)
-
-
-@pytest.mark.parametrize("name", ["system.x", "security.x", "raw.x"])
-def test_other_xattr_namespaces_are_refused(ns, name):
-    refused(ns, errors.AccessControlError, ns.set_xattr, HOME, name, b"v", BOTH, ALICE)
-
-
-def test_user_xattrs_need_write_to_change_and_read_to_get(ns):
-    ns.set_xattr(HOME, "user.k", b"v", BOTH, ALICE)
-    ns.set_permission(HOME, 0o711, ALICE)
-    refused(ns, errors.AccessControlError, ns.set_xattr, HOME, "user.k", b"x", BOTH, BOB)
-    refused(ns, errors.AccessControlError, ns.xattrs, HOME, BOB)
-    refused(ns, errors.AccessControlError, ns.remove_xattr, HOME, "user.k", BOB)
-
-
-def test_get_xattrs_with_a_missing_name(ns):
-    ns.set_xattr(HOME, "user.k", b"v", BOTH, ALICE)
-    refused(ns, errors.XAttrError, ns.xattrs, HOME, ALICE, ["user.k", "user.missing"])
-    assert ns.xattrs(HOME, ALICE, []) == {"user.k": b"v"}
-
-
-def test_remove_xattr(ns):
-    ns.set_xattr(HOME, "user.k", b"v", BOTH, ALICE)
-    ns.set_xattr(HOME, "user.j", b"v", BOTH, ALICE)
-    assert ns.remove_xattr(HOME, "user.k", ALICE) == (True, [edits.RemoveXAttrOp(HOME, "user.k")])
-    refused(ns, errors.XAttrError, ns.remove_xattr, HOME, "user.k", ALICE)
-    ns.remove_xattr(HOME, "user.j", ALICE)
-    assert ns.tree.get(HOME).xattrs is None
-    refused(ns, errors.XAttrError, ns.remove_xattr, HOME, "user.j", ALICE)
 
 
 # ----------------------------------------------------------------------------- concat, truncate
@@ -745,11 +347,11 @@ def test_concat_refuses_empty_sources_and_larger_block_sizes(parts):
 
 
 def test_concat_permissions(parts):
-    parts.set_permission(HOME, 0o777, ALICE)
+    attributes.set_permission(parts, HOME, 0o777, ALICE)
     for name, perm in (("/t", 0o644), ("/s1", 0o600), ("/s2", 0o640)):
-        parts.set_permission(HOME + name, perm, ALICE)
+        attributes.set_permission(parts, HOME + name, perm, ALICE)
     refused(parts, errors.AccessControlError, parts.concat, HOME + "/t", [HOME + "/s2"], BOB)
-    parts.set_permission(HOME + "/t", 0o666, ALICE)
+    attributes.set_permission(parts, HOME + "/t", 0o666, ALICE)
     refused(parts, errors.AccessControlError, parts.concat, HOME + "/t", [HOME + "/s1"], BOB)
     assert parts.concat(HOME + "/t", [HOME + "/s2"], BOB)[0] is True   # READ on a source
 
@@ -757,7 +359,7 @@ def test_concat_permissions(parts):
 def test_concat_that_lowers_usage_in_an_over_quota_directory_applies_whole(ns):
     write_file(ns, HOME + "/t", sizes=(100,), replication=1, caller=ALICE)
     write_file(ns, HOME + "/s", sizes=(100,), replication=3, caller=ALICE)
-    ns.set_quota(HOME, None, 150, SUPER)          # already exceeded: 400 bytes used
+    attributes.set_quota(ns, HOME, None, 150, SUPER)          # already exceeded: 400 bytes used
     assert ns.concat(HOME + "/t", [HOME + "/s"], ALICE)[0] is True
     assert ns.tree.get(HOME).quota.ss_used == 200 and ns.tree.get(HOME + "/t").length == 200
 
@@ -765,7 +367,7 @@ def test_concat_that_lowers_usage_in_an_over_quota_directory_applies_whole(ns):
 def test_concat_that_raises_usage_over_the_space_quota_is_refused(ns):
     write_file(ns, HOME + "/t", sizes=(100,), replication=3, caller=ALICE)
     write_file(ns, HOME + "/s", sizes=(100,), replication=1, caller=ALICE)
-    ns.set_quota(HOME, None, 450, SUPER)
+    attributes.set_quota(ns, HOME, None, 450, SUPER)
     refused(ns, errors.DSQuotaExceededError, ns.concat, HOME + "/t", [HOME + "/s"], ALICE)
 
 
@@ -888,7 +490,7 @@ def test_listing_a_file_lists_the_file(ns):
 
 def test_listing_refusals(ns):
     refused(ns, errors.PathNotFoundError, ns.listing, HOME + "/nope", ALICE)
-    ns.set_permission(HOME, 0o711, ALICE)
+    attributes.set_permission(ns, HOME, 0o711, ALICE)
     refused(ns, errors.AccessControlError, ns.listing, HOME, BOB)
 
 

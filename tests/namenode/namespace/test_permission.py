@@ -5,7 +5,7 @@ import pytest
 
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import Identity
-from nnlite.namenode.namespace import permission
+from nnlite.namenode.namespace import attributes, delete, permission, rename, xattrs
 from nnlite.namenode.namespace.inode import INodeDirectory, INodeFile
 from nnlite.namenode.namespace.permission import Caller
 from tests.namenode.helpers import (
@@ -109,18 +109,18 @@ def ns():
     lambda ns: ns.listing("/private/d", BOB),
     lambda ns: ns.content_summary("/private/d", BOB),
     lambda ns: ns.quota_usage("/private/d", BOB),
-    lambda ns: ns.xattrs("/private/d", BOB),
+    lambda ns: xattrs.get_xattrs(ns, "/private/d", BOB),
     lambda ns: ns.mkdirs("/private/d", 0o755, BOB),
     lambda ns: ns.mkdirs("/private/d/x", 0o755, BOB),
     lambda ns: ns.create("/private/d/g", BOB),
-    lambda ns: ns.delete("/private/d/f", False, BOB),
-    lambda ns: ns.delete("/private/d", False, BOB),
-    lambda ns: ns.delete("/private/missing", False, BOB),
-    lambda ns: ns.rename_legacy("/private/d/f", "/open/f", BOB),
-    lambda ns: ns.rename("/private/d/f", "/open/f", False, BOB),
-    lambda ns: ns.rename("/open/bobs", "/private/d/o", False, BOB),
-    lambda ns: ns.set_times("/private/d/f", 1, 1, BOB),
-    lambda ns: ns.set_replication("/private/d/f", 2, BOB),
+    lambda ns: delete.delete(ns, "/private/d/f", False, BOB),
+    lambda ns: delete.delete(ns, "/private/d", False, BOB),
+    lambda ns: delete.delete(ns, "/private/missing", False, BOB),
+    lambda ns: rename.rename_legacy(ns, "/private/d/f", "/open/f", BOB),
+    lambda ns: rename.rename(ns, "/private/d/f", "/open/f", False, BOB),
+    lambda ns: rename.rename(ns, "/open/bobs", "/private/d/o", False, BOB),
+    lambda ns: attributes.set_times(ns, "/private/d/f", 1, 1, BOB),
+    lambda ns: attributes.set_replication(ns, "/private/d/f", 2, BOB),
     lambda ns: ns.truncate("/private/d/f", 0, BOB),
 ], ids=["status", "status of a missing path", "listing", "content_summary", "quota_usage",
         "xattrs", "mkdirs existing", "mkdirs", "create", "delete file",
@@ -132,9 +132,9 @@ def test_every_request_needs_execute_on_the_directories_it_passes(ns, call):
 
 
 def test_the_superuser_needs_no_execute(ns):
-    ns.set_permission("/private", 0o000, SUPER)
+    attributes.set_permission(ns, "/private", 0o000, SUPER)
     assert ns.status("/private/d/f", SUPER).name == "f"
-    assert ns.delete("/private/d", True, SUPER)[0] is True
+    assert delete.delete(ns, "/private/d", True, SUPER)[0] is True
 
 
 # ----------------------------------------------------------------------------- write access
@@ -147,19 +147,19 @@ def test_creating_needs_write_on_the_parent(ns):
 
 def test_deleting_needs_write_on_the_parent(ns):
     touch(ns, "/open/d/f", EVE)
-    ns.set_permission("/open/d", 0o755, EVE)
-    refused(ns, errors.AccessControlError, ns.delete, "/open/d/f", False, ALICE)
-    assert ns.delete("/open/d/f", False, EVE)[0] is True
+    attributes.set_permission(ns, "/open/d", 0o755, EVE)
+    refused(ns, errors.AccessControlError, delete.delete, ns, "/open/d/f", False, ALICE)
+    assert delete.delete(ns, "/open/d/f", False, EVE)[0] is True
 
 
 def test_recursive_delete_needs_all_on_every_non_empty_directory(ns):
     ns.mkdirs("/open/t", 0o777, ALICE)
     touch(ns, "/open/t/bobs/f", BOB)
-    ns.set_permission("/open/t/bobs", 0o755, BOB)
+    attributes.set_permission(ns, "/open/t/bobs", 0o755, BOB)
     ns.mkdirs("/open/t/empty", 0o000, BOB)
-    refused(ns, errors.AccessControlError, ns.delete, "/open/t", True, ALICE)
-    ns.delete("/open/t/bobs", True, BOB)
-    assert ns.delete("/open/t", True, ALICE)[0] is True     # the empty 000 dir is ignored
+    refused(ns, errors.AccessControlError, delete.delete, ns, "/open/t", True, ALICE)
+    delete.delete(ns, "/open/t/bobs", True, BOB)
+    assert delete.delete(ns, "/open/t", True, ALICE)[0] is True     # the empty 000 dir is ignored
 
 
 @pytest.mark.parametrize("read", ["content_summary", "quota_usage"])
@@ -172,10 +172,11 @@ def test_summaries_need_read_execute_on_the_whole_subtree(ns, read):
 def test_renaming_needs_write_on_both_parents(ns):
     touch(ns, "/open/f", ALICE)
     ns.mkdirs("/open/ro", 0o755, BOB)
-    refused(ns, errors.AccessControlError, ns.rename, "/open/f", "/open/ro/f", False, ALICE)
-    refused(ns, errors.AccessControlError, ns.rename_legacy, "/open/f", "/open/ro", ALICE)
-    refused(ns, errors.AccessControlError, ns.rename, "/private/d/f", "/open/g", False, ALICE)
-    assert ns.rename("/open/f", "/open/g", False, EVE)[0] is True
+    refused(ns, errors.AccessControlError, rename.rename, ns, "/open/f", "/open/ro/f", False, ALICE)
+    refused(ns, errors.AccessControlError, rename.rename_legacy, ns, "/open/f", "/open/ro", ALICE)
+    refused(ns, errors.AccessControlError, rename.rename, ns, "/private/d/f", "/open/g", False,
+            ALICE)
+    assert rename.rename(ns, "/open/f", "/open/g", False, EVE)[0] is True
 
 
 # ----------------------------------------------------------------------------- sticky bit
@@ -183,9 +184,9 @@ def test_renaming_needs_write_on_both_parents(ns):
 def test_sticky_bit_on_delete(ns):
     touch(ns, "/shared/alices", ALICE, perm=0o666)
     touch(ns, "/shared/other", ALICE, perm=0o666)
-    refused(ns, errors.AccessControlError, ns.delete, "/shared/alices", False, EVE)
-    assert ns.delete("/shared/alices", False, BOB)[0] is True      # owns the directory
-    assert ns.delete("/shared/other", False, ALICE)[0] is True     # owns the entry
+    refused(ns, errors.AccessControlError, delete.delete, ns, "/shared/alices", False, EVE)
+    assert delete.delete(ns, "/shared/alices", False, BOB)[0] is True      # owns the directory
+    assert delete.delete(ns, "/shared/other", False, ALICE)[0] is True     # owns the entry
 
 
 def _concat_source(ns, caller):
@@ -195,7 +196,7 @@ def _concat_source(ns, caller):
 
 def _rename_over(ns, caller):
     touch(ns, "/open/mine", caller)
-    return ns.rename("/open/mine", "/shared/alices", True, caller)
+    return rename.rename(ns, "/open/mine", "/shared/alices", True, caller)
 
 
 # Each op on alice's file /shared/alices (0666) in bob's sticky /shared (1777), as alice (the
@@ -207,10 +208,10 @@ def _rename_over(ns, caller):
 # access), a file create overwrites (FSDirWriteFileOp.startFile), truncate
 # (FSDirTruncateOp). Allowed by: alice, bob, eve, superuser.
 STICKY_TABLE = {
-    "delete": (lambda ns, c: ns.delete("/shared/alices", False, c), (1, 1, 0, 1)),
-    "rename source": (lambda ns, c: ns.rename("/shared/alices", "/shared/x", False, c),
+    "delete": (lambda ns, c: delete.delete(ns, "/shared/alices", False, c), (1, 1, 0, 1)),
+    "rename source": (lambda ns, c: rename.rename(ns, "/shared/alices", "/shared/x", False, c),
                       (1, 1, 0, 1)),
-    "legacy rename source": (lambda ns, c: ns.rename_legacy("/shared/alices", "/open", c),
+    "legacy rename source": (lambda ns, c: rename.rename_legacy(ns, "/shared/alices", "/open", c),
                              (1, 1, 0, 1)),
     "concat source": (_concat_source, (1, 1, 0, 1)),
     "rename over": (_rename_over, (1, 1, 1, 1)),
@@ -226,7 +227,7 @@ def test_sticky_bit_table(ns, op, who):
     call, allowed = STICKY_TABLE[op]
     caller = {"alice": ALICE, "bob": BOB, "eve": EVE, "superuser": SUPER}[who]
     write_file(ns, "/shared/alices", caller=ALICE)
-    ns.set_permission("/shared/alices", 0o666, SUPER)
+    attributes.set_permission(ns, "/shared/alices", 0o666, SUPER)
     if allowed[["alice", "bob", "eve", "superuser"].index(who)]:
         assert call(ns, caller)[0] is True
     else:
@@ -235,31 +236,31 @@ def test_sticky_bit_table(ns, op, who):
 
 
 def test_missing_source_under_a_readable_parent_answers_false(ns):
-    answers_false(ns, ns.rename_legacy, "/open/missing", "/open/x", EVE)
-    answers_false(ns, ns.delete, "/open/missing", True, EVE)
+    answers_false(ns, rename.rename_legacy, ns, "/open/missing", "/open/x", EVE)
+    answers_false(ns, delete.delete, ns, "/open/missing", True, EVE)
 
 
 def test_user_xattrs_of_a_sticky_directory_are_its_owners_alone(ns):
-    refused(ns, errors.AccessControlError, ns.set_xattr, "/shared", "user.k", b"", 3, ALICE)
-    assert ns.set_xattr("/shared", "user.k", b"", 3, BOB)[0] is True
-    refused(ns, errors.AccessControlError, ns.remove_xattr, "/shared", "user.k", ALICE)
-    assert ns.remove_xattr("/shared", "user.k", SUPER)[0] is True
+    refused(ns, errors.AccessControlError, xattrs.set_xattr, ns, "/shared", "user.k", b"", 3, ALICE)
+    assert xattrs.set_xattr(ns, "/shared", "user.k", b"", 3, BOB)[0] is True
+    refused(ns, errors.AccessControlError, xattrs.remove_xattr, ns, "/shared", "user.k", ALICE)
+    assert xattrs.remove_xattr(ns, "/shared", "user.k", SUPER)[0] is True
 
 
 # ----------------------------------------------------------------------------- superuser
 
 def test_superuser_bypasses_every_check(ns):
     touch(ns, "/shared/alices", ALICE, perm=0o000)
-    ns.set_permission("/shared", 0o1000, BOB)
-    assert ns.set_times("/shared/alices", 5, 5, SUPER)[0] is True
-    assert ns.rename("/shared/alices", "/private/a", False, SUPER)[0] is True
-    assert ns.set_owner("/private/a", "eve", "guests", SUPER)[0] is True
-    assert ns.delete("/private", True, SUPER)[0] is True
+    attributes.set_permission(ns, "/shared", 0o1000, BOB)
+    assert attributes.set_times(ns, "/shared/alices", 5, 5, SUPER)[0] is True
+    assert rename.rename(ns, "/shared/alices", "/private/a", False, SUPER)[0] is True
+    assert attributes.set_owner(ns, "/private/a", "eve", "guests", SUPER)[0] is True
+    assert delete.delete(ns, "/private", True, SUPER)[0] is True
 
 
 def test_a_supergroup_member_is_a_superuser(ns):
     admin = Identity(superuser="hdfs", groups={"ops": frozenset({"supergroup"})}).caller("ops")
     assert admin.superuser
-    assert ns.delete("/private", True, admin)[0] is True
+    assert delete.delete(ns, "/private", True, admin)[0] is True
     plain = Caller("ops", frozenset({"supergroup"}))       # the group alone grants nothing here
-    refused(ns, errors.AccessControlError, ns.delete, "/shared", True, plain)
+    refused(ns, errors.AccessControlError, delete.delete, ns, "/shared", True, plain)

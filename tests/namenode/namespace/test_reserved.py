@@ -8,7 +8,7 @@ import pytest
 
 from nnlite.formats import edits
 from nnlite.namenode import errors
-from nnlite.namenode.namespace import reserved
+from nnlite.namenode.namespace import attributes, delete, rename, reserved, snapshot_ops, xattrs
 from nnlite.namenode.namespace.inode import ROOT_INODE_ID
 from tests.namenode.helpers import (
     ALICE,
@@ -49,7 +49,7 @@ def test_an_inode_path_is_the_inode_wherever_it_is(ns):
     assert reserved.inode_path(node.id) == f"/.reserved/.inodes/{node.id}"
     assert ns.status(reserved.inode_path(node.id), ALICE) is node
     assert ns.resolve(reserved.inode_path(node.id), ALICE) == "/data/sub/f"
-    ns.rename("/data/sub/f", "/data/g", False, SUPER)
+    rename.rename(ns, "/data/sub/f", "/data/g", False, SUPER)
     assert ns.status(reserved.inode_path(node.id), ALICE) is node
     assert ns.resolve(reserved.inode_path(node.id), ALICE) == "/data/g"
 
@@ -88,8 +88,8 @@ def test_an_id_that_is_no_long_is_an_invalid_inode_path(ns, id_text):
 def test_an_unknown_id_is_file_not_found(ns):
     error = refused(ns, errors.PathNotFoundError, ns.status, "/.reserved/.inodes/99999", SUPER)
     assert str(error) == "File for given inode path does not exist: /.reserved/.inodes/99999"
-    error = refused(ns, errors.PathNotFoundError, ns.delete, "/.reserved/.inodes/-5/a", True,
-                    SUPER)
+    error = refused(ns, errors.PathNotFoundError, delete.delete, ns, "/.reserved/.inodes/-5/a",
+                    True, SUPER)
     assert str(error) == "File for given inode path does not exist: /.reserved/.inodes/-5/a"
 
 
@@ -99,7 +99,7 @@ def test_a_deleted_or_overwritten_inode_is_gone(ns):
     assert file_id(ns, "/data/sub/f") != old
     refused(ns, errors.PathNotFoundError, ns.status, reserved.inode_path(old), SUPER)
     new = file_id(ns, "/data/sub/f")
-    ns.delete("/data", True, SUPER)
+    delete.delete(ns, "/data", True, SUPER)
     refused(ns, errors.PathNotFoundError, ns.status, reserved.inode_path(new), SUPER)
 
 
@@ -108,18 +108,18 @@ def test_changes_through_an_inode_path_log_the_inode_path(ns):
     id map."""
     node = ns.status("/data/sub/f", SUPER)
     inode = reserved.inode_path(node.id)
-    _, ops = ns.set_permission(inode, 0o600, ALICE)
+    _, ops = attributes.set_permission(ns, inode, 0o600, ALICE)
     assert ops == [edits.SetPermissionsOp("/data/sub/f", 0o600)]
-    _, ops = ns.rename(inode, "/data/moved", False, ALICE)
+    _, ops = rename.rename(ns, inode, "/data/moved", False, ALICE)
     assert [op.src for op in ops] == ["/data/sub/f"]
     assert ns.status("/data/moved", SUPER) is node
-    _, ops = ns.delete(inode, False, ALICE)
+    _, ops = delete.delete(ns, inode, False, ALICE)
     assert ops[0].path == "/data/moved"
 
 
 def test_the_traverse_is_checked_on_the_inodes_own_path(ns):
-    ns.set_permission("/data/sub", 0o700, SUPER)
-    ns.set_owner("/data/sub", "hdfs", None, SUPER)
+    attributes.set_permission(ns, "/data/sub", 0o700, SUPER)
+    attributes.set_owner(ns, "/data/sub", "hdfs", None, SUPER)
     error = refused(ns, errors.AccessControlError, ns.status,
                     reserved.inode_path(file_id(ns, "/data/sub/f")), ALICE)
     assert 'inode="/data/sub"' in str(error)
@@ -128,13 +128,13 @@ def test_the_traverse_is_checked_on_the_inodes_own_path(ns):
 def test_inside_a_snapshot_under_an_inode_path(ns):
     """``<dir>/.snapshot/<s>`` after a directory's inode path reads the snapshot, as the
     resolved path does; a change there is refused as in any snapshot."""
-    ns.allow_snapshot("/data", SUPER)
-    ns.create_snapshot("/data", "s1", SUPER)
-    ns.delete("/data/sub", True, SUPER)
+    snapshot_ops.allow_snapshot(ns, "/data", SUPER)
+    snapshot_ops.create_snapshot(ns, "/data", "s1", SUPER)
+    delete.delete(ns, "/data/sub", True, SUPER)
     data = file_id(ns, "/data")
     in_snapshot = f"/.reserved/.inodes/{data}/.snapshot/s1/sub/f"
     assert ns.status(in_snapshot, ALICE).length == 100
-    refused(ns, errors.SnapshotAccessControlError, ns.delete, in_snapshot, False, SUPER)
+    refused(ns, errors.SnapshotAccessControlError, delete.delete, ns, in_snapshot, False, SUPER)
 
 
 def test_an_inode_a_snapshot_keeps_names_its_old_place(ns):
@@ -142,19 +142,19 @@ def test_an_inode_a_snapshot_keeps_names_its_old_place(ns):
     all: its inode path is its old place under its old parent as that is now. Nothing is
     there: "File does not exist" of that path; a newer file there: that file (HDFS's
     answer, not a bug of this port); once the snapshot goes, the inode is gone."""
-    ns.allow_snapshot("/data", SUPER)
-    ns.create_snapshot("/data", "s1", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/data", SUPER)
+    snapshot_ops.create_snapshot(ns, "/data", "s1", SUPER)
     old = file_id(ns, "/data/sub/f")
-    ns.delete("/data/sub/f", False, SUPER)
+    delete.delete(ns, "/data/sub/f", False, SUPER)
     assert ns.resolve(reserved.inode_path(old), SUPER) == "/data/sub/f"
     assert ns.resolve(reserved.inode_path(old) + "/..", SUPER) == "/data/sub"
     error = refused(ns, errors.PathNotFoundError, ns.status, reserved.inode_path(old), SUPER)
     assert str(error) == "File does not exist: /data/sub/f"
-    ns.rename("/data/sub", "/data/moved", False, SUPER)
+    rename.rename(ns, "/data/sub", "/data/moved", False, SUPER)
     assert ns.resolve(reserved.inode_path(old), SUPER) == "/data/moved/f"
     touch(ns, "/data/moved/f")
     assert ns.status(reserved.inode_path(old), SUPER) is ns.status("/data/moved/f", SUPER)
-    ns.delete_snapshot("/data", "s1", SUPER)
+    snapshot_ops.delete_snapshot(ns, "/data", "s1", SUPER)
     error = refused(ns, errors.PathNotFoundError, ns.resolve, reserved.inode_path(old), SUPER)
     assert str(error).startswith("File for given inode path does not exist")
 
@@ -162,12 +162,12 @@ def test_an_inode_a_snapshot_keeps_names_its_old_place(ns):
 def test_inodes_kept_in_a_deleted_directory(ns):
     """A removed directory's kept subtree keeps its inodes' places; one made after the
     newest snapshot that saw the place is destroyed by the delete (cleanSubtree)."""
-    ns.allow_snapshot("/data", SUPER)
-    ns.create_snapshot("/data", "s1", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/data", SUPER)
+    snapshot_ops.create_snapshot(ns, "/data", "s1", SUPER)
     touch(ns, "/data/sub/new")
     kept, new = file_id(ns, "/data/sub/f"), file_id(ns, "/data/sub/new")
-    ns.delete("/data/sub/f", False, SUPER)          # first from the directory, then it
-    ns.delete("/data/sub", True, SUPER)
+    delete.delete(ns, "/data/sub/f", False, SUPER)          # first from the directory, then it
+    delete.delete(ns, "/data/sub", True, SUPER)
     assert ns.resolve(reserved.inode_path(kept), SUPER) == "/data/sub/f"
     refused(ns, errors.PathNotFoundError, ns.resolve, reserved.inode_path(new), SUPER)
 
@@ -198,9 +198,9 @@ def test_anyone_reads_through_raw_only_the_superuser_changes(ns):
     assert [n.name for n in ns.listing("/.reserved/raw/data", ALICE)[0]] == ["sub"]
     for call, args in ((ns.mkdirs, ("/.reserved/raw/data/x", 0o755, ALICE)),
                        (ns.create, ("/.reserved/raw/data/x", ALICE)),
-                       (ns.delete, ("/.reserved/raw/data/sub/f", False, ALICE)),
-                       (ns.set_permission, ("/.reserved/raw/data", 0o700, ALICE)),
-                       (ns.rename, ("/data/sub/f", "/.reserved/raw/data/g", False, ALICE))):
+                       (delete.delete, (ns, "/.reserved/raw/data/sub/f", False, ALICE)),
+                       (attributes.set_permission, (ns, "/.reserved/raw/data", 0o700, ALICE)),
+                       (rename.rename, (ns, "/data/sub/f", "/.reserved/raw/data/g", False, ALICE))):
         error = refused(ns, errors.AccessControlError, call, *args)
         assert str(error) == SUPERUSER_ONLY
 
@@ -209,19 +209,19 @@ def test_raw_xattrs_through_raw_paths_only(ns):
     """XAttrPermissionFilter: ``raw.`` xattrs are set and seen through ``/.reserved/raw``
     (changes there are the superuser's), refused and hidden elsewhere."""
     flags = 3                                               # CREATE | REPLACE
-    error = refused(ns, errors.AccessControlError, ns.set_xattr, "/data/sub/f", "raw.k", b"v",
-                    flags, SUPER)
+    error = refused(ns, errors.AccessControlError, xattrs.set_xattr, ns, "/data/sub/f", "raw.k",
+                    b"v", flags, SUPER)
     assert str(error) == "User doesn't have permission for xattr: raw.k"
-    _, ops = ns.set_xattr("/.reserved/raw/data/sub/f", "raw.k", b"v", flags, SUPER)
+    _, ops = xattrs.set_xattr(ns, "/.reserved/raw/data/sub/f", "raw.k", b"v", flags, SUPER)
     assert ops == [edits.SetXAttrOp("/data/sub/f", "raw.k", b"v", flags)]
-    assert ns.xattrs("/data/sub/f", SUPER) == {}
-    assert ns.xattrs("/.reserved/raw/data/sub/f", SUPER) == {"raw.k": b"v"}
-    assert ns.xattrs("/.reserved/raw/data/sub/f", ALICE) == {"raw.k": b"v"}
-    refused(ns, errors.AccessControlError, ns.remove_xattr, "/data/sub/f", "raw.k", SUPER)
-    refused(ns, errors.AccessControlError, ns.remove_xattr, "/.reserved/raw/data/sub/f",
+    assert xattrs.get_xattrs(ns, "/data/sub/f", SUPER) == {}
+    assert xattrs.get_xattrs(ns, "/.reserved/raw/data/sub/f", SUPER) == {"raw.k": b"v"}
+    assert xattrs.get_xattrs(ns, "/.reserved/raw/data/sub/f", ALICE) == {"raw.k": b"v"}
+    refused(ns, errors.AccessControlError, xattrs.remove_xattr, ns, "/data/sub/f", "raw.k", SUPER)
+    refused(ns, errors.AccessControlError, xattrs.remove_xattr, ns, "/.reserved/raw/data/sub/f",
             "raw.k", ALICE)
-    ns.remove_xattr("/.reserved/raw/data/sub/f", "raw.k", SUPER)
-    assert ns.xattrs("/.reserved/raw/data/sub/f", SUPER) == {}
+    xattrs.remove_xattr(ns, "/.reserved/raw/data/sub/f", "raw.k", SUPER)
+    assert xattrs.get_xattrs(ns, "/.reserved/raw/data/sub/f", SUPER) == {}
 
 
 def test_raw_reserved_is_not_stripped(ns):
@@ -253,15 +253,15 @@ def test_reserved_lists_inodes_and_raw(ns):
 def test_other_reserved_names_do_not_exist(ns, path):
     error = refused(ns, errors.PathNotFoundError, ns.status, path, SUPER)
     assert str(error) == f"File does not exist: {path}"
-    assert ns.delete(path, True, SUPER) == (False, [])
+    assert delete.delete(ns, path, True, SUPER) == (False, [])
 
 
 def test_delete_and_ownership_of_reserved_itself_are_invalid_paths(ns):
     """isExactReservedName, checked first by FSDirDeleteOp.delete, FSDirAttrOp.setPermission
     and setOwner."""
-    for call, args in ((ns.delete, ("/.reserved", True, SUPER)),
-                       (ns.set_permission, ("/.reserved", 0o777, SUPER)),
-                       (ns.set_owner, ("/.reserved", "alice", None, SUPER))):
+    for call, args in ((delete.delete, (ns, "/.reserved", True, SUPER)),
+                       (attributes.set_permission, (ns, "/.reserved", 0o777, SUPER)),
+                       (attributes.set_owner, (ns, "/.reserved", "alice", None, SUPER))):
         error = refused(ns, errors.InvalidPathError, call, *args)
         assert str(error) == "Invalid path name /.reserved"
 
@@ -271,9 +271,9 @@ def test_reserved_is_no_inode_to_any_other_request(ns):
     request finds no inode there (FSDirStatAndListingOp.getContentSummaryInt: "File does not
     exist")."""
     for call, args in ((ns.content_summary, ("/.reserved", SUPER)),
-                       (ns.xattrs, ("/.reserved", SUPER)),
+                       (xattrs.get_xattrs, (ns, "/.reserved", SUPER)),
                        (ns.readable_file, ("/.reserved", SUPER)),
-                       (ns.set_times, ("/.reserved", 1, 1, SUPER))):
+                       (attributes.set_times, (ns, "/.reserved", 1, 1, SUPER))):
         error = refused(ns, errors.PathNotFoundError, call, *args)
         assert str(error) == "File does not exist: /.reserved"
 
@@ -302,11 +302,11 @@ def test_create_as_or_under_reserved_is_an_invalid_path(ns, path):
 
 
 def test_rename_to_reserved_at_the_root_is_refused(ns):
-    error = refused(ns, errors.HadoopIllegalArgumentError, ns.rename, "/data/sub", "/.reserved",
-                    False, SUPER)
+    error = refused(ns, errors.HadoopIllegalArgumentError, rename.rename, ns, "/data/sub",
+                    "/.reserved", False, SUPER)
     assert str(error) == RESERVED_NAME
-    refused(ns, errors.HadoopIllegalArgumentError, ns.rename_legacy, "/data/sub", "/.reserved",
-            SUPER)
+    refused(ns, errors.HadoopIllegalArgumentError, rename.rename_legacy, ns, "/data/sub",
+            "/.reserved", SUPER)
 
 
 def test_reserved_below_the_root_is_an_ordinary_name(ns):

@@ -1,7 +1,8 @@
 """Snapshots: what a snapshot shows is the tree as it was when taken, whatever happens after
 (the property test drives random requests and compares every snapshot with a dump taken at
-its creation), taking one copies nothing, deleting one releases what only it kept, the rules
-HDFS enforces, the diff report, and replay through edits and the image."""
+its creation), taking one copies nothing, deleting one releases what only it kept, reads
+through ``.snapshot``, and replay through edits and the image. The rules of the snapshot
+requests are test_snapshot_ops.py's."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from hypothesis import strategies as st
 
 from nnlite.namenode import errors
 from nnlite.namenode.image import columns, startup
-from nnlite.namenode.namespace import acl
+from nnlite.namenode.namespace import acl, acl_ops, attributes, delete, rename, snapshot_ops, xattrs
 from nnlite.namenode.namespace.inode import walk
-from tests.namenode.helpers import ALICE, BOB, SUPER, dump, dump_node, new_ns, refused, write_file
+from tests.namenode.helpers import SUPER, dump, dump_node, new_ns, refused, write_file
 from tests.namenode.random_requests import (
     REQUESTS,
     acl_specs,
@@ -134,11 +135,11 @@ def check_frozen(ns, expected: dict) -> None:
         for path, node in flatten(then):
             check_answers(ns, f"{root}/.snapshot/{name}{path}", node)
     for root in {root for root, _ in expected}:
-        snaps = [s.name for s in ns.snapshot_list(root, SUPER)[1]]
+        snaps = [s.name for s in snapshot_ops.snapshot_list(ns, root, SUPER)[1]]
         now = comparable(dump_node(ns.tree.get(root)))
         for i, older in enumerate(snaps):
             for newer in snaps[i + 1:] + [""]:
-                report = ns.snapshot_diff(root, older, newer, SUPER)
+                report = snapshot_ops.snapshot_diff(ns, root, older, newer, SUPER)
                 assert set(report) == expected_report(
                     expected[root, older], expected[root, newer] if newer else now), \
                     (root, older, newer)
@@ -243,7 +244,8 @@ def play_with_snapshots(steps):
     ops = seed(ns)
     expected = {}
     for root in ROOTS:
-        ops += ns.allow_snapshot(root, SUPER)[1] + ns.create_snapshot(root, "s0", SUPER)[1]
+        ops += snapshot_ops.allow_snapshot(ns, root, SUPER)[1]
+        ops += snapshot_ops.create_snapshot(ns, root, "s0", SUPER)[1]
         expected[root, "s0"] = comparable(dump_node(ns.tree.get(root)))
     taken = itertools.count(1)
     for step in steps:
@@ -251,7 +253,7 @@ def play_with_snapshots(steps):
         try:
             if kind == "take":
                 name = f"s{next(taken)}"
-                _, more = ns.create_snapshot(step[1], name, SUPER)
+                _, more = snapshot_ops.create_snapshot(ns, step[1], name, SUPER)
                 expected[step[1], name] = comparable(dump_node(ns.tree.get(step[1])))
             elif kind in ("drop", "rename_snapshot"):
                 more = snapshot_op(ns, expected, *step)
@@ -270,10 +272,10 @@ def snapshot_op(ns, expected: dict, kind: str, root: str, pick: int) -> list:
         return []
     name = names[pick % len(names)]
     if kind == "drop":
-        more = ns.delete_snapshot(root, name, SUPER)[1]
+        more = snapshot_ops.delete_snapshot(ns, root, name, SUPER)[1]
         del expected[root, name]
     else:
-        more = ns.rename_snapshot(root, name, f"{name}r", SUPER)[1]
+        more = snapshot_ops.rename_snapshot(ns, root, name, f"{name}r", SUPER)[1]
         expected[root, f"{name}r"] = expected.pop((root, name))
     return more
 
@@ -282,7 +284,7 @@ def check_released(ns) -> None:
     """Deleting every snapshot releases everything the registry held."""
     for directory, root in list(ns.tree.snapshots.roots.values()):
         for snap in list(root.snapshots):
-            ns.delete_snapshot(directory.path(), snap.name, SUPER)
+            snapshot_ops.delete_snapshot(ns, directory.path(), snap.name, SUPER)
     registry = ns.tree.snapshots
     assert (registry.diffs, registry.pinned, registry.removed, registry.arrived) == (
         {}, {}, {}, {})
@@ -339,10 +341,10 @@ def renamed_after_a_snapshot(kind: str = "file", src: str = "/s/w/g", dst: str =
         write_file(ns, src, sizes=(5,))
     else:
         ns.mkdirs(f"{src}/inner", 0o755, SUPER)
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "s2", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s2", SUPER)
     before = dump_node(ns.tree.get(src))
-    ns.rename(src, dst, False, SUPER)
+    rename.rename(ns, src, dst, False, SUPER)
     return ns, before
 
 
@@ -368,16 +370,16 @@ def test_a_renamed_inode_keeps_its_name_and_attributes_in_a_snapshot(kind, dst):
     snapshot copy recorded before the rename (FSDirRenameOp: srcChild.recordModification):
     what changes after the rename, where the inode went, stays out of the snapshot."""
     ns, before = renamed_after_a_snapshot(kind, dst=dst)
-    ns.set_permission(dst, 0o700, SUPER)
-    ns.set_owner(dst, "alice", "staff", SUPER)
-    ns.set_times(dst, 7, 8, SUPER)
-    ns.set_xattr(dst, "user.a", b"1", 1, SUPER)
-    ns.change_acl(dst, "modify", acl.parse_spec("user:bob:rwx", True), SUPER)
+    attributes.set_permission(ns, dst, 0o700, SUPER)
+    attributes.set_owner(ns, dst, "alice", "staff", SUPER)
+    attributes.set_times(ns, dst, 7, 8, SUPER)
+    xattrs.set_xattr(ns, dst, "user.a", b"1", 1, SUPER)
+    acl_ops.change_acl(ns, dst, "modify", acl.parse_spec("user:bob:rwx", True), SUPER)
     if kind == "file":
         ns.truncate(dst, 2, SUPER)
     else:
         ns.mkdirs(f"{dst}/later", 0o755, SUPER)
-        ns.set_permission(f"{dst}/inner", 0o700, SUPER)
+        attributes.set_permission(ns, f"{dst}/inner", 0o700, SUPER)
     assert dump_node(ns.status("/s/.snapshot/s2/w/g", SUPER)) == before
     assert [c.name for c in ns.listing("/s/.snapshot/s2/w", SUPER)[0]] == ["g"]
     refused(ns, errors.PathNotFoundError, ns.status, "/s/.snapshot/s2/w/g2", SUPER)
@@ -393,18 +395,18 @@ def test_an_inode_moved_into_the_tree_is_not_in_its_earlier_snapshot():
     ns.mkdirs("/s", 0o755, SUPER)
     ns.mkdirs("/o/d", 0o755, SUPER)
     write_file(ns, "/o/d/x", sizes=(5,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "s0", SUPER)
-    ns.rename("/o/d", "/s/d", False, SUPER)
-    ns.set_permission("/s/d", 0o700, SUPER)
-    ns.delete("/s/d/x", False, SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s0", SUPER)
+    rename.rename(ns, "/o/d", "/s/d", False, SUPER)
+    attributes.set_permission(ns, "/s/d", 0o700, SUPER)
+    delete.delete(ns, "/s/d/x", False, SUPER)
     assert list(ns.status("/s/.snapshot/s0", SUPER).children) == []
     assert list(ns.tree.snapshots.diffs) == [ns.tree.get("/s").id]
     summary = ns.content_summary("/s", SUPER)
     assert (summary["directoryCount"], summary["fileCount"], summary["snapshotFileCount"],
             summary["snapshotDirectoryCount"]) == (2, 0, 0, 0)
     assert ns.tree.snapshots.referenced_blocks() == set()
-    assert ns.snapshot_diff("/s", "s0", "", SUPER) == [("MODIFY", "", None),
+    assert snapshot_ops.snapshot_diff(ns, "/s", "s0", "", SUPER) == [("MODIFY", "", None),
                                                         ("CREATE", "d", None)]
 
 
@@ -431,9 +433,9 @@ def test_the_diff_report_of_a_rename_then_a_change(dst, entries):
     DELETE."""
     ns, _ = renamed_after_a_snapshot(dst=dst)
     ns.truncate(dst, 2, SUPER)
-    ns.create_snapshot("/s", "s3", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s3", SUPER)
     for newer in ("s3", ""):
-        assert set(ns.snapshot_diff("/s", "s2", newer, SUPER)) == entries
+        assert set(snapshot_ops.snapshot_diff(ns, "/s", "s2", newer, SUPER)) == entries
 
 
 def test_the_diff_report_follows_a_renamed_directory():
@@ -446,20 +448,20 @@ def test_the_diff_report_follows_a_renamed_directory():
     write_file(ns, "/s/foo/bar", sizes=(10,))
     write_file(ns, "/s/foo/baz", sizes=(10,))
     write_file(ns, "/s/top", sizes=(10,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "a", SUPER)
-    ns.rename("/s/foo", "/s/foo2", False, SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "a", SUPER)
+    rename.rename(ns, "/s/foo", "/s/foo2", False, SUPER)
     ns.truncate("/s/foo2/bar", 3, SUPER)
-    ns.rename("/s/foo2/baz", "/s/foo2/qux", False, SUPER)
+    rename.rename(ns, "/s/foo2/baz", "/s/foo2/qux", False, SUPER)
     ns.mkdirs("/s/made", 0o755, SUPER)
-    ns.rename("/s/top", "/s/made/top", False, SUPER)
-    report = ns.snapshot_diff("/s", "a", "", SUPER)
+    rename.rename(ns, "/s/top", "/s/made/top", False, SUPER)
+    report = snapshot_ops.snapshot_diff(ns, "/s", "a", "", SUPER)
     assert report[0] == ("MODIFY", "", None)
     assert set(report[1:]) == {
         ("CREATE", "made", None), ("RENAME", "foo", "foo2"), ("RENAME", "top", "made/top"),
         ("MODIFY", "foo", None), ("RENAME", "foo/baz", "foo2/qux"),
         ("MODIFY", "foo/bar", None)}
-    _, created, deleted = ns.snapshot_diff("/s", "a", "", SUPER, listing=True)
+    _, created, deleted = snapshot_ops.snapshot_diff(ns, "/s", "a", "", SUPER, listing=True)
     moved = {c for _, c, _ in created} & {c for _, c, _ in deleted}
     assert {path for _, c, path in created if c in moved} == {"foo2", "foo2/qux", "made/top"}
 
@@ -473,15 +475,15 @@ def test_deleting_a_snapshot_keeps_an_older_one_of_another_directory_right():
     ns.mkdirs("/b", 0o755, SUPER)
     write_file(ns, "/a/f", sizes=(5,))
     for root in ("/a", "/b"):
-        ns.allow_snapshot(root, SUPER)
-    ns.create_snapshot("/a", "old", SUPER)
-    ns.rename("/a/f", "/b/f", False, SUPER)
-    ns.create_snapshot("/b", "new", SUPER)
-    ns.set_permission("/b/f", 0o600, SUPER)
-    ns.delete_snapshot("/b", "new", SUPER)
+        snapshot_ops.allow_snapshot(ns, root, SUPER)
+    snapshot_ops.create_snapshot(ns, "/a", "old", SUPER)
+    rename.rename(ns, "/a/f", "/b/f", False, SUPER)
+    snapshot_ops.create_snapshot(ns, "/b", "new", SUPER)
+    attributes.set_permission(ns, "/b/f", 0o600, SUPER)
+    snapshot_ops.delete_snapshot(ns, "/b", "new", SUPER)
     held = ns.status("/a/.snapshot/old/f", SUPER)
     assert (held.name, held.permission) == ("f", 0o644)
-    ns.delete_snapshot("/a", "old", SUPER)
+    snapshot_ops.delete_snapshot(ns, "/a", "old", SUPER)
     assert (ns.tree.snapshots.diffs, ns.tree.snapshots.pinned, ns.tree.snapshots.arrived) == ({}, {}, {})
 
 
@@ -494,17 +496,17 @@ def test_a_deleted_directory_keeps_what_saw_an_inode_moved_into_it(tmp_path):
     ns = new_ns()
     ns.mkdirs("/s/d", 0o755, SUPER)
     write_file(ns, "/s/f", sizes=(5,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "s0", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s0", SUPER)
     then = comparable(dump_node(ns.tree.get("/s")))
-    ns.create_snapshot("/s", "s1", SUPER)
-    ns.rename("/s/f", "/s/d/x", False, SUPER)
-    ns.create_snapshot("/s", "s2", SUPER)
-    ns.delete("/s/d", True, SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s1", SUPER)
+    rename.rename(ns, "/s/f", "/s/d/x", False, SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s2", SUPER)
+    delete.delete(ns, "/s/d", True, SUPER)
     info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
     loaded, _ = load_image(str(tmp_path / "fsimage"), info.md5_hex)
     for each in (ns, loaded):
-        each.delete_snapshot("/s", "s1", SUPER)
+        snapshot_ops.delete_snapshot(each, "/s", "s1", SUPER)
         assert view_dump(each, "/s", "s0") == then
         check_released(each)
 
@@ -517,32 +519,32 @@ def test_a_snapshot_releases_what_it_alone_kept_of_an_inode_moved_in():
     ns.mkdirs("/o/d", 0o755, SUPER)
     write_file(ns, "/o/f", sizes=(5,))
     write_file(ns, "/o/d/x", sizes=(7,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "s0", SUPER)
-    ns.rename("/o/f", "/s/f", False, SUPER)
-    ns.rename("/o/d", "/s/d", False, SUPER)
-    ns.create_snapshot("/s", "s1", SUPER)
-    ns.set_permission("/s/f", 0o600, SUPER)
-    ns.set_permission("/s/d/x", 0o600, SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s0", SUPER)
+    rename.rename(ns, "/o/f", "/s/f", False, SUPER)
+    rename.rename(ns, "/o/d", "/s/d", False, SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s1", SUPER)
+    attributes.set_permission(ns, "/s/f", 0o600, SUPER)
+    attributes.set_permission(ns, "/s/d/x", 0o600, SUPER)
     blocks = {b[0] for p in ("/s/f", "/s/d/x") for b in ns.tree.get(p).blocks}
-    ns.delete("/s/f", False, SUPER)
-    ns.delete("/s/d", True, SUPER)
+    delete.delete(ns, "/s/f", False, SUPER)
+    delete.delete(ns, "/s/d", True, SUPER)
     assert ns.tree.snapshots.referenced_blocks() == blocks
-    ns.delete_snapshot("/s", "s1", SUPER)
+    snapshot_ops.delete_snapshot(ns, "/s", "s1", SUPER)
     assert ns.tree.snapshots.referenced_blocks() == set()
     assert list(ns.tree.snapshots.diffs) == [ns.tree.get("/s").id]
 
 
 def test_an_image_carries_what_sees_a_moved_inode(tmp_path):
     ns, before = renamed_after_a_snapshot(dst="/o/g2")
-    ns.set_permission("/o/g2", 0o600, SUPER)
+    attributes.set_permission(ns, "/o/g2", 0o600, SUPER)
     ns.mkdirs("/s/v/g", 0o755, SUPER)
     info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
     loaded, _ = load_image(str(tmp_path / "fsimage"), info.md5_hex)
     registry = loaded.tree.snapshots
     assert (registry.pinned, registry.arrived) == (ns.tree.snapshots.pinned, ns.tree.snapshots.arrived)
     assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
-    loaded.set_times("/o/g2", 1, 2, SUPER)             # still recorded nowhere new
+    attributes.set_times(loaded, "/o/g2", 1, 2, SUPER)             # still recorded nowhere new
     assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
 
 
@@ -553,24 +555,24 @@ def test_taking_a_snapshot_copies_nothing():
     ns.mkdirs("/big", 0o755, SUPER)
     for i in range(200):
         ns.mkdirs(f"/big/d{i}", 0o755, SUPER)
-    ns.allow_snapshot("/big", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/big", SUPER)
     gc.collect()
     before = len(gc.get_objects())
-    ns.create_snapshot("/big", "s0", SUPER)
+    snapshot_ops.create_snapshot(ns, "/big", "s0", SUPER)
     gc.collect()
     assert len(gc.get_objects()) - before < 20
     assert ns.tree.snapshots.diffs == {}                  # nothing recorded until a change
-    ns.set_permission("/big/d7", 0o700, SUPER)
+    attributes.set_permission(ns, "/big/d7", 0o700, SUPER)
     assert list(ns.tree.snapshots.diffs) == [ns.tree.get("/big/d7").id]
 
 
 def test_inodes_made_after_a_snapshot_record_nothing():
     ns = new_ns()
     ns.mkdirs("/s", 0o755, SUPER)
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "s0", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s0", SUPER)
     ns.mkdirs("/s/new", 0o755, SUPER)                # records /s's created name
-    ns.set_permission("/s/new", 0o700, SUPER)        # /s/new is younger than s0
+    attributes.set_permission(ns, "/s/new", 0o700, SUPER)        # /s/new is younger than s0
     assert list(ns.tree.snapshots.diffs) == [ns.tree.get("/s").id]
 
 
@@ -579,15 +581,15 @@ def test_inodes_made_after_a_snapshot_record_nothing():
 def test_deleting_the_last_snapshot_releases_what_only_it_kept():
     ns = new_ns()
     ns.mkdirs("/s", 0o755, SUPER)
-    ns.allow_snapshot("/s", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
     write_file(ns, "/s/f", sizes=(10, 20))
     blocks = {b[0] for b in ns.tree.get("/s/f").blocks}
-    ns.create_snapshot("/s", "s0", SUPER)
-    ns.delete("/s/f", False, SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s0", SUPER)
+    delete.delete(ns, "/s/f", False, SUPER)
     assert ns.tree.snapshots.referenced_blocks() == blocks
     assert ns.readable_file("/s/.snapshot/s0/f", SUPER).blocks == tuple(
         sorted(ns.readable_file("/s/.snapshot/s0/f", SUPER).blocks))
-    ns.delete_snapshot("/s", "s0", SUPER)
+    snapshot_ops.delete_snapshot(ns, "/s", "s0", SUPER)
     assert ns.tree.snapshots.referenced_blocks() == set()
     assert ns.tree.snapshots.diffs == {} and ns.tree.snapshots.pinned == {}
 
@@ -595,114 +597,26 @@ def test_deleting_the_last_snapshot_releases_what_only_it_kept():
 def test_deleting_a_middle_snapshot_keeps_the_older_ones_right():
     ns = new_ns()
     ns.mkdirs("/s/d", 0o755, SUPER)
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "s0", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s0", SUPER)
     ns.mkdirs("/s/x", 0o755, SUPER)
-    ns.create_snapshot("/s", "s1", SUPER)
-    ns.delete("/s/d", True, SUPER)
-    ns.delete("/s/x", True, SUPER)
-    ns.delete_snapshot("/s", "s1", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s1", SUPER)
+    delete.delete(ns, "/s/d", True, SUPER)
+    delete.delete(ns, "/s/x", True, SUPER)
+    snapshot_ops.delete_snapshot(ns, "/s", "s1", SUPER)
     assert sorted(ns.status("/s/.snapshot/s0", SUPER).children) == ["d"]
 
 
-# ------------------------------------------------------------------ the rules
-
-def test_only_a_superuser_allows_and_nesting_is_refused():
-    ns = new_ns()
-    ns.mkdirs("/a/b/c", 0o777, SUPER)
-    refused(ns, errors.AccessControlError, ns.allow_snapshot, "/a/b", ALICE)
-    ns.allow_snapshot("/a/b", SUPER)
-    ns.allow_snapshot("/a/b", SUPER)                          # twice: fine
-    with pytest.raises(errors.SnapshotError, match="the ancestor /a/b is already"):
-        ns.allow_snapshot("/a/b/c", SUPER)
-    with pytest.raises(errors.SnapshotError, match="the subdirectory /a/b is already"):
-        ns.allow_snapshot("/a", SUPER)
-    refused(ns, errors.PathNotFoundError, ns.allow_snapshot, "/nope", SUPER)
-    write_file(ns, "/a/f")
-    refused(ns, errors.PathIsNotDirectoryError, ns.allow_snapshot, "/a/f", SUPER)
-
-
-def test_snapshot_names_and_owners():
-    ns = new_ns()
-    ns.mkdirs("/home/alice", 0o755, SUPER)
-    ns.set_owner("/home/alice", "alice", None, SUPER)
-    ns.allow_snapshot("/home/alice", SUPER)
-    path, _ = ns.create_snapshot("/home/alice", "one", ALICE)
-    assert path == "/home/alice/.snapshot/one"
-    refused(ns, errors.AccessControlError, ns.create_snapshot, "/home/alice", "two", BOB)
-    refused(ns, errors.SnapshotError, ns.create_snapshot, "/home/alice", "one", ALICE)
-    refused(ns, errors.HadoopIllegalArgumentError, ns.create_snapshot, "/home/alice", "a/b",
-            ALICE)
-    refused(ns, errors.HadoopIllegalArgumentError, ns.create_snapshot, "/home/alice",
-            ".snapshot", ALICE)
-    default, _ = ns.create_snapshot("/home/alice", None, ALICE)
-    assert default.rsplit("/", 1)[1].startswith("s") and len(default.rsplit("/", 1)[1]) == 20
-    with pytest.raises(errors.SnapshotError, match="The snapshot nope does not exist"):
-        ns.rename_snapshot("/home/alice", "nope", "x", ALICE)
-    with pytest.raises(errors.SnapshotError, match="already exists"):
-        ns.rename_snapshot("/home/alice", "one", default.rsplit("/", 1)[1], ALICE)
-    ns.rename_snapshot("/home/alice", "one", "first", ALICE)
-    with pytest.raises(errors.SnapshotError, match="Cannot delete snapshot one from path"):
-        ns.delete_snapshot("/home/alice", "one", ALICE)
-    refused(ns, errors.SnapshotError, ns.create_snapshot, "/home", "x", SUPER)
-
-
-def test_a_directory_with_snapshots_is_neither_deleted_nor_renamed():
-    ns = new_ns()
-    ns.mkdirs("/p/s/in", 0o755, SUPER)
-    ns.allow_snapshot("/p/s", SUPER)
-    ns.create_snapshot("/p/s", "x", SUPER)
-    for call in (lambda: ns.delete("/p/s", True, SUPER), lambda: ns.delete("/p", True, SUPER),
-                 lambda: ns.rename("/p/s", "/q", False, SUPER),
-                 lambda: ns.rename_legacy("/p", "/q", SUPER),
-                 lambda: ns.delete_many(["/p"], SUPER),
-                 lambda: ns.disallow_snapshot("/p/s", SUPER)):
-        with pytest.raises(errors.SnapshotError):
-            call()
-    ns.delete("/p/s/in", True, SUPER)                     # inside it: fine
-    ns.delete_snapshot("/p/s", "x", SUPER)
-    ns.disallow_snapshot("/p/s", SUPER)
-    ns.delete("/p", True, SUPER)
-
-
-def test_a_rename_never_overwrites_an_empty_directory_that_has_snapshots():
-    """FSDirRenameOp.validateOverwrite checks the destination as a delete would
-    (FSDirSnapshotOp.checkSnapshot): an empty snapshottable directory with snapshots stays,
-    and so do its snapshots."""
-    ns = new_ns()
-    ns.mkdirs("/a/f", 0o755, SUPER)
-    ns.mkdirs("/b", 0o755, SUPER)
-    ns.allow_snapshot("/a", SUPER)
-    ns.create_snapshot("/a", "s0", SUPER)
-    ns.delete("/a/f", True, SUPER)
-    refused(ns, errors.SnapshotError, ns.rename, "/b", "/a", True, SUPER)
-    assert ns.status("/a/.snapshot/s0/f", SUPER).is_dir
-
-
-def test_snapshots_are_read_only():
-    ns = new_ns()
-    ns.mkdirs("/s/d", 0o777, SUPER)
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "x", SUPER)
-    for call in (lambda: ns.mkdirs("/s/.snapshot/x/new", 0o755, SUPER),
-                 lambda: ns.delete("/s/.snapshot/x/d", True, SUPER),
-                 lambda: ns.set_permission("/s/.snapshot/x/d", 0o700, SUPER),
-                 lambda: ns.rename("/s/d", "/s/.snapshot/x/e", False, SUPER),
-                 lambda: ns.create("/s/.snapshot/x/f", SUPER)):
-        with pytest.raises(errors.SnapshotAccessControlError, match="read-only snapshot"):
-            call()
-    with pytest.raises(errors.HadoopIllegalArgumentError, match="reserved name"):
-        ns.mkdirs("/plain/.snapshot", 0o755, SUPER)
-
+# ------------------------------------------------------------------ reads
 
 def test_reads_through_dot_snapshot():
     ns = new_ns()
     ns.mkdirs("/s/d", 0o755, SUPER)
     write_file(ns, "/s/d/f", sizes=(100,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "x", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "x", SUPER)
     ns.truncate("/s/d/f", 7, SUPER)                     # cut after
-    ns.set_owner("/s/d", "alice", None, SUPER)
+    attributes.set_owner(ns, "/s/d", "alice", None, SUPER)
     listing, _ = ns.listing("/s/.snapshot", SUPER)
     assert [n.name for n in listing] == ["x"]
     assert ns.status("/s/.snapshot/x/d", SUPER).owner == "hdfs"
@@ -723,14 +637,14 @@ def test_content_summary_counts_what_snapshots_keep():
     write_file(ns, "/s/d/f", sizes=(100,))
     write_file(ns, "/s/g", sizes=(50,), replication=3)
     write_file(ns, "/s/old/h", sizes=(10,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "a", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "a", SUPER)
     plain = ns.content_summary("/s", SUPER)
     assert (plain["fileCount"], plain["directoryCount"], plain["length"],
             plain["spaceConsumed"], plain["snapshotFileCount"]) == (3, 3, 160, 260, 0)
-    ns.delete("/s/g", False, SUPER)
-    ns.delete("/s/d", True, SUPER)
-    ns.rename("/s/old", "/s/new", False, SUPER)
+    delete.delete(ns, "/s/g", False, SUPER)
+    delete.delete(ns, "/s/d", True, SUPER)
+    rename.rename(ns, "/s/old", "/s/new", False, SUPER)
     write_file(ns, "/s/new/h2", sizes=(5,))              # after the snapshot: not kept
     summary = ns.content_summary("/s", SUPER)
     kept = {k: summary[k] for k in ("snapshotFileCount", "snapshotDirectoryCount",
@@ -744,7 +658,7 @@ def test_content_summary_counts_what_snapshots_keep():
             held["snapshotLength"]) == (3, 3, 160, 0)
     new = ns.content_summary("/s/new", SUPER)                # its own diffs keep nothing
     assert (new["fileCount"], new["length"], new["snapshotFileCount"]) == (2, 15, 0)
-    ns.delete_snapshot("/s", "a", SUPER)
+    snapshot_ops.delete_snapshot(ns, "/s", "a", SUPER)
     after = ns.content_summary("/s", SUPER)
     assert (after["fileCount"], after["length"], after["snapshotLength"]) == (2, 15, 0)
 
@@ -753,63 +667,30 @@ def test_content_summary_counts_a_kept_directory_with_what_its_own_diffs_keep():
     ns = new_ns()
     ns.mkdirs("/s/x", 0o755, SUPER)
     write_file(ns, "/s/x/f", sizes=(7,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "a", SUPER)
-    ns.delete("/s/x/f", False, SUPER)                   # kept by a, in /s/x's diff
-    ns.create_snapshot("/s", "b", SUPER)
-    ns.delete("/s/x", True, SUPER)                      # kept by b, in /s's diff
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "a", SUPER)
+    delete.delete(ns, "/s/x/f", False, SUPER)                   # kept by a, in /s/x's diff
+    snapshot_ops.create_snapshot(ns, "/s", "b", SUPER)
+    delete.delete(ns, "/s/x", True, SUPER)                      # kept by b, in /s's diff
     summary = ns.content_summary("/s", SUPER)
     assert (summary["snapshotDirectoryCount"], summary["snapshotFileCount"],
             summary["snapshotLength"]) == (1, 1, 7)
     assert (summary["directoryCount"], summary["fileCount"]) == (2, 1)
 
 
-def test_the_diff_report():
-    ns = new_ns()
-    ns.mkdirs("/s/keep", 0o755, SUPER)
-    ns.mkdirs("/s/gone", 0o755, SUPER)
-    ns.mkdirs("/s/old", 0o755, SUPER)
-    write_file(ns, "/s/keep/f", sizes=(5,))
-    ns.allow_snapshot("/s", SUPER)
-    ns.create_snapshot("/s", "a", SUPER)
-    ns.delete("/s/gone", True, SUPER)
-    ns.rename("/s/old", "/s/new", False, SUPER)
-    ns.mkdirs("/s/made", 0o755, SUPER)
-    ns.truncate("/s/keep/f", 2, SUPER)
-    ns.create_snapshot("/s", "b", SUPER)
-    report = ns.snapshot_diff("/s", "a", "b", SUPER)
-    assert report[0] == ("MODIFY", "", None)
-    assert set(report[1:]) == {("MODIFY", "keep/f", None), ("DELETE", "gone", None),
-                               ("RENAME", "old", "new"), ("CREATE", "made", None)}
-    assert ns.snapshot_diff("/s", "b", "", SUPER) == []
-    assert ns.snapshot_diff("/s", "a", "a", SUPER) == []
-    with pytest.raises(errors.SnapshotError, match="Cannot find the snapshot"):
-        ns.snapshot_diff("/s", "a", "zz", SUPER)
-
-
-def test_snapshottable_listing_is_per_owner():
-    ns = new_ns()
-    for who in ("alice", "bob"):
-        ns.mkdirs(f"/{who}", 0o755, SUPER)
-        ns.set_owner(f"/{who}", who, None, SUPER)
-        ns.allow_snapshot(f"/{who}", SUPER)
-    assert [p for p, _, _ in ns.snapshottable_dirs(ALICE)] == ["/alice"]
-    assert [p for p, _, _ in ns.snapshottable_dirs(SUPER)] == ["/alice", "/bob"]
-
-
 def test_many_snapshots_then_deleted_in_any_order():
     ns = new_ns()
     ns.mkdirs("/s", 0o755, SUPER)
-    ns.allow_snapshot("/s", SUPER)
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
     seen = {}
     for i in range(8):
         write_file(ns, f"/s/f{i}", sizes=(i + 1,))
         if i % 2:
-            ns.delete(f"/s/f{i - 1}", False, SUPER)
-        ns.create_snapshot("/s", f"s{i}", SUPER)
+            delete.delete(ns, f"/s/f{i - 1}", False, SUPER)
+        snapshot_ops.create_snapshot(ns, "/s", f"s{i}", SUPER)
         seen[f"s{i}"] = sorted(ns.tree.get("/s").children)
     for name in ("s3", "s0", "s7", "s5"):
-        ns.delete_snapshot("/s", name, SUPER)
+        snapshot_ops.delete_snapshot(ns, "/s", name, SUPER)
         del seen[name]
         for other, names in seen.items():
             assert sorted(ns.status(f"/s/.snapshot/{other}", SUPER).children) == names

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from nnlite.formats import edits
 from nnlite.namenode import errors
+from nnlite.namenode.namespace import delete, rename
 from nnlite.namenode.namespace.inode import ROOT_INODE_ID, INode, walk
 from tests.namenode.helpers import SUPER, apply_ops, check_invariants, dump, write_file
 from tests.namenode.random_requests import PROPERTY, REQUESTS, fresh, play, run, seed
@@ -142,13 +143,13 @@ def test_a_removed_subtree_is_freed_without_the_cyclic_collector(how):
     try:
         before = _live_inodes()
         if how == "delete":
-            ns.delete("/gone", True, SUPER)
+            delete.delete(ns, "/gone", True, SUPER)
             removed = 7                      # gone, a, b, c and three files
         elif how == "rename over":
-            ns.rename("/other/x", "/dst/x", True, SUPER)
+            rename.rename(ns, "/other/x", "/dst/x", True, SUPER)
             removed = 1                      # the empty /dst/x it replaced
         else:
-            ns.delete_many(["/gone", "/other"], SUPER)
+            delete.delete_many(ns, ["/gone", "/other"], SUPER)
             removed = 10                     # the 7 above, other, x, f4
         assert _live_inodes() == before - removed
     finally:
