@@ -222,7 +222,6 @@ TESTED_BY = {
     "namenode/recovery/repair.py": "namenode/recovery/test_recover.py",
     "namenode/recovery/scan.py": "namenode/recovery/test_recover.py",
     "namenode/rpc/status.py": "namenode/rpc/test_client_protocol.py",
-    "namenode/security/identity.py": "namenode/http/test_webhdfs_raw.py",   # doas, user.name
     "namenode/security/proxy_users.py": "namenode/http/test_webhdfs_raw.py",
     "secondary/errors.py": "secondary/test_client.py",
     "secondary/merge.py": "secondary/test_checkpointer.py",
