@@ -13,6 +13,8 @@ client's transport, which moves requests and answers and knows nothing of WebHDF
   Content-Length when its size is known (a regular file), chunked otherwise (a pipe).
 * An answer the server will close after is read to the end and the connection dropped, so the
   next request opens a fresh one.
+* ``https://`` URLs speak TLS, trusting the CA file ``trust`` names (ssl-client.xml's
+  truststore) or else the system's CAs.
 * A large upload can ask first (``Expect: 100-continue``, ``send_expecting_continue``), so a
   refusal arrives as an answer rather than a broken pipe halfway through the body.
 
@@ -27,6 +29,7 @@ import io
 import os
 import select
 import socket
+import ssl
 import stat
 import time
 from dataclasses import dataclass
@@ -42,6 +45,29 @@ STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
          ConnectionAbortedError)
 CHUNK = 1 << 20             # bytes per socket write of a streamed body, per read of a download
 CONTINUE = b"HTTP/1.1 100 "
+
+
+# The TLS context of every https connection of this process (``trust``); None: the
+# system's CAs (and SSL_CERT_FILE), as Python's default.
+_trusted: ssl.SSLContext | None = None
+
+
+def trust(ca_file: str | None) -> None:
+    """Trust the CA certificates in ``ca_file`` (PEM) on every https connection of this
+    process: ssl-client.xml's truststore (``ssl.client.truststore.location``), one per client
+    process as Hadoop's ``SSLFactory`` is. None or "": the system's CAs again. Host names are
+    checked."""
+    global _trusted
+    if not ca_file:
+        _trusted = None
+        return
+    try:
+        context = ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise BadArgumentError(f"ssl.client.truststore.location {ca_file} is not a PEM file "
+                               f"of CA certificates: {exc}") from exc
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    _trusted = context
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +112,11 @@ class Connection:
             self.close()
 
     def _open(self) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        return cls(self._host, self._port, timeout=self.timeout, blocksize=CHUNK)
+        if self._https:
+            return http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout,
+                                               blocksize=CHUNK, context=_trusted)
+        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout,
+                                          blocksize=CHUNK)
 
     def request(self, method: str, target: str, body=None, headers=None) -> Reply:
         """One exchange; a kept-alive connection the peer closed meanwhile is reopened once

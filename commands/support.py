@@ -35,6 +35,7 @@ from typing import Any, Callable, TypeVar
 import click
 from click.core import ParameterSource
 
+from nnlite.client import connection
 from nnlite.client import errors as client_errors
 from nnlite.client.failover import Address, Nameservice, resolve
 from nnlite.commands.errors import CommandError, ProgramMissing
@@ -171,7 +172,11 @@ def conf_options(fn: F) -> F:
 
 
 def load_config(conf: str | None, defines: list[str] | tuple[str, ...]) -> Config:
-    return Config.load(conf, defines)
+    """The configuration; its truststore (``ssl.client.truststore.location``, a PEM file of
+    CA certificates) is what every https connection of the command trusts."""
+    config = Config.load(conf, defines)
+    connection.trust(config.get("ssl.client.truststore.location"))
+    return config
 
 
 # ------------------------------------------------------------------ which namenode

@@ -8,8 +8,9 @@ are ignored; later lines win; values are taken as written, without quotes) or Ha
 ``<description>`` are ignored). ``${name}`` in any value is expanded from the final keys, as
 ``Configuration.substituteVars`` does at ``get`` (at most 20 rounds; unknown names stay). A
 directory is read as Hadoop reads its classpath: ``core-site.xml``, then ``hdfs-site.xml``.
-``hadoop.ssl.server.conf`` (default ``ssl-server.xml``, as ``SSLFactory`` names it) is read
-too when it lies beside the files read, so its keystore keys need no copy.
+``hadoop.ssl.server.conf`` (default ``ssl-server.xml``, as ``SSLFactory`` names it) and
+``hadoop.ssl.client.conf`` (``ssl-client.xml``) are read too when they lie beside the files
+read, so their keystore and truststore keys need no copy.
 ``-D key=value`` options win over the file. Keys outside ``DEFAULTS`` (and outside the
 ``hadoop.proxyuser.<user>.hosts|groups|users`` pattern) are reported in the log, not silently
 used. The keys of DESIGN.md keep their names; the rest follow Hadoop's names.
@@ -35,6 +36,8 @@ DEFAULTS: dict[str, str] = {
     # addresses
     "dfs.namenode.http-address": "127.0.0.1:9870",
     "dfs.namenode.secondary.http-address": "127.0.0.1:9868",
+    # the secondary's HTTPS port, served when dfs.http.policy names HTTPS (Hadoop's default 9869)
+    "dfs.namenode.secondary.https-address": "127.0.0.1:9869",
     # Hadoop IPC (hdfs://): ClientNamenodeProtocol, Hadoop's default port
     "dfs.namenode.rpc-address": "127.0.0.1:8020",
     "ipc.maximum.data.length": str(128 << 20),     # the largest RPC frame accepted, bytes
@@ -141,6 +144,7 @@ DEFAULTS: dict[str, str] = {
     "dfs.http.policy": "HTTP_ONLY",
     "dfs.namenode.https-address": "127.0.0.1:9871",
     "hadoop.ssl.server.conf": "ssl-server.xml",
+    "hadoop.ssl.client.conf": "ssl-client.xml",     # read beside the site files, as the server's
     # ssl-server.xml's keys (type jks, pkcs12, or pem: a PEM file of the key and certificate)
     "ssl.server.keystore.location": "",
     "ssl.server.keystore.password": "",
@@ -149,6 +153,8 @@ DEFAULTS: dict[str, str] = {
     "ssl.server.truststore.location": "",
     "ssl.server.truststore.password": "",
     "ssl.server.truststore.type": "jks",
+    # ssl-client.xml's truststore: CA certificates (a PEM file) nnlite's clients trust on https
+    "ssl.client.truststore.location": "",
     # secondary
     "dfs.image.transfer.timeout": "60000",   # ms: socket timeout of image transfers
     "nnlite.secondary.nice": "10",           # CPU niceness 0-19: the merge yields to the namenode
@@ -272,8 +278,9 @@ SITE_FILES = ("core-site.xml", "hdfs-site.xml")
 
 
 def _read_conf(path: str) -> dict[str, str]:
-    """The keys of ``--conf``: a file, or a directory's site files; then the SSL server file
-    that ``hadoop.ssl.server.conf`` names, when it lies beside them."""
+    """The keys of ``--conf``: a file, or a directory's site files; then the SSL server and
+    client files that ``hadoop.ssl.server.conf`` and ``.client.conf`` name, when they lie
+    beside them."""
     where = Path(path)
     if where.is_dir():
         values: dict[str, str] = {}
@@ -284,10 +291,10 @@ def _read_conf(path: str) -> dict[str, str]:
     else:
         values = _read_file(path)
         folder = where.parent
-    ssl_name = values.get("hadoop.ssl.server.conf", DEFAULTS["hadoop.ssl.server.conf"])
-    ssl_file = folder / ssl_name
-    if ssl_file.is_file() and ssl_file != where:
-        values = {**_read_file(str(ssl_file)), **values}
+    for key in ("hadoop.ssl.server.conf", "hadoop.ssl.client.conf"):
+        ssl_file = folder / values.get(key, DEFAULTS[key])
+        if ssl_file.is_file() and ssl_file != where:
+            values = {**_read_file(str(ssl_file)), **values}
     return values
 
 

@@ -53,6 +53,7 @@ from nnlite.namenode.rpc.client_protocol import ClientProtocol
 from nnlite.namenode.rpc.server import RpcServer
 from nnlite.namenode.rpc.status import Datanode, Locator
 from nnlite.namenode.rpc.writes import Writes
+from nnlite.namenode.security import tls
 from nnlite.namenode.security.proxy_users import ProxyUsers
 from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.storage import namedir
@@ -85,7 +86,8 @@ class Namenode:
 
     def __init__(self, dirs: list[str], config: Config, host: str | None = None,
                  port: int | None = None, extensions=(), rpc_port: int | None = None,
-                 lease_clock: Callable[[], float] = time.monotonic):
+                 lease_clock: Callable[[], float] = time.monotonic,
+                 https_port: int | None = None):
         self.dirs = dirs
         self.config = config
         # an HA set's namenode that names its id binds dfs.namenode.http-address.<ns>.<id>
@@ -115,6 +117,7 @@ class Namenode:
         self.ha: HAController | None = None
         self.replicator: Replicator | None = None     # an HA set's block copies
         self.rpc_port = rpc_port          # None: dfs.namenode.rpc-address's
+        self.https_port = https_port      # None: dfs.namenode.https-address's (HTTPS served)
         self.ha_id = ""                   # this namenode's id in an HA set
         self.rpc: RpcServer | None = None
         # The built-in datanode whose blocks the RPC service names (set before start).
@@ -126,10 +129,7 @@ class Namenode:
         name_dirs = [NameDir(p) for p in self.dirs]
         namedir.lock_formatted(name_dirs)
         try:
-            self.port = await self.http.start(self.host, self.port)
-            log.info("namenode listening on http://%s:%d (RetriableException while loading)",
-                     self.host, self.port)
-            announce_port("NNLITE_HTTP_PORT", self.port)
+            await self._listen_http()
             await self._listen_rpc()
         except BaseException:
             namedir.unlock_all(name_dirs)
@@ -151,7 +151,8 @@ class Namenode:
         self.fs.on_reloaded.append(lambda: loop.call_soon_threadsafe(
             lease_manager.revoke_all, "the namenode reloaded its namespace"))
         data = DataPath(*self._loaded(), lease_manager, host=self.host, port=self.port,
-                        combine_mode=self.config.get("dfs.checksum.combine.mode"))
+                        combine_mode=self.config.get("dfs.checksum.combine.mode"),
+                        https_port=self.https_port)
         upload = self.app.counted(data.upload)
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
@@ -169,6 +170,30 @@ class Namenode:
                  report["lastWrittenTxid"], report["files"], report["directories"],
                  "ON (resources are low)" if self.fs.resources_low else "off")
         return self.port
+
+    async def _listen_http(self) -> None:
+        """Bind the web ports ``dfs.http.policy`` asks for (``HttpServer2`` as ``NameNode
+        HttpServer`` builds it): HTTP on the http-address, HTTPS on ``dfs.namenode.
+        https-address`` with ssl-server.xml's keystore (``security/tls.py``), one app behind
+        both. Under HTTPS_ONLY ``port`` is the HTTPS one (the data step's redirects follow
+        the scheme a request came in on)."""
+        if self.security.http_enabled:
+            self.port = await self.http.start(self.host, self.port)
+            log.info("namenode listening on http://%s:%d (RetriableException while loading)",
+                     self.host, self.port)
+            announce_port("NNLITE_HTTP_PORT", self.port)
+        if not self.security.https_enabled:
+            return
+        host, port = self.config.address(self.config.namenode_key(
+            "dfs.namenode.https-address", self.config.get("dfs.ha.namenode.id")))
+        port = port if self.https_port is None else self.https_port
+        self.https_port = await self.http.start(self.host_given or host, port,
+                                                ssl=tls.server_context(self.config))
+        if not self.security.http_enabled:
+            self.port = self.https_port
+        log.info("namenode listening on https://%s:%d", self.host_given or host,
+                 self.https_port)
+        announce_port("NNLITE_HTTPS_PORT", self.https_port)
 
     async def _listen_rpc(self) -> None:
         """Bind Hadoop IPC (``hdfs://``) before the namespace loads, as the HTTP port is: until

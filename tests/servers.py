@@ -137,6 +137,15 @@ class NamenodeProcess:
                           f"{self.log.read_text()}")
 
     @property
+    def https_port(self) -> int:
+        """The HTTPS port it announced (``dfs.http.policy`` HTTP_AND_HTTPS)."""
+        for line in self.log.read_text(errors="replace").splitlines():
+            if line.startswith("NNLITE_HTTPS_PORT="):
+                return int(line.split("=", 1)[1])
+        raise LookupError(f"namenode at {self.url} serves no https; log: "
+                          f"{self.log.read_text()}")
+
+    @property
     def hdfs(self) -> str:
         return f"hdfs://127.0.0.1:{self.rpc_port}"
 

@@ -117,7 +117,7 @@ class DataPath:
 
     def __init__(self, fs: FSNamesystem, committer: AsyncCommitter, store: BlockStore,
                  lease_manager: leases.LeaseManager, *, host: str, port: int,
-                 combine_mode: str = "MD5MD5CRC"):
+                 combine_mode: str = "MD5MD5CRC", https_port: int | None = None):
         if combine_mode not in ("MD5MD5CRC", "COMPOSITE_CRC"):
             raise ConfigError(f"dfs.checksum.combine.mode is {combine_mode!r}: MD5MD5CRC or "
                               f"COMPOSITE_CRC")
@@ -128,6 +128,7 @@ class DataPath:
         self.leases = lease_manager
         self.host = host
         self.port = port
+        self.https_port = https_port      # the HTTPS listener's (dfs.http.policy), if any
         # In an HA set, the copy of new blocks to a standby before a close is logged
         # (namenode/blocks/replication.py); None: one namenode, one copy.
         self.replicator: Replicator | None = None
@@ -199,18 +200,21 @@ class DataPath:
                  for value in values]
         if not req.param("user.name"):
             items.append(("user.name", self.webhdfs.default_user))
-        return (f"http://{self.authority(req)}{DATA_PREFIX}{quote(path, safe='/')}?"
+        return (f"{req.scheme}://{self.authority(req)}{DATA_PREFIX}{quote(path, safe='/')}?"
                 f"{urlencode(items, quote_via=quote)}")
 
     def authority(self, req: Request) -> str:
         """host:port of this server for the client: the bound address, or when bound to a
-        wildcard address the Host the client used (loopback if it sent none usable)."""
+        wildcard address the Host the client used (loopback if it sent none usable); the
+        port of the listener the request came in on (HTTP or HTTPS, as Hadoop's redirect
+        follows ``request.getScheme()``)."""
+        port = self.https_port if req.scheme == "https" and self.https_port else self.port
         if self.host not in WILDCARD_HOSTS:
-            return f"{self.host}:{self.port}"
+            return f"{self.host}:{port}"
         host = req.headers.get("host", "")
         if not host or not all(c.isalnum() or c in ".-:[]" for c in host):
-            return f"127.0.0.1:{self.port}"
-        return host if ":" in host.rpartition("]")[2] else f"{host}:{self.port}"
+            return f"127.0.0.1:{port}"
+        return host if ":" in host.rpartition("]")[2] else f"{host}:{port}"
 
     # ------------------------------------------------------------------ reads
 

@@ -32,6 +32,7 @@ import os
 import socket
 import sys
 import time
+from ssl import SSLContext
 from typing import cast
 
 from nnlite.namenode.http.stream import BodyStream, write_file, write_pieces
@@ -69,8 +70,9 @@ class _Connection(asyncio.Protocol):
     # Set by connection_made, the first call asyncio makes: nothing reaches a connection before.
     transport: asyncio.Transport
 
-    def __init__(self, server: "HttpServer") -> None:
+    def __init__(self, server: "HttpServer", scheme: str = "http") -> None:
         self.server = server
+        self.scheme = scheme         # "https" on a TLS listener: the request's own scheme
         self.buf = bytearray()
         self.busy = False
         self.closing = False
@@ -438,7 +440,8 @@ class _Connection(asyncio.Protocol):
                 del buf[:body_start]
                 self.start_stream(Request(method, target, decode_component(raw_path, "the path"),
                                           parse_query(raw_query), headers, b"",
-                                          keeps_alive(version, headers), self.peer), factory)
+                                          keeps_alive(version, headers), self.peer,
+                                          self.scheme), factory)
                 return None
         if "transfer-encoding" not in headers and headers.get("content-length", "0") == "0":
             body = b""                  # no body: the common GET, and a PUT of length 0
@@ -453,7 +456,7 @@ class _Connection(asyncio.Protocol):
             body = bytes(body)
         return Request(method, target, decode_component(raw_path, "the path"),
                        parse_query(raw_query), headers, body, keeps_alive(version, headers),
-                       self.peer)
+                       self.peer, self.scheme)
 
     def expect_continue(self, headers: dict) -> None:
         if headers.get("expect", "").lower() == "100-continue" and not self.continued:
@@ -485,7 +488,7 @@ class HttpServer:
         self.connections: set[_Connection] = set()
         self.in_flight = 0
         self.stopping = False
-        self._server: asyncio.AbstractServer | None = None
+        self._servers: list[asyncio.AbstractServer] = []   # one per listener (HTTP, HTTPS)
 
     def error_for(self, exc: BaseException) -> Response:
         """The response for an exception a handler let escape (never a traceback)."""
@@ -494,15 +497,20 @@ class HttpServer:
         log.error("unhandled error in a request handler", exc_info=exc)
         return self.error_response(500, f"Internal error ({type(exc).__name__})")
 
-    async def start(self, host: str, port: int) -> int:
+    async def start(self, host: str, port: int, ssl: SSLContext | None = None) -> int:
+        """Listen on host:port (TLS with ``ssl``: HTTPS, as ``dfs.http.policy`` asks) and
+        return the bound port. Called once per listener; all serve the same app."""
         loop = asyncio.get_running_loop()
+        scheme = "http" if ssl is None else "https"
         try:
-            self._server = await loop.create_server(lambda: _Connection(self), host, port,
-                                                    reuse_address=True, backlog=1024)
+            server = await loop.create_server(lambda: _Connection(self, scheme), host, port,
+                                              reuse_address=True, backlog=1024, ssl=ssl)
         except OSError as exc:
             raise address_error(host, port, exc) from exc
-        self._reaper = asyncio.ensure_future(self._reap_idle())
-        return self._server.sockets[0].getsockname()[1]
+        self._servers.append(server)
+        if self._reaper is None:
+            self._reaper = asyncio.ensure_future(self._reap_idle())
+        return server.sockets[0].getsockname()[1]
 
     async def _reap_idle(self) -> None:
         """Close connections that sent nothing for ``idle_timeout`` seconds while not being
@@ -533,15 +541,15 @@ class HttpServer:
         self.stopping = True
         if self._reaper is not None:
             self._reaper.cancel()
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         deadline = asyncio.get_running_loop().time() + grace
         while self.in_flight and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.01)
         for conn in list(self.connections):
             conn.close()
-        if self._server is not None:
-            await self._server.wait_closed()
+        for server in self._servers:
+            await server.wait_closed()
 
 
 def check_free(host: str, port: int) -> None:

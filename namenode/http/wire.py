@@ -57,9 +57,11 @@ class BadRequest(Exception):
 
 
 class Request:
-    __slots__ = ("method", "target", "path", "query", "headers", "body", "keep_alive", "peer")
+    __slots__ = ("method", "target", "path", "query", "headers", "body", "keep_alive", "peer",
+                 "scheme")
 
-    def __init__(self, method, target, path, query, headers, body, keep_alive, peer):
+    def __init__(self, method, target, path, query, headers, body, keep_alive, peer,
+                 scheme="http"):
         self.method = method
         self.target = target      # raw request target, as sent
         self.path = path          # percent-decoded path (str), without the query
@@ -68,6 +70,7 @@ class Request:
         self.body = body
         self.keep_alive = keep_alive
         self.peer = peer
+        self.scheme = scheme      # "https" when it came over TLS (dfs.http.policy)
 
     def param(self, name: str, default=None):
         """One query parameter (names are case-insensitive). Repeats must be identical."""
