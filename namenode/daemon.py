@@ -209,7 +209,8 @@ class Namenode:
         port = port if self.rpc_port is None else self.rpc_port
         host = self.host_given or host
         server = RpcServer.starting(identity(self.config), ProxyUsers(self.config.proxy_users()),
-                                    max_data_length=self.config.int("ipc.maximum.data.length"))
+                                    max_data_length=self.config.int("ipc.maximum.data.length"),
+                                    security=self.security)
         try:
             self.rpc_port = await server.start(host, port)
         except AddressError as exc:

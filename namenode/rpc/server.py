@@ -9,10 +9,20 @@ A connection:
    SASL (auth protocol 0xDF): a simple-authentication server answers the client's NEGOTIATE
    with SUCCESS, as Hadoop's ``buildNegotiateResponse`` does when SIMPLE is its only method,
    and the client goes on without SASL.
+   In secure mode (``sasl``: ``namenode/security/sasl.py``) SASL is required: a preamble
+   without it is answered FATAL ``AccessControlException`` "SIMPLE authentication is not
+   enabled.  Available:[TOKEN, KERBEROS]" (``Server.initializeAuthContext``), and the SASL
+   exchange (Kerberos GSSAPI, or DIGEST-MD5 with a delegation token) must succeed before the
+   context; a refusal is FATAL under call id -33 with the Java class of its cause
+   (``InvalidToken`` for a forged, expired or cancelled token). With a qop other than
+   ``auth`` every later frame, both ways, travels inside ``RpcSaslProto`` WRAP messages
+   under call id -33 (``Server.wrapWithSasl``, ``unwrapPacketAndProcessRpcs``).
 2. The connection context (call id -3): the effective user, and the real user when a proxy
    user acts for it, checked by the ``hadoop.proxyuser.*`` rules WebHDFS's ``doas`` follows
    (``namenode/security/``); refused: FATAL ``AuthorizationException``. A call
-   before the context: FATAL.
+   before the context: FATAL. In secure mode the user is the authenticated one
+   (``kerberos_caller``: its ``auth_to_local`` short name; ``token_caller``: the token's
+   owner); the context's user only asks for a proxy (Kerberos; refused with a token).
 3. Calls, each answered by call id, in any order: the method's handler
    (``client_protocol.py``) runs on the loop; its answer is sent once every op logged before
    it is durable (``AsyncCommitter``), so a write is acknowledged only after its sync and a
@@ -33,6 +43,7 @@ hands the server its protocol once the namespace is in.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 from typing import Any, Callable, Protocol, cast
 
@@ -46,8 +57,13 @@ from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.listen import address_error
 from nnlite.namenode.rpc import errors as rpc_errors
+from nnlite.namenode.security import identity as auth
+from nnlite.namenode.security.auth_to_local import AuthToLocal, AuthToLocalError
 from nnlite.namenode.security.identity import Caller, effective_user
-from nnlite.namenode.security.proxy_users import ProxyUsers
+from nnlite.namenode.security.proxy_users import ImpersonationError, ProxyUsers
+from nnlite.namenode.security.sasl import KERBEROS, Negotiation, SaslRpcServer
+from nnlite.namenode.security.settings import SecuritySettings
+from nnlite.namenode.security.tokens import DelegationTokenIdentifier
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +102,9 @@ class RpcServer:
             fs.identity if fs is not None else Identity())
         self.proxy_users = proxy_users or ProxyUsers({})
         self.max_data_length = max_data_length
+        # secure mode: SASL required, who a connection is (None: simple authentication)
+        self.sasl: SaslRpcServer | None = None
+        self.auth_to_local = AuthToLocal()
         self.connections: set[Connection] = set()
         self.calls = 0
         self.fatal = 0
@@ -94,11 +113,32 @@ class RpcServer:
 
     @classmethod
     def starting(cls, identity: Identity, proxy_users: ProxyUsers,
-                 max_data_length: int = ipc.MAX_DATA_LENGTH) -> "RpcServer":
+                 max_data_length: int = ipc.MAX_DATA_LENGTH,
+                 security: SecuritySettings | None = None) -> "RpcServer":
         """A server to bind before the namespace loads: connections are taken (preamble,
-        context, proxy users by ``identity``'s groups), every call is answered
-        RetriableException until ``serve``."""
-        return cls(None, None, None, proxy_users, max_data_length, identity)
+        SASL in secure mode, context, proxy users by ``identity``'s groups), every call is
+        answered RetriableException until ``serve``."""
+        server = cls(None, None, None, proxy_users, max_data_length, identity)
+        if security is not None and security.enabled:
+            server.secure(security)
+        return server
+
+    def secure(self, settings: SecuritySettings) -> None:
+        """Secure mode: every connection authenticates with SASL (Kerberos with the
+        namenode's keytab, or a delegation token) and is the user it proved to be."""
+        self.sasl = SaslRpcServer.from_settings(settings, self.token_password)
+        self.auth_to_local = AuthToLocal(settings.auth_to_local,
+                                         settings.namenode_principal.partition("@")[2])
+
+    def token_password(self, identifier: bytes) -> bytes:
+        """DIGEST-MD5's secret: the password of a live token's identifier (Hadoop's
+        ``retrievePassword``); ``InvalidToken`` for one the namesystem does not know."""
+        if self.fs is None:
+            raise errors.RetriableError(STARTING)
+        lookup = getattr(self.fs, "delegation_token_password", None)
+        if lookup is None:          # a namesystem that keeps no delegation tokens
+            raise errors.InvalidTokenError("token can't be found in cache")
+        return lookup(identifier)
 
     def serve(self, protocol: Service, fs: FSNamesystem, committer: AsyncCommitter) -> None:
         """The namespace is in: from the next call on, ``protocol`` answers."""
@@ -145,6 +185,8 @@ class Connection(asyncio.Protocol):
         self.machine = ""
         self.caller: Caller | None = None
         self.sasl = False
+        self.negotiation: Negotiation | None = None     # secure mode's SASL state
+        self._plain = bytearray()        # unwrapped bytes not yet a whole frame
         self.tasks: set[asyncio.Task] = set()
         self.closed = False
         self._buf = bytearray()
@@ -179,7 +221,7 @@ class Connection(asyncio.Protocol):
         try:
             self._handle_frames()
         except rpc_errors.FatalRpcError as exc:
-            self._fatal(DUMMY_CALL_ID, exc)
+            self._fatal(getattr(exc, "call_id", DUMMY_CALL_ID), exc)
             self.close()
         except ProtoError as exc:
             self._fatal(DUMMY_CALL_ID, rpc_errors.BadRequestError(str(exc)))
@@ -203,28 +245,32 @@ class Connection(asyncio.Protocol):
                 if not self._preamble(bytes(buf[:start])):
                     self.close()
                     return
-            while not self.closed and len(buf) - start >= 4:
-                try:
-                    length = ipc.frame_length(buf[start:start + 4],
-                                              self.server.max_data_length)
-                except ProtoError as exc:
-                    raise rpc_errors.FatalRpcError(
-                        f"{exc}. RPC came from {self.machine}") from None
-                end = start + 4 + length
-                if len(buf) < end:
-                    break
-                payload = bytes(buf[start + 4:end])
-                start = end
-                try:
-                    call = ipc.parse_call(payload)
-                except ProtoError as exc:
-                    raise rpc_errors.BadRequestError(
-                        f"IPC server unable to read call header: {exc}") from None
-                if not self._dispatch(call):
-                    self.close()
-                    return
+            start = self._cut(buf, start)
         finally:
             del buf[:start]
+
+    def _cut(self, buf: bytearray, start: int) -> int:
+        """Dispatch every whole frame of ``buf`` from ``start``; where the next one starts."""
+        while not self.closed and len(buf) - start >= 4:
+            try:
+                length = ipc.frame_length(buf[start:start + 4], self.server.max_data_length)
+            except ProtoError as exc:
+                raise rpc_errors.FatalRpcError(
+                    f"{exc}. RPC came from {self.machine}") from None
+            end = start + 4 + length
+            if len(buf) < end:
+                break
+            payload = bytes(buf[start + 4:end])
+            start = end
+            try:
+                call = ipc.parse_call(payload)
+            except ProtoError as exc:
+                raise rpc_errors.BadRequestError(
+                    f"IPC server unable to read call header: {exc}") from None
+            if not self._dispatch(call):
+                self.close()
+                break
+        return start
 
     def _preamble(self, data: bytes) -> bool:
         self._preamble_done = True
@@ -243,6 +289,12 @@ class Connection(asyncio.Protocol):
             raise rpc_errors.FatalRpcError(
                 f"Unknown auth protocol:{preamble.auth_protocol}")
         self.sasl = preamble.auth_protocol == ipc.AUTH_SASL
+        secure = self.server.sasl
+        if secure is not None:
+            if not self.sasl:
+                raise SaslFatal(f"SIMPLE authentication is not enabled.  "
+                                f"Available:{secure.available}", ACCESS_CONTROL, DUMMY_CALL_ID)
+            self.negotiation = secure.negotiation()
         return True
 
     def _dispatch(self, call: ipc.Call) -> bool:
@@ -250,7 +302,10 @@ class Connection(asyncio.Protocol):
         if call.header.rpcOp == ipc.RpcRequestHeaderOperationProto.RPC_CLOSE_CONNECTION:
             return False
         if call_id == ipc.SASL_CALL_ID:
-            self._negotiate(call)
+            if self.negotiation is not None:
+                self._sasl(call)
+            else:
+                self._negotiate(call)
         elif call_id == ipc.CONNECTION_CONTEXT_CALL_ID:
             self._context(call)
         elif call_id == ipc.PING_CALL_ID:
@@ -277,11 +332,91 @@ class Connection(asyncio.Protocol):
             state=ipc.RpcSaslSaslState.SUCCESS)))
         self.sasl = False
 
+    # ------------------------------------------------------------------ secure mode
+
+    def _sasl(self, call: ipc.Call) -> None:
+        """A SASL message in secure mode (``saslReadAndProcess``): the next step of the
+        exchange, or once it is established and wraps, frames wrapped inside."""
+        negotiation = self.negotiation
+        assert negotiation is not None
+        try:
+            message = ipc.parse_body(ipc.RpcSaslProto, call.body)
+        except ProtoError as exc:
+            raise rpc_errors.BadRequestError(str(exc)) from None
+        if message.state == ipc.RpcSaslSaslState.WRAP:
+            if not negotiation.wraps or self._unwrapping:
+                raise rpc_errors.FatalRpcError("Server is not wrapping data")
+            self._unwrap(message.token)
+            return
+        try:
+            reply = negotiation.process(message)
+        except Exception as exc:
+            raise sasl_refusal(exc) from None
+        header = ipc.RpcResponseHeaderProto(callId=ipc.SASL_CALL_ID & 0xFFFFFFFF,
+                                            status=Status.SUCCESS,
+                                            serverIpcVersionNum=ipc.VERSION)
+        self._queue(ipc.response(header, reply))
+        if negotiation.wraps:       # only after the last exchange's answer
+            self._flush()
+            self._wrapping = True
+
+    _unwrapping = False
+    _wrapping = False
+
+    def _unwrap(self, token: bytes) -> None:
+        """The frames a WRAP message carries, dispatched as if they came unwrapped."""
+        assert self.negotiation is not None and self.negotiation.mechanism is not None
+        try:
+            self._plain += self.negotiation.mechanism.unwrap(token)
+        except Exception as exc:
+            raise sasl_refusal(exc) from None
+        self._unwrapping = True
+        try:
+            del self._plain[:self._cut(self._plain, 0)]
+        finally:
+            self._unwrapping = False
+
+    def _seal(self, frame: bytes) -> bytes:
+        """``frame`` as it goes out: wrapped under call id -33 once the qop asks for it."""
+        if not self._wrapping:
+            return frame
+        assert self.negotiation is not None and self.negotiation.mechanism is not None
+        header = ipc.RpcResponseHeaderProto(callId=ipc.SASL_CALL_ID & 0xFFFFFFFF,
+                                            status=Status.SUCCESS)
+        return ipc.response(header, ipc.RpcSaslProto(
+            state=ipc.RpcSaslSaslState.WRAP, token=self.negotiation.mechanism.wrap(frame)))
+
+    def _secure_caller(self, context) -> Caller:
+        """Who an authenticated connection is: the principal or the token's owner; the
+        context's effective user only asks to act as another (a Kerberos proxy user)."""
+        negotiation = self.negotiation
+        if negotiation is None or not negotiation.established:
+            raise rpc_errors.FatalRpcError("Connection header sent during SASL negotiation")
+        requested = context.userInfo.effectiveUser or None
+        server = self.server
+        try:
+            if negotiation.method == KERBEROS:
+                return auth.kerberos_caller(
+                    negotiation.authenticated, requested, self.machine, server.auth_to_local,
+                    server.proxy_users, lambda name: server.identity.caller(name).groups)
+            identifier = DelegationTokenIdentifier.decode(
+                base64.b64decode(negotiation.authenticated))
+            return auth.token_caller(identifier, requested, self.machine,
+                                     server.auth_to_local)
+        except ImpersonationError as exc:
+            reason = str(exc).rpartition("AuthorizationException: ")[2]
+            raise rpc_errors.UnauthorizedError(reason) from None
+        except (errors.AccessControlError, AuthToLocalError) as exc:
+            raise SaslFatal(str(exc), ACCESS_CONTROL) from None
+
     def _context(self, call: ipc.Call) -> None:
         try:
             context = ipc.parse_body(ipc.IpcConnectionContextProto, call.body)
         except ProtoError as exc:
             raise rpc_errors.BadRequestError(str(exc)) from None
+        if self.server.sasl is not None:
+            self.caller = self._secure_caller(context)
+            return
         user, real = context.userInfo.effectiveUser, context.userInfo.realUser
         if not user:
             raise rpc_errors.UnauthorizedError("The connection context names no user")
@@ -393,7 +528,7 @@ class Connection(asyncio.Protocol):
             return
         if not self._out and not self._reading:
             asyncio.get_running_loop().call_soon(self._flush)
-        self._out.append(frame)
+        self._out.append(self._seal(frame) if self._wrapping else frame)
 
     def _flush(self) -> None:
         if self._out and not self.closed:
@@ -420,7 +555,7 @@ class Connection(asyncio.Protocol):
             exceptionClassName=exc.JAVA_CLASS, errorMsg=str(exc), errorDetail=exc.ERROR_CODE)
         self._flush()                   # what was answered before, then this, then the close
         if not self.closed:
-            self._write(ipc.response(header))
+            self._write(self._seal(ipc.response(header)))
 
     def close(self) -> None:
         if not self.closed:
@@ -428,6 +563,32 @@ class Connection(asyncio.Protocol):
             self.closed = True
             if self.transport is not None:
                 self.transport.close()
+
+
+class SaslFatal(rpc_errors.FatalRpcError):
+    """A secure connection refused (``FATAL_UNAUTHORIZED``), under the Java class of the
+    refusal's cause, as ``Server.saslProcess`` sends ``getTrueCause``."""
+    ERROR_CODE = Code.FATAL_UNAUTHORIZED
+
+    def __init__(self, message: str, java_class: str,
+                 call_id: int = ipc.SASL_CALL_ID) -> None:
+        super().__init__(message)
+        self.JAVA_CLASS = java_class
+        self.call_id = call_id
+
+
+ACCESS_CONTROL = "org.apache.hadoop.security.AccessControlException"
+
+
+def sasl_refusal(exc: Exception) -> SaslFatal:
+    """The FATAL answer to a failed SASL step: the Java class its error carries (the
+    mechanism's ``SaslException``, the token lookup's ``InvalidToken``, a
+    ``RetriableException`` while the namespace loads)."""
+    java_class = getattr(exc, "JAVA_CLASS", None)
+    if java_class is None:
+        log.error("SASL negotiation failed", exc_info=exc)
+        java_class = "javax.security.sasl.SaslException"
+    return SaslFatal(str(exc), java_class)
 
 
 def describe(exc: Exception) -> tuple[str, int]:

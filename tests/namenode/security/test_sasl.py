@@ -1,0 +1,175 @@
+"""SASL on the IPC port of a secure namenode process (a real KDC, ``tests/kerberos_realm.py``),
+with the SASL client of ``sasl_client.py``: Hadoop's NEGOTIATE answer, Kerberos GSSAPI at
+every qop, who the connection is, and the refusals (no SASL, SIMPLE, a context before the
+exchange, a context naming someone else, wrapped frames out of turn)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nnlite.formats.hadoop import client_namenode as cn
+from nnlite.formats.hadoop import ipc
+from nnlite.formats.hadoop.acl import FsPermissionProto
+from tests.namenode.rpc.rawclient import RawClient
+from tests.namenode.security.sasl_client import Refused, SaslClient, sasl_frame
+
+Status = ipc.RpcResponseHeaderRpcStatusProto
+Code = ipc.RpcResponseHeaderRpcErrorCodeProto
+ACCESS_CONTROL = "org.apache.hadoop.security.AccessControlException"
+AUTHORIZATION = "org.apache.hadoop.security.authorize.AuthorizationException"
+
+
+def secure_args(kdc, keytab, protection="authentication,integrity,privacy") -> tuple:
+    return ("-D", "hadoop.security.authentication=kerberos",
+            "-D", f"dfs.namenode.kerberos.principal=nn/_HOST@{kdc.name}",
+            "-D", f"dfs.namenode.keytab.file={keytab}",
+            "-D", f"dfs.web.authentication.kerberos.principal=HTTP/_HOST@{kdc.name}",
+            "-D", f"dfs.web.authentication.kerberos.keytab={keytab}",
+            "-D", f"hadoop.rpc.protection={protection}",
+            "-D", "hadoop.proxyuser.alice.users=carol",
+            "-D", "hadoop.proxyuser.alice.hosts=127.0.0.1")
+
+
+@pytest.fixture(scope="module")
+def secure(kdc, start_module_namenode, tmp_path_factory):
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"),
+                           path=tmp_path_factory.mktemp("keytab") / "nn.keytab")
+    # the superuser group, so the calls here need no directory of their own
+    return start_module_namenode(*secure_args(kdc, keytab), env=kdc.env_for(),
+                                 users="alice=supergroup;carol=supergroup")
+
+
+@pytest.fixture(scope="module")
+def alice(kdc):
+    return kdc.user("alice")
+
+
+def mkdir_and_owner(client, path: str) -> str:
+    client.answer("mkdirs", cn.MkdirsRequestProto(
+        src=path, masked=FsPermissionProto(perm=0o755), createParent=True))
+    return client.answer("getFileInfo", cn.GetFileInfoRequestProto(src=path)).fs.owner
+
+
+def fatal(client) -> object:
+    answer = client.response()
+    assert answer is not None, "no answer before the close"
+    header, _ = answer
+    assert header.status == Status.FATAL, header
+    assert client.closed()
+    return header
+
+
+def test_negotiate_offers_token_then_kerberos(secure):
+    with SaslClient(secure.rpc_port) as client:
+        answer = client.negotiate()
+    assert answer.state == ipc.RpcSaslSaslState.NEGOTIATE
+    token, kerberos = answer.auths
+    assert (token.method, token.mechanism, token.protocol, token.serverId) == \
+        ("TOKEN", "DIGEST-MD5", "", "default")
+    assert token.challenge.startswith(b'realm="default",nonce="')
+    assert b'qop="auth,auth-int,auth-conf"' in token.challenge
+    assert (kerberos.method, kerberos.mechanism, kerberos.protocol, kerberos.serverId) == \
+        ("KERBEROS", "GSSAPI", "nn", "localhost")
+    assert not kerberos.HasField("challenge")
+
+
+@pytest.mark.parametrize("qop", ["auth", "auth-int", "auth-conf"])
+def test_kerberos_at_every_qop_is_the_principals_short_name(secure, alice, qop):
+    with SaslClient(secure.rpc_port).kerberos(alice.ccache, qop).context(
+            "alice@NNLITE.TEST") as client:
+        assert mkdir_and_owner(client, f"/kerberos/{qop}") == "alice"
+        # many calls, both ways through the layer, sequence numbers in step
+        for _ in range(20):
+            assert client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/")).fs
+
+
+def test_a_connection_context_without_a_user_is_the_authenticated_one(secure, alice):
+    # hdfs-native's Kerberos context: the real user only, no effective user
+    with SaslClient(secure.rpc_port).kerberos(alice.ccache).context(
+            "", real_user="mallory") as client:
+        assert mkdir_and_owner(client, "/kerberos/no-user") == "alice"
+
+
+def test_a_context_naming_another_user_is_a_proxy_request_the_rules_refuse(secure, alice):
+    with SaslClient(secure.rpc_port).kerberos(alice.ccache).context("hdfs") as client:
+        header = fatal(client)
+    assert header.exceptionClassName == AUTHORIZATION
+    assert header.errorMsg == "User: alice is not allowed to impersonate hdfs"
+    assert header.errorDetail == Code.FATAL_UNAUTHORIZED
+
+
+def test_a_proxy_user_the_rules_allow(secure, alice):
+    with SaslClient(secure.rpc_port).kerberos(alice.ccache, "auth-int").context(
+            "carol") as client:
+        assert mkdir_and_owner(client, "/kerberos/proxied") == "carol"
+
+
+def test_a_simple_preamble_is_refused(secure):
+    with RawClient(secure.rpc_port).connect(user="hdfs") as client:
+        header = fatal(client)
+    assert header.exceptionClassName == ACCESS_CONTROL
+    assert header.errorMsg == \
+        "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]"
+    assert header.errorDetail == Code.FATAL_UNAUTHORIZED
+    assert header.callId == 0xFFFFFFFF        # Server.AUTHORIZATION_FAILED_CALL_ID, -1
+
+
+def test_initiating_simple_is_refused(secure):
+    with SaslClient(secure.rpc_port) as client:
+        client.negotiate()
+        simple = ipc.RpcSaslSaslAuth(method="SIMPLE", mechanism="")
+        client.send(sasl_frame(ipc.RpcSaslProto(state=ipc.RpcSaslSaslState.INITIATE,
+                                                auths=[simple])))
+        with pytest.raises(Refused) as refused:
+            client.sasl_answer()
+        assert client.closed()
+    assert refused.value.java_class == ACCESS_CONTROL
+    assert refused.value.message == \
+        "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]"
+    assert refused.value.header.callId == ipc.SASL_CALL_ID & 0xFFFFFFFF
+
+
+def test_a_context_or_a_call_before_sasl_completes_is_fatal(secure):
+    with SaslClient(secure.rpc_port) as client:
+        client.negotiate()
+        client.context("alice")
+        header = fatal(client)
+    assert header.errorMsg == "Connection header sent during SASL negotiation"
+    with SaslClient(secure.rpc_port) as client:
+        client.negotiate()
+        header, _ = client.call("getFileInfo", cn.GetFileInfoRequestProto(src="/"))
+        assert header.status == Status.FATAL
+        assert header.errorMsg == "Connection context not established"
+
+
+def test_a_second_negotiate_and_a_wrap_out_of_turn_are_fatal(secure, alice):
+    with SaslClient(secure.rpc_port) as client:
+        client.negotiate()
+        client.send(sasl_frame(ipc.RpcSaslProto(state=ipc.RpcSaslSaslState.NEGOTIATE)))
+        with pytest.raises(Refused, match="Client already attempted negotiation"):
+            client.sasl_answer()
+    with SaslClient(secure.rpc_port).kerberos(alice.ccache) as client:
+        client.send(sasl_frame(ipc.RpcSaslProto(state=ipc.RpcSaslSaslState.WRAP,
+                                                token=b"x")))
+        header = fatal(client)
+    assert header.errorMsg == "Server is not wrapping data"
+
+
+def test_a_ticket_for_another_service_is_refused(secure, kdc, alice):
+    import gssapi
+    with SaslClient(secure.rpc_port) as client:
+        client.negotiate()
+        creds = gssapi.Credentials(usage="initiate", store={"ccache": str(alice.ccache)})
+        other = kdc.service("other")
+        ctx = gssapi.SecurityContext(name=gssapi.Name(other.name,
+                                                      gssapi.NameType.kerberos_principal),
+                                     creds=creds, usage="initiate")
+        with pytest.raises(Refused) as refused:
+            client.initiate("KERBEROS", ctx.step())
+    assert refused.value.java_class == "javax.security.sasl.SaslException"
+    assert refused.value.message.startswith("GSS initiate failed")
+
+
+def test_the_server_keeps_serving_after_refusals(secure, alice):
+    with SaslClient(secure.rpc_port).kerberos(alice.ccache, "auth-conf").context() as client:
+        assert client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/")).fs
