@@ -114,6 +114,10 @@ class OpCode(IntEnum):
     CREATE_SNAPSHOT = 25
     DELETE_SNAPSHOT = 26
     RENAME_SNAPSHOT = 27
+    GET_DELEGATION_TOKEN = 28       # Hadoop's OP_GET_DELEGATION_TOKEN (18 in FSEditLogOpCodes)
+    RENEW_DELEGATION_TOKEN = 29     # OP_RENEW_DELEGATION_TOKEN (19)
+    CANCEL_DELEGATION_TOKEN = 30    # OP_CANCEL_DELEGATION_TOKEN (20)
+    UPDATE_MASTER_KEY = 31          # OP_UPDATE_MASTER_KEY (21)
 
 
 OPS: dict[int, type["Op"]] = {}
@@ -436,6 +440,41 @@ class RenameSnapshotOp(Op):
     old_name: str
     new_name: str
     mtime: int
+
+
+@_op
+class GetDelegationTokenOp(Op):
+    """A delegation token issued (secure mode): ``identifier`` is the token identifier's
+    Writable bytes (owner, renewer, real user, dates, sequence number, master key id; no
+    secret), valid until ``expiry`` (ms) unless renewed."""
+    OP_CODE: ClassVar[OpCode] = OpCode.GET_DELEGATION_TOKEN
+    identifier: bytes
+    expiry: int
+
+
+@_op
+class RenewDelegationTokenOp(Op):
+    """A delegation token renewed: valid until ``expiry`` (ms)."""
+    OP_CODE: ClassVar[OpCode] = OpCode.RENEW_DELEGATION_TOKEN
+    identifier: bytes
+    expiry: int
+
+
+@_op
+class CancelDelegationTokenOp(Op):
+    """A delegation token cancelled, or removed once it expired."""
+    OP_CODE: ClassVar[OpCode] = OpCode.CANCEL_DELEGATION_TOKEN
+    identifier: bytes
+
+
+@_op
+class UpdateMasterKeyOp(Op):
+    """A delegation master key: its id, when it expires (ms) and its secret. The secret is
+    what signs tokens, so an edits file of a secure namenode is as secret as its keytab."""
+    OP_CODE: ClassVar[OpCode] = OpCode.UPDATE_MASTER_KEY
+    key_id: int
+    expiry_date: int
+    key: bytes
 
 
 # --------------------------------------------------------------------------------- encoding

@@ -57,9 +57,13 @@ decimal)::
     nnlite.creation_time   ms since the epoch when the image was written
     nnlite.extra.<name>    optional integers the caller adds (ImageMeta.extra), such as
                            last_inode_id, last_block_id and last_snapshot_id
+    nnlite.section.<name>  optional byte strings the caller adds (ImageMeta.sections), in
+                           base64 (version 3): "secret_manager", the delegation keys and
+                           tokens of a secure namenode (namenode/image/secrets.py)
 
-Version meaning: version 1 is this schema without ``acl`` and ``snapshot``; version 2
-(LAYOUT_VERSION) adds them. A reader takes every version of READABLE_VERSIONS and gives a
+Version meaning: version 1 is this schema without ``acl`` and ``snapshot``; version 2 adds
+them; version 3 (LAYOUT_VERSION) adds the ``nnlite.section.*`` keys (a version-2 reader would
+drop them unnoticed). A reader takes every version of READABLE_VERSIONS and gives a
 column its file predates as nulls (``layout.ADDED`` says which); any other version is
 UnsupportedVersionError. Any change to a column, a type or a key's meaning takes a new version.
 

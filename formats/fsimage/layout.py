@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-LAYOUT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+LAYOUT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 IMAGE_NAME = "fsimage"
 MD5_SUFFIX = ".md5"
 FORMAT_KEY = b"nnlite.format"
 FORMAT_VALUE = b"fsimage"
 KEY_PREFIX = "nnlite."
 EXTRA_PREFIX = "nnlite.extra."
+SECTION_PREFIX = "nnlite.section."
 TYPE_DIRECTORY = 1
 TYPE_FILE = 2
 NO_QUOTA = -1
@@ -77,7 +78,8 @@ META_KEYS = ("layout_version", "namespace_id", "last_txid", "inode_count", "crea
 
 @dataclass(frozen=True, slots=True)
 class ImageMeta:
-    """The footer metadata of an image; ``extra`` holds the ``nnlite.extra.*`` integers."""
+    """The footer metadata of an image; ``extra`` holds the ``nnlite.extra.*`` integers,
+    ``sections`` the ``nnlite.section.*`` byte strings (version 3)."""
 
     layout_version: int
     namespace_id: int
@@ -85,3 +87,4 @@ class ImageMeta:
     inode_count: int
     creation_time: int
     extra: dict[str, int] = field(default_factory=dict)
+    sections: dict[str, bytes] = field(default_factory=dict)

@@ -12,6 +12,7 @@ keeps its OSError.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from nnlite.formats.fsimage.layout import (
     PARQUET_MAGIC,
     READABLE_VERSIONS,
     SCHEMA,
+    SECTION_PREFIX,
     ImageMeta,
     schema_for,
 )
@@ -172,7 +174,16 @@ def _decode_meta(pairs: dict[bytes, bytes], path: str) -> ImageMeta:
     prefix = EXTRA_PREFIX.encode()
     extra = {_text(k[len(prefix):], path): _int_value(pairs, _text(k, path), path)
              for k in pairs if k.startswith(prefix)}
-    return ImageMeta(**values, extra=extra)
+    sections = {_text(k[len(SECTION_PREFIX):], path): _section(pairs[k], k, path)
+                for k in pairs if k.startswith(SECTION_PREFIX.encode())}
+    return ImageMeta(**values, extra=extra, sections=sections)
+
+
+def _section(raw: bytes, key: bytes, path: str) -> bytes:
+    try:
+        return base64.b64decode(raw, validate=True)
+    except ValueError as exc:
+        raise ImageCorruptError(f"metadata {key[:40]!r} is not base64", path=path) from exc
 
 
 def _int_value(pairs: dict[bytes, bytes], key: str, path: str) -> int:

@@ -12,6 +12,7 @@ Temp names, fsync and rename are the caller's.
 from __future__ import annotations
 
 import array
+import base64
 import os
 import re
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from nnlite.formats.fsimage.layout import (
     META_KEYS,
     ROW_GROUP_SIZE,
     SCHEMA,
+    SECTION_PREFIX,
     TYPE_DIRECTORY,
     TYPE_FILE,
     ImageMeta,
@@ -182,6 +184,10 @@ def _encode_meta(meta: ImageMeta) -> dict[bytes, bytes]:
         if not isinstance(value, int) or isinstance(value, bool):
             raise ValueError(f"metadata {key} must be an int, not {value!r}")
     encoded = {k.encode(): str(v).encode() for k, v in pairs.items()}
+    for name, data in meta.sections.items():
+        if not isinstance(name, str) or not _EXTRA_NAME.fullmatch(name):
+            raise ValueError(f"section name {name!r} is not [A-Za-z0-9_.-]+")
+        encoded[(SECTION_PREFIX + name).encode()] = base64.b64encode(data)
     return {FORMAT_KEY: FORMAT_VALUE, **encoded}
 
 

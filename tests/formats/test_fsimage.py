@@ -331,7 +331,7 @@ def test_missing_file_is_not_disguised_as_corruption(tmp_path):
         read_image(tmp_path / "absent", expected_md5="0" * 32)
 
 
-@pytest.mark.parametrize("version", [b"0", b"3"])
+@pytest.mark.parametrize("version", [b"0", b"4"])
 def test_other_layout_version_is_unsupported(tmp_path, version):
     path, _ = write(tmp_path)
     rewrite_footer(path, **{"nnlite.layout_version": version})
@@ -414,7 +414,7 @@ def test_writer_refuses_bad_columns(tmp_path, change, message):
 
 @pytest.mark.parametrize("changes, message", [
     (dict(inode_count=21), "inode_count 21 != 22 rows"),
-    (dict(layout_version=1), "writes layout version 2 only"),
+    (dict(layout_version=1), "writes layout version 3 only"),
     (dict(extra={"bad name": 1}), "extra metadata name"),
     (dict(extra={"flag": True}), "must be an int"),
     (dict(last_txid="812"), "must be an int"),
@@ -462,3 +462,14 @@ def test_spark_reads_the_image(spark, tmp_path):
     assert bytes(row["checksum"]) == bytes([3]) * 16
     root = frame.where("parent_id = 0").collect()[0]
     assert (root["name"], root["permission"], root["checksum"]) == ("", 0o1777, None)
+
+
+def test_sections_round_trip_in_the_footer_as_base64(tmp_path):
+    rows = make_rows(3)
+    path = str(tmp_path / IMAGE_NAME)
+    meta = dataclasses.replace(meta_for(len(rows)), sections={"secret_manager": b"\x00\xffkeys"})
+    write_image(path, columns_of(rows), meta)
+    assert read_meta(path).sections == {"secret_manager": b"\x00\xffkeys"}
+    rewrite_footer(path, **{"nnlite.section.secret_manager": b"not base64!"})
+    with pytest.raises(ImageCorruptError, match="is not base64"):
+        read_meta(path)
