@@ -11,7 +11,7 @@ HA_RPC_PORTS ?= 8020 8021
 
 FLINK_VENV ?= .venv-flink
 
-.PHONY: run run-ha test venv flink-env clean browser etcd kerberos
+.PHONY: run run-ha test test-fast lint typecheck venv flink-env clean browser etcd kerberos
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -155,6 +155,20 @@ $(VENV)/.kerberos: $(VENV)/.installed | kerberos
 	  touch $@ && echo "make: gssapi built against MIT Kerberos for the secure-mode tests" \
 	  || echo "make: gssapi could not be built ($(KRB5_DEV)/pip.log): the secure-mode tests will be skipped"; \
 	else echo "make: no MIT Kerberos: the secure-mode tests will be skipped"; fi
+
+# The habits on their own: ruff's rules (pyproject.toml's [tool.ruff]) and mypy's
+# (pyproject.toml's [tool.mypy], through tests/test_typecheck.py, which links the package name).
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+
+typecheck: $(VENV)/.installed
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_typecheck.py
+
+# The tests that start no JVM and no etcd (tests/conftest.py marks them by the fixtures they
+# use): the quick loop while working; `make test` is the whole suite and what CI runs.
+test-fast: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/python -m pytest -m "not spark and not flink and not etcd" $(PYTEST_ARGS)
 
 # Lint first (pyflakes, import order, unused names: pyproject.toml's [tool.ruff]), then the tests.
 test: $(VENV)/.installed $(FLINK_VENV)/.installed browser etcd kerberos $(VENV)/.kerberos

@@ -15,6 +15,23 @@ if TYPE_CHECKING:
     from tests.etcd_cluster import EtcdCluster
 
 
+# The fixtures that start a JVM or etcd members; `make test-fast` deselects what uses them.
+JVM_FIXTURES = {"spark"}
+ETCD_FIXTURES = {"etcd_cluster", "etcd_single"}
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test by what it starts, whichever fixture brings it in: ``spark`` (a JVM)
+    and ``etcd`` (real etcd members), so `make test-fast` (``-m "not spark and not flink and
+    not etcd"``) runs the rest."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & JVM_FIXTURES and not item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.spark)
+        if used & ETCD_FIXTURES and not item.get_closest_marker("etcd"):
+            item.add_marker(pytest.mark.etcd)
+
+
 @pytest.fixture(scope="session")
 def spark():
     pytest.importorskip("pyspark")

@@ -26,7 +26,7 @@ from tests.namenode.rpc.rawclient import RawClient
 from tests.servers import wait_for
 from tests.test_readme import paste, section_blocks
 
-pytestmark = [pytest.mark.crash,
+pytestmark = [pytest.mark.crash, pytest.mark.etcd,
               pytest.mark.skipif(etcd_binary() is None, reason=INSTALL)]
 
 

@@ -30,7 +30,11 @@ from tests.namenode.rpc.rawclient import RawClient
 from tests.servers import ROOT, wait_for
 
 USER = getpass.getuser()         # the namenodes' superuser: run-ha runs as this user
-needs_etcd = pytest.mark.skipif(etcd_binary() is None, reason=INSTALL)
+
+
+def needs_etcd(test):
+    """Runs real etcd members (`make test-fast` leaves it out); skipped without etcd."""
+    return pytest.mark.etcd(pytest.mark.skipif(etcd_binary() is None, reason=INSTALL)(test))
 
 
 def environment(**extra: str) -> dict[str, str]:
