@@ -29,7 +29,8 @@ import os
 import time
 from dataclasses import dataclass
 
-COOKIE = "hadoop.auth"                 # AuthenticatedURL.AUTH_COOKIE
+from nnlite.client.kerberos import COOKIE, cookie_value
+
 SIGNATURE = "&s="                      # Signer.SIGNATURE
 KERBEROS = "kerberos"                  # KerberosAuthenticationHandler.TYPE
 ATTRIBUTES = ("u", "p", "t", "e")      # AuthToken.ATTRIBUTES
@@ -166,23 +167,3 @@ class CookieJar:
         if token.expired(int(self.clock() * 1000)):
             raise CookieRefused("AuthenticationToken expired")
         return token
-
-
-def cookie_value(cookie_header: str | None) -> str | None:
-    """The value of ``hadoop.auth`` in a Cookie header, quotes removed; None if absent."""
-    if not cookie_header or COOKIE not in cookie_header:
-        return None
-    for part in cookie_header.split(";"):
-        name, sep, value = part.strip().partition("=")
-        if sep and name == COOKIE:
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] == '"':
-                value = value[1:-1]
-            return value
-    return None
-
-
-def set_cookie_value(set_cookie: str) -> str | None:
-    """The hadoop.auth value a Set-Cookie header carries (client side: ``AuthenticatedURL``
-    keeps it); None when it names another cookie; "" when it clears it."""
-    return cookie_value(set_cookie.split(";", 1)[0])

@@ -7,14 +7,8 @@ import hmac
 
 import pytest
 
-from nnlite.namenode.security.auth_cookie import (
-    AuthToken,
-    CookieJar,
-    CookieRefused,
-    Signer,
-    cookie_value,
-    set_cookie_value,
-)
+from nnlite.client.kerberos import cookie_value
+from nnlite.namenode.security.auth_cookie import AuthToken, CookieJar, CookieRefused, Signer
 
 NOW_S = 1_700_000_000
 
@@ -53,7 +47,7 @@ def test_issued_cookie_is_quoted_with_filter_attributes_and_reads_back():
     header = jar(domain="example.test").issue("alice", "alice@NNLITE.TEST", secure=True)
     assert header.startswith('hadoop.auth="u=alice&p=alice@NNLITE.TEST&t=kerberos&e=')
     assert header.endswith('"; Path=/; Domain=example.test; Secure; HttpOnly')
-    value = set_cookie_value(header)
+    value = cookie_value(header)
     token = jar().token(f"other=1; hadoop.auth={value}")
     assert token == AuthToken("alice", "alice@NNLITE.TEST", "kerberos", (NOW_S + 60) * 1000)
     assert jar().cleared(False) == "hadoop.auth=; Path=/; HttpOnly"
@@ -78,7 +72,7 @@ def test_a_cookie_of_another_secret_type_or_time_is_refused():
         jar().token(f'hadoop.auth="{foreign}"')
     other = jar(secret=b"other").issue("a", "a@R", False)
     with pytest.raises(CookieRefused, match="Invalid signature"):
-        jar().token(f"hadoop.auth={set_cookie_value(other)}")
+        jar().token(f"hadoop.auth={cookie_value(other)}")
     missing = Signer(b"secret").sign("u=a&t=kerberos&e=1")
     with pytest.raises(CookieRefused, match="missing attributes"):
         jar().token(f'hadoop.auth="{missing}"')
