@@ -28,6 +28,7 @@ from nnlite.namenode.namespace.inode import (
     walk,
 )
 from nnlite.namenode.namespace.snapshot import Registry
+from nnlite.namenode.security import tokens
 
 IMPLICIT_UWX = 0o300
 XATTR_CREATE, XATTR_REPLACE = 1, 2   # setXAttr flags, as HDFS's XAttrSetFlag
@@ -68,6 +69,7 @@ class Tree:
         self.max_xattrs = max_xattrs
         self.max_xattr_size = max_xattr_size
         self.snapshots = Registry()
+        self.secrets = tokens.TokenStore()    # delegation keys and tokens (secure mode)
         self._dir_index: dict[str, INodeDirectory] = {"": self.root}
         self._plain_names: set[str] = set()
         self._ids: dict[int, INode] | None = None     # built by ``inode`` when first asked
@@ -86,6 +88,10 @@ class Tree:
             C.ALLOW_SNAPSHOT: self._allow_snapshot, C.DISALLOW_SNAPSHOT: self._disallow_snapshot,
             C.CREATE_SNAPSHOT: self._create_snapshot, C.DELETE_SNAPSHOT: self._delete_snapshot,
             C.RENAME_SNAPSHOT: self._rename_snapshot,
+            C.GET_DELEGATION_TOKEN: self._get_delegation_token,
+            C.RENEW_DELEGATION_TOKEN: self._renew_delegation_token,
+            C.CANCEL_DELEGATION_TOKEN: self._cancel_delegation_token,
+            C.UPDATE_MASTER_KEY: self._update_master_key,
         }.items()}
 
     # ----------------------------------------------------------------------- lookups
@@ -764,6 +770,26 @@ class Tree:
         self.snapshots.delete(node, name, path)
         node.mtime = mtime
 
+    # Delegation keys and tokens (secure mode): the secret manager's state, kept with the
+    # namespace so that replay, a standby and the image carry it (``tokens.TokenStore``).
+
+    def _get_delegation_token(self, record: tuple) -> None:
+        _op, _txid, identifier, expiry = record
+        self.secrets.apply(tokens.TokenIssue(_identifier(identifier), expiry))
+
+    def _renew_delegation_token(self, record: tuple) -> None:
+        _op, _txid, identifier, expiry = record
+        self.secrets.apply(tokens.TokenRenewal(_identifier(identifier), expiry))
+
+    def _cancel_delegation_token(self, record: tuple) -> None:
+        _op, _txid, identifier = record
+        self.secrets.apply(tokens.TokenCancel(_identifier(identifier)))
+
+    def _update_master_key(self, record: tuple) -> None:
+        _op, _txid, key_id, expiry_date, key = record
+        self.secrets.apply(tokens.MasterKeyUpdate(tokens.DelegationKey(key_id, expiry_date,
+                                                                       bytes(key))))
+
     def _rename_snapshot(self, record: tuple) -> None:
         _op, _txid, path, old_name, new_name, mtime = record
         node = self._snapshot_dir(path)
@@ -783,6 +809,10 @@ def _inherit(node: INode, parent: INodeDirectory) -> None:
     got = acl.inherited(parent.acl, node.permission, node.is_dir)
     if got is not None:
         node.permission, node.acl = got
+
+
+def _identifier(raw: bytes) -> tokens.DelegationTokenIdentifier:
+    return tokens.DelegationTokenIdentifier.decode(bytes(raw))
 
 
 def _noop(record: tuple) -> None:

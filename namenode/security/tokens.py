@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Union
 
+from nnlite.formats import edits
 from nnlite.formats.hadoop import writable
 from nnlite.formats.hadoop.security import TokenProto
 from nnlite.formats.hadoop.writable import WritableError
@@ -203,10 +204,16 @@ class TokenState:
     tokens: tuple[tuple[DelegationTokenIdentifier, int], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Live:
-    expiry: int
-    password: bytes = field(repr=False)
+def to_op(record: Record) -> edits.Op:
+    """The edits op that logs ``record`` (``Tree``'s appliers turn it back into the record)."""
+    if isinstance(record, MasterKeyUpdate):
+        key = record.key
+        return edits.UpdateMasterKeyOp(key.key_id, key.expiry_date, key.secret)
+    if isinstance(record, TokenIssue):
+        return edits.GetDelegationTokenOp(record.identifier.encode(), record.expiry)
+    if isinstance(record, TokenRenewal):
+        return edits.RenewDelegationTokenOp(record.identifier.encode(), record.expiry)
+    return edits.CancelDelegationTokenOp(record.identifier.encode())
 
 
 def create_password(identifier: bytes, secret: bytes) -> bytes:
@@ -224,27 +231,95 @@ def format_time(ms: int) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{ms % 1000:03d}+0000"
 
 
+class TokenStore:
+    """The secret manager's state, as the namespace keeps it: the counters, the master keys,
+    the live tokens and when each expires. Changed by ``apply``, and by the active dropping
+    expired keys as it rolls (unlogged, as Hadoop's ``removeExpiredKeys``: a standby drops
+    them at its own first roll). No clock, no rules."""
+
+    def __init__(self) -> None:
+        self.current_key_id = 0
+        self.sequence_number = 0
+        self.keys: dict[int, DelegationKey] = {}
+        self.tokens: dict[DelegationTokenIdentifier, int] = {}
+
+    def apply(self, record: Record) -> None:
+        """Apply one record: a live change as it is logged, a replay, a standby."""
+        if isinstance(record, MasterKeyUpdate):
+            self.keys[record.key.key_id] = record.key
+            self.current_key_id = max(self.current_key_id, record.key.key_id)
+        elif isinstance(record, TokenIssue):
+            self._add_token(record.identifier, record.expiry)
+        elif isinstance(record, TokenRenewal):
+            if record.identifier in self.tokens:
+                self.tokens[record.identifier] = record.expiry
+        elif isinstance(record, TokenCancel):
+            self.tokens.pop(record.identifier, None)
+        else:
+            raise TypeError(f"not a token record: {record!r}")
+
+    def password(self, ident: DelegationTokenIdentifier) -> bytes | None:
+        """The password of ``ident`` under its master key, None when the key is gone."""
+        key = self.keys.get(ident.master_key_id)
+        return None if key is None else create_password(ident.encode(), key.secret)
+
+    def state(self) -> TokenState:
+        """What an image saves."""
+        return TokenState(self.current_key_id, self.sequence_number,
+                          tuple(sorted(self.keys.values(), key=lambda k: k.key_id)),
+                          tuple(sorted(self.tokens.items(),
+                                       key=lambda item: item[0].sequence_number)))
+
+    def load(self, state: TokenState) -> None:
+        """Replace everything with an image's state (``loadSecretManagerState``)."""
+        self.keys = {key.key_id: key for key in state.keys}
+        self.tokens = {}
+        self.current_key_id = state.current_key_id
+        self.sequence_number = state.sequence_number
+        for ident, expiry in state.tokens:
+            self._add_token(ident, expiry)
+
+    def __bool__(self) -> bool:
+        return bool(self.keys or self.tokens or self.current_key_id or self.sequence_number)
+
+    def _add_token(self, ident: DelegationTokenIdentifier, expiry: int) -> None:
+        """``addPersistedDelegationToken``: a token whose key is gone cannot be checked, so it
+        is not kept (Hadoop warns and skips it)."""
+        self.sequence_number = max(self.sequence_number, ident.sequence_number)
+        if ident.master_key_id in self.keys:
+            self.tokens[ident] = expiry
+
+
 class DelegationTokenSecretManager:
-    """The master keys and live tokens of one namesystem, and Hadoop's rules over them."""
+    """Hadoop's rules over a ``TokenStore`` (the namespace's, found through ``store`` each
+    time, since a reload or an image install replaces it). ``journal`` gets each change as a
+    record and must apply it to the store (the namesystem logs and applies it as an op)."""
 
     def __init__(self, key_update_interval_ms: int, renew_interval_ms: int,
-                 max_lifetime_ms: int, *, short_name: Callable[[str], str] = lambda u: u,
-                 journal: Callable[[Record], None] = lambda record: None,
+                 max_lifetime_ms: int, *, store: Callable[[], TokenStore] | None = None,
+                 short_name: Callable[[str], str] = lambda u: u,
+                 journal: Callable[[Record], None] | None = None,
                  clock: Callable[[], int] = wall_clock_ms,
                  random_bytes: Callable[[int], bytes] = os.urandom):
+        own = TokenStore()
+        self.store: Callable[[], TokenStore] = store or (lambda: own)
         self.key_update_interval = key_update_interval_ms
         self.renew_interval = renew_interval_ms
         self.max_lifetime = max_lifetime_ms
         self.short_name = short_name
-        self.journal = journal
+        self.journal: Callable[[Record], None] = journal or (lambda r: self.store().apply(r))
         self.clock = clock
         self.random_bytes = random_bytes
-        self.current_key_id = 0
-        self.sequence_number = 0
-        self.keys: dict[int, DelegationKey] = {}
-        self.tokens: dict[DelegationTokenIdentifier, _Live] = {}
         self.running = False
         self.last_key_update = 0
+
+    @property
+    def keys(self) -> dict[int, DelegationKey]:
+        return self.store().keys
+
+    @property
+    def current_key_id(self) -> int:
+        return self.store().current_key_id
 
     # ------------------------------------------------------------- active-side changes
     def start(self) -> None:
@@ -257,13 +332,15 @@ class DelegationTokenSecretManager:
         self.running = False
 
     def roll_if_due(self) -> bool:
-        """``rollMasterKey`` once a key-update interval has passed since the last new key:
-        drop expired keys, then a new current key. True when it rolled."""
+        """``rollMasterKey`` once a key-update interval has passed since the last new key: a
+        new current key (expired keys are dropped from the store as it is applied). True
+        when it rolled."""
         if not self.running or self.clock() - self.last_key_update < self.key_update_interval:
             return False
         now = self.clock()
-        for key_id in [k for k, key in self.keys.items() if key.expiry_date < now]:
-            del self.keys[key_id]
+        store = self.store()
+        for key_id in [k for k, key in store.keys.items() if key.expiry_date < now]:
+            del store.keys[key_id]
         self._update_current_key()
         return True
 
@@ -271,24 +348,25 @@ class DelegationTokenSecretManager:
         """``ExpiredTokenRemover``: every token past its expiry is removed, logged as a
         cancel (HDFS's ``logExpireDelegationToken``). Returns how many."""
         now = self.clock()
-        expired = [ident for ident, live in self.tokens.items() if live.expiry < now]
+        expired = [ident for ident, expiry in self.store().tokens.items() if expiry < now]
         for ident in expired:
-            self._record(TokenCancel(ident))
+            self.journal(TokenCancel(ident))
         return len(expired)
 
     def create(self, owner: str, renewer: str, real_user: str = "") -> Token:
         """A new token for ``owner`` (``createPassword``): logged, then live. The renewer is
         kept as its short name (``setRenewer``)."""
-        if not self.running or self.current_key_id not in self.keys:
+        store = self.store()
+        key = store.keys.get(store.current_key_id)
+        if not self.running or key is None:
             raise InvalidTokenError("trying to get DT with no secret manager running")
-        key = self.keys[self.current_key_id]
         now = self.clock()
         ident = DelegationTokenIdentifier(
             owner, self.short_name(renewer) if renewer else "",
             real_user if real_user and real_user != owner else "",
-            now, now + self.max_lifetime, self.sequence_number + 1, key.key_id)
+            now, now + self.max_lifetime, store.sequence_number + 1, key.key_id)
         raw = ident.encode()
-        self._record(TokenIssue(ident, now + self.renew_interval))
+        self.journal(TokenIssue(ident, now + self.renew_interval))
         return Token(raw, create_password(raw, key.secret), HDFS_DELEGATION_KIND)
 
     def renew(self, token: Token, by_user: str) -> int:
@@ -307,21 +385,20 @@ class DelegationTokenSecretManager:
             raise AccessControlError(
                 f"{by_user} tries to renew a token ({self._describe(ident)}) with "
                 f"non-matching renewer {ident.renewer}")
-        key = self.keys.get(ident.master_key_id)
-        if key is None:
+        password = self.store().password(ident)
+        if password is None:
             raise InvalidTokenError(
                 f"Unable to find master key for keyId={ident.master_key_id} from cache. "
                 f"Failed to renew an unexpired token ({self._describe(ident)}) with "
                 f"sequenceNumber={ident.sequence_number}")
-        if not hmac.compare_digest(create_password(token.identifier, key.secret),
-                                   token.password):
+        if not hmac.compare_digest(password, token.password):
             raise AccessControlError(f"{by_user} is trying to renew a token "
                                      f"({self._describe(ident)}) with wrong password")
-        if ident not in self.tokens:
+        if ident not in self.store().tokens:
             raise InvalidTokenError(f"Renewal request for unknown token "
                                     f"({self._describe(ident)})")
         expiry = min(ident.max_date, now + self.renew_interval)
-        self._record(TokenRenewal(ident, expiry))
+        self.journal(TokenRenewal(ident, expiry))
         return expiry
 
     def cancel(self, token: Token, by_user: str) -> DelegationTokenIdentifier:
@@ -334,17 +411,16 @@ class DelegationTokenSecretManager:
                 not ident.renewer or self.short_name(by_user) != ident.renewer):
             raise AccessControlError(f"{by_user} is not authorized to cancel the token "
                                      f"({self._describe(ident)})")
-        if ident not in self.tokens:
+        if ident not in self.store().tokens:
             raise InvalidTokenError(f"Token not found ({self._describe(ident)})")
-        self._record(TokenCancel(ident))
+        self.journal(TokenCancel(ident))
         return ident
 
     # ------------------------------------------------------------------------ checks
     def verify(self, token: Token) -> DelegationTokenIdentifier:
         """``verifyToken``: the identifier of a live token whose password matches."""
         ident = DelegationTokenIdentifier.decode(token.identifier, token.kind)
-        stored = self._check(ident)
-        if not hmac.compare_digest(stored.password, token.password):
+        if not hmac.compare_digest(self._check(ident), token.password):
             raise InvalidTokenError(f"token ({self._describe(ident)}) is invalid, password "
                                     f"doesn't match")
         return ident
@@ -352,71 +428,29 @@ class DelegationTokenSecretManager:
     def verify_identifier_password(self, identifier: bytes) -> bytes:
         """``retrievePassword``: the password of a live token's identifier (DIGEST-MD5's
         secret)."""
-        return self._check(DelegationTokenIdentifier.decode(identifier)).password
+        return self._check(DelegationTokenIdentifier.decode(identifier))
 
-    def _check(self, ident: DelegationTokenIdentifier) -> _Live:
-        """``checkToken``: known and not expired."""
-        live = self.tokens.get(ident)
-        if live is None:
+    def _check(self, ident: DelegationTokenIdentifier) -> bytes:
+        """``checkToken``: known and not expired; its password."""
+        store = self.store()
+        expiry = store.tokens.get(ident)
+        password = None if expiry is None else store.password(ident)
+        if expiry is None or password is None:
             raise InvalidTokenError(f"token ({self._describe(ident)}) can't be found in cache")
         now = self.clock()
-        if live.expiry < now:
+        if expiry < now:
             raise InvalidTokenError(
                 f"token ({self._describe(ident)}) is expired, current time: "
-                f"{format_time(now)} expected renewal time: {format_time(live.expiry)}")
-        return live
-
-    # -------------------------------------------------------------- records and state
-    def apply(self, record: Record) -> None:
-        """Apply one record: a live change after it is logged, a replay, a standby."""
-        if isinstance(record, MasterKeyUpdate):
-            self.keys[record.key.key_id] = record.key
-            self.current_key_id = max(self.current_key_id, record.key.key_id)
-        elif isinstance(record, TokenIssue):
-            self._add_token(record.identifier, record.expiry)
-        elif isinstance(record, TokenRenewal):
-            live = self.tokens.get(record.identifier)
-            if live is not None:
-                self.tokens[record.identifier] = _Live(record.expiry, live.password)
-        elif isinstance(record, TokenCancel):
-            self.tokens.pop(record.identifier, None)
-        else:
-            raise TypeError(f"not a token record: {record!r}")
-
-    def state(self) -> TokenState:
-        """What an image saves."""
-        return TokenState(self.current_key_id, self.sequence_number,
-                          tuple(sorted(self.keys.values(), key=lambda k: k.key_id)),
-                          tuple((ident, live.expiry) for ident, live in self.tokens.items()))
-
-    def load(self, state: TokenState) -> None:
-        """Replace everything with an image's state (``loadSecretManagerState``)."""
-        self.keys = {key.key_id: key for key in state.keys}
-        self.tokens = {}
-        self.current_key_id = state.current_key_id
-        self.sequence_number = state.sequence_number
-        for ident, expiry in state.tokens:
-            self._add_token(ident, expiry)
-
-    def _add_token(self, ident: DelegationTokenIdentifier, expiry: int) -> None:
-        """``addPersistedDelegationToken``: the password from its key; a token whose key is
-        gone cannot be checked, so it is not kept (Hadoop warns and skips it)."""
-        self.sequence_number = max(self.sequence_number, ident.sequence_number)
-        key = self.keys.get(ident.master_key_id)
-        if key is not None:
-            self.tokens[ident] = _Live(expiry, create_password(ident.encode(), key.secret))
+                f"{format_time(now)} expected renewal time: {format_time(expiry)}")
+        return password
 
     def _update_current_key(self) -> None:
         now = self.clock()
-        key = DelegationKey(self.current_key_id + 1,
+        key = DelegationKey(self.store().current_key_id + 1,
                             now + self.key_update_interval + self.max_lifetime,
                             self.random_bytes(KEY_BYTES))
-        self._record(MasterKeyUpdate(key))
+        self.journal(MasterKeyUpdate(key))
         self.last_key_update = now
-
-    def _record(self, record: Record) -> None:
-        self.journal(record)
-        self.apply(record)
 
     def _describe(self, ident: DelegationTokenIdentifier) -> str:
         try:

@@ -10,9 +10,12 @@ import hmac
 
 import pytest
 
+from nnlite.formats import edits
 from nnlite.namenode.errors import AccessControlError, InvalidTokenError
+from nnlite.namenode.namespace.tree import Tree
 from nnlite.namenode.security.auth_to_local import AuthToLocal
 from nnlite.namenode.security.tokens import (
+    DelegationKey,
     DelegationTokenIdentifier,
     DelegationTokenSecretManager,
     MasterKeyUpdate,
@@ -21,8 +24,10 @@ from nnlite.namenode.security.tokens import (
     TokenFormatError,
     TokenIssue,
     TokenRenewal,
+    TokenStore,
     create_password,
     format_time,
+    to_op,
 )
 
 DAY, HOUR = 86_400_000, 3_600_000
@@ -48,12 +53,18 @@ class Clock:
         return self.now
 
 
-def manager(clock, journal=None, **kwargs):
+def manager(clock, journal=None):
+    """A manager over its own store; ``journal`` sees each record before it is applied."""
     counter = iter(range(1, 1000))
+    store = TokenStore()
+
+    def log(record):
+        if journal is not None:
+            journal(record)
+        store.apply(record)
     return DelegationTokenSecretManager(
-        DAY, DAY, 7 * DAY, short_name=RULES.short_name, clock=clock,
-        journal=journal or (lambda record: None),
-        random_bytes=lambda n: bytes([next(counter)]) * n, **kwargs)
+        DAY, DAY, 7 * DAY, store=lambda: store, short_name=RULES.short_name, clock=clock,
+        journal=log, random_bytes=lambda n: bytes([next(counter)]) * n)
 
 
 def test_identifier_bytes_are_abstract_delegation_token_identifier_write():
@@ -219,12 +230,12 @@ def test_records_rebuild_the_same_state_on_a_replay_and_from_an_image():
     assert repr(records[0].key.secret) not in repr(records[0])
     replayed = manager(clock)
     for record in records:
-        replayed.apply(record)
-    assert replayed.state() == m.state()
+        replayed.store().apply(record)
+    assert replayed.store().state() == m.store().state()
     assert replayed.verify(kept).real_user == "oozie@NNLITE.TEST"
     loaded = manager(clock)
-    loaded.load(m.state())
-    assert loaded.state() == m.state() and loaded.verify(kept)
+    loaded.store().load(m.store().state())
+    assert loaded.store().state() == m.store().state() and loaded.verify(kept)
     loaded.start()                                          # a new active's first key
     assert loaded.current_key_id == 2
     assert DelegationTokenIdentifier.decode(
@@ -233,3 +244,19 @@ def test_records_rebuild_the_same_state_on_a_replay_and_from_an_image():
 
 def test_format_time_is_hadoops_layout_in_utc():
     assert format_time(T0 + 5) == "2023-11-14 22:13:20,005+0000"
+
+
+def test_each_record_is_an_edits_op_and_back():
+    ident = DelegationTokenIdentifier("alice", "yarn", "", T0, T0 + DAY, 3, 2)
+    records = [MasterKeyUpdate(DelegationKey(2, T0 + 8 * DAY, b"k" * 64)),
+               TokenIssue(ident, T0 + DAY), TokenRenewal(ident, T0 + 2 * DAY),
+               TokenCancel(ident)]
+    tree = Tree()
+    for record in records:
+        op = to_op(record)
+        assert edits.OPS[op.CODE] is type(op)
+        tree.apply(op)                                  # the one apply path, as replay takes
+    store = TokenStore()
+    for record in records:
+        store.apply(record)
+    assert tree.secrets.state() == store.state() and store.keys and not store.tokens
