@@ -5,6 +5,11 @@ exchange, a context naming someone else, wrapped frames out of turn)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from nnlite.formats.hadoop import client_namenode as cn
@@ -173,3 +178,51 @@ def test_a_ticket_for_another_service_is_refused(secure, kdc, alice):
 def test_the_server_keeps_serving_after_refusals(secure, alice):
     with SaslClient(secure.rpc_port).kerberos(alice.ccache, "auth-conf").context() as client:
         assert client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/")).fs
+
+
+# ------------------------------------------------------------------ Hadoop's own client
+
+JAVA_CLIENT = Path(__file__).with_name("SecureHdfsClient.java")
+
+
+def run_java_client(kdc, namenode, user, protection: str, directory: str) -> dict[str, str]:
+    """SecureHdfsClient.java in a JVM of its own: its ``key=value`` lines."""
+    pyspark = pytest.importorskip("pyspark")
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("no java on PATH")
+    jars = Path(pyspark.__file__).parent / "jars"
+    proc = subprocess.run(
+        [java, "-cp", f"{jars}/*", f"-Djava.security.krb5.conf={kdc.krb5_conf}",
+         "-Dsun.security.krb5.disableReferrals=true", str(JAVA_CLIENT), namenode.hdfs,
+         protection, user.name, str(user.keytab), directory],
+        capture_output=True, text=True, timeout=240, env={**os.environ, **kdc.env_for()})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [line.partition("=") for line in proc.stdout.splitlines() if "=" in line]
+    return {key: value for key, _, value in lines}
+
+
+@pytest.mark.parametrize("protection", ["authentication", "privacy"])
+def test_hadoops_client_logged_in_from_a_keytab(kdc, secure, alice, protection):
+    out = run_java_client(kdc, secure, alice, protection, f"/java/{protection}")
+    assert out["login"] == "alice@NNLITE.TEST short=alice"
+    assert out["ls"] == "f owner=alice len=13"
+    assert out["cat"] == "hello, secure"
+
+
+# ------------------------------------------------------------------ hdfs-native
+
+def test_hdfs_native_with_a_ticket_cache(secure, alice, monkeypatch):
+    """The Rust client: GSSAPI from the ticket cache KRB5CCNAME names (libgssapi_krb5,
+    loaded by hdfs-native itself), the strongest layer offered (privacy)."""
+    hdfs_native = pytest.importorskip("hdfs_native")
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{alice.ccache}")
+    client = hdfs_native.Client(secure.hdfs,
+                                config={"hadoop.security.authentication": "kerberos"})
+    data = os.urandom(300_000)
+    with client.create("/native/f") as stream:
+        stream.write(data)
+    with client.read("/native/f") as stream:
+        assert stream.read() == data
+    status = client.get_file_info("/native/f")
+    assert (status.owner, status.length) == ("alice", len(data))
