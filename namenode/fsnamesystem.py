@@ -21,9 +21,10 @@ its txid is durable, which its caller waits for after the lock is released (``lo
 Reads take the same lock, briefly, and build what they answer inside it (``render``), as
 Hadoop builds an ``HdfsFileStatus`` under its read lock.
 
-The checkpoint bookkeeping lives here as well: ``roll_edits``, ``last_checkpoint_txid`` and
-``_time``, the status the secondary polls and the install of an uploaded image (Hadoop 1's
-``rollEditLog`` and ``rollFSImage``); the files themselves are ``image/checkpoint.py``'s.
+The image side is its ``image`` (``image/fsimage.py``, Hadoop's ``FSImage``): the last
+checkpoint, save and roll, the status the checkpoint endpoints serve and the install of an
+uploaded image. The namesystem keeps the doors that decide whether they may run:
+``save_namespace``, ``roll_edits`` (``rollEditLog``) and ``checkpoint_standby``.
 """
 
 from __future__ import annotations
@@ -35,11 +36,10 @@ import logging
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Protocol, TypeVar, TypeVarTuple, overload
 
-from nnlite.durability import faults
 from nnlite.formats import edits
 from nnlite.formats.fsimage.write import ImageInfo
 from nnlite.namenode.blocks.sweep import referenced
@@ -55,13 +55,8 @@ from nnlite.namenode.errors import (
     UnsupportedActionError,
 )
 from nnlite.namenode.image import columns, install, startup
-from nnlite.namenode.image.checkpoint import (
-    CheckpointError,
-    CheckpointMetrics,
-    Checkpoints,
-    FileInfo,
-    ImageUpload,
-)
+from nnlite.namenode.image.checkpoint import FileInfo
+from nnlite.namenode.image.fsimage import FSImage
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Journal, Logged, SharedLog, restart_edits
 from nnlite.namenode.namespace import (
@@ -221,10 +216,10 @@ class FSNamesystem:
         self.lock = lock
         self.manual_safe_mode = False
         self.resources_low: str | None = None     # why, while below the reserved space
-        self.last_checkpoint_txid = loaded.image_txid
-        # The image's own creation time: a restart must not reset the checkpoint.period clock.
-        self.last_checkpoint_time = loaded.image_time or time.time()
-        self.checkpoints = Checkpoints(dirs, loaded.namespace_id)
+        # The image side (Hadoop's FSImage): the last checkpoint, save, roll, and what the
+        # checkpoint endpoints serve and accept.
+        self.image = FSImage(dirs, journal, loaded, lock,
+                             check=lambda: self.check_operation(OperationCategory.UNCHECKED))
         self.started = time.time()
         self.list_limit = 1000
         self.restore_dirs = True
@@ -249,7 +244,7 @@ class FSNamesystem:
         self.default_replication = config.int("dfs.replication")
         self.block_size = config.int("dfs.blocksize")
         self.trash_interval = config.int("fs.trash.interval")
-        self.checkpoints.retained = config.int("checkpoints.retained")
+        self.image.checkpoints.retained = config.int("checkpoints.retained")
         self._configure_namespace()
 
     def _configure_namespace(self) -> None:
@@ -501,7 +496,7 @@ class FSNamesystem:
                                                     loaded.valid_lengths[loaded.segment])
                    for d in self.dirs if d.healthy}
         self.journal.reopen(streams, loaded.last_txid)
-        self.last_checkpoint_txid = loaded.image_txid
+        self.image.last_checkpoint_txid = loaded.image_txid
         return loaded
 
     def local_records(self, after_txid: int) -> list[tuple[int, bytes]]:
@@ -557,7 +552,7 @@ class FSNamesystem:
             for d in healthy:
                 restart_edits(d, txid + 1, empty=True)
             loaded = self._reopen_journal_locked()
-            self.last_checkpoint_time = time.time()
+            self.image.last_checkpoint_time = time.time()
             log.warning("replaced the namespace with an image at txid %d; edits start after "
                         "it", loaded.image_txid)
         for forget in self.on_reloaded:
@@ -1016,25 +1011,16 @@ class FSNamesystem:
     # ------------------------------------------------------------------ admin
 
     def save_namespace(self) -> int:
-        """Write a fresh image of everything logged and start an empty ``edits``.
-        Requires safe mode (as in HDFS), so the namespace cannot change meanwhile. An HA
-        standby starts its fresh ``edits`` with no record: the next txid, the segment's first
-        included, is the shared journal's to give."""
+        """Write a fresh image of everything logged and start an empty ``edits``
+        (``saveNamespace``). Requires safe mode (as in HDFS), so the namespace cannot change
+        meanwhile. An HA standby starts its fresh ``edits`` with no record: the next txid,
+        the segment's first included, is the shared journal's to give."""
         with self.lock:
             self.check_operation(OperationCategory.UNCHECKED)
             if not self.safe_mode:
                 raise SafeModeError("Safe mode should be turned ON in order to create "
                                     "namespace image.")
-            self.journal.sync_all_locked()
-            txid = self.journal.txid
-            healthy = [d for d in self.dirs if d.healthy]
-            install.install(healthy, lambda p: columns.save(self.ns.tree, p, self.namespace_id,
-                                                             txid))
-            self.journal.restart_segment(empty=self._follows_a_shared_journal())
-            self.last_checkpoint_txid = txid
-            self.last_checkpoint_time = time.time()
-            log.info("saved namespace at txid %d", txid)
-            return txid
+            return self.image.save_locked(self.ns.tree, empty=self._follows_a_shared_journal())
 
     def _follows_a_shared_journal(self) -> bool:
         """An HA standby: its records come from the shared journal, none is its own."""
@@ -1048,16 +1034,26 @@ class FSNamesystem:
         ops to a standby, and it is the caller."""
         with self.lock:
             self.check_operation(OperationCategory.UNCHECKED)
-            self.journal.sync_all_locked()
-            txid = self.journal.txid
-            if txid > self.last_checkpoint_txid:
-                healthy = [d for d in self.dirs if d.healthy]
-                install.install(healthy, lambda p: columns.save(self.ns.tree, p,
-                                                                 self.namespace_id, txid))
-                self.journal.restart_segment(empty=True)
-                self.last_checkpoint_txid = txid
-                self.last_checkpoint_time = time.time()
-            return self.checkpoints.image()
+            return self.image.save_standby_locked(self.ns.tree)
+
+    def roll_edits(self) -> int:
+        """End the current edits segment and continue in ``edits.new`` (``rollEditLog``:
+        ``dfsadmin -rollEdits`` and a checkpoint's first step); returns the last txid of the
+        closed segment (``FSImage.roll_locked``). Failed name dirs are brought back first
+        where they can be (``dfs.namenode.name.dir.restore``)."""
+        with self.lock:
+            self.check_operation(OperationCategory.CHECKPOINT)
+            return self.image.roll_locked(self.failed_dirs())
+
+    @property
+    def last_checkpoint_txid(self) -> int:
+        """The txid the newest image holds (the HA loops read it)."""
+        return self.image.last_checkpoint_txid
+
+    @property
+    def last_checkpoint_time(self) -> float:
+        """When the newest image was made, in seconds since the epoch."""
+        return self.image.last_checkpoint_time
 
     def failed_dirs(self) -> list[NameDir]:
         """The name dirs an edits roll tries to bring back (``dfs.namenode.name.dir.restore``)."""
@@ -1111,120 +1107,6 @@ class FSNamesystem:
             "HealthyNameDirs": sum(d.healthy for d in self.dirs),
             "FailedNameDirs": sum(not d.healthy for d in self.dirs),
         }
-
-    # ------------------------------------------------------------------ checkpoints
-
-    def roll_edits(self) -> int:
-        """End the current edits segment and continue in ``edits.new`` (``rollEditLog``:
-        ``dfsadmin -rollEdits`` and a checkpoint's first step); returns the last txid of the
-        closed segment. While a checkpoint is pending it rolls nothing and names the end of
-        the segment it rolled, so a secondary that crashed resumes it. Failed name dirs are
-        brought back first where they can be (``dfs.namenode.name.dir.restore``)."""
-        with self.lock:
-            self.check_operation(OperationCategory.CHECKPOINT)
-            if self._checkpoint_pending():
-                log.info("roll asked while a checkpoint is pending: resuming it")
-                return self.journal.roll()
-            end = self.journal.roll(self.failed_dirs())
-            self.checkpoints.rolled_now()
-            log.info("rolled edits at txid %d for a checkpoint", end)
-            return end
-
-    def _checkpoint_pending(self) -> bool:
-        return self.journal.segment_name == EDITS_NEW
-
-    @property
-    def checkpoint_pending(self) -> bool:
-        """Whether edits were rolled for a checkpoint not installed yet (read without the
-        lock, for the metrics)."""
-        return self._checkpoint_pending()
-
-    @property
-    def checkpoint_metrics(self) -> CheckpointMetrics:
-        """The checkpoint counters (the transfer endpoint adds the bytes it sends)."""
-        return self.checkpoints.metrics
-
-    def checkpoint_status(self) -> dict:
-        """What the secondary polls: the txids, the last checkpoint, the image, and while a
-        checkpoint is pending its rolled edits (described outside the lock; read again if a
-        roll or a swap came in between)."""
-        while True:
-            rolled = self._rolled_if_pending()
-            with self.lock:
-                self.check_operation(OperationCategory.UNCHECKED)
-                pending = self._checkpoint_pending()
-                if pending == (rolled is not None):
-                    return {"namespaceId": self.namespace_id, "txid": self.journal.txid,
-                            "lastCheckpointTxid": self.last_checkpoint_txid,
-                            "lastCheckpointTime": int(self.last_checkpoint_time * 1000),
-                            "pending": pending, "image": asdict(self.checkpoints.image()),
-                            "edits": asdict(rolled) if rolled else None}
-
-    def _rolled_if_pending(self) -> FileInfo | None:
-        try:
-            return self.rolled_edits() if self._checkpoint_pending() else None
-        except CheckpointError as exc:
-            if exc.status == 409:
-                return None
-            raise
-
-    def checkpoint_image(self) -> FileInfo:
-        """The current fsimage, as a checkpoint downloads it."""
-        return self.checkpoints.image()
-
-    def rolled_edits(self) -> FileInfo:
-        """The closed ``edits`` of the pending checkpoint, as a checkpoint downloads it (409
-        when none is pending). Its end comes from the journal under the lock; the file is
-        hashed outside it (hashing a large file there would stall every writer)."""
-        with self.lock:
-            self.check_operation(OperationCategory.UNCHECKED)
-            if not self._checkpoint_pending():
-                raise CheckpointError(409, "No checkpoint is pending: roll the edits first")
-            last = self.journal.roll()          # while pending, a no-op naming the rolled end
-            path = self.checkpoints.primary().file(EDITS)
-            size = path.stat().st_size
-        return self.checkpoints.rolled(path, size, last)
-
-    def begin_checkpoint_upload(self, txid: int, md5: str, length: int,
-                                namespace_id: int) -> ImageUpload:
-        """Check an announced image upload before any byte is stored; returns its sink."""
-        refuse = self.checkpoints.refuse
-        if namespace_id != self.namespace_id:
-            raise refuse(403, f"Image for namespace {namespace_id} refused: this namenode "
-                              f"serves namespace {self.namespace_id}")
-        if txid <= self.last_checkpoint_txid:
-            raise refuse(410, f"Image for txid {txid} refused: a checkpoint up to txid "
-                              f"{self.last_checkpoint_txid} is already in place")
-        rolled = self.rolled_edits()
-        if txid > self.last_synced_txid:
-            raise refuse(409, f"Image for txid {txid} refused: this namenode's edits end at "
-                              f"txid {self.last_synced_txid}")
-        return self.checkpoints.begin_upload(txid, md5, length, rolled)
-
-    def abort_checkpoint_upload(self, upload: ImageUpload, reason: str) -> None:
-        self.checkpoints.abort(upload, reason)
-
-    def install_checkpoint(self, upload: ImageUpload) -> dict:
-        """Verify a stored upload and swap it in (``rollFSImage``; a worker thread runs it):
-        under the lock the image goes into every healthy dir, ``edits.new`` becomes
-        ``edits`` and the checkpoint bookkeeping moves on (image/checkpoint.py's steps)."""
-        checkpoints = self.checkpoints
-        try:
-            started = time.monotonic()
-            meta = checkpoints.verify(upload)
-            faults.hit("checkpoint.after-ckpt-written")
-            verified = time.monotonic()
-            rolled = self.rolled_edits()
-            with self.lock:
-                self.check_operation(OperationCategory.UNCHECKED)
-                checkpoints.swap(upload, rolled, self.journal.drop)
-                self.journal.segment_renamed(EDITS)
-                faults.hit("checkpoint.after-swap")
-                self.last_checkpoint_txid = meta.last_txid
-                self.last_checkpoint_time = time.time()
-            return checkpoints.installed(upload, meta, started, verified)
-        finally:
-            checkpoints.end_upload()
 
 
 def _quota(value: int | None) -> int | None:

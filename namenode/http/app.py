@@ -251,8 +251,8 @@ class NamenodeApp:
         fs = self.fs
         if self.transfer is None or fs is None:
             return {}
-        m = fs.checkpoint_metrics
-        return {"CheckpointPending": int(fs.checkpoint_pending), "Checkpoints": m.checkpoints,
+        m = fs.image.metrics
+        return {"CheckpointPending": int(fs.image.pending), "Checkpoints": m.checkpoints,
                 "LastCheckpointDurationSeconds": round(m.last_duration, 3),
                 "LastCheckpointImageBytes": m.last_image_size,
                 "CheckpointBytesSent": m.bytes_sent, "CheckpointBytesReceived": m.bytes_received,

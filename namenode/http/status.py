@@ -79,7 +79,7 @@ def collect(app) -> Snapshot:
                     writable=app.fs.journal_writable,
                     rpc_address=getattr(app, "rpc_address", None))
     if getattr(app, "transfer", None) is not None:
-        snap.checkpoints = app.fs.checkpoint_metrics.checkpoints
+        snap.checkpoints = app.fs.image.metrics.checkpoints
     store = _block_store(app)
     if store is not None:       # the hook: a namenode without a data path shows name dirs only
         snap.data_dirs.append(_data_dir(store.root))

@@ -66,7 +66,7 @@ def error(status: int, message: str) -> Response:
 
 
 class Transfer:
-    """The checkpoint endpoints, each one of ``fs``'s checkpoint operations."""
+    """The checkpoint endpoints, each one operation of ``fs``'s image side (``FSImage``)."""
 
     def __init__(self, fs: FSNamesystem, secret: str):
         self.fs = fs
@@ -81,13 +81,13 @@ class Transfer:
         route = (req.method, req.path)
         try:
             if route == ("GET", PREFIX + "/status"):     # threads: may hash the edits
-                return self._in_thread(self.fs.checkpoint_status)
+                return self._in_thread(self.fs.image.status)
             if route == ("POST", PREFIX + "/roll"):
                 return self._in_thread(self._roll)
             if route == ("GET", PREFIX + "/image"):
-                return self._file(self.fs.checkpoint_image(), IMAGE_TXID_HEADER)
+                return self._file(self.fs.image.image_file(), IMAGE_TXID_HEADER)
             if route == ("GET", PREFIX + "/edits"):
-                return self._file_in_thread(self.fs.rolled_edits, TXID_RANGE_HEADER)
+                return self._file_in_thread(self.fs.image.rolled_edits, TXID_RANGE_HEADER)
             if route == ("PUT", PREFIX + "/image"):
                 return error(400, "Image upload without a body")
         except CheckpointError as exc:
@@ -97,7 +97,7 @@ class Transfer:
     def _roll(self) -> dict:
         """Roll the edits unless a checkpoint is already pending; answer the status."""
         self.fs.roll_edits()
-        return self.fs.checkpoint_status()
+        return self.fs.image.status()
 
     async def _in_thread(self, fn):
         try:
@@ -118,7 +118,7 @@ class Transfer:
         size = os.fstat(handle.fileno()).st_size
         value = (str(info.last_txid) if header == IMAGE_TXID_HEADER
                  else f"{info.first_txid}-{info.last_txid}")
-        self.fs.checkpoint_metrics.bytes_sent += size
+        self.fs.image.metrics.bytes_sent += size
         return Response(200, b"", "application/octet-stream",
                         headers=((MD5_HEADER, info.md5), (header, value)),
                         file=(handle, size))
@@ -140,7 +140,7 @@ class Transfer:
             return error(411, "Image upload needs Content-Length, X-MD5-Digest and the txid "
                               "and namespaceid parameters")
         try:
-            upload = self.fs.begin_checkpoint_upload(txid, md5, length, namespace_id)
+            upload = self.fs.image.begin_upload(txid, md5, length, namespace_id)
         except CheckpointError as exc:
             return error(exc.status, str(exc))
         return UploadSink(self.fs, upload)
@@ -157,15 +157,15 @@ class UploadSink:
         self.upload.write(data)
 
     def abort(self, reason: str) -> None:
-        self.fs.abort_checkpoint_upload(self.upload, reason)
+        self.fs.image.abort_upload(self.upload, reason)
 
     async def finish(self) -> Response:
         if self.upload.error is not None:
-            self.fs.abort_checkpoint_upload(self.upload, str(self.upload.error))
+            self.fs.image.abort_upload(self.upload, str(self.upload.error))
             return error(self.upload.error.status, str(self.upload.error))
         loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(None, self.fs.install_checkpoint, self.upload)
+            result = await loop.run_in_executor(None, self.fs.image.install, self.upload)
         except CheckpointError as exc:
             return error(exc.status, str(exc))
         return Response(200, json.dumps(result).encode())

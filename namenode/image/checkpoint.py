@@ -7,9 +7,9 @@ only for ``txid == end of the rolled edits``, one at a time; it lands in ``fsima
 is verified (length, MD5, Parquet footer: namespace id and txid) before the swap
 (``install.py``: ``fsimage.ckpt -> fsimage``, ``edits.new -> edits``, the directory fsynced
 after each step).
-``FSNamesystem`` owns the ``Checkpoints`` of its name dirs and runs the steps that need its lock
-or its journal (the roll, the status, the swap with the checkpoint bookkeeping); this module
-does the file work it asks for.
+``FSImage`` (``fsimage.py``) owns the ``Checkpoints`` of its name dirs and runs the steps that
+need the namesystem's lock or its journal (the roll, the status, the swap with the checkpoint
+bookkeeping); this module does the file work it asks for.
 
 Retention: before a swap, the image being replaced and the edits it was rolled with are
 hard-linked into ``<name-dir>/previous.checkpoint/`` as ``fsimage_<txid>`` (+ ``.md5``) and
