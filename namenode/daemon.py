@@ -32,8 +32,8 @@ from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.sweep import OpenWrites, Sweeper
 from nnlite.namenode.config import DEFAULTS, Config, ConfigError
 from nnlite.namenode.datanode.ipc import ClientDatanodeService
-from nnlite.namenode.datanode.server import DataNodeServer
-from nnlite.namenode.datanode.tokens import BlockTokens
+from nnlite.namenode.datanode.server import DataNodeServer, block_pool_id
+from nnlite.namenode.datanode.tokens import READ, WRITE, BlockKeys, BlockTokenSecretManager
 from nnlite.namenode.errors import AddressError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
@@ -231,18 +231,18 @@ class Namenode:
         datanode takes the writes the active signs with the set's secret, and blocks run
         through a pipeline of the active's datanode and a standby's (``_pipeline``)."""
         fs, committer, blocks = self._loaded()
+        tokens = self._block_tokens(block_pool_id(blocks.namespace_id), secret)
         if self.datanode is None:
-            self.datanode = await self._start_datanode(
-                blocks, secret if self.ha is not None else None)
+            self.datanode = await self._start_datanode(blocks, tokens)
         data.datanode = self.datanode_server
         server = self.rpc
         if server is None:          # WebHDFS only: the default port was taken
             return
         ha = self.ha
         writes = Writes(fs, committer, blocks, lease_manager, self.datanode)
-        locator = Locator(self.datanode, self.port, blocks.capacity)
+        locator = Locator(self.datanode, self.port, blocks.capacity, block_tokens=tokens)
         if ha is not None and self.replicator is not None:
-            self._pipeline(ha, self.replicator, writes, locator, secret)
+            self._pipeline(ha, self.replicator, writes, locator)
         server.serve(ClientProtocol(
             fs, writes, locator,
             ha_state=lambda: "ACTIVE" if ha is None else ha.state.state.name,
@@ -259,34 +259,52 @@ class Namenode:
             (nn for nn, address in self.config.ha_namenodes().items()
              if address.endswith(f":{self.port}")), "")
 
+    def _block_tokens(self, pool_id: str, secret: str) -> BlockTokenSecretManager | None:
+        """The block tokens this namenode signs and its datanode checks, with keys derived
+        from the set's ``secret`` (``datanode/tokens.py``): every mode with
+        ``dfs.block.access.token.enable`` (or secure mode's data transfer protection);
+        in an HA set otherwise, writes only -- the standby's datanode admits the active's
+        pipelines by them -- as before; none for a lone namenode in simple mode."""
+        settings = self.security
+        if settings.block_tokens:
+            issued: tuple[str, ...] = (READ, WRITE)
+        elif self.ha is not None:
+            issued = (WRITE,)
+        else:
+            return None
+        keys = BlockKeys(secret, pool_id, settings.block_key_update_interval_ms,
+                         settings.block_token_lifetime_ms)
+        return BlockTokenSecretManager(keys, issued)
+
     def _pipeline(self, ha: HAController, replicator: Replicator, writes: Writes,
-                  locator: Locator, secret: str) -> None:
+                  locator: Locator) -> None:
         """HDFS's pipeline in an HA set: this datanode is published with the standby's
         position (a reachable ``dfs.datanode.address`` on each host), the active names the
-        live standbys' datanodes in pipelines and locations, signs each block it hands out
-        (``BlockTokens``: the standby's datanode was never told to expect it), and counts a
-        block closed without a standby's copy as under-replicated."""
+        live standbys' datanodes in pipelines and locations, with the WRITE token of each
+        block it hands out (``Locator.block_tokens``: the standby's datanode was never told
+        to expect it), and counts a block closed without a standby's copy as
+        under-replicated."""
         datanode = self.datanode
         if datanode is None:
             return
         ha.datanode = {"host": datanode.host, "xferPort": datanode.xfer_port,
                        "ipcPort": datanode.ipc_port, "infoPort": self.port,
                        "uuid": datanode.datanode_uuid}
-        locator.write_token = BlockTokens(secret, datanode.pool_id).issue
         locator.peers = ha.standby_datanodes
         locator.lacking = replicator.lacks
         writes.wanted = 2
         writes.on_short = replicator.lacking
 
     async def _start_datanode(self, blocks: store.BlockStore,
-                              secret: str | None) -> DataNodeServer:
+                              tokens: BlockTokenSecretManager | None) -> DataNodeServer:
         """The built-in datanode on ``dfs.datanode.address`` and its IPC port
         (``ClientDatanodeProtocol``, on the RPC server code) on ``dfs.datanode.ipc.address``
-        (port 0: a free one; clients learn both from the namenode's answers); with the HA
-        set's ``secret``, it takes the writes the active signed."""
+        (port 0: a free one; clients learn both from the namenode's answers); with
+        ``tokens`` it takes the writes the active signed, and with block tokens enabled
+        it wants one on every op."""
         fs, committer, _ = self._loaded()
         host, port = self.config.address("dfs.datanode.address")
-        server = DataNodeServer(blocks, secret)
+        server = DataNodeServer(blocks, tokens, require_tokens=self.security.block_tokens)
         await server.start(self.host_given or host, port)
         self.datanode_server = server
         ipc_host, ipc_port = self.config.address("dfs.datanode.ipc.address")

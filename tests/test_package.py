@@ -201,7 +201,6 @@ TESTED_BY = {
     "namenode/datanode/replica.py": "namenode/datanode/test_server.py",
     "namenode/datanode/replicas.py": "namenode/datanode/test_pipeline.py",
     "namenode/datanode/stream.py": "namenode/datanode/test_server.py",
-    "namenode/datanode/tokens.py": "namenode/datanode/test_server.py",
     # file contents and the HTTP service: through a namenode process over raw HTTP
     "namenode/files/truncate.py": "namenode/http/test_webhdfs_data.py",
     "namenode/files/writers.py": "namenode/http/test_webhdfs_data.py",

@@ -12,7 +12,7 @@ write the blocks that WebHDFS's data path reads and writes, with the same checks
 | ``replica.py`` | ``ReplicaWriter``: a block being written in ``rbw/`` (kept across restarts), its chunk CRCs, publishing |
 | ``sender.py`` | ``BlockSender``: READ_BLOCK's packets with the stored chunk CRCs; the same ranges, verified, for WebHDFS's OPEN (``VerifiedRange``) |
 | ``ipc.py`` | ``ClientDatanodeService``: ClientDatanodeProtocol's calls (the visible length of a replica) for an IPC server |
-| ``tokens.py`` | ``BlockTokens``: write tokens signed with an HA set's shared secret (BlockTokenSecretManager) |
+| ``tokens.py`` | ``BlockTokenSecretManager``: Hadoop's block access tokens, signed and checked with block keys derived from the set's secret |
 | ``errors.py`` | ``DataTransferError``: a refusal and the ``Status`` the client is answered with |
 
 The bytes of the protocol are ``formats/hadoop/datatransfer.py``'s.

@@ -36,3 +36,13 @@ class ChecksumError(DataTransferError):
         super().__init__(message, Status.ERROR_CHECKSUM)
         self.block_id = block_id
         self.position = position        # the damaged chunk's offset in the block
+
+
+class BlockTokenError(DataTransferError):
+    """A block access token that does not let its bearer do what it asks
+    (``SecretManager.InvalidToken`` from ``BlockTokenSecretManager.checkAccess``): the op
+    is answered ``ERROR_ACCESS_TOKEN``, as ``DataXceiver.checkAccess`` does."""
+    JAVA_CLASS = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, Status.ERROR_ACCESS_TOKEN)

@@ -5,7 +5,8 @@
 A block id moves through:
 
 * expected -- the namenode handed it to a writer (``expect``; with the block it continues,
-  for an append) or a writer shows a token the namenode signed (``tokens.BlockTokens``);
+  for an append) or a writer shows a WRITE token the namenode signed
+  (``tokens.BlockTokenSecretManager``);
 * being written -- one WRITE_BLOCK has it (``start``); a second is refused;
 * parked -- its connection ended before the last packet in a pipeline of more than one
   datanode: the replica stays in ``rbw/`` for ``RECOVERY_GRACE`` seconds, for the client's
@@ -40,7 +41,7 @@ from nnlite.formats.hadoop.datatransfer import Status
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.datanode.errors import DataTransferError
 from nnlite.namenode.datanode.replica import ReplicaWriter
-from nnlite.namenode.datanode.tokens import BlockTokens
+from nnlite.namenode.datanode.tokens import WRITE, BlockTokenSecretManager
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ class Write:
 
 
 class ReplicaMap:
-    def __init__(self, store: BlockStore, tokens: BlockTokens | None = None) -> None:
+    def __init__(self, store: BlockStore, tokens: BlockTokenSecretManager | None = None) -> None:
         self.store = store
         self.tokens = tokens
         self._lock = threading.Lock()
@@ -128,7 +129,7 @@ class ReplicaMap:
         being admitted; returns the block it continues, if any."""
         block = request.header.baseHeader.block
         signed = self.tokens is not None and \
-            self.tokens.allows_write(request.header.baseHeader.token, block.blockId) and \
+            self.tokens.permits(request.header.baseHeader.token, block.blockId, WRITE) and \
             not self.store.has(block.blockId)
         with self._lock:
             if block.blockId not in self._expected and not signed:

@@ -5,10 +5,14 @@ A connection carries ops one after another (``DataXceiver.run``: a client keeps 
 connection to read the next block): each op is the 3-byte head and a delimited request
 (``formats.hadoop.datatransfer``), answered with a delimited ``BlockOpResponseProto``:
 
+* Block tokens (``tokens.BlockTokenSecretManager``): with ``require_tokens``
+  (``dfs.block.access.token.enable``) every op shows a token for its block and mode --
+  WRITE for WRITE_BLOCK, READ for READ_BLOCK and BLOCK_CHECKSUM -- or is answered
+  ERROR_ACCESS_TOKEN and the connection closed (``DataXceiver.checkAccess``).
 * WRITE_BLOCK (``receiver.BlockReceiver``). Accepted only for a block id the namenode
-  handed to a writer (``expect``), or with a block token signed with the secret this
-  datanode shares with the namenodes of its HA set (``tokens.BlockTokens``), never for a
-  block published or being written; 512 bytes per checksum of CRC32C, CRC32 or NULL; stage
+  handed to a writer (``expect``), or with a WRITE token signed with the block keys this
+  datanode shares with the namenodes of its HA set, never for a block published or being
+  written; 512 bytes per checksum of CRC32C, CRC32 or NULL; stage
   PIPELINE_SETUP_CREATE, or PIPELINE_SETUP_APPEND for a block ``expect``ed with the block it
   continues. With targets, the pipeline goes on through the first (``mirror.Mirror``): a
   target that cannot be reached or refuses fails the setup (ERROR, ``firstBadLink`` naming
@@ -74,7 +78,7 @@ from nnlite.namenode.datanode.replica import ReplicaWriter
 from nnlite.namenode.datanode.replicas import ReplicaMap
 from nnlite.namenode.datanode.sender import BlockSender
 from nnlite.namenode.datanode.stream import read_message, read_packet
-from nnlite.namenode.datanode.tokens import BlockTokens
+from nnlite.namenode.datanode.tokens import READ, WRITE, BlockTokenSecretManager
 from nnlite.namenode.errors import AddressError
 
 log = logging.getLogger(__name__)
@@ -119,13 +123,16 @@ class DataNodeServer:
     complete, abandonBlock); ``finalized`` and ``digest`` tell it what a WRITE_BLOCK
     published. Runs on the namenode's event loop; ``start`` and ``close`` are coroutines."""
 
-    def __init__(self, store: BlockStore, secret: str | bytes | None = None,
-                 max_connections: int = MAX_CONNECTIONS) -> None:
+    def __init__(self, store: BlockStore, tokens: BlockTokenSecretManager | None = None,
+                 max_connections: int = MAX_CONNECTIONS, *,
+                 require_tokens: bool = False) -> None:
         self.store = store
         self.max_connections = max_connections
         self.pool_id = block_pool_id(store.namespace_id)
-        # with the HA set's shared secret: writes the active namenode signed are accepted
-        self.tokens = None if secret is None else BlockTokens(secret, self.pool_id)
+        # with the HA set's block keys: writes the active namenode signed are accepted
+        self.tokens = tokens
+        # dfs.block.access.token.enable: every op shows a token (DataXceiver.checkAccess)
+        self.require_tokens = require_tokens and tokens is not None
         self.datanode_uuid = load_uuid(store)
         self.host = ""
         self.xfer_port = 0
@@ -344,6 +351,24 @@ class DataNodeServer:
         writer.write(dt.delimited(response))
         await writer.drain()
 
+    def check_access(self, header: Any, mode: str) -> None:
+        """``DataXceiver.checkAccess``: with block tokens required, the op's token
+        (``BaseHeaderProto.token``) must let its bearer use ``mode`` on its block, else
+        ``BlockTokenError`` (answered ERROR_ACCESS_TOKEN; a write's answer names this
+        datanode as ``firstBadLink``, as Hadoop's does)."""
+        if not self.require_tokens or self.tokens is None:
+            return
+        block = header.block
+        try:
+            self.tokens.check(header.token, block.blockId, mode, block.generationStamp,
+                              pool_id=block.poolId)
+        except DataTransferError as exc:
+            if mode == WRITE:
+                exc.first_bad_link = f"{self.host}:{self.xfer_port}"
+            log.warning("Block token verification failed: op=%s, message=%s",
+                        "WRITE_BLOCK" if mode == WRITE else "READ", exc)
+            raise
+
     def check_pool(self, block: Any) -> None:
         """DataTransferError unless ``block`` is of this datanode's block pool."""
         if block.poolId != self.pool_id:
@@ -355,6 +380,7 @@ class DataNodeServer:
     async def _write_block(self, request: Any, reader: asyncio.StreamReader,
                            writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
+        self.check_access(request.header.baseHeader, WRITE)
         self._check_write(request)
         if request.stage in RECOVERY_STAGES:
             replica = await self.replicas.recover(request)
@@ -453,6 +479,7 @@ class DataNodeServer:
     async def _read_block(self, request: Any, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
+        self.check_access(request.header.baseHeader, READ)
         self.check_pool(block)
         sender = self.sender(block.blockId, request.offset, request.len,
                              request.sendChecksums)
@@ -488,6 +515,7 @@ class DataNodeServer:
     async def _block_checksum(self, request: Any, reader: asyncio.StreamReader,
                               writer: asyncio.StreamWriter) -> bool:
         block = request.header.block
+        self.check_access(request.header, READ)
         self.check_pool(block)
         composite = request.HasField("blockChecksumOptions") and \
             request.blockChecksumOptions.blockChecksumType == BlockChecksumTypeProto.COMPOSITE_CRC

@@ -5,9 +5,11 @@ Invariants: a directory's ``length``, ``block_replication`` and ``blocksize`` ar
 ``childrenNum`` its number of entries; ``permission`` is the mode's 12 bits (``toShort``),
 ACL and snapshots are ``flags`` bits (Hadoop 3: ``HAS_ACL``, ``SNAPSHOT_ENABLED``); no
 erasure coding policy, encryption or symlink is ever set. Every block is on the built-in
-datanode first, with the generation stamp ``GENSTAMP`` and an empty block token (simple
-authentication), except the one ``addBlock`` hands a writer when ``Locator.write_token`` is
-set; in an HA set the other namenodes' datanodes follow it (``Locator.peers``). Quantities Hadoop keeps signed (a quota of -1) go as their two's complement in
+datanode first, with the generation stamp ``GENSTAMP`` and the block token
+``Locator.block_tokens`` signs for it (READ for a reader, WRITE for a writer:
+``BlockManager.setBlockToken``), or an empty one when none is signed; in an HA set the
+other namenodes' datanodes follow it (``Locator.peers``). Quantities Hadoop keeps signed (a
+quota of -1) go as their two's complement in
 the ``uint64`` fields, as protobuf's Java runtime writes a negative ``long``.
 """
 
@@ -16,7 +18,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Protocol
 
-from nnlite.formats.hadoop import acl, hdfs, security
+from nnlite.formats.hadoop import acl, hdfs
+from nnlite.namenode.datanode.tokens import EMPTY_TOKEN, READ, WRITE, BlockTokenSecretManager
 from nnlite.namenode.fsnamesystem import FileBlocks
 from nnlite.namenode.namespace.erasure_coding import CELL_SIZE
 from nnlite.namenode.namespace.erasure_coding import Policy as ErasureCodingPolicy
@@ -28,7 +31,6 @@ HAS_ACL, SNAPSHOT_ENABLED = hdfs.HdfsFileStatusFlags.HAS_ACL, \
     hdfs.HdfsFileStatusFlags.SNAPSHOT_ENABLED
 UINT64 = (1 << 64) - 1
 RACK = "/default-rack"
-EMPTY_TOKEN = security.TokenProto(identifier=b"", password=b"", kind="", service="")
 
 
 class Datanode(Protocol):
@@ -92,8 +94,8 @@ def peer_info(peer: dict) -> Any:
 class Locator:
     """Blocks to LocatedBlocks on the built-in datanode; ``http_port`` is the namenode's
     (the datanode's info port), ``capacity`` the block store's (capacity, used, remaining).
-    ``write_token``, when set, issues the block token of a block handed to a writer
-    (``namenode/datanode/tokens.py``'s ``BlockTokens.issue``); else tokens are empty.
+    ``block_tokens``, when set, signs each located block's token
+    (``namenode/datanode/tokens.py``); else tokens are empty.
 
     In an HA set, ``peers()`` names the datanodes of the other namenodes that are alive
     (``HAController.standby_datanodes``) and ``lacking(block_id)`` says a block is known to
@@ -106,13 +108,13 @@ class Locator:
     marks the node dead and reads the next location, as it does for a datanode that is gone."""
 
     def __init__(self, datanode: Datanode | None, http_port: int, capacity,
-                 write_token: Callable[[int], Any] | None = None,
+                 block_tokens: BlockTokenSecretManager | None = None,
                  peers: Callable[[], list[dict]] = list,
                  lacking: Callable[[int], bool] = lambda block_id: False) -> None:
         self.datanode = datanode
         self.http_port = http_port
         self.capacity = capacity
-        self.write_token = write_token
+        self.block_tokens = block_tokens
         self.peers = peers
         self.lacking = lacking
 
@@ -141,7 +143,8 @@ class Locator:
         ``write``, for the writer addBlock hands it to, without the peers whose uuid is in
         ``exclude`` (the client's ``excludeNodes``: a datanode that failed its last
         pipeline, as ``BlockPlacementPolicy.chooseTarget`` skips them)."""
-        token = self.write_token(block[0]) if write and self.write_token else EMPTY_TOKEN
+        token = EMPTY_TOKEN if self.block_tokens is None else \
+            self.block_tokens.token(block[0], WRITE if write else READ)
         located = hdfs.LocatedBlockProto(b=self.extended(*block), offset=offset,
                                          corrupt=False, blockToken=token)
         if self.datanode is not None:

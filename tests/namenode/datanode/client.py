@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import time
 from typing import Any, Iterator
 
 from nnlite.formats.hadoop import datatransfer as dt
@@ -17,7 +18,8 @@ from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
 from nnlite.formats.hadoop.proto import parse, read_varint
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import BlockStore
-from nnlite.namenode.datanode.server import DataNodeServer
+from nnlite.namenode.datanode.server import DataNodeServer, block_pool_id
+from nnlite.namenode.datanode.tokens import BlockKeys, BlockTokenSecretManager
 
 PACKET = 64 * 1024
 
@@ -117,16 +119,17 @@ class TransferClient:
         return [self.ack() for _ in range(seqno + 1)]
 
     def open_read(self, block_id: int, offset: int, length: int,
-                  send_checksums: bool = True) -> Any:
-        request = dt.OpReadBlockProto(header=self.header(block_id), offset=offset, len=length,
-                                      sendChecksums=send_checksums)
+                  send_checksums: bool = True, token: Any = None) -> Any:
+        request = dt.OpReadBlockProto(header=self.header(block_id, token=token), offset=offset,
+                                      len=length, sendChecksums=send_checksums)
         self.send(dt.encode_op(Op.READ_BLOCK, request))
         return self.read_message(dt.BlockOpResponseProto)
 
-    def read_block(self, block_id: int, offset: int, length: int) -> tuple[bytes, list]:
+    def read_block(self, block_id: int, offset: int, length: int,
+                   token: Any = None) -> tuple[bytes, list]:
         """The bytes of the range, each packet's checksums verified, and the packet headers;
         CHECKSUM_OK sent after the last packet (BlockReaderRemote)."""
-        response = self.open_read(block_id, offset, length)
+        response = self.open_read(block_id, offset, length, token=token)
         assert response.status == Status.SUCCESS, response.message
         info = response.readOpChecksumInfo
         data, headers = bytearray(), []
@@ -141,23 +144,35 @@ class TransferClient:
         skip = offset - info.chunkOffset
         return bytes(data[skip:skip + length]), headers
 
-    def block_checksum(self, block_id: int, num_bytes: int, composite: bool = False) -> Any:
+    def block_checksum(self, block_id: int, num_bytes: int, composite: bool = False,
+                       token: Any = None) -> Any:
         request = dt.OpBlockChecksumProto(header=dt.BaseHeaderProto(
             block=self.block(block_id, num_bytes)))
+        if token is not None:
+            request.header.token.CopyFrom(token)
         if composite:
             request.blockChecksumOptions.blockChecksumType = 2
         self.send(dt.encode_op(Op.BLOCK_CHECKSUM, request))
         return self.read_message(dt.BlockOpResponseProto)
 
 
+def block_tokens(secret: str, pool_id: str, clock: Any = time.time,
+                 lifetime_ms: int = 600_000) -> BlockTokenSecretManager:
+    """The block token manager of a set sharing ``secret`` (ten-minute keys and tokens)."""
+    return BlockTokenSecretManager(BlockKeys(secret, pool_id, 600_000, lifetime_ms, clock))
+
+
 @contextlib.contextmanager
 def running_datanode(store: BlockStore, secret: str | None = None,
                      **options: Any) -> Iterator[DataNodeServer]:
-    """A DataNodeServer on ``store``, served by an event loop in a thread; closed after."""
+    """A DataNodeServer on ``store``, served by an event loop in a thread; closed after.
+    With ``secret``, it takes the tokens ``block_tokens(secret, ...)`` signs."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="test-datanode", daemon=True)
     thread.start()
-    server = DataNodeServer(store, secret, **options)
+    tokens = None if secret is None else \
+        block_tokens(secret, block_pool_id(store.namespace_id))
+    server = DataNodeServer(store, tokens, **options)
     try:
         asyncio.run_coroutine_threadsafe(server.start("127.0.0.1", 0), loop).result(30)
         yield server

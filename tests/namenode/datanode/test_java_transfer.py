@@ -11,8 +11,7 @@ import os
 import pytest
 
 from nnlite.namenode.blocks import checksum
-from nnlite.namenode.datanode.tokens import BlockTokens
-from tests.namenode.datanode.client import running_datanode
+from tests.namenode.datanode.client import block_tokens, running_datanode
 
 pytestmark = pytest.mark.spark
 
@@ -177,7 +176,7 @@ def test_hadoop_s_sender_through_a_pipeline_of_two(spark, store, second_store):
         try:
             block_id = store.allocate()
             first.expect(block_id)
-            token = BlockTokens("secret", first.pool_id).issue(block_id)
+            token = block_tokens("secret", first.pool_id).token(block_id, "WRITE")
             acks = java.write_block(block_id, DATA, token,
                                     [java.target(first), java.target(second)])
         finally:

@@ -15,8 +15,7 @@ from nnlite.formats.hadoop.datatransfer import Status
 from nnlite.formats.hadoop.hdfs import DatanodeIDProto, DatanodeInfoProto
 from nnlite.namenode.blocks import rwr
 from nnlite.namenode.datanode import replicas
-from nnlite.namenode.datanode.tokens import BlockTokens
-from tests.namenode.datanode.client import TransferClient, running_datanode
+from tests.namenode.datanode.client import TransferClient, block_tokens, running_datanode
 from tests.namenode.datanode.test_server import DATA, rbw_files, wait_until
 
 SECRET = "shared by the HA set"
@@ -39,7 +38,7 @@ def test_a_block_goes_through_both_datanodes(store, second_store, pipeline):
     first, second = pipeline
     block_id = store.allocate()
     first.expect(block_id)
-    token = BlockTokens(SECRET, first.pool_id).issue(block_id)
+    token = block_tokens(SECRET, first.pool_id).token(block_id, "WRITE")
     with TransferClient(first.xfer_port, first.pool_id) as client:
         acks = client.write_block(block_id, DATA, token=token, targets=[info(second.xfer_port)])
     assert acks == [(n, [Status.SUCCESS, Status.SUCCESS]) for n in range(5)]
@@ -83,7 +82,7 @@ def test_a_second_datanode_that_dies_mid_block_is_reported_in_every_ack(store, s
     with running_datanode(store, SECRET) as first:
         block_id = store.allocate()
         first.expect(block_id)
-        token = BlockTokens(SECRET, first.pool_id).issue(block_id)
+        token = block_tokens(SECRET, first.pool_id).token(block_id, "WRITE")
         client = TransferClient(first.xfer_port, first.pool_id)
         try:
             with running_datanode(second_store, SECRET) as second:
@@ -114,7 +113,7 @@ def recovery(client: TransferClient, block_id: int, acked: int, stage=None, **fi
 def broken_pipeline(store, second_store, first, block_id: int) -> TransferClient:
     """Packet 0 through both datanodes, then the second one stops: the client has its
     ack with the second datanode's ERROR for packet 1 and drops the connection."""
-    token = BlockTokens(SECRET, first.pool_id).issue(block_id)
+    token = block_tokens(SECRET, first.pool_id).token(block_id, "WRITE")
     client = TransferClient(first.xfer_port, first.pool_id)
     with running_datanode(second_store, SECRET) as second:
         assert client.open_write(block_id, token=token,

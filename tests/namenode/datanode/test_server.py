@@ -14,9 +14,8 @@ from nnlite.formats.hadoop.hdfs import ChecksumTypeProto
 from nnlite.namenode.blocks import checksum, rwr
 from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
 from nnlite.namenode.datanode.server import UUID_FILE, DataNodeServer
-from nnlite.namenode.datanode.tokens import BlockTokens
 from tests.namenode.blocks.helpers import reference_checksum
-from tests.namenode.datanode.client import TransferClient, running_datanode
+from tests.namenode.datanode.client import TransferClient, block_tokens, running_datanode
 from tests.servers import wait_for
 
 DATA = os.urandom(200_000) + b"tail"          # 390 chunks and a partial one, 4 packets
@@ -414,8 +413,8 @@ def test_a_reader_in_the_process_reads_a_block_being_written_with_its_crcs(
 def test_a_write_signed_with_the_shared_secret_needs_no_expect(store):
     """The standby's datanode of an HA set takes a block the active allocated."""
     block_id = 12345
-    token = BlockTokens("s3cret", "BP-7-nnlite-0").issue(block_id)
-    forged = BlockTokens("other", "BP-7-nnlite-0").issue(block_id)
+    token = block_tokens("s3cret", "BP-7-nnlite-0").token(block_id, "WRITE")
+    forged = block_tokens("other", "BP-7-nnlite-0").token(block_id, "WRITE")
     with running_datanode(store, secret="s3cret") as datanode:
         def client() -> TransferClient:
             return TransferClient(datanode.xfer_port, datanode.pool_id)
