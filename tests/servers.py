@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -103,6 +104,16 @@ class NamenodeProcess:
             try:
                 with urllib.request.urlopen(self.url + "/jmx", timeout=2) as resp:
                     return json.load(resp)["beans"][0].get("Loading") == 0
+            except urllib.error.HTTPError as exc:
+                if exc.code != 401:
+                    return False
+            except OSError:
+                return False
+            # secure mode: /jmx wants a Kerberos caller; /isActive answers anyone, 200 once
+            # the namespace is loaded (a lone namenode is active)
+            try:
+                with urllib.request.urlopen(self.url + "/isActive", timeout=2) as resp:
+                    return resp.status == 200
             except OSError:
                 return False
         try:

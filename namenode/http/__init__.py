@@ -6,7 +6,8 @@
 | ``wire.py`` | ``Request`` parsed from bytes and ``Response`` encoded to them |
 | ``stream.py`` | request bodies too large to hold in memory, fed to a sink as they arrive |
 | ``app.py`` | the application: routes to WebHDFS, the data path, transfer, admin, ``/jmx``, ``/metrics``, the status page |
-| ``webhdfs.py`` | the WebHDFS REST API for namespace metadata, identity (``user.name``, ``doas``, settled by ``namenode/security/``) |
+| ``authentication.py`` | secure mode's door: a delegation token, the ``hadoop.auth`` cookie or SPNEGO before any handler, then ``JspHelper.getUGI``'s caller |
+| ``webhdfs.py`` | the WebHDFS REST API for namespace metadata, identity (``user.name``, ``doas``, or in secure mode what the request proved; settled by ``namenode/security/``) |
 | ``params.py`` | WebHDFS query parameters, read as Hadoop's ``*Param`` classes read them |
 | ``webhdfs_json.py`` | Hadoop's ``JsonUtil`` shapes (FileStatus, listings, content summary) |
 | ``remote.py`` | errors to ``RemoteException`` answers, in one table |

@@ -10,6 +10,9 @@ Paths:
     /metrics                                          Prometheus text format
     /metrics.json                                     the same as JSON (plus "fsyncs")
     <mounted prefix>/...                              a layer above the namenode (the catalog)
+In secure mode (``hadoop.security.authentication=kerberos``) every request but /isActive
+first proves who it is (authentication.py: a delegation token, the hadoop.auth cookie or
+SPNEGO; else 401), streamed uploads included, and the admin ops ask who it proved to be.
 While the namespace loads, every WebHDFS, data, image-transfer and admin request gets
 RetriableException "Namenode is in startup mode" (403), as HDFS's NamenodeWebHdfsMethods
 answers while ``NameNode.isInStartupMode``: a client following a nameservice (Hadoop's
@@ -43,12 +46,14 @@ from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.ha.controller import HAController
 from nnlite.namenode.ha.state import HAServiceState
 from nnlite.namenode.http import remote, status
+from nnlite.namenode.http.authentication import HttpAuthentication, with_headers
 from nnlite.namenode.http.data import DATA_PREFIX
 from nnlite.namenode.http.webhdfs import PREFIX, WebHdfs
 from nnlite.namenode.http.webhdfs_json import dumps
 from nnlite.namenode.http.wire import Request, Response
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.security.proxy_users import ProxyUsers
+from nnlite.namenode.security.settings import SecuritySettings
 
 HA_OPS = ("TRANSITIONTOACTIVE", "TRANSITIONTOSTANDBY", "FAILOVER")
 # NamenodeWebHdfsMethods.init's answer before the namesystem is loaded
@@ -70,6 +75,20 @@ class NamenodeApp:
         self.rpc_metrics: Callable[[], dict] | None = None    # its counters (RpcServer)
         self.ha: HAController | None = None     # in an HA set
         self.replicator: Replicator | None = None
+        # secure mode: the filter every request but /isActive passes (authentication.py)
+        self.authentication: HttpAuthentication | None = None
+
+    def secure(self, settings: SecuritySettings, config) -> None:
+        """Secure mode: from now on every request but /isActive proves who it is
+        (authentication.py), while the namespace loads too."""
+        self.authentication = HttpAuthentication(
+            settings, self._verify_token, ProxyUsers(config.proxy_users()),
+            lambda name: self.fs.caller(name).groups if self.fs is not None else ())
+
+    def _verify_token(self, token):
+        if self.fs is None:
+            raise LOADING
+        return self.fs.verify_delegation_token(token)
 
     def mount(self, prefix: str, handler: Callable[[Request], object]) -> None:
         """Serve ``prefix`` and everything under it with ``handler`` (a layer above the
@@ -83,14 +102,21 @@ class NamenodeApp:
         self.committer = committer
         self.webhdfs = WebHdfs(fs, committer,
                                default_user=config.get("hadoop.http.staticuser.user"),
-                               proxy_users=ProxyUsers(config.proxy_users()))
+                               proxy_users=ProxyUsers(config.proxy_users()),
+                               authentication=self.authentication)
         if data is not None:
             data.attach(self.webhdfs)
         self.data = data
 
     def __call__(self, req: Request):
         self.requests += 1
-        return self.visible(self.route(req), req)
+        if self.authentication is None:
+            return self.visible(self.route(req), req)
+        proved = self.authentication.authenticate(req)
+        if isinstance(proved, Response):
+            return proved
+        req.proof, headers = proved
+        return with_headers(self.visible(self.route(req), req), headers)
 
     def visible(self, result, req: Request):
         """``result``, once every op logged before it was produced is durable: an answer
@@ -142,6 +168,12 @@ class NamenodeApp:
         so without this the counter misses every upload."""
         def start(req: Request):
             self.requests += 1
+            if self.authentication is None:
+                return factory(req)
+            proved = self.authentication.authenticate(req)
+            if isinstance(proved, Response):
+                return proved
+            req.proof = proved[0]
             return factory(req)
         return start
 
@@ -151,7 +183,7 @@ class NamenodeApp:
         if self.fs is None:
             return remote.from_error(LOADING)
         try:
-            user = req.param("user.name") or ""
+            user = self._admin_user(req)
             op = (req.param("op") or "").upper()
             if op == "GETSERVICESTATE":     # HAServiceProtocol's status: anyone may ask
                 return Response(200, dumps(self.service_state()))
@@ -172,6 +204,12 @@ class NamenodeApp:
             return remote.illegal_argument(f"Unknown admin operation {op!r} for {req.method}")
         except Exception as exc:
             return remote.from_error(exc)
+
+    def _admin_user(self, req: Request) -> str:
+        """Who asks: ``user.name`` in simple mode, who it proved to be in secure mode."""
+        if self.authentication is None or self.webhdfs is None:
+            return req.param("user.name") or ""
+        return self.webhdfs.identify(req)
 
     def service_state(self) -> dict:
         """``haadmin -getServiceState``: active or standby (a namenode without an HA set is

@@ -27,6 +27,7 @@ from nnlite.client import java_classes as java
 from nnlite.namenode import errors
 from nnlite.namenode.fsnamesystem import QUOTA_DONT_SET, FSNamesystem, Listing
 from nnlite.namenode.http import remote
+from nnlite.namenode.http.authentication import HttpAuthentication
 from nnlite.namenode.http.params import (
     invalid_param,
     param_aclspec,
@@ -61,7 +62,7 @@ from nnlite.namenode.http.wire import BadRequest, Request, Response
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace import erasure_coding, paths, permission, storage_policy
-from nnlite.namenode.security.identity import effective_user
+from nnlite.namenode.security.identity import Caller, effective_user
 from nnlite.namenode.security.proxy_users import ProxyUsers
 
 PREFIX = "/webhdfs/v1"
@@ -88,8 +89,10 @@ class WebHdfs:
 
     def __init__(self, fs: FSNamesystem, committer: AsyncCommitter, *,
                  default_user: str = DEFAULT_USER,
-                 proxy_users: ProxyUsers | None = None):
+                 proxy_users: ProxyUsers | None = None,
+                 authentication: HttpAuthentication | None = None):
         self.fs = fs
+        self.authentication = authentication    # secure mode's door; None: simple mode
         self.committer = committer
         self.default_user = default_user
         self.proxy_users = proxy_users or ProxyUsers({})
@@ -191,9 +194,11 @@ class WebHdfs:
         return path
 
     def identify(self, req: Request) -> str:
-        """Who a request acts as, by Hadoop's simple authentication: ``user.name`` (else the
-        static user), or the ``doas`` user it may impersonate. The data step and the catalog
-        use the same rules."""
+        """Who a request acts as. In secure mode, who it proved to be (``caller``). By
+        Hadoop's simple authentication: ``user.name`` (else the static user), or the ``doas``
+        user it may impersonate. The data step and the catalog use the same rules."""
+        if self.authentication is not None:
+            return self.caller(req).user
         user = req.param("user.name")
         if not user:
             user = self.default_user
@@ -213,6 +218,11 @@ class WebHdfs:
         return effective_user(user, doas, self.proxy_users,
                               lambda name: self.fs.caller(name).groups,
                               req.peer[0] if req.peer else None)
+
+    def caller(self, req: Request) -> Caller:
+        """Secure mode's caller of a proved request (``HttpAuthentication.caller``)."""
+        assert self.authentication is not None and req.proof is not None
+        return self.authentication.caller(req, req.proof)
 
     def _answer(self, respond, logged: Logged):
         """Answer ``respond(value)`` of a write the namesystem applied and logged (its errors

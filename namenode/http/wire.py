@@ -58,7 +58,7 @@ class BadRequest(Exception):
 
 class Request:
     __slots__ = ("method", "target", "path", "query", "headers", "body", "keep_alive", "peer",
-                 "scheme")
+                 "scheme", "proof")
 
     def __init__(self, method, target, path, query, headers, body, keep_alive, peer,
                  scheme="http"):
@@ -71,6 +71,7 @@ class Request:
         self.keep_alive = keep_alive
         self.peer = peer
         self.scheme = scheme      # "https" when it came over TLS (dfs.http.policy)
+        self.proof = None         # secure mode: what it proved (http/authentication.py)
 
     def param(self, name: str, default=None):
         """One query parameter (names are case-insensitive). Repeats must be identical."""
