@@ -31,7 +31,8 @@ Hadoop spreads this over ``TransferFsImage`` (the image servlet's downloads and 
 
 The header names both sides use are the one table below (``SECRET_HEADER``, ...): the server
 side (``namenode/http/transfer.py``, ``replica.py``) imports them. Every request carries the
-shared secret of the HA set (or of the secondary).
+shared secret of the HA set (or of the secondary); in secure mode, instead, a SPNEGO token
+from the caller's service keytab (``ServiceLogin``).
 
 Not here: the datanode's mirror of an ``hdfs://`` write (``namenode/datanode/mirror.py``,
 HDFS's write pipeline) is Hadoop's data transfer protocol between datanodes, not this client;
@@ -54,7 +55,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from nnlite.client.connection import NETWORK_ERRORS, Connection, answer_of, describe
 from nnlite.client.errors import ClientError, NamenodeUnreachableError, ProtocolError
@@ -120,6 +121,20 @@ class Downloaded:
     seconds: float
 
 
+@dataclass(frozen=True)
+class ServiceLogin:
+    """Secure mode's credentials between nnlite's processes, in place of the shared secret:
+    ``negotiate(host)`` is a fresh ``Authorization`` value (``Negotiate <base64>``) for the
+    peer on ``host``, from the caller's service keytab (HDFS's image transfer authenticates
+    so, over SPNEGO). Built by ``namenode/security/services.py``'s ``login``."""
+    principal: str
+    negotiate: Callable[[str], str]
+
+
+# What a Peer authenticates with: simple mode's shared secret, or a service login
+Credentials = str | ServiceLogin
+
+
 class Peer:
     """Another namenode of the set at ``url`` (``http://host:port``, or ``host:port``).
 
@@ -127,12 +142,13 @@ class Peer:
     retry must never send twice); the block calls share one kept-alive ``connection``, which
     the caller closes (``close``, or ``with``)."""
 
-    def __init__(self, url: str, secret: str, timeout: float | None = 60.0, *,
+    def __init__(self, url: str, secret: Credentials, timeout: float | None = 60.0, *,
                  chunk_size: int = CHUNK):
         self.connection = Connection(url, timeout)
         self.url = self.connection.url
         self.base = self.connection.base
         self.secret = secret
+        self.host = urlsplit(self.url).hostname or ""
         self.timeout = timeout
         self.chunk_size = chunk_size
 
@@ -150,6 +166,8 @@ class Peer:
                           else self.timeout)
 
     def _headers(self, **more: str) -> dict[str, str]:
+        if isinstance(self.secret, ServiceLogin):
+            return {"Authorization": self.secret.negotiate(self.host), **more}
         return {SECRET_HEADER: self.secret, **more}
 
     # ------------------------------------------------------------------ HA service

@@ -310,7 +310,7 @@ def secondary_cmd(namenode_url, checkpoint_dir, conf, defines, secret_file, chec
         raise click.UsageError("--checkpoint-now and --geteditsize exclude each other")
     if not geteditsize and not checkpoint_dir:
         raise click.UsageError("--checkpoint-dir is required")
-    secret = daemon.resolve_secret(secret_file, config)
+    secret = daemon.resolve_credentials(secret_file, config)
     if geteditsize:
         click.echo(daemon.edits_size(url, secret, config))
     elif checkpoint_now:

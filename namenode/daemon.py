@@ -53,7 +53,7 @@ from nnlite.namenode.rpc.client_protocol import ClientProtocol
 from nnlite.namenode.rpc.server import RpcServer
 from nnlite.namenode.rpc.status import Datanode, Locator
 from nnlite.namenode.rpc.writes import Writes
-from nnlite.namenode.security import tls
+from nnlite.namenode.security import services, tls
 from nnlite.namenode.security.proxy_users import ProxyUsers
 from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.storage import namedir
@@ -139,7 +139,9 @@ class Namenode:
         self.committer = self.fs.async_committer(loop)
         self.committer.on_journal_failure = self._journal_failed
         secret = load_secret(self.config.get("nnlite.checkpoint.secret"), self.dirs[0])
-        transfer = Transfer(self.fs, secret)
+        # who may call the checkpoint and block endpoints: the secret, or service principals
+        self.gate = services.gate(self.config, self.host, secret, self.security.enabled)
+        transfer = Transfer(self.fs, self.gate)
         self.http.streams[("PUT", "checkpoint")] = self.app.counted(transfer.upload)
         lease_manager = leases.LeaseManager(
             self.config.float("nnlite.lease.soft-limit"),
@@ -363,6 +365,8 @@ class Namenode:
             raise ConfigError("an HA set needs nnlite.ha.etcd.endpoints: the etcd cluster "
                               "that holds its journal and its election")
         timeout = config.float("nnlite.ha.journal.timeout")
+        # how this namenode authenticates to the others: the secret, or its keytab (secure)
+        peers = services.credentials(config, self.host, secret, self.security.enabled)
 
         def on_active(first_block_id: int) -> None:
             blocks.advance(max(fs.last_block_id, first_block_id - 1))
@@ -377,17 +381,17 @@ class Namenode:
             on_active=on_active,
             auto_failover=config.bool("dfs.ha.automatic-failover.enabled"),
             checkpointer=StandbyCheckpointer(
-                fs, secret, period=config.float("checkpoint.period"),
+                fs, peers, period=config.float("checkpoint.period"),
                 txns=config.int("checkpoint.txns"),
                 timeout=config.int("dfs.image.transfer.timeout") / 1000),
             max_lag=config.float("nnlite.ha.standby.lag.max"))
         self.app.ha = ha
         # File contents on two hosts: blocks arrive here as a standby, leave as the active.
-        replica = Replica(blocks, secret)
+        replica = Replica(blocks, self.gate)
         self.http.streams[("PUT", "blocks")] = self.app.counted(replica.upload)
         self.app.mount(REPLICA_PREFIX, replica)
         replicator = Replicator(
-            blocks, fs.referenced_blocks, lambda: [a for nn, a in namenodes.items() if nn != me], secret,
+            blocks, fs.referenced_blocks, lambda: [a for nn, a in namenodes.items() if nn != me], peers,
             lambda: ha.state.state is HAServiceState.ACTIVE,
             close_timeout=config.float("nnlite.ha.replication.timeout"),
             stale=lambda: stale_standbys(ha, namenodes))

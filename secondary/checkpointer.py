@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from nnlite.client.failover import Address
+from nnlite.client.peer import Credentials
 from nnlite.formats import edits
 from nnlite.namenode.namespace.tree import Tree
 from nnlite.secondary.client import NamenodeStatus, TransferClient
@@ -82,7 +83,8 @@ class Checkpointer:
     clock = _on_merger("clock")
 
     @classmethod
-    def from_config(cls, namenode_url: Address, checkpoint_dir: str | Path, secret: str, config,
+    def from_config(cls, namenode_url: Address, checkpoint_dir: str | Path,
+                    secret: Credentials, config,
                     clock: Callable[[], float] = time.time) -> "Checkpointer":
         client = TransferClient(namenode_url, secret,
                                 timeout=config.int("dfs.image.transfer.timeout") / 1000)

@@ -102,7 +102,7 @@ class TransferClient:
     checkpoint talks to one namenode. A failover in between fails that checkpoint, and the
     next one begins at the new active."""
 
-    def __init__(self, url: Address, secret: str, *, timeout: float = 60.0,
+    def __init__(self, url: Address, secret: peer.Credentials, *, timeout: float = 60.0,
                  chunk_size: int = peer.CHUNK):
         self.nameservice: Nameservice | None = None
         if not isinstance(url, str):

@@ -26,9 +26,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from nnlite.client.failover import Address
+from nnlite.client.peer import Credentials
 from nnlite.namenode.config import Config
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.wire import Response
+from nnlite.namenode.security import services
 from nnlite.secondary.checkpointer import Checkpointer
 from nnlite.secondary.client import TransferClient
 from nnlite.secondary.errors import SecondaryError, SettingError
@@ -82,6 +84,20 @@ def resolve_secret(secret_file: str | None, config: Config) -> str:
         raise SettingError("no shared secret: pass --secret-file (the namenode's "
                           "<name-dir>/checkpoint.token) or set nnlite.checkpoint.secret")
     return secret
+
+
+def resolve_credentials(secret_file: str | None, config: Config) -> Credentials:
+    """How the secondary authenticates to the namenode: in secure mode by SPNEGO as
+    ``dfs.secondary.namenode.kerberos.principal`` (``_HOST``: the host of
+    ``dfs.namenode.secondary.http-address``) from ``dfs.secondary.namenode.keytab.file``, as
+    Hadoop's SecondaryNameNode logs in before its image transfers; else the shared secret
+    (``resolve_secret``)."""
+    if not config.security_enabled():
+        return resolve_secret(secret_file, config)
+    host, _ = config.address("dfs.namenode.secondary.http-address")
+    return services.credentials(config, host, "", True,
+                                "dfs.secondary.namenode.kerberos.principal",
+                                "dfs.secondary.namenode.keytab.file")
 
 
 def _error(status: int, message: str) -> Response:
@@ -210,21 +226,21 @@ class SecondaryDaemon:
 
 # ---------------------------------------------------------------------- entry points (cli)
 
-def serve(namenode_url: Address, checkpoint_dir: str, secret: str, config: Config,
+def serve(namenode_url: Address, checkpoint_dir: str, secret: Credentials, config: Config,
           port: int | None = None) -> None:
     """Run the daemon until SIGTERM/SIGINT."""
     with Checkpointer.from_config(namenode_url, checkpoint_dir, secret, config) as cp:
         asyncio.run(SecondaryDaemon(cp, config, port).run())
 
 
-def checkpoint_now(namenode_url: Address, checkpoint_dir: str, secret: str,
+def checkpoint_now(namenode_url: Address, checkpoint_dir: str, secret: Credentials,
                    config: Config) -> CheckpointResult:
     """One forced checkpoint (raises SecondaryError when it fails)."""
     with Checkpointer.from_config(namenode_url, checkpoint_dir, secret, config) as cp:
         return cp.do_checkpoint("forced")
 
 
-def edits_size(namenode_url: Address, secret: str, config: Config) -> int:
+def edits_size(namenode_url: Address, secret: Credentials, config: Config) -> int:
     """The namenode's uncheckpointed transactions."""
     timeout = config.int("dfs.image.transfer.timeout") / 1000
     return TransferClient(namenode_url, secret, timeout=timeout).status().uncheckpointed

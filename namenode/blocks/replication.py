@@ -48,7 +48,13 @@ from typing import Callable, Iterable
 
 from nnlite.client.connection import Connection
 from nnlite.client.errors import NamenodeUnreachableError, ProtocolError
-from nnlite.client.peer import BLOCK_DIGEST_HEADER, BLOCKS_PREFIX, Peer, PeerRefusedError
+from nnlite.client.peer import (
+    BLOCK_DIGEST_HEADER,
+    BLOCKS_PREFIX,
+    Credentials,
+    Peer,
+    PeerRefusedError,
+)
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import META, BlockStore
@@ -131,7 +137,8 @@ class Replicator:
     seconds a close's copies may take in all."""
 
     def __init__(self, store: BlockStore, referenced: Callable[[], set[int]],
-                 standbys: Callable[[], list[str]], secret: str, is_active: Callable[[], bool],
+                 standbys: Callable[[], list[str]], secret: Credentials,
+                 is_active: Callable[[], bool],
                  timeout: float = 60.0, close_timeout: float = 5.0,
                  stale: Callable[[], set[str]] = set):
         self.store = store

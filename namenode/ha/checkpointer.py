@@ -40,7 +40,13 @@ from pathlib import Path
 from typing import Callable
 
 from nnlite.client.errors import ClientError, ProtocolError
-from nnlite.client.peer import IMAGE_TXID_HEADER, Peer, PeerRefusedError, TransferFailedError
+from nnlite.client.peer import (
+    IMAGE_TXID_HEADER,
+    Credentials,
+    Peer,
+    PeerRefusedError,
+    TransferFailedError,
+)
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem
@@ -64,7 +70,7 @@ class FetchedImage:
 
 
 class StandbyCheckpointer:
-    def __init__(self, fs: FSNamesystem, secret: str, *, period: float, txns: int,
+    def __init__(self, fs: FSNamesystem, secret: Credentials, *, period: float, txns: int,
                  timeout: float = 60.0):
         self.fs = fs
         self.secret = secret

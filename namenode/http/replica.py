@@ -3,8 +3,9 @@
 ``PUT /blocks/v1/blk_<id>?length=<n>`` streams one block into the block store (a
 BlockReceiver: CRC32C recomputed, digest and length checked, published durably) and answers
 200 once it is; ``GET /blocks/v1?op=REPORT`` answers the ids of every published block.
-Both need the HA set's shared secret (``X-Nnlite-Secret``), like the checkpoint transfer,
-and run in any HA state: a standby is where blocks arrive.
+Both need the HA set's shared secret (``X-Nnlite-Secret``), or in secure mode a namenode's
+Kerberos principal (``security/services.py``), like the checkpoint transfer, and run in any
+HA state: a standby is where blocks arrive.
 """
 
 from __future__ import annotations
@@ -17,21 +18,19 @@ from nnlite.client.peer import BLOCK_DIGEST_HEADER
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.replication import PREFIX, BlockReceiver, digest_text
 from nnlite.namenode.blocks.store import BlockStore
-from nnlite.namenode.http.transfer import error, has_secret
+from nnlite.namenode.http.transfer import error
 from nnlite.namenode.http.wire import Request, Response
+from nnlite.namenode.security.services import Gate
 
 
 class Replica:
-    def __init__(self, store: BlockStore, secret: str):
+    def __init__(self, store: BlockStore, gate: Gate):
         self.store = store
-        self.secret = secret.encode()
-
-    def authorized(self, req: Request) -> bool:
-        return has_secret(req, self.secret)
+        self.gate = gate      # the shared secret, or in secure mode the service principals
 
     def __call__(self, req: Request):
-        if not self.authorized(req):
-            return error(403, "Block transfer refused: missing or wrong shared secret")
+        if not self.gate.admits(req):
+            return error(403, f"Block transfer refused: {self.gate.refusal}")
         if req.method == "GET" and req.path == PREFIX and req.param("op") == "REPORT":
             return self._report()
         if req.method == "GET" and req.path.startswith(PREFIX + "/blk_"):
@@ -65,8 +64,8 @@ class Replica:
 
     def upload(self, req: Request):
         """Stream factory for PUT /blocks/v1/blk_<id>: a sink, or a refusal."""
-        if not self.authorized(req):
-            return error(403, "Block transfer refused: missing or wrong shared secret")
+        if not self.gate.admits(req):
+            return error(403, f"Block transfer refused: {self.gate.refusal}")
         name = req.path[len(PREFIX) + 1:] if req.path.startswith(PREFIX + "/") else ""
         try:
             block_id = int(name.removeprefix("blk_")) if name.startswith("blk_") else -1

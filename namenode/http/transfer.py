@@ -2,7 +2,9 @@
 
 Every request carries the shared secret in ``X-Nnlite-Secret`` (from the configuration key
 ``nnlite.checkpoint.secret``, or else the token file ``<first name dir>/checkpoint.token``,
-created 0600 at first start); a wrong or missing secret gets 403 and changes nothing.
+created 0600 at first start); a wrong or missing secret gets 403 and changes nothing. In
+secure mode the caller instead proves a service principal by SPNEGO, as Hadoop's
+``ImageServlet.isValidRequestor`` wants (``security/services.py``); any other caller gets 403.
 
     GET  /checkpoint/status   JSON: namespaceId, txid, lastCheckpointTxid, lastCheckpointTime,
                               pending, image {name,size,md5,last_txid}, edits (when pending)
@@ -25,17 +27,17 @@ unreadable image; 411 no Content-Length.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import os
 import secrets
 from pathlib import Path
 
-from nnlite.client.peer import IMAGE_TXID_HEADER, MD5_HEADER, SECRET_HEADER, TXID_RANGE_HEADER
+from nnlite.client.peer import IMAGE_TXID_HEADER, MD5_HEADER, TXID_RANGE_HEADER
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.http.wire import Request, Response
 from nnlite.namenode.image.checkpoint import CheckpointError, ImageUpload
+from nnlite.namenode.security.services import Gate
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,6 @@ def load_secret(configured: str, first_name_dir: str) -> str:
     return path.read_text().strip()
 
 
-def has_secret(req: Request, secret: bytes) -> bool:
-    """Whether ``req`` carries the HA set's or the secondary's shared ``secret``."""
-    given = req.headers.get(SECRET_HEADER.lower(), "").encode()
-    return bool(given) and hmac.compare_digest(given, secret)
-
-
 def error(status: int, message: str) -> Response:
     return Response(status, json.dumps({"error": message, "status": status}).encode())
 
@@ -68,16 +64,13 @@ def error(status: int, message: str) -> Response:
 class Transfer:
     """The checkpoint endpoints, each one operation of ``fs``'s image side (``FSImage``)."""
 
-    def __init__(self, fs: FSNamesystem, secret: str):
+    def __init__(self, fs: FSNamesystem, gate: Gate):
         self.fs = fs
-        self.secret = secret.encode()
-
-    def authorized(self, req: Request) -> bool:
-        return has_secret(req, self.secret)
+        self.gate = gate      # the shared secret, or in secure mode the service principals
 
     def __call__(self, req: Request):
-        if not self.authorized(req):
-            return error(403, "Checkpoint transfer refused: missing or wrong shared secret")
+        if not self.gate.admits(req):
+            return error(403, f"Checkpoint transfer refused: {self.gate.refusal}")
         route = (req.method, req.path)
         try:
             if route == ("GET", PREFIX + "/status"):     # threads: may hash the edits
@@ -127,8 +120,8 @@ class Transfer:
 
     def upload(self, req: Request):
         """Stream factory for PUT /checkpoint/image: a sink, or a refusal Response."""
-        if not self.authorized(req):
-            return error(403, "Checkpoint transfer refused: missing or wrong shared secret")
+        if not self.gate.admits(req):
+            return error(403, f"Checkpoint transfer refused: {self.gate.refusal}")
         if req.path != PREFIX + "/image":
             return error(404, f"No checkpoint endpoint PUT {req.path}")
         try:

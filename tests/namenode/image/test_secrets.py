@@ -1,0 +1,159 @@
+"""Delegation keys and tokens as namespace state (namenode/image/secrets.py and the door's
+token calls): logged as ops, replayed at a restart, saved in the image's ``secret_manager``
+section, and loaded from it, so a token issued before any of these is valid after it;
+simple mode issues none and refuses as it always did."""
+
+import pytest
+
+from nnlite.formats import edits
+from nnlite.formats.fsimage.read import read_meta
+from nnlite.namenode.config import Config
+from nnlite.namenode.errors import AccessControlError, InvalidTokenError, NamenodeError
+from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.image import secrets
+from nnlite.namenode.security.auth_to_local import AuthToLocal
+from nnlite.namenode.security.identity import Caller
+from nnlite.namenode.security.settings import SecuritySettings
+from nnlite.namenode.security.tokens import DelegationTokenIdentifier
+from nnlite.namenode.storage.namedir import NameDir
+from tests.namenode.helpers import IDENTITY, acked, formatted
+
+T0 = 1_700_000_000_000
+DAY = 86_400_000
+SETTINGS = SecuritySettings.from_config(Config({
+    "hadoop.security.authentication": "kerberos",
+    "dfs.namenode.kerberos.principal": "nn/_HOST@NNLITE.TEST",
+    "dfs.namenode.keytab.file": "/nonexistent/nn.keytab",
+    "dfs.web.authentication.kerberos.principal": "HTTP/_HOST@NNLITE.TEST"}))
+RULES = AuthToLocal("DEFAULT", "NNLITE.TEST")
+ALICE = Caller("alice", "127.0.0.1", "KERBEROS", None, "alice@NNLITE.TEST")
+YARN = Caller("yarn", "127.0.0.1", "KERBEROS", None, "yarn/rm@NNLITE.TEST")
+
+
+class Clock:
+    now = T0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+def open_secure(dirs, clock, start=True) -> FSNamesystem:
+    fs = FSNamesystem.open(dirs, IDENTITY, clock=clock)
+    fs.enable_delegation_tokens(SETTINGS, RULES)
+    if start:
+        acked(fs).start_delegation_tokens()
+    return fs
+
+
+def issue(fs, caller=ALICE, renewer="yarn"):
+    return fs.durable(fs.get_delegation_token(caller.user, renewer, caller))
+
+
+def logged_codes(dirs) -> list[int]:
+    reader = edits.EditsReader(str(NameDir(dirs[0]).file("edits")))
+    return [op.CODE for _, op in reader]
+
+
+def test_simple_mode_issues_nothing_and_refuses_as_before(tmp_path):
+    dirs = formatted(tmp_path)
+    with FSNamesystem.open(dirs, IDENTITY) as fs:
+        assert fs.get_delegation_token("alice") is None
+        with pytest.raises(NamenodeError, match="can be renewed only with kerberos"):
+            fs.renew_delegation_token("alice")
+        with pytest.raises(InvalidTokenError, match="Token not found"):
+            fs.cancel_delegation_token("alice")
+
+
+def test_a_token_is_logged_and_valid_after_a_restart(tmp_path, clock):
+    dirs = formatted(tmp_path)
+    with open_secure(dirs, clock) as fs:
+        token = issue(fs)
+        ident = fs.verify_delegation_token(token)
+    assert logged_codes(dirs)[-2:] == [edits.OpCode.UPDATE_MASTER_KEY,
+                                       edits.OpCode.GET_DELEGATION_TOKEN]
+    with open_secure(dirs, clock) as fs:                     # replayed from the edits
+        assert fs.verify_delegation_token(token) == ident
+        assert fs.delegation_token_password(token.identifier) == token.password
+        assert ident == DelegationTokenIdentifier("alice@NNLITE.TEST", "yarn", "", T0,
+                                                  T0 + 7 * DAY, 1, 1)
+        second = issue(fs)                                   # numbering carries on
+        assert fs.verify_delegation_token(second).sequence_number == 2
+        assert fs.verify_delegation_token(second).master_key_id == 2
+
+
+def test_renewal_and_cancel_survive_a_restart_and_a_saved_image(tmp_path, clock):
+    dirs = formatted(tmp_path)
+    with open_secure(dirs, clock) as fs:
+        kept, gone = issue(fs), issue(fs)
+        clock.now += DAY // 2
+        assert acked(fs).renew_delegation_token("yarn", kept, YARN) == T0 + DAY + DAY // 2
+        acked(fs).cancel_delegation_token("alice", gone, ALICE)
+        fs.set_safe_mode(True)
+        fs.save_namespace()
+        fs.set_safe_mode(False)
+    assert logged_codes(dirs)[1:] == []                      # everything is in the image now
+    clock.now += DAY                                         # past the first expiry
+    with open_secure(dirs, clock, start=False) as fs:        # loaded from the image
+        assert fs.verify_delegation_token(kept).owner == "alice@NNLITE.TEST"
+        with pytest.raises(InvalidTokenError, match="can't be found in cache"):
+            fs.verify_delegation_token(gone)
+        assert secrets.SECTION in _image_sections(dirs)
+
+
+def test_renew_and_cancel_follow_hadoops_rules_at_the_door(tmp_path, clock):
+    dirs = formatted(tmp_path)
+    with open_secure(dirs, clock) as fs:
+        token = issue(fs)
+        with pytest.raises(AccessControlError, match="non-matching renewer yarn"):
+            fs.renew_delegation_token("alice", token, ALICE)
+        holder = Caller("alice", "127.0.0.1", "TOKEN", None, "alice@NNLITE.TEST")
+        with pytest.raises(NamenodeError, match="can be issued only with kerberos"):
+            fs.get_delegation_token("alice", "yarn", holder)
+        with pytest.raises(NamenodeError, match="can be renewed only with kerberos"):
+            fs.renew_delegation_token("yarn", token, Caller("yarn", "h", "TOKEN"))
+        bob = Caller("bob", "127.0.0.1", "KERBEROS", None, "bob@NNLITE.TEST")
+        with pytest.raises(AccessControlError, match="is not authorized to cancel"):
+            fs.cancel_delegation_token("bob", token, bob)
+
+
+def test_keys_roll_on_the_active_and_expired_tokens_go(tmp_path, clock):
+    dirs = formatted(tmp_path)
+    with open_secure(dirs, clock) as fs:
+        token = issue(fs)
+        assert fs.delegation_housekeeping().txid == 0        # nothing due: nothing logged
+        clock.now += DAY + 1
+        removed = fs.durable(fs.delegation_housekeeping())
+        assert removed == 1 and fs.tokens.current_key_id == 2
+        with pytest.raises(InvalidTokenError, match="can't be found in cache"):
+            fs.verify_delegation_token(token)
+    assert logged_codes(dirs)[-2:] == [edits.OpCode.UPDATE_MASTER_KEY,
+                                       edits.OpCode.CANCEL_DELEGATION_TOKEN]
+
+
+def test_no_token_while_the_secret_manager_is_not_started(tmp_path, clock):
+    dirs = formatted(tmp_path)
+    with open_secure(dirs, clock, start=False) as fs:       # a standby, say
+        assert fs.durable(fs.get_delegation_token("alice", "yarn", ALICE)) is None
+
+
+def test_summary_hides_the_secrets(tmp_path, clock):
+    dirs = formatted(tmp_path)
+    with open_secure(dirs, clock) as fs:
+        issue(fs)
+        data = secrets.encode(fs.ns.tree.secrets.state())
+        key = fs.ns.tree.secrets.keys[1].secret
+    summary = secrets.summary(data)
+    assert summary["keys"] == [{"id": 1, "expiry_date": T0 + 8 * DAY}]
+    assert summary["tokens"][0]["owner"] == "alice@NNLITE.TEST"
+    assert key.hex() not in repr(summary) and "secret" not in repr(summary)
+    with pytest.raises(NamenodeError, match="does not parse"):
+        secrets.decode(b"\x93\x01")
+
+
+def _image_sections(dirs) -> dict:
+    return read_meta(str(NameDir(dirs[0]).file("fsimage"))).sections
