@@ -99,6 +99,8 @@ class Namenode:
         # secure mode's settings (namenode/security/settings.py), for every transport
         self.security = SecuritySettings.from_config(config, self.host)
         self.app = NamenodeApp()
+        if self.security.enabled:
+            self.app.secure(self.security, config)
         self.http = HttpServer(self.app, remote.parse_error_response,
                                max_body=config.int("nnlite.http.max-body"),
                                body_budget=config.int("nnlite.http.body-budget"),
