@@ -1,6 +1,9 @@
 """catalog_view.py: the catalog's view makes the namespace's own requests (the same ops, the
 same refusals) and shows nothing else of it."""
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from nnlite.formats import edits
@@ -50,3 +53,21 @@ def test_the_view_shows_the_limits_and_nothing_else(ns):
     view = CatalogView(ns)
     assert (view.max_record, view.max_xattr_size) == (ns.max_record, ns.tree.max_xattr_size)
     assert not hasattr(view, "tree") and not hasattr(view, "__dict__")
+
+
+def test_the_catalog_names_no_namespace_but_its_view():
+    """catalog/ is typed against CatalogView: it imports neither Namespace nor the op
+    families, so what it may do to the namespace is the view's list."""
+    root = Path(__file__).resolve().parents[3]
+    found = []
+    for path in sorted((root / "catalog").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "nnlite.namenode.namespace"):
+                names = {a.name for a in node.names}
+                if node.module == "nnlite.namenode.namespace.namespace" or names & FAMILIES:
+                    found.append(f"{path.name}: from {node.module} import {sorted(names)}")
+    assert found == []
+
+
+FAMILIES = {"attributes", "delete", "rename", "xattrs", "acl_ops", "snapshot_ops"}
