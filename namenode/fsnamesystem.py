@@ -79,6 +79,11 @@ from nnlite.namenode.namespace.snapshot import Listing as DiffListing
 from nnlite.namenode.namespace.snapshot import Report, Root, Snapshot
 from nnlite.namenode.namespace.storage_policy import Policy
 from nnlite.namenode.namespace.tree import Tree
+from nnlite.namenode.security import tokens
+from nnlite.namenode.security.auth_to_local import AuthToLocal
+from nnlite.namenode.security.identity import Caller as Authenticated
+from nnlite.namenode.security.settings import SecuritySettings
+from nnlite.namenode.security.tokens import Token
 from nnlite.namenode.storage import namedir
 from nnlite.namenode.storage.namedir import EDITS, EDITS_NEW, NameDir, copy_file
 
@@ -235,6 +240,9 @@ class FSNamesystem:
         self.config: Config | None = None
         # In an HA set: the state's own check, asked first by check_operation.
         self.ha: HAGate | None = None
+        # Secure mode: the delegation token secret manager (enable_delegation_tokens).
+        self.tokens: tokens.DelegationTokenSecretManager | None = None
+        self._token_ops: list[edits.Op] = []
 
     def configure(self, config: Config) -> None:
         """Apply the namespace settings of a namenode.config.Config."""
@@ -857,19 +865,128 @@ class FSNamesystem:
         permission.check_superuser(self.caller(user), "disable an erasure coding policy")
         erasure_coding.known(name)
 
-    # ---------------------------------- delegation tokens: none under simple authentication
+    # ------------------------------------------------------------------ delegation tokens
 
-    def get_delegation_token(self, user: str) -> bytes | None:
-        """No secret manager runs under simple authentication, so no token is issued
-        (``FSNamesystem.getDelegationToken`` returns null)."""
-        return None
+    def enable_delegation_tokens(self, settings: SecuritySettings, rules: AuthToLocal) -> None:
+        """Secure mode: a secret manager (``security/tokens.py``) over the namespace's token
+        store, whose changes are logged and applied as ops like any other (HDFS's
+        ``DelegationTokenSecretManager`` logging through FSEditLog). It issues nothing until
+        ``start_delegation_tokens`` (the active)."""
+        self.tokens = tokens.DelegationTokenSecretManager(
+            settings.delegation_key_update_interval_ms,
+            settings.delegation_token_renew_interval_ms,
+            settings.delegation_token_max_lifetime_ms,
+            store=lambda: self.ns.tree.secrets, short_name=rules.short_name,
+            journal=self._token_record, clock=self.clock or wall_clock_ms)
 
-    def renew_delegation_token(self, user: str) -> int:
-        raise NamenodeError(
-            "Delegation Token can be renewed only with kerberos or web authentication")
+    def start_delegation_tokens(self) -> Logged[None]:
+        """The active begins issuing (``startActiveServices``): a new current master key,
+        logged. Nothing under simple authentication."""
+        manager = self.tokens
+        if manager is None:
+            return Logged(None, 0)
+        return self._token_write(manager.start, category=OperationCategory.RECOVERY)
 
-    def cancel_delegation_token(self, user: str) -> None:
-        raise InvalidTokenError("Token not found")
+    def stop_delegation_tokens(self) -> None:
+        """Leaving the active state: no more tokens are issued here; all stay valid."""
+        if self.tokens is not None:
+            self.tokens.stop()
+
+    def delegation_housekeeping(self) -> Logged[int] | None:
+        """The active's ``ExpiredTokenRemover`` round: a new master key once the key-update
+        interval has passed, and expired tokens removed (logged as cancels). None when this
+        namenode issues no tokens or may not write now."""
+        manager = self.tokens
+        if manager is None or not manager.running:
+            return None
+
+        def round_() -> int:
+            manager.roll_if_due()
+            return manager.remove_expired()
+        try:
+            return self._token_write(round_)
+        except NamenodeError as exc:            # safe mode, a standby, a failed journal
+            log.debug("delegation token housekeeping skipped: %s", exc)
+            return None
+
+    def get_delegation_token(self, user: str, renewer: str = "",
+                             caller: Authenticated | None = None) -> Logged[Token] | None:
+        """``FSNamesystem.getDelegationToken``: a token for the Kerberos-authenticated
+        ``caller`` (owner: its full name; real user: a proxy's), renewable by ``renewer``,
+        logged (answer it once durable). None under simple authentication and while no
+        secret manager runs here (Hadoop returns null then)."""
+        manager = self.tokens
+        if manager is None or caller is None:
+            return None
+        if not caller.may_handle_tokens:
+            raise NamenodeError("Delegation Token can be issued only with kerberos or web "
+                                "authentication")
+        with self.lock:
+            self.check_operation(WRITE)         # a standby says so: the client fails over
+            if not manager.running:
+                log.warning("trying to get DT with no secret manager running")
+                return None
+        return self._token_write(manager.create, caller.name, renewer, caller.real_name)
+
+    def renew_delegation_token(self, user: str, token: Token | None = None,
+                               caller: Authenticated | None = None) -> Logged[int]:
+        """``renewDelegationToken``: by the token's renewer (the caller's short name), as
+        Kerberos proved it; the new expiry (ms), logged."""
+        manager = self.tokens
+        if manager is None or caller is None or token is None or not caller.may_handle_tokens:
+            raise NamenodeError(
+                "Delegation Token can be renewed only with kerberos or web authentication")
+        return self._token_write(manager.renew, token, caller.user)
+
+    def cancel_delegation_token(self, user: str, token: Token | None = None,
+                                caller: Authenticated | None = None) -> Logged[None]:
+        """``cancelDelegationToken``: by its owner (the caller's full name) or its renewer."""
+        manager = self.tokens
+        if manager is None or caller is None or token is None:
+            raise InvalidTokenError("Token not found")
+
+        def cancel() -> None:
+            manager.cancel(token, caller.name)
+        return self._token_write(cancel)
+
+    def verify_delegation_token(self, token: Token) -> tokens.DelegationTokenIdentifier:
+        """The identifier of a live token whose password matches (``verifyToken``):
+        ``InvalidTokenError`` with Hadoop's messages otherwise; on a standby StandbyError (a
+        standby may not know every token yet, as HDFS's ``retrievePassword`` refuses)."""
+        manager = self._token_checker()
+        with self.lock:
+            self.check_operation(OperationCategory.READ)
+            return manager.verify(token)
+
+    def delegation_token_password(self, identifier: bytes) -> bytes:
+        """``retrievePassword``: the password of a live token's identifier, for DIGEST-MD5."""
+        manager = self._token_checker()
+        with self.lock:
+            self.check_operation(OperationCategory.READ)
+            return manager.verify_identifier_password(identifier)
+
+    def _token_checker(self) -> tokens.DelegationTokenSecretManager:
+        if self.tokens is None:
+            raise InvalidTokenError("Delegation tokens are not issued under simple "
+                                    "authentication")
+        return self.tokens
+
+    def _token_write(self, change: Callable[[*Ts], T], *args: *Ts,
+                     category: OperationCategory = WRITE) -> Logged[T]:
+        """Run one secret manager change under the lock as a write: its records become ops,
+        applied to the tree (``Tree.apply``, the one path replay takes) and logged."""
+        def request() -> Applied[T]:
+            self._token_ops = []
+            value = change(*args)
+            return value, self._token_ops
+        return self._write(request, category=category)
+
+    def _token_record(self, record: tokens.Record) -> None:
+        """The secret manager's journal: the record's op, applied now and logged with the
+        request (``_token_write``)."""
+        op = tokens.to_op(record)
+        self.ns.tree.apply(op)
+        self._token_ops.append(op)
 
     def set_storage_policy(self, path: str, name: str, user: str) -> Logged[bool]:
         return self._write(attributes.set_storage_policy, self.ns, path, name, self.caller(user))

@@ -30,7 +30,7 @@ from nnlite.formats.fsimage.layout import (
 from nnlite.formats.fsimage.read import iter_batches, read_meta
 from nnlite.formats.fsimage.write import ImageInfo, write_image
 from nnlite.namenode.errors import ReplayError
-from nnlite.namenode.image import snapshots
+from nnlite.namenode.image import secrets, snapshots
 from nnlite.namenode.namespace import acl
 from nnlite.namenode.namespace.inode import (
     INode,
@@ -123,7 +123,9 @@ def image_meta(tree: Tree, namespace_id: int, last_txid: int, rows: int) -> Imag
                        creation_time=int(time.time() * 1000),
                        extra={"last_inode_id": tree.last_inode_id,
                               "last_block_id": tree.last_block_id,
-                              "last_snapshot_id": tree.snapshots.last_id})
+                              "last_snapshot_id": tree.snapshots.last_id},
+                       sections={secrets.SECTION: secrets.encode(tree.secrets.state())}
+                       if tree.secrets else {})
 
 
 def save(tree: Tree, path: str, namespace_id: int, last_txid: int) -> ImageInfo:
@@ -347,6 +349,8 @@ class _Builder:
         tree.snapshots.last_id = max(tree.snapshots.last_id, meta.extra.get("last_snapshot_id", 0))
         if self.restorer.cells:
             self.restorer.finish(tree.snapshots, lambda: walk_all(tree.root, self.kept_roots))
+        if secrets.SECTION in meta.sections:
+            tree.secrets.load(secrets.decode(meta.sections[secrets.SECTION], self.path))
 
 
 def walk_all(root: INodeDirectory, kept_roots: list[INode]) -> Iterator[INode]:

@@ -138,7 +138,7 @@ def test_keys_roll_on_the_active_and_expired_tokens_go(tmp_path, clock):
 def test_no_token_while_the_secret_manager_is_not_started(tmp_path, clock):
     dirs = formatted(tmp_path)
     with open_secure(dirs, clock, start=False) as fs:       # a standby, say
-        assert fs.durable(fs.get_delegation_token("alice", "yarn", ALICE)) is None
+        assert fs.get_delegation_token("alice", "yarn", ALICE) is None
 
 
 def test_summary_hides_the_secrets(tmp_path, clock):
