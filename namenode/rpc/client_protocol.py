@@ -9,8 +9,12 @@ durable (``server.py``), which is how a write is acknowledged after its sync.
 
 Answers that differ from an exception, as Hadoop's: ``getFileInfo`` and ``getListing`` of a
 missing path answer an empty response (the client raises FileNotFoundException);
-``getDelegationToken`` answers no token (no secret manager runs under simple
-authentication). The set of calls was read off the clients: hdfs-native's
+``getDelegationToken`` answers no token under simple authentication (no secret manager
+runs); in secure mode the three token calls are ``FSNamesystem``'s, with the caller the SASL
+exchange proved (a token is issued and renewed only to a Kerberos caller, as
+``FSNamesystem.isAllowedDelegationTokenOp``), and the token's service left empty for the
+client to set (``DFSClient.getDelegationToken``). The set of calls was read off the
+clients: hdfs-native's
 ``rust/src/hdfs/protocol.rs`` (every ``self.call("<method>", ...)``), and Hadoop's
 ``DistributedFileSystem``, ``FsShell`` and Spark's checkpoint managers run against this
 server (``tests/namenode/rpc``, ``tests/spark``): a call they make that is in
@@ -37,6 +41,7 @@ from nnlite.namenode.rpc import status
 from nnlite.namenode.rpc.status import Locator, signed
 from nnlite.namenode.rpc.writes import Writes
 from nnlite.namenode.security.identity import Caller
+from nnlite.namenode.security.tokens import Token
 
 CREATE, OVERWRITE = cn.CreateFlagProto.CREATE, cn.CreateFlagProto.OVERWRITE
 DIFF_LABELS = {"CREATE": "+", "DELETE": "-", "MODIFY": "M", "RENAME": "R"}   # DiffType
@@ -166,15 +171,17 @@ class ClientProtocol:
         return cn.HAServiceStateResponseProto(state=state)
 
     def call_getDelegationToken(self, req, who: Caller):
-        self.fs.get_delegation_token(who.user)        # None: no token, no field
-        return security.GetDelegationTokenResponseProto()
+        logged = self.fs.get_delegation_token(who.user, req.renewer, who)
+        if logged is None:          # simple authentication: no token, no field
+            return security.GetDelegationTokenResponseProto()
+        return security.GetDelegationTokenResponseProto(token=logged.value.to_proto())
 
     def call_renewDelegationToken(self, req, who: Caller):
-        return security.RenewDelegationTokenResponseProto(
-            newExpiryTime=self.fs.renew_delegation_token(who.user))
+        logged = self.fs.renew_delegation_token(who.user, Token.from_proto(req.token), who)
+        return security.RenewDelegationTokenResponseProto(newExpiryTime=logged.value)
 
     def call_cancelDelegationToken(self, req, who: Caller):
-        self.fs.cancel_delegation_token(who.user)
+        self.fs.cancel_delegation_token(who.user, Token.from_proto(req.token), who)
         return security.CancelDelegationTokenResponseProto()
 
     def call_setSafeMode(self, req, who: Caller):

@@ -407,7 +407,7 @@ class Connection(asyncio.Protocol):
             reason = str(exc).rpartition("AuthorizationException: ")[2]
             raise rpc_errors.UnauthorizedError(reason) from None
         except (errors.AccessControlError, AuthToLocalError) as exc:
-            raise SaslFatal(str(exc), ACCESS_CONTROL) from None
+            raise SaslFatal(str(exc), ACCESS_CONTROL, ipc.CONNECTION_CONTEXT_CALL_ID) from None
 
     def _context(self, call: ipc.Call) -> None:
         try:

@@ -9,8 +9,8 @@
 // Logs in from the keytab (UserGroupInformation.loginUserFromKeytabAndReturnUGI), makes DIR,
 // writes DIR/f, lists and reads it back, fetches a delegation token (renewer: the user
 // itself); then, as a UGI holding only that token (no Kerberos credentials), reads DIR/f,
-// renews the token and asks for another (which Hadoop refuses on a token connection); last,
-// cancels it and tries once more. Prints one "key=value" line per step, "error=<class>:
+// tries to renew the token and to get another (Hadoop refuses both on a token connection);
+// renews it as the Kerberos user, cancels it, and tries to read with it once more. Prints one "key=value" line per step, "error=<class>:
 // <message>" for a step that threw.
 
 import java.io.ByteArrayOutputStream;
@@ -74,11 +74,16 @@ public class SecureHdfsClient {
             return null;
         });
         ugi.doAs((PrivilegedExceptionAction<Void>) () -> {
+            step("renew", () -> String.valueOf(token.renew(conf) > System.currentTimeMillis()));
             token.cancel(conf);
             System.out.println("cancelled=true");
             return null;
         });
-        holder.doAs((PrivilegedExceptionAction<Void>) () -> {
+        // another UGI: Hadoop's client would reuse the first holder's open connection, which
+        // a cancel does not close (nor does HDFS's)
+        UserGroupInformation later = UserGroupInformation.createRemoteUser("token-holder");
+        later.addToken(token);
+        later.doAs((PrivilegedExceptionAction<Void>) () -> {
             try (FileSystem fs = FileSystem.newInstance(conf)) {
                 step("cancelled-cat", () -> read(fs, file));
             }
@@ -100,7 +105,10 @@ public class SecureHdfsClient {
                 cause = cause.getCause();
             }
             String text = cause.getMessage() == null ? "" : cause.getMessage().split("\n")[0];
-            System.out.println(name + "-error=" + cause.getClass().getName() + ":" + text);
+            String type = cause instanceof org.apache.hadoop.ipc.RemoteException
+                ? ((org.apache.hadoop.ipc.RemoteException) cause).getClassName()
+                : cause.getClass().getName();
+            System.out.println(name + "-error=" + type + ":" + text);
         }
     }
 

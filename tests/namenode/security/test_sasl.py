@@ -14,9 +14,11 @@ import pytest
 
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.formats.hadoop import ipc
+from nnlite.formats.hadoop import security as sec
 from nnlite.formats.hadoop.acl import FsPermissionProto
 from tests.namenode.rpc.rawclient import RawClient
 from tests.namenode.security.sasl_client import Refused, SaslClient, sasl_frame
+from tests.servers import wait_for
 
 Status = ipc.RpcResponseHeaderRpcStatusProto
 Code = ipc.RpcResponseHeaderRpcErrorCodeProto
@@ -180,6 +182,116 @@ def test_the_server_keeps_serving_after_refusals(secure, alice):
         assert client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/")).fs
 
 
+# ------------------------------------------------------------------ delegation tokens
+
+INVALID_TOKEN = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+SASL_EXCEPTION = "javax.security.sasl.SaslException"
+
+
+def get_token(port, user, renewer: str | None = None):
+    """A delegation token fetched over Kerberos (``getDelegationToken``)."""
+    with SaslClient(port).kerberos(user.ccache).context() as client:
+        answer = client.answer("getDelegationToken", sec.GetDelegationTokenRequestProto(
+            renewer=renewer if renewer is not None else user.short))
+    assert answer.HasField("token"), "the namenode issued no token"
+    assert answer.token.kind == "HDFS_DELEGATION_TOKEN" and answer.token.service == ""
+    return answer.token
+
+
+@pytest.fixture(scope="module")
+def token(secure, alice):
+    return get_token(secure.rpc_port, alice)
+
+
+@pytest.mark.parametrize("qop", ["auth", "auth-int", "auth-conf"])
+def test_a_token_authenticates_its_owner_at_every_qop(secure, token, qop):
+    with SaslClient(secure.rpc_port).token(token.identifier, token.password, qop) \
+            .context() as client:
+        assert mkdir_and_owner(client, f"/token/{qop}") == "alice"
+        for _ in range(20):
+            assert client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/")).fs
+
+
+def test_a_token_connection_may_not_get_another_token(secure, token):
+    with SaslClient(secure.rpc_port).token(token.identifier, token.password) \
+            .context() as client:
+        header, _ = client.call("getDelegationToken",
+                                sec.GetDelegationTokenRequestProto(renewer="alice"))
+    assert header.status == Status.ERROR
+    assert header.errorMsg == \
+        "Delegation Token can be issued only with kerberos or web authentication"
+
+
+def test_a_token_connection_naming_another_user_is_refused(secure, token):
+    with SaslClient(secure.rpc_port).token(token.identifier, token.password) \
+            .context("hdfs") as client:
+        header = fatal(client)
+    assert header.exceptionClassName == ACCESS_CONTROL
+    assert header.errorMsg.startswith(
+        "Authenticated user (alice@NNLITE.TEST (auth:TOKEN)) doesn't match what the client "
+        "claims to be (hdfs")
+
+
+def test_a_wrong_password_is_a_mismatched_response(secure, token):
+    with SaslClient(secure.rpc_port) as client, pytest.raises(Refused) as refused:
+        client.token(token.identifier, b"forged" * 4)
+    assert refused.value.java_class == SASL_EXCEPTION
+    assert "Mismatched response" in refused.value.message
+    assert refused.value.header.errorDetail == Code.FATAL_UNAUTHORIZED
+
+
+def test_an_identifier_never_issued_is_an_invalid_token(secure, token):
+    from nnlite.namenode.security.tokens import DelegationTokenIdentifier
+    forged = DelegationTokenIdentifier("hdfs@NNLITE.TEST", "hdfs", "", 1, 2, 99999, 1)
+    with SaslClient(secure.rpc_port) as client, pytest.raises(Refused) as refused:
+        client.token(forged.encode(), token.password)
+    assert refused.value.java_class == INVALID_TOKEN
+    assert "can't be found in cache" in refused.value.message
+
+
+def test_renew_by_the_renewer_only_cancel_then_refused(secure, alice, kdc):
+    bob = kdc.user("bob")
+    token = get_token(secure.rpc_port, alice, renewer="bob")
+    with SaslClient(secure.rpc_port).kerberos(alice.ccache).context() as client:
+        header, _ = client.call("renewDelegationToken",
+                                sec.RenewDelegationTokenRequestProto(token=token))
+        assert header.status == Status.ERROR
+        assert header.exceptionClassName == ACCESS_CONTROL
+    with SaslClient(secure.rpc_port).kerberos(bob.ccache).context() as client:
+        renewed = client.answer("renewDelegationToken",
+                                sec.RenewDelegationTokenRequestProto(token=token))
+        assert renewed.newExpiryTime > 0
+    with SaslClient(secure.rpc_port).token(token.identifier, token.password).context() \
+            as client:
+        assert client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/")).fs
+    with SaslClient(secure.rpc_port).kerberos(alice.ccache).context() as client:
+        client.answer("cancelDelegationToken",
+                      sec.CancelDelegationTokenRequestProto(token=token))
+    with SaslClient(secure.rpc_port) as client, pytest.raises(Refused) as refused:
+        client.token(token.identifier, token.password)
+    assert refused.value.java_class == INVALID_TOKEN
+    assert "can't be found in cache" in refused.value.message
+
+
+def test_an_expired_token_is_refused(kdc, start_namenode, tmp_path, alice):
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"),
+                           path=tmp_path / "nn.keytab")
+    nn = start_namenode(*secure_args(kdc, keytab), "-D",
+                        "dfs.namenode.delegation.token.renew-interval=1000",
+                        env=kdc.env_for(), users="alice=supergroup")
+    token = get_token(nn.rpc_port, alice)
+
+    def refused() -> Refused | None:
+        with SaslClient(nn.rpc_port) as client:
+            try:
+                client.token(token.identifier, token.password)
+            except Refused as exc:
+                return exc
+        return None
+    exc = wait_for(refused, 30, "the token to expire")
+    assert exc.java_class == INVALID_TOKEN and "is expired" in exc.message
+
+
 # ------------------------------------------------------------------ Hadoop's own client
 
 JAVA_CLIENT = Path(__file__).with_name("SecureHdfsClient.java")
@@ -208,6 +320,17 @@ def test_hadoops_client_logged_in_from_a_keytab(kdc, secure, alice, protection):
     assert out["login"] == "alice@NNLITE.TEST short=alice"
     assert out["ls"] == "f owner=alice len=13"
     assert out["cat"] == "hello, secure"
+    # the token path: DIGEST-MD5 from Java's own SASL client, 3DES under privacy
+    assert out["token"].startswith("HDFS_DELEGATION_TOKEN service=127.0.0.1:")
+    assert (out["token-cat"], out["token-owner"]) == ("hello, secure", "alice")
+    assert out["token-renew-error"] == ("java.io.IOException:Delegation Token can be renewed "
+                                        "only with kerberos or web authentication")
+    assert out["token-get-error"] == ("java.io.IOException:Delegation Token can be issued "
+                                      "only with kerberos or web authentication")
+    assert out["renew"] == "true"
+    assert out["cancelled-cat-error"].startswith(f"{INVALID_TOKEN}:token (HDFS_DELEGATION_"
+                                                 f"TOKEN token ")
+    assert out["cancelled-cat-error"].endswith("can't be found in cache")
 
 
 # ------------------------------------------------------------------ hdfs-native
