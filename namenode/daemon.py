@@ -54,6 +54,7 @@ from nnlite.namenode.rpc.server import RpcServer
 from nnlite.namenode.rpc.status import Datanode, Locator
 from nnlite.namenode.rpc.writes import Writes
 from nnlite.namenode.security import services, tls
+from nnlite.namenode.security.auth_to_local import AuthToLocal
 from nnlite.namenode.security.proxy_users import ProxyUsers
 from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.storage import namedir
@@ -65,9 +66,11 @@ log = logging.getLogger(__name__)
 STANDBY_LAG_SLACK = 60.0
 
 
-def identity(config: Config) -> Identity:
+def identity(config: Config, security: SecuritySettings | None = None) -> Identity:
+    """Who is a superuser and in which groups: in secure mode the superuser is the user the
+    namenode logs in as from its keytab (its principal's short name), as in Hadoop."""
     return Identity(
-        superuser=config.superuser(),
+        superuser=(security.superuser if security is not None else None) or config.superuser(),
         supergroup=config.get("dfs.permissions.superusergroup"),
         groups=Identity.parse_mapping(config.get("hadoop.user.group.static.mapping.overrides")),
         permissions_enabled=config.bool("dfs.permissions.enabled"))
@@ -154,6 +157,8 @@ class Namenode:
         # the uploads live.
         self.fs.on_reloaded.append(lambda: loop.call_soon_threadsafe(
             lease_manager.revoke_all, "the namenode reloaded its namespace"))
+        # ... nor may it issue delegation tokens until it is the active again
+        self.fs.on_reloaded.append(self.fs.stop_delegation_tokens)
         data = DataPath(*self._loaded(), lease_manager, host=self.host, port=self.port,
                         combine_mode=self.config.get("dfs.checksum.combine.mode"),
                         https_port=self.https_port)
@@ -167,6 +172,8 @@ class Namenode:
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         self.tasks.append(asyncio.ensure_future(self._watch_resources()))
         self.tasks.append(asyncio.ensure_future(self._settle_objects()))
+        if self.security.enabled:
+            self.tasks.append(asyncio.ensure_future(self._roll_delegation_keys()))
         for extension in self.extensions:
             extension(self)
         report = self.fs.report()
@@ -212,7 +219,8 @@ class Namenode:
         asked = self.rpc_port is not None or self.config.get(key) != DEFAULTS.get(key)
         port = port if self.rpc_port is None else self.rpc_port
         host = self.host_given or host
-        server = RpcServer.starting(identity(self.config), ProxyUsers(self.config.proxy_users()),
+        server = RpcServer.starting(identity(self.config, self.security),
+                                    ProxyUsers(self.config.proxy_users()),
                                     max_data_length=self.config.int("ipc.maximum.data.length"),
                                     security=self.security)
         try:
@@ -319,7 +327,8 @@ class Namenode:
 
     def _open(self, name_dirs: list[NameDir]) -> FSNamesystem:
         faults.hit("namenode.load")      # a long load, for the tests of what answers meanwhile
-        fs = FSNamesystem.open(self.dirs, identity(self.config), locked=name_dirs)
+        fs = FSNamesystem.open(self.dirs, identity(self.config, self.security),
+                               locked=name_dirs)
         # The loaded namespace lives as long as this process. Frozen out of the cyclic
         # collector's reach, it is no longer rescanned by every full collection (a quarter of
         # a second at 1 M inodes, one each time a quarter more objects have piled up);
@@ -331,9 +340,14 @@ class Namenode:
             fs.configure(self.config)
             root = self.config.get("nnlite.data.dir") or store.default_data_dir(self.dirs[0])
             self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.last_block_id)
+            if self.security.enabled:
+                fs.enable_delegation_tokens(self.security, AuthToLocal(
+                    self.security.auth_to_local,
+                    self.security.namenode_principal.partition("@")[2]))
             if not self.config.nameservice():
                 # in an HA set, each time it becomes active
                 recover_uploads(fs, self._finalize, self.blocks.has)
+                fs.durable(fs.start_delegation_tokens())
         except BaseException:
             fs.close()
             raise
@@ -373,6 +387,7 @@ class Namenode:
         def on_active(first_block_id: int) -> None:
             blocks.advance(max(fs.last_block_id, first_block_id - 1))
             recover_uploads(fs, self._finalize, blocks.has)
+            fs.start_delegation_tokens()        # a new master key, as startActiveServices
 
         ha = HAController(
             fs, Etcd(endpoints, timeout=min(2.0, timeout)),
@@ -427,6 +442,20 @@ class Namenode:
                 await loop.run_in_executor(None, sweeper.sweep)
             except Exception:
                 log.exception("housekeeping of the data path failed (retried next time)")
+
+    async def _roll_delegation_keys(self) -> None:
+        """Hadoop's ExpiredTokenRemover on the active: every few seconds (at most 5, as its
+        loop) a new master key once the key-update interval has passed, and expired tokens
+        removed; a standby's round does nothing."""
+        fs, _, _ = self._loaded()
+        interval = min(5.0, self.security.delegation_key_update_interval_ms / 1000)
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await loop.run_in_executor(None, fs.delegation_housekeeping)
+            except Exception:
+                log.exception("delegation key roll failed (retried next time)")
 
     def _journal_failed(self, error: Exception) -> None:
         """Fail-stop, as Hadoop's FSEditLog.logSync terminates the NameNode when no journal
