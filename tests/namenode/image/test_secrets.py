@@ -7,6 +7,9 @@ import pytest
 
 from nnlite.formats import edits
 from nnlite.formats.fsimage.read import read_meta
+from nnlite.formats.hadoop import client_namenode as cn
+from nnlite.formats.hadoop import security as sec
+from nnlite.formats.hadoop.acl import FsPermissionProto
 from nnlite.namenode.config import Config
 from nnlite.namenode.errors import AccessControlError, InvalidTokenError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem
@@ -16,7 +19,9 @@ from nnlite.namenode.security.identity import Caller
 from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.security.tokens import DelegationTokenIdentifier
 from nnlite.namenode.storage.namedir import NameDir
+from tests.kerberos_realm import Principal
 from tests.namenode.helpers import IDENTITY, acked, formatted
+from tests.namenode.security.sasl_client import SaslClient
 
 T0 = 1_700_000_000_000
 DAY = 86_400_000
@@ -157,3 +162,58 @@ def test_summary_hides_the_secrets(tmp_path, clock):
 
 def _image_sections(dirs) -> dict:
     return read_meta(str(NameDir(dirs[0]).file("fsimage"))).sections
+
+
+# --------------------------------------------- a namenode process: kill -9, restart, save
+
+def secure_args(kdc, keytab) -> tuple:
+    return ("-D", "hadoop.security.authentication=kerberos",
+            "-D", f"dfs.namenode.kerberos.principal=nn/_HOST@{kdc.name}",
+            "-D", f"dfs.namenode.keytab.file={keytab}",
+            "-D", f"dfs.web.authentication.kerberos.principal=HTTP/_HOST@{kdc.name}",
+            "-D", f"dfs.web.authentication.kerberos.keytab={keytab}")
+
+
+def rpc_token(port, user):
+    """getDelegationToken over Kerberos SASL, as DistributedFileSystem asks for one."""
+    with SaslClient(port).kerberos(user.ccache).context() as client:
+        answer = client.answer("getDelegationToken",
+                               sec.GetDelegationTokenRequestProto(renewer=user.short))
+    assert answer.HasField("token"), "the namenode issued no token"
+    return answer.token
+
+
+def owner_through(port, token, path: str) -> str:
+    """Make ``path`` on a connection the token authenticates; the owner it gets."""
+    with SaslClient(port).token(token.identifier, token.password).context() as client:
+        client.answer("mkdirs", cn.MkdirsRequestProto(
+            src=path, masked=FsPermissionProto(perm=0o755), createParent=True))
+        return client.answer("getFileInfo", cn.GetFileInfoRequestProto(src=path)).fs.owner
+
+
+def test_a_token_survives_kill_9_right_after_it_is_answered_and_a_saved_image(
+        kdc, start_namenode, tmp_path):
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"), path=tmp_path / "nn.keytab")
+    alice = kdc.user("alice")
+    args = secure_args(kdc, keytab)
+    nn = start_namenode(*args, env=kdc.env_for(), users="alice=supergroup")
+    token = rpc_token(nn.rpc_port, alice)
+    nn.kill()                                       # SIGKILL: the answer was all it gave
+    nn = start_namenode(*args, name_dirs=nn.name_dirs, env=kdc.env_for(),
+                        users="alice=supergroup")
+    assert owner_through(nn.rpc_port, token, "/after-kill") == "alice"
+    service = kdc.service("nn")         # the superuser, in secure mode: nn's short name
+    superuser = Principal(service.name, service.keytab, tmp_path / "nn.ccache")
+    kdc.kinit(superuser)
+    with SaslClient(nn.rpc_port).kerberos(superuser.ccache).context() as client:
+        client.answer("setSafeMode", cn.SetSafeModeRequestProto(
+            action=cn.SafeModeActionProto.SAFEMODE_ENTER))
+        client.answer("saveNamespace", cn.SaveNamespaceRequestProto())
+        client.answer("setSafeMode", cn.SetSafeModeRequestProto(
+            action=cn.SafeModeActionProto.SAFEMODE_LEAVE))
+    nn.stop()
+    assert secrets.SECTION in _image_sections(nn.name_dirs)
+    nn = start_namenode(*args, name_dirs=nn.name_dirs, env=kdc.env_for(),
+                        users="alice=supergroup")
+    assert owner_through(nn.rpc_port, token, "/after-save") == "alice"
+
