@@ -158,10 +158,13 @@ def change_line(kind: str, doc: dict) -> str:
     if kind == "rollback":
         undo = (f"; snapshot {doc['snapshot']} holds what was removed"
                 if doc.get("snapshot") else "")
+        taken = "".join(f"; took over the lease of {lease['path']} from {lease['holder']} "
+                        f"(silent {lease['silentSeconds']:g} s)"
+                        for lease in doc.get("recoveredLeases", ()))
         return (f"{doc['path']}: rolled back to batch {doc['lastBatch']}; the query restarts "
                 f"from batch {doc['lastBatch'] + 1} (removed batches "
                 f"{_runs(doc['removedBatches']) or 'none'}, {doc['removedStateFiles']} state "
-                f"files){undo}")
+                f"files){undo}{taken}")
     if kind == "gc":
         return "\n".join(_gc_lines(doc))
     return str(doc)

@@ -463,7 +463,42 @@ class CatalogService:
         return streaming.scan(node, path)
 
     async def rollback(self, path: str, to_batch: int, user: str) -> dict:
-        return await self._change(self._rollback, paths.normalize(path), to_batch, user)
+        path = paths.normalize(path)
+        recovered = self._take_over_abandoned(path, user)
+        result = await self._change(self._rollback, path, to_batch, user)
+        return {**result, "recoveredLeases": recovered} if recovered else result
+
+    def _take_over_abandoned(self, path: str, user: str) -> list[dict]:
+        """The files of the checkpoint whose writers went silent past the soft limit
+        (``nnlite.lease.soft-limit``) are abandoned: the rollback takes their leases over,
+        as a new writer may (``LeaseManager``'s soft-limit takeover, HDFS's
+        ``FSNamesystem.recoverLeaseInternal``), so each closes with what it had and its
+        writer's later bytes fail with LeaseExpiredException; the rollback then judges them
+        as closed files. Only when every open file is abandoned (a live writer refuses the
+        rollback, which then changes nothing) and the caller may write each (HDFS's
+        ``recoverLease`` checks WRITE). Runs on the loop before the rollback's request:
+        revoking closes the file with a request of its own, and ``_check_quiet`` still
+        decides under the lock."""
+        found = self.fs.read(lambda ns: self._scan_streaming(
+            self._node(ns, path, user, change=True), path, self.fs.caller(user)))
+        held = [(file, self.leases.holder(file)) for file in found.writing]
+        abandoned = [(file, lease) for file, lease in held
+                     if lease is not None and self.leases.expired(lease)]
+        if len(abandoned) < len(held):
+            return []           # a live writer: refused as it is, nothing taken over
+        for file, _ in abandoned:
+            self.fs.check_target(file, user, permission.WRITE)
+        recovered = []
+        for file, lease in abandoned:
+            silent = self.leases.clock() - lease.renewed
+            self.leases.revoke(lease, f"Lease of {file} held by {lease.holder} taken over by "
+                                      f"the catalog's rollback after {silent:.1f} s without "
+                                      f"progress (soft limit {self.leases.soft_limit:g} s)")
+            log.warning("catalog: rollback of %s recovered the lease of %s (held by %s, "
+                        "silent %.1f s)", path, file, lease.holder, silent)
+            recovered.append({"path": file, "holder": lease.holder,
+                              "silentSeconds": round(silent, 1)})
+        return recovered
 
     def _rollback(self, ns: CatalogView, path: str, to_batch: int, user: str):
         caller = self.fs.caller(user)
@@ -530,15 +565,32 @@ class CatalogService:
     def _check_quiet(self, found: streaming.Layout) -> None:
         held = [lease.path for lease in self.leases.held_under(found.path)]
         if held or found.writing:
-            raise CheckpointBusyError(
-                f"{found.path} is being written ({(held or found.writing)[0]} is open): stop "
-                f"the query before rolling it back", path=found.path)
+            raise CheckpointBusyError(self._open_file(found.path, (held or found.writing)[0]),
+                                      path=found.path)
         idle = self.now_ms() - found.newest
         if idle < self.quiet_ms:
             raise CheckpointBusyError(
                 f"{found.path} was written {idle / 1000:.1f} s ago (less than "
                 f"nnlite.catalog.quiet = {self.quiet_ms / 1000:g} s): stop the query and "
                 f"retry once it is quiet", path=found.path)
+
+    def _open_file(self, path: str, file: str) -> str:
+        """Why a rollback of ``path`` waits for ``file``: who holds it open, since when, and
+        what ends it -- stopping the query, HDFS's ``recoverLease`` (a stopped query's JVM
+        whose DFSClient still renews the lease), or the soft limit, past which the rollback
+        takes the lease over itself."""
+        lease = self.leases.holder(file)
+        soft = self.leases.soft_limit
+        if lease is None:
+            holder = "with no lease (a writer a restart or failover cut off)"
+        else:
+            age = self.leases.clock() - lease.renewed
+            holder = (f"by {lease.holder} on {lease.machine or 'unknown'} (last progress "
+                      f"{age:.1f} s ago)")
+        return (f"{path} is being written ({file} is open {holder}): stop the query before "
+                f"rolling it back. A file a stopped query left open is released by "
+                f"'hdfs debug recoverLease -path {file}'; a rollback takes over a writer "
+                f"silent for {soft:g} s (nnlite.lease.soft-limit)")
 
     async def pin(self, path: str, batch: int, on: bool, user: str) -> dict:
         return await self._change(self._pin, paths.normalize(path), batch, on, user)

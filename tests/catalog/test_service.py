@@ -107,6 +107,96 @@ def test_rollback_is_refused_while_a_file_of_the_query_is_open(server, hdfs, cat
     assert catalog.rollback(Q, 1)["removedBatches"] == [2]
 
 
+def test_a_rollback_takes_over_a_writer_silent_past_the_soft_limit(tmp_path):
+    """A query stopped mid-write leaves a file open. While its writer is within the soft
+    limit (60 s) the refusal names the file, its holder, its last progress and the remedy,
+    and ``--wait`` says so; past it the rollback takes the lease over, as a new writer may
+    (the file closes, the writer's late bytes fail), instead of waiting for the hard limit
+    (1200 s). The writer is a raw WebHDFS upload whose only progress is its start."""
+    from nnlite.catalog.http import install
+    from tests.namenode.http.helpers import end_upload, raw_upload_start, send_chunk
+    from tests.servers import NamenodeInThread
+    now, delta = [1000.0], f"{Q}/state/0/0/4.delta"     # the lease table's clock, moved
+    with NamenodeInThread(str(tmp_path / "name"), "nnlite.catalog.quiet=0",
+                          extensions=[install], lease_clock=lambda: now[0]) as nn, \
+            WebHdfsClient(nn.url, USER) as hdfs, CatalogClient(nn.url, USER) as catalog:
+        write_checkpoint(hdfs, Q, 3)
+        sock = raw_upload_start(nn, delta, f"op=CREATE&user.name={USER}")
+        wait_for(lambda: catalog.ls("/")[0]["health"] == "writing", 10, "the delta to be open")
+        now[0] += 59
+        with pytest.raises(CheckpointBusy) as refused:
+            catalog.rollback(Q, 1)
+        why = str(refused.value)
+        assert f"({delta} is open by webhdfs-create-" in why and "59.0 s ago" in why
+        assert f"'hdfs debug recoverLease -path {delta}'" in why
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "nnlite.cli", "catalog", "rollback", Q, "--to-batch", "1",
+             "--wait", "--namenode", nn.url, "--user", USER], cwd=ROOT, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            said = waiting.stderr.readline()
+            assert said.startswith("nnlite: waiting: ") and f"{delta} is open by" in said
+            now[0] += 2
+            out, _ = waiting.communicate(timeout=60)
+        finally:
+            waiting.kill()
+        assert waiting.returncode == 0, out
+        assert "rolled back to batch 1" in out and f"took over the lease of {delta}" in out
+        send_chunk(sock, b"late")
+        status, body = end_upload(sock)
+        assert status == 403 and b"LeaseExpiredException" in body
+        assert catalog.ls("/")[0]["health"] == "ok" and catalog.latest(Q)["latest"] == 1
+
+
+def test_a_renewing_dfsclient_refuses_the_rollback_until_recover_lease(tmp_path):
+    """Over hdfs://, as Spark's DFSClient writes: a client that keeps renewing its lease (a
+    stopped query whose JVM still runs) refuses the rollback however old the file, and the
+    refusal's remedy (``hdfs debug recoverLease``, the recoverLease call) ends it; the other
+    file, whose client went silent past the soft limit, the rollback takes over itself --
+    only once no live writer is left: a refused rollback changes nothing."""
+    from nnlite.catalog.http import install
+    from nnlite.formats.hadoop import client_namenode as cn
+    from nnlite.formats.hadoop.acl import FsPermissionProto
+    from tests.namenode.rpc.rawclient import RawClient
+    from tests.servers import NamenodeInThread
+    now = [1000.0]                  # the lease table's clock, moved: no limit is waited for
+    live, gone = f"{Q}/state/0/0/4.delta", f"{Q}/state/0/1/4.delta"
+
+    def create(client: RawClient, path: str, name: str) -> None:
+        header, _ = client.call("create", cn.CreateRequestProto(
+            src=path, masked=FsPermissionProto(perm=0o644), clientName=name,
+            createFlag=cn.CreateFlagProto.CREATE, createParent=True, replication=1,
+            blockSize=1 << 20))
+        assert not header.exceptionClassName, header.errorMsg
+    with NamenodeInThread(str(tmp_path / "name"), "nnlite.catalog.quiet=0",
+                          extensions=[install], lease_clock=lambda: now[0]) as nn, \
+            WebHdfsClient(nn.url, USER) as hdfs, CatalogClient(nn.url, USER) as catalog, \
+            RawClient(nn.service.rpc_port).connect(user=USER) as spark, \
+            RawClient(nn.service.rpc_port).connect(user=USER) as admin:
+        write_checkpoint(hdfs, Q, 3)
+        create(spark, live, "DFSClient_NONMAPREDUCE_spark_1")
+        create(spark, gone, "DFSClient_NONMAPREDUCE_gone_1")
+        for _ in range(3):                          # 177 s; the renewer's calls every 59 s
+            now[0] += 59
+            spark.answer("renewLease", cn.RenewLeaseRequestProto(
+                clientName="DFSClient_NONMAPREDUCE_spark_1"))
+        with pytest.raises(CheckpointBusy) as refused:
+            catalog.rollback(Q, 1)
+        why = str(refused.value)
+        # the lease table's holder (the RPC client's name maps to it in namenode/rpc/)
+        assert f"({live} is open by webhdfs-create-" in why and "on 127.0.0.1" in why
+        assert "0.0 s ago" in why and f"recoverLease -path {live}'" in why
+        assert admin.answer("isFileClosed", cn.IsFileClosedRequestProto(src=gone)).result \
+            is False                                # nothing taken over by the refusal
+        assert admin.answer("recoverLease", cn.RecoverLeaseRequestProto(
+            src=live, clientName="DFSClient_recover")).result
+        done = catalog.rollback(Q, 1)
+        assert done["removedBatches"] == [2]
+        assert [(t["path"], t["silentSeconds"]) for t in done["recoveredLeases"]] == [
+            (gone, 177.0)]
+        assert catalog.ls("/")[0]["health"] == "ok" and catalog.latest(Q)["latest"] == 1
+
+
 def test_concurrent_begins_on_one_job_get_distinct_ids(catalog, server):
     ids, failures = [], []
 
