@@ -312,11 +312,15 @@ class Namenode:
         """The built-in datanode on ``dfs.datanode.address`` and its IPC port
         (``ClientDatanodeProtocol``, on the RPC server code) on ``dfs.datanode.ipc.address``
         (port 0: a free one; clients learn both from the namenode's answers); with
-        ``tokens`` it takes the writes the active signed, and with block tokens enabled
-        it wants one on every op."""
+        ``tokens`` it takes the writes the active signed, with block tokens enabled it
+        wants one on every op, and in secure mode with ``dfs.data.transfer.protection``
+        every connection opens with the SASL handshake (``SaslDataTransferServer``: as
+        Hadoop's DataNode, none in simple mode, whose clients never start one)."""
         fs, committer, _ = self._loaded()
         host, port = self.config.address("dfs.datanode.address")
-        server = DataNodeServer(blocks, tokens, require_tokens=self.security.block_tokens)
+        protection = self.security.data_transfer_protection if self.security.enabled else ()
+        server = DataNodeServer(blocks, tokens, require_tokens=self.security.block_tokens,
+                                protection=protection)
         await server.start(self.host_given or host, port)
         self.datanode_server = server
         ipc_host, ipc_port = self.config.address("dfs.datanode.ipc.address")

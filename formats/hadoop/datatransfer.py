@@ -20,6 +20,15 @@ Framing, as Hadoop's ``Sender``, ``Receiver``, ``PacketHeader``, ``PacketReceive
     ack          varint length | PipelineAckProto (PipelineAck.write)
     read status  varint length | ClientReadStatusProto (the client, after a whole read)
 
+With ``dfs.data.transfer.protection`` in secure mode a connection opens with the SASL
+handshake before its first op (``SaslDataTransferClient``, ``SaslDataTransferServer``)::
+
+    handshake    SASL_TRANSFER_MAGIC u32 (0xDEADBEEF) | then, each way in turn,
+                 varint length | DataTransferEncryptorMessageProto (the mechanism's bytes
+                 in ``payload``; ``status`` ERROR and ``message`` on a refusal)
+    wrapped      u32 length | the SASL layer's wrapped bytes, for every later byte each
+                 way once the qop is integrity or privacy (``SaslOutputStream``)
+
 A packet longer than ``MAX_PACKET_SIZE`` (16 MiB: PLEN + HLEN, ``PacketReceiver``) or whose
 ``dataLen`` exceeds what PLEN leaves is malformed. A writer's heartbeat is a packet of no data
 with seqno ``HEART_BEAT_SEQNO`` (-1); the last packet of a block has ``lastPacketInBlock``
@@ -45,6 +54,7 @@ PACKET_LENGTHS = struct.Struct(">IH")   # PLEN, HLEN
 MAX_PACKET_SIZE = 16 << 20          # PacketReceiver.MAX_PACKET_SIZE
 HEART_BEAT_SEQNO = -1               # DataStreamer / PipelineAck
 STATUS_BITS = 0x0F                  # PipelineAck.StatusFormat.STATUS
+SASL_TRANSFER_MAGIC = 0xDEADBEEF    # DataTransferSaslUtil.SASL_TRANSFER_MAGIC_NUMBER
 
 
 class Op(IntEnum):
@@ -157,6 +167,19 @@ S.message("ClientReadStatusProto",
           "required Status status = 1")
 S.message("DNTransferAckProto",
           "required Status status = 1")
+# the data port's SASL handshake (SaslDataTransferServer / DataTransferSaslUtil)
+DataTransferEncryptorStatus = S.enum("DataTransferEncryptorStatus", SUCCESS=0,
+                                     ERROR_UNKNOWN_KEY=1, ERROR=2)
+S.message("HandshakeSecretProto",
+          "required bytes secret = 1",
+          "required string bpid = 2")
+S.message("DataTransferEncryptorMessageProto",
+          "required DataTransferEncryptorStatus status = 1",
+          "optional bytes payload = 2",
+          "optional string message = 3",
+          "repeated CipherOptionProto cipherOption = 4",
+          "optional HandshakeSecretProto handshakeSecret = 5",
+          "optional bool accessTokenError = 6")
 
 _CLASSES = S.build()
 DataTransferTraceInfoProto = _CLASSES["DataTransferTraceInfoProto"]
@@ -176,6 +199,8 @@ OpBlockChecksumResponseProto = _CLASSES["OpBlockChecksumResponseProto"]
 BlockOpResponseProto = _CLASSES["BlockOpResponseProto"]
 ClientReadStatusProto = _CLASSES["ClientReadStatusProto"]
 DNTransferAckProto = _CLASSES["DNTransferAckProto"]
+HandshakeSecretProto = _CLASSES["HandshakeSecretProto"]
+DataTransferEncryptorMessageProto = _CLASSES["DataTransferEncryptorMessageProto"]
 
 # The request message of each op (Receiver.processOp)
 REQUESTS: dict[Op, Any] = {

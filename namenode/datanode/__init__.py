@@ -13,6 +13,7 @@ write the blocks that WebHDFS's data path reads and writes, with the same checks
 | ``sender.py`` | ``BlockSender``: READ_BLOCK's packets with the stored chunk CRCs; the same ranges, verified, for WebHDFS's OPEN (``VerifiedRange``) |
 | ``ipc.py`` | ``ClientDatanodeService``: ClientDatanodeProtocol's calls (the visible length of a replica) for an IPC server |
 | ``tokens.py`` | ``BlockTokenSecretManager``: Hadoop's block access tokens, signed and checked with block keys derived from the set's secret |
+| ``sasl.py`` | ``DataTransferSasl``: the data port's SASL handshake (DIGEST-MD5 with a block token) and the wrapped streams after it |
 | ``errors.py`` | ``DataTransferError``: a refusal and the ``Status`` the client is answered with |
 
 The bytes of the protocol are ``formats/hadoop/datatransfer.py``'s.

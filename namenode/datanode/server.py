@@ -5,6 +5,9 @@ A connection carries ops one after another (``DataXceiver.run``: a client keeps 
 connection to read the next block): each op is the 3-byte head and a delimited request
 (``formats.hadoop.datatransfer``), answered with a delimited ``BlockOpResponseProto``:
 
+* The SASL handshake (``sasl.DataTransferSasl``): with ``protection``
+  (``dfs.data.transfer.protection`` in secure mode) a connection opens with it, and its
+  ops run over the wrapped streams when the qop is integrity or privacy.
 * Block tokens (``tokens.BlockTokenSecretManager``): with ``require_tokens``
   (``dfs.block.access.token.enable``) every op shows a token for its block and mode --
   WRITE for WRITE_BLOCK, READ for READ_BLOCK and BLOCK_CHECKSUM -- or is answered
@@ -76,6 +79,7 @@ from nnlite.namenode.datanode.mirror import Mirror
 from nnlite.namenode.datanode.receiver import BlockReceiver
 from nnlite.namenode.datanode.replica import ReplicaWriter
 from nnlite.namenode.datanode.replicas import ReplicaMap
+from nnlite.namenode.datanode.sasl import DataTransferSasl
 from nnlite.namenode.datanode.sender import BlockSender
 from nnlite.namenode.datanode.stream import read_message, read_packet
 from nnlite.namenode.datanode.tokens import READ, WRITE, BlockTokenSecretManager
@@ -125,7 +129,7 @@ class DataNodeServer:
 
     def __init__(self, store: BlockStore, tokens: BlockTokenSecretManager | None = None,
                  max_connections: int = MAX_CONNECTIONS, *,
-                 require_tokens: bool = False) -> None:
+                 require_tokens: bool = False, protection: tuple[str, ...] = ()) -> None:
         self.store = store
         self.max_connections = max_connections
         self.pool_id = block_pool_id(store.namespace_id)
@@ -133,6 +137,9 @@ class DataNodeServer:
         self.tokens = tokens
         # dfs.block.access.token.enable: every op shows a token (DataXceiver.checkAccess)
         self.require_tokens = require_tokens and tokens is not None
+        # secure mode's dfs.data.transfer.protection: the SASL handshake opens a connection
+        self.sasl = DataTransferSasl(tokens, protection) \
+            if protection and tokens is not None else None
         self.datanode_uuid = load_uuid(store)
         self.host = ""
         self.xfer_port = 0
@@ -287,6 +294,8 @@ class DataNodeServer:
         if task is not None:
             self._connections.add(task)
         try:
+            if self.sasl is not None:
+                reader, writer = await self.sasl.accept(reader, writer, SOCKET_TIMEOUT)
             await self._serve(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError) as exc:
             log.debug("datanode connection from %s ended: %r", peer, exc)

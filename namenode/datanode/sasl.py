@@ -1,0 +1,206 @@
+"""The data port's SASL handshake (``SaslDataTransferServer``): in secure mode with
+``dfs.data.transfer.protection`` set, every connection proves, before its first op, that it
+holds a block token the namenode signed, and agrees on a quality of protection.
+
+The exchange (``formats/hadoop/datatransfer.py``'s framing)::
+
+    client  0xDEADBEEF
+    client  DataTransferEncryptorMessageProto  SUCCESS, payload empty
+                                               [handshakeSecret: the qop the client asks for]
+    server  DataTransferEncryptorMessageProto  SUCCESS, payload = the digest-challenge
+    client  DataTransferEncryptorMessageProto  SUCCESS, payload = the digest-response
+                                               [cipherOption: ignored, none is configured]
+    server  DataTransferEncryptorMessageProto  SUCCESS, payload = rspauth
+
+DIGEST-MD5 (``namenode/security/digest_md5.py``) with protocol ``hdfs`` and server id and
+realm ``0`` (``SaslParticipant``: digest-uri ``hdfs/0``); the user name is the base64 of a
+block token's identifier, its password the base64 of the token's password
+(``buildServerPassword``), which ``BlockTokenSecretManager.password`` recomputes: a token
+that is expired or whose key is gone is refused there. The qops offered are the key's
+(``authentication`` -> auth, ``integrity`` -> auth-int, ``privacy`` -> auth-conf), or the
+one the client's handshake secret names when the key allows it. A refusal is answered
+``ERROR`` with the reason (and ``accessTokenError`` for a token's,
+``sendInvalidTokenSaslErrorMessage``) and the connection closed; so is a connection that
+does not open with the magic number (``InvalidMagicNumberException``: Hadoop answers
+nothing; nnlite answers nothing either).
+
+Under auth-int and auth-conf every later byte each way is wrapped
+(``SaslInputStream``/``SaslOutputStream``: a u32 length, then the wrapped message);
+``SaslReader`` and ``SaslWriter`` stand in for the connection's asyncio streams, so the ops
+run unchanged on top. Written messages are cut at ``WRAP_CHUNK`` bytes so a wrapped one
+stays within DIGEST-MD5's default maxbuf (64 KiB).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import Any
+
+from nnlite.formats.hadoop import datatransfer as dt
+from nnlite.formats.hadoop.block_token import BlockTokenIdentifier
+from nnlite.formats.hadoop.datatransfer import (
+    DataTransferEncryptorMessageProto,
+    DataTransferEncryptorStatus,
+)
+from nnlite.formats.hadoop.proto import ProtoError
+from nnlite.formats.hadoop.writable import WritableError
+from nnlite.namenode.datanode.errors import BlockTokenError, DataTransferError
+from nnlite.namenode.datanode.stream import read_message
+from nnlite.namenode.datanode.tokens import BlockTokenSecretManager
+from nnlite.namenode.security import digest_md5
+from nnlite.namenode.security.digest_md5 import DigestError, DigestMD5Server
+
+log = logging.getLogger(__name__)
+
+PROTOCOL = "hdfs"               # SaslParticipant.PROTOCOL
+SERVER_NAME = "0"               # SaslParticipant.SERVER_NAME, also the realm
+MAGIC = struct.Struct(">I")
+LENGTH = struct.Struct(">I")
+WRAP_CHUNK = 65536 - 64         # a wrapped message within the peer's 64 KiB maxbuf
+MAX_WRAPPED = 16 << 20          # a longer wrapped message is not a SaslOutputStream's
+
+
+class HandshakeError(DataTransferError):
+    """A connection that did not complete the data port's SASL handshake."""
+
+
+class DataTransferSasl:
+    """The server side of the handshake for a datanode whose tokens ``tokens`` checks;
+    ``protection`` is ``dfs.data.transfer.protection``'s list."""
+
+    def __init__(self, tokens: BlockTokenSecretManager, protection: tuple[str, ...]) -> None:
+        if not protection:
+            raise ValueError("dfs.data.transfer.protection is empty: no SASL to speak")
+        self.tokens = tokens
+        self.qops = digest_md5.qops_for(protection)
+
+    async def accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     timeout: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Run the handshake on a new connection; the streams its ops then use (wrapped
+        when the qop has a security layer). HandshakeError after answering a refusal."""
+        async with asyncio.timeout(timeout):
+            (magic,) = MAGIC.unpack(await reader.readexactly(MAGIC.size))
+            if magic != dt.SASL_TRANSFER_MAGIC:
+                raise HandshakeError(
+                    f"Received {magic:#x} instead of {dt.SASL_TRANSFER_MAGIC:#x} from the "
+                    "client: the data port wants the SASL handshake of "
+                    "dfs.data.transfer.protection")
+            server = await self._exchange(reader, writer)
+        log.debug("datanode: SASL handshake done, qop %s", server.qop)
+        if not server.security_layer:
+            return reader, writer
+        return SaslReader(reader, server), SaslWriter(writer, server)
+
+    async def _exchange(self, reader: asyncio.StreamReader,
+                        writer: asyncio.StreamWriter) -> DigestMD5Server:
+        try:
+            first = await self._read(reader)
+            server = DigestMD5Server(self._password, protocol=PROTOCOL,
+                                     server_id=SERVER_NAME, qops=self._offered(first))
+            await self._send(writer, server.step(bytes(first.payload)))
+            second = await self._read(reader)
+            await self._send(writer, server.step(bytes(second.payload)))
+        except BlockTokenError as exc:
+            await self._refuse(writer, str(exc), token=True)
+            raise HandshakeError(f"SASL handshake refused: {exc}") from exc
+        except (DigestError, ProtoError, WritableError) as exc:
+            await self._refuse(writer, str(exc))
+            raise HandshakeError(f"SASL handshake refused: {exc}") from exc
+        return server
+
+    def _offered(self, first: Any) -> tuple[str, ...]:
+        """The qops of the key, or the one the client's handshake secret asks for."""
+        if first.HasField("handshakeSecret"):
+            asked = bytes(first.handshakeSecret.secret).decode("utf-8", "replace")
+            if asked not in self.qops:
+                raise DigestError(f"the handshake secret asks for qop {asked!r}, not one of "
+                                  f"{', '.join(self.qops)}")
+            return (asked,)
+        return self.qops
+
+    def _password(self, username: str) -> str:
+        """``buildServerPassword``: the token password of the identifier ``username``
+        carries, in base64; BlockTokenError (InvalidToken) when the token is not valid."""
+        identifier = BlockTokenIdentifier.decode(digest_md5.token_identifier(username))
+        return digest_md5.token_password(self.tokens.password(identifier))
+
+    @staticmethod
+    async def _read(reader: asyncio.StreamReader) -> Any:
+        message = await read_message(reader, DataTransferEncryptorMessageProto)
+        if message.status != DataTransferEncryptorStatus.SUCCESS:
+            raise DigestError(f"the client ended the handshake: {message.message}")
+        return message
+
+    @staticmethod
+    async def _send(writer: asyncio.StreamWriter, payload: bytes) -> None:
+        writer.write(dt.delimited(DataTransferEncryptorMessageProto(
+            status=DataTransferEncryptorStatus.SUCCESS, payload=payload)))
+        await writer.drain()
+
+    @staticmethod
+    async def _refuse(writer: asyncio.StreamWriter, message: str, token: bool = False) -> None:
+        answer = DataTransferEncryptorMessageProto(status=DataTransferEncryptorStatus.ERROR,
+                                                   message=message)
+        if token:
+            answer.accessTokenError = True
+        writer.write(dt.delimited(answer))
+        try:
+            await writer.drain()
+        except ConnectionError:
+            pass
+
+
+class SaslReader(asyncio.StreamReader):
+    """The plain bytes of a wrapped stream (``SaslInputStream``): ``readexactly`` unwraps
+    message after message from ``raw``."""
+
+    def __init__(self, raw: asyncio.StreamReader, server: DigestMD5Server) -> None:
+        super().__init__()
+        self.raw = raw
+        self.server = server
+        self.plain = bytearray()
+
+    async def readexactly(self, n: int) -> bytes:
+        while len(self.plain) < n:
+            await self._more()
+        out = bytes(self.plain[:n])
+        del self.plain[:n]
+        return out
+
+    async def read(self, n: int = -1) -> bytes:
+        if not self.plain:
+            try:
+                await self._more()
+            except asyncio.IncompleteReadError:
+                return b""
+        size = len(self.plain) if n < 0 else min(n, len(self.plain))
+        out = bytes(self.plain[:size])
+        del self.plain[:size]
+        return out
+
+    async def _more(self) -> None:
+        (length,) = LENGTH.unpack(await self.raw.readexactly(LENGTH.size))
+        if length > MAX_WRAPPED:
+            raise DataTransferError(f"a wrapped message of {length} bytes")
+        try:
+            self.plain += self.server.unwrap(await self.raw.readexactly(length))
+        except DigestError as exc:
+            raise DataTransferError(f"a wrapped message does not verify: {exc}") from exc
+
+
+class SaslWriter(asyncio.StreamWriter):
+    """Writes through the security layer (``SaslOutputStream``): each write is wrapped, in
+    pieces of at most ``WRAP_CHUNK`` bytes, each sent as its length and its bytes."""
+
+    def __init__(self, raw: asyncio.StreamWriter, server: DigestMD5Server) -> None:
+        super().__init__(raw.transport, getattr(raw, "_protocol"), None,
+                         asyncio.get_running_loop())
+        self.server = server
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        for start in range(0, len(view), WRAP_CHUNK):
+            wrapped = self.server.wrap(bytes(view[start:start + WRAP_CHUNK]))
+            super().write(LENGTH.pack(len(wrapped)) + wrapped)

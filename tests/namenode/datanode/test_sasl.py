@@ -1,0 +1,180 @@
+"""namenode/datanode/sasl.py: the data port's SASL handshake (SaslDataTransferServer), spoken
+by a test client as SaslDataTransferClient does (the magic number, then
+DataTransferEncryptorMessageProto turns carrying DIGEST-MD5 with a block token:
+tests/namenode/security/digest_client.py), at each qop, then the ops over the wrapped
+streams; and its refusals: no handshake, a forged or expired token, a qop the key does not
+allow. Hadoop's own client and hdfs-native: test_sasl_clients.py."""
+
+from __future__ import annotations
+
+import base64
+import socket
+import struct
+
+import pytest
+
+from nnlite.formats.hadoop import datatransfer as dt
+from nnlite.formats.hadoop.datatransfer import (
+    DataTransferEncryptorMessageProto,
+    HandshakeSecretProto,
+    Status,
+)
+from nnlite.formats.hadoop.proto import parse_delimited
+from nnlite.formats.hadoop.security import TokenProto
+from nnlite.namenode.datanode.sasl import DataTransferSasl
+from nnlite.namenode.datanode.tokens import READ, WRITE
+from tests.namenode.datanode.client import TransferClient, block_tokens, running_datanode
+from tests.namenode.datanode.test_server import DATA
+from tests.namenode.security.digest_client import DigestClient
+
+SECRET = "shared by the set"
+PROTECTIONS = {"auth": "authentication", "auth-int": "integrity", "auth-conf": "privacy"}
+
+
+class Unwrapping:
+    """``rfile`` of a wrapped connection: u32 length, wrapped message, unwrapped."""
+
+    def __init__(self, raw, digest: DigestClient) -> None:
+        self.raw, self.digest, self.plain = raw, digest, bytearray()
+
+    def read(self, n: int) -> bytes:
+        while len(self.plain) < n:
+            head = self.raw.read(4)
+            if len(head) < 4:
+                break
+            self.plain += self.digest.unwrap(self.raw.read(struct.unpack(">I", head)[0]))
+        out = bytes(self.plain[:n])
+        del self.plain[:n]
+        return out
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class SaslTransferClient(TransferClient):
+    """A TransferClient that opens with the handshake for ``token`` at ``qop``."""
+
+    def __init__(self, port: int, pool_id: str, token, qop: str = "auth",
+                 secret: bytes | None = None) -> None:
+        super().__init__(port, pool_id)
+        self.digest = DigestClient(base64.b64encode(token.identifier).decode(),
+                                   base64.b64encode(token.password).decode(), "hdfs/0", qop)
+        self.answer = self.handshake(secret)
+        if self.answer.status == 0 and qop != "auth":
+            self.rfile = Unwrapping(self.rfile, self.digest)
+
+    def handshake(self, secret: bytes | None):
+        """The exchange; the server's last message (its rspauth, or its refusal)."""
+        self.sock.sendall(struct.pack(">I", dt.SASL_TRANSFER_MAGIC))
+        first = DataTransferEncryptorMessageProto(status=0, payload=b"")
+        if secret is not None:
+            first.handshakeSecret.CopyFrom(HandshakeSecretProto(secret=secret, bpid=self.pool_id))
+        self.sock.sendall(dt.delimited(first))
+        challenge = self.read_message(DataTransferEncryptorMessageProto)
+        if challenge.status != 0:
+            return challenge
+        self.sock.sendall(dt.delimited(DataTransferEncryptorMessageProto(
+            status=0, payload=self.digest.respond(bytes(challenge.payload)))))
+        final = self.read_message(DataTransferEncryptorMessageProto)
+        assert final.status != 0 or self.digest.verify(bytes(final.payload))
+        return final
+
+    def send(self, data: bytes) -> None:
+        if self.digest.qop == "auth":
+            self.sock.sendall(data)
+            return
+        for start in range(0, len(data), 30_000):
+            wrapped = self.digest.wrap(data[start:start + 30_000])
+            self.sock.sendall(struct.pack(">I", len(wrapped)) + wrapped)
+
+
+@pytest.fixture(params=["auth", "auth-int", "auth-conf"])
+def qop(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def protected(store, qop):
+    """A datanode that wants the handshake at ``qop`` and a token on every op."""
+    with running_datanode(store, SECRET, require_tokens=True,
+                          protection=(PROTECTIONS[qop],)) as datanode:
+        yield datanode
+
+
+def test_ops_run_over_the_handshake_at_each_qop(store, protected, qop):
+    signer = block_tokens(SECRET, protected.pool_id)
+    block_id = store.allocate()
+    protected.expect(block_id)
+    write = signer.token(block_id, WRITE)
+    with SaslTransferClient(protected.xfer_port, protected.pool_id, write, qop) as client:
+        assert client.answer.status == 0
+        acks = client.write_block(block_id, DATA, token=write)
+    assert acks[-1] == (len(acks) - 1, [Status.SUCCESS])
+    assert store.data_path(block_id).read_bytes() == DATA
+    read = signer.token(block_id, READ)
+    with SaslTransferClient(protected.xfer_port, protected.pool_id, read, qop) as client:
+        data, _ = client.read_block(block_id, 0, len(DATA), token=read)
+        assert data == DATA
+        # the connection carries a second op, as a DFSInputStream's does
+        answer = client.block_checksum(block_id, len(DATA), token=read)
+        assert answer.status == Status.SUCCESS
+
+
+def test_a_handshake_secret_picks_one_qop_of_the_key(store):
+    with running_datanode(store, SECRET, require_tokens=True,
+                          protection=("authentication", "integrity")) as datanode:
+        token = block_tokens(SECRET, datanode.pool_id).token(1, READ)
+        with SaslTransferClient(datanode.xfer_port, datanode.pool_id, token, "auth-int",
+                                secret=b"auth-int") as client:
+            assert client.answer.status == 0
+        with SaslTransferClient(datanode.xfer_port, datanode.pool_id, token, "auth-conf",
+                                secret=b"auth-conf") as client:
+            assert client.answer.status == 2 and "auth-conf" in client.answer.message
+
+
+def test_a_connection_without_the_handshake_is_closed_unanswered(store):
+    with running_datanode(store, SECRET, require_tokens=True,
+                          protection=("authentication",)) as datanode:
+        token = block_tokens(SECRET, datanode.pool_id).token(1, READ)
+        with TransferClient(datanode.xfer_port, datanode.pool_id) as client:
+            client.send(client.write_request(1, token=token))
+            assert client.at_eof()
+
+
+@pytest.mark.parametrize("case", ["forged", "expired", "not an identifier"])
+def test_a_token_that_does_not_hold_is_refused_in_the_handshake(store, case):
+    with running_datanode(store, SECRET, require_tokens=True,
+                          protection=("authentication",)) as datanode:
+        signer = block_tokens(SECRET, datanode.pool_id)
+        token = {
+            "forged": lambda: TokenProto(identifier=signer.token(1, READ).identifier,
+                                         password=b"\1" * 20, kind="HDFS_BLOCK_TOKEN",
+                                         service=""),
+            "expired": lambda: block_tokens(SECRET, datanode.pool_id,
+                                            clock=lambda: 1_000_000.0).token(1, READ),
+            "not an identifier": lambda: TokenProto(identifier=b"\x01junk", password=b"",
+                                                    kind="", service=""),
+        }[case]()
+        with SaslTransferClient(datanode.xfer_port, datanode.pool_id, token) as client:
+            assert client.answer.status == 2              # ERROR
+            if case == "expired":
+                assert client.answer.accessTokenError and "is expired" in \
+                    client.answer.message
+            if case == "forged":
+                assert "Mismatched response" in client.answer.message
+            assert client.at_eof()
+
+
+def test_the_key_s_protection_is_required_of_the_settings():
+    with pytest.raises(ValueError):
+        DataTransferSasl(block_tokens(SECRET, "BP-7-nnlite-0"), ())
+
+
+def test_a_client_that_sends_garbage_after_the_magic_is_closed(store):
+    with running_datanode(store, SECRET, require_tokens=True,
+                          protection=("integrity",)) as datanode:
+        with socket.create_connection(("127.0.0.1", datanode.xfer_port), timeout=10) as sock:
+            sock.sendall(struct.pack(">I", dt.SASL_TRANSFER_MAGIC) + b"\x03\xff\xff\xff")
+            answer = parse_delimited(DataTransferEncryptorMessageProto, sock.recv(4096))[0]
+            assert answer.status == 2 and answer.message.startswith("malformed")
+            assert sock.recv(1) == b""
