@@ -158,7 +158,7 @@ class Namespace:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
         directory, root = entry
         if at + 1 == len(parts):
-            return SnapshotList(self.tree.snapshots, directory, root)
+            return snapshot.SnapshotList(self.tree.snapshots, directory, root)
         snap = root.find(parts[at + 1])
         if snap is None:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path)
@@ -217,7 +217,7 @@ class Namespace:
             raise errors.PathIsNotDirectoryError(f"{path} is not a directory", path=path)
         current = self.status(path, caller, reserved_dir=True)
         if current is not node and not (isinstance(node, (snapshot.SnapshotDirectory,
-                                                          SnapshotList))
+                                                          snapshot.SnapshotList))
                                         and node.same(current)):
             raise errors.PathNotFoundError(f"{path} changed while it was listed", path=path)
         if not reserved.is_reserved_directory(node):
@@ -670,34 +670,6 @@ def _root_down(node: INode | None) -> list[INode]:
         node = node.parent
     chain.reverse()
     return chain
-
-
-class SnapshotList(INodeDirectory):
-    """``<dir>/.snapshot``: a directory listing the snapshots by name, each the snapshot's
-    root as it was (mtime: when it was taken), as FSDirStatAndListingOp answers for it."""
-
-    __slots__ = ("_registry", "_directory", "_root")
-
-    def __init__(self, registry: snapshot.Registry, directory: INodeDirectory,
-                 root: snapshot.Root) -> None:
-        super().__init__(0, None, snapshot.DOT_SNAPSHOT, 0o777, "", "", 0)
-        self._registry, self._directory, self._root = registry, directory, root
-
-    @property
-    def children(self) -> dict[str, INode]:
-        out: dict[str, INode] = {}
-        for snap in sorted(self._root.snapshots, key=lambda s: s.name):
-            view = self._registry.view(self._directory, snap.id, snap.name)
-            view.mtime = snap.ctime
-            out[snap.name] = view
-        return out
-
-    @children.setter
-    def children(self, value: dict[str, INode]) -> None:
-        pass
-
-    def same(self, other: INode) -> bool:
-        return isinstance(other, SnapshotList) and other._directory is self._directory
 
 
 def _cut(blocks: tuple, new_length: int) -> tuple[tuple, int]:

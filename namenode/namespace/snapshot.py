@@ -534,6 +534,34 @@ class SnapshotDirectory(INodeDirectory):
                 and other._snap == self._snap)
 
 
+class SnapshotList(INodeDirectory):
+    """``<dir>/.snapshot``: a directory listing the snapshots by name, each the snapshot's
+    root as it was (mtime: when it was taken), as FSDirStatAndListingOp answers for it."""
+
+    __slots__ = ("_registry", "_directory", "_root")
+
+    def __init__(self, registry: Registry, directory: INodeDirectory,
+                 root: Root) -> None:
+        super().__init__(0, None, DOT_SNAPSHOT, 0o777, "", "", 0)
+        self._registry, self._directory, self._root = registry, directory, root
+
+    @property
+    def children(self) -> dict[str, INode]:
+        out: dict[str, INode] = {}
+        for snap in sorted(self._root.snapshots, key=lambda s: s.name):
+            view = self._registry.view(self._directory, snap.id, snap.name)
+            view.mtime = snap.ctime
+            out[snap.name] = view
+        return out
+
+    @children.setter
+    def children(self, value: dict[str, INode]) -> None:
+        pass
+
+    def same(self, other: INode) -> bool:
+        return isinstance(other, SnapshotList) and other._directory is self._directory
+
+
 # ------------------------------------------------------------------ the diff report
 
 _COMPARED = ("permission", "owner", "group", "mtime", "acl", "xattrs")
