@@ -104,6 +104,7 @@ class NamenodeApp:
                                default_user=config.get("hadoop.http.staticuser.user"),
                                proxy_users=ProxyUsers(config.proxy_users()),
                                authentication=self.authentication)
+        self.webhdfs.token_service = lambda: self.rpc_address or ""
         if data is not None:
             data.attach(self.webhdfs)
         self.data = data

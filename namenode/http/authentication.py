@@ -198,9 +198,9 @@ def with_headers(result, headers: list[tuple[str, str]]):
     ``headers`` added to the Response it ends in."""
     if not headers:
         return result
-    if isinstance(result, Response):
-        result.headers = (*result.headers, *headers)
-        return result
+    if isinstance(result, Response):      # a copy: some answers are shared constants
+        return Response(result.status, result.body, result.content_type,
+                        (*result.headers, *headers), result.file, result.pieces)
     if hasattr(result, "then"):
         return _Headed(result, headers)
     return _headed(result, headers)

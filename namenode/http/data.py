@@ -188,18 +188,44 @@ class DataPath:
         self.fs.get_readable_file(path, user)
         return self.redirect(req, path)
 
-    def redirect(self, req: Request, path: str) -> Response:
-        location = self.location(req, path)
+    def redirect(self, req: Request, path: str):
+        """The 307 (or ``noredirect``'s 200) to the data step. In secure mode its Location
+        carries ``delegation=``, as NamenodeWebHdfsMethods.redirectURI adds one: the
+        request's own token, or a new one for the caller (renewer: the caller), answered once
+        logged; no ``user.name`` nor ``doas``, the token says who."""
+        webhdfs = self.webhdfs
+        if webhdfs.authentication is None:
+            return self._redirected(req, self.location(req, path))
+        given = req.param("delegation")
+        if given:
+            return self._redirected(req, self.location(req, path, given))
+        caller = webhdfs.caller(req)
+        logged = self.fs.get_delegation_token(caller.user, caller.user, caller)
+        if logged is None:                      # no secret manager: the redirect as asked
+            return self._redirected(req, self.location(req, path))
+        return webhdfs._answer(lambda token: self._redirected(req, self.location(
+            req, path, None if token is None else webhdfs.issued(req, token).encode_url())),
+            logged)
+
+    @staticmethod
+    def _redirected(req: Request, location: str) -> Response:
         if param_bool(req, "noredirect"):
             return json_response({"Location": location})
         return Response(307, b"", OCTET, headers=[("Location", location)])
 
-    def location(self, req: Request, path: str) -> str:
-        items = [(name, value) for name, values in req.query.items()
-                 if name != "noredirect" and (name != "user.name" or values[0])
-                 for value in values]
-        if not req.param("user.name"):
-            items.append(("user.name", self.webhdfs.default_user))
+    def location(self, req: Request, path: str, delegation: str | None = None) -> str:
+        if self.webhdfs.authentication is not None:
+            items = [(name, value) for name, values in req.query.items()
+                     if name not in ("noredirect", "user.name", "doas", "delegation")
+                     for value in values]
+            if delegation:
+                items.append(("delegation", delegation))
+        else:
+            items = [(name, value) for name, values in req.query.items()
+                     if name != "noredirect" and (name != "user.name" or values[0])
+                     for value in values]
+            if not req.param("user.name"):
+                items.append(("user.name", self.webhdfs.default_user))
         return (f"{req.scheme}://{self.authority(req)}{DATA_PREFIX}{quote(path, safe='/')}?"
                 f"{urlencode(items, quote_via=quote)}")
 

@@ -64,6 +64,7 @@ from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace import erasure_coding, paths, permission, storage_policy
 from nnlite.namenode.security.identity import Caller, effective_user
 from nnlite.namenode.security.proxy_users import ProxyUsers
+from nnlite.namenode.security.tokens import Token
 
 PREFIX = "/webhdfs/v1"
 DEFAULT_USER = "dr.who"
@@ -77,6 +78,8 @@ _VALID_USERS: set[str] = set()                         # names that matched _USE
 # 10,000 x 256 characters), so long distinct names cannot grow the process.
 VALID_USERS_KEPT = 10_000
 CACHED_NAME_MAX = 256
+WEBHDFS_TOKEN_KIND = "WEBHDFS delegation"     # WebHdfsConstants: the kinds of tokens
+SWEBHDFS_TOKEN_KIND = "SWEBHDFS delegation"   # GETDELEGATIONTOKEN hands out
 OP_PARAM_CLASSES = {"GET": "GetOpParam", "PUT": "PutOpParam", "POST": "PostOpParam",
                     "DELETE": "DeleteOpParam"}
 
@@ -93,6 +96,8 @@ class WebHdfs:
                  authentication: HttpAuthentication | None = None):
         self.fs = fs
         self.authentication = authentication    # secure mode's door; None: simple mode
+        # the service a delegation token names: the RPC address, once it listens (app.py)
+        self.token_service: Callable[[], str] = lambda: ""
         self.committer = committer
         self.default_user = default_user
         self.proxy_users = proxy_users or ProxyUsers({})
@@ -343,8 +348,30 @@ class WebHdfs:
         roots = self.fs.get_trash_roots(user, param_bool(req, "allusers"), trash_root_json)
         return json_response({"Paths": roots})
 
-    def delegation_token(self, req, path, user) -> Response:
-        return json_response({"Token": self.fs.get_delegation_token(user)})
+    def delegation_token(self, req, path, user):
+        """GETDELEGATIONTOKEN. Simple mode: no secret manager runs, ``{"Token":null}``. Secure
+        mode, as NamenodeWebHdfsMethods: not with a ``delegation=`` ("delegation parameter is
+        not null."), not for a caller a token authenticated (the namesystem refuses); a token
+        for the caller renewable by ``renewer`` (default: the caller), of kind ``WEBHDFS
+        delegation`` (``SWEBHDFS delegation`` over HTTPS) for the RPC address as its service,
+        ``service`` and ``kind`` overriding them; ``{"Token":{"urlString":...}}`` once logged."""
+        if self.authentication is None:
+            return json_response({"Token": self.fs.get_delegation_token(user)})
+        if req.param("delegation"):
+            raise errors.IllegalArgumentError("delegation parameter is not null.")
+        caller = self.caller(req)
+        logged = self.fs.get_delegation_token(caller.user, req.param("renewer") or caller.user,
+                                              caller)
+        if logged is None:
+            return json_response({"Token": None})
+        return self._answer(lambda token: json_response({"Token": None if token is None else {
+            "urlString": self.issued(req, token).encode_url()}}), logged)
+
+    def issued(self, req: Request, token: Token) -> Token:
+        """The token as NamenodeWebHdfsMethods.generateDelegationToken hands it out."""
+        kind = WEBHDFS_TOKEN_KIND if req.scheme == "http" else SWEBHDFS_TOKEN_KIND
+        return token.with_service(req.param("service") or self.token_service(),
+                                  req.param("kind") or kind)
 
     def all_storage_policies(self, req, path, user) -> Response:
         return json_response({"BlockStoragePolicies": {"BlockStoragePolicy": [
@@ -406,14 +433,24 @@ class WebHdfs:
             path, param_int(req, "storagespacequota", QUOTA_DONT_SET, -1), None, user,
             storage_type))
 
-    def renew_delegation_token(self, req, path, user) -> Response:
-        param_required(req, "token", "RENEWDELEGATIONTOKEN")
-        return json_response({"long": self.fs.renew_delegation_token(user)})
+    def renew_delegation_token(self, req, path, user):
+        """RENEWDELEGATIONTOKEN ``token=``: ``{"long": <new expiry ms>}``, by the token's
+        renewer as Kerberos proved it (simple mode: refused)."""
+        text = param_required(req, "token", "RENEWDELEGATIONTOKEN")
+        if self.authentication is None:
+            return json_response({"long": self.fs.renew_delegation_token(user)})
+        return self._answer(lambda expiry: json_response({"long": expiry}),
+                            self.fs.renew_delegation_token(user, Token.decode_url(text),
+                                                           self.caller(req)))
 
-    def cancel_delegation_token(self, req, path, user) -> Response:
-        param_required(req, "token", "CANCELDELEGATIONTOKEN")
-        self.fs.cancel_delegation_token(user)
-        return EMPTY_OK
+    def cancel_delegation_token(self, req, path, user):
+        """CANCELDELEGATIONTOKEN ``token=``: by its owner or renewer; 200, empty."""
+        text = param_required(req, "token", "CANCELDELEGATIONTOKEN")
+        if self.authentication is None:
+            self.fs.cancel_delegation_token(user)
+            return EMPTY_OK
+        return self._answer(lambda _: EMPTY_OK, self.fs.cancel_delegation_token(
+            user, Token.decode_url(text), self.caller(req)))
 
     def server_defaults(self, req, path, user) -> Response:
         return json_response(server_defaults_json(self.fs.server_defaults()))

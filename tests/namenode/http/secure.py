@@ -1,8 +1,10 @@
 """A namenode in secure mode for the HTTP tests: the ``-D`` arguments that turn Kerberos on
 with the tests' KDC (tests/kerberos_realm.py), the environment its process needs, and a
-requests session that logs in with SPNEGO from a user's ticket cache."""
+requests session that logs in with SPNEGO as a given user."""
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 REALM = "NNLITE.TEST"
 
@@ -29,12 +31,26 @@ def server_env(kdc) -> dict[str, str]:
     return kdc.env_for(None)
 
 
-def kerberos_session(monkeypatch, kdc, principal):
-    """A requests session that negotiates (requests-kerberos, as HdfsCLI and fsspec use it)
-    from ``principal``'s ticket cache, which this test process then uses."""
+def kerberos_session(principal):
+    """A requests session that logs in as ``principal`` (from its own ticket cache, whatever
+    KRB5CCNAME says, so several users can take turns in one test) with nnlite's SPNEGO
+    client (client/kerberos.py), then rides on the hadoop.auth cookie the server sets."""
     import requests
-    from requests_kerberos import OPTIONAL, HTTPKerberosAuth
-    monkeypatch.setenv("KRB5CCNAME", f"FILE:{principal.ccache}")
     session = requests.Session()
-    session.auth = HTTPKerberosAuth(mutual_authentication=OPTIONAL)
+    session.auth = Spnego(principal)
     return session
+
+
+class Spnego:
+    """requests' auth hook: a Negotiate header on every request without a hadoop.auth
+    cookie."""
+
+    def __init__(self, principal):
+        from nnlite.client.kerberos import KerberosLogin
+        self.login = KerberosLogin(ccache=f"FILE:{principal.ccache}")
+
+    def __call__(self, request):
+        if "hadoop.auth=" not in request.headers.get("Cookie", ""):
+            request.headers["Authorization"] = self.login.token(
+                urlsplit(request.url).hostname)[1]
+        return request
