@@ -297,17 +297,21 @@ def test_an_expired_token_is_refused(kdc, start_namenode, tmp_path, alice):
 JAVA_CLIENT = Path(__file__).with_name("SecureHdfsClient.java")
 
 
-def run_java_client(kdc, namenode, user, protection: str, directory: str) -> dict[str, str]:
-    """SecureHdfsClient.java in a JVM of its own: its ``key=value`` lines."""
+def jvm(kdc) -> list[str]:
+    """``java`` with PySpark's Hadoop jars and the realm's krb5.conf."""
     pyspark = pytest.importorskip("pyspark")
     java = shutil.which("java")
     if java is None:
         pytest.skip("no java on PATH")
     jars = Path(pyspark.__file__).parent / "jars"
+    return [java, "-cp", f"{jars}/*", f"-Djava.security.krb5.conf={kdc.krb5_conf}"]
+
+
+def run_java_client(kdc, namenode, user, protection: str, directory: str) -> dict[str, str]:
+    """SecureHdfsClient.java in a JVM of its own: its ``key=value`` lines."""
     proc = subprocess.run(
-        [java, "-cp", f"{jars}/*", f"-Djava.security.krb5.conf={kdc.krb5_conf}",
-         "-Dsun.security.krb5.disableReferrals=true", str(JAVA_CLIENT), namenode.hdfs,
-         protection, user.name, str(user.keytab), directory],
+        [*jvm(kdc), str(JAVA_CLIENT), namenode.hdfs, protection, user.name, str(user.keytab),
+         directory],
         capture_output=True, text=True, timeout=240, env={**os.environ, **kdc.env_for()})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line.partition("=") for line in proc.stdout.splitlines() if "=" in line]
@@ -349,3 +353,41 @@ def test_hdfs_native_with_a_ticket_cache(secure, alice, monkeypatch):
         assert stream.read() == data
     status = client.get_file_info("/native/f")
     assert (status.owner, status.length) == ("alice", len(data))
+
+
+CORE_SITE = """<?xml version="1.0"?>
+<configuration>
+  <property><name>fs.defaultFS</name><value>{uri}</value></property>
+  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
+  <property><name>dfs.namenode.kerberos.principal</name><value>nn/_HOST@NNLITE.TEST</value>
+  </property>
+  <property><name>hadoop.rpc.protection</name><value>integrity</value></property>
+  <property><name>ipc.client.connect.max.retries</name><value>1</value></property>
+</configuration>
+"""
+
+
+def fsshell(kdc, conf_dir: Path, user, *args: str) -> subprocess.CompletedProcess:
+    """Hadoop's FsShell (its own main, ``conf_dir``'s core-site.xml) as ``user``'s ticket
+    cache (None: an empty one)."""
+    java, _, jars, *rest = jvm(kdc)
+    return subprocess.run(
+        [java, "-cp", f"{conf_dir}:{jars}", *rest, "org.apache.hadoop.fs.FsShell", *args],
+        capture_output=True, text=True, timeout=240, env={**os.environ, **kdc.env_for(user)})
+
+
+def test_fsshell_with_a_ticket_cache_and_without_one(kdc, secure, alice, tmp_path):
+    (tmp_path / "core-site.xml").write_text(CORE_SITE.format(uri=secure.hdfs))
+    local = tmp_path / "up.txt"
+    local.write_text("shell bytes")
+    put = fsshell(kdc, tmp_path, alice, "-put", str(local), "/shell-f")
+    assert put.returncode == 0, put.stderr
+    cat = fsshell(kdc, tmp_path, alice, "-cat", "/shell-f")
+    assert (cat.returncode, cat.stdout) == (0, "shell bytes"), cat.stderr
+    listing = fsshell(kdc, tmp_path, alice, "-ls", "/")
+    line = next(line for line in listing.stdout.splitlines() if line.endswith("/shell-f"))
+    assert " alice supergroup " in line, listing.stderr
+    # no ticket: Hadoop's client finds nothing it can offer and refuses on its side
+    refused = fsshell(kdc, tmp_path, None, "-ls", "/")
+    assert refused.returncode != 0
+    assert "Client cannot authenticate via:[TOKEN, KERBEROS]" in refused.stderr
