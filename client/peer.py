@@ -11,7 +11,7 @@ Hadoop spreads this over ``TransferFsImage`` (the image servlet's downloads and 
   (``client/failover.py``'s ``find_active``) asks with it, so every liveness probe of the
   set is this module's.
 * ``Pulse`` -- the same probe kept on one open socket, for the standby's watch of the active
-  (``namenode/ha/controller.py``): ``open`` lets a refused connection through as
+  (``namenode/ha/health.py``): ``open`` lets a refused connection through as
   ``ConnectionRefusedError`` (the process is gone; a paused one still accepts, the kernel
   completes the handshake), ``ask`` sends the probe and reads the status, ``closed`` waits a
   moment for the peer's close, and ``sock`` is what ``HAState.pulse_open`` polls at a refusal.

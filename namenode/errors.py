@@ -165,6 +165,11 @@ class FencedError(SharedJournalError):
     It must never append again under the epoch it had."""
 
 
+class HAError(NamenodeError):
+    """This namenode cannot take part in the HA set (another namespace, a journal behind
+    its own edits), or cannot make the HA transition asked of it."""
+
+
 class AddressError(NamenodeError):
     """An HTTP address cannot be listened on: in use by another process, or not this host's."""
 

@@ -26,7 +26,7 @@ namenodes; the secondary uploads with the same one.
 
 ``fetch_image`` is the other direction: a standby that cannot follow the journal from its own
 state downloads the active's image (``GET /checkpoint/image``, length and MD5 verified, then
-the image's own txid) and starts again from it (``HAController._recover``).
+the image's own txid) and starts again from it (``HealthMonitor.recover``).
 """
 
 from __future__ import annotations
