@@ -72,7 +72,10 @@ def oiv_cmd(input_path, output, processor, delimiter, no_header, step, max_size,
 @output_option
 @processor_option(OEV_CHOICES, "XML")
 @max_record_option
-def oev_cmd(input_path, output, processor, max_record) -> None:
+@click.option("--show-secrets", is_flag=True,
+              help="Render the delegation master keys' secrets too (shown as their size "
+                   "otherwise); a rendering -p binary turns back into edits needs them.")
+def oev_cmd(input_path, output, processor, max_record, show_secrets) -> None:
     """Offline edits viewer: render an edits file as JSON, XML or stats; -p binary turns a
     JSON or XML rendering back into an edits file."""
     from nnlite.tools import oev, oev_binary
@@ -82,7 +85,8 @@ def oev_cmd(input_path, output, processor, max_record) -> None:
         done = oev_binary.to_binary(input_path, output)
         click.echo(oev_binary.describe_binary(done), err=True)
         return
-    result = oev.view(input_path, output, processor, **oev.reader_options(max_record))
+    result = oev.view(input_path, output, processor, **oev.reader_options(max_record),
+                      secrets=show_secrets)
     click.echo(oev.describe_view(result), err=True)
     if result.error is not None:
         raise result.error

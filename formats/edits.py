@@ -477,6 +477,10 @@ class UpdateMasterKeyOp(Op):
     key: bytes
 
 
+# Fields a viewer must not show (tools/oev.py): the secrets that sign delegation tokens.
+SECRET_FIELDS: dict[int, frozenset[str]] = {OpCode.UPDATE_MASTER_KEY: frozenset({"key"})}
+
+
 # --------------------------------------------------------------------------------- encoding
 
 _packb = msgpack.Packer(use_bin_type=True).pack

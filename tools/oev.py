@@ -89,8 +89,9 @@ def op_name(op: edits.Op) -> str:
 class JsonSink:
     """``{"header": ..., "records": [ one per line ], "end": ...}``."""
 
-    def __init__(self, out):
+    def __init__(self, out, secrets: bool = False):
         self.out = out
+        self.secrets = secrets
         self._separator = ""
 
     def begin(self, header: Header) -> None:
@@ -99,7 +100,9 @@ class JsonSink:
         self.out.write('{\n"header": ' + json.dumps(head) + ',\n"records": [\n')
 
     def record(self, offset: int, txid: int, op: edits.Op) -> None:
-        fields = {name: to_json(getattr(op, name)) for name in op.FIELDS}
+        hidden = () if self.secrets else edits.SECRET_FIELDS.get(op.CODE, ())
+        fields = {name: {"$hidden": _hidden(op, name)} if name in hidden
+                  else to_json(getattr(op, name)) for name in op.FIELDS}
         rec = {"offset": offset, "txid": txid, "op": op_name(op), "op_code": int(op.OP_CODE),
                "fields": fields}
         self.out.write(self._separator + json.dumps(rec, ensure_ascii=False))
@@ -110,11 +113,19 @@ class JsonSink:
                        + json.dumps(result.summary(), ensure_ascii=False) + "\n}\n")
 
 
+def _hidden(op: edits.Op, name: str) -> str:
+    """What a viewer shows of a secret field (a delegation master key): its size only, so an
+    edits file's rendering can be shared; such a rendering cannot be turned back into edits
+    (``oev --show-secrets`` renders the secrets)."""
+    return f"{len(getattr(op, name))} bytes"
+
+
 class XmlSink:
     """``<edits ...><record ...>fields</record>...<end .../></edits>``."""
 
-    def __init__(self, out):
+    def __init__(self, out, secrets: bool = False):
         self.out = out
+        self.secrets = secrets
 
     def begin(self, header: Header) -> None:
         self.out.write(f'<?xml version="1.0" encoding="UTF-8"?>\n<edits magic='
@@ -122,7 +133,9 @@ class XmlSink:
                        f' first_txid="{header.first_txid}">\n')
 
     def record(self, offset: int, txid: int, op: edits.Op) -> None:
-        fields = "".join(to_xml(name, getattr(op, name)) for name in op.FIELDS)
+        hidden = () if self.secrets else edits.SECRET_FIELDS.get(op.CODE, ())
+        fields = "".join(f'<{name} t="hidden">{_hidden(op, name)}</{name}>' if name in hidden
+                         else to_xml(name, getattr(op, name)) for name in op.FIELDS)
         attrs = f'offset="{offset}" txid="{txid}" op="{op_name(op)}" op_code="{op.OP_CODE:d}"'
         self.out.write(f"<record {attrs}>{fields}</record>\n" if fields
                        else f"<record {attrs}/>\n")
@@ -147,7 +160,7 @@ def _attrs(values: dict) -> str:
 class StatsSink:
     """Records and bytes per op, by op code, then the reader's summary."""
 
-    def __init__(self, out):
+    def __init__(self, out, secrets: bool = False):
         self.out = out
         self.counts: Counter[int] = Counter()
         self.sizes: Counter[int] = Counter()
@@ -192,15 +205,16 @@ def render_stats(result: ViewResult, counts: Counter, sizes: Counter) -> str:
 SINKS = {"JSON": JsonSink, "XML": XmlSink, "stats": StatsSink}
 
 
-def view(path: str, output: str, processor: str, *, max_record: int = edits.DEFAULT_MAX_RECORD
-         ) -> ViewResult:
+def view(path: str, output: str, processor: str, *, max_record: int = edits.DEFAULT_MAX_RECORD,
+         secrets: bool = False) -> ViewResult:
     """Render ``path`` into the file ``output`` (``-``: standard output). A bad header raises
-    before the output is created."""
+    before the output is created. The delegation master keys' secrets show as their size
+    only, unless ``secrets`` (what a rendering needs to turn back into the same edits)."""
     if processor not in SINKS:
         raise OptionError(f"unknown processor {processor!r}; one of {tuple(SINKS)}")
     reader = edits.EditsReader(os.fspath(path), max_record=max_record)
     with open_text_output(output) as out:
-        return scan(reader, SINKS[processor](out))
+        return scan(reader, SINKS[processor](out, secrets))
 
 
 # ----------------------------------------------------------------------------- one-liners

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from nnlite.formats.fsimage.layout import TYPE_DIRECTORY, TYPE_FILE, ImageMeta
+from nnlite.namenode.image import secrets
 from nnlite.tools.render import xml_attr, xml_safe, xml_text
 
 PATH_CACHE = 1 << 16
@@ -99,9 +100,14 @@ class DelimitedWriter:
 
 
 def meta_record(meta: ImageMeta) -> dict:
-    return {"layout_version": meta.layout_version, "namespace_id": meta.namespace_id,
-            "last_txid": meta.last_txid, "inode_count": meta.inode_count,
-            "creation_time": meta.creation_time, "extra": dict(sorted(meta.extra.items()))}
+    """The footer; a secure namenode's delegation keys and tokens (``secret_manager``) with
+    every field but the keys' secrets, as Hadoop's oiv prints a SecretManagerSection."""
+    record = {"layout_version": meta.layout_version, "namespace_id": meta.namespace_id,
+              "last_txid": meta.last_txid, "inode_count": meta.inode_count,
+              "creation_time": meta.creation_time, "extra": dict(sorted(meta.extra.items()))}
+    if secrets.SECTION in meta.sections:
+        record[secrets.SECTION] = secrets.summary(meta.sections[secrets.SECTION])
+    return record
 
 
 def inode_record(path: str, row: dict) -> dict:
@@ -142,6 +148,17 @@ class JsonWriter:
         self.out.write("\n]}\n" if self._separator else "]}\n")
 
 
+def _secret_manager_xml(section: dict) -> str:
+    """``<secret_manager current_key_id= sequence_number=>`` with a ``<key/>`` per master
+    key (no secret) and a ``<token/>`` per live token."""
+    def attrs(record: dict) -> str:
+        return " ".join(f"{k}={xml_attr(str(v))}" for k, v in record.items())
+    keys = "".join(f"<key {attrs(k)}/>" for k in section["keys"])
+    tokens = "".join(f"<token {attrs(t)}/>" for t in section["tokens"])
+    head = {k: v for k, v in section.items() if k not in ("keys", "tokens")}
+    return f"<{secrets.SECTION} {attrs(head)}>{keys}{tokens}</{secrets.SECTION}>"
+
+
 ITEM_TAGS = {"acl": "entry"}    # a list's item tag, where it is not the list's minus its "s"
 
 
@@ -173,9 +190,12 @@ class XmlWriter:
     def begin(self, meta: ImageMeta) -> None:
         record = meta_record(meta)
         extra = record.pop("extra")
+        section = record.pop(secrets.SECTION, None)
         attrs = " ".join(f"{k}={xml_attr(str(v))}" for k, v in record.items())
         extras = "".join(f"<extra name={xml_attr(k)} value={xml_attr(str(v))}/>"
                          for k, v in extra.items())
+        if section is not None:
+            extras += _secret_manager_xml(section)
         self.out.write(f'<?xml version="1.0" encoding="UTF-8"?>\n<fsimage>\n'
                        f"<meta {attrs}>{extras}</meta>\n<inodes>\n")
 

@@ -9,6 +9,7 @@ and ``all_ops.xml`` are its renderings. Regenerate them only on purpose:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -31,6 +32,12 @@ FIRST_TXID = 1001
 TS = 1_700_000_000_000
 CKPT = "/user/spark/ckpt/q1"
 BLOCK = (1073741825, 134217728, 1001)
+
+# A delegation token identifier's Writable bytes (owner spark@EXAMPLE.COM, renewer yarn) and
+# a master key's secret, for the token ops.
+TOKEN_ID = bytes.fromhex("0011737061726b404558414d504c452e434f4d047961726e00"
+                         "8a018bcfe568008a018bf3f1ec000107")
+MASTER_KEY = hashlib.sha512(b"a master key for the golden file").digest()
 
 # One op per code, in code order. A new op code needs a sample here (test_every_op_code...).
 GOLDEN_OPS = {
@@ -65,6 +72,11 @@ GOLDEN_OPS = {
     edits.OpCode.CREATE_SNAPSHOT: edits.CreateSnapshotOp(CKPT, "s1", TS + 10),
     edits.OpCode.DELETE_SNAPSHOT: edits.DeleteSnapshotOp(CKPT, "s1", TS + 11),
     edits.OpCode.RENAME_SNAPSHOT: edits.RenameSnapshotOp(CKPT, "s1", "s2", TS + 12),
+    edits.OpCode.GET_DELEGATION_TOKEN: edits.GetDelegationTokenOp(TOKEN_ID, TS + 86_400_000),
+    edits.OpCode.RENEW_DELEGATION_TOKEN: edits.RenewDelegationTokenOp(TOKEN_ID,
+                                                                      TS + 172_800_000),
+    edits.OpCode.CANCEL_DELEGATION_TOKEN: edits.CancelDelegationTokenOp(TOKEN_ID),
+    edits.OpCode.UPDATE_MASTER_KEY: edits.UpdateMasterKeyOp(7, TS + 691_200_000, MASTER_KEY),
     edits.OpCode.END_LOG_SEGMENT: edits.EndLogSegmentOp(),
 }
 
@@ -88,8 +100,9 @@ def golden_records() -> list[edits.Op]:
 
 
 def render(path, processor: str, tmp_path) -> str:
+    """A rendering with the master keys' secrets, as a round trip needs them."""
     out = tmp_path / f"rendering.{processor}"
-    oev.view(path, str(out), processor)
+    oev.view(path, str(out), processor, secrets=True)
     return read(out)
 
 
@@ -192,7 +205,7 @@ def test_any_ops_round_trip_byte_identical_through_json_and_xml(tmp_path, ops, f
     source.write_bytes(log.data)
     for processor in ("JSON", "XML"):
         rendering, back = tmp_path / f"r.{processor}", tmp_path / f"back.{processor}"
-        oev.view(source, str(rendering), processor)
+        oev.view(source, str(rendering), processor, secrets=True)
         oev_binary.to_binary(str(rendering), str(back))
         assert back.read_bytes() == log.data, processor
 
@@ -366,7 +379,7 @@ def test_a_rendering_of_a_torn_file_says_the_new_file_lacks_the_tail(tmp_path, n
     log = golden_log()
     torn = tmp_path / "torn"
     torn.write_bytes(log.data[:-3])
-    oev.view(torn, str(tmp_path / "r.xml"), "XML")
+    oev.view(torn, str(tmp_path / "r.xml"), "XML", secrets=True)
     result = nnlite("oev", "-i", tmp_path / "r.xml", "-o", tmp_path / "back", "-p", "binary")
     assert result.exit_code == 0
     assert "records a torn_tail after its last record" in result.stderr
@@ -395,6 +408,24 @@ def test_stats_count_every_op_and_its_bytes(nnlite):
 
 
 def test_json_goes_to_standard_output_by_default_when_asked(nnlite):
-    result = nnlite("oev", "-i", GOLDEN_EDITS, "-p", "JSON")
+    result = nnlite("oev", "-i", GOLDEN_EDITS, "-p", "JSON", "--show-secrets")
     assert result.exit_code == 0
     assert result.stdout == GOLDEN_JSON.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------ secrets
+
+@pytest.mark.parametrize("processor", ["JSON", "XML"])
+def test_a_master_keys_secret_shows_as_its_size_only_and_cannot_round_trip(
+        processor, tmp_path, nnlite):
+    out = tmp_path / f"plain.{processor}"
+    result = nnlite("oev", "-i", GOLDEN_EDITS, "-o", out, "-p", processor)
+    assert result.exit_code == 0, result.output
+    text = read(out)
+    assert MASTER_KEY.hex() not in text and "64 bytes" in text
+    assert TOKEN_ID.hex() in text                   # an identifier holds no secret
+    back = nnlite("oev", "-i", out, "-o", tmp_path / "back", "-p", "binary")
+    assert back.exit_code != 0 and not exists(tmp_path / "back")
+    shown = nnlite("oev", "-i", GOLDEN_EDITS, "-o", tmp_path / "all", "-p", processor,
+                   "--show-secrets")
+    assert shown.exit_code == 0 and MASTER_KEY.hex() in read(tmp_path / "all")

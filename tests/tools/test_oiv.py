@@ -14,10 +14,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import COLUMNS, LAYOUT_VERSION, TYPE_DIRECTORY, TYPE_FILE
 from nnlite.formats.fsimage.md5 import file_md5
 from nnlite.namenode.image import columns
 from nnlite.namenode.namespace import delete, snapshot_ops
+from nnlite.namenode.security.tokens import DelegationTokenIdentifier
 from nnlite.tools import oiv, oiv_writers
 from nnlite.tools.distribution import DEFAULT_MAX, DEFAULT_STEP, FileDistribution, human
 from tests.namenode.helpers import SUPER, new_ns, write_file
@@ -375,3 +377,25 @@ def test_distribution_labels_and_units():
     assert dist.labels() == ["0", "<= 2 MiB", "> 6 MiB"]
     assert [human(n) for n in (0, 1023, 1536, 128 << 30)] == ["0 B", "1023 B", "1.5 KiB",
                                                              "128 GiB"]
+
+
+def test_delegation_keys_and_tokens_show_without_the_secrets(tmp_path, nnlite):
+    tree = new_ns().tree
+    secret = b"\x5a" * 64
+    ident = DelegationTokenIdentifier("alice@EXAMPLE.COM", "yarn", "", TS, TS + 7, 1, 1)
+    tree.apply(edits.UpdateMasterKeyOp(1, TS + 9, secret))
+    tree.apply(edits.GetDelegationTokenOp(ident.encode(), TS + 5))
+    image = tmp_path / "fsimage"
+    columns.save(tree, str(image), 99, 2)
+    result = nnlite("oiv", "-i", image, "-o", tmp_path / "out.json", "-p", "JSON")
+    assert result.exit_code == 0, result.output
+    section = json.loads(read(tmp_path / "out.json"))["meta"]["secret_manager"]
+    assert section["keys"] == [{"id": 1, "expiry_date": TS + 9}]
+    assert section["tokens"][0]["owner"] == "alice@EXAMPLE.COM"
+    assert section["tokens"][0]["expiry"] == TS + 5
+    assert nnlite("oiv", "-i", image, "-o", tmp_path / "out.xml", "-p", "XML").exit_code == 0
+    xml = read(tmp_path / "out.xml")
+    element = ET.fromstring(xml).find("meta/secret_manager")
+    assert element is not None and element.find("token").get("renewer") == "yarn"
+    for text in (read(tmp_path / "out.json"), xml):
+        assert secret.hex() not in text and "5a5a5a" not in text.lower()
