@@ -37,7 +37,8 @@ from nnlite.namenode.datanode.tokens import READ, WRITE, BlockKeys, BlockTokenSe
 from nnlite.namenode.errors import AddressError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.ha.checkpointer import StandbyCheckpointer
-from nnlite.namenode.ha.controller import STALE_POSITION, HAController
+from nnlite.namenode.ha.controller import HAController
+from nnlite.namenode.ha.positions import STALE_POSITION
 from nnlite.namenode.ha.quorum_journal import Layout
 from nnlite.namenode.ha.state import HAServiceState
 from nnlite.namenode.http import remote
@@ -78,7 +79,7 @@ def identity(config: Config, security: SecuritySettings | None = None) -> Identi
 
 def stale_standbys(ha: HAController, namenodes: dict[str, str]) -> set[str]:
     """The addresses of the standbys whose published position is older than
-    ``STALE_POSITION`` (``HAController.standby_positions``): the block copies of a close
+    ``STALE_POSITION`` (``StandbyPositions.read``): the block copies of a close
     leave them out. A standby with no position known yet is not stale."""
     return {namenodes[nn] for nn, p in ha.standby_positions().items()
             if nn in namenodes and p["ageMs"] >= STALE_POSITION * 1000}
@@ -299,9 +300,9 @@ class Namenode:
         datanode = self.datanode
         if datanode is None:
             return
-        ha.datanode = {"host": datanode.host, "xferPort": datanode.xfer_port,
-                       "ipcPort": datanode.ipc_port, "infoPort": self.port,
-                       "uuid": datanode.datanode_uuid}
+        ha.positions.datanode = {"host": datanode.host, "xferPort": datanode.xfer_port,
+                                 "ipcPort": datanode.ipc_port, "infoPort": self.port,
+                                 "uuid": datanode.datanode_uuid}
         locator.peers = ha.standby_datanodes
         locator.lacking = replicator.lacks
         writes.wanted = 2

@@ -16,7 +16,7 @@ namenode of an HA set keeps a block store:
   pipeline drops a datanode that does not answer (``DataStreamer``, with minimum replication
   1), not waited for (a paused standby once held every close for the whole pause). Closes
   do not even try a standby whose published position is stale (``stale``: older than
-  ``HAController``'s ``STALE_POSITION``, as ``DatanodeManager`` keeps stale datanodes out of
+  ``ha/positions.py``'s ``STALE_POSITION``, as ``DatanodeManager`` keeps stale datanodes out of
   new pipelines), nor one that took none of a close's blocks in time, until a resync reaches
   it again (as ``DFSOutputStream``'s excluded nodes); one that took some (a large file's
   blocks, slower than the bound) stays in.

@@ -40,9 +40,6 @@ from nnlite.namenode.ha.takeover import Takeover
 
 log = logging.getLogger(__name__)
 
-# a standby position older than this (seconds) names no datanode for new blocks; a standby
-# publishes it about once a second
-STALE_POSITION = 5.0
 ACTIVE, STANDBY = HAServiceState.ACTIVE, HAServiceState.STANDBY
 
 
@@ -66,11 +63,7 @@ class HAController:
         self.monitor = HealthMonitor(fs, etcd, layout, self.state, self.tailer, namenode_id,
                                      http, checkpointer=checkpointer, max_lag=max_lag,
                                      stopping=self.stopping, wake=self.wake)
-        self.positions = StandbyPositions(fs, etcd, layout, self.state, namenode_id, http,
-                                          stale=STALE_POSITION)
-        # this namenode's datanode as the others name it (``DatanodeID``'s fields: host,
-        # xferPort, ipcPort, infoPort, uuid), published with its position; None: none runs
-        self.datanode: dict | None = None
+        self.positions = StandbyPositions(fs, etcd, layout, self.state, namenode_id, http)
         self.takeover = Takeover(fs, etcd, layout, self.state, self.election, self.tailer,
                                  self.monitor, self.positions, namenode_id, http, ttl=ttl,
                                  journal_timeout=journal_timeout,
@@ -143,8 +136,7 @@ class HAController:
                 monitor.cannot_follow(exc)
         if monitor.failure is not None:
             monitor.recover(leader)
-        self.positions.publish(tailer, healthy=monitor.failure is None,
-                               datanode=self.datanode)
+        self.positions.publish(tailer, healthy=monitor.failure is None)
         if monitor.failure is not None:
             return          # never checkpoints nor campaigns with a namespace it cannot vouch for
         checkpointer = self.checkpointer

@@ -6,10 +6,9 @@ A standby publishes, about once a second, its last applied txid, the worst lag o
 xferPort, ipcPort, infoPort, uuid; None when none runs) and whether it is healthy. The active
 reads them at most once a second (its loop calls ``read`` each round, so the cache stays warm)
 for its report, its lag figures and the datanodes of new pipelines (``datanodes``): a
-position older than ``stale`` seconds (the controller's ``STALE_POSITION``) names no datanode,
-as ``DatanodeManager`` leaves a datanode whose heartbeat is older than
-``dfs.namenode.stale.datanode.interval`` out of new pipelines. Taking over, a namenode
-withdraws its own position (``leave``).
+position older than ``STALE_POSITION`` names no datanode, as ``DatanodeManager`` leaves a
+datanode whose heartbeat is older than ``dfs.namenode.stale.datanode.interval`` out of new
+pipelines. Taking over, a namenode withdraws its own position (``leave``).
 """
 
 from __future__ import annotations
@@ -24,28 +23,34 @@ from nnlite.namenode.ha.quorum_journal import Layout
 from nnlite.namenode.ha.state import HAServiceState, HAState
 from nnlite.namenode.ha.tailer import EditLogTailer
 
+# a standby position older than this (seconds) names no datanode for new blocks; a standby
+# publishes it about once a second
+STALE_POSITION = 5.0
 ACTIVE = HAServiceState.ACTIVE
 
 
 class StandbyPositions:
     def __init__(self, fs: FSNamesystem, etcd: Etcd, layout: Layout, state: HAState,
-                 namenode_id: str, http: str, *, stale: float):
+                 namenode_id: str, http: str):
         self.fs = fs
         self.etcd = etcd
         self.layout = layout
         self.state = state
         self.id = namenode_id
         self.http = http
-        self.stale = stale
+        # this namenode's datanode as the others name it (``DatanodeID``'s fields: host,
+        # xferPort, ipcPort, infoPort, uuid), published with its position; None: none runs
+        self.datanode: dict | None = None
+        self.stale = STALE_POSITION
         self.published = 0.0
         self._positions: dict = {}
         self._positions_read = 0.0
 
-    def publish(self, tailer: EditLogTailer, *, healthy: bool, datanode: dict | None) -> None:
+    def publish(self, tailer: EditLogTailer, *, healthy: bool) -> None:
         """Put this standby's position where the active reads its lag, about once a
         second: its txid, and the worst lag of that second -- the most txids it saw
         committed and not yet applied, and the longest time from seeing a committed txid
-        it lacked to having applied it -- with its health and its ``datanode``."""
+        it lacked to having applied it -- with its health and its datanode."""
         now = time.monotonic()
         if now - self.published < 1.0:
             return
@@ -53,7 +58,7 @@ class StandbyPositions:
         lag_txns, lag = tailer.take_lag()
         value = json.dumps({"txid": self.fs.last_synced_txid, "lagTxns": lag_txns,
                             "lagMs": int(lag * 1000), "http": self.http,
-                            "at": time.time(), "datanode": datanode,
+                            "at": time.time(), "datanode": self.datanode,
                             "healthy": healthy}).encode()
         self.etcd.put(self.layout.standbys + self.id.encode(), value)
 
@@ -89,7 +94,7 @@ class StandbyPositions:
 
     def datanodes(self) -> list[dict]:
         """The datanodes of the standbys whose position is fresh (younger than
-        ``stale`` seconds when last read), in the set's order of ids; no etcd
+        ``STALE_POSITION`` seconds when last read), in the set's order of ids; no etcd
         call (the cache ``read`` keeps)."""
         positions = self._positions if self.state.state is ACTIVE else {}
         return [p["datanode"] for _, p in sorted(positions.items())
@@ -98,7 +103,7 @@ class StandbyPositions:
     def leave(self) -> None:
         """This namenode is no longer a standby: its position goes, so that once it dies no
         active names its datanode in a pipeline while that position would still look fresh
-        (``stale``); and the positions of the others are read afresh, not from the
+        (``STALE_POSITION``); and the positions of the others are read afresh, not from the
         cache of an earlier time as the active."""
         self.etcd.delete(self.layout.standbys + self.id.encode())
         self._positions, self._positions_read = {}, 0.0

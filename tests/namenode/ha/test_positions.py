@@ -25,7 +25,7 @@ def test_the_active_reads_the_standby_s_position_and_names_its_fresh_datanode(
     ha1 = lead(first, etcd, "nn1")
     mkdir(first, "/d")
     ha2 = controller(second, etcd, "nn2")
-    ha2.datanode = DATANODE
+    ha2.positions.datanode = DATANODE
     ha2._follow()
     position = ha1.standby_positions()["nn2"]
     assert position["txid"] == second.last_synced_txid == first.last_synced_txid
@@ -47,10 +47,10 @@ def test_a_position_is_published_at_most_once_a_second_and_withdrawn_on_leaving(
     published = etcd.get(key)
     assert published is not None and json.loads(published.value)["txid"] == \
         fs.last_synced_txid
-    ha.positions.publish(ha.tailer, healthy=True, datanode=None)     # the same second
+    ha.positions.publish(ha.tailer, healthy=True)     # the same second
     assert etcd.get(key).mod_revision == published.mod_revision
-    ha.positions.published -= 1.0                                     # a second later
-    ha.positions.publish(ha.tailer, healthy=True, datanode=None)
+    ha.positions.published -= 1.0                      # a second later
+    ha.positions.publish(ha.tailer, healthy=True)
     assert etcd.get(key).mod_revision > published.mod_revision
     ha.positions.leave()
     assert etcd.get(key) is None
