@@ -1,7 +1,9 @@
 """``Mirror``: the next datanode of a write pipeline, as a DataNode's ``DataXceiver`` opens
 it (``writeBlock`` with targets) and its ``PacketResponder`` reads it.
 
-Setup: connect to the first target's transfer address, send it the same WRITE_BLOCK with
+Setup: connect to the first target's transfer address (in secure mode with
+``dfs.data.transfer.protection``, the data port's SASL handshake with the writer's token
+first: ``sasl.DataTransferSasl.connect``), send it the same WRITE_BLOCK with
 the targets after it (``targets``, ``targetStorageTypes``, ``targetStorageIds`` and
 ``targetPinnings`` shifted by one), read its ``BlockOpResponseProto``. A target that cannot
 be reached, or that refuses, fails the setup with ``firstBadLink`` naming it (or the link
@@ -25,7 +27,9 @@ from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.datatransfer import BlockOpResponseProto, Op, PipelineAckProto, Status
 from nnlite.formats.hadoop.proto import ProtoError
 from nnlite.namenode.datanode.errors import DataTransferError
+from nnlite.namenode.datanode.sasl import DataTransferSasl
 from nnlite.namenode.datanode.stream import read_message
+from nnlite.namenode.security.digest_md5 import DigestError
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +61,10 @@ class Mirror:
         self.failed = False
 
     @classmethod
-    async def open(cls, request: Any, timeout: float) -> Mirror:
-        """Connect to the first target and set up the rest of the pipeline there."""
+    async def open(cls, request: Any, timeout: float,
+                   sasl: DataTransferSasl | None = None) -> Mirror:
+        """Connect to the first target and set up the rest of the pipeline there; with
+        ``sasl``, after the data port's handshake with the request's block token."""
         address = xfer_address(request.targets[0])
         host, port = address.rsplit(":", 1)
         try:
@@ -67,6 +73,15 @@ class Mirror:
         except (OSError, TimeoutError) as exc:
             raise DataTransferError(f"cannot reach the mirror {address}: {exc!r}",
                                     first_bad_link=address) from exc
+        if sasl is not None:
+            try:
+                reader, writer = await sasl.connect(reader, writer,
+                                                    request.header.baseHeader.token, timeout)
+            except (OSError, TimeoutError, asyncio.IncompleteReadError, ProtoError,
+                    DigestError) as exc:
+                writer.close()
+                raise DataTransferError(f"the mirror {address} refused the SASL handshake: "
+                                        f"{exc}", first_bad_link=address) from exc
         mirror = cls(address, len(request.targets), reader, writer, timeout)
         try:
             writer.write(dt.encode_op(Op.WRITE_BLOCK, downstream_request(request)))

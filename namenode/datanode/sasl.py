@@ -27,7 +27,9 @@ nothing; nnlite answers nothing either).
 Under auth-int and auth-conf every later byte each way is wrapped
 (``SaslInputStream``/``SaslOutputStream``: a u32 length, then the wrapped message);
 ``SaslReader`` and ``SaslWriter`` stand in for the connection's asyncio streams, so the ops
-run unchanged on top. Written messages are cut at ``WRAP_CHUNK`` bytes so a wrapped one
+run unchanged on top. A datanode that mirrors a write to the next of a pipeline speaks the
+client side to it (``connect``: ``DigestMD5Client``, the writer's own token, the strongest
+qop of the key both offer), as a DataNode's ``SaslDataTransferClient`` does. Written messages are cut at ``WRAP_CHUNK`` bytes so a wrapped one
 stays within DIGEST-MD5's default maxbuf (64 KiB).
 """
 
@@ -36,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
-from typing import Any
+from typing import Any, Protocol
 
 from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.block_token import BlockTokenIdentifier
@@ -50,7 +52,7 @@ from nnlite.namenode.datanode.errors import BlockTokenError, DataTransferError
 from nnlite.namenode.datanode.stream import read_message
 from nnlite.namenode.datanode.tokens import BlockTokenSecretManager
 from nnlite.namenode.security import digest_md5
-from nnlite.namenode.security.digest_md5 import DigestError, DigestMD5Server
+from nnlite.namenode.security.digest_md5 import DigestError, DigestMD5Client, DigestMD5Server
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,14 @@ MAX_WRAPPED = 16 << 20          # a longer wrapped message is not a SaslOutputSt
 
 class HandshakeError(DataTransferError):
     """A connection that did not complete the data port's SASL handshake."""
+
+
+class Layer(Protocol):
+    """Either side of a DIGEST-MD5 security layer."""
+
+    def wrap(self, message: bytes) -> bytes: ...
+
+    def unwrap(self, data: bytes) -> bytes: ...
 
 
 class DataTransferSasl:
@@ -92,6 +102,26 @@ class DataTransferSasl:
         if not server.security_layer:
             return reader, writer
         return SaslReader(reader, server), SaslWriter(writer, server)
+
+    async def connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      token: Any, timeout: float
+                      ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """The client side (``SaslDataTransferClient``), for the next datanode of a write
+        pipeline, with the writer's own block ``token`` (``DataXceiver.writeBlock``):
+        the streams to it, wrapped when the qop has a security layer. DigestError (with the
+        datanode's reason when it refused) otherwise."""
+        client = DigestMD5Client(digest_md5.token_username(bytes(token.identifier)),
+                                 digest_md5.token_password(bytes(token.password)),
+                                 f"{PROTOCOL}/{SERVER_NAME}", self.qops)
+        async with asyncio.timeout(timeout):
+            writer.write(MAGIC.pack(dt.SASL_TRANSFER_MAGIC))
+            await self._send(writer, b"")
+            challenge = await self._read(reader)
+            await self._send(writer, client.respond(bytes(challenge.payload)))
+            client.verify(bytes((await self._read(reader)).payload))
+        if not client.security_layer:
+            return reader, writer
+        return SaslReader(reader, client), SaslWriter(writer, client)
 
     async def _exchange(self, reader: asyncio.StreamReader,
                         writer: asyncio.StreamWriter) -> DigestMD5Server:
@@ -130,7 +160,7 @@ class DataTransferSasl:
     async def _read(reader: asyncio.StreamReader) -> Any:
         message = await read_message(reader, DataTransferEncryptorMessageProto)
         if message.status != DataTransferEncryptorStatus.SUCCESS:
-            raise DigestError(f"the client ended the handshake: {message.message}")
+            raise DigestError(f"the peer ended the handshake: {message.message}")
         return message
 
     @staticmethod
@@ -156,10 +186,10 @@ class SaslReader(asyncio.StreamReader):
     """The plain bytes of a wrapped stream (``SaslInputStream``): ``readexactly`` unwraps
     message after message from ``raw``."""
 
-    def __init__(self, raw: asyncio.StreamReader, server: DigestMD5Server) -> None:
+    def __init__(self, raw: asyncio.StreamReader, layer: Layer) -> None:
         super().__init__()
         self.raw = raw
-        self.server = server
+        self.layer = layer
         self.plain = bytearray()
 
     async def readexactly(self, n: int) -> bytes:
@@ -185,7 +215,7 @@ class SaslReader(asyncio.StreamReader):
         if length > MAX_WRAPPED:
             raise DataTransferError(f"a wrapped message of {length} bytes")
         try:
-            self.plain += self.server.unwrap(await self.raw.readexactly(length))
+            self.plain += self.layer.unwrap(await self.raw.readexactly(length))
         except DigestError as exc:
             raise DataTransferError(f"a wrapped message does not verify: {exc}") from exc
 
@@ -194,13 +224,15 @@ class SaslWriter(asyncio.StreamWriter):
     """Writes through the security layer (``SaslOutputStream``): each write is wrapped, in
     pieces of at most ``WRAP_CHUNK`` bytes, each sent as its length and its bytes."""
 
-    def __init__(self, raw: asyncio.StreamWriter, server: DigestMD5Server) -> None:
+    def __init__(self, raw: asyncio.StreamWriter, layer: Layer) -> None:
         super().__init__(raw.transport, getattr(raw, "_protocol"), None,
                          asyncio.get_running_loop())
-        self.server = server
+        # held: a StreamWriter collected closes its transport (asyncio's __del__)
+        self.raw = raw
+        self.layer = layer
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)
         for start in range(0, len(view), WRAP_CHUNK):
-            wrapped = self.server.wrap(bytes(view[start:start + WRAP_CHUNK]))
+            wrapped = self.layer.wrap(bytes(view[start:start + WRAP_CHUNK]))
             super().write(LENGTH.pack(len(wrapped)) + wrapped)

@@ -439,7 +439,7 @@ class DataNodeServer:
                     raise DataTransferError(f"blk_{block.blockId}: cannot create the "
                                             f"replica: {exc}") from exc
             if len(request.targets):
-                mirror = await Mirror.open(request, SOCKET_TIMEOUT)
+                mirror = await Mirror.open(request, SOCKET_TIMEOUT, self.sasl)
             await self._respond(writer, Status.SUCCESS, first_bad_link="")
             answered = True     # from here on a refusal is a packet's ack
             await BlockReceiver(replica, request.requestedChecksum.type, reader, writer,

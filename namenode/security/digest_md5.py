@@ -263,20 +263,86 @@ class DigestMD5Server:
         return self._layer.unwrap(data)
 
 
-class _SecurityLayer:
-    """The integrity (and confidentiality) of the messages after the exchange, server side:
-    the server signs and seals with the server-to-client keys, checks with the
-    client-to-server ones."""
+class DigestMD5Client:
+    """One client side of a DIGEST-MD5 exchange (``DigestMD5Client``, as a DataNode's
+    ``SaslDataTransferClient`` answers a datanode it mirrors to): ``respond(challenge)``
+    picks the strongest of ``qops`` the challenge offers and answers it; ``verify(rspauth)``
+    checks the server; then ``wrap`` and ``unwrap`` when the qop has a security layer."""
 
-    def __init__(self, ha1: bytes, confidential: bool) -> None:
-        self.sign_key = _md5(ha1 + SERVER_SIGN)
-        self.check_key = _md5(ha1 + CLIENT_SIGN)
+    def __init__(self, username: str, password: str, digest_uri: str,
+                 qops: Iterable[str] = ("auth",)) -> None:
+        self.username, self.password, self.digest_uri = username, password, digest_uri
+        self.qops = tuple(qops)
+        self.cnonce = base64.b64encode(secrets.token_bytes(12)).decode("ascii")
+        self.qop: str | None = None
+        self.complete = False
+        self._rspauth = ""
+        self._ha1 = b""
+        self._layer: _SecurityLayer | None = None
+
+    def respond(self, challenge: bytes) -> bytes:
+        fields = parse_directives(challenge)
+        offered = fields.get("qop", "auth").split(",")
+        common = [q for q in reversed(QOPS) if q in offered and q in self.qops]
+        if not common:
+            raise DigestError(f"No common protection layer between client and server: "
+                              f"offered {offered}, wanted {list(self.qops)}")
+        self.qop = common[0]
+        if self.qop == "auth-conf" and CIPHER not in fields.get("cipher", "").split(","):
+            raise DigestError(f"the server offers no cipher this client speaks ({CIPHER})")
+        realm, nonce = fields.get("realm", ""), fields["nonce"]
+        self._ha1 = session_hash(self.username, realm, self.password, nonce, self.cnonce)
+        response = response_value(self._ha1, nonce, "00000001", self.cnonce, self.qop,
+                                  self.digest_uri, initial=True)
+        self._rspauth = response_value(self._ha1, nonce, "00000001", self.cnonce, self.qop,
+                                       self.digest_uri, initial=False)
+        parts = [f'charset=utf-8,username="{self.username}"', f'realm="{realm}"',
+                 f'nonce="{nonce}"', "nc=00000001", f'cnonce="{self.cnonce}"',
+                 f'digest-uri="{self.digest_uri}"', f"maxbuf={MAX_BUFFER}",
+                 f"response={response}", f"qop={self.qop}"]
+        if self.qop == "auth-conf":
+            parts.append(f"cipher={CIPHER}")
+        return ",".join(parts).encode("utf-8")
+
+    def verify(self, final: bytes) -> None:
+        """DigestError unless ``final`` is the server's rspauth for this exchange."""
+        if not hmac.compare_digest(final, f"rspauth={self._rspauth}".encode("ascii")):
+            raise DigestError("DIGEST-MD5: the server's rspauth does not match")
+        self.complete = True
+        if self.qop != "auth":
+            self._layer = _SecurityLayer(self._ha1, self.qop == "auth-conf", server=False)
+
+    @property
+    def security_layer(self) -> bool:
+        return self._layer is not None
+
+    def wrap(self, message: bytes) -> bytes:
+        if self._layer is None:
+            raise DigestError("DIGEST-MD5: no security layer was negotiated")
+        return self._layer.wrap(message)
+
+    def unwrap(self, data: bytes) -> bytes:
+        if self._layer is None:
+            raise DigestError("DIGEST-MD5: no security layer was negotiated")
+        return self._layer.unwrap(data)
+
+
+class _SecurityLayer:
+    """The integrity (and confidentiality) of the messages after the exchange: a server
+    signs and seals with the server-to-client keys and checks with the client-to-server
+    ones; a client (``server=False``) the other way round."""
+
+    def __init__(self, ha1: bytes, confidential: bool, server: bool = True) -> None:
+        sign, check = (SERVER_SIGN, CLIENT_SIGN) if server else (CLIENT_SIGN, SERVER_SIGN)
+        seal, unseal = (SERVER_SEAL, CLIENT_SEAL) if server else (CLIENT_SEAL, SERVER_SEAL)
+        self.sign_key = _md5(ha1 + sign)
+        self.check_key = _md5(ha1 + check)
         self.send_seq = 0
         self.receive_seq = 0
         self.encryptor = self.decryptor = None
         if confidential:
-            self.encryptor = _triple_des(_md5(ha1 + SERVER_SEAL)).encryptor()
-            self.decryptor = _triple_des(_md5(ha1 + CLIENT_SEAL)).decryptor()
+            self.encryptor = _triple_des(_md5(ha1 + seal)).encryptor()
+            self.decryptor = _triple_des(_md5(ha1 + unseal)).decryptor()
 
     def wrap(self, message: bytes) -> bytes:
         seq = SEQ.pack(self.send_seq)

@@ -24,6 +24,7 @@ from nnlite.formats.hadoop.security import TokenProto
 from nnlite.namenode.datanode.sasl import DataTransferSasl
 from nnlite.namenode.datanode.tokens import READ, WRITE
 from tests.namenode.datanode.client import TransferClient, block_tokens, running_datanode
+from tests.namenode.datanode.test_pipeline import info
 from tests.namenode.datanode.test_server import DATA
 from tests.namenode.security.digest_client import DigestClient
 
@@ -178,3 +179,39 @@ def test_a_client_that_sends_garbage_after_the_magic_is_closed(store):
             answer = parse_delimited(DataTransferEncryptorMessageProto, sock.recv(4096))[0]
             assert answer.status == 2 and answer.message.startswith("malformed")
             assert sock.recv(1) == b""
+
+
+def test_a_pipeline_mirrors_through_the_handshake(store, second_store, qop):
+    """The first datanode speaks the client side to the second (SaslDataTransferClient in
+    DataXceiver.writeBlock) with the writer's token: both hold the block, every ack has
+    both replies."""
+    protection = (PROTECTIONS[qop],)
+    with running_datanode(store, SECRET, require_tokens=True, protection=protection) as first, \
+            running_datanode(second_store, SECRET, require_tokens=True,
+                             protection=protection) as second:
+        block_id = store.allocate()
+        first.expect(block_id)
+        token = block_tokens(SECRET, first.pool_id).token(block_id, WRITE)
+        with SaslTransferClient(first.xfer_port, first.pool_id, token, qop) as client:
+            acks = client.write_block(block_id, DATA, token=token,
+                                      targets=[info(second.xfer_port)])
+    assert acks == [(n, [Status.SUCCESS, Status.SUCCESS]) for n in range(len(acks))]
+    assert second_store.data_path(block_id).read_bytes() == DATA
+
+
+def test_a_mirror_that_refuses_the_handshake_is_the_first_bad_link(store, second_store):
+    """The second datanode of another set (its keys from another secret) refuses the
+    token: the first answers ERROR naming it, as a DataNode does."""
+    with running_datanode(store, SECRET, require_tokens=True,
+                          protection=("authentication",)) as first, \
+            running_datanode(second_store, "another set", require_tokens=True,
+                             protection=("authentication",)) as second:
+        block_id = store.allocate()
+        first.expect(block_id)
+        token = block_tokens(SECRET, first.pool_id).token(block_id, WRITE)
+        with SaslTransferClient(first.xfer_port, first.pool_id, token) as client:
+            response = client.open_write(block_id, token=token,
+                                         targets=[info(second.xfer_port)])
+    assert response.status == Status.ERROR
+    assert response.firstBadLink == f"127.0.0.1:{second.xfer_port}"
+    assert "SASL handshake" in response.message

@@ -188,3 +188,33 @@ def test_directives_parse_quoted_escapes_and_spaces():
     assert parse_directives(b' a="x\\"y", b=tok ,c=""') == {"a": 'x"y', "b": "tok", "c": ""}
     with pytest.raises(DigestError, match="more than once"):
         parse_directives(b"a=1,a=2")
+
+
+@pytest.mark.parametrize("qop", ["auth", "auth-int", "auth-conf"])
+def test_the_client_side_picks_the_strongest_common_qop_and_wraps_both_ways(qop):
+    """DigestMD5Client (a datanode mirroring to another: SaslDataTransferClient) against
+    the server: the strongest qop both name, rspauth checked, the layers both ways."""
+    server = _server(("auth", "auth-int", "auth-conf")[:QOP_RANK[qop] + 1])
+    client = digest_md5.DigestMD5Client("tok", "pw", "/default",
+                                        ("auth", "auth-int", "auth-conf"))
+    client.verify(server.step(client.respond(server.step(b""))))
+    assert client.qop == server.qop == qop and client.complete
+    assert client.security_layer == (qop != "auth")
+    if qop != "auth":
+        for message in (b"", b"x", bytes(range(256)) * 300):
+            assert server.unwrap(client.wrap(message)) == message
+            assert client.unwrap(server.wrap(message[::-1])) == message[::-1]
+
+
+def test_the_client_side_refuses_no_common_qop_and_a_forged_rspauth():
+    client = digest_md5.DigestMD5Client("tok", "pw", "/default", ("auth-conf",))
+    with pytest.raises(DigestError, match="No common protection"):
+        client.respond(_server(("auth",)).step(b""))
+    client = digest_md5.DigestMD5Client("tok", "pw", "/default")
+    server = _server(("auth",))
+    client.respond(server.step(b""))
+    with pytest.raises(DigestError, match="rspauth"):
+        client.verify(b"rspauth=" + b"0" * 32)
+
+
+QOP_RANK = {"auth": 0, "auth-int": 1, "auth-conf": 2}
