@@ -13,7 +13,7 @@ from nnlite.formats.hadoop.acl import FsPermissionProto
 from nnlite.namenode.config import Config
 from nnlite.namenode.errors import AccessControlError, InvalidTokenError, NamenodeError
 from nnlite.namenode.fsnamesystem import FSNamesystem
-from nnlite.namenode.image import secrets
+from nnlite.namenode.image import columns, secrets, startup
 from nnlite.namenode.security.auth_to_local import AuthToLocal
 from nnlite.namenode.security.identity import Caller
 from nnlite.namenode.security.settings import SecuritySettings
@@ -217,3 +217,47 @@ def test_a_token_survives_kill_9_right_after_it_is_answered_and_a_saved_image(
                         users="alice=supergroup")
     assert owner_through(nn.rpc_port, token, "/after-save") == "alice"
 
+
+
+def test_a_standby_applies_the_token_ops_and_its_tokens_work_after_it_takes_over(
+        tmp_path, clock):
+    """The tailer's step (``apply_replicated``, the replay appliers on the active's framed
+    records): the standby knows every token, and once it starts issuing (a failover) the
+    job's token verifies and renews there, and numbering carries on."""
+    active_dirs, standby_dirs = formatted(tmp_path / "a"), formatted(tmp_path / "b")
+    with open_secure(active_dirs, clock) as active, \
+            open_secure(standby_dirs, clock, start=False) as standby:
+        token = issue(active)
+        records = active.local_records(0)
+        data = b"".join(raw for _, raw in records)
+        standby.apply_replicated(data, records[0][0], records[-1][0])
+        assert standby.verify_delegation_token(token) == active.verify_delegation_token(token)
+        assert standby.ns.tree.secrets.state() == active.ns.tree.secrets.state()
+        active.stop_delegation_tokens()                 # the active is gone; the standby wins
+        acked(standby).start_delegation_tokens()
+        clock.now += DAY // 2
+        assert acked(standby).renew_delegation_token("yarn", token, YARN) > T0 + DAY
+        second = standby.verify_delegation_token(issue(standby))
+        assert (second.sequence_number, second.master_key_id) == (2, 2)
+
+
+def test_the_secondarys_merge_keeps_every_token(tmp_path, clock):
+    """What ``secondary/merge.py`` does with what it downloads: load the image, replay the
+    edits with ``startup.replay``, save with ``columns.save``: the merged image holds the
+    active's keys and live tokens, the cancelled one gone."""
+    dirs = formatted(tmp_path)
+    with open_secure(dirs, clock) as fs:
+        issue(fs)
+        gone = issue(fs)
+        acked(fs).cancel_delegation_token("alice", gone, ALICE)
+        last = fs.last_written_txid
+        expected = fs.ns.tree.secrets.state()
+    name_dir = NameDir(dirs[0])
+    tree, meta = columns.load(str(name_dir.file("fsimage")), None)
+    reader, _ = startup.replay(tree, str(name_dir.file("edits")), meta.last_txid,
+                               meta.last_txid + 1)
+    assert reader.last_txid == last and tree.secrets.state() == expected
+    merged = tmp_path / "fsimage.ckpt"
+    columns.save(tree, str(merged), meta.namespace_id, last)
+    loaded, _ = columns.load(str(merged), None)
+    assert loaded.secrets.state() == expected
