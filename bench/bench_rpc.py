@@ -56,17 +56,22 @@ def cpu(pid: int) -> tuple[float, float]:
 
 def rpc_client(port: int, op: str, calls: int, k: str, ready, go) -> None:
     client = RawClient(port).connect(USER)
-    lookup = cn.GetFileInfoRequestProto(src="/bench/rpc")
     ready.release()
     go.wait()
+    rpc_calls(client, op, calls, f"/bench/rpc/c{k}")
+    client.close()
+
+
+def rpc_calls(client, op: str, calls: int, where: str) -> None:
+    """``calls`` getFileInfo of /bench/rpc (``lookup``), or mkdirs of ``where``/0, 1, ..."""
+    lookup = cn.GetFileInfoRequestProto(src="/bench/rpc")
     for n in range(calls):
         if op == "lookup":
             client.answer("getFileInfo", lookup)
         else:
             client.answer("mkdirs", cn.MkdirsRequestProto(
-                src=f"/bench/rpc/c{k}/{n}", masked=acl.FsPermissionProto(perm=0o755),
+                src=f"{where}/{n}", masked=acl.FsPermissionProto(perm=0o755),
                 createParent=True))
-    client.close()
 
 
 def http_client(port: int, op: str, calls: int, k: str, ready, go) -> None:

@@ -7,6 +7,8 @@ frames out of turn)."""
 
 from __future__ import annotations
 
+import socket
+
 from nnlite.formats.hadoop import client_namenode, ipc
 from nnlite.formats.hadoop.proto import delimited, parse_delimited
 from nnlite.namenode.security import digest_md5
@@ -41,6 +43,9 @@ class SaslClient(RawClient):
 
     def __init__(self, port: int, timeout: float = 10) -> None:
         super().__init__(port, timeout)
+        # as Hadoop's client (ipc.client.tcpnodelay): the exchange's small messages go out
+        # at once instead of waiting on the previous one's delayed ACK
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.layer = None              # what wraps and unwraps once established
         self._plain = b""
         self.negotiated = None
