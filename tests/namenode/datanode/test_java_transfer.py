@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from nnlite.formats.hadoop.block_token import BlockTokenIdentifier
 from nnlite.namenode.blocks import checksum
 from tests.namenode.datanode.client import block_tokens, running_datanode
 
@@ -184,3 +185,28 @@ def test_hadoop_s_sender_through_a_pipeline_of_two(spark, store, second_store):
     assert acks == [(n, ["SUCCESS", "SUCCESS"]) for n in range(4)]
     assert store.data_path(block_id).read_bytes() == DATA
     assert second_store.data_path(block_id).read_bytes() == DATA
+
+
+def test_hadoops_block_token_identifier_reads_ours_and_we_read_hadoops(spark):
+    """BlockTokenIdentifier.readFields (the legacy layout's reader a DataNode and
+    SaslDataTransferClient use) reads the identifier the namenode signs, field by field;
+    and the bytes Hadoop's writeLegacy makes decode here to the same fields."""
+    jvm = spark.sparkContext._jvm
+    block = jvm.org.apache.hadoop.hdfs.security.token.block
+    ours = block_tokens("secret", "BP-7-nnlite-0").token(1 << 40, "WRITE", user="alice")
+    ident = block.BlockTokenIdentifier()
+    ident.readFields(jvm.java.io.DataInputStream(
+        jvm.java.io.ByteArrayInputStream(bytearray(ours.identifier))))
+    decoded = BlockTokenIdentifier.decode(ours.identifier)
+    assert (ident.getExpiryDate(), ident.getKeyId(), ident.getUserId(),
+            ident.getBlockPoolId(), ident.getBlockId(), ident.getAccessModes().toString()) == \
+        (decoded.expiry_date, decoded.key_id, "alice", "BP-7-nnlite-0", 1 << 40, "[WRITE]")
+    assert bytes(ident.getBytes()) == ours.identifier
+    modes = jvm.java.util.EnumSet.of(getattr(block, "BlockTokenIdentifier$AccessMode").READ,
+                                     getattr(block, "BlockTokenIdentifier$AccessMode").COPY)
+    theirs = block.BlockTokenIdentifier("bob", "BP-9", 77, modes, None, None, False)
+    theirs.setExpiryDate(1_700_000_000_123)
+    theirs.setKeyId(-5)
+    back = BlockTokenIdentifier.decode(bytes(theirs.getBytes()))
+    assert (back.expiry_date, back.key_id, back.user_id, back.block_pool_id, back.block_id,
+            back.modes) == (1_700_000_000_123, -5, "bob", "BP-9", 77, {"READ", "COPY"})
