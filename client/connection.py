@@ -17,6 +17,12 @@ client's transport, which moves requests and answers and knows nothing of WebHDF
   truststore) or else the system's CAs.
 * A large upload can ask first (``Expect: 100-continue``, ``send_expecting_continue``), so a
   refusal arrives as an answer rather than a broken pipe halfway through the body.
+* With a Kerberos login (``log_in``: the ticket cache, or a keytab and principal; secure
+  mode), every request authenticates as ``AuthenticatedURL`` does (client/kerberos.py): the
+  ``hadoop.auth`` cookie the server set, else ``Authorization: Negotiate`` (the server's reply
+  token is checked, its cookie kept); a cookie refused with 401 is dropped and the request
+  negotiated again, once, when its body can be sent again. A target that carries
+  ``delegation=`` (the data step's redirect) is proof enough and sends neither.
 
 This is the one HTTP client stack of nnlite: the WebHDFS client, the CLI, the catalog client,
 the watcher and the secondary's image transfer all speak through it.
@@ -36,6 +42,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from nnlite.client.errors import BadArgumentError, NamenodeUnreachableError
+from nnlite.client.kerberos import KerberosLogin
 
 TIMEOUT = 30.0
 USER_AGENT = "nnlite-client/0.1"
@@ -68,6 +75,23 @@ def trust(ca_file: str | None) -> None:
                                f"of CA certificates: {exc}") from exc
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     _trusted = context
+
+
+# The Kerberos login every connection of this process authenticates with (``log_in``);
+# None: simple authentication (``user.name``).
+_login: KerberosLogin | None = None
+
+
+def log_in(login: KerberosLogin | None) -> None:
+    """Authenticate every connection of this process as ``login`` (UserGroupInformation's
+    login user); None: simple authentication again."""
+    global _login
+    _login = login
+
+
+def kerberos_login() -> KerberosLogin | None:
+    """The process's Kerberos login, if any (secure mode)."""
+    return _login
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +232,34 @@ class Connection:
             if size is not None:
                 headers["Content-Length"] = str(size)
             headers["Content-Type"] = "application/octet-stream"
+        login = _login
+        if login is None or "delegation=" in target.partition("?")[2]:
+            conn.request(method, target, body=body, headers=headers)
+            return conn.getresponse()
+        return self._authenticated(conn, login, method, target, body, headers)
+
+    def _authenticated(self, conn, login: KerberosLogin, method: str, target: str, body,
+                       headers: dict) -> http.client.HTTPResponse:
+        """The request as ``login``: with its cookie for this server, else negotiated."""
+        server = f"{self._host}:{self._port}"
+        cookie = login.cookie(server)
+        context = None
+        if cookie:
+            headers["Cookie"] = f'hadoop.auth="{cookie}"'
+        else:
+            context, headers["Authorization"] = login.token(self._host or "")
         conn.request(method, target, body=body, headers=headers)
-        return conn.getresponse()
+        resp = conn.getresponse()
+        for set_cookie in resp.msg.get_all("Set-Cookie") or ():
+            login.keep(server, set_cookie)
+        if context is not None and resp.status != 401:
+            login.verify(context, resp.getheader("WWW-Authenticate"))
+        if resp.status == 401 and cookie and rewind(body, None):
+            resp.read()                     # the cookie expired or the server restarted
+            login.forget(server)
+            headers.pop("Cookie", None)
+            return self._authenticated(conn, login, method, target, body, headers)
+        return resp
 
     def without_timeout(self) -> "Connection":
         """A new connection to the same place that waits as long as the answer takes."""

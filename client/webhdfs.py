@@ -1,7 +1,8 @@
 """A small WebHDFS client of the namenode: the ops the ``nnlite dfs`` and ``dfsadmin`` commands
 need, each one request (or two) over one keep-alive connection (standard library only).
 
-* Every request names ``user.name``; a relative path is under ``/user/<user>`` (``absolute``);
+* Every request names ``user.name`` (none with a Kerberos login: the login says who, as
+  WebHdfsFileSystem in secure mode); a relative path is under ``/user/<user>`` (``absolute``);
   paths are sent percent-encoded.
 * Given several namenodes (an HA nameservice), the connection is failover.py's, which follows
   the active one; given one, a plain ``Connection``, and nothing of the failover runs.
@@ -35,6 +36,7 @@ from nnlite.client.connection import (
     Connection,
     Reply,
     describe,
+    kerberos_login,
 )
 from nnlite.client.errors import (
     BadArgumentError,
@@ -80,10 +82,15 @@ class WebHdfsClient:
     # ------------------------------------------------------------------ requests and answers
 
     def _target(self, path: str, op: str, params: dict, prefix: str = PREFIX) -> str:
-        query = [("op", op), ("user.name", self.user)]
+        query = [("op", op), *self._user_param()]
         query += [(k, _param(v)) for k, v in params.items() if v is not None]
         return (self.connection.base + prefix + quote(absolute(path, self.user), safe="/")
                 + "?" + urlencode(query, quote_via=quote))
+
+    def _user_param(self) -> list[tuple[str, str]]:
+        """``user.name``; none with a Kerberos login, which says who (as WebHdfsFileSystem
+        sends none in secure mode)."""
+        return [] if kerberos_login() else [("user.name", self.user)]
 
     def _call(self, method: str, path: str, op: str, **params) -> dict:
         reply = self.connection.request(method, self._target(path, op, params))
@@ -329,7 +336,7 @@ class WebHdfsClient:
     def _admin(self, method: str, op: str, *, patient: bool = False, **params) -> dict:
         """``patient``: on a connection without a timeout (waits, long saves). With several
         namenodes the active one is asked: a standby answers the admin endpoint itself."""
-        query = [("op", op), ("user.name", self.user)]
+        query = [("op", op), *self._user_param()]
         query += [(k, _param(v)) for k, v in params.items() if v is not None]
         target = self.connection.base + ADMIN + "?" + urlencode(query, quote_via=quote)
         if isinstance(self.connection, FailoverConnection):

@@ -22,7 +22,9 @@ from nnlite.commands.support import (
     GenericOption,
     conf_options,
     default_name_dir,
+    kerberos_options,
     load_config,
+    log_in,
     namenode_address,
 )
 
@@ -55,18 +57,22 @@ def given(name: str, value: str | None) -> str | None:
 
 
 def remote_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--namenode URL|NS``, ``--user NAME``, ``--conf FILE`` and ``-D KEY=VALUE`` (generic
-    options: a group above the command takes them too); the command gets a ``client``
+    """``--namenode URL|NS``, ``--user NAME``, ``--conf FILE``, ``-D KEY=VALUE``,
+    ``--principal`` and ``--keytab`` (generic options: a group above the command takes them
+    too; in secure mode the Kerberos login says who, not --user); the command gets a ``client``
     (closed after), which follows the active namenode when ``--namenode`` names a nameservice
     of the configuration."""
     @functools.wraps(fn)
     def wrapper(*args: Any, namenode_url: str | None, user: str, conf: str | None,
-                defines: tuple[str, ...], **kw: Any) -> Any:
-        address = namenode_address(given("namenode_url", namenode_url),
-                                   load_config(conf, defines), DEFAULT_NAMENODE)
+                defines: tuple[str, ...], principal: str | None, keytab: str | None,
+                **kw: Any) -> Any:
+        config = load_config(conf, defines)
+        address = namenode_address(given("namenode_url", namenode_url), config,
+                                   DEFAULT_NAMENODE)
+        user = log_in(config, principal, keytab) or user
         with WebHdfsClient(address, user) as client:
             return fn(*args, client=client, **kw)
-    wrapper = conf_options(user_option(wrapper))
+    wrapper = kerberos_options(conf_options(user_option(wrapper)))
     return namenode_option(
         "The namenode's HTTP address, or a nameservice of --conf (ns1, webhdfs://ns1: the "
         "client follows its active namenode). Default: $NNLITE_NAMENODE, else the "

@@ -179,6 +179,31 @@ def load_config(conf: str | None, defines: list[str] | tuple[str, ...]) -> Confi
     return config
 
 
+def kerberos_options(fn: F) -> F:
+    """``--principal`` and ``--keytab``: log in from a keytab (``kinit -kt`` without a
+    ticket cache), generic options like ``--user``."""
+    fn = click.option("--keytab", cls=GenericOption, type=click.Path(dir_okay=False),
+                      help="Log in with Kerberos from this keytab (with --principal).")(fn)
+    return click.option("--principal", cls=GenericOption, metavar="NAME",
+                        help="The Kerberos principal to act as (default: the ticket "
+                             "cache's, after kinit).")(fn)
+
+
+def log_in(config: Config, principal: str | None, keytab: str | None) -> str | None:
+    """Secure mode (``hadoop.security.authentication=kerberos`` in the configuration, or a
+    principal or keytab given): every connection of the command authenticates with Kerberos
+    (``client/kerberos.py``, the ticket cache after ``kinit`` or the keytab); returns the
+    short name it acts as (``nnlite -v`` logs the principal), None in simple mode."""
+    if not (principal or keytab or config.security_enabled()):
+        return None
+    from nnlite.client.kerberos import KerberosLogin
+    login = KerberosLogin(principal or None, keytab or None)
+    connection.log_in(login)
+    log.debug("acting as %s (from %s)", login.principal,
+              f"keytab {keytab}" if keytab else "the ticket cache")
+    return login.principal.split("@")[0].split("/")[0]
+
+
 # ------------------------------------------------------------------ which namenode
 
 def nameservices(config: Config) -> dict[str, dict[str, str]]:

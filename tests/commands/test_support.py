@@ -106,4 +106,5 @@ def test_every_group_above_a_command_with_them_takes_them():
                       else {p.name for p in command.params if isinstance(p, GenericOption)})
         assert below <= {p.name for p in group.params}, path
         return below
-    assert check(cli.main, "nnlite") == {"user", "namenode_url", "conf", "defines"}
+    assert check(cli.main, "nnlite") == {"user", "namenode_url", "conf", "defines",
+                                         "principal", "keytab"}
