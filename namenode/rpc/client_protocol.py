@@ -125,7 +125,8 @@ class ClientProtocol:
         file = self.fs.get_readable_file(req.src, who.user)
         writing = self.writes.in_progress(file.inode_id) if file.under_construction else None
         return cn.GetBlockLocationsResponseProto(
-            locations=self.locator.located_blocks(file, req.offset, req.length, writing))
+            locations=self.locator.located_blocks(file, req.offset, req.length, writing,
+                                                  user=who.user))
 
     def call_getContentSummary(self, req, who: Caller):
         return cn.GetContentSummaryResponseProto(
@@ -206,7 +207,7 @@ class ClientProtocol:
             return cn.GetLocatedFileInfoResponseProto()
         if found.fileType == status.IS_FILE:
             found.locations.CopyFrom(self.locator.located_blocks(
-                self.fs.get_readable_file(req.src, who.user)))
+                self.fs.get_readable_file(req.src, who.user), user=who.user))
         return cn.GetLocatedFileInfoResponseProto(fs=found)
 
     def call_getLinkTarget(self, req, who: Caller):
@@ -515,7 +516,8 @@ class ClientProtocol:
         block = self.writes.add_block(file, previous)
         located = self.locator.located(block, self.writes.offset(file), write=True,
                                        exclude=frozenset(n.id.datanodeUuid
-                                                         for n in req.excludeNodes))
+                                                         for n in req.excludeNodes),
+                                       user=who.user)
         self.writes.placed(file, block[0], len(located.locs))
         return cn.AddBlockResponseProto(block=located)
 
@@ -527,7 +529,8 @@ class ClientProtocol:
         file = self.writes.writing(req.clientName, req.block.blockId)
         block = (req.block.blockId, req.block.numBytes, GENSTAMP)
         return cn.UpdateBlockForPipelineResponseProto(
-            block=self.locator.located(block, self.writes.offset(file), write=True))
+            block=self.locator.located(block, self.writes.offset(file), write=True,
+                                       user=who.user))
 
     def call_getAdditionalDatanode(self, req, who: Caller):
         """A datanode in place of one a pipeline lost (``DataStreamer
@@ -542,7 +545,8 @@ class ClientProtocol:
         datanodes or ``best-effort``, else fail; hdfs-native's: best effort)."""
         file = self.writes.writing(req.clientName, req.blk.blockId)
         block = (req.blk.blockId, req.blk.numBytes, GENSTAMP)
-        base = self.locator.located(block, self.writes.offset(file), write=True)
+        base = self.locator.located(block, self.writes.offset(file), write=True,
+                                    user=who.user)
         located = hdfs.LocatedBlockProto(b=base.b, offset=base.offset, corrupt=False,
                                          blockToken=base.blockToken)
         for i, node in enumerate(req.existings):

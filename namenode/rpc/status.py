@@ -138,13 +138,14 @@ class Locator:
                                        generationStamp=genstamp, numBytes=num_bytes)
 
     def located(self, block: tuple[int, int, int], offset: int, write: bool = False,
-                exclude: frozenset[str] = frozenset()) -> Any:
+                exclude: frozenset[str] = frozenset(), user: str = "") -> Any:
         """LocatedBlockProto of ``block`` (id, bytes, genstamp) starting at ``offset``; with
         ``write``, for the writer addBlock hands it to, without the peers whose uuid is in
         ``exclude`` (the client's ``excludeNodes``: a datanode that failed its last
-        pipeline, as ``BlockPlacementPolicy.chooseTarget`` skips them)."""
+        pipeline, as ``BlockPlacementPolicy.chooseTarget`` skips them). The block token
+        names ``user``, the caller (informational: a datanode checks no user)."""
         token = EMPTY_TOKEN if self.block_tokens is None else \
-            self.block_tokens.token(block[0], WRITE if write else READ)
+            self.block_tokens.token(block[0], WRITE if write else READ, user)
         located = hdfs.LocatedBlockProto(b=self.extended(*block), offset=offset,
                                          corrupt=False, blockToken=token)
         if self.datanode is not None:
@@ -166,7 +167,7 @@ class Locator:
         located.storageIDs.append(f"DS-{uuid}")
 
     def located_blocks(self, file: FileBlocks, offset: int = 0, length: int | None = None,
-                       writing: Any = None) -> Any:
+                       writing: Any = None, user: str = "") -> Any:
         """LocatedBlocksProto of the blocks overlapping [offset, offset + length). For a file
         an RPC writer is writing (``writing``: ``Writes.in_progress``), its blocks so far and
         the one being written, as HDFS names a file under construction: ``fileLength`` the
@@ -181,14 +182,15 @@ class Locator:
         position = 0
         for block in blocks:
             if position + block[1] > offset and (end is None or position < end):
-                out.blocks.append(self.located(block, position))
+                out.blocks.append(self.located(block, position, user=user))
             position += block[1]
         if last is not None:
-            located = self.located(last, position)
+            located = self.located(last, position, user=user)
             out.blocks.append(located)
             out.lastBlock.CopyFrom(located)
         elif blocks and not file.under_construction:
-            out.lastBlock.CopyFrom(self.located(blocks[-1], position - blocks[-1][1]))
+            out.lastBlock.CopyFrom(self.located(blocks[-1], position - blocks[-1][1],
+                                                user=user))
         return out
 
 

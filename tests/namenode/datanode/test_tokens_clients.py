@@ -58,8 +58,8 @@ def test_every_located_block_carries_its_read_token(nn, written):
     assert len(blocks) == 3
     for block in blocks:
         ident = BlockTokenIdentifier.decode(block.blockToken.identifier)
-        assert (ident.block_id, ident.block_pool_id, ident.modes) == \
-            (block.b.blockId, block.b.poolId, {"READ"})
+        assert (ident.block_id, ident.block_pool_id, ident.modes, ident.user_id) == \
+            (block.b.blockId, block.b.poolId, {"READ"}, "tester")    # the caller
         assert block.blockToken.kind == "HDFS_BLOCK_TOKEN"
 
 
