@@ -6,12 +6,13 @@ NAME_DIR ?= $(HOME)/.nnlite/name
 PORT ?= 9870
 SECONDARY_PORT ?= 9868
 HA_DIR ?= $(HOME)/.nnlite/ha
+SECURE_DIR ?= $(HOME)/.nnlite/secure
 HA_PORTS ?= 9870 9871
 HA_RPC_PORTS ?= 8020 8021
 
 FLINK_VENV ?= .venv-flink
 
-.PHONY: run run-ha test test-fast lint typecheck venv flink-env clean browser etcd kerberos
+.PHONY: run run-ha run-secure test test-fast lint typecheck venv flink-env clean browser etcd kerberos
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +41,12 @@ run: $(VENV)/.installed
 run-ha: $(VENV)/.installed
 	$(VENV)/bin/nnlite run-ha --base-dir $(HA_DIR) $(foreach p,$(HA_PORTS),--port $(p)) \
 		$(foreach p,$(HA_RPC_PORTS),--rpc-port $(p))
+
+# A local secure set to try Kerberos with (README, "Secure mode"): a realm on loopback (MIT's
+# krb5kdc: `make kerberos` installs it as root), the principals and keytabs, a namenode and its
+# secondary in kerberos mode, under $(SECURE_DIR); it prints the lines to paste (kinit, ...).
+run-secure: $(VENV)/.installed
+	$(VENV)/bin/nnlite run-secure --base-dir $(SECURE_DIR)
 
 # The status-page test renders the page in Debian's chromium. As root with apt-get, `make test`
 # refreshes apt's package lists and asks apt for a simulation first; it installs chromium and

@@ -18,6 +18,7 @@ from nnlite.commands.daemons import (
     namenode_cmd,
     run_cmd,
     run_ha_cmd,
+    run_secure_cmd,
     secondary_cmd,
 )
 from nnlite.commands.dfs import dfs_group, dfsadmin_group
@@ -38,7 +39,8 @@ def main(verbose: bool) -> None:
     setup_logging(verbose)
 
 
-for command in (format_cmd, namenode_cmd, run_cmd, run_ha_cmd, secondary_cmd, oiv_cmd, oev_cmd,
+for command in (format_cmd, namenode_cmd, run_cmd, run_ha_cmd, run_secure_cmd, secondary_cmd,
+                oiv_cmd, oev_cmd,
                 edits_group, fsimage_group, analyze_cmd, dfsadmin_group, haadmin_group, dfs_group,
                 catalog_group):
     main.add_command(command)

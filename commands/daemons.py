@@ -1,7 +1,8 @@
 """The daemons' commands: ``format``, ``namenode`` (with ``--recover``, ``--import-checkpoint``
 and ``--bootstrap-standby``), ``secondary``, ``run``, the main job (both daemons, supervised by
-``commands/supervisor.py``), and ``run-ha``, a local HA set (``commands/haset.py``). ``cli.py``
-adds them to ``nnlite``.
+``commands/supervisor.py``), ``run-ha``, a local HA set (``commands/haset.py``), and
+``run-secure``, a local secure set (``commands/secureset.py``). ``cli.py`` adds them to
+``nnlite``.
 """
 
 from __future__ import annotations
@@ -282,6 +283,38 @@ def run_ha_cmd(base_dir, ports, rpc_ports, conf, defines) -> None:
     base = Path(base_dir or haset.default_base_dir())
     sys.exit(haset.run(haset.LocalHASet.plan(base, list(ports), settings,
                                              list(rpc_ports) or None), binary))
+
+
+@click.command("run-secure")
+@click.option("--base-dir", type=click.Path(file_okay=False), default=None,
+              help="Where the set lives: its realm (krb5/), secure.conf, the name dir "
+                   "(default ~/.nnlite/secure).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="The namenode's HTTP port (default 9880; 0: a free one).")
+@click.option("--rpc-port", type=click.IntRange(0, 65535), default=None,
+              help="The namenode's hdfs:// port (default 8040; 0: a free one).")
+@click.option("--secondary-port", type=click.IntRange(0, 65535), default=None,
+              help="The secondary's status port (default 9878; 0: a free one).")
+@click.option("--user", "user", default=None,
+              help="The user principal to make, with a keytab (default: your login name).")
+@conf_options
+def run_secure_cmd(base_dir, port, rpc_port, secondary_port, user, conf, defines) -> None:
+    """A local secure set on loopback to try secure mode: a Kerberos realm of its own (MIT
+    KDC), the principals and keytabs, a namenode and its secondary with
+    hadoop.security.authentication=kerberos. Prints the lines to paste (kinit, a WebHDFS
+    call, the CLI, a Spark driver with a keytab); runs until SIGTERM/SIGINT."""
+    import getpass
+
+    from nnlite.commands import secureset
+    from nnlite.namenode.config import DEFAULTS
+    config = load_config(conf, defines)
+    own = {k: v for k, v in config.values.items() if DEFAULTS.get(k) != v}
+    defaults = secureset.DEFAULT_PORTS
+    ports = (defaults[0] if port is None else port, defaults[1] if rpc_port is None
+             else rpc_port, defaults[2] if secondary_port is None else secondary_port)
+    base = Path(base_dir or secureset.default_base_dir())
+    sys.exit(secureset.run(secureset.LocalSecureSet.plan(base, user or getpass.getuser(),
+                                                         ports), own))
 
 
 @click.command("secondary")
