@@ -69,8 +69,9 @@ from nnlite.formats.errors import (
 )
 
 MAGIC = b"NNLEDITS"
-LAYOUT_VERSION = 2
-READABLE_VERSIONS = (1, 2)   # 2 added SET_ACL and the snapshot ops; 1 reads as it always did
+LAYOUT_VERSION = 3
+# 3 added the delegation token ops; 2 SET_ACL and the snapshot ops; 1 reads as it always did
+READABLE_VERSIONS = (1, 2, 3)
 HEADER = struct.Struct("<8sIQ")
 HEADER_SIZE = HEADER.size + 4
 RECORD_HEADER = struct.Struct("<II")

@@ -1,9 +1,10 @@
 """formats/edits.py, tested the way etcd tests its WAL: tables of raw bytes with readable ids,
 one way of damaging a log per case (``corrupt``), then reopen, append and read everything back.
 
-``golden/edits_v2.bin`` pins the byte layout of SAMPLE_OPS. Regenerate it only on purpose:
+``golden/edits_v3.bin`` pins the byte layout of SAMPLE_OPS. Regenerate it only on purpose:
 ``NNLITE_REGEN_GOLDEN=1 pytest tests/formats/test_edits.py -k golden``. ``golden/edits_v1.bin``
-is a version-1 file (the ops up to DELETE_MANY), kept as written then: it must still read.
+and ``edits_v2.bin`` are a version-1 file (the ops up to DELETE_MANY) and a version-2 file (up
+to RENAME_SNAPSHOT), kept as written then: they must still read.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from nnlite.formats.edits import (
     AddFileOp,
     AllowSnapshotOp,
     AppendOp,
+    CancelDelegationTokenOp,
     CloseFileOp,
     ConcatOp,
     CreateSnapshotOp,
@@ -42,12 +44,14 @@ from nnlite.formats.edits import (
     EditsReader,
     EditsWriter,
     EndLogSegmentOp,
+    GetDelegationTokenOp,
     MkdirOp,
     OpCode,
     RemoveXAttrOp,
     RenameOldOp,
     RenameOp,
     RenameSnapshotOp,
+    RenewDelegationTokenOp,
     SetAclOp,
     SetOwnerOp,
     SetPermissionsOp,
@@ -58,6 +62,7 @@ from nnlite.formats.edits import (
     StartLogSegmentOp,
     TruncateOp,
     UpdateBlocksOp,
+    UpdateMasterKeyOp,
     decode_payload,
     encode_header,
     encode_payload,
@@ -69,8 +74,12 @@ from nnlite.formats.edits import (
 )
 from tests.formats import corrupt
 
-GOLDEN = Path(__file__).parent / "golden" / "edits_v2.bin"
+GOLDEN = Path(__file__).parent / "golden" / "edits_v3.bin"
 GOLDEN_V1 = Path(__file__).parent / "golden" / "edits_v1.bin"
+GOLDEN_V2 = Path(__file__).parent / "golden" / "edits_v2.bin"
+# a delegation token identifier's Writable bytes (spark@EXAMPLE.COM, renewer yarn)
+TOKEN_ID = bytes.fromhex("0011737061726b404558414d504c452e434f4d047961726e00"
+                         "8a018bcfe568008a018bf3f1ec000107")
 TS = 1_700_000_000_000
 CKPT = "/user/spark/ckpt/q1"
 BLOCK = (1073741825, 134217728, 1001)
@@ -107,6 +116,10 @@ SAMPLE_OPS = {
     OpCode.CREATE_SNAPSHOT: CreateSnapshotOp(CKPT, "s20261125-061530.123", TS + 10),
     OpCode.DELETE_SNAPSHOT: DeleteSnapshotOp(CKPT, "before-rollback", TS + 11),
     OpCode.RENAME_SNAPSHOT: RenameSnapshotOp(CKPT, "s1", "nightly", TS + 12),
+    OpCode.GET_DELEGATION_TOKEN: GetDelegationTokenOp(TOKEN_ID, TS + 86_400_000),
+    OpCode.RENEW_DELEGATION_TOKEN: RenewDelegationTokenOp(TOKEN_ID, TS + 172_800_000),
+    OpCode.CANCEL_DELEGATION_TOKEN: CancelDelegationTokenOp(TOKEN_ID),
+    OpCode.UPDATE_MASTER_KEY: UpdateMasterKeyOp(7, TS + 691_200_000, bytes(range(64))),
 }
 
 EDGE_OPS = {
@@ -208,7 +221,7 @@ def test_writer_output_reads_back(tmp_path):
 
 def test_layout_matches_the_spec():
     head = encode_header(42)
-    assert head == MAGIC + struct.pack("<IQ", 2, 42) + struct.pack("<I", zlib.crc32(head[:20]))
+    assert head == MAGIC + struct.pack("<IQ", 3, 42) + struct.pack("<I", zlib.crc32(head[:20]))
     payload = msgpack.packb([3, 42, "/d", 5, 0o755, "u", "g", TS])
     crc = zlib.crc32(struct.pack("<I", len(payload)) + payload)
     expected = struct.pack("<II", len(payload), crc) + payload
@@ -231,6 +244,13 @@ def test_a_version_1_file_still_reads():
     assert [op for _, op in records] == v1
 
 
+def test_a_version_2_file_still_reads():
+    v2 = [op for code, op in SAMPLE_OPS.items() if code <= OpCode.RENAME_SNAPSHOT]
+    records, _ = read_all(GOLDEN_V2)
+    assert GOLDEN_V2.read_bytes()[8:12] == struct.pack("<I", 2)
+    assert [op for _, op in records] == v2
+
+
 # ------------------------------------------------------------------------ header
 
 HEADER_CASES = {
@@ -240,7 +260,7 @@ HEADER_CASES = {
     "wrong-magic": (corrupt.header(magic=b"NNLIMAGE"), errors.BadHeaderError),
     "bad-header-crc": (corrupt.header(crc=0), errors.BadHeaderError),
     "first-txid-flipped": (corrupt.flip_bit(corrupt.header(), 12, 0), errors.BadHeaderError),
-    "version-3": (corrupt.header(version=3), errors.UnsupportedVersionError),
+    "version-4": (corrupt.header(version=4), errors.UnsupportedVersionError),
     "version-0": (corrupt.header(version=0), errors.UnsupportedVersionError),
 }
 

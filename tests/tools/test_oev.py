@@ -278,7 +278,7 @@ BAD_EDITS = {
     "unknown-marker": (_set(["records", 3, "fields", "checksum"], {"$b64": "AA=="}),
                        "must be {\"$bytes\": hex}"),
     "float": (_set(["records", 1, "fields", "mtime"], 1.5), "unsupported value 1.5"),
-    "layout-version": (_set(["header", "layout_version"], 3), "layout version 3"),
+    "layout-version": (_set(["header", "layout_version"], 4), "layout version 4"),
     "too-big-int": (_set(["records", 1, "fields", "mtime"], 2**70), "cannot encode txid"),
     "no-records": (lambda d: d.pop("records"), "no records array"),
 }

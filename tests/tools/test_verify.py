@@ -48,7 +48,7 @@ def test_clean_edits_exit_0_with_the_facts(tmp_path, nnlite):
     assert result.stdout == (
         f"edits {path}\n"
         f"  file: {len(log.data)} bytes\n"
-        f"  header: magic NNLEDITS, layout version 2, first txid {FIRST_TXID}\n"
+        f"  header: magic NNLEDITS, layout version {edits.LAYOUT_VERSION}, first txid {FIRST_TXID}\n"
         f"  records: {len(log.records)}, txids {FIRST_TXID}..{last}\n"
         f"  valid length: {len(log.data)} of {len(log.data)} bytes\n"
         f"  segment: starts with START_LOG_SEGMENT; finalized (ends with END_LOG_SEGMENT)\n"
@@ -107,8 +107,8 @@ DAMAGE = {
         lambda log: b"XXXXXXXX" + log.data[8:],
         lambda log: r"header: BadHeaderError: not an edits file \(magic b'XXXXXXXX'\)"),
     "newer-version": (
-        lambda log: corrupt.header(version=3) + log.data[edits.HEADER_SIZE:],
-        lambda log: r"header: UnsupportedVersionError: edits layout version 3"),
+        lambda log: corrupt.header(version=4) + log.data[edits.HEADER_SIZE:],
+        lambda log: r"header: UnsupportedVersionError: edits layout version 4"),
 }
 
 
@@ -163,9 +163,9 @@ def test_clean_image_exits_0_with_the_facts(image, nnlite):
         f"fsimage {image}\n"
         f"  file: {os.path.getsize(image)} bytes\n"
         f"  md5: {digest}, matches {image}.md5\n"
-        f"  meta: layout version 2, namespace id 99, last txid 7, inode count 7, "
+        f"  meta: layout version 3, namespace id 99, last txid 7, inode count 7, "
         f"created 2023-11-14T22:13:20Z\n"
-        f"  schema: 21 columns as layout version 2 defines; footer rows = inode count\n"
+        f"  schema: 21 columns as layout version 3 defines; footer rows = inode count\n"
         f"  rows: 7 read (3 directories, 4 files, 1 under construction)\n"
         f"  root: row 0, id 1\n"
         f"  ids: 7 distinct\n"
@@ -236,8 +236,8 @@ def footer(**overrides) -> dict:
 
 @pytest.mark.parametrize("meta, schema, message", [
     (footer(inode_count=9), SCHEMA, "footer: ImageCorruptError: 7 rows but inode_count 9"),
-    (footer(layout_version=3), SCHEMA,
-     "footer: UnsupportedVersionError: fsimage layout version 3"),
+    (footer(layout_version=4), SCHEMA,
+     "footer: UnsupportedVersionError: fsimage layout version 4"),
     (footer(), pa.schema([*SCHEMA, pa.field("color", pa.string())]),
      "footer: ImageCorruptError: columns ["),
     ({b"nnlite.format": b"other"}, SCHEMA, "footer: ImageCorruptError: not an nnlite fsimage"),
