@@ -17,10 +17,12 @@ from nnlite.namenode.image import columns, secrets, startup
 from nnlite.namenode.security.auth_to_local import AuthToLocal
 from nnlite.namenode.security.identity import Caller
 from nnlite.namenode.security.settings import SecuritySettings
-from nnlite.namenode.security.tokens import DelegationTokenIdentifier
+from nnlite.namenode.security.tokens import DelegationTokenIdentifier, Token
 from nnlite.namenode.storage.namedir import NameDir
 from tests.kerberos_realm import Principal
 from tests.namenode.helpers import IDENTITY, acked, formatted
+from tests.namenode.http.secure import kerberos_session, server_env
+from tests.namenode.http.secure import secure_args as http_secure_args
 from tests.namenode.security.sasl_client import SaslClient
 
 T0 = 1_700_000_000_000
@@ -261,3 +263,27 @@ def test_the_secondarys_merge_keeps_every_token(tmp_path, clock):
     columns.save(tree, str(merged), meta.namespace_id, last)
     loaded, _ = columns.load(str(merged), None)
     assert loaded.secrets.state() == expected
+
+
+def test_a_webhdfs_token_survives_kill_9_right_after_getdelegationtoken(
+        kdc, start_namenode, tmp_path):
+    """GETDELEGATIONTOKEN over SPNEGO is answered only once its op is durable: SIGKILL the
+    namenode right after the answer, restart it, and ``delegation=`` still acts as alice."""
+    requests = pytest.importorskip("requests")
+    nn = start_namenode(*http_secure_args(kdc), env=server_env(kdc), users="alice=supergroup")
+    alice = kerberos_session(kdc.user("alice"))
+    answer = alice.get(f"http://localhost:{nn.port}/webhdfs/v1/?op=GETDELEGATIONTOKEN")
+    assert answer.status_code == 200, answer.text
+    token = answer.json()["Token"]["urlString"]
+    nn.kill()
+    nn = start_namenode(*http_secure_args(kdc), name_dirs=nn.name_dirs, env=server_env(kdc),
+                        users="alice=supergroup")
+    base = f"http://localhost:{nn.port}/webhdfs/v1/after-kill"
+    made = requests.put(f"{base}?op=MKDIRS&delegation={token}")
+    assert made.status_code == 200 and made.json() == {"boolean": True}, made.text
+    status = requests.get(f"{base}?op=GETFILESTATUS&delegation={token}").json()
+    assert status["FileStatus"]["owner"] == "alice"
+    issued = Token.decode_url(token)
+    forged = Token(issued.identifier, bytes(len(issued.password)), issued.kind, issued.service)
+    refused = requests.get(f"{base}?op=GETFILESTATUS&delegation={forged.encode_url()}")
+    assert refused.status_code == 403 and "password doesn't match" in refused.text
