@@ -56,7 +56,8 @@ def _pump(proc: subprocess.Popen, name: str, seen_port: threading.Event,
             port.append(int(line.strip().split("=", 1)[1]))    # for us, not for the terminal
             seen_port.set()
             continue
-        if line.startswith("NNLITE_RPC_PORT="):    # announced for the tests, not the terminal
+        if line.startswith(("NNLITE_RPC_PORT=", "NNLITE_HTTPS_PORT=",
+                            "NNLITE_SECONDARY_HTTPS_PORT=")):   # for the tests, not the terminal
             continue
         # A child's one error line is the user's too: pass it on as it is.
         sys.stderr.write(line if line.startswith("nnlite: ") else f"[{name}] {line}")

@@ -30,7 +30,7 @@ from nnlite.client.peer import Credentials
 from nnlite.namenode.config import Config
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.wire import Response
-from nnlite.namenode.security import services
+from nnlite.namenode.security import services, tls
 from nnlite.secondary.checkpointer import Checkpointer
 from nnlite.secondary.client import TransferClient
 from nnlite.secondary.errors import SecondaryError, SettingError
@@ -112,6 +112,8 @@ class SecondaryDaemon:
         self.check_period = config.float("checkpoint.check.period")
         self.host, default_port = config.address("dfs.namenode.secondary.http-address")
         self.port = default_port if port is None else port
+        self.config = config
+        self.https_port: int | None = None     # bound when dfs.http.policy serves HTTPS
         self.http = HttpServer(self.app, _error)
         self.started = time.time()
         self.stop_requested: asyncio.Event | None = None
@@ -189,10 +191,24 @@ class SecondaryDaemon:
     # ------------------------------------------------------------------ life cycle
 
     async def start(self) -> int:
-        self.port = await self.http.start(self.host, self.port)
-        log.info("secondary status on http://%s:%d/status; checking %s every %g s",
-                 self.host, self.port, self.checkpointer.client.url, self.check_period)
-        announce_port("NNLITE_SECONDARY_HTTP_PORT", self.port)
+        """Bind the status pages on the ports ``dfs.http.policy`` asks for, as Hadoop's
+        SecondaryNameNode binds ``dfs.namenode.secondary.http-address`` and
+        ``.https-address`` (the keystore of ssl-server.xml, ``security/tls.py``)."""
+        http, https = tls.web_ports(self.config)
+        if http:
+            self.port = await self.http.start(self.host, self.port)
+            log.info("secondary status on http://%s:%d/status; checking %s every %g s",
+                     self.host, self.port, self.checkpointer.client.url, self.check_period)
+            announce_port("NNLITE_SECONDARY_HTTP_PORT", self.port)
+        if https:
+            host, port = self.config.address("dfs.namenode.secondary.https-address")
+            self.https_port = await self.http.start(host, port,
+                                                    ssl=tls.server_context(self.config))
+            log.info("secondary status on https://%s:%d/status; checking %s every %g s",
+                     host, self.https_port, self.checkpointer.client.url, self.check_period)
+            announce_port("NNLITE_SECONDARY_HTTPS_PORT", self.https_port)
+            if not http:
+                self.port = self.https_port
         return self.port
 
     async def checks(self) -> None:

@@ -23,11 +23,23 @@ import ssl
 import tempfile
 
 from nnlite.namenode.config import Config, ConfigError
+from nnlite.namenode.security.settings import HTTP_POLICIES
 
 KEYSTORE_TYPES = ("pem", "pkcs12", "jks")
 JKS_HINT = ("keytool -importkeystore -srckeystore {path} -destkeystore {path}.p12 "
             "-deststoretype pkcs12")
 PKCS12_HINT = "openssl pkcs12 -in {path} -nodes -out {path}.pem"
+
+
+def web_ports(config: Config) -> tuple[bool, bool]:
+    """Whether ``dfs.http.policy`` serves (HTTP, HTTPS): ``HttpConfig.Policy``'s
+    ``isHttpEnabled`` and ``isHttpsEnabled``, for a daemon that reads no other secure key
+    (the secondary); the namenode takes them from ``SecuritySettings``."""
+    policy = config.get("dfs.http.policy").strip().upper()
+    if policy not in HTTP_POLICIES:
+        raise ConfigError(f"dfs.http.policy must be one of {', '.join(HTTP_POLICIES)}, "
+                          f"not {config.get('dfs.http.policy')!r}")
+    return policy != "HTTPS_ONLY", policy != "HTTP_ONLY"
 
 
 def server_context(config: Config) -> ssl.SSLContext:

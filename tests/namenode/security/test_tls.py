@@ -69,6 +69,16 @@ def test_a_pkcs12_keystore_loads_with_cryptography_or_names_openssl(certs):
         tls.server_context(config)
 
 
+def test_the_policy_names_the_web_ports():
+    def ports(policy: str) -> tuple[bool, bool]:
+        return tls.web_ports(Config.load(None, [f"dfs.http.policy={policy}"]))
+    assert ports("HTTP_ONLY") == (True, False)
+    assert ports("https_only") == (False, True)
+    assert ports("HTTP_AND_HTTPS") == (True, True)
+    with pytest.raises(ConfigError, match="dfs.http.policy must be one of"):
+        ports("HTTPS_PLEASE")
+
+
 # --------------------------------------------------------------------------- a namenode
 
 def test_webhdfs_and_jmx_answer_over_https_to_a_trusting_client(nn, certs):
