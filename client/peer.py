@@ -185,10 +185,14 @@ class Peer:
         long enough for the asking standby to win the election); ``PeerRefusedError`` if
         it does not."""
         query = {"op": "TRANSITIONTOSTANDBY", "cede": f"{seconds:g}", "user.name": user}
+        headers = None
+        if isinstance(self.secret, ServiceLogin):    # secure: as the service principal
+            del query["user.name"]
+            headers = self._headers()
         target = f"{self.base}/admin?{urlencode(query)}"
         conn = self._fresh()
         try:
-            reply = conn.request("POST", target)
+            reply = conn.request("POST", target, headers=headers)
         finally:
             conn.close()
         if reply.status != 200:

@@ -388,6 +388,7 @@ class Namenode:
         timeout = config.float("nnlite.ha.journal.timeout")
         # how this namenode authenticates to the others: the secret, or its keytab (secure)
         peers = services.credentials(config, self.host, secret, self.security.enabled)
+        self.app.peers = peers
 
         def on_active(first_block_id: int) -> None:
             blocks.advance(max(fs.last_block_id, first_block_id - 1))

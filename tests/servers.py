@@ -110,7 +110,10 @@ class NamenodeProcess:
             except OSError:
                 return False
             # secure mode: /jmx wants a Kerberos caller; /isActive answers anyone, 200 once
-            # the namespace is loaded (a lone namenode is active)
+            # the namespace is loaded (a lone namenode is active); a standby of an HA set
+            # answers 405 loaded or not: its log's ready line says it
+            if "namenode ready:" in self.log.read_text(errors="replace"):
+                return True
             try:
                 with urllib.request.urlopen(self.url + "/isActive", timeout=2) as resp:
                     return resp.status == 200

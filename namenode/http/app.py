@@ -39,7 +39,7 @@ from functools import partial
 from typing import Callable
 
 from nnlite.client import java_classes as java
-from nnlite.client.peer import Peer, PeerRefusedError
+from nnlite.client.peer import Credentials, Peer, PeerRefusedError
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.fsnamesystem import FSNamesystem
@@ -75,6 +75,9 @@ class NamenodeApp:
         self.rpc_metrics: Callable[[], dict] | None = None    # its counters (RpcServer)
         self.ha: HAController | None = None     # in an HA set
         self.replicator: Replicator | None = None
+        # how this namenode authenticates to the others (a failover's cede): the shared
+        # secret, or in secure mode its service login (security/services.py)
+        self.peers: Credentials = ""
         # secure mode: the filter every request but /isActive passes (authentication.py)
         self.authentication: HttpAuthentication | None = None
 
@@ -232,7 +235,8 @@ class NamenodeApp:
             action = partial(ha.transition_to_standby, force,
                              float(cede) if cede is not None else None)
         else:
-            action = partial(ha.failover, partial(_cede, user=user, seconds=ha.ttl))
+            action = partial(ha.failover, partial(_cede, user=user, seconds=ha.ttl,
+                                                  credentials=self.peers))
         return self._blocking(action, "state")
 
     def _safe_mode(self, action: str):
@@ -384,11 +388,11 @@ class HeldRead:
                 None if t.exception() else t.result(), t.exception(), arg))
 
 
-def _cede(http: str, *, user: str, seconds: float) -> None:
+def _cede(http: str, *, user: str, seconds: float, credentials: Credentials = "") -> None:
     """Ask the active at ``http`` to step down and give way for ``seconds`` (a graceful
     failover: long enough for the asking standby to win the election), through the one
-    client between namenodes."""
-    peer = Peer(http, secret="", timeout=30)
+    client between namenodes (in secure mode as this namenode's service principal)."""
+    peer = Peer(http, secret=credentials, timeout=30)
     try:
         peer.cede(seconds, user)
     except PeerRefusedError as exc:
