@@ -53,7 +53,7 @@ from nnlite.namenode.security.spnego import (
     SpnegoRefused,
     challenge,
 )
-from nnlite.namenode.security.tokens import DelegationTokenIdentifier, Token
+from nnlite.namenode.security.tokens import HDFS_DELEGATION_KIND, DelegationTokenIdentifier, Token
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +135,9 @@ class HttpAuthentication:
     def _by_token(self, token_string: str) -> Proof:
         """``getTokenUGI``: decode, verify; refusals become UgiError at ``caller``."""
         try:
-            token = Token.decode_url(token_string)
-            return Proof(token=self.verify(token), token_string=token_string)
+            token = Token.decode_url(token_string)       # its kind is HDFS's there, whatever
+            hdfs = token.with_service(token.service, HDFS_DELEGATION_KIND)   # it says
+            return Proof(token=self.verify(hdfs), token_string=token_string)
         except errors.InvalidTokenError as exc:
             return Proof(refused=f"{UGI_FAILED} {java.INVALID_TOKEN}: {exc}")
 

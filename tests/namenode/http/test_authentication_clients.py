@@ -6,6 +6,9 @@ principal's short name."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from tests.namenode.http.secure import kerberos_session, secure_args, server_env
@@ -66,3 +69,34 @@ def test_without_a_ticket_hdfscli_is_refused(nn, monkeypatch, tmp_path):
     monkeypatch.setenv("KRB5CCNAME", f"FILE:{tmp_path / 'empty.ccache'}")
     with pytest.raises(HdfsError, match="Authentication failure"):     # HdfsCLI's 401
         KerberosClient(f"http://localhost:{nn.port}").list("/user")
+
+
+def test_hadoops_webhdfs_filesystem_logged_in_from_a_keytab(kdc, nn):
+    """Hadoop's WebHdfsFileSystem with hadoop.security.authentication=kerberos (in a JVM of
+    its own, test_sasl's SecureHdfsClient.java on a webhdfs:// URI): SPNEGO from a keytab
+    login, a token fetched over SPNEGO and then used alone, renewed, cancelled."""
+    from tests.namenode.security.test_sasl import JAVA_CLIENT, jvm
+    alice = kdc.user("alice")
+    proc = subprocess.run(
+        [*jvm(kdc), str(JAVA_CLIENT), f"webhdfs://localhost:{nn.port}", "authentication",
+         alice.name, str(alice.keytab), "/user/alice/java"],
+        capture_output=True, text=True, timeout=240, env={**os.environ, **kdc.env_for()})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = dict(line.partition("=")[::2] for line in proc.stdout.splitlines() if "=" in line)
+    assert out["login"] == "alice@NNLITE.TEST short=alice"
+    assert out["ls"] == "f owner=alice len=13"
+    assert out["cat"] == "hello, secure"
+    assert out["token"].startswith("WEBHDFS delegation service=")
+    assert (out["token-cat"], out["token-owner"]) == ("hello, secure", "alice")
+    # renewing or getting a token needs Kerberos (WebHDFS sends no token for them): the 401
+    assert out["token-renew-error"].startswith("org.apache.hadoop.security."
+                                               "AccessControlException:")
+    assert out["token-get-error"].startswith("org.apache.hadoop.security."
+                                             "AccessControlException:")
+    assert out["renew"] == "true"
+    # WebHdfsFileSystem re-raises the InvalidToken inside the SecurityException's message
+    assert out["cancelled-cat-error"].startswith(
+        "org.apache.hadoop.security.token.SecretManager$InvalidToken:token "
+        "(HDFS_DELEGATION_TOKEN token ")
+    assert out["cancelled-cat-error"].endswith("for alice with renewer alice) can't be found "
+                                               "in cache")
