@@ -20,10 +20,12 @@ from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.security.tokens import DelegationTokenIdentifier, Token
 from nnlite.namenode.storage.namedir import NameDir
 from tests.kerberos_realm import Principal
+from tests.namenode.ha.haset import HASet
 from tests.namenode.helpers import IDENTITY, acked, formatted
 from tests.namenode.http.secure import kerberos_session, server_env
 from tests.namenode.http.secure import secure_args as http_secure_args
 from tests.namenode.security.sasl_client import SaslClient
+from tests.servers import NamenodeProcess
 
 T0 = 1_700_000_000_000
 DAY = 86_400_000
@@ -287,3 +289,48 @@ def test_a_webhdfs_token_survives_kill_9_right_after_getdelegationtoken(
     forged = Token(issued.identifier, bytes(len(issued.password)), issued.kind, issued.service)
     refused = requests.get(f"{base}?op=GETFILESTATUS&delegation={forged.encode_url()}")
     assert refused.status_code == 403 and "password doesn't match" in refused.text
+
+
+class SecureHASet(HASet):
+    """``HASet`` with Kerberos on: each namenode process gets the realm's environment."""
+
+    def __init__(self, tmp_path, etcd, env: dict[str, str], settings: dict[str, str]):
+        super().__init__(tmp_path, etcd, settings=settings)
+        self.env = env
+
+    def start(self, i: int, timeout: float = 30) -> NamenodeProcess:
+        node = NamenodeProcess.start([self.dirs[i]], "--port", str(self.ports[i]),
+                                     "--rpc-port", str(self.rpc_ports[i]), "--conf",
+                                     str(self.conf), "-D", f"dfs.ha.namenode.id={self.ids[i]}",
+                                     timeout=timeout, env=self.env)
+        self.nodes[i] = node
+        return node
+
+
+def test_a_token_works_on_the_new_active_once_the_active_is_killed(kdc, etcd_cluster,
+                                                                   tmp_path):
+    """An HA set in secure mode: alice's token, issued by the active (its ops in the shared
+    journal before the answer), authenticates her on the standby once it has taken over
+    from the SIGKILLed active, which then renews it for her and issues the next one."""
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"), path=tmp_path / "nn.keytab")
+    args = secure_args(kdc, keytab)
+    settings = dict(arg.split("=", 1) for arg in args[1::2])
+    settings["hadoop.user.group.static.mapping.overrides"] = "alice=supergroup"
+    alice = kdc.user("alice")
+    haset = SecureHASet(tmp_path, etcd_cluster, kdc.env_for(), settings)
+    try:
+        active = haset.start_all()
+        token = rpc_token(haset.rpc_ports[active], alice)
+        assert owner_through(haset.rpc_ports[active], token, "/before") == "alice"
+        haset.kill(active)
+        new = haset.active(excluding=active)
+        assert owner_through(haset.rpc_ports[new], token, "/after-failover") == "alice"
+        with SaslClient(haset.rpc_ports[new]).kerberos(alice.ccache).context() as client:
+            renewed = client.answer("renewDelegationToken",
+                                    sec.RenewDelegationTokenRequestProto(token=token))
+        assert renewed.newExpiryTime > 0
+        following = DelegationTokenIdentifier.decode(
+            rpc_token(haset.rpc_ports[new], alice).identifier)
+        assert (following.sequence_number, following.master_key_id) == (2, 2)
+    finally:
+        haset.close()
