@@ -71,3 +71,23 @@ def test_without_a_ticket_the_refusal_is_the_error(kdc, nn):
     assert no_ticket.returncode == 2 and b"kinit first" in no_ticket.stderr
     simple = nnlite(kdc, nn, None, "", "ls", "/", secure=False)   # user.name: no proof
     assert simple.returncode != 0 and b"401" in simple.stderr
+
+
+def test_a_refused_cookie_is_dropped_and_the_login_negotiated_again(kdc, nn):
+    """In one process (client/connection.py): the cookie a server no longer honours (a
+    restart with a new random secret) costs one 401, then the ticket logs in again."""
+    from nnlite.client import connection
+    from nnlite.client.kerberos import KerberosLogin
+    from nnlite.client.webhdfs import WebHdfsClient
+    login = KerberosLogin(ccache=f"FILE:{kdc.user('alice').ccache}")
+    connection.log_in(login)
+    try:
+        with WebHdfsClient(f"http://localhost:{nn.port}", "alice") as client:
+            assert client.status("/user/alice")["owner"] == "alice"
+            server = f"localhost:{nn.port}"
+            assert login.cookie(server)
+            login.keep(server, 'hadoop.auth="u=alice&p=alice@NNLITE.TEST&t=kerberos&e=1&s=x"')
+            assert client.status("/user/alice")["owner"] == "alice"
+            assert login.cookie(server) and not login.cookie(server).endswith("&s=x")
+    finally:
+        connection.log_in(None)
