@@ -64,8 +64,10 @@ class BlockKeys:
         self.update_interval_ms = update_interval_ms
         self.token_lifetime_ms = token_lifetime_ms
         self._clock = clock
-        # retired keys stay valid this many intervals (Hadoop: interval + lifetime)
-        self._kept = 1 + -(-token_lifetime_ms // update_interval_ms)
+        # intervals a key stays after its own: Hadoop keeps a key retired at the end of
+        # interval n until (n + 1) * I + I + L, so it is valid in interval c while
+        # c <= n + 2 + L // I
+        self._kept = 2 + token_lifetime_ms // update_interval_ms
 
     def now_ms(self) -> int:
         return int(self._clock() * 1000)

@@ -73,7 +73,7 @@ def test_keys_are_kept_for_an_interval_and_a_lifetime_after_they_retire():
     now = keys.current_id()
     assert keys.key(now) is not None and keys.key(now + 1) is not None     # current, next
     assert keys.key(now + 2) is None                                       # not yet drawn
-    assert keys.key(now - 4) is not None          # 1 + ceil(25 / 10) = 4 intervals kept
+    assert keys.key(now - 4) is not None          # 2 + 25 // 10 = 4 intervals kept
     assert keys.key(now - 5) is None
     assert keys.key(now) != keys.key(now + 1)
 
@@ -82,6 +82,7 @@ def test_key_ids_wrap_as_a_java_int():
     """A one-millisecond interval counts past 2**31: ids wrap, the window still holds."""
     clock = Clock(KEY_ID_SPACE)                  # interval number 2**31 -> id 0
     keys = BlockKeys(SECRET, POOL, 1, 1, clock)
+    assert keys.key(KEY_ID_SPACE - 3) is not None and keys.key(KEY_ID_SPACE - 4) is None
     assert keys.current_id() == 0
     assert keys.key(KEY_ID_SPACE - 1) is not None        # the one before, across the wrap
 
@@ -111,7 +112,7 @@ def test_refusals_carry_hadoop_s_messages(case, message):
     if case == "expired":
         clock.ms += 10 * MINUTE + 1
     if case == "key gone":
-        clock.ms += 30 * MINUTE                   # past the window, not past the expiry
+        clock.ms += 40 * MINUTE                   # past the window, not past the expiry
     with pytest.raises(BlockTokenError, match=message.replace("(", r"\(")) as refused:
         signer.check(token, 42, READ)
     assert refused.value.status == Status.ERROR_ACCESS_TOKEN
