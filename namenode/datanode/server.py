@@ -360,7 +360,7 @@ class DataNodeServer:
         writer.write(dt.delimited(response))
         await writer.drain()
 
-    def check_access(self, header: Any, mode: str) -> None:
+    def check_access(self, header: Any, op: Op, mode: str) -> None:
         """``DataXceiver.checkAccess``: with block tokens required, the op's token
         (``BaseHeaderProto.token``) must let its bearer use ``mode`` on its block, else
         ``BlockTokenError`` (answered ERROR_ACCESS_TOKEN; a write's answer names this
@@ -374,8 +374,7 @@ class DataNodeServer:
         except DataTransferError as exc:
             if mode == WRITE:
                 exc.first_bad_link = f"{self.host}:{self.xfer_port}"
-            log.warning("Block token verification failed: op=%s, message=%s",
-                        "WRITE_BLOCK" if mode == WRITE else "READ", exc)
+            log.warning("Block token verification failed: op=%s, message=%s", op.name, exc)
             raise
 
     def check_pool(self, block: Any) -> None:
@@ -389,7 +388,7 @@ class DataNodeServer:
     async def _write_block(self, request: Any, reader: asyncio.StreamReader,
                            writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
-        self.check_access(request.header.baseHeader, WRITE)
+        self.check_access(request.header.baseHeader, Op.WRITE_BLOCK, WRITE)
         self._check_write(request)
         if request.stage in RECOVERY_STAGES:
             replica = await self.replicas.recover(request)
@@ -488,7 +487,7 @@ class DataNodeServer:
     async def _read_block(self, request: Any, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> bool:
         block = request.header.baseHeader.block
-        self.check_access(request.header.baseHeader, READ)
+        self.check_access(request.header.baseHeader, Op.READ_BLOCK, READ)
         self.check_pool(block)
         sender = self.sender(block.blockId, request.offset, request.len,
                              request.sendChecksums)
@@ -524,7 +523,7 @@ class DataNodeServer:
     async def _block_checksum(self, request: Any, reader: asyncio.StreamReader,
                               writer: asyncio.StreamWriter) -> bool:
         block = request.header.block
-        self.check_access(request.header, READ)
+        self.check_access(request.header, Op.BLOCK_CHECKSUM, READ)
         self.check_pool(block)
         composite = request.HasField("blockChecksumOptions") and \
             request.blockChecksumOptions.blockChecksumType == BlockChecksumTypeProto.COMPOSITE_CRC
