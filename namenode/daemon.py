@@ -51,7 +51,7 @@ from nnlite.namenode.http.transfer import Transfer, load_secret
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.namespace import leases
 from nnlite.namenode.rpc.client_protocol import ClientProtocol
-from nnlite.namenode.rpc.server import RpcServer
+from nnlite.namenode.rpc.server import RpcServer, block_token_caller, block_token_password
 from nnlite.namenode.rpc.status import Datanode, Locator
 from nnlite.namenode.rpc.writes import Writes
 from nnlite.namenode.security import services, tls
@@ -327,6 +327,9 @@ class Namenode:
         ipc_host, ipc_port = self.config.address("dfs.datanode.ipc.address")
         self.datanode_ipc = RpcServer(ClientDatanodeService(server, version()), fs, committer,
                                       ProxyUsers(self.config.proxy_users()))
+        if self.security.enabled:       # SASL there too: a block token, or Kerberos
+            self.datanode_ipc.secure(self.security, block_token_password(tokens),
+                                     block_token_caller)
         server.ipc_port = await self.datanode_ipc.start(self.host_given or ipc_host, ipc_port)
         return server
 

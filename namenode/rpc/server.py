@@ -49,10 +49,13 @@ from typing import Any, Callable, Protocol, cast
 
 from nnlite.formats.errors import FormatError
 from nnlite.formats.hadoop import ipc
+from nnlite.formats.hadoop.block_token import BlockTokenIdentifier
 from nnlite.formats.hadoop.ipc import RpcResponseHeaderRpcErrorCodeProto as Code
 from nnlite.formats.hadoop.ipc import RpcResponseHeaderRpcStatusProto as Status
 from nnlite.formats.hadoop.proto import ProtoError
+from nnlite.formats.hadoop.writable import WritableError
 from nnlite.namenode import errors
+from nnlite.namenode.datanode.tokens import BlockTokenSecretManager
 from nnlite.namenode.fsnamesystem import FSNamesystem, Identity
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.listen import address_error
@@ -66,6 +69,8 @@ from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.security.tokens import DelegationTokenIdentifier
 
 log = logging.getLogger(__name__)
+# who a token proves: (identifier, the context's user, the client's address) -> the caller
+TokenCaller = Callable[[bytes, "str | None", str], Caller]
 
 HTTP_HINT = (b"HTTP/1.1 404 Not Found\r\nContent-type: text/plain\r\n\r\n"
              b"It looks like you are making an HTTP request to a Hadoop IPC port. This is not "
@@ -105,6 +110,7 @@ class RpcServer:
         # secure mode: SASL required, who a connection is (None: simple authentication)
         self.sasl: SaslRpcServer | None = None
         self.auth_to_local = AuthToLocal()
+        self.token_caller: TokenCaller = self.delegation_caller
         self.connections: set[Connection] = set()
         self.calls = 0
         self.fatal = 0
@@ -123,12 +129,24 @@ class RpcServer:
             server.secure(security)
         return server
 
-    def secure(self, settings: SecuritySettings) -> None:
+    def secure(self, settings: SecuritySettings,
+               token_password: Callable[[bytes], bytes] | None = None,
+               token_caller: TokenCaller | None = None) -> None:
         """Secure mode: every connection authenticates with SASL (Kerberos with the
-        namenode's keytab, or a delegation token) and is the user it proved to be."""
-        self.sasl = SaslRpcServer.from_settings(settings, self.token_password)
+        namenode's keytab, or a token) and is the user it proved to be. The tokens are the
+        namesystem's delegation tokens unless ``token_password`` and ``token_caller`` say
+        otherwise (the datanode's IPC port: block tokens, as a DataNode's IPC server takes
+        them through its ``BlockPoolTokenSecretManager``)."""
+        self.sasl = SaslRpcServer.from_settings(settings, token_password or self.token_password)
         self.auth_to_local = AuthToLocal(settings.auth_to_local,
                                          settings.namenode_principal.partition("@")[2])
+        self.token_caller = token_caller or self.delegation_caller
+
+    def delegation_caller(self, identifier: bytes, requested: str | None,
+                          machine: str) -> Caller:
+        """Who a connection holding a delegation token is: its owner (``token_caller``)."""
+        return auth.token_caller(DelegationTokenIdentifier.decode(identifier), requested,
+                                 machine, self.auth_to_local)
 
     def token_password(self, identifier: bytes) -> bytes:
         """DIGEST-MD5's secret: the password of a live token's identifier (Hadoop's
@@ -399,15 +417,15 @@ class Connection(asyncio.Protocol):
                 return auth.kerberos_caller(
                     negotiation.authenticated, requested, self.machine, server.auth_to_local,
                     server.proxy_users, lambda name: server.identity.caller(name).groups)
-            identifier = DelegationTokenIdentifier.decode(
-                base64.b64decode(negotiation.authenticated))
-            return auth.token_caller(identifier, requested, self.machine,
-                                     server.auth_to_local)
+            return server.token_caller(base64.b64decode(negotiation.authenticated),
+                                       requested, self.machine)
         except ImpersonationError as exc:
             reason = str(exc).rpartition("AuthorizationException: ")[2]
             raise rpc_errors.UnauthorizedError(reason) from None
         except (errors.AccessControlError, AuthToLocalError) as exc:
             raise SaslFatal(str(exc), ACCESS_CONTROL, ipc.CONNECTION_CONTEXT_CALL_ID) from None
+        except errors.NamenodeError as exc:       # a token identifier that does not parse
+            raise SaslFatal(str(exc), exc.JAVA_CLASS, ipc.CONNECTION_CONTEXT_CALL_ID) from None
 
     def _context(self, call: ipc.Call) -> None:
         try:
@@ -563,6 +581,35 @@ class Connection(asyncio.Protocol):
             self.closed = True
             if self.transport is not None:
                 self.transport.close()
+
+
+def block_token_password(tokens: BlockTokenSecretManager | None) -> Callable[[bytes], bytes]:
+    """DIGEST-MD5's secret on a datanode's IPC port: a block token's password
+    (``BlockTokenSecretManager.retrievePassword``); InvalidToken without block tokens."""
+    def password(identifier: bytes) -> bytes:
+        if tokens is None:
+            raise errors.InvalidTokenError("Block tokens are not enabled "
+                                           "(dfs.block.access.token.enable)")
+        try:
+            return tokens.password(BlockTokenIdentifier.decode(identifier))
+        except WritableError as exc:
+            raise errors.InvalidTokenError(f"not a block token identifier: {exc}") from None
+    return password
+
+
+def block_token_caller(identifier: bytes, requested: str | None, machine: str) -> Caller:
+    """Who a connection holding a block token is (a DataNode's IPC port): the token's user
+    (``BlockTokenIdentifier.getUser``); a context naming someone else is refused, as for any
+    token (``Server.processConnectionContext``)."""
+    try:
+        user = BlockTokenIdentifier.decode(identifier).user_id
+    except WritableError as exc:
+        raise errors.InvalidTokenError(f"not a block token identifier: {exc}") from None
+    if requested and requested != user:
+        raise auth.TokenImpersonationError(
+            f"Authenticated user ({user} (auth:TOKEN)) doesn't match what the client claims "
+            f"to be ({requested})")
+    return Caller(user, machine, "TOKEN")
 
 
 class SaslFatal(rpc_errors.FatalRpcError):

@@ -7,7 +7,8 @@
 //        URI PROTECTION PRINCIPAL KEYTAB DIR
 //
 // Logs in from the keytab (UserGroupInformation.loginUserFromKeytabAndReturnUGI), makes DIR,
-// writes DIR/f, lists and reads it back, fetches a delegation token (renewer: the user
+// writes DIR/f, lists and reads it back, reads what a writer of DIR/open hflushed (through
+// the datanode's IPC port), fetches a delegation token (renewer: the user
 // itself); then, as a UGI holding only that token (no Kerberos credentials), reads DIR/f,
 // tries to renew the token and to get another (Hadoop refuses both on a token connection);
 // renews it as the Kerberos user, cancels it, and tries to read with it once more. Prints one "key=value" line per step, "error=<class>:
@@ -53,6 +54,15 @@ public class SecureHdfsClient {
                         + status.getOwner() + " len=" + status.getLen());
                 }
                 System.out.println("cat=" + read(fs, file));
+                // a file being written: its reader asks the datanode's IPC port for the
+                // visible length (DFSInputStream.readBlockLength), with the block token
+                Path open = new Path(dir, "open");
+                try (FSDataOutputStream out = fs.create(open);
+                     FileSystem reader = FileSystem.newInstance(conf)) {
+                    out.write("flushed".getBytes(StandardCharsets.UTF_8));
+                    out.hflush();
+                    step("hflushed", () -> read(reader, open));
+                }
                 Token<?> t = fs.getDelegationToken(ugi.getShortUserName());
                 System.out.println("token=" + (t == null ? "null" : t.getKind() + " service="
                     + t.getService()));

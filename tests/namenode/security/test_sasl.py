@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from nnlite.formats.hadoop import client_datanode as cd
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.formats.hadoop import ipc
 from nnlite.formats.hadoop import security as sec
 from nnlite.formats.hadoop.acl import FsPermissionProto
+from nnlite.formats.hadoop.proto import parse_delimited
 from tests.namenode.rpc.rawclient import RawClient
 from tests.namenode.security.sasl_client import Refused, SaslClient, sasl_frame
 from tests.servers import wait_for
@@ -34,7 +36,8 @@ def secure_args(kdc, keytab, protection="authentication,integrity,privacy") -> t
             "-D", f"dfs.web.authentication.kerberos.keytab={keytab}",
             "-D", f"hadoop.rpc.protection={protection}",
             "-D", "hadoop.proxyuser.alice.users=carol",
-            "-D", "hadoop.proxyuser.alice.hosts=127.0.0.1")
+            "-D", "hadoop.proxyuser.alice.hosts=127.0.0.1",
+            "-D", "dfs.block.access.token.enable=true")
 
 
 @pytest.fixture(scope="module")
@@ -292,6 +295,46 @@ def test_an_expired_token_is_refused(kdc, start_namenode, tmp_path, alice):
     assert exc.java_class == INVALID_TOKEN and "is expired" in exc.message
 
 
+# ------------------------------------------------------------------ the datanode's IPC port
+
+def located_block(port, user, path: str, data: bytes):
+    """``path`` written over Kerberos with hdfs-native, then its first located block."""
+    hdfs_native = pytest.importorskip("hdfs_native")
+    os.environ["KRB5CCNAME"] = f"FILE:{user.ccache}"
+    try:
+        client = hdfs_native.Client(f"hdfs://127.0.0.1:{port}",
+                                    config={"hadoop.security.authentication": "kerberos"})
+        with client.create(path) as stream:
+            stream.write(data)
+    finally:
+        del os.environ["KRB5CCNAME"]
+    with SaslClient(port).kerberos(user.ccache).context() as conn:
+        located = conn.answer("getBlockLocations", cn.GetBlockLocationsRequestProto(
+            src=path, offset=0, length=len(data)))
+    return located.locations.blocks[0]
+
+
+def test_the_datanode_ipc_port_takes_a_block_token_only(secure, alice):
+    block = located_block(secure.rpc_port, alice, "/dn/f", b"x" * 1000)
+    port = block.locs[0].id.ipcPort
+    request = cd.GetReplicaVisibleLengthRequestProto(block=block.b)
+    with RawClient(port).connect(user="alice") as client:
+        header = fatal(client)
+    assert header.errorMsg == \
+        "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]"
+    token = block.blockToken
+    assert token.kind == "HDFS_BLOCK_TOKEN"
+    with SaslClient(port).token(token.identifier, token.password, "auth-int").context() \
+            as client:
+        header, rest = client.call("getReplicaVisibleLength", request, protocol=cd.PROTOCOL)
+        assert header.status == Status.SUCCESS, header
+        length = parse_delimited(cd.GetReplicaVisibleLengthResponseProto, rest)[0].length
+    assert length == 1000
+    with SaslClient(port) as client, pytest.raises(Refused) as refused:
+        client.token(token.identifier, b"forged" * 4)
+    assert "Mismatched response" in refused.value.message
+
+
 # ------------------------------------------------------------------ Hadoop's own client
 
 JAVA_CLIENT = Path(__file__).with_name("SecureHdfsClient.java")
@@ -324,6 +367,7 @@ def test_hadoops_client_logged_in_from_a_keytab(kdc, secure, alice, protection):
     assert out["login"] == "alice@NNLITE.TEST short=alice"
     assert out["ls"] == "f owner=alice len=13"
     assert out["cat"] == "hello, secure"
+    assert out["hflushed"] == "flushed"
     # the token path: DIGEST-MD5 from Java's own SASL client, 3DES under privacy
     assert out["token"].startswith("HDFS_DELEGATION_TOKEN service=127.0.0.1:")
     assert (out["token-cat"], out["token-owner"]) == ("hello, secure", "alice")
