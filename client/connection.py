@@ -104,7 +104,8 @@ class Reply:
 class Connection:
     """One keep-alive HTTP connection to ``url``'s host and port."""
 
-    def __init__(self, url: str, timeout: float | None = TIMEOUT):
+    def __init__(self, url: str, timeout: float | None = TIMEOUT,
+                 tls: ssl.SSLContext | None = None):
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BadArgumentError(f"the namenode URL must be http://HOST:PORT, not {url!r}")
@@ -116,6 +117,7 @@ class Connection:
         self.base = parts.path.rstrip("/")
         self.timeout = timeout
         self._https = parts.scheme == "https"
+        self._tls = tls      # an https connection's own context (etcd's client certificate)
         self._host, self._port = parts.hostname, port
         self._conn: http.client.HTTPConnection | None = None
         # Send a request again on a fresh connection when a kept-alive one turns out stale
@@ -138,7 +140,7 @@ class Connection:
     def _open(self) -> http.client.HTTPConnection:
         if self._https:
             return http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout,
-                                               blocksize=CHUNK, context=_trusted)
+                                               blocksize=CHUNK, context=self._tls or _trusted)
         return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout,
                                           blocksize=CHUNK)
 

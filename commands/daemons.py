@@ -169,8 +169,9 @@ def opens_own_edits(config: Config, image_txid: int) -> bool:
     -bootstrapStandby refuses an image older than the shared edits."""
     from nnlite.client.etcd.client import Etcd
     from nnlite.namenode.ha.quorum_journal import Layout, committed_txid, read_batches
+    from nnlite.namenode.security.tls import etcd_context
     layout = Layout.of(config.get("nnlite.ha.etcd.prefix"), config.nameservice())
-    with Etcd(config.etcd_endpoints()) as etcd:
+    with Etcd(config.etcd_endpoints(), tls=etcd_context(config)) as etcd:
         committed = committed_txid(etcd, layout)
         if committed is None:               # no active yet: as format opens them
             return True

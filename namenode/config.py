@@ -104,6 +104,11 @@ DEFAULTS: dict[str, str] = {
     "dfs.ha.automatic-failover.enabled": "true",
     "nnlite.ha.etcd.endpoints": "",        # http://host:port,... of the etcd cluster
     "nnlite.ha.etcd.prefix": "/nnlite",    # keys live under <prefix>/<nameservice>/
+    # https endpoints of members run with --client-cert-auth: their CA, this client's PEM
+    # certificate and key (etcdctl's --cacert, --cert, --key)
+    "nnlite.ha.etcd.ssl.ca": "",
+    "nnlite.ha.etcd.ssl.cert": "",
+    "nnlite.ha.etcd.ssl.key": "",
     "nnlite.ha.lease.ttl": "4",            # s: the leader's etcd lease (failover detection)
     "nnlite.ha.tail.interval": "0.05",     # s between a standby's polls of the journal
     "nnlite.ha.journal.timeout": "10",     # s a batch may wait for etcd's quorum, then fails

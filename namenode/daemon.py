@@ -399,7 +399,7 @@ class Namenode:
             fs.start_delegation_tokens()        # a new master key, as startActiveServices
 
         ha = HAController(
-            fs, Etcd(endpoints, timeout=min(2.0, timeout)),
+            fs, Etcd(endpoints, timeout=min(2.0, timeout), tls=tls.etcd_context(config)),
             Layout.of(config.get("nnlite.ha.etcd.prefix"), config.nameservice()), me,
             f"{self.host}:{self.port}", ttl=config.int("nnlite.ha.lease.ttl"),
             tail_interval=config.float("nnlite.ha.tail.interval"), journal_timeout=timeout,

@@ -15,6 +15,7 @@ import json
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -68,10 +69,11 @@ class Member:
     log: Path
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     down: bool = False      # stopped or killed on purpose (an exit then is no failure)
+    tls: ssl.SSLContext | None = field(default=None, repr=False)   # https: a client's
 
     @property
     def client_url(self) -> str:
-        return f"http://127.0.0.1:{self.client_port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.client_port}"
 
     @property
     def peer_url(self) -> str:
@@ -86,7 +88,7 @@ class Member:
         req = urllib.request.Request(f"{self.client_url}/v3/maintenance/status", data=b"{}",
                                      headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=2) as resp:
+            with urllib.request.urlopen(req, timeout=2, context=self.tls) as resp:
                 doc = json.load(resp)
         except (OSError, ValueError, urllib.error.HTTPError):
             return None
@@ -105,17 +107,26 @@ class Member:
 class EtcdCluster:
     """``members`` etcd processes forming one cluster, under ``tmp_path``."""
 
-    def __init__(self, tmp_path: Path, members: int = 3) -> None:
+    def __init__(self, tmp_path: Path, members: int = 3, tls=None) -> None:
+        """``tls`` (tests/tls_certs.py's ``Certificates``): https client URLs, members run
+        with ``--client-cert-auth``; ``client_tls`` is then a client's context."""
         self.tmp_path = Path(tmp_path)
         self.tmp_path.mkdir(parents=True, exist_ok=True)
         self.size = members
+        self.tls = tls
+        self.client_tls: ssl.SSLContext | None = None
+        if tls is not None:
+            self.client_cert = tls.client("etcd-client")
+            self.client_tls = ssl.create_default_context(cafile=str(tls.ca))
+            self.client_tls.load_cert_chain(*map(str, self.client_cert))
         self.token = f"nnlite-test-{uuid.uuid4().hex[:12]}"
         self.members = self._members()
 
     def _members(self) -> list[Member]:
         ports = free_ports(2 * self.size)
         return [Member(f"m{i}", ports[2 * i], ports[2 * i + 1], self.tmp_path / f"m{i}.etcd",
-                       self.tmp_path / f"m{i}.log") for i in range(self.size)]
+                       self.tmp_path / f"m{i}.log", tls=self.client_tls)
+                for i in range(self.size)]
 
     @property
     def endpoints(self) -> list[str]:
@@ -157,6 +168,10 @@ class EtcdCluster:
                "--initial-cluster-state", state,
                "--initial-cluster-token", self.token,
                "--logger", "zap", "--log-outputs", "stderr"]
+        if self.tls is not None:      # etcd 3.4's client TLS with client certificates
+            cmd += ["--client-cert-auth", "--trusted-ca-file", str(self.tls.ca),
+                    "--cert-file", str(self.tls.server_cert),
+                    "--key-file", str(self.tls.server_key)]
         with open(member.log, "ab") as log:
             log.write(f"\n=== {time.strftime('%H:%M:%S')} {' '.join(cmd)}\n".encode())
             log.flush()

@@ -5,7 +5,8 @@ Hadoop's clients read (a PKCS#12 truststore from Java's ``keytool``).
 ``Certificates.make(folder)`` -> ``ca`` (the CA certificate, PEM), ``server_pem`` (key +
 chain in one PEM file: ``ssl.server.keystore.type`` pem), ``server_key``/``server_cert``,
 ``truststore(password)`` (PKCS#12 of the CA, for ``ssl-client.xml``), and
-``server_conf()`` / ``client_xml()`` for a namenode's keys and a JVM client's file.
+``server_defines()`` / ``client_xml()`` for a namenode's keys and a JVM client's file, and
+``client(name)``, a client certificate (etcd's ``--client-cert-auth``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,17 @@ class Certificates:
                                      + certs.server_cert.read_bytes()
                                      + certs.ca.read_bytes())
         return certs
+
+    def client(self, name: str) -> tuple[Path, Path]:
+        """A client certificate ``CN=<name>`` the CA signed, and its key (PEM files): what
+        a member run with ``--client-cert-auth`` asks of its clients."""
+        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
+                 f"{name}.csr", "-subj", f"/CN={name}", cwd=self.folder)
+        (self.folder / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
+        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                 "-CAcreateserial", "-out", f"{name}.crt", "-days", "2", "-extfile",
+                 "client.ext", cwd=self.folder)
+        return self.folder / f"{name}.crt", self.folder / f"{name}.key"
 
     def pkcs12(self, password: str) -> Path:
         """The server's key and chain as a PKCS#12 keystore."""

@@ -18,6 +18,8 @@ streams. The high-availability journal and election use it (etcd 3.4, Debian's e
   guarded by what it writes (compare the version or the value) tells the two cases apart.
 * **Threads.** An ``Etcd`` may be shared: each call takes an idle keep-alive connection of its
   member from a small pool (or opens one) and gives it back after the answer.
+* **TLS.** ``https://`` endpoints with ``tls`` (``tls_context``: the members' CA, this
+  client's certificate and key) reach members run with ``--client-cert-auth``.
 * **Limits.** A request over ``MAX_REQUEST_BYTES`` or a txn over ``MAX_TXN_OPS`` operations
   (``messages.py``) is ``EtcdRequestError``, as is any request etcd finds malformed.
 * **Watch.** ``watch()`` opens a stream (``POST /v3/watch``) on the first member that serves and
@@ -36,6 +38,7 @@ from __future__ import annotations
 import binascii
 import http.client
 import json
+import ssl
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -96,11 +99,13 @@ class Etcd:
     """A client of the etcd cluster whose members answer at ``endpoints``
     (``http://HOST:PORT``); ``timeout``: seconds each member gets to answer a call."""
 
-    def __init__(self, endpoints: list[str], timeout: float = TIMEOUT) -> None:
+    def __init__(self, endpoints: list[str], timeout: float = TIMEOUT,
+                 tls: ssl.SSLContext | None = None) -> None:
         if not endpoints:
             raise BadArgumentError("no etcd endpoint given")
         self.endpoints = [_endpoint(e) for e in endpoints]
         self.timeout = timeout
+        self.tls = tls        # https endpoints: the CA and this client's certificate
         self._lock = threading.Lock()
         self._current = 0
         self._idle: dict[str, list[Connection]] = {e: [] for e in self.endpoints}
@@ -209,7 +214,8 @@ class Etcd:
         (0: from now on), opened on the first member that serves it."""
         request = WatchCreateRequest(*key_range(key, range_end, prefix), start_revision)
         body = encode_watch_create(request)
-        return self._each_member("/v3/watch", lambda e: Watch.open(e, body, self.timeout))
+        return self._each_member("/v3/watch", lambda e: Watch.open(e, body, self.timeout,
+                                                                       self.tls))
 
     # ---------------------------------------------------------------- calls
 
@@ -257,7 +263,7 @@ class Etcd:
             idle = self._idle[endpoint]
             if idle:
                 return idle.pop()
-        return Connection(endpoint, self.timeout)
+        return Connection(endpoint, self.timeout, self.tls)
 
     def _give_back(self, endpoint: str, conn: Connection) -> None:
         with self._lock:
@@ -266,6 +272,21 @@ class Etcd:
                 idle.append(conn)
                 return
         conn.close()
+
+
+def tls_context(ca: str, cert: str, key: str) -> ssl.SSLContext:
+    """The TLS of a client of etcd members run with ``--client-cert-auth``: trust ``ca``'s
+    certificates (``--trusted-ca-file``'s), present ``cert`` with its ``key`` (PEM files),
+    as etcdctl's ``--cacert``, ``--cert`` and ``--key``."""
+    try:
+        context = ssl.create_default_context(cafile=ca or None)
+        if cert:
+            context.load_cert_chain(cert, key or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise BadArgumentError(f"etcd's TLS files cannot be used (CA {ca!r}, certificate "
+                               f"{cert!r}, key {key!r}): {exc}") from exc
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
 
 
 def _endpoint(url: str) -> str:
@@ -324,9 +345,10 @@ class Watch:
         self._reading = False
 
     @classmethod
-    def open(cls, endpoint: str, body: bytes, timeout: float) -> Watch:
+    def open(cls, endpoint: str, body: bytes, timeout: float,
+             tls: ssl.SSLContext | None = None) -> Watch:
         """Open the stream and read etcd's "created" answer within ``timeout`` seconds."""
-        conn = Connection(endpoint, timeout)
+        conn = Connection(endpoint, timeout, tls)
         with _closed_on_failure(conn, endpoint):
             response = conn.stream("POST", "/v3/watch", LEADER_HEADERS, body)
             if response.status != 200:

@@ -14,6 +14,10 @@
 
 The context offers TLS 1.2 and later (Hadoop's ``hadoop.ssl.enabled.protocols`` default is
 TLSv1.2). Every failure is one ``ConfigError`` naming the key and the file.
+
+``etcd_context``: the client side of the HA journal's etcd over TLS with client certificates
+(``nnlite.ha.etcd.ssl.ca``, ``.cert``, ``.key``), for members run with etcd's
+``--client-cert-auth --trusted-ca-file``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import os
 import ssl
 import tempfile
 
+from nnlite.client.errors import BadArgumentError
+from nnlite.client.etcd.client import tls_context
 from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.security.settings import HTTP_POLICIES
 
@@ -110,3 +116,20 @@ def _load_pkcs12(context: ssl.SSLContext, path: str, password: str) -> None:
         tmp.write(pem)
         tmp.flush()
         _load_pem(context, tmp.name, pem_password.decode())
+
+
+def etcd_context(config: Config) -> ssl.SSLContext | None:
+    """The TLS of the HA journal's etcd client (``nnlite.ha.etcd.ssl.ca``, ``.cert``,
+    ``.key``: members run with ``--client-cert-auth --trusted-ca-file``), None when no CA
+    or certificate is configured (http endpoints, or https trusting the system's CAs)."""
+    ca, cert, key = (config.get(f"nnlite.ha.etcd.ssl.{k}").strip()
+                     for k in ("ca", "cert", "key"))
+    if not ca and not cert:
+        return None
+    if cert and not key:
+        raise ConfigError("nnlite.ha.etcd.ssl.cert needs nnlite.ha.etcd.ssl.key, the "
+                          "certificate's private key")
+    try:
+        return tls_context(ca, cert, key)
+    except BadArgumentError as exc:
+        raise ConfigError(str(exc)) from exc
