@@ -1,9 +1,9 @@
 """A Hadoop IPC client that speaks SASL the way ``SaslRpcClient`` does, on
 ``tests/namenode/rpc/rawclient.py``'s socket: NEGOTIATE, then Kerberos GSSAPI (PyPI's
 gssapi as the initiator, from a ticket cache) or DIGEST-MD5 with a token
-(``digest_client.py``), the security layer both ways once the qop asks for it. For the
-tests that send what real clients do not (a forged token, a context naming someone else,
-frames out of turn)."""
+(``digest_md5.DigestMD5Client``), the security layer both ways once the qop asks for it.
+For the tests that send what real clients do not (a forged token, a context naming someone
+else, frames out of turn)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from nnlite.formats.hadoop import client_namenode, ipc
 from nnlite.formats.hadoop.proto import delimited, parse_delimited
 from nnlite.namenode.security import digest_md5
 from tests.namenode.rpc.rawclient import CLIENT_ID, RawClient
-from tests.namenode.security.digest_client import DigestClient
+from tests.namenode.security.digest_client import forge as forged
 
 State = ipc.RpcSaslSaslState
 LAYERS = {"auth": 1, "auth-int": 2, "auth-conf": 4}
@@ -113,11 +113,13 @@ class SaslClient(RawClient):
         """DIGEST-MD5 with a token; ``forge`` overrides the response's directives."""
         self.negotiate()
         auth = self.offer("TOKEN")
-        client = DigestClient(digest_md5.token_username(identifier),
-                              digest_md5.token_password(password),
-                              f"{auth.protocol}/{auth.serverId}", qop=qop)
-        answer = self.initiate("TOKEN", client.respond(auth.challenge, **forge))
-        assert answer.state == State.SUCCESS and client.verify(answer.token), answer
+        client = digest_md5.DigestMD5Client(digest_md5.token_username(identifier),
+                                            digest_md5.token_password(password),
+                                            f"{auth.protocol}/{auth.serverId}", (qop,))
+        response = client.respond(auth.challenge)
+        answer = self.initiate("TOKEN", forged(response, **forge) if forge else response)
+        assert answer.state == State.SUCCESS, answer
+        client.verify(answer.token)
         if qop != "auth":
             self.layer = client
         return self
