@@ -62,6 +62,7 @@ TOKEN_PREFIXES = ("/webhdfs/v1", "/data/v1")      # AuthFilter: a delegation= sk
 REQUIRED = "Authentication required"              # AuthenticationFilter's reason
 UGI_FAILED = "Failed to obtain user group information:"   # SecurityUtil.FAILED_TO_GET_UGI_MSG_HEADER
 
+KEPT = 4096                                       # decoded tokens, callers kept
 Verify = Callable[[Token], DelegationTokenIdentifier]
 Groups = Callable[[str], Iterable[str]]
 
@@ -93,6 +94,11 @@ class HttpAuthentication:
         self.rules = rules or AuthToLocal(settings.auth_to_local,
                                           settings.web_principal.partition("@")[2])
         self.acceptor = acceptor or SpnegoAcceptor(settings.web_principal, settings.web_keytab)
+        # What one client sends on every call, worked out once (each emptied when full): a
+        # token string decoded (it is still verified on every call: it may be cancelled or
+        # expire), and the caller of a proof with the names a request adds to it.
+        self.decoded: dict[str, Token] = {}
+        self.callers: dict[tuple, Caller] = {}
         self.cookies = cookies or CookieJar(Signer.from_file(settings.cookie_secret_file),
                                             settings.cookie_validity_s,
                                             settings.cookie_domain)
@@ -135,8 +141,13 @@ class HttpAuthentication:
     def _by_token(self, token_string: str) -> Proof:
         """``getTokenUGI``: decode, verify; refusals become UgiError at ``caller``."""
         try:
-            token = Token.decode_url(token_string)       # its kind is HDFS's there, whatever
-            hdfs = token.with_service(token.service, HDFS_DELEGATION_KIND)   # it says
+            hdfs = self.decoded.get(token_string)
+            if hdfs is None:
+                token = Token.decode_url(token_string)   # its kind is HDFS's there, whatever
+                hdfs = token.with_service(token.service, HDFS_DELEGATION_KIND)   # it says
+                if len(self.decoded) >= KEPT:
+                    self.decoded.clear()
+                self.decoded[token_string] = hdfs
             return Proof(token=self.verify(hdfs), token_string=token_string)
         except errors.InvalidTokenError as exc:
             return Proof(refused=f"{UGI_FAILED} {java.INVALID_TOKEN}: {exc}")
@@ -157,6 +168,17 @@ class HttpAuthentication:
         named, doas = req.param("user.name"), req.param("doas")
         if proof.refused:
             raise UgiError(proof.refused)
+        key = (proof.principal, proof.token, named, doas, address)
+        caller = self.callers.get(key)
+        if caller is None:
+            caller = self._caller(proof, named, doas, address)
+            if len(self.callers) >= KEPT:
+                self.callers.clear()
+            self.callers[key] = caller
+        return caller
+
+    def _caller(self, proof: Proof, named: str | None, doas: str | None,
+                address: str) -> Caller:
         if proof.token is not None:
             owner = self._short(proof.token.owner)
             self._check_username(owner, named)

@@ -35,6 +35,7 @@ SIGNATURE = "&s="                      # Signer.SIGNATURE
 KERBEROS = "kerberos"                  # KerberosAuthenticationHandler.TYPE
 ATTRIBUTES = ("u", "p", "t", "e")      # AuthToken.ATTRIBUTES
 RANDOM_SECRET_BYTES = 32
+VERIFIED_KEPT = 4096                   # cookie headers whose signature was checked, kept
 
 
 class CookieRefused(Exception):
@@ -131,6 +132,10 @@ class CookieJar:
         self.validity_s = validity_s
         self.domain = domain
         self.clock = clock
+        # Cookie headers already verified -> their token: a client sends the same cookie on
+        # every call, and its HMAC need not be computed again (only its expiry is checked).
+        # Only cookies this server signed get in; the dict is emptied when full.
+        self.verified: dict[str, AuthToken] = {}
 
     def issue(self, user: str, principal: str, secure: bool) -> str:
         """The Set-Cookie value for a caller that just authenticated."""
@@ -156,6 +161,21 @@ class CookieJar:
         """The AuthToken a request's Cookie header proves (``AuthenticationFilter.getToken``):
         None without a hadoop.auth cookie; CookieRefused for an empty, forged, foreign-type
         or expired one."""
+        if cookie_header is None:
+            return None
+        token = self.verified.get(cookie_header)
+        if token is None:
+            token = self._verify(cookie_header)
+            if token is None:
+                return None
+            if len(self.verified) >= VERIFIED_KEPT:
+                self.verified.clear()
+            self.verified[cookie_header] = token
+        if token.expired(int(self.clock() * 1000)):
+            raise CookieRefused("AuthenticationToken expired")
+        return token
+
+    def _verify(self, cookie_header: str) -> AuthToken | None:
         value = cookie_value(cookie_header)
         if value is None:
             return None
@@ -164,6 +184,4 @@ class CookieJar:
         token = AuthToken.parse(self.signer.verify_and_extract(value))
         if token.type != KERBEROS:
             raise CookieRefused("Invalid AuthenticationToken type")
-        if token.expired(int(self.clock() * 1000)):
-            raise CookieRefused("AuthenticationToken expired")
         return token

@@ -81,3 +81,17 @@ def test_a_cookie_of_another_secret_type_or_time_is_refused():
 def test_no_cookie_is_no_token():
     assert jar().token(None) is None and jar().token("JSESSIONID=1") is None
     assert cookie_value("a=1; hadoop.auth=\"x\"") == "x"
+
+
+def test_a_verified_cookie_is_kept_but_its_expiry_still_checked():
+    now = [NOW_S]
+    kept = CookieJar(Signer(b"secret"), 60, clock=lambda: now[0])
+    header = "hadoop.auth=" + cookie_value(kept.issue("alice", "alice@R", False))
+    assert kept.token(header).user == "alice" and header in kept.verified
+    assert kept.token(header).user == "alice"
+    now[0] += 61
+    with pytest.raises(CookieRefused, match="expired"):
+        kept.token(header)
+    with pytest.raises(CookieRefused, match="Invalid signature"):
+        kept.token(header.replace("u=alice", "u=tester"))
+    assert len(kept.verified) == 1                     # a refused cookie is not kept
