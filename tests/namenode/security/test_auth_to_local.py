@@ -1,8 +1,12 @@
 """hadoop.security.auth_to_local (namenode/security/auth_to_local.py): the cases of Hadoop's
-TestKerberosName, with its rules and its default realm."""
+TestKerberosName, with its rules and its default realm; then a secure namenode process whose
+rules map alice@NNLITE.TEST to another user, whose permission and ACL checks see that name
+over WebHDFS and hdfs:// alike."""
 
 import pytest
 
+from nnlite.formats.hadoop import client_namenode as cn
+from nnlite.formats.hadoop.acl import FsPermissionProto
 from nnlite.namenode.security.auth_to_local import (
     AuthToLocal,
     BadFormatString,
@@ -11,6 +15,9 @@ from nnlite.namenode.security.auth_to_local import (
     MalformedName,
     NoMatchingRule,
 )
+from tests.kerberos_realm import Principal
+from tests.namenode.http.secure import kerberos_session, secure_args, server_env
+from tests.namenode.security.sasl_client import SaslClient
 
 REALM = "EXAMPLE.COM"
 RULES = "\n".join([r"RULE:[1:$1@$0](.*@YAHOO\.COM)s/@.*//",
@@ -93,3 +100,54 @@ def test_default_maps_only_the_default_realm():
     assert rules.short_name("nn/localhost@NNLITE.TEST") == "nn"
     with pytest.raises(NoMatchingRule):
         rules.short_name("nn/localhost@OTHER.TEST")
+
+
+# ------------------------------------ a secure namenode: permissions and ACLs, mapped names
+
+RULE = r"RULE:[1:$1@$0](alice@NNLITE\.TEST)s/.*/analyst/ DEFAULT"
+
+
+@pytest.fixture(scope="module")
+def mapped(kdc, start_module_namenode, tmp_path_factory):
+    """A secure namenode whose auth_to_local maps alice@NNLITE.TEST to ``analyst``."""
+    args = secure_args(kdc, "-D", f"hadoop.security.auth_to_local={RULE}")
+    return start_module_namenode(*args, env=server_env(kdc), users="analyst=staff;bob=staff")
+
+
+def webhdfs(session, nn, method: str, path: str, op: str, **params):
+    return session.request(method, f"http://localhost:{nn.port}/webhdfs/v1{path}",
+                           params={"op": op, **params})
+
+
+def test_permissions_and_acls_see_the_mapped_name_over_both_schemes(kdc, mapped):
+    nn_service = kdc.service("nn")
+    superuser = Principal(nn_service.name, nn_service.keytab,
+                          nn_service.keytab.with_suffix(".ccache"))
+    kdc.kinit(superuser)
+    admin, alice, bob = (kerberos_session(p) for p in (superuser, kdc.user("alice"),
+                                                         kdc.user("bob")))
+    denied = webhdfs(alice, mapped, "PUT", "/top", "MKDIRS")
+    assert denied.status_code == 403
+    assert "Permission denied: user=analyst, access=WRITE" in denied.text
+    assert webhdfs(admin, mapped, "PUT", "/home/analyst", "MKDIRS").json() == {"boolean": True}
+    assert webhdfs(admin, mapped, "PUT", "/home/analyst", "SETOWNER",
+                   owner="analyst").status_code == 200
+    claimed = webhdfs(alice, mapped, "PUT", "/home/analyst/q1", "MKDIRS", **{"user.name": "hdfs"})
+    assert claimed.status_code == 403                           # JspHelper.checkUsername
+    assert "Usernames not matched: name=hdfs != expected=analyst" in claimed.text
+    made = webhdfs(alice, mapped, "PUT", "/home/analyst/q1", "MKDIRS")
+    assert made.status_code == 200, made.text
+    status = webhdfs(alice, mapped, "GET", "/home/analyst/q1", "GETFILESTATUS").json()
+    assert status["FileStatus"]["owner"] == "analyst"
+    refused = webhdfs(bob, mapped, "PUT", "/home/analyst/q1/x", "MKDIRS")
+    assert refused.status_code == 403 and "user=bob" in refused.text
+    assert webhdfs(alice, mapped, "PUT", "/home/analyst/q1", "MODIFYACLENTRIES",
+                   aclspec="user:bob:rwx").status_code == 200
+    assert webhdfs(bob, mapped, "PUT", "/home/analyst/q1/x", "MKDIRS").status_code == 200
+    with SaslClient(mapped.rpc_port).kerberos(kdc.user("alice").ccache).context() as client:
+        info = client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/home/analyst/q1/x"))
+        assert info.fs.owner == "bob"
+        client.answer("mkdirs", cn.MkdirsRequestProto(
+            src="/home/analyst/rpc", masked=FsPermissionProto(perm=0o755), createParent=True))
+        info = client.answer("getFileInfo", cn.GetFileInfoRequestProto(src="/home/analyst/rpc"))
+        assert info.fs.owner == "analyst"
