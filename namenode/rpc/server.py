@@ -205,6 +205,8 @@ class Connection(asyncio.Protocol):
         self.sasl = False
         self.negotiation: Negotiation | None = None     # secure mode's SASL state
         self._plain = bytearray()        # unwrapped bytes not yet a whole frame
+        self._wrapping = False           # answers leave wrapped (a qop past auth)
+        self._unwrapping = False         # dispatching frames a WRAP message carried
         self.tasks: set[asyncio.Task] = set()
         self.closed = False
         self._buf = bytearray()
@@ -377,9 +379,6 @@ class Connection(asyncio.Protocol):
         if negotiation.wraps:       # only after the last exchange's answer
             self._flush()
             self._wrapping = True
-
-    _unwrapping = False
-    _wrapping = False
 
     def _unwrap(self, token: bytes) -> None:
         """The frames a WRAP message carries, dispatched as if they came unwrapped."""
