@@ -145,6 +145,10 @@ DEFAULTS: dict[str, str] = {
     "dfs.block.access.token.lifetime": "600",
     # SASL on the data port (SaslDataTransferServer): empty, authentication, integrity, privacy
     "dfs.data.transfer.protection": "",
+    # under privacy, AES/CTR/NoPadding instead of DIGEST-MD5's 3DES (DataTransferSaslUtil
+    # .negotiateCipherOption): empty, or that one suite; its key length in bits
+    "dfs.encrypt.data.transfer.cipher.suites": "",
+    "dfs.encrypt.data.transfer.cipher.key.bitlength": "128",
     # TLS on the web ports: HTTP_ONLY, HTTPS_ONLY, HTTP_AND_HTTPS
     "dfs.http.policy": "HTTP_ONLY",
     "dfs.namenode.https-address": "127.0.0.1:9871",

@@ -320,8 +320,10 @@ class Namenode:
         fs, committer, _ = self._loaded()
         host, port = self.config.address("dfs.datanode.address")
         protection = self.security.data_transfer_protection if self.security.enabled else ()
-        server = DataNodeServer(blocks, tokens, require_tokens=self.security.block_tokens,
-                                protection=protection)
+        server = DataNodeServer(
+            blocks, tokens, require_tokens=self.security.block_tokens, protection=protection,
+            cipher_suites=self.config.get("dfs.encrypt.data.transfer.cipher.suites").strip(),
+            cipher_key_bits=self.config.int("dfs.encrypt.data.transfer.cipher.key.bitlength"))
         await server.start(self.host_given or host, port)
         self.datanode_server = server
         ipc_host, ipc_port = self.config.address("dfs.datanode.ipc.address")

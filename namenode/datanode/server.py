@@ -129,7 +129,8 @@ class DataNodeServer:
 
     def __init__(self, store: BlockStore, tokens: BlockTokenSecretManager | None = None,
                  max_connections: int = MAX_CONNECTIONS, *,
-                 require_tokens: bool = False, protection: tuple[str, ...] = ()) -> None:
+                 require_tokens: bool = False, protection: tuple[str, ...] = (),
+                 cipher_suites: str = "", cipher_key_bits: int = 128) -> None:
         self.store = store
         self.max_connections = max_connections
         self.pool_id = block_pool_id(store.namespace_id)
@@ -138,7 +139,7 @@ class DataNodeServer:
         # dfs.block.access.token.enable: every op shows a token (DataXceiver.checkAccess)
         self.require_tokens = require_tokens and tokens is not None
         # secure mode's dfs.data.transfer.protection: the SASL handshake opens a connection
-        self.sasl = DataTransferSasl(tokens, protection) \
+        self.sasl = DataTransferSasl(tokens, protection, cipher_suites, cipher_key_bits) \
             if protection and tokens is not None else None
         self.datanode_uuid = load_uuid(store)
         self.host = ""

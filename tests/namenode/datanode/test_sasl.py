@@ -1,7 +1,7 @@
 """namenode/datanode/sasl.py: the data port's SASL handshake (SaslDataTransferServer), spoken
 by a test client as SaslDataTransferClient does (the magic number, then
 DataTransferEncryptorMessageProto turns carrying DIGEST-MD5 with a block token:
-tests/namenode/security/digest_client.py), at each qop, then the ops over the wrapped
+security/digest_md5.py's DigestMD5Client), at each qop, then the ops over the wrapped
 streams; and its refusals: no handshake, a forged or expired token, a qop the key does not
 allow. Hadoop's own client and hdfs-native: test_sasl_clients.py."""
 
@@ -19,23 +19,30 @@ from nnlite.formats.hadoop.datatransfer import (
     HandshakeSecretProto,
     Status,
 )
+from nnlite.formats.hadoop.hdfs import CipherOptionProto, CipherSuiteProto
 from nnlite.formats.hadoop.proto import parse_delimited
 from nnlite.formats.hadoop.security import TokenProto
 from nnlite.namenode.datanode.sasl import DataTransferSasl
 from nnlite.namenode.datanode.tokens import READ, WRITE
+from nnlite.namenode.security.digest_md5 import DigestMD5Client
 from tests.namenode.datanode.client import TransferClient, block_tokens, running_datanode
 from tests.namenode.datanode.test_pipeline import info
 from tests.namenode.datanode.test_server import DATA
-from tests.namenode.security.digest_client import DigestClient
 
 SECRET = "shared by the set"
+AES_CTR = "AES/CTR/NoPadding"
 PROTECTIONS = {"auth": "authentication", "auth-int": "integrity", "auth-conf": "privacy"}
+
+
+def aes_ctr(key: bytes, iv: bytes):
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    return Cipher(algorithms.AES(key), modes.CTR(iv))
 
 
 class Unwrapping:
     """``rfile`` of a wrapped connection: u32 length, wrapped message, unwrapped."""
 
-    def __init__(self, raw, digest: DigestClient) -> None:
+    def __init__(self, raw, digest: DigestMD5Client) -> None:
         self.raw, self.digest, self.plain = raw, digest, bytearray()
 
     def read(self, n: int) -> bytes:
@@ -52,16 +59,41 @@ class Unwrapping:
         self.raw.close()
 
 
+class Decrypting:
+    """``rfile`` under the negotiated AES/CTR."""
+
+    def __init__(self, raw, decryptor) -> None:
+        self.raw, self.decryptor = raw, decryptor
+
+    def read(self, n: int) -> bytes:
+        return self.decryptor.update(self.raw.read(n))
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 class SaslTransferClient(TransferClient):
-    """A TransferClient that opens with the handshake for ``token`` at ``qop``."""
+    """A TransferClient that opens with the handshake for ``token`` at ``qop``; with
+    ``aes``, offering AES/CTR as hdfs-native does."""
 
     def __init__(self, port: int, pool_id: str, token, qop: str = "auth",
-                 secret: bytes | None = None) -> None:
+                 secret: bytes | None = None, aes: bool = False) -> None:
         super().__init__(port, pool_id)
-        self.digest = DigestClient(base64.b64encode(token.identifier).decode(),
-                                   base64.b64encode(token.password).decode(), "hdfs/0", qop)
+        self.digest = DigestMD5Client(base64.b64encode(token.identifier).decode(),
+                                      base64.b64encode(token.password).decode(), "hdfs/0",
+                                      (qop,))
+        self.aes = aes
+        self.encryptor = None
         self.answer = self.handshake(secret)
-        if self.answer.status == 0 and qop != "auth":
+        if self.answer.status == 0 and len(self.answer.cipherOption):
+            option = self.answer.cipherOption[0]
+            self.keys = (self.digest.unwrap(bytes(option.inKey)),
+                         self.digest.unwrap(bytes(option.outKey)))
+            # the client writes with the in key and reads with the out key
+            self.encryptor = aes_ctr(self.keys[0], bytes(option.inIv)).encryptor()
+            self.rfile = Decrypting(self.rfile, aes_ctr(self.keys[1],
+                                                        bytes(option.outIv)).decryptor())
+        elif self.answer.status == 0 and qop != "auth":
             self.rfile = Unwrapping(self.rfile, self.digest)
 
     def handshake(self, secret: bytes | None):
@@ -74,13 +106,21 @@ class SaslTransferClient(TransferClient):
         challenge = self.read_message(DataTransferEncryptorMessageProto)
         if challenge.status != 0:
             return challenge
-        self.sock.sendall(dt.delimited(DataTransferEncryptorMessageProto(
-            status=0, payload=self.digest.respond(bytes(challenge.payload)))))
+        response = DataTransferEncryptorMessageProto(
+            status=0, payload=self.digest.respond(bytes(challenge.payload)))
+        if self.aes:
+            response.cipherOption.append(CipherOptionProto(
+                suite=CipherSuiteProto.AES_CTR_NOPADDING))
+        self.sock.sendall(dt.delimited(response))
         final = self.read_message(DataTransferEncryptorMessageProto)
-        assert final.status != 0 or self.digest.verify(bytes(final.payload))
+        if final.status == 0:
+            self.digest.verify(bytes(final.payload))
         return final
 
     def send(self, data: bytes) -> None:
+        if self.encryptor is not None:
+            self.sock.sendall(self.encryptor.update(data))
+            return
         if self.digest.qop == "auth":
             self.sock.sendall(data)
             return
@@ -215,3 +255,35 @@ def test_a_mirror_that_refuses_the_handshake_is_the_first_bad_link(store, second
     assert response.status == Status.ERROR
     assert response.firstBadLink == f"127.0.0.1:{second.xfer_port}"
     assert "SASL handshake" in response.message
+
+
+@pytest.mark.parametrize("key_bits", [128, 256])
+def test_privacy_with_the_aes_suite_runs_the_ops_under_aes_ctr(store, key_bits):
+    """negotiateCipherOption: the client offers AES/CTR, the last message carries the keys
+    wrapped by the SASL layer, and the ops run under AES/CTR both ways."""
+    with running_datanode(store, SECRET, require_tokens=True, protection=("privacy",),
+                          cipher_suites=AES_CTR, cipher_key_bits=key_bits) as datanode:
+        signer = block_tokens(SECRET, datanode.pool_id)
+        block_id = store.allocate()
+        datanode.expect(block_id)
+        write = signer.token(block_id, WRITE)
+        with SaslTransferClient(datanode.xfer_port, datanode.pool_id, write, "auth-conf",
+                                aes=True) as client:
+            option = client.answer.cipherOption[0]
+            assert option.suite == CipherSuiteProto.AES_CTR_NOPADDING
+            assert [len(k) for k in client.keys] == [key_bits // 8] * 2
+            assert client.write_block(block_id, DATA, token=write)[-1][1] == [Status.SUCCESS]
+        read = signer.token(block_id, READ)
+        with SaslTransferClient(datanode.xfer_port, datanode.pool_id, read, "auth-conf",
+                                aes=True) as client:
+            assert client.read_block(block_id, 0, len(DATA), token=read)[0] == DATA
+        # a client that offers no suite keeps DIGEST-MD5's own layer
+        with SaslTransferClient(datanode.xfer_port, datanode.pool_id, read,
+                                "auth-conf") as client:
+            assert not len(client.answer.cipherOption)
+            assert client.read_block(block_id, 0, 1000, token=read)[0] == DATA[:1000]
+
+
+def test_only_the_aes_suite_is_known():
+    with pytest.raises(ValueError, match="Invalid cipher suite"):
+        DataTransferSasl(block_tokens(SECRET, "BP-7-nnlite-0"), ("privacy",), "SM4/CTR")
