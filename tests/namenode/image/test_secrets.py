@@ -24,8 +24,8 @@ from tests.namenode.ha.haset import HASet
 from tests.namenode.helpers import IDENTITY, acked, formatted
 from tests.namenode.http.secure import kerberos_session, server_env
 from tests.namenode.http.secure import secure_args as http_secure_args
-from tests.namenode.security.sasl_client import SaslClient
-from tests.servers import NamenodeProcess
+from tests.namenode.security.sasl_client import Refused, SaslClient
+from tests.servers import NamenodeProcess, wait_for
 
 T0 = 1_700_000_000_000
 DAY = 86_400_000
@@ -334,3 +334,37 @@ def test_a_token_works_on_the_new_active_once_the_active_is_killed(kdc, etcd_clu
         assert (following.sequence_number, following.master_key_id) == (2, 2)
     finally:
         haset.close()
+
+
+def test_the_active_rolls_its_master_key_and_logs_expired_tokens_away(kdc, start_namenode,
+                                                                      tmp_path):
+    """The daemon's ExpiredTokenRemover loop: with a 1.5 s key-update interval a new master
+    key comes (logged), a token under the old key still authenticates, and a token past its
+    4 s renew interval is removed with a logged cancel (the edits say so)."""
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"), path=tmp_path / "nn.keytab")
+    nn = start_namenode(*secure_args(kdc, keytab),
+                        "-D", "dfs.namenode.delegation.key.update-interval=1500",
+                        "-D", "dfs.namenode.delegation.token.renew-interval=4000",
+                        env=kdc.env_for(), users="alice=supergroup")
+    alice = kdc.user("alice")
+    first = rpc_token(nn.rpc_port, alice)
+
+    def under_a_new_key():
+        token = rpc_token(nn.rpc_port, alice)
+        ident = DelegationTokenIdentifier.decode(token.identifier)
+        return token if ident.master_key_id > 1 else None
+    later = wait_for(under_a_new_key, 30, "a token under the next master key", interval=0.5)
+    assert owner_through(nn.rpc_port, later, "/later") == "alice"
+
+    def first_removed() -> bool:
+        with SaslClient(nn.rpc_port) as client:
+            try:
+                client.token(first.identifier, first.password)
+            except Refused as exc:
+                return "can't be found in cache" in exc.message
+        return False
+    wait_for(first_removed, 30, "the expired token to be removed", interval=0.5)
+    nn.stop()
+    codes = logged_codes(nn.name_dirs)
+    assert codes.count(edits.OpCode.UPDATE_MASTER_KEY) >= 2
+    assert edits.OpCode.CANCEL_DELEGATION_TOKEN in codes
