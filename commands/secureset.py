@@ -10,7 +10,8 @@ The base dir (``--base-dir``, default ``~/.nnlite/secure``)::
     secure.conf     the set's configuration, Hadoop's keys for secure mode (the principals
                     with _HOST, the keytabs, the addresses) and the user's --conf/-D keys
                     (0600; written at each start). Clients take it too: --conf secure.conf
-    name/           the namenode's name dir (formatted on the first start)
+    name/           the namenode's name dir (formatted on the first start, with the user's
+                    home /user/<user>)
     namesecondary/  the secondary's checkpoints
 
 Before the daemons start, stdout gets the lines to paste in another shell: the realm's
@@ -104,6 +105,7 @@ class LocalSecureSet:
         q = shlex.quote
         # curl asks for HTTP/<the URL's host>: the principal is HTTP/localhost
         spnego_url = f"http://localhost:{self.port}"
+        url = f"http://{HOST}:{self.port}"
         hdfs = f"hdfs://{HOST}:{self.rpc_port}"
         spark = " ".join([
             "pyspark", "--conf", q(f"spark.kerberos.keytab={keytab}"),
@@ -117,10 +119,21 @@ class LocalSecureSet:
             f"export KRB5_CONFIG={q(krb5)}",
             f"kinit -kt {q(keytab)} {principal}",
             f"curl --negotiate -u : '{spnego_url}/webhdfs/v1/?op=GETFILESTATUS'",
-            f"nnlite dfs --conf {q(str(self.conf))} ls /",
-            f"nnlite catalog --conf {q(str(self.conf))} ls /user/{self.user}",
+            f"nnlite dfs --conf {q(str(self.conf))} --namenode {url} ls /user",
+            f"nnlite catalog --conf {q(str(self.conf))} --namenode {url} ls /user/{self.user}",
             f"{spark}   # then checkpointLocation={hdfs}/user/{self.user}/ckpt",
         ])
+
+
+def make_home(name_dir: str, user: str) -> None:
+    """``/user/<user>``, owned by the set's user, in the freshly formatted ``name_dir``
+    (offline, as the one who formatted it: the owner of ``/``), so the user's jobs have their
+    home as on a cluster whose admin made it."""
+    from nnlite.namenode.fsnamesystem import FSNamesystem
+    with FSNamesystem.open([name_dir]) as fs:
+        me = fs.identity.superuser
+        fs.durable(fs.mkdirs(f"/user/{user}", 0o755, me))
+        fs.durable(fs.set_owner(f"/user/{user}", user, None, me))
 
 
 def run(secure_set: LocalSecureSet, own: dict[str, str]) -> int:
@@ -136,6 +149,7 @@ def run(secure_set: LocalSecureSet, own: dict[str, str]) -> int:
     name_dir = NameDir(str(secure_set.name_dir))
     if not name_dir.is_formatted():
         format_dirs([name_dir])
+        make_home(str(secure_set.name_dir), secure_set.user)
     realm.start()
     os.environ["KRB5_CONFIG"] = str(realm.krb5_conf)    # the daemons' realm
     try:

@@ -1,7 +1,8 @@
 """``nnlite run-secure`` (commands/secureset.py) as a user runs it: its own process makes a
 realm (MIT KDC) on loopback, starts a namenode and its secondary in kerberos mode on free
 ports, and prints the lines to paste. Pasted in a shell, ``kinit`` then ``curl --negotiate``
-gets an authenticated WebHDFS answer (401 without the ticket); a secondary checkpoints,
+gets an authenticated WebHDFS answer (401 without the ticket), and nnlite's CLI and catalog
+list the user's home on the ticket; a secondary checkpoints,
 logged in from the set's keytab; SIGTERM stops everything, the KDC last (exit 0)."""
 
 from __future__ import annotations
@@ -92,7 +93,14 @@ def test_the_printed_lines_kinit_and_call_webhdfs_with_spnego(secure_set):
     pasted = shell("\n".join([export, kinit, curl.replace("curl ", "curl -sf ", 1)]), tmp_path)
     assert pasted.returncode == 0, pasted.stderr
     assert json.loads(pasted.stdout)["FileStatus"]["type"] == "DIRECTORY"
-    conf = Path(line(lines, "nnlite dfs --conf ").split()[3])
+    # nnlite's own CLI and catalog on the pasted ticket: the user's home, made for it
+    dfs, catalog = line(lines, "nnlite dfs "), line(lines, "nnlite catalog ")
+    cli = f"{sys.executable} -m nnlite.cli"
+    listed = shell("\n".join([export, kinit, dfs.replace("nnlite", cli, 1)]), tmp_path)
+    assert listed.returncode == 0 and "alice" in listed.stdout, listed.stderr
+    assert shell("\n".join([export, kinit, catalog.replace("nnlite", cli, 1)]),
+                 tmp_path).returncode == 0
+    conf = Path(dfs.split()[3])
     assert conf.parent == tmp_path / "set"
     assert oct(os.stat(conf).st_mode & 0o777) == "0o600"
     assert "hadoop.security.authentication = kerberos" in conf.read_text()
