@@ -5,7 +5,7 @@
 // PySpark's jars:
 //
 //   java -cp 'jars/*' -Djava.security.krb5.conf=... SecureBlockClient.java \
-//        URI DATA_PROTECTION PRINCIPAL KEYTAB PATH SIZE
+//        URI DATA_PROTECTION PRINCIPAL KEYTAB PATH SIZE [CIPHER_SUITES]
 //
 // Logs in from the keytab, writes SIZE pseudo-random bytes to PATH with 1 MiB blocks
 // (DataStreamer: SaslDataTransferClient with the WRITE token addBlock hands out), reads them
@@ -35,6 +35,9 @@ public class SecureBlockClient {
         conf.set("hadoop.security.authentication", "kerberos");
         conf.set("dfs.namenode.kerberos.principal", "nn/_HOST@NNLITE.TEST");
         conf.set("dfs.data.transfer.protection", protection);
+        if (args.length > 6) {       // offer AES/CTR under privacy (negotiateCipherOption)
+            conf.set("dfs.encrypt.data.transfer.cipher.suites", args[6]);
+        }
         conf.set("dfs.blocksize", "1048576");
         conf.setBoolean("fs.hdfs.impl.disable.cache", true);
         conf.setInt("ipc.client.connect.max.retries", 1);

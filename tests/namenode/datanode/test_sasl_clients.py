@@ -4,7 +4,8 @@ dfs.block.access.token.enable and dfs.data.transfer.protection): Hadoop's
 DistributedFileSystem in a JVM of its own (SecureBlockClient.java: SaslDataTransferClient,
 which decodes our block token identifiers with Hadoop's BlockTokenIdentifier) and
 hdfs-native from a ticket cache write a file of several blocks and read it back, at each
-protection; a client that does not start the handshake is refused."""
+protection, and under privacy with the AES/CTR suite too; a client that does not start the
+handshake is refused."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def alice(kdc):
     return kdc.user("alice")
 
 
-def run_java_client(kdc, namenode, user, protection: str, path: str) -> dict[str, str]:
+def run_java_client(kdc, namenode, user, protection: str, path: str,
+                    *extra: str) -> dict[str, str]:
     pyspark = pytest.importorskip("pyspark")
     java = shutil.which("java")
     if java is None:
@@ -63,7 +65,7 @@ def run_java_client(kdc, namenode, user, protection: str, path: str) -> dict[str
     proc = subprocess.run(
         [java, "-cp", f"{jars}/*", f"-Djava.security.krb5.conf={kdc.krb5_conf}",
          "-Dsun.security.krb5.disableReferrals=true", str(JAVA_CLIENT), namenode.hdfs,
-         protection, user.name, str(user.keytab), path, str(SIZE)],
+         protection, user.name, str(user.keytab), path, str(SIZE), *extra],
         capture_output=True, text=True, timeout=240, env={**os.environ, **kdc.env_for()})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line.partition("=") for line in proc.stdout.splitlines() if "=" in line]
@@ -104,3 +106,26 @@ def test_a_client_without_the_handshake_is_refused(secure, alice):
     with TransferClient(datanode.xferPort, "BP-0") as client:
         client.send(client.write_request(1))
         assert client.at_eof()
+
+
+def test_privacy_with_the_aes_suite_for_both_clients(kdc, start_namenode, tmp_path, alice,
+                                                     monkeypatch):
+    """dfs.encrypt.data.transfer.cipher.suites = AES/CTR/NoPadding on the namenode: Hadoop's
+    client (offering the suite from its own key) and hdfs-native (offering it always) run
+    their blocks under AES/CTR after the DIGEST-MD5 handshake."""
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"), path=tmp_path / "nn.keytab")
+    namenode = start_namenode(*secure_args(kdc, keytab, "privacy"), "-D",
+                              "dfs.encrypt.data.transfer.cipher.suites=AES/CTR/NoPadding",
+                              env=kdc.env_for(), users="alice=supergroup")
+    out = run_java_client(kdc, namenode, alice, "privacy", "/java/aes", "AES/CTR/NoPadding")
+    assert (out["written"], out["read-equal"]) == (str(SIZE), "true")
+    hdfs_native = pytest.importorskip("hdfs_native")
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{alice.ccache}")
+    client = hdfs_native.Client(namenode.hdfs, config={
+        "hadoop.security.authentication": "kerberos",
+        "dfs.data.transfer.protection": "privacy"})
+    data = random.Random(8).randbytes(SIZE)
+    with client.create("/native/aes", hdfs_native.WriteOptions(block_size=1 << 20)) as stream:
+        stream.write(data)
+    with client.read("/native/aes") as stream:
+        assert stream.read() == data
