@@ -157,7 +157,8 @@ class HttpAuthentication:
         """``AuthenticationFilter``'s refusal: the emptied cookie and Jetty's error page."""
         headers = [*headers, ("Set-Cookie", self.cookies.cleared(req.scheme == "https"))]
         return Response(status, error_page(status, reason, req.path),
-                        "text/html;charset=iso-8859-1", headers=headers)
+                        "text/html;charset=iso-8859-1", headers=headers,
+                        reason=_phrase(reason))
 
     # ------------------------------------------------------------------ JspHelper.getUGI
 
@@ -216,6 +217,12 @@ def error_page(status: int, reason: str, path: str) -> bytes:
             f"</table>\n\n</body>\n</html>\n").encode("latin-1", "replace")
 
 
+def _phrase(reason: str) -> str:
+    """A reason phrase that fits a status line: printable latin-1, one line, short."""
+    text = "".join(c if " " <= c <= "~" else "?" for c in reason[:120])
+    return text or REQUIRED
+
+
 def with_headers(result, headers: list[tuple[str, str]]):
     """``result`` (a Response, a deferred answer with ``then``, or a coroutine) with
     ``headers`` added to the Response it ends in."""
@@ -223,7 +230,7 @@ def with_headers(result, headers: list[tuple[str, str]]):
         return result
     if isinstance(result, Response):      # a copy: some answers are shared constants
         return Response(result.status, result.body, result.content_type,
-                        (*result.headers, *headers), result.file, result.pieces)
+                        (*result.headers, *headers), result.file, result.pieces, result.reason)
     if hasattr(result, "then"):
         return _Headed(result, headers)
     return _headed(result, headers)

@@ -85,11 +85,11 @@ class Request:
 
 
 class Response:
-    __slots__ = ("status", "body", "content_type", "headers", "file", "pieces")
+    __slots__ = ("status", "body", "content_type", "headers", "file", "pieces", "reason")
 
     def __init__(self, status: int = 200, body: bytes = b"",
                  content_type: str | None = "application/json", headers=None, file=None,
-                 pieces=None):
+                 pieces=None, reason: str | None = None):
         self.status = status
         self.body = body
         self.content_type = content_type
@@ -98,6 +98,10 @@ class Response:
         # an async iterator of bytes: the body, produced while it is sent (chunked, or
         # delimited by closing the connection when it is not kept alive)
         self.pieces = pieces
+        # the status line's reason phrase, when not the status's own (Jetty's setStatus(code,
+        # reason): AuthenticationFilter's "Authentication required", which Hadoop's
+        # WebHdfsFileSystem makes the message of its AccessControlException)
+        self.reason = reason
 
 
 def decode_component(raw: str, what: str) -> str:
@@ -146,11 +150,12 @@ def _parse_query(raw: str) -> dict[str, tuple[str, ...]]:
 def encode_response(response: Response, keep_alive: bool) -> bytes:
     if response.content_type is None and keep_alive and not response.headers \
             and response.file is None and response.pieces is None \
-            and response.status in _STATUS_LINES:
+            and response.status in _STATUS_LINES and response.reason is None:
         # the common WebHDFS answer (JSON goes without a Content-Type: see remote.JSON)
         return b"%s%sContent-Length: %d\r\n\r\n%s" % (
             _STATUS_LINES[response.status], KEEP_ALIVE, len(response.body), response.body)
-    head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Unknown')}\r\n"]
+    reason = response.reason or REASONS.get(response.status, "Unknown")
+    head = [f"HTTP/1.1 {response.status} {reason}\r\n"]
     if response.pieces is None:
         length = response.file[1] if response.file else len(response.body)
         head.append(f"Content-Length: {length}\r\n")

@@ -44,6 +44,7 @@ def test_every_endpoint_refuses_a_caller_without_proof(nn, target):
     for method in ("GET", "PUT"):
         resp = requests.request(method, url(nn, target), allow_redirects=False)
         assert resp.status_code == 401, (method, target, resp.text[:200])
+        assert resp.reason == "Authentication required"        # Hadoop's client's message
         assert resp.headers["WWW-Authenticate"] == "Negotiate"
         assert resp.headers["Set-Cookie"] == "hadoop.auth=; Path=/; HttpOnly"
         assert "Authentication required" in resp.text
