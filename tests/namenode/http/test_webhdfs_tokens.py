@@ -171,3 +171,16 @@ def test_an_expired_token_is_refused(short_lived, alice):
     message = requests.get(target, params={"delegation": token}).json()[
         "RemoteException"]["message"]
     assert message.startswith(INVALID_TOKEN) and "expected renewal time" in message
+
+
+def test_a_token_answered_survives_a_kill_9(kdc, start_namenode, alice):
+    """The answer of GETDELEGATIONTOKEN waits for its edit to be durable: SIGKILL right after
+    it, and the restarted namenode honours the token."""
+    first = start_namenode(*secure_args(kdc), env=server_env(kdc), users=USERS)
+    token = get_token(alice, first)
+    first.kill()
+    again = start_namenode(*secure_args(kdc), env=server_env(kdc), users=USERS,
+                           name_dirs=first.name_dirs)
+    home = requests.get(url(again, "/webhdfs/v1/?op=GETHOMEDIRECTORY"),
+                        params={"delegation": token})
+    assert home.status_code == 200 and home.json() == {"Path": "/user/alice"}
