@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.formats.hadoop import ipc
 from nnlite.formats.hadoop import security as sec
 from nnlite.formats.hadoop.acl import FsPermissionProto
-from nnlite.formats.hadoop.proto import parse_delimited
+from nnlite.formats.hadoop.proto import delimited, parse_delimited
 from tests.namenode.rpc.rawclient import RawClient
 from tests.namenode.security.sasl_client import Refused, SaslClient, sasl_frame
 from tests.servers import wait_for
@@ -435,3 +436,32 @@ def test_fsshell_with_a_ticket_cache_and_without_one(kdc, secure, alice, tmp_pat
     refused = fsshell(kdc, tmp_path, None, "-ls", "/")
     assert refused.returncode != 0
     assert "Client cannot authenticate via:[TOKEN, KERBEROS]" in refused.stderr
+
+
+NATIVE_WITH_TOKENS = """
+import os, sys, hdfs_native
+client = hdfs_native.Client(sys.argv[1], config={"hadoop.security.authentication": "kerberos"})
+with client.create("/native/token-f") as stream:
+    stream.write(b"written with a token")
+with client.read("/native/token-f") as stream:
+    print(stream.read().decode())
+print(client.get_file_info("/native/token-f").owner)
+"""
+
+
+def test_hdfs_native_with_only_a_delegation_token(secure, alice, tmp_path):
+    """The Rust client's own DIGEST-MD5 (3DES under the privacy it picks) with a token from
+    HADOOP_TOKEN_FILE_LOCATION (Hadoop's Credentials file, protobuf format) and an empty
+    ticket cache: a process of its own, since it reads the file once."""
+    pytest.importorskip("hdfs_native")
+    token = get_token(secure.rpc_port, alice)
+    token.service = f"127.0.0.1:{secure.rpc_port}"      # as DFSClient sets it
+    credentials = sec.CredentialsProto(tokens=[sec.CredentialsKVProto(
+        alias=token.service, token=token)])
+    (tmp_path / "tokens").write_bytes(b"HDTS\x01" + delimited(credentials))
+    env = {**os.environ, "KRB5CCNAME": f"FILE:{tmp_path / 'empty.ccache'}",
+           "HADOOP_TOKEN_FILE_LOCATION": str(tmp_path / "tokens")}
+    proc = subprocess.run([sys.executable, "-c", NATIVE_WITH_TOKENS, secure.hdfs],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["written with a token", "alice"]
