@@ -91,3 +91,22 @@ def test_a_refused_cookie_is_dropped_and_the_login_negotiated_again(kdc, nn):
             assert login.cookie(server) and not login.cookie(server).endswith("&s=x")
     finally:
         connection.log_in(None)
+
+
+def test_the_catalog_acts_as_the_ticket_cache_principal(kdc, nn):
+    """``nnlite catalog`` takes the same login (its API answers only a proved caller)."""
+    alice = kdc.user("alice")
+    made = nnlite(kdc, nn, alice, "", "mkdir", "-p", "/user/alice/ckpt/q1/offsets")
+    assert made.returncode == 0, made.stderr
+    proc = subprocess.run([sys.executable, "-m", "nnlite.cli", "-v", "catalog", "ls",
+                           "/user/alice/ckpt", "--namenode", f"http://localhost:{nn.port}",
+                           "-D", "hadoop.security.authentication=kerberos", "--json"],
+                          cwd=ROOT, env={**kdc.env_for(alice), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert b"acting as alice@NNLITE.TEST" in proc.stderr
+    denied = subprocess.run([sys.executable, "-m", "nnlite.cli", "catalog", "ls",
+                             "/user/alice/ckpt", "--namenode", f"http://localhost:{nn.port}"],
+                            cwd=ROOT, env={**kdc.env_for(None), "PATH": "/usr/bin:/bin"},
+                            capture_output=True, timeout=120)
+    assert denied.returncode != 0 and b"401" in denied.stderr
