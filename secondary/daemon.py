@@ -28,9 +28,13 @@ from pathlib import Path
 from nnlite.client.failover import Address
 from nnlite.client.peer import Credentials
 from nnlite.namenode.config import Config
+from nnlite.namenode.errors import InvalidTokenError
+from nnlite.namenode.http.authentication import HttpAuthentication, with_headers
 from nnlite.namenode.http.server import HttpServer, announce_port
 from nnlite.namenode.http.wire import Response
 from nnlite.namenode.security import services, tls
+from nnlite.namenode.security.proxy_users import ProxyUsers
+from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.secondary.checkpointer import Checkpointer
 from nnlite.secondary.client import TransferClient
 from nnlite.secondary.errors import SecondaryError, SettingError
@@ -100,6 +104,11 @@ def resolve_credentials(secret_file: str | None, config: Config) -> Credentials:
                                 "dfs.secondary.namenode.keytab.file")
 
 
+def _no_tokens(token):
+    """The secondary issues no delegation tokens, so none verifies here."""
+    raise InvalidTokenError("the secondary namenode accepts no delegation token")
+
+
 def _error(status: int, message: str) -> Response:
     return Response(status, json.dumps({"error": message, "status": status}).encode())
 
@@ -115,12 +124,29 @@ class SecondaryDaemon:
         self.config = config
         self.https_port: int | None = None     # bound when dfs.http.policy serves HTTPS
         self.http = HttpServer(self.app, _error)
+        # secure mode: the status pages answer only a caller proved by SPNEGO or the
+        # hadoop.auth cookie, as the SecondaryNameNode's HttpServer2 with its
+        # AuthenticationFilter (no delegation tokens here: this is no WebHDFS)
+        self.authentication: HttpAuthentication | None = None
+        if config.security_enabled():
+            self.authentication = HttpAuthentication(
+                SecuritySettings.from_config(config, self.host), _no_tokens,
+                ProxyUsers(config.proxy_users()), lambda name: ())
         self.started = time.time()
         self.stop_requested: asyncio.Event | None = None
 
     # ------------------------------------------------------------------ HTTP
 
     def app(self, req) -> Response:
+        headers: list[tuple[str, str]] = []
+        if self.authentication is not None:
+            proved = self.authentication.authenticate(req)
+            if isinstance(proved, Response):
+                return proved
+            headers = proved[1]
+        return with_headers(self.answer(req), headers)
+
+    def answer(self, req) -> Response:
         if req.method != "GET":
             return _error(405, f"{req.method} is not supported here: the secondary's HTTP "
                                "server is read-only")

@@ -2,7 +2,8 @@
 realm (MIT KDC) on loopback, starts a namenode and its secondary in kerberos mode on free
 ports, and prints the lines to paste. Pasted in a shell, ``kinit`` then ``curl --negotiate``
 gets an authenticated WebHDFS answer (401 without the ticket), and nnlite's CLI and catalog
-list the user's home on the ticket; a secondary checkpoints,
+list the user's home on the ticket; the secondary's status page wants SPNEGO too; a
+secondary checkpoints,
 logged in from the set's keytab; SIGTERM stops everything, the KDC last (exit 0)."""
 
 from __future__ import annotations
@@ -113,5 +114,14 @@ def test_the_printed_lines_kinit_and_call_webhdfs_with_spnego(secure_set):
     assert checkpoint.returncode == 0 or "is already in place" in checkpoint.stderr, \
         checkpoint.stderr
     assert "refused (403)" not in err.read_text() + checkpoint.stderr
+    # the secondary's status pages answer only a proved caller too
+    wait_for(lambda: "secondary status on http://" in err.read_text(), 60, "the secondary")
+    status_url = err.read_text().split("secondary status on ")[1].split()[0].rstrip(";")
+    with pytest.raises(urllib.error.HTTPError) as anonymous_status:
+        urllib.request.urlopen(status_url, timeout=5)
+    assert anonymous_status.value.code == 401
+    proved = shell("\n".join([export, kinit, "curl -sf --negotiate -u : "
+                               f"'{status_url.replace('127.0.0.1', 'localhost')}'"]), tmp_path)
+    assert proved.returncode == 0 and "checkpointDir" in proved.stdout, proved.stderr
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 0, err.read_text()
