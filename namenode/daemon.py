@@ -55,7 +55,7 @@ from nnlite.namenode.rpc.server import RpcServer, block_token_caller, block_toke
 from nnlite.namenode.rpc.status import Datanode, Locator
 from nnlite.namenode.rpc.writes import Writes
 from nnlite.namenode.security import services, tls
-from nnlite.namenode.security.auth_to_local import AuthToLocal
+from nnlite.namenode.security.identity import login_user, rules_of
 from nnlite.namenode.security.proxy_users import ProxyUsers
 from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.storage import namedir
@@ -69,9 +69,12 @@ STANDBY_LAG_SLACK = 60.0
 
 def identity(config: Config, security: SecuritySettings | None = None) -> Identity:
     """Who is a superuser and in which groups: in secure mode the superuser is the user the
-    namenode logs in as from its keytab (its principal's short name), as in Hadoop."""
+    namenode logs in as from its keytab (its principal under auth_to_local), as in Hadoop."""
+    superuser = config.superuser()
+    if security is not None and security.enabled:
+        superuser = login_user(security)
     return Identity(
-        superuser=(security.superuser if security is not None else None) or config.superuser(),
+        superuser=superuser,
         supergroup=config.get("dfs.permissions.superusergroup"),
         groups=Identity.parse_mapping(config.get("hadoop.user.group.static.mapping.overrides")),
         permissions_enabled=config.bool("dfs.permissions.enabled"))
@@ -351,9 +354,7 @@ class Namenode:
             root = self.config.get("nnlite.data.dir") or store.default_data_dir(self.dirs[0])
             self.blocks = store.BlockStore.open(root, fs.namespace_id, fs.last_block_id)
             if self.security.enabled:
-                fs.enable_delegation_tokens(self.security, AuthToLocal(
-                    self.security.auth_to_local,
-                    self.security.namenode_principal.partition("@")[2]))
+                fs.enable_delegation_tokens(self.security, rules_of(self.security))
             if not self.config.nameservice():
                 # in an HA set, each time it becomes active
                 recover_uploads(fs, self._finalize, self.blocks.has)

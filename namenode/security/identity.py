@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Literal
 
 from nnlite.namenode import errors
-from nnlite.namenode.security.auth_to_local import AuthToLocal
+from nnlite.namenode.config import ConfigError
+from nnlite.namenode.security.auth_to_local import AuthToLocal, AuthToLocalError
 from nnlite.namenode.security.proxy_users import ProxyUsers
+from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.security.tokens import DelegationTokenIdentifier
 
 Auth = Literal["SIMPLE", "KERBEROS", "TOKEN"]     # UserGroupInformation.AuthenticationMethod
@@ -98,3 +100,20 @@ def token_caller(identifier: DelegationTokenIdentifier, requested: str | None, a
     return Caller(owner, address, "TOKEN", rules.short_name(real) if real else None,
                   identifier.owner, real or "")
 
+
+def rules_of(settings: SecuritySettings) -> AuthToLocal:
+    """``hadoop.security.auth_to_local`` for the namenode principal's realm (the realm the
+    KDC's default realm is, in a working set-up)."""
+    return AuthToLocal(settings.auth_to_local, settings.namenode_principal.partition("@")[2])
+
+
+def login_user(settings: SecuritySettings) -> str:
+    """The user the namenode logs in as from its keytab: its principal's short name under
+    auth_to_local (``getShortUserName``), the superuser in secure mode, as in Hadoop
+    (``nn/_HOST@REALM`` is ``nn`` by DEFAULT, ``hdfs`` where a rule says so). A principal
+    the rules map to no user is a ``ConfigError``: the namenode could not log in."""
+    try:
+        return rules_of(settings).short_name(settings.namenode_principal)
+    except AuthToLocalError as exc:
+        raise ConfigError(f"dfs.namenode.kerberos.principal "
+                          f"{settings.namenode_principal}: {exc}") from exc

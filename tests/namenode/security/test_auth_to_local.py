@@ -104,12 +104,14 @@ def test_default_maps_only_the_default_realm():
 
 # ------------------------------------ a secure namenode: permissions and ACLs, mapped names
 
-RULE = r"RULE:[1:$1@$0](alice@NNLITE\.TEST)s/.*/analyst/ DEFAULT"
+RULE = (r"RULE:[1:$1@$0](alice@NNLITE\.TEST)s/.*/analyst/ "
+        r"RULE:[2:$1@$0](nn@NNLITE\.TEST)s/.*/hdfs/ DEFAULT")
 
 
 @pytest.fixture(scope="module")
 def mapped(kdc, start_module_namenode, tmp_path_factory):
-    """A secure namenode whose auth_to_local maps alice@NNLITE.TEST to ``analyst``."""
+    """A secure namenode whose auth_to_local maps alice@NNLITE.TEST to ``analyst`` and its
+    own principal nn/localhost to ``hdfs``, the superuser then."""
     args = secure_args(kdc, "-D", f"hadoop.security.auth_to_local={RULE}")
     return start_module_namenode(*args, env=server_env(kdc), users="analyst=staff;bob=staff")
 

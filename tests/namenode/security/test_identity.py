@@ -4,14 +4,17 @@ by auth_to_local, a doas only as hadoop.proxyuser.* allows it, a delegation toke
 
 import pytest
 
+from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.security.auth_to_local import AuthToLocal, NoMatchingRule
 from nnlite.namenode.security.identity import (
     Caller,
     TokenImpersonationError,
     kerberos_caller,
+    login_user,
     token_caller,
 )
 from nnlite.namenode.security.proxy_users import ImpersonationError, ProxyUsers
+from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.security.tokens import DelegationTokenIdentifier
 
 RULES = AuthToLocal("RULE:[2:$1@$0](spark@NNLITE.TEST)s/.*/sparky/\nDEFAULT", "NNLITE.TEST")
@@ -76,3 +79,25 @@ def test_no_doas_on_top_of_a_token():
 def test_simple_callers_are_as_before():
     caller = Caller("bob", "10.0.0.1")
     assert caller.auth == "SIMPLE" and caller.name == "bob" and caller.real_name == ""
+
+
+def settings_with(rules: str) -> SecuritySettings:
+    return SecuritySettings.from_config(Config({
+        "hadoop.security.authentication": "kerberos",
+        "dfs.namenode.kerberos.principal": "nn/_HOST@NNLITE.TEST",
+        "dfs.namenode.keytab.file": "/nonexistent/nn.keytab",
+        "dfs.web.authentication.kerberos.principal": "HTTP/_HOST@NNLITE.TEST",
+        "hadoop.security.auth_to_local": rules}))
+
+
+@pytest.mark.parametrize("rules, user", [
+    ("DEFAULT", "nn"),
+    (r"RULE:[2:$1@$0](nn@NNLITE\.TEST)s/.*/hdfs/ DEFAULT", "hdfs"),   # a common set-up
+])
+def test_the_namenode_logs_in_as_its_principal_under_auth_to_local(rules, user):
+    assert login_user(settings_with(rules)) == user
+
+
+def test_a_namenode_principal_no_rule_maps_cannot_log_in():
+    with pytest.raises(ConfigError, match="dfs.namenode.kerberos.principal nn/"):
+        login_user(settings_with("RULE:[1:$1]"))
