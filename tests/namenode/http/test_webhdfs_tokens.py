@@ -184,3 +184,24 @@ def test_a_token_answered_survives_a_kill_9(kdc, start_namenode, alice):
     home = requests.get(url(again, "/webhdfs/v1/?op=GETHOMEDIRECTORY"),
                         params={"delegation": token})
     assert home.status_code == 200 and home.json() == {"Path": "/user/alice"}
+
+
+def test_over_https_the_cookie_is_secure_and_the_token_swebhdfs(kdc, start_namenode,
+                                                                  tmp_path):
+    """swebhdfs://: the login's cookie carries Secure (createAuthCookie on HTTPS) and
+    GETDELEGATIONTOKEN hands out a ``SWEBHDFS delegation`` token, as over Hadoop's HTTPS
+    port; the token then works alone over HTTPS."""
+    from tests.tls_certs import Certificates
+    certs = Certificates.make(tmp_path / "tls")
+    defines = [a for d in certs.server_defines() for a in ("-D", d)]
+    nn = start_namenode(*secure_args(kdc, *defines), env=server_env(kdc), users=USERS)
+    alice = kerberos_session(kdc.user("alice"))
+    base = f"https://localhost:{nn.https_port}/webhdfs/v1"
+    resp = alice.get(f"{base}/?op=GETDELEGATIONTOKEN", verify=str(certs.ca))
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["Set-Cookie"].endswith("; Path=/; Secure; HttpOnly")
+    token = Token.decode_url(resp.json()["Token"]["urlString"])
+    assert token.kind == "SWEBHDFS delegation"
+    home = requests.get(f"{base}/?op=GETHOMEDIRECTORY", verify=str(certs.ca),
+                        params={"delegation": token.encode_url()})
+    assert home.json() == {"Path": "/user/alice"}
