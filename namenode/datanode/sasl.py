@@ -38,7 +38,8 @@ at ``WRAP_CHUNK`` bytes so a wrapped one stays within DIGEST-MD5's default maxbu
 
 A datanode that mirrors a write to the next of a pipeline speaks the client side to it
 (``connect``: ``DigestMD5Client``, the writer's own token, the strongest qop of the key
-both offer, no cipher option), as a DataNode's ``SaslDataTransferClient`` does.
+both offer, and AES/CTR offered under privacy when this datanode has the suite), as a
+DataNode's ``SaslDataTransferClient`` does.
 """
 
 from __future__ import annotations
@@ -135,17 +136,28 @@ class DataTransferSasl:
                       ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """The client side (``SaslDataTransferClient``), for the next datanode of a write
         pipeline, with the writer's own block ``token`` (``DataXceiver.writeBlock``):
-        the streams to it, wrapped when the qop has a security layer. DigestError (with the
-        datanode's reason when it refused) otherwise."""
+        the streams to it: under AES/CTR when this datanode has the suite and the next
+        one answers it, else wrapped when the qop has a security layer. DigestError (with
+        the datanode's reason when it refused) otherwise."""
         client = DigestMD5Client(digest_md5.token_username(bytes(token.identifier)),
                                  digest_md5.token_password(bytes(token.password)),
                                  f"{PROTOCOL}/{SERVER_NAME}", self.qops)
+        offer = [CipherOptionProto(suite=CipherSuiteProto.AES_CTR_NOPADDING)] \
+            if self.aes and "auth-conf" in self.qops else []
         async with asyncio.timeout(timeout):
             writer.write(MAGIC.pack(dt.SASL_TRANSFER_MAGIC))
             await self._send(writer, b"")
             challenge = await self._read(reader)
-            await self._send(writer, client.respond(bytes(challenge.payload)))
-            client.verify(bytes((await self._read(reader)).payload))
+            await self._send(writer, client.respond(bytes(challenge.payload)), *offer)
+            final = await self._read(reader)
+            client.verify(bytes(final.payload))
+        if client.qop == "auth-conf" and offer and len(final.cipherOption):
+            option = final.cipherOption[0]
+            in_key = client.unwrap(bytes(option.inKey))        # wrapped in this order
+            out_key = client.unwrap(bytes(option.outKey))
+            # a client writes with the in key and IV, reads with the out ones
+            return AesCtrReader(reader, out_key, option.outIv), \
+                AesCtrWriter(writer, in_key, option.inIv)
         if not client.security_layer:
             return reader, writer
         return SaslReader(reader, client), SaslWriter(writer, client)

@@ -22,6 +22,7 @@ from nnlite.formats.hadoop.datatransfer import (
 from nnlite.formats.hadoop.hdfs import CipherOptionProto, CipherSuiteProto
 from nnlite.formats.hadoop.proto import parse_delimited
 from nnlite.formats.hadoop.security import TokenProto
+from nnlite.namenode.datanode import sasl
 from nnlite.namenode.datanode.sasl import DataTransferSasl
 from nnlite.namenode.datanode.tokens import READ, WRITE
 from nnlite.namenode.security.digest_md5 import DigestMD5Client
@@ -287,3 +288,30 @@ def test_privacy_with_the_aes_suite_runs_the_ops_under_aes_ctr(store, key_bits):
 def test_only_the_aes_suite_is_known():
     with pytest.raises(ValueError, match="Invalid cipher suite"):
         DataTransferSasl(block_tokens(SECRET, "BP-7-nnlite-0"), ("privacy",), "SM4/CTR")
+
+
+def test_a_pipeline_under_privacy_mirrors_through_aes_ctr(store, second_store,
+                                                          monkeypatch):
+    """With the suite on both datanodes, the first offers AES/CTR to the second, as a
+    client, and the mirrored packets run under it: three AES writers, the first's to the
+    client, the mirror's to the second, the second's to the first."""
+    made = []
+
+    class Counted(sasl.AesCtrWriter):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            made.append(self)
+    monkeypatch.setattr(sasl, "AesCtrWriter", Counted)
+    options = dict(require_tokens=True, protection=("privacy",), cipher_suites=AES_CTR)
+    with running_datanode(store, SECRET, **options) as first, \
+            running_datanode(second_store, SECRET, **options) as second:
+        block_id = store.allocate()
+        first.expect(block_id)
+        token = block_tokens(SECRET, first.pool_id).token(block_id, WRITE)
+        with SaslTransferClient(first.xfer_port, first.pool_id, token, "auth-conf",
+                                aes=True) as client:
+            acks = client.write_block(block_id, DATA, token=token,
+                                      targets=[info(second.xfer_port)])
+    assert acks == [(n, [Status.SUCCESS, Status.SUCCESS]) for n in range(len(acks))]
+    assert second_store.data_path(block_id).read_bytes() == DATA
+    assert len(made) == 3
