@@ -245,6 +245,11 @@ class DigestMD5Server:
             raise DigestError(message)
 
     @property
+    def authorization_id(self) -> str | None:
+        """The user name the exchange authenticated (``getAuthorizationID``)."""
+        return self.username
+
+    @property
     def security_layer(self) -> bool:
         """Whether later messages are wrapped (qop auth-int or auth-conf)."""
         return self._layer is not None

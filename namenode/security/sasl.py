@@ -64,6 +64,9 @@ class Mechanism(Protocol):
     def step(self, token: bytes) -> bytes | None: ...
 
     @property
+    def authorization_id(self) -> str | None: ...
+
+    @property
     def security_layer(self) -> bool: ...
 
     def wrap(self, message: bytes) -> bytes: ...
@@ -144,6 +147,11 @@ class GssapiServer:
             raise SaslRefused(f"{self.principal} is not authorized to act as {authzid}")
         self.qop = QOP_OF_LAYER[chosen]
         self.complete = True
+
+    @property
+    def authorization_id(self) -> str | None:
+        """The principal the context authenticated (``getAuthorizationID``)."""
+        return self.principal
 
     @property
     def security_layer(self) -> bool:
@@ -247,8 +255,7 @@ class Negotiation:
     def authenticated(self) -> str:
         """The name the mechanism proved: a principal (KERBEROS) or a token's SASL user name,
         the base64 of its identifier (TOKEN)."""
-        name = getattr(self.mechanism, "principal", None) or \
-            getattr(self.mechanism, "username", None)
+        name = self.mechanism.authorization_id if self.mechanism is not None else None
         assert self.established and name
         return name
 
