@@ -296,6 +296,22 @@ def test_an_expired_token_is_refused(kdc, start_namenode, tmp_path, alice):
     assert exc.java_class == INVALID_TOKEN and "is expired" in exc.message
 
 
+def test_a_token_answered_over_rpc_survives_kill_9(kdc, start_namenode, tmp_path, alice):
+    """getDelegationToken is answered only once its op is durable: SIGKILL right after the
+    answer, restart on the same name dir, and the token authenticates."""
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"),
+                           path=tmp_path / "nn.keytab")
+    args = secure_args(kdc, keytab)
+    nn = start_namenode(*args, env=kdc.env_for(), users="alice=supergroup")
+    token = get_token(nn.rpc_port, alice)
+    nn.kill()
+    again = start_namenode(*args, name_dirs=nn.name_dirs, env=kdc.env_for(),
+                           users="alice=supergroup")
+    with SaslClient(again.rpc_port).token(token.identifier, token.password).context() \
+            as client:
+        assert mkdir_and_owner(client, "/after-kill") == "alice"
+
+
 # ------------------------------------------------------------------ the datanode's IPC port
 
 def located_block(port, user, path: str, data: bytes):
