@@ -312,6 +312,40 @@ def test_a_token_answered_over_rpc_survives_kill_9(kdc, start_namenode, tmp_path
         assert mkdir_and_owner(client, "/after-kill") == "alice"
 
 
+def test_a_token_works_on_the_new_active_after_a_failover(kdc, etcd_cluster, tmp_path,
+                                                          alice):
+    """An HA set in secure mode: a token the active issued over RPC authenticates on the
+    standby that takes over once the active is killed (the token's ops went through the
+    shared journal like any other)."""
+    from tests.namenode.ha.haset import HASet
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"),
+                           path=tmp_path / "nn.keytab")
+    settings = {"hadoop.security.authentication": "kerberos",
+                "dfs.namenode.kerberos.principal": f"nn/_HOST@{kdc.name}",
+                "dfs.namenode.keytab.file": str(keytab),
+                "dfs.web.authentication.kerberos.principal": f"HTTP/_HOST@{kdc.name}",
+                "dfs.web.authentication.kerberos.keytab": str(keytab),
+                "hadoop.user.group.static.mapping.overrides": "alice=supergroup"}
+    (tmp_path / "ha").mkdir()
+    haset = HASet(tmp_path / "ha", etcd_cluster, settings=settings)
+    try:
+        active = haset.start_all()
+        token = get_token(haset.rpc_ports[active], alice)
+        haset.kill(active)
+        new = haset.active(excluding=active)
+
+        def owner() -> str | None:
+            try:
+                with SaslClient(haset.rpc_ports[new]).token(
+                        token.identifier, token.password).context() as client:
+                    return mkdir_and_owner(client, "/after-failover")
+            except Refused:         # RetriableException while it takes over
+                return None
+        assert wait_for(owner, 60, "the token on the new active") == "alice"
+    finally:
+        haset.close()
+
+
 # ------------------------------------------------------------------ the datanode's IPC port
 
 def located_block(port, user, path: str, data: bytes):
