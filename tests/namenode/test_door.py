@@ -10,10 +10,21 @@ from pathlib import Path
 
 import pytest
 
+from nnlite.namenode.config import Config
 from nnlite.namenode.errors import SafeModeError
 from nnlite.namenode.fsnamesystem import FSNamesystem
+from nnlite.namenode.security.auth_to_local import AuthToLocal
+from nnlite.namenode.security.identity import Caller
+from nnlite.namenode.security.settings import SecuritySettings
 from tests.namenode.helpers import USER, formatted, open_fs
 from tests.test_package import ROOT, sources
+
+SETTINGS = SecuritySettings.from_config(Config({
+    "hadoop.security.authentication": "kerberos",
+    "dfs.namenode.kerberos.principal": "nn/_HOST@NNLITE.TEST",
+    "dfs.namenode.keytab.file": "/nonexistent/nn.keytab",
+    "dfs.web.authentication.kerberos.principal": "HTTP/_HOST@NNLITE.TEST"}))
+ALICE = Caller("alice", "127.0.0.1", "KERBEROS", None, "alice@NNLITE.TEST")
 
 DOOR = Path("namenode/fsnamesystem.py")
 BEHIND = {"ns", "lock", "journal"}          # what the door keeps behind it
@@ -174,4 +185,32 @@ def test_the_public_writes_are_all_in_the_table():
     writes = {f.name for f in door.body if isinstance(f, ast.FunctionDef)
               and not f.name.startswith("_") and f.returns is not None
               and "Logged" in ast.unparse(f.returns)}
-    assert writes - not_namespace <= set(WRITES), writes - not_namespace - set(WRITES)
+    checked = set(WRITES) | set(TOKEN_WRITES) | {"delegation_housekeeping"}
+    assert writes - not_namespace <= checked, writes - not_namespace - checked
+
+
+# Secure mode's token writes (simple mode issues none and answers as it always did).
+TOKEN_WRITES = {
+    "get_delegation_token": lambda fs, token: fs.get_delegation_token("alice", "alice", ALICE),
+    "renew_delegation_token": lambda fs, token: fs.renew_delegation_token("alice", token,
+                                                                          ALICE),
+    "cancel_delegation_token": lambda fs, token: fs.cancel_delegation_token("alice", token,
+                                                                            ALICE),
+    "start_delegation_tokens": lambda fs, token: fs.start_delegation_tokens(),
+}
+
+
+@pytest.mark.parametrize("op", sorted(TOKEN_WRITES))
+def test_every_token_write_is_refused_in_safe_mode_and_logs_nothing(tmp_path, op):
+    """The token calls take the same check first (``checkNameNodeSafeMode``: "Cannot
+    issue delegation token"); the housekeeping round skips a namenode in safe mode."""
+    with open_fs(formatted(tmp_path)) as fs:
+        fs.enable_delegation_tokens(SETTINGS, AuthToLocal("DEFAULT", "NNLITE.TEST"))
+        fs.durable(fs.start_delegation_tokens())
+        token = fs.durable(fs.get_delegation_token("alice", "alice", ALICE))
+        fs.set_safe_mode(True)
+        before = fs.last_written_txid
+        with pytest.raises(SafeModeError):
+            TOKEN_WRITES[op](fs, token)
+        assert fs.delegation_housekeeping() is None
+        assert fs.last_written_txid == before
