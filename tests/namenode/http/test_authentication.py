@@ -145,3 +145,26 @@ def test_admin_asks_who_the_caller_proved_to_be(kdc, nn, alice):
     assert resp.status_code == 403 and "Superuser privilege" in resp.text
     tester = kerberos_session(kdc.user("tester"))
     assert "Report" in tester.get(url(nn, "/admin?op=REPORT")).json()
+
+
+def test_a_proxy_users_write_goes_through_a_token_of_the_proxied_user(kdc, nn):
+    """carol may act as alice: CREATE with doas=alice redirects with a token whose owner is
+    alice and real user carol, and the data step writes as alice."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from nnlite.namenode.security.tokens import DelegationTokenIdentifier, Token
+    tester = kerberos_session(kdc.user("tester"))
+    assert tester.put(url(nn, "/webhdfs/v1/proxied?op=MKDIRS")).ok
+    assert tester.put(url(nn, "/webhdfs/v1/proxied?op=SETOWNER&owner=alice")).ok
+    carol = kerberos_session(kdc.user("carol"))
+    resp = carol.put(url(nn, "/webhdfs/v1/proxied/f?op=CREATE&doas=alice"),
+                     allow_redirects=False)
+    assert resp.status_code == 307, resp.text
+    query = parse_qs(urlsplit(resp.headers["Location"]).query)
+    assert "doas" not in query and "user.name" not in query
+    ident = DelegationTokenIdentifier.decode(
+        Token.decode_url(query["delegation"][0]).identifier)
+    assert (ident.owner, ident.real_user) == ("alice", "carol@NNLITE.TEST")
+    assert requests.put(resp.headers["Location"], data=b"by carol").status_code == 201
+    status = carol.get(url(nn, "/webhdfs/v1/proxied/f?op=GETFILESTATUS&doas=alice")).json()
+    assert status["FileStatus"]["owner"] == "alice"
