@@ -191,7 +191,13 @@ class Connection:
                                 "Expect": "100-continue"}.items():
                 conn.putheader(name, value)
             conn.endheaders()
-            if _continue(conn.sock, min(self.timeout or wait, wait)):
+            wait = min(self.timeout or wait, wait)
+            if isinstance(conn.sock, ssl.SSLSocket):    # TLS cannot peek: read, then replay
+                early = _interim_tls(conn.sock, wait)
+                if early:
+                    return _replayed(early, conn.sock, method)
+                send_body(conn)
+            elif _continue(conn.sock, wait):
                 send_body(conn)
             return conn.getresponse()
         except NETWORK_ERRORS as exc:
@@ -324,6 +330,64 @@ def answer_of(exc: NamenodeUnreachableError) -> str:
     """What became of a request that got no answer, in a few words."""
     cause = exc.__cause__
     return describe(cause) if cause is not None else str(exc)
+
+
+def _interim_tls(sock: ssl.SSLSocket, wait: float) -> bytes:
+    """``_continue`` on a TLS socket, which cannot peek: read what the server sends within
+    ``wait`` seconds up to the end of a head. A 100 is consumed (b""); nothing is b"" too
+    (send the body); anything else is the final answer's first bytes, for ``_replayed``."""
+    deadline = time.monotonic() + wait
+    got = b""
+    while True:
+        # once part of a 100 came, wait for the rest of it (it is on its way)
+        left = None if got else max(0.0, deadline - time.monotonic())
+        if not sock.pending() and not select.select([sock], [], [], left)[0]:
+            return b""                          # nothing within ``wait``: send the body
+        chunk = sock.recv(4096)
+        if not chunk:
+            return got or b"HTTP/1.1 502 Closed\r\n\r\n"     # closed: no answer at all
+        got += chunk
+        head = got.replace(b"HTTP/1.0", b"HTTP/1.1", 1)
+        end = got.find(b"\r\n\r\n")
+        if not CONTINUE.startswith(head[:len(CONTINUE)]) and not head.startswith(CONTINUE):
+            return got                          # a final answer came first
+        if end >= 0:
+            return got[end + 4:]                # the 100, consumed; a final answer after it?
+
+
+class _Replay(io.RawIOBase):
+    """The bytes already read from a socket, then the socket itself."""
+
+    def __init__(self, first: bytes, sock: ssl.SSLSocket):
+        self.first = first
+        self.sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.first:
+            n = min(len(buffer), len(self.first))
+            buffer[:n] = self.first[:n]
+            self.first = self.first[n:]
+            return n
+        return self.sock.recv_into(buffer)
+
+
+class _ReplaySource:
+    def __init__(self, first: bytes, sock: ssl.SSLSocket):
+        self.reader = io.BufferedReader(_Replay(first, sock))
+
+    def makefile(self, mode: str):
+        return self.reader
+
+
+def _replayed(first: bytes, sock: ssl.SSLSocket, method: str) -> http.client.HTTPResponse:
+    """The final answer whose first bytes ``_interim_tls`` read, parsed by http.client."""
+    response = http.client.HTTPResponse(_ReplaySource(first, sock),  # type: ignore[arg-type]
+                                        method=method)
+    response.begin()
+    return response
 
 
 def _continue(sock: socket.socket, wait: float) -> bool:

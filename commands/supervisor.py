@@ -48,16 +48,21 @@ def _child(args: list[str]) -> subprocess.Popen:
                             env={**os.environ, ANNOUNCE_ENV: "1"})
 
 
+WEB_PORTS = {"NNLITE_HTTP_PORT=": "http", "NNLITE_SECONDARY_HTTP_PORT=": "http",
+             "NNLITE_HTTPS_PORT=": "https", "NNLITE_SECONDARY_HTTPS_PORT=": "https"}
+
+
 def _pump(proc: subprocess.Popen, name: str, seen_port: threading.Event,
-          port: list[int]) -> None:
-    """Copy a child's output to ours, prefixed; note the namenode's port line."""
+          urls: list[str]) -> None:
+    """Copy a child's output to ours, prefixed; note its web ports' lines as URLs (HTTP
+    first, then HTTPS: the order the namenode binds them, as ``dfs.http.policy`` asks)."""
     for line in proc.stdout or ():      # (_child pipes it: never None)
-        if line.startswith(("NNLITE_HTTP_PORT=", "NNLITE_SECONDARY_HTTP_PORT=")):
-            port.append(int(line.strip().split("=", 1)[1]))    # for us, not for the terminal
+        key = next((k for k in WEB_PORTS if line.startswith(k)), None)
+        if key is not None:             # for us, not for the terminal
+            urls.append(f"{WEB_PORTS[key]}://127.0.0.1:{int(line.strip().split('=', 1)[1])}")
             seen_port.set()
             continue
-        if line.startswith(("NNLITE_RPC_PORT=", "NNLITE_HTTPS_PORT=",
-                            "NNLITE_SECONDARY_HTTPS_PORT=")):   # for the tests, not the terminal
+        if line.startswith("NNLITE_RPC_PORT="):    # announced for the tests, not the terminal
             continue
         # A child's one error line is the user's too: pass it on as it is.
         sys.stderr.write(line if line.startswith("nnlite: ") else f"[{name}] {line}")
@@ -72,7 +77,7 @@ def run(name_dirs: list[str], conf_args: list[str], port: int, secondary_port: i
                str(port), *conf_args]
     namenode = _child(nn_args)
     seen_port = threading.Event()
-    announced: list[int] = []
+    announced: list[str] = []
     pump = threading.Thread(target=_pump, args=(namenode, "namenode", seen_port, announced),
                             daemon=True)
     pump.start()
@@ -87,7 +92,7 @@ def run(name_dirs: list[str], conf_args: list[str], port: int, secondary_port: i
                 pump.join(5)
                 return namenode.returncode
             return _finish(namenode, None, stop)
-        url = f"http://127.0.0.1:{announced[0]}"
+        url = announced[0]
         log.info("namenode up at %s; starting the secondary (checkpoints in %s)", url,
                  checkpoint_dir)
         secondary = _child(["secondary", "--namenode", url, "--checkpoint-dir",

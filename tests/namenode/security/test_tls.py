@@ -115,6 +115,23 @@ def test_the_data_step_redirects_to_the_https_port(nn, certs):
     assert plain.headers["Location"].startswith(f"http://127.0.0.1:{nn.port}/data/v1/")
 
 
+def test_an_upload_refused_before_its_body_is_answered_over_tls(nn, certs, tmp_path):
+    """Expect: 100-continue on TLS (no peeking there): the refusal comes back as the answer,
+    not as a broken pipe halfway through the body."""
+    from nnlite.client import connection
+    from nnlite.client.peer import Peer, PeerRefusedError
+    image = tmp_path / "fsimage"
+    image.write_bytes(b"\0" * (8 << 20))
+    connection.trust(str(certs.ca))
+    try:
+        with pytest.raises(PeerRefusedError) as refused:
+            Peer(f"https://127.0.0.1:{nn.https_port}", "not-the-secret").upload_image(
+                image, txid=1, namespace_id=1, md5="0" * 32)
+    finally:
+        connection.trust(None)
+    assert refused.value.status == 403 and "shared secret" in refused.value.message
+
+
 def test_hdfscli_and_fsspec_over_https(nn, certs):
     hdfs = pytest.importorskip("hdfs")
     fsspec = pytest.importorskip("fsspec")
