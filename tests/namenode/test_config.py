@@ -60,12 +60,14 @@ def test_a_hadoop_conf_dir_is_read_as_hadoop_reads_its_site_files(tmp_path):
                                            "${dfs.namenode.keytab.file}",
                                        "dfs.namenode.keytab.file": "/nn.keytab"})
     write(tmp_path / "ssl-server.xml", {"ssl.server.keystore.location": "/ks.jks"})
+    write(tmp_path / "ssl-client.xml", {"ssl.client.truststore.location": "/ca.pem"})
     config = Config.load(str(tmp_path))
     assert config.security_enabled()
     assert config.get("dfs.namenode.kerberos.principal") == "nn/_HOST@R"
     assert config.int("dfs.replication") == 3                  # hdfs-site.xml after core-site
     assert config.proxy_users() == {"hadoop.proxyuser.spark.hosts": "*"}
     assert config.get("ssl.server.keystore.location") == "/ks.jks"
+    assert config.get("ssl.client.truststore.location") == "/ca.pem"     # ssl-client.xml
     # expanded at the end, from whatever file set it (Configuration.substituteVars)
     assert config.get("dfs.web.authentication.kerberos.keytab") == "/nn.keytab"
     assert Config({"a": "${b}/x", "b": "${c}"}).get("a") == "${c}/x"   # unknown names stay
