@@ -31,6 +31,16 @@ def server_env(kdc) -> dict[str, str]:
     return kdc.env_for(None)
 
 
+def make_homes(kdc, server, *users: str) -> None:
+    """``/user/<user>`` owned by each user, made by ``tester`` (the supergroup's, in the
+    tests' static mapping) over SPNEGO."""
+    tester = kerberos_session(kdc.user("tester"))
+    base = f"http://localhost:{server.port}/webhdfs/v1"
+    for user in users:
+        assert tester.put(f"{base}/user/{user}?op=MKDIRS").ok
+        assert tester.put(f"{base}/user/{user}?op=SETOWNER&owner={user}").ok
+
+
 def kerberos_session(principal):
     """A requests session that logs in as ``principal`` (from its own ticket cache, whatever
     KRB5CCNAME says, so several users can take turns in one test) with nnlite's SPNEGO

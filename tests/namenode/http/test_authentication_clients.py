@@ -11,7 +11,11 @@ import subprocess
 
 import pytest
 
-from tests.namenode.http.secure import kerberos_session, secure_args, server_env
+from tests.namenode.http.secure import (
+    make_homes,
+    secure_args,
+    server_env,
+)
 
 pytest.importorskip("requests_kerberos")
 hdfs = pytest.importorskip("hdfs")
@@ -26,11 +30,7 @@ USERS = "tester=supergroup;alice=staff;bob=staff"
 @pytest.fixture(scope="module")
 def nn(kdc, start_module_namenode):
     server = start_module_namenode(*secure_args(kdc), env=server_env(kdc), users=USERS)
-    tester = kerberos_session(kdc.user("tester"))
-    base = f"http://localhost:{server.port}/webhdfs/v1"
-    for user in ("alice", "bob"):
-        assert tester.put(f"{base}/user/{user}?op=MKDIRS").ok
-        assert tester.put(f"{base}/user/{user}?op=SETOWNER&owner={user}").ok
+    make_homes(kdc, server, "alice", "bob")
     return server
 
 
