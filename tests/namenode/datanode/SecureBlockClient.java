@@ -8,7 +8,8 @@
 //        URI DATA_PROTECTION PRINCIPAL KEYTAB PATH SIZE [CIPHER_SUITES]
 //
 // Logs in from the keytab, writes SIZE pseudo-random bytes to PATH with 1 MiB blocks
-// (DataStreamer: SaslDataTransferClient with the WRITE token addBlock hands out), reads them
+// (DataStreamer: SaslDataTransferClient with the WRITE token addBlock hands out), reading
+// the open file after an hflush of its first 1000 bytes, then reads them
 // back (DFSInputStream: the READ tokens of getBlockLocations), asks the file checksum
 // (BLOCK_CHECKSUM with READ tokens) and prints one "key=value" line per step.
 
@@ -51,6 +52,13 @@ public class SecureBlockClient {
                 try (FSDataOutputStream out = fs.create(file)) {
                     out.write(data, 0, 1000);
                     out.hflush();
+                    // a reader of the open file asks the datanode's IPC port how much of
+                    // the last block is visible (getReplicaVisibleLength, with the block
+                    // token as its credentials)
+                    try (FileSystem other = FileSystem.newInstance(conf);
+                         InputStream in = other.open(file)) {
+                        System.out.println("open-read=" + in.readAllBytes().length);
+                    }
                     out.write(data, 1000, size - 1000);
                 }
                 System.out.println("written=" + fs.getFileStatus(file).getLen());

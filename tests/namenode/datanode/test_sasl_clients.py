@@ -75,6 +75,7 @@ def run_java_client(kdc, namenode, user, protection: str, path: str,
 def test_hadoops_client_writes_and_reads_through_the_handshake(kdc, secure, alice,
                                                                 protection):
     out = run_java_client(kdc, secure, alice, protection, f"/java/{protection}")
+    assert out["open-read"] == "1000"        # through the datanode's IPC port, by token
     assert out["written"] == str(SIZE)
     assert out["read-equal"] == "true"
     assert out["checksum"] == "MD5-of-2048MD5-of-512CRC32C"      # 1 MiB blocks
