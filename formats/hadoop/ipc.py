@@ -29,7 +29,14 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from nnlite.formats.hadoop.proto import ProtoError, Schema, delimited, parse, parse_delimited
+from nnlite.formats.hadoop.proto import (
+    ProtoError,
+    Schema,
+    delimited,
+    parse,
+    parse_delimited,
+    varint,
+)
 
 MAGIC = b"hrpc"
 VERSION = 9                           # RpcConstants.CURRENT_VERSION
@@ -215,6 +222,21 @@ def response(header: Any, message: Any | None = None) -> bytes:
     if message is None:
         return frame(delimited(header))
     return frame(delimited(header, message))
+
+
+_WRAP_HEADER = delimited(RpcResponseHeaderProto(
+    callId=SASL_CALL_ID & 0xFFFFFFFF, status=RpcResponseHeaderRpcStatusProto.SUCCESS))
+_WRAP_STATE = bytes((2 << 3, RpcSaslSaslState.WRAP))     # RpcSaslProto field 2 (varint)
+_TOKEN_TAG = bytes((3 << 3 | 2,))                         # field 3, length-delimited
+
+
+def wrapped_response(token: bytes) -> bytes:
+    """The frame that carries ``token`` (wrapped bytes of answers) from a server whose
+    connection wraps (``Server.wrapWithSasl``): header call id -33 SUCCESS, then
+    ``RpcSaslProto{state: WRAP, token}``; the bytes ``response`` would build from those
+    messages, laid out directly since every answer of such a connection takes this path."""
+    body = _WRAP_STATE + _TOKEN_TAG + varint(len(token)) + token
+    return frame(_WRAP_HEADER + varint(len(body)) + body)
 
 
 def parse_response(payload: bytes) -> tuple[Any, bytes]:

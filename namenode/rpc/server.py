@@ -398,10 +398,7 @@ class Connection(asyncio.Protocol):
         if not self._wrapping:
             return frame
         assert self.negotiation is not None and self.negotiation.mechanism is not None
-        header = ipc.RpcResponseHeaderProto(callId=ipc.SASL_CALL_ID & 0xFFFFFFFF,
-                                            status=Status.SUCCESS)
-        return ipc.response(header, ipc.RpcSaslProto(
-            state=ipc.RpcSaslSaslState.WRAP, token=self.negotiation.mechanism.wrap(frame)))
+        return ipc.wrapped_response(self.negotiation.mechanism.wrap(frame))
 
     def _secure_caller(self, context) -> Caller:
         """Who an authenticated connection is: the principal or the token's owner; the

@@ -109,3 +109,16 @@ def test_every_prefix_of_a_call_is_a_call_or_a_proto_error():
         except ProtoError:
             continue
         assert call.header.callId == 9
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 300, 70_000])
+def test_a_wrapped_response_is_the_messages_bytes(size):
+    """``wrapped_response`` lays the frame out directly: the same bytes as the header and the
+    RpcSaslProto WRAP message it stands for."""
+    token = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    header = ipc.RpcResponseHeaderProto(
+        callId=ipc.SASL_CALL_ID & 0xFFFFFFFF,
+        status=ipc.RpcResponseHeaderRpcStatusProto.SUCCESS)
+    expected = ipc.response(header, ipc.RpcSaslProto(state=ipc.RpcSaslSaslState.WRAP,
+                                                     token=token))
+    assert ipc.wrapped_response(token) == expected
