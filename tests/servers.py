@@ -87,10 +87,11 @@ class NamenodeProcess:
             port = _wait_for_port(proc, log, timeout)
             server = cls(proc, port, name_dirs, log)
             server.wait_ready(timeout)
-            # the RPC port is bound with the HTTP one, before the load (it answers
-            # RetriableException meanwhile): its line may come a moment after
-            wait_for(lambda: proc.poll() is not None or "NNLITE_RPC_PORT=" in
-                     log.read_text(errors="replace"), timeout, "the namenode's RPC port",
+            # the RPC port is bound with the HTTP one, before the load, and answers
+            # RetriableException until the namenode hands it the protocol, after /jmx
+            # says loaded (the datanode starts in between): "namenode ready" comes after
+            wait_for(lambda: proc.poll() is not None or "namenode ready:" in
+                     log.read_text(errors="replace"), timeout, "the namenode's RPC service",
                      interval=0.02)
         except BaseException:
             proc.kill()
