@@ -37,6 +37,11 @@ class UnknownCodec(ChangelogError):
     """Not an lz4 stream: another codec, whose lineage this module does not read."""
 
 
+class CutShort(ChangelogError):
+    """The bytes given end before the lineage does (a longer head holds it, or the file is
+    truncated)."""
+
+
 def lineage(head: bytes, what: str) -> list[tuple[int, str]]:
     """``(version, unique id)`` of each lineage item of the changelog whose first bytes are
     ``head`` (enough of them for its first frames). ChangelogError, naming ``what``, when
@@ -56,7 +61,7 @@ def lineage(head: bytes, what: str) -> list[tuple[int, str]]:
         except IndexError:
             continue                        # the head spans the next frame
         return _items(text, what)
-    raise ChangelogError(f"{what}: the lineage is cut short")
+    raise CutShort(f"{what}: the lineage is cut short")
 
 
 def _items(text: str, what: str) -> list[tuple[int, str]]:

@@ -213,6 +213,8 @@ def encode_pins(pins) -> bytes:
 # A state file's checksum sidecar (ChecksumCheckpointFileManager, with
 # spark.sql.streaming.checkpoint.fileChecksum.enabled): ``<file>.crc`` beside ``<file>``.
 CHECKSUM_SUFFIX = ".crc"
+# spark.sql.streaming.stateStore.autoSnapshotRepair.maxChangeFileReplay's default (Spark 4.3)
+MAX_CHANGE_FILE_REPLAY = 500
 
 
 class StateName(NamedTuple):
@@ -307,23 +309,26 @@ class Store:
             if isinstance(items, str):
                 return None, f"{self.path}: {items}"
             if items is not None:
-                return self._replay(version, top[DELTA], items)
+                return self._replay(version, top[DELTA], items, lineage)
         return self._walk(version, committed)
 
-    def _replay(self, version: int, top: FileRef, items) -> tuple[list[FileRef] | None, str]:
+    def _replay(self, version: int, top: FileRef, items, lineage
+                ) -> tuple[list[FileRef] | None, str]:
         """The chain of ``top`` (version ``version``'s changelog) by the lineage it records:
         the newest snapshot of the lineage and every changelog after it, or every changelog
         when the lineage starts at version 1 (``RocksDB.loadWithCheckpointId``,
-        ``RocksDBFileManager.getLatestSnapshotVersionAndUniqueIdFromLineage``)."""
+        ``RocksDBFileManager.getLatestSnapshotVersionAndUniqueIdFromLineage``); when no
+        snapshot of the lineage is left, Spark's auto snapshot repair (``_repair``)."""
         named = state_name(top.path.rsplit("/", 1)[-1])
         top_id = named.unique_id if named is not None else None
         full = sorted(set(items) | {(version, top_id)})
         base = next((v for v, u in reversed(full)
                      if SNAPSHOT in self.unique.get(v, {}).get(u, {})), None)
         if base is None and full[0][0] != 1:
-            return None, (f"{self.path}: state version {version} has no base: its "
-                          f"changelog's lineage starts at version {full[0][0]} and no "
-                          f"snapshot of it is left (cannotFindBaseSnapshotCheckpoint)")
+            return self._repair(version, full, lineage, (
+                f"{self.path}: state version {version} has no base: its changelog's "
+                f"lineage starts at version {full[0][0]} and no snapshot of it is left "
+                f"(cannotFindBaseSnapshotCheckpoint)"))
         needed = []
         for v, u in reversed(full):
             files = self.unique.get(v, {}).get(u, {})
@@ -336,6 +341,45 @@ class Store:
                               f"to rebuild version {version})")
             needed.append(files[DELTA])
         return needed, ""
+
+    def _repair(self, version: int, full: list, lineage, why: str
+                ) -> tuple[list[FileRef] | None, str]:
+        """Spark 4.3's auto snapshot repair (``spark.sql.streaming.stateStore.
+        autoSnapshotRepair.enabled``, on by default, for RocksDB with changelog
+        checkpointing: ``AutoSnapshotLoader``), when no snapshot of the lineage is left:
+        the lineage is first extended back to version 1 by reading the lineage of the
+        changelog at each one's start (``getFullLineage``; a changelog missing on the way
+        leaves only the lineage there was), then the newest snapshot of it that is left,
+        or the empty store, is loaded and the changelogs after it replayed, at most
+        ``maxChangeFileReplay`` of them (500 by default). The chain holds the changelogs
+        read for their lineage too: a restore reads them. Where nothing rebuilds the
+        version, the restore fails for ``why``."""
+        read: list[FileRef] = []
+        while full[0][0] > 1:
+            v, u = full[0]
+            head = self.unique.get(v, {}).get(u, {}).get(DELTA)
+            items = lineage(head) if head is not None else None
+            if head is None or not isinstance(items, list) or not set(items) - set(full):
+                return None, (f"{why}; nor can the auto snapshot repair find an older "
+                              f"snapshot: it reads the lineage before version {v} from "
+                              f"{v}_{u}.changelog, which is "
+                              f"{'missing' if head is None else 'unreadable'}")
+            read.append(head)
+            full = sorted(set(items) | set(full))
+        for base in [v for v, u in reversed(full) if SNAPSHOT in self.unique.get(v, {})
+                     .get(u, {})] + [0]:
+            replay = [self.unique.get(v, {}).get(u, {}).get(DELTA) for v, u in full
+                      if v > base]
+            if None in replay or len(replay) > MAX_CHANGE_FILE_REPLAY:
+                continue
+            chain = [f for f in reversed(replay) if f is not None]
+            if base:
+                chain.append(next(self.unique[base][u][SNAPSHOT] for v, u in full
+                                  if v == base))
+            return chain + [f for f in read if f not in chain], ""
+        return None, (f"{why}; nor can the auto snapshot repair rebuild it from an older "
+                      f"snapshot or from version 1 (a changelog after each is missing, or "
+                      f"more than maxChangeFileReplay = {MAX_CHANGE_FILE_REPLAY} to replay)")
 
     def _walk(self, version: int, committed) -> tuple[list[FileRef] | None, str]:
         needed = []

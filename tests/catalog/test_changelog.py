@@ -76,7 +76,7 @@ def test_back_references_are_copied_overlapping():
 @pytest.mark.parametrize("data, error, words", [
     (b"\x28\xb5\x2f\xfd zstd", changelog.UnknownCodec, "not an lz4 stream"),
     (head([], "v2"), changelog.ChangelogError, "records no lineage"),
-    (head([(1, "a")])[:30], changelog.ChangelogError, "cut short"),
+    (head([(1, "a")])[:30], changelog.CutShort, "cut short"),
     (frame(literals(b"\x00\x02v3\x00\x40[{"), 8), changelog.ChangelogError, "cut short"),
     (frame(bytes([0x12]) + b"a\x05\x00", 6), changelog.ChangelogError,
      "back-reference past its start"),
@@ -115,9 +115,12 @@ def test_a_chain_follows_the_lineage_its_changelog_records():
     assert chain is None and f"no 3_{unique_id(3, 0)}.changelog" in why
 
 
-def test_a_lineage_that_starts_above_version_1_needs_one_of_its_snapshots():
+def test_a_lineage_whose_snapshots_are_gone_is_rebuilt_from_an_older_one():
     """RocksDB.loadWithCheckpointId: the newest snapshot of the lineage, else the empty
-    store only when the lineage starts at version 1 (cannotFindBaseSnapshotCheckpoint)."""
+    store when the lineage starts at version 1; with none of its snapshots left, Spark
+    4.3's auto snapshot repair (on by default) rebuilds from an older snapshot or from
+    version 1 through the committed changelogs, and only where those are gone too does
+    the load fail (cannotFindBaseSnapshotCheckpoint)."""
     ckpt = Checkpoint(6, snapshot_every=3, unique_ids=True)
     found = streaming.scan(ckpt.node(), BASE)
     store = next(s for s in found.stores if s.partition == "1")
@@ -128,9 +131,16 @@ def test_a_lineage_that_starts_above_version_1_needs_one_of_its_snapshots():
     ckpt.remove(ckpt.state_name(3, 1, "snapshot"))
     found = streaming.scan(ckpt.node(), BASE)
     store = next(s for s in found.stores if s.partition == "1")
-    assert store.chain(5) is not None               # the commits' walk reaches version 1
+    walked = store.chain(5)                         # the commits' walk reaches version 1
+    assert store.restore(5, lineage=lineages(ckpt, table))[0] is None  # 3's lineage unread
+    table[(3, 1)] = [(1, unique_id(1, 1)), (2, unique_id(2, 1))]       # getFullLineage
+    assert walked is not None and store.restore(5, lineage=lineages(ckpt, table)) == (
+        walked, "")
+    ckpt.remove(ckpt.state_name(1, 1, "delta"))
+    found = streaming.scan(ckpt.node(), BASE)
+    store = next(s for s in found.stores if s.partition == "1")
     chain, why = store.restore(5, lineage=lineages(ckpt, table))
     assert chain is None and "lineage starts at version 3" in why
-    assert "cannotFindBaseSnapshotCheckpoint" in why
+    assert "cannotFindBaseSnapshotCheckpoint" in why and "nor can the auto snapshot repair" in why
     unreadable = store.restore(5, lineage=lambda ref: "it is cut short")
     assert unreadable == (None, f"{store.path}: it is cut short")
