@@ -8,7 +8,10 @@ reads it. Nothing at or above the newest committed batch is touched (an in-fligh
 offsets and state stay), and neither are the source logs (sources purge their own). With
 checkpoint format version 2 the chains are those of the unique ids the commits record
 (``layout.Store.at``), so files of other ids at those versions (a failed attempt's
-leftovers) go too. A state file's ``.crc`` sidecar goes with it.
+leftovers) go too, and where the caller set ``Layout.lineage`` a changelog's chain is the
+lineage it records (``layout.Store.restore``), as Spark's restore takes it: a snapshot or
+changelog that lineage names is never removed while its batch is kept, and a kept batch
+whose lineage is broken keeps what is there. A state file's ``.crc`` sidecar goes with it.
 
 ``rollback(to=N)``: the query restarts from batch N + 1 as if later batches never ran:
 offsets, commits and source-log entries of batches above N and state versions above N + 1
@@ -56,7 +59,7 @@ def retain(layout: streaming.Layout, keep: int) -> Plan:
     broken: dict[str, int] = {}     # store path -> the highest version kept as evidence
     for store in layout.stores:
         for batch in kept:
-            chain = store.chain(batch + 1, layout.unique_ids)
+            chain = store.chain(batch + 1, layout.unique_ids, layout.lineage)
             if chain is None:       # broken already: keep what is there, as evidence
                 chain = [f for v, _, f in store.files() if v <= batch + 1]
                 broken[store.path] = max(broken.get(store.path, 0), batch + 1)

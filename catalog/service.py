@@ -58,6 +58,7 @@ LIST = permission.READ | permission.EXECUTE       # LISTSTATUS of a directory
 ANONYMOUS = "dr.who"          # hadoop.http.staticuser.user: who an anonymous web page is
 
 MAX_LOG_FILE = 64 << 20
+LINEAGE_FIRST_READ = 4 << 10    # bytes of a changelog read first for its lineage
 
 
 def parse_policy(text: str) -> dict[str, int]:
@@ -168,6 +169,13 @@ class CatalogService:
         return lineage
 
     def _read_lineage(self, ref: layout.FileRef) -> list[tuple[int, str]]:
+        """A short head first (a lineage since the last snapshot is a few items), the
+        whole of ``changelog.HEAD`` only when the lineage runs past it."""
+        try:
+            return changelog.lineage(self._head(ref, LINEAGE_FIRST_READ), ref.path)
+        except changelog.CutShort:
+            if ref.length <= LINEAGE_FIRST_READ:
+                raise
         return changelog.lineage(self._head(ref, changelog.HEAD), ref.path)
 
     def _head(self, ref: layout.FileRef, limit: int) -> bytes:
@@ -246,7 +254,7 @@ class CatalogService:
         if kind in FLINK_KINDS:
             return flink.summary(flink.scan(node, path, kind))
         if kind == layout.STREAMING:
-            return streaming.quick_summary(node, path, self._read_ambiguous)
+            return streaming.quick_summary(node, path, self._resolve_for_ls)
         if kind == layout.JOB:
             files, total, newest, _ = layout.tree_usage(node)
             return jobs.summary(node, path, files, total, newest)
@@ -426,6 +434,7 @@ class CatalogService:
                     **flink.removal(job, doomed)}, ops
         found = self._scan_streaming(node, path, caller)
         self._read_unique_ids(found)
+        found.lineage = self._lineage_reader()
         plan = retention.retain(found, keep)
         # Retention need not be one op (every kept batch stays restorable whichever of its
         # deletes happened), so a large plan is split to keep each record well under the
@@ -447,12 +456,16 @@ class CatalogService:
                                      for batch, ref in found.commits.items()
                                      if below is None or batch <= below})
 
-    def _read_ambiguous(self, found: streaming.Layout) -> None:
-        """For ``ls``: the few commits that tell a state version's committed unique id from
-        a leftover's (``streaming.ambiguous_commits``), read under the lock; a checkpoint
-        without leftovers reads none."""
+    def _resolve_for_ls(self, found: streaming.Layout) -> None:
+        """For ``ls`` of a checkpoint of format version 2: the few commits that tell a state
+        version's committed unique id from a leftover's (``streaming.ambiguous_commits``),
+        read under the lock (a checkpoint without leftovers reads none), and the lineage of
+        the changelogs its restores start from (the head of one changelog a store, for a
+        checkpoint whose last batch restores), so that its health is the restart's, which
+        follows the lineage (``RocksDB.loadWithCheckpointId``)."""
         refs = streaming.ambiguous_commits(found)
         report.parse_all(found, {ref.path: self._read_or_error(ref) for ref in refs})
+        found.lineage = self._lineage_reader()
 
     def _scan_streaming(self, node, path: str, caller) -> streaming.Layout:
         """Planning reads the whole checkpoint: READ_EXECUTE on every directory of it."""

@@ -41,11 +41,15 @@ and with a snapshot per version, and the offset log's version 2):
    (``<v>_<uniqueId>`` names) version ``b + 1`` is the unique id ``commits/b`` records
    (stateUniqueIds; ``RocksDB.loadWithCheckpointId``): the zip of that id, else its
    changelog replayed onto the newest snapshot of the lineage the changelog records, or
-   onto nothing when the lineage starts at version 1 (``changelog.py`` reads it where the
-   service can read files; ``ls`` and retention follow the committed ids down instead).
-   Files of other ids are an uncommitted attempt's leftovers, never read
-   (``layout.Store.at``). (run, every store of the matrix, and with a leftover, a committed
-   file failing its .crc and one swapped for another id)
+   onto nothing when the lineage starts at version 1; with none of its snapshots left,
+   Spark 4.3's auto snapshot repair (on by default) extends the lineage back to version 1
+   through the changelogs at its starts and rebuilds from an older snapshot, at most 500
+   changelogs replayed (``layout.Store._repair``). ``changelog.py`` reads the lineage;
+   ``validate``, ``ls`` (for format version 2) and retention follow it. Files of other
+   ids are an uncommitted attempt's leftovers, never read (``layout.Store.at``). (run,
+   every store of the matrix, and with a leftover, a committed file failing its .crc, one
+   swapped for another id, and the snapshots a lineage starts at lost, before and after
+   retention)
 6. Each file source's log holds what the restart rebuilds its seen files from: ``offsets/b``
    records the source's ``logOffset`` N (``FileStreamSourceOffset``), and
    ``CompactibleFileStreamLog.allFiles`` reads entry N and every entry back to the compaction
@@ -365,8 +369,9 @@ def quick_summary(node, path: str, resolve=None) -> dict:
     """The same row as ``summary(scan(node))`` without capturing every file: counts come
     from one walk, and the newest committed batch is checked by looking its files up by
     name. Only a checkpoint that check cannot vouch for (damaged, or state files with
-    unusual names) is scanned in full; ``resolve(layout)``, when given, then reads its
-    ``ambiguous_commits`` into ``unique_ids``. Under the lock, like ``scan``."""
+    unusual names) is scanned in full; ``resolve(layout)``, when given, then reads what a
+    checkpoint of format version 2 needs read (its ``ambiguous_commits`` into
+    ``unique_ids``, and its changelogs' lineage). Under the lock, like ``scan``."""
     files = total = state_bytes = 0
     newest, writing = node.mtime, False
     for name, child in node.children.items():
@@ -381,7 +386,7 @@ def quick_summary(node, path: str, resolve=None) -> dict:
     last = max(commits) if commits else None
     if last is not None and not _vouch(node, last):
         found = scan(node, path)
-        if resolve is not None and ambiguous_commits(found):
+        if resolve is not None and any(store.unique for store in found.stores):
             resolve(found)
         return summary(found)
     state = "writing" if writing else ("ok" if last is not None else (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -225,6 +226,86 @@ def test_checksum_files_written_over_hdfs_match_the_composed_crcs(spark, server,
     assert sorted(i["code"] for i in report["issues"]) == ["checksum-mismatch",
                                                           "not-restorable"]
     assert report["restorableBatch"] is None
+
+
+# A Spark of its own for the first run: RocksDB uploads a snapshot (<v>_<id>.zip) from its
+# maintenance thread, whose interval is fixed when the JVM's first stateful query starts
+# (60 s in the shared session); here 100 ms, and each snapshot is waited for before the
+# next batch, so the changelogs after it record a lineage that starts at it.
+SNAPSHOTS_FIRST_RUN = """
+import json, re, sys
+from pyspark.sql import SparkSession
+from tests.catalog.conformance import OPERATORS, feed
+from tests.servers import wait_for
+from nnlite.client.webhdfs import WebHdfsClient
+from pathlib import Path
+url, uri, store, src, settings = sys.argv[1:6]
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "2")
+         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+         .config(map=json.loads(settings)).getOrCreate())
+frame, mode = OPERATORS["aggregation"].build(spark, src)
+query = (frame.writeStream.outputMode(mode).format("noop").option("checkpointLocation", uri)
+         .start())
+with WebHdfsClient(url, "tester") as hdfs:
+    for i in range(6):
+        feed(Path(src), i)
+        query.processAllAvailable()
+        if i in (1, 3):     # versions 2 and 4 were snapshots: wait for their upload
+            wait_for(lambda: any(re.fullmatch(rf"{i + 1}_[^.]+[.]zip", e["pathSuffix"])
+                                 for e in hdfs.list(store)), 120, f"the zip of {i + 1}")
+query.stop()
+"""
+SNAPSHOTS = {**conformance.STORES["rocksdb-v2"],
+             "spark.sql.streaming.stateStore.minDeltasForSnapshot": "2",
+             "spark.sql.streaming.stateStore.maintenanceInterval": "100ms"}
+
+
+def test_lost_snapshots_are_repaired_as_spark_repairs_them(spark, server, catalog, hdfs,
+                                                          tmp_path):
+    """Format version 2 with changelogs and snapshots: each changelog records its lineage
+    back to the snapshot it builds on (versions 5 and 6 from version 4's zip). With the
+    snapshots from version 4 on lost, the lineage has no base, yet Spark 4.3 restarts
+    after batch 5 exactly: its auto snapshot repair (on by default) rebuilds from version
+    2's zip and the changelogs after it, having read the lineage back to version 1
+    (getFullLineage). ls, validate and retention say and keep just that: the batch
+    restores, and retention keeps the older zip, the changelogs the repair replays and
+    those it reads the lineage from."""
+    q, src = "/ckpt/lineage", tmp_path / "in"
+    src.mkdir()
+    uri, store = f"webhdfs://127.0.0.1:{server.port}{q}", f"{q}/state/0/0"
+    subprocess.run([sys.executable, "-c", SNAPSHOTS_FIRST_RUN, server.url, uri, store,
+                    str(src), json.dumps(SNAPSHOTS)], cwd=ROOT, check=True, timeout=600,
+                   env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    names = [e["pathSuffix"] for e in hdfs.list(store)]
+    lost = [n for n in names if (m := re.fullmatch(r"(\d+)_[^.]+\.zip(\.crc)?", n))
+            and int(m.group(1)) >= 4]
+    for name in lost:
+        hdfs.delete(f"{store}/{name}")
+    [row] = [r for r in catalog.ls("/ckpt") if r["path"] == q]
+    assert (row["health"], row["restorableBatch"]) == ("ok", 5), row
+    assert catalog.validate(q)["restorable"]
+    files = [[(r["key"], r["value"]) for r in map(json.loads, (src / f"{i:03d}.json")
+                                                  .read_text().splitlines())]
+             for i in range(6)]
+    files.append(feed(src, 6))
+    copy = f"{q}-copy"
+    hdfs.mkdirs(copy)
+    conformance.copy_tree(hdfs, q, copy)
+    with conformance.spark_conf(spark, conformance.STORES["rocksdb-v2"]):
+        before = Query(spark, src, f"webhdfs://127.0.0.1:{server.port}{copy}")
+        before.run()                                # the oracle: Spark repairs it
+        assert catalog.retain(q, 3)["keptBatches"] == [3, 4, 5]
+        left = {re.sub(r"_[^.]+", "", e["pathSuffix"]) for e in hdfs.list(store)}
+        # what the repair reads: 6's lineage back to 1 through the changelogs at its
+        # starts (4, 2), then version 2's zip and the changelogs after it
+        assert {"2.zip", "2.changelog", "3.changelog", "4.changelog", "5.changelog",
+                "6.changelog"} <= left and "1.changelog" not in left, left
+        after = Query(spark, src, uri)
+        after.run()
+    want = expected(*files)["a"]
+    assert sorted(before.batches) == sorted(after.batches) == [6]
+    assert before.batches[6]["a"] == after.batches[6]["a"] == want
 
 
 def test_a_state_file_that_fails_its_checksum_file(spark, server, catalog, hdfs, tmp_path):
