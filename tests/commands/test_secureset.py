@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -125,3 +126,37 @@ def test_the_printed_lines_kinit_and_call_webhdfs_with_spnego(secure_set):
     assert proved.returncode == 0 and "checkpointDir" in proved.stdout, proved.stderr
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 0, err.read_text()
+
+
+JOB = """
+import sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.getOrCreate()
+spark.range(10).write.mode("overwrite").parquet(sys.argv[1])
+print("COUNT", spark.read.parquet(sys.argv[1]).count())
+spark.stop()
+"""
+
+
+@pytest.mark.spark
+def test_the_printed_spark_driver_logs_in_from_the_keytab_and_writes_over_hdfs(secure_set):
+    """The pyspark line's options with spark-submit: the driver logs in from the keytab
+    (HadoopDelegationTokenManager), takes HDFS delegation tokens, writes and reads back
+    Parquet over hdfs:// in secure mode."""
+    pytest.importorskip("pyspark")
+    import pyspark
+    proc, lines, tmp_path, err = secure_set
+    driver = line(lines, "pyspark ")
+    words = shlex.split(driver.split("#")[0])[1:]
+    where = driver.split("checkpointLocation=")[1].strip().rsplit("/", 1)[0] + "/out"
+    (tmp_path / "job.py").write_text(JOB)
+    home = os.path.dirname(pyspark.__file__)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KRB5")}
+    env.update(SPARK_HOME=home, PYSPARK_PYTHON=sys.executable)
+    done = subprocess.run(
+        [os.path.join(home, "bin", "spark-submit"), "--master", "local[1]", "--conf",
+         "spark.ui.enabled=false", *words, str(tmp_path / "job.py"), where],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "COUNT 10" in done.stdout
+    assert "Attempting to login to KDC using principal: alice@" in done.stderr
