@@ -98,6 +98,26 @@ def syncs(nn: NamenodeProcess) -> tuple[int, int]:
     return int(metrics["LastSyncedTransactionId"]), int(metrics["Syncs"])
 
 
+def race(nn: NamenodeProcess, worker, args: tuple, clients: int, r: int,
+         what: str) -> tuple[float, float]:
+    """``clients`` processes of ``worker(*args, "<r>-<k>", ready, go)``, each released at once
+    once all are ready: (wall seconds, the namenode's CPU seconds) until the last is done."""
+    ready, go = multiprocessing.Semaphore(0), multiprocessing.Event()
+    procs = [multiprocessing.Process(target=worker, args=(*args, f"{r}-{k}", ready, go))
+             for k in range(clients)]
+    for proc in procs:
+        proc.start()
+    for _ in procs:
+        ready.acquire()
+    cpu0, started = sum(cpu(nn.proc.pid)), time.monotonic()
+    go.set()
+    for proc in procs:
+        proc.join()
+        if proc.exitcode != 0:
+            raise SystemExit(f"a {what} client failed (exit {proc.exitcode})")
+    return time.monotonic() - started, sum(cpu(nn.proc.pid)) - cpu0
+
+
 def row(nn: NamenodeProcess, protocol: str, op: str, clients: int, calls: int, r: int) -> None:
     target, port = (rpc_client, nn.rpc_port) if protocol == "hdfs://" else (http_client, nn.port)
     ready, go = multiprocessing.Semaphore(0), multiprocessing.Event()

@@ -25,7 +25,6 @@ connection. One run; compare within it.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import shutil
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_rpc import USER, cpu, rpc_calls, workload  # noqa: E402  (bench/ is sys.path[0])
+from bench_rpc import USER, cpu, race, rpc_calls, workload  # noqa: E402  (bench/ is sys.path[0])
 
 from nnlite.formats.hadoop import acl  # noqa: E402
 from nnlite.formats.hadoop import client_namenode as cn  # noqa: E402
@@ -78,22 +77,9 @@ def client(target: Target, mode: str, op: str, calls: int, k: str, ready, go) ->
 
 
 def calls_row(target: Target, nn: NamenodeProcess, mode: str, op: str, clients: int,
-              calls: int, r: int) -> float:
-    ready, go = multiprocessing.Semaphore(0), multiprocessing.Event()
-    procs = [multiprocessing.Process(target=client, args=(target, mode, op, calls,
-                                                          f"{r}-{k}", ready, go))
-             for k in range(clients)]
-    for proc in procs:
-        proc.start()
-    for _ in procs:
-        ready.acquire()
-    cpu0, started = sum(cpu(nn.proc.pid)), time.monotonic()
-    go.set()
-    for proc in procs:
-        proc.join()
-        if proc.exitcode != 0:
-            raise SystemExit(f"a {mode} client failed (exit {proc.exitcode})")
-    wall, used = time.monotonic() - started, sum(cpu(nn.proc.pid)) - cpu0
+              calls: int, r: int) -> tuple[float, float]:
+    """(calls per second, the namenode's CPU µs per call) of ``clients`` clients in ``mode``."""
+    wall, used = race(nn, client, (target, mode, op, calls), clients, r, mode)
     return clients * calls / wall, used * 1e6 / (clients * calls)
 
 
