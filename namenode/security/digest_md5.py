@@ -155,7 +155,31 @@ def response_value(ha1: bytes, nonce: str, nc: str, cnonce: str, qop: str, diges
     return _md5(kd).hex()
 
 
-class DigestMD5Server:
+class _Exchange:
+    """What either side has once the exchange is done: the security layer of its qop."""
+
+    _layer: "_SecurityLayer | None" = None       # set once the exchange completes
+
+    @property
+    def security_layer(self) -> bool:
+        """Whether later messages are wrapped (qop auth-int or auth-conf)."""
+        return self._layer is not None
+
+    def wrap(self, message: bytes) -> bytes:
+        """``message`` as this side sends it under the negotiated qop."""
+        if self._layer is None:
+            raise DigestError("DIGEST-MD5: no security layer was negotiated")
+        return self._layer.wrap(message)
+
+    def unwrap(self, data: bytes) -> bytes:
+        """The message the other side's wrapped ``data`` carries; DigestError if it does
+        not verify (MAC, sequence number, padding)."""
+        if self._layer is None:
+            raise DigestError("DIGEST-MD5: no security layer was negotiated")
+        return self._layer.unwrap(data)
+
+
+class DigestMD5Server(_Exchange):
     """One server side of a DIGEST-MD5 exchange: ``step(b"")`` is the challenge,
     ``step(response)`` checks the client's response and answers ``rspauth`` (``complete``
     is then True); then ``wrap`` and ``unwrap`` when the qop has a security layer.
@@ -179,7 +203,7 @@ class DigestMD5Server:
         self.qop: str | None = None
         self.complete = False
         self._challenged = False
-        self._layer: _SecurityLayer | None = None
+        self._layer = None
 
     def step(self, token: bytes) -> bytes:
         """The next server message for the client's ``token``."""
@@ -249,26 +273,8 @@ class DigestMD5Server:
         """The user name the exchange authenticated (``getAuthorizationID``)."""
         return self.username
 
-    @property
-    def security_layer(self) -> bool:
-        """Whether later messages are wrapped (qop auth-int or auth-conf)."""
-        return self._layer is not None
 
-    def wrap(self, message: bytes) -> bytes:
-        """``message`` as the server sends it under the negotiated qop."""
-        if self._layer is None:
-            raise DigestError("DIGEST-MD5: no security layer was negotiated")
-        return self._layer.wrap(message)
-
-    def unwrap(self, data: bytes) -> bytes:
-        """The message a client's wrapped ``data`` carries; DigestError if it does not
-        verify (MAC, sequence number, padding)."""
-        if self._layer is None:
-            raise DigestError("DIGEST-MD5: no security layer was negotiated")
-        return self._layer.unwrap(data)
-
-
-class DigestMD5Client:
+class DigestMD5Client(_Exchange):
     """One client side of a DIGEST-MD5 exchange (``DigestMD5Client``, as a DataNode's
     ``SaslDataTransferClient`` answers a datanode it mirrors to): ``respond(challenge)``
     picks the strongest of ``qops`` the challenge offers and answers it; ``verify(rspauth)``
@@ -283,7 +289,7 @@ class DigestMD5Client:
         self.complete = False
         self._rspauth = ""
         self._ha1 = b""
-        self._layer: _SecurityLayer | None = None
+        self._layer = None
 
     def respond(self, challenge: bytes) -> bytes:
         fields = parse_directives(challenge)
@@ -317,19 +323,6 @@ class DigestMD5Client:
         if self.qop != "auth":
             self._layer = _SecurityLayer(self._ha1, self.qop == "auth-conf", server=False)
 
-    @property
-    def security_layer(self) -> bool:
-        return self._layer is not None
-
-    def wrap(self, message: bytes) -> bytes:
-        if self._layer is None:
-            raise DigestError("DIGEST-MD5: no security layer was negotiated")
-        return self._layer.wrap(message)
-
-    def unwrap(self, data: bytes) -> bytes:
-        if self._layer is None:
-            raise DigestError("DIGEST-MD5: no security layer was negotiated")
-        return self._layer.unwrap(data)
 
 
 class _SecurityLayer:
