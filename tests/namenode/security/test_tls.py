@@ -167,6 +167,10 @@ def test_nnlite_cli_trusts_the_configured_truststore(nn, certs):
     assert listed.returncode == 0 and "/tls/cli" in listed.stdout, listed.stderr
     refused = dfs("ls", "/tls")
     assert refused.returncode != 0 and "CERTIFICATE_VERIFY_FAILED" in refused.stderr
+    catalog = subprocess.run([sys.executable, "-m", "nnlite.cli", "catalog", "--namenode", url,
+                              "--user", "tester", *trusted, "ls", "/tls"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+    assert catalog.returncode == 0, catalog.stderr        # the catalog API, over https
 
 
 def test_https_only_serves_no_plain_port_and_redirects_over_https(tmp_path, certs):
