@@ -41,6 +41,7 @@ from typing import Callable, Iterable
 from nnlite.client import java_classes as java
 from nnlite.client.kerberos import negotiate_token
 from nnlite.namenode import errors
+from nnlite.namenode.config import ConfigError
 from nnlite.namenode.http.wire import Request, Response
 from nnlite.namenode.security.auth_cookie import CookieJar, CookieRefused, Signer
 from nnlite.namenode.security.auth_to_local import AuthToLocal, AuthToLocalError
@@ -50,6 +51,7 @@ from nnlite.namenode.security.settings import SecuritySettings
 from nnlite.namenode.security.spnego import (
     AUTHORIZATION,
     SpnegoAcceptor,
+    SpnegoError,
     SpnegoRefused,
     challenge,
 )
@@ -93,15 +95,22 @@ class HttpAuthentication:
         self.groups = groups
         self.rules = rules or AuthToLocal(settings.auth_to_local,
                                           settings.web_principal.partition("@")[2])
-        self.acceptor = acceptor or SpnegoAcceptor(settings.web_principal, settings.web_keytab)
+        try:
+            self.acceptor = acceptor or SpnegoAcceptor(settings.web_principal,
+                                                       settings.web_keytab)
+            self.cookies = cookies or CookieJar(Signer.from_file(settings.cookie_secret_file),
+                                                settings.cookie_validity_s,
+                                                settings.cookie_domain)
+        except SpnegoError as exc:
+            raise ConfigError(f"dfs.web.authentication.kerberos.keytab: {exc}") from exc
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"hadoop.http.authentication.signature.secret.file: "
+                              f"{exc}") from exc
         # What one client sends on every call, worked out once (each emptied when full): a
         # token string decoded (it is still verified on every call: it may be cancelled or
         # expire), and the caller of a proof with the names a request adds to it.
         self.decoded: dict[str, Token] = {}
         self.callers: dict[tuple, Caller] = {}
-        self.cookies = cookies or CookieJar(Signer.from_file(settings.cookie_secret_file),
-                                            settings.cookie_validity_s,
-                                            settings.cookie_domain)
 
     # ------------------------------------------------------------------ the filter
 

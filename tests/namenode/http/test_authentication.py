@@ -168,3 +168,22 @@ def test_a_proxy_users_write_goes_through_a_token_of_the_proxied_user(kdc, nn):
     assert requests.put(resp.headers["Location"], data=b"by carol").status_code == 201
     status = carol.get(url(nn, "/webhdfs/v1/proxied/f?op=GETFILESTATUS&doas=alice")).json()
     assert status["FileStatus"]["owner"] == "alice"
+
+
+def test_a_keytab_without_the_web_principal_or_a_bad_secret_is_a_config_error(kdc, tmp_path):
+    """Checked when the namenode starts (the filter's init), naming the key to fix."""
+    from nnlite.namenode.config import ConfigError
+    from nnlite.namenode.http.authentication import HttpAuthentication
+    from nnlite.namenode.security.proxy_users import ProxyUsers
+    from nnlite.namenode.security.settings import SecuritySettings
+    http = kdc.service("HTTP")
+    settings = SecuritySettings(enabled=True, web_principal=http.name,
+                                web_keytab=str(kdc.service("nn").keytab))
+    with pytest.raises(ConfigError, match="dfs.web.authentication.kerberos.keytab"):
+        HttpAuthentication(settings, None, ProxyUsers({}), lambda name: ())
+    (tmp_path / "empty").write_bytes(b"")
+    settings = SecuritySettings(enabled=True, web_principal=http.name,
+                                web_keytab=str(http.keytab),
+                                cookie_secret_file=str(tmp_path / "empty"))
+    with pytest.raises(ConfigError, match="signature.secret.file: No secret"):
+        HttpAuthentication(settings, None, ProxyUsers({}), lambda name: ())
