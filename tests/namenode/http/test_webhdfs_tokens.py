@@ -205,3 +205,42 @@ def test_over_https_the_cookie_is_secure_and_the_token_swebhdfs(kdc, start_namen
     home = requests.get(f"{base}/?op=GETHOMEDIRECTORY", verify=str(certs.ca),
                         params={"delegation": token.encode_url()})
     assert home.json() == {"Path": "/user/alice"}
+
+
+def test_a_webhdfs_token_works_on_the_new_active_after_a_failover(kdc, etcd_cluster, tmp_path,
+                                                                  alice):
+    """An HA set in secure mode: a token the active issued over WebHDFS (SPNEGO) proves its
+    owner alone on the standby that takes over once the active is killed (its
+    GET_DELEGATION_TOKEN went through the shared journal)."""
+    from tests.namenode.ha.haset import HASet
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"),
+                           path=tmp_path / "nn.keytab")
+    settings = {"hadoop.security.authentication": "kerberos",
+                "dfs.namenode.kerberos.principal": f"nn/_HOST@{kdc.name}",
+                "dfs.namenode.keytab.file": str(keytab),
+                "dfs.web.authentication.kerberos.principal": f"HTTP/_HOST@{kdc.name}",
+                "dfs.web.authentication.kerberos.keytab": str(keytab),
+                "hadoop.user.group.static.mapping.overrides": USERS}
+    (tmp_path / "ha").mkdir()
+    haset = HASet(tmp_path / "ha", etcd_cluster, settings=settings)
+    try:
+        active = haset.start_all()
+        token = get_token(alice, NamenodeAt(haset.ports[active]))
+        haset.kill(active)
+        new = haset.active(excluding=active)
+        target = f"http://localhost:{haset.ports[new]}/webhdfs/v1/?op=GETHOMEDIRECTORY"
+
+        def answered():
+            resp = requests.get(target, params={"delegation": token})
+            return resp if resp.status_code != 403 or "Retriable" not in resp.text else None
+        resp = wait_for(answered, 60, "the token on the new active")
+        assert resp.status_code == 200 and resp.json() == {"Path": "/user/alice"}
+    finally:
+        haset.close()
+
+
+class NamenodeAt:
+    """What ``url`` needs of a namenode: its HTTP port."""
+
+    def __init__(self, port: int):
+        self.port = port
