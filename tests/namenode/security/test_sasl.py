@@ -55,6 +55,56 @@ def alice(kdc):
     return kdc.user("alice")
 
 
+# ------------------------------------------------------------------ GssapiServer in-process
+
+def gss_exchange(kdc, alice, qops):
+    """A GssapiServer for nn/localhost with ``qops`` and alice's initiator, up to the
+    server's layer offer: (server, client context, the offer's unwrapped bytes)."""
+    import gssapi
+
+    from nnlite.namenode.security.sasl import GssapiServer, acceptor_credentials
+    nn = kdc.service("nn")
+    server = GssapiServer(acceptor_credentials(nn.name, str(nn.keytab)), qops)
+    creds = gssapi.Credentials(usage="initiate", store={"ccache": str(alice.ccache)})
+    client = gssapi.SecurityContext(
+        name=gssapi.Name("nn@localhost", gssapi.NameType.hostbased_service), creds=creds,
+        usage="initiate", flags=gssapi.RequirementFlag.mutual_authentication)
+    reply = server.step(client.step())
+    client.step(reply)
+    offer = server.step(b"")
+    return server, client, client.unwrap(offer).message
+
+
+def test_the_layer_offer_is_the_qops_bit_mask_and_a_64k_buffer(kdc, alice):
+    server, _, offer = gss_exchange(kdc, alice, ("auth", "auth-conf"))
+    assert offer == bytes((1 | 4,)) + (65536).to_bytes(3, "big")
+    assert server.principal == "alice@NNLITE.TEST" and not server.complete
+
+
+@pytest.mark.parametrize("answer,message", [
+    pytest.param(bytes((2,)) + b"\x01\x00\x00", "unsupported protection: 2", id="not-offered"),
+    pytest.param(bytes((1,)) + b"\x01\x00\x00hdfs@NNLITE.TEST", "not authorized to act as",
+                 id="another-authzid"),
+    pytest.param(b"\x01", "too short", id="short"),
+])
+def test_a_layer_answer_the_server_did_not_offer_is_refused(kdc, alice, answer, message):
+    from nnlite.namenode.security.sasl import SaslRefused
+    server, client, _ = gss_exchange(kdc, alice, ("auth",))
+    with pytest.raises(SaslRefused, match=message):
+        server.step(client.wrap(answer, False).message)
+    assert not server.complete
+
+
+def test_its_own_principal_as_authzid_is_accepted(kdc, alice):
+    server, client, _ = gss_exchange(kdc, alice, ("auth-int",))
+    assert server.step(client.wrap(bytes((2,)) + b"\x01\x00\x00alice@NNLITE.TEST",
+                                   False).message) is None
+    assert (server.complete, server.qop, server.authorization_id) == \
+        (True, "auth-int", "alice@NNLITE.TEST")
+    assert client.unwrap(server.wrap(b"answer")).message == b"answer"
+    assert server.unwrap(client.wrap(b"call", False).message) == b"call"
+
+
 def mkdir_and_owner(client, path: str) -> str:
     client.answer("mkdirs", cn.MkdirsRequestProto(
         src=path, masked=FsPermissionProto(perm=0o755), createParent=True))
