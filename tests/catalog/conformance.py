@@ -37,6 +37,7 @@ PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 FORMAT = "spark.sql.streaming.stateStore.checkpointFormatVersion"
 OFFSET_LOG = "spark.sql.streaming.offsetLog.formatVersion"
+CODEC = "spark.sql.streaming.stateStore.compression.codec"      # lz4 by default
 STORES = {
     "hdfs": {},
     "rocksdb": {PROVIDER: ROCKSDB},
@@ -47,6 +48,11 @@ STORES = {
     # format version 2 without changelogs (a <v>_<id>.zip per version, each with its .crc
     # sidecar) and the offset log's version 2
     "rocksdb-v2-zips": {PROVIDER: ROCKSDB, FORMAT: "2", OFFSET_LOG: "2"},
+    # format version 2 changelogs of the other codecs: snappy (no check of its own) and
+    # zstd; their lineage is not read (changelog.py), the commits' ids are followed
+    "rocksdb-v2-snappy": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2",
+                          CODEC: "snappy"},
+    "rocksdb-v2-zstd": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2", CODEC: "zstd"},
 }
 SCHEMA = "key STRING, value LONG"
 _names = count()
@@ -394,6 +400,13 @@ def flip_a_byte(hdfs: WebHdfsClient, base: str, batches: int) -> None:
     hdfs.create(path, bytes(data), overwrite=True)
 
 
+def flip_a_byte_and_lose_its_sidecar(hdfs: WebHdfsClient, base: str, batches: int) -> None:
+    """``flip_a_byte``, and the ``.crc`` sidecar lost too: only the codec can tell."""
+    flip_a_byte(hdfs, base, batches)
+    path = _unique_files(hdfs, f"{base}/state/0/0", DAMAGED_VERSION)[0]
+    hdfs.delete(path + ".crc")
+
+
 def swap_for_a_leftover(hdfs: WebHdfsClient, base: str, batches: int) -> None:
     """Partition 0's first committed file of DAMAGED_VERSION renamed to another unique id:
     only a leftover of that version is left."""
@@ -402,7 +415,8 @@ def swap_for_a_leftover(hdfs: WebHdfsClient, base: str, batches: int) -> None:
 
 
 # Applied to a retained checkpoint before its copies (checkpoint format version 2 stores).
-DAMAGES = {"leftover": add_leftovers, "checksum": flip_a_byte, "swap": swap_for_a_leftover}
+DAMAGES = {"leftover": add_leftovers, "checksum": flip_a_byte, "swap": swap_for_a_leftover,
+           "no-sidecar": flip_a_byte_and_lose_its_sidecar}
 
 
 def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: int, tmp_path,

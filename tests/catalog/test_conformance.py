@@ -56,6 +56,19 @@ def test_every_verdict_is_spark_s_own_on_damaged_format_v2_files(spark, server, 
     assert [o.batch for o in outcomes if o.catalog_restores] == restored, shown
 
 
+@pytest.mark.parametrize("store", ["rocksdb-v2-snappy", "rocksdb-v2-zstd"])
+def test_a_damaged_changelog_of_another_codec_as_spark_restarts_it(spark, server, tmp_path,
+                                                                   store):
+    """One byte of version 4's changelog changed under snappy and zstd
+    (spark.sql.streaming.stateStore.compression.codec), its .crc sidecar kept: batches 3-5,
+    which replay it, are refused, as Spark's checksum check fails them."""
+    outcomes = run_cell(spark, OPERATORS["aggregation"], store, 6, server.url, server.port,
+                        tmp_path, BATCHES, damage="checksum")
+    shown = "\n".join(table(outcomes))
+    assert [o for o in outcomes if not o.agrees] == [], shown
+    assert [o.batch for o in outcomes if o.catalog_restores] == [0, 1, 2], shown
+
+
 def check(outcomes: list[Outcome], operator: str, keep: int) -> None:
     shown = "\n".join(table(outcomes))
     assert [o for o in outcomes if not o.agrees] == [], shown
