@@ -42,6 +42,29 @@ POLL = 0.25                 # seconds between the supervisor's looks at its chil
 T = TypeVar("T")
 
 
+class StopFlag:
+    """"Stop" as SIGTERM/SIGINT say it: a plain attribute, which a handler sets without a
+    lock. (A ``threading.Event`` deadlocked: the handler runs in the main thread between two
+    bytecodes, possibly while that thread holds the event's lock inside ``wait``, or inside
+    the handler of a signal before -- `timeout` forwards a SIGTERM the user also sent -- and
+    ``Event.set`` then waits for ever on a lock its own thread holds.) ``wait`` polls."""
+
+    def __init__(self) -> None:
+        self.flag = False
+
+    def set(self, *_: object) -> None:
+        self.flag = True
+
+    def is_set(self) -> bool:
+        return self.flag
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self.flag and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, 0.05))
+        return self.flag
+
+
 def _child(args: list[str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "nnlite.cli", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -81,9 +104,9 @@ def run(name_dirs: list[str], conf_args: list[str], port: int, secondary_port: i
     pump = threading.Thread(target=_pump, args=(namenode, "namenode", seen_port, announced),
                             daemon=True)
     pump.start()
-    stop = threading.Event()
+    stop = StopFlag()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, stop.set)
     secondary = None
     try:
         if not _wait(seen_port, namenode, stop, timeout) or not _wait_file(
@@ -110,7 +133,7 @@ def run(name_dirs: list[str], conf_args: list[str], port: int, secondary_port: i
                 proc.kill()
 
 
-def _wait(event: threading.Event, proc: subprocess.Popen, stop: threading.Event,
+def _wait(event: threading.Event, proc: subprocess.Popen, stop: StopFlag,
           timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while not event.wait(0.1):
@@ -119,7 +142,7 @@ def _wait(event: threading.Event, proc: subprocess.Popen, stop: threading.Event,
     return True
 
 
-def _wait_file(path: Path, proc: subprocess.Popen, stop: threading.Event,
+def _wait_file(path: Path, proc: subprocess.Popen, stop: StopFlag,
                timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -129,7 +152,7 @@ def _wait_file(path: Path, proc: subprocess.Popen, stop: threading.Event,
     return True
 
 
-def _finish(namenode, secondary, stop: threading.Event) -> int:
+def _finish(namenode, secondary, stop: StopFlag) -> int:
     """Stop both (secondary first: it may be mid-checkpoint against the namenode); 0 when
     asked to stop and both stopped cleanly, else ``ChildDied`` for the one that ended first."""
     died = [(name, proc) for name, proc in (("namenode", namenode), ("secondary", secondary))
@@ -282,9 +305,9 @@ class Supervisor:
         self.policy = policy
         self.children: list[Child] = []
         self.gates: dict[str, Gate] = {}
-        self.stopping = threading.Event()
+        self.stopping = StopFlag()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self.stopping.set())
+            signal.signal(sig, self.stopping.set)
 
     def start(self, child: Child, gate: Gate | None = None) -> Child:
         self.children.append(child)
