@@ -105,6 +105,10 @@ class Namenode:
         self.port = default_port if port is None else port
         # secure mode's settings (namenode/security/settings.py), for every transport
         self.security = SecuritySettings.from_config(config, self.host)
+        if config.nameservice() and not self.security.http_enabled:
+            raise ConfigError("dfs.http.policy HTTPS_ONLY is not served in an HA set yet: its "
+                              "namenodes reach each other on their http-addresses; use "
+                              "HTTP_AND_HTTPS (clients may still use https only)")
         self.app = NamenodeApp()
         if self.security.enabled:
             self.app.secure(self.security, config)
