@@ -186,7 +186,6 @@ TESTED_BY = {
     "client/replies.py": "client/test_webhdfs.py",
     "client/etcd/client.py": "client/test_etcd.py",     # against real etcd members
     "client/etcd/messages.py": "client/etcd/test_codec.py",
-    "commands/supervisor.py": "commands/test_haset.py",
     "commands/tools.py": "tools/test_oiv.py",           # the offline tools through the CLI
     "formats/errors.py": "formats/test_edits.py",
     "formats/fsimage/layout.py": "formats/test_fsimage.py",     # fsimage/: one format
