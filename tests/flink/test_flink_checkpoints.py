@@ -203,3 +203,50 @@ def test_flink_fails_on_the_checkpoint_the_catalog_refuses(namenode, run_job):
     second = run_job(*common, "--restore", named_uri)
     assert second.finish() == 0, second.log_tail()
     check_restored_exactly(second)
+
+
+def test_a_cut_off_metadata_and_a_lost_shared_file_fail_flink_as_the_catalog_says(
+        namenode, run_job):
+    """Two damages Flink's restore meets, each on a retained incremental RocksDB checkpoint
+    of its own: the newest one's ``_metadata`` cut off halfway, as a kill in its write leaves
+    it, and a ``shared/`` file (an SST) only the one before references lost. The catalog
+    refuses both, naming the file, and ``latest`` names the one before them; Flink's restore
+    fails from each broken one and ends exactly right from the one the catalog names."""
+    web = f"webhdfs://127.0.0.1:{namenode.port}"
+    common = job_args(web)
+    first = run_job(*common)
+    job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
+    with CatalogClient(namenode.url, "root") as catalog, \
+            WebHdfsClient(namenode.url, "root") as hdfs:
+        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 4, 300, "4 checkpoints", 0.3)
+        first.kill()
+        first.settle(namenode)
+        shown = catalog.show(job_dir)
+        good = after_a_kill(shown)
+        assert len(good) >= 3, shown
+        by_id = {c["id"]: c for c in shown["checkpoints"]}
+        cut, lost_in, named = (by_id[i] for i in good[-1:-4:-1])
+
+        def references(chk) -> set[str]:
+            meta = flink_metadata.parse(b"".join(hdfs.read(f"{chk['path']}/_metadata")))
+            return {flink_metadata.resolve(ref.path, chk["path"]) for ref in meta.files}
+
+        shared = sorted(p for p in references(lost_in) - references(named)
+                        if f"{job_dir}/shared/" in p)
+        assert shared, shown
+        hdfs.delete(shared[0])
+        metadata = b"".join(hdfs.read(f"{cut['path']}/_metadata"))
+        hdfs.create(f"{cut['path']}/_metadata", metadata[:len(metadata) // 2],
+                    overwrite=True)
+        report = catalog.validate(job_dir)
+        messages = " ".join(issue["message"] for issue in report["issues"])
+        assert f"{cut['path']}/_metadata" in messages and shared[0] in messages, report
+        assert catalog.latest("/flink/ckpt")["latest"]["path"] == named["path"]
+        uris = [catalog.webhdfs_uri(c["path"]) for c in (cut, lost_in, named)]
+    for uri, why in zip(uris, (r"EOFException", r"FileNotFoundException|does not exist")):
+        broken = run_job(*common, "--restore", uri, "--fail-fast")
+        assert broken.finish() != 0, broken.log_tail()
+        assert re.search(why, broken.log()), broken.log_tail()
+    second = run_job(*common, "--restore", uris[2])
+    assert second.finish() == 0, second.log_tail()
+    check_restored_exactly(second)
