@@ -250,3 +250,37 @@ def test_a_cut_off_metadata_and_a_lost_shared_file_fail_flink_as_the_catalog_say
     second = run_job(*common, "--restore", uris[2])
     assert second.finish() == 0, second.log_tail()
     check_restored_exactly(second)
+
+
+def test_retention_while_the_job_checkpoints_keeps_what_its_next_checkpoint_uses(
+        namenode, run_job):
+    """``retain --keep 1`` over and over while an incremental RocksDB job takes
+    checkpoints (each new one reuses shared SSTs earlier ones uploaded, and one being taken
+    has no ``_metadata`` yet): every checkpoint Flink completes afterwards still restores,
+    and a restore from the newest, after a kill, ends exactly right."""
+    web = f"webhdfs://127.0.0.1:{namenode.port}"
+    common = job_args(web)
+    first = run_job(*common)
+    job_dir = f"/flink/ckpt/{first.wait_for('started')['job_id']}"
+    removed = []
+    with CatalogClient(namenode.url, "root") as catalog:
+        wait_for(lambda: (catalog.show(job_dir)["latest"] or 0) >= 2, 300, "2 checkpoints", 0.3)
+
+        def retained_until_the_sixth() -> bool:
+            result = catalog.retain(job_dir, 1)
+            removed.extend(result["removedCheckpoints"])
+            return (catalog.show(job_dir)["latest"] or 0) >= 6
+        wait_for(retained_until_the_sixth, 300, "6 checkpoints under retention", 0.3)
+        first.kill()
+        first.settle(namenode)
+        shown = catalog.show(job_dir)
+        assert removed and shown["latest"] >= 6, shown
+        complete = [c for c in shown["checkpoints"] if c["complete"]]
+        # Flink's own newest three and the catalog's keep of one: all that is left restores
+        # but a _metadata the kill cut off
+        assert [c["id"] for c in complete if c["restorable"]][-1] == shown["latest"], shown
+        by_id = {c["id"]: c for c in shown["checkpoints"]}
+        restore = catalog.webhdfs_uri(by_id[shown["latest"]]["path"])
+    second = run_job(*common, "--restore", restore)
+    assert second.finish() == 0, second.log_tail()
+    check_restored_exactly(second)
