@@ -1,7 +1,8 @@
 """Spark in local mode, logged in from a keytab, checkpoints a stateful query in a secure
 namenode over hdfs:// (SASL GSSAPI, ``hadoop.rpc.protection=privacy``: every frame wrapped)
-and restarts from that checkpoint with exact results (``kerberos_driver.py``, a driver
-process of its own per run)."""
+and over webhdfs:// (SPNEGO from the keytab login, then the hadoop.auth cookie and
+WebHdfsFileSystem's own delegation token), and restarts from that checkpoint with exact
+results (``kerberos_driver.py``, a driver process of its own per run)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,17 @@ def run_driver(kdc, user, conf_dir: Path, src: Path, checkpoint: str, name: str)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_a_keytab_driver_checkpoints_over_secure_hdfs_and_restarts(kdc, start_namenode,
-                                                                   tmp_path):
+def checkpoint_uri(nn, scheme: str) -> str:
+    """hdfs:// on the RPC port by address (the client canonicalizes it for nn/_HOST);
+    webhdfs:// on the web port by the name HTTP/localhost was made for."""
+    if scheme == "hdfs":
+        return f"hdfs://127.0.0.1:{nn.rpc_port}/ckpt/secure"
+    return f"webhdfs://localhost:{nn.port}/ckpt/secure"
+
+
+@pytest.mark.parametrize("scheme", ["hdfs", "webhdfs"])
+def test_a_keytab_driver_checkpoints_over_a_secure_scheme_and_restarts(kdc, start_namenode,
+                                                                       tmp_path, scheme):
     pytest.importorskip("pyspark")
     keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"), path=tmp_path / "nn.keytab")
     nn = start_namenode(*secure_args(kdc, keytab), env=kdc.env_for(),
@@ -55,17 +65,17 @@ def test_a_keytab_driver_checkpoints_over_secure_hdfs_and_restarts(kdc, start_na
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()
     (conf_dir / "core-site.xml").write_text(CORE_SITE)
-    checkpoint = f"hdfs://127.0.0.1:{nn.rpc_port}/ckpt/secure"
+    checkpoint = checkpoint_uri(nn, scheme)
     b0 = [("a", 1), ("b", 2), ("a", 3)]
     b1 = [("b", 10), ("c", 20)]
     write_batch(src, "0.json", b0)
-    first = run_driver(kdc, user, conf_dir, src, checkpoint, "secure_q1")
+    first = run_driver(kdc, user, conf_dir, src, checkpoint, f"secure_{scheme}")
     assert (first["user"], first["auth"]) == ("spark@NNLITE.TEST", "KERBEROS")
     assert first["batch"] == 0
     assert {k: tuple(v) for k, v in first["result"].items()} == expected(b0)
 
     write_batch(src, "1.json", b1)
-    again = run_driver(kdc, user, conf_dir, src, checkpoint, "secure_q1_again")
+    again = run_driver(kdc, user, conf_dir, src, checkpoint, f"secure_{scheme}_again")
     assert again["id"] == first["id"]           # the same query, resumed from its checkpoint
     assert again["batch"] == 1                  # continues after batch 0
     assert {k: tuple(v) for k, v in again["result"].items()} == expected(b0, b1)
