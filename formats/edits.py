@@ -53,10 +53,11 @@ import os
 import re
 import struct
 import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from operator import attrgetter
-from typing import Any, Callable, ClassVar, Iterable, Iterator, TypeVar, dataclass_transform
+from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 import msgpack
 
@@ -121,7 +122,7 @@ class OpCode(IntEnum):
     UPDATE_MASTER_KEY = 31          # OP_UPDATE_MASTER_KEY (21)
 
 
-OPS: dict[int, type["Op"]] = {}
+OPS: dict[int, type[Op]] = {}
 ARITY: dict[int, int] = {}    # op code -> items in its payload array (op code, txid, fields)
 OpT = TypeVar("OpT", bound="Op")
 
@@ -189,7 +190,7 @@ class Op:
         return list(self._values(self))
 
     @staticmethod
-    def _values(op: "Op") -> tuple:
+    def _values(op: Op) -> tuple:
         return ()
 
 
@@ -905,7 +906,7 @@ class EditsWriter:
         self.size = os.lseek(fd, 0, os.SEEK_END)
 
     @classmethod
-    def create(cls, path: str, first_txid: int) -> "EditsWriter":
+    def create(cls, path: str, first_txid: int) -> EditsWriter:
         """Create a new file holding only the header (it replaces any file at ``path``)."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
@@ -916,7 +917,7 @@ class EditsWriter:
         return cls(path, fd, first_txid)
 
     @classmethod
-    def open_append(cls, path: str, valid_length: int) -> "EditsWriter":
+    def open_append(cls, path: str, valid_length: int) -> EditsWriter:
         """Open an existing file for appending after truncating it to ``valid_length``
         (the end of its last good record, from an EditsReader that read it to the end)."""
         with open(path, "rb") as f:

@@ -1,13 +1,13 @@
 """The fsimage reader: opens one path, checks its footer against the layout and reads or streams
 its rows.
 
-Before a row is returned the file has passed, in this order: the digest (when the caller gives
-one), the leading and trailing Parquet magic, the ``nnlite.format`` key, a layout version in
-READABLE_VERSIONS (anything else is UnsupportedVersionError), every META_KEYS integer, exactly
-the schema of its version (``schema_for``), and a row count equal to ``inode_count``. Rows come
-out in the current SCHEMA whatever the version: a column the file's version predates is null. Page CRCs are checked as pages are decoded. Whatever pyarrow
-raises on damaged bytes becomes ImageCorruptError with the path; a missing or unreadable file
-keeps its OSError.
+Before a row is returned the file has passed, in this order: the digest (when the caller gives one),
+the leading and trailing Parquet magic, the ``nnlite.format`` key, a layout version in
+READABLE_VERSIONS (anything else is UnsupportedVersionError), every META_KEYS integer, exactly the
+schema of its version (``schema_for``), and a row count equal to ``inode_count``. Rows come out in
+the current SCHEMA whatever the version: a column the file's version predates is null. Page CRCs are
+checked as pages are decoded. Whatever pyarrow raises on damaged bytes becomes ImageCorruptError
+with the path; a missing or unreadable file keeps its OSError.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import base64
 import os
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -206,6 +206,6 @@ def _check_schema(schema: pa.Schema, path: str, version: int) -> None:
     expected = schema_for(version)
     if schema.names != expected.names:
         raise ImageCorruptError(f"columns {schema.names}, expected {expected.names}", path=path)
-    for got, want in zip(schema, expected):
+    for got, want in zip(schema, expected, strict=True):
         if not got.equals(want):
             raise ImageCorruptError(f"column {want.name} is {got}, expected {want}", path=path)

@@ -62,10 +62,10 @@ def write_image(path, columns: dict[str, list] | pa.Table, meta: ImageMeta, *,
                 row_group_size: int = ROW_GROUP_SIZE) -> ImageInfo:
     """Write an image to exactly ``path`` and return its digest and size.
 
-    ``columns`` maps every name of COLUMNS (those in ADDED may be left out: all null) to a list, a pyarrow array or, for fixed-width
-    integer columns, an ``array.array`` of the matching typecode (taken without a copy); or it is
-    a ``pyarrow.Table`` with those columns. Bad input raises ValueError before or while writing;
-    the partial file is then the caller's temp file to remove.
+    ``columns`` maps every name of COLUMNS (those in ADDED may be left out: all null) to a list, a
+    pyarrow array or, for fixed-width integer columns, an ``array.array`` of the matching typecode
+    (taken without a copy); or it is a ``pyarrow.Table`` with those columns. Bad input raises
+    ValueError before or while writing; the partial file is then the caller's temp file to remove.
     """
     path = os.fspath(path)
     if row_group_size <= 0:
@@ -107,7 +107,7 @@ def _check_names(names, what: str) -> None:
 
 
 def _check_lengths(arrays: list) -> None:
-    lengths = {f.name: len(a) for f, a in zip(SCHEMA, arrays)}
+    lengths = {f.name: len(a) for f, a in zip(SCHEMA, arrays, strict=True)}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"columns differ in length: {lengths}")
 

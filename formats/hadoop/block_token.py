@@ -76,7 +76,7 @@ class BlockTokenIdentifier:
         return b"".join(out)
 
     @classmethod
-    def decode(cls, data: bytes) -> "BlockTokenIdentifier":
+    def decode(cls, data: bytes) -> BlockTokenIdentifier:
         """Either layout; ``WritableError`` for bytes that are neither (empty ones too)."""
         if not data:
             raise WritableError("no block token identifier (0 bytes)", offset=0)

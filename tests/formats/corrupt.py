@@ -49,11 +49,11 @@ def build(ops, first_txid: int = 1, txids=None) -> Log:
     """A log of ``ops`` with contiguous txids from ``first_txid`` (or exactly ``txids``)."""
     txids = list(txids) if txids is not None else range(first_txid, first_txid + len(ops))
     data, spans = bytearray(encode_header(first_txid)), []
-    for txid, op in zip(txids, ops):
+    for txid, op in zip(txids, ops, strict=True):
         start = len(data)
         data += encode_record(txid, op)
         spans.append((start, len(data)))
-    return Log(bytes(data), first_txid, list(zip(txids, ops)), spans)
+    return Log(bytes(data), first_txid, list(zip(txids, ops, strict=True)), spans)
 
 
 def raw_record(obj) -> bytes:

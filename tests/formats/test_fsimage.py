@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import array
+import contextlib
 import dataclasses
 import os
 
@@ -159,7 +160,8 @@ def test_accepts_table_arrays_and_array_array(tmp_path):
     cols["id"] = array.array("q", cols["id"])
     cols["permission"] = array.array("h", cols["permission"])
     cols["type"] = pa.array(cols["type"], pa.int32())
-    cols["blocks"] = [[dict(zip(("block_id", "num_bytes", "genstamp"), b)) for b in blocks]
+    fields = ("block_id", "num_bytes", "genstamp")
+    cols["blocks"] = [[dict(zip(fields, b, strict=True)) for b in blocks]
                       for blocks in cols["blocks"]]  # the namenode passes dicts
     path = str(tmp_path / "a")
     write_image(path, cols, meta_for(len(rows)))
@@ -357,7 +359,10 @@ def test_bad_footer_metadata_is_corrupt(tmp_path, pairs, message):
 
 def test_changed_column_type_is_corrupt(tmp_path):
     path, _ = write(tmp_path)
-    widen = lambda t: t.set_column(4, "permission", t.column("permission").cast(pa.int32()))
+
+    def widen(t):
+        return t.set_column(4, "permission", t.column("permission").cast(pa.int32()))
+
     rewrite_footer(path, table_change=widen)
     with pytest.raises(ImageCorruptError, match="column permission"):
         read_image(path, expected_md5=None)
@@ -375,10 +380,8 @@ def test_any_damage_is_a_format_error_or_a_table(tmp_path, data):
         flip_byte(path, data.draw(st.integers(0, size - 1), label="offset"))
     with pytest.raises(ImageCorruptError):
         read_image(path, expected_md5=info.md5_hex)
-    try:
+    with contextlib.suppress(FormatError):
         read_image(path, expected_md5=None)
-    except FormatError:
-        pass
 
 
 # ---------------------------------------------------------------------------- writer checks
