@@ -22,6 +22,13 @@ and a failover keep every token. The password is ``HMAC-SHA1(master key, identif
 (``SecretManager.createPassword``); master keys roll every key-update interval and live
 ``key-update interval + max lifetime``; a token lives one renew interval from its issue or
 last renewal, never past its max date. Time comes from an injected clock (ms).
+
+A check is Hadoop's ``verifyToken``: one map lookup and a password compare. The store keeps
+what it verified, the identifier's bytes to its identifier, password and expiry
+(``TokenStore.verified``), so a known token is neither decoded nor hashed again; every change
+to a token or a key empties it (``apply``, ``load``, dropping expired keys) and a store
+replaced by an image load starts with none, so a cancelled, renewed or removed token is seen at
+once, and the expiry is compared with the clock on every use.
 """
 
 from __future__ import annotations
@@ -234,17 +241,22 @@ def format_time(ms: int) -> str:
 class TokenStore:
     """The secret manager's state, as the namespace keeps it: the counters, the master keys,
     the live tokens and when each expires. Changed by ``apply``, and by the active dropping
-    expired keys as it rolls (unlogged, as Hadoop's ``removeExpiredKeys``: a standby drops
-    them at its own first roll). No clock, no rules."""
+    expired keys as it rolls (``drop_keys_expired``: unlogged, as Hadoop's
+    ``removeExpiredKeys``; a standby drops them at its own first roll). ``verified`` holds the
+    live tokens checked since the last change (canonical identifier bytes to identifier,
+    password, expiry); each change empties it. No clock, no rules."""
 
     def __init__(self) -> None:
         self.current_key_id = 0
         self.sequence_number = 0
         self.keys: dict[int, DelegationKey] = {}
         self.tokens: dict[DelegationTokenIdentifier, int] = {}
+        self.verified: dict[bytes, tuple[DelegationTokenIdentifier, bytes, int]] = {}
 
     def apply(self, record: Record) -> None:
         """Apply one record: a live change as it is logged, a replay, a standby."""
+        if not isinstance(record, TokenIssue):      # a new token changes none verified
+            self.verified.clear()
         if isinstance(record, MasterKeyUpdate):
             self.keys[record.key.key_id] = record.key
             self.current_key_id = max(self.current_key_id, record.key.key_id)
@@ -258,10 +270,18 @@ class TokenStore:
         else:
             raise TypeError(f"not a token record: {record!r}")
 
-    def password(self, ident: DelegationTokenIdentifier) -> bytes | None:
-        """The password of ``ident`` under its master key, None when the key is gone."""
+    def password(self, ident: DelegationTokenIdentifier,
+                 raw: bytes | None = None) -> bytes | None:
+        """The password of ``ident`` (whose bytes are ``raw``, when known) under its master
+        key, None when the key is gone."""
         key = self.keys.get(ident.master_key_id)
-        return None if key is None else create_password(ident.encode(), key.secret)
+        return None if key is None else create_password(raw or ident.encode(), key.secret)
+
+    def drop_keys_expired(self, now: int) -> None:
+        """Forget the master keys that expired before ``now`` (``removeExpiredKeys``)."""
+        for key_id in [k for k, key in self.keys.items() if key.expiry_date < now]:
+            del self.keys[key_id]
+        self.verified.clear()
 
     def state(self) -> TokenState:
         """What an image saves."""
@@ -274,6 +294,7 @@ class TokenStore:
         """Replace everything with an image's state (``loadSecretManagerState``)."""
         self.keys = {key.key_id: key for key in state.keys}
         self.tokens = {}
+        self.verified = {}
         self.current_key_id = state.current_key_id
         self.sequence_number = state.sequence_number
         for ident, expiry in state.tokens:
@@ -337,10 +358,7 @@ class DelegationTokenSecretManager:
         when it rolled."""
         if not self.running or self.clock() - self.last_key_update < self.key_update_interval:
             return False
-        now = self.clock()
-        store = self.store()
-        for key_id in [k for k, key in store.keys.items() if key.expiry_date < now]:
-            del store.keys[key_id]
+        self.store().drop_keys_expired(self.clock())
         self._update_current_key()
         return True
 
@@ -419,8 +437,8 @@ class DelegationTokenSecretManager:
     # ------------------------------------------------------------------------ checks
     def verify(self, token: Token) -> DelegationTokenIdentifier:
         """``verifyToken``: the identifier of a live token whose password matches."""
-        ident = DelegationTokenIdentifier.decode(token.identifier, token.kind)
-        if not hmac.compare_digest(self._check(ident), token.password):
+        ident, password = self._check(token.identifier, token.kind)
+        if not hmac.compare_digest(password, token.password):
             raise InvalidTokenError(f"token ({self._describe(ident)}) is invalid, password "
                                     f"doesn't match")
         return ident
@@ -428,21 +446,37 @@ class DelegationTokenSecretManager:
     def verify_identifier_password(self, identifier: bytes) -> bytes:
         """``retrievePassword``: the password of a live token's identifier (DIGEST-MD5's
         secret)."""
-        return self._check(DelegationTokenIdentifier.decode(identifier))
+        return self._check(identifier, HDFS_DELEGATION_KIND)[1]
 
-    def _check(self, ident: DelegationTokenIdentifier) -> bytes:
-        """``checkToken``: known and not expired; its password."""
+    def _check(self, raw: bytes, kind: str) -> tuple[DelegationTokenIdentifier, bytes]:
+        """``checkToken``: known and not expired at this instant; its identifier and
+        password, from the store's ``verified`` when checked since its last change."""
         store = self.store()
-        expiry = store.tokens.get(ident)
-        password = None if expiry is None else store.password(ident)
-        if expiry is None or password is None:
-            raise InvalidTokenError(f"token ({self._describe(ident)}) can't be found in cache")
+        entry = store.verified.get(raw)
+        if entry is None or entry[0].kind != kind:
+            entry = self._look_up(store, raw, kind)
+        ident, password, expiry = entry
         now = self.clock()
         if expiry < now:
             raise InvalidTokenError(
                 f"token ({self._describe(ident)}) is expired, current time: "
                 f"{format_time(now)} expected renewal time: {format_time(expiry)}")
-        return password
+        return ident, password
+
+    def _look_up(self, store: TokenStore, raw: bytes,
+                 kind: str) -> tuple[DelegationTokenIdentifier, bytes, int]:
+        """Decode ``raw``, find its token and password; kept in ``verified`` when ``raw`` is
+        the identifier's own encoding (so it holds one entry per live token at most)."""
+        ident = DelegationTokenIdentifier.decode(raw, kind)
+        expiry = store.tokens.get(ident)
+        canonical = ident.encode()
+        password = None if expiry is None else store.password(ident, canonical)
+        if expiry is None or password is None:
+            raise InvalidTokenError(f"token ({self._describe(ident)}) can't be found in cache")
+        entry = (ident, password, expiry)
+        if raw == canonical:
+            store.verified[raw] = entry
+        return entry
 
     def _update_current_key(self) -> None:
         now = self.clock()

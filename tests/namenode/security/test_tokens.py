@@ -242,6 +242,68 @@ def test_records_rebuild_the_same_state_on_a_replay_and_from_an_image():
         loaded.create("carol", "carol").identifier).sequence_number == 3
 
 
+def test_a_verified_token_is_kept_and_every_change_is_seen_at_once():
+    """A check once verified skips the decode (the store keeps it), yet a renewal, a
+    cancel, a removal, a dropped key and an image load are each seen by the next check, and
+    the expiry is compared with the clock at each one."""
+    clock = Clock()
+    m = manager(clock)
+    m.start()
+    token, other = m.create("alice", "alice"), m.create("bob", "bob")
+    password = m.verify_identifier_password(token.identifier)
+    assert m.verify(token).owner == "alice" and token.identifier in m.store().verified
+    clock.now = T0 + DAY + 1                                # the instant after its expiry
+    with pytest.raises(InvalidTokenError, match="is expired"):
+        m.verify(token)
+    with pytest.raises(InvalidTokenError, match="is expired"):
+        m.verify_identifier_password(token.identifier)
+    clock.now = T0 + DAY
+    m.verify(token)
+    m.renew(token, "alice")                                 # a later expiry, at once
+    clock.now = T0 + DAY + 1
+    assert m.verify(token) and m.verify_identifier_password(token.identifier) == password
+    with pytest.raises(InvalidTokenError, match="is invalid, password doesn't match"):
+        m.verify(Token(token.identifier, b"\x00" * 20))
+    m.cancel(token, "alice")
+    with pytest.raises(InvalidTokenError, match="can't be found in cache"):
+        m.verify(token)
+    assert m.remove_expired() == 1                          # bob's, expired a moment ago
+    with pytest.raises(InvalidTokenError, match="can't be found in cache"):
+        m.verify_identifier_password(other.identifier)
+    kept = m.create("carol", "carol")
+    m.verify(kept)
+    clock.now = T0 + 10 * DAY                               # key 1 expired: dropped
+    m.store().apply(TokenRenewal(DelegationTokenIdentifier.decode(kept.identifier),
+                                 T0 + 11 * DAY))
+    m.verify(kept)
+    m.roll_if_due()
+    with pytest.raises(InvalidTokenError, match="can't be found in cache"):
+        m.verify(kept)
+
+
+def test_an_image_load_replaces_what_was_verified():
+    m = manager(Clock())
+    m.start()
+    token = m.create("alice", "alice")
+    m.verify(token)
+    m.store().load(manager(Clock()).store().state())        # an empty image
+    with pytest.raises(InvalidTokenError, match="can't be found in cache"):
+        m.verify(token)
+
+
+def test_only_an_identifiers_own_bytes_are_kept():
+    """A longer encoding of the same identifier still verifies (as Hadoop's readFields
+    takes it) but is not kept: the store holds one entry per live token at most."""
+    m = manager(Clock())
+    m.start()
+    token = m.create("alice", "alice")
+    ident = DelegationTokenIdentifier.decode(token.identifier)
+    longer = token.identifier[:-2] + b"\x8f\x01" + token.identifier[-1:]   # vint 1, 2 bytes
+    assert DelegationTokenIdentifier.decode(longer) == ident
+    assert m.verify(Token(longer, token.password)) == ident
+    assert longer not in m.store().verified
+
+
 def test_format_time_is_hadoops_layout_in_utc():
     assert format_time(T0 + 5) == "2023-11-14 22:13:20,005+0000"
 
