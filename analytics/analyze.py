@@ -405,7 +405,7 @@ def _untouched_age(facts: pa.Table) -> pa.Table:
 
 def _usage_by_owner(facts: pa.Table, dir_owners: pa.Table) -> pa.Table:
     sums = _sums(facts, "owner", ("files", "bytes", "raw_bytes"))
-    dirs = dict(zip(dir_owners["owner"].to_pylist(), dir_owners["dirs"].to_pylist()))
+    dirs = dict(zip(dir_owners["owner"].to_pylist(), dir_owners["dirs"].to_pylist(), strict=True))
     owners = sorted(set(sums) | set(dirs),
                     key=lambda o: (-sums.get(o, {}).get("bytes", 0), o))
     col = lambda c: pa.array([sums.get(o, {}).get(c, 0) for o in owners], pa.int64())  # noqa

@@ -92,12 +92,12 @@ def shown_columns(table: pa.Table) -> list[str]:
 
 def text_table(table: pa.Table, limit: int = SUMMARY_ROWS) -> str:
     columns = shown_columns(table)
-    rows = [[cell(c, v) for c, v in zip(columns, (r[c] for c in columns))]
+    rows = [[cell(c, v) for c, v in zip(columns, (r[c] for c in columns), strict=True)]
             for r in table.slice(0, limit).to_pylist()]
     widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(columns)]
     numeric = [not pa.types.is_string(table.schema.field(c).type) for c in columns]
     fmt = lambda vals: "  ".join(v.rjust(w) if n else v.ljust(w)  # noqa: E731
-                                 for v, w, n in zip(vals, widths, numeric)).rstrip()
+                                 for v, w, n in zip(vals, widths, numeric, strict=True)).rstrip()
     lines = [fmt(columns), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
     if table.num_rows > limit:
         lines.append(f"... {table.num_rows - limit} more rows")

@@ -5,12 +5,12 @@ unless the process was started with ``NNLITE_FAULTS`` naming that point::
 
     NNLITE_FAULTS="journal.partial-write=kill@200,checkpoint.after-roll=kill"
 
-``POINT=kill`` SIGKILLs the process the first time the point is reached; ``kill@N`` the N-th
-time; ``sleep:S`` sleeps S seconds there; ``error`` raises OSError(EIO) there, every time from
-the N-th on (a failing disk). ``configure(spec)`` replaces the configuration in-process, for
-tests that run the store in the test process. A point that must do part of its work first (a partial
-write) asks ``faults.due(name)``, does that part, then calls ``faults.act(name)``. Tests use real processes
-with this variable set; no internals are patched.
+``POINT=kill`` SIGKILLs the process the first time the point is reached; ``kill@N`` the N-th time;
+``sleep:S`` sleeps S seconds there; ``error`` raises OSError(EIO) there, every time from the N-th on
+(a failing disk). ``configure(spec)`` replaces the configuration in-process, for tests that run the
+store in the test process. A point that must do part of its work first (a partial write) asks
+``faults.due(name)``, does that part, then calls ``faults.act(name)``. Tests use real processes with
+this variable set; no internals are patched.
 """
 
 from __future__ import annotations

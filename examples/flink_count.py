@@ -124,10 +124,12 @@ def start(args: argparse.Namespace):
     # checkpoint, and a restored job fails on them ("userVisibleTail should not be larger
     # than offset").
     sink = "print" if args.print else "blackhole"
-    env.execute_sql(f"CREATE TABLE snk (k BIGINT, c BIGINT, s BIGINT) WITH ('connector' = '{sink}')")
+    env.execute_sql(
+        f"CREATE TABLE snk (k BIGINT, c BIGINT, s BIGINT) WITH ('connector' = '{sink}')")
     inserts = env.create_statement_set()
     inserts.add_insert_sql(
-        f"INSERT INTO snk SELECT v % {args.keys}, COUNT(*), SUM(v) FROM src GROUP BY v % {args.keys}")
+        f"INSERT INTO snk SELECT v % {args.keys}, COUNT(*), SUM(v) FROM src"
+        f" GROUP BY v % {args.keys}")
     if args.files:
         env.execute_sql(f"""
             CREATE TABLE files (v BIGINT) WITH (

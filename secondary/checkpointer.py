@@ -18,9 +18,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from nnlite.client.failover import Address
 from nnlite.client.peer import Credentials
@@ -63,7 +63,8 @@ class Checkpointer:
 
     def __init__(self, client: TransferClient, checkpoint_dir: str | Path, *,
                  policy: TriggerPolicy, max_retries: int = 3,
-                 max_record: int = edits.DEFAULT_MAX_RECORD, clock: Callable[[], float] = time.time):
+                 max_record: int = edits.DEFAULT_MAX_RECORD,
+                 clock: Callable[[], float] = time.time):
         self.merger = Merger(client, CheckpointDir(checkpoint_dir), Counters(),
                              max_record=max_record, clock=clock)
         self.policy = policy
@@ -85,7 +86,7 @@ class Checkpointer:
     @classmethod
     def from_config(cls, namenode_url: Address, checkpoint_dir: str | Path,
                     secret: Credentials, config,
-                    clock: Callable[[], float] = time.time) -> "Checkpointer":
+                    clock: Callable[[], float] = time.time) -> Checkpointer:
         client = TransferClient(namenode_url, secret,
                                 timeout=config.int("dfs.image.transfer.timeout") / 1000)
         policy = TriggerPolicy(config.int("checkpoint.txns"),
@@ -96,7 +97,7 @@ class Checkpointer:
 
     # ------------------------------------------------------------------ life cycle
 
-    def open(self) -> "Checkpointer":
+    def open(self) -> Checkpointer:
         """Lock the checkpoint dir, finish what a crash left, note the image it holds."""
         self.dir.open()
         local = self.merger.local = self.dir.image_ref()
@@ -111,7 +112,7 @@ class Checkpointer:
             self.dir.close()
             self._opened = False
 
-    def __enter__(self) -> "Checkpointer":
+    def __enter__(self) -> Checkpointer:
         return self.open()
 
     def __exit__(self, *exc) -> None:

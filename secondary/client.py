@@ -75,7 +75,7 @@ class NamenodeStatus:
         return self.txid - self.last_checkpoint_txid
 
     @classmethod
-    def from_json(cls, doc: dict, url: str) -> "NamenodeStatus":
+    def from_json(cls, doc: dict, url: str) -> NamenodeStatus:
         try:
             edits = doc.get("edits")
             return cls(int(doc["namespaceId"]), int(doc["txid"]),

@@ -17,6 +17,7 @@ SIGTERM/SIGINT stop the loop (a checkpoint in progress is finished first) and th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -30,8 +31,9 @@ from nnlite.client.peer import Credentials
 from nnlite.namenode.config import Config
 from nnlite.namenode.errors import InvalidTokenError
 from nnlite.namenode.http.authentication import HttpAuthentication, with_headers
-from nnlite.namenode.http.server import HttpServer, announce_port
+from nnlite.namenode.http.server import HttpServer
 from nnlite.namenode.http.wire import Response
+from nnlite.namenode.listen import announce_port
 from nnlite.namenode.security import services, tls
 from nnlite.namenode.security.proxy_users import ProxyUsers
 from nnlite.namenode.security.settings import SecuritySettings
@@ -64,10 +66,8 @@ def lower_priority(config: Config) -> int:
     if nice <= current:
         return current
     for task in Path("/proc/self/task").iterdir():
-        try:
+        with contextlib.suppress(ProcessLookupError):     # the thread ended meanwhile
             os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
-        except ProcessLookupError:
-            pass                              # the thread ended meanwhile
     return nice
 
 
@@ -248,10 +248,8 @@ class SecondaryDaemon:
             except Exception:
                 log.exception("unexpected error in a checkpoint check; retrying at the "
                               "next check")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.check_period)
-            except asyncio.TimeoutError:
-                pass
 
     async def run(self) -> None:
         self.stop_requested = asyncio.Event()

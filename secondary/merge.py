@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import gc
 import logging
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
 
 from nnlite.client.errors import ProtocolError
 from nnlite.durability import durable, faults

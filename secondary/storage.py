@@ -18,6 +18,7 @@ it or end at or before its txid (replay skips those).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass
@@ -160,10 +161,8 @@ def _ckpt_or_image(d: NameDir) -> Path:
 
 
 def remove(path: Path) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def verify_image(path: Path, info: ImageInfo, namespace_id: int, txid: int) -> ImageRef:

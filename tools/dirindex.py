@@ -52,16 +52,16 @@ class DirectoryIndex:
 
     @classmethod
     def scan(cls, image: str, *, batch_size: int = BATCH_ROWS,
-             expected_md5: str | None = None) -> "DirectoryIndex":
+             expected_md5: str | None = None) -> DirectoryIndex:
         parents: dict[int, tuple[int, str]] = {}
         for batch in iter_batches(image, batch_size=batch_size, columns=INDEX_COLUMNS,
                                     expected_md5=expected_md5):
             dirs = batch.filter(pc.equal(batch.column("type"), TYPE_DIRECTORY))
             kept = kept_roots(dirs).to_pylist()
             pairs = zip([KEPT_PARENT if k else p for p, k in
-                         zip(dirs.column("parent_id").to_pylist(), kept)],
-                        dirs.column("name").to_pylist())
-            parents.update(zip(dirs.column("id").to_pylist(), pairs))
+                         zip(dirs.column("parent_id").to_pylist(), kept, strict=True)],
+                        dirs.column("name").to_pylist(), strict=True)
+            parents.update(zip(dirs.column("id").to_pylist(), pairs, strict=True))
         return cls(parents)
 
     def path_of(self, dir_id: int) -> str | None:
@@ -108,7 +108,7 @@ class DirectoryIndex:
         path_of = self.path_of
         columns = [batch.column(n).to_pylist() for n in INDEX_COLUMNS[:4]]
         kept = kept_roots(batch).to_pylist()
-        for inode_id, parent_id, name, type_, is_kept in zip(*columns, kept):
+        for inode_id, parent_id, name, type_, is_kept in zip(*columns, kept, strict=True):
             if type_ == TYPE_DIRECTORY:
                 out.append(path_of(inode_id))
             elif is_kept:

@@ -192,7 +192,8 @@ def render_stats(result: ViewResult, counts: Counter, sizes: Counter) -> str:
              f"records: {result.records}, {txids}, valid length {result.valid_length}",
              "", f"{'op':<20} {'code':>4} {'records':>10} {'bytes':>12}"]
     for code in sorted(counts):
-        lines.append(f"{edits.OpCode(code).name:<20} {code:>4} {counts[code]:>10} {sizes[code]:>12}")
+        name = edits.OpCode(code).name
+        lines.append(f"{name:<20} {code:>4} {counts[code]:>10} {sizes[code]:>12}")
     lines.append(f"{'total':<20} {'':>4} {sum(counts.values()):>10} {sum(sizes.values()):>12}")
     if result.torn_tail:
         t = result.torn_tail

@@ -15,9 +15,9 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from nnlite.durability import durable
 from nnlite.formats import edits
@@ -186,9 +186,10 @@ class BinaryResult:
 
 
 def to_binary(source: str, target: str) -> BinaryResult:
-    """Write the edits file a rendering describes; txids must run on from first_txid. It is
-    written in the current layout version (a rendering of an older file too: every version
-    adds ops, none changes one). The file is published atomically (temp, fsync, rename), so a failure leaves no partial file."""
+    """Write the edits file a rendering describes; txids must run on from first_txid. It is written
+    in the current layout version (a rendering of an older file too: every version adds ops, none
+    changes one). The file is published atomically (temp, fsync, rename), so a failure leaves no
+    partial file."""
     header, records, end = read_rendering(os.fspath(source))
     if header.layout_version not in edits.READABLE_VERSIONS:
         raise InputError(f"layout version {header.layout_version}; this build reads and "

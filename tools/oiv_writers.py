@@ -50,7 +50,7 @@ def symbolic(mode: int) -> str:
     """``rwxr-xr-x`` as Hadoop's FsPermission.toString (sticky: ``t``, or ``T`` without o+x)."""
     chars = [c if mode & bit else "-"
              for bit, c in zip((0o400, 0o200, 0o100, 0o40, 0o20, 0o10, 0o4, 0o2, 0o1),
-                               "rwxrwxrwx")]
+                               "rwxrwxrwx", strict=True)]
     if mode & 0o1000:
         chars[8] = "t" if mode & 0o1 else "T"
     return "".join(chars)
@@ -82,7 +82,7 @@ class DelimitedWriter:
         counts = pc.list_value_length(batch.column("blocks")).to_pylist()
         lines = []
         for path, typ, perm, own, grp, mt, at, rep, bs, ln, nsq, ssq, nb in zip(
-                paths, *columns, counts):
+                paths, *columns, counts, strict=True):
             if not path:            # None: no path; "": only a snapshot keeps it
                 continue
             if typ == TYPE_DIRECTORY:
@@ -134,7 +134,7 @@ class JsonWriter:
 
     def write(self, batch: pa.RecordBatch, paths: list[str | None]) -> None:
         dumps, parts = json.dumps, []
-        for path, row in zip(paths, batch.to_pylist()):
+        for path, row in zip(paths, batch.to_pylist(), strict=True):
             if path:
                 record = inode_record(path, row)
                 if record.get("snapshot") is not None:     # the cell is JSON: nest it
@@ -201,7 +201,7 @@ class XmlWriter:
 
     def write(self, batch: pa.RecordBatch, paths: list[str | None]) -> None:
         parts = []
-        for path, row in zip(paths, batch.to_pylist()):
+        for path, row in zip(paths, batch.to_pylist(), strict=True):
             if path:
                 record = inode_record(path, row)
                 if record["xattrs"] is not None:

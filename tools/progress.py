@@ -37,7 +37,7 @@ class Progress:
         self.start = clock()
         self._last = self.start
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

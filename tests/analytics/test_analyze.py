@@ -91,7 +91,7 @@ def rows(table, *columns):
 def test_directory_paths_are_rebuilt_by_spark(image, spark, expected):
     dirs = spark.read.parquet(str(image)).filter("type = 1").select("id", "parent_id", "name")
     got = analyze.dir_paths(dirs).toArrow()
-    assert dict(zip(got["id"].to_pylist(), got["path"].to_pylist())) == expected.paths
+    assert dict(zip(got["id"].to_pylist(), got["path"].to_pylist(), strict=True)) == expected.paths
     depth = {p: 0 if p == "/" else p.count("/") for p in expected.paths.values()}
     assert max(got["depth"].to_pylist()) == max(depth.values()) >= 5
 

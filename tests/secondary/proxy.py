@@ -4,6 +4,7 @@ body byte at offset N. Requests pass through untouched."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
@@ -63,10 +64,8 @@ class DamagingProxy:
             pass
         finally:
             for sock in (client, upstream):     # shutdown wakes the other relay thread
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 sock.close()
 
     def close(self) -> None:

@@ -89,9 +89,9 @@ def test_do_checkpoint_needs_an_open_directory(tmp_path):
 
 
 def test_one_secondary_per_checkpoint_directory(tmp_path):
-    with Checkpointer(StubClient(status(5)), tmp_path / "ckpt", policy=POLICY):
-        with pytest.raises(CheckpointDirError, match="in use"):
-            Checkpointer(StubClient(status(5)), tmp_path / "ckpt", policy=POLICY).open()
+    with (Checkpointer(StubClient(status(5)), tmp_path / "ckpt", policy=POLICY),
+          pytest.raises(CheckpointDirError, match="in use")):
+        Checkpointer(StubClient(status(5)), tmp_path / "ckpt", policy=POLICY).open()
 
 
 # ------------------------------------------------------------------------------ end to end
@@ -212,9 +212,9 @@ def test_merge_failures_reload_then_download_after_max_retries(nn, tmp_path):
 def test_checkpoint_dir_of_another_namespace_is_refused(nn, tmp_path):
     NameDir(tmp_path / "ckpt").current.mkdir(parents=True)
     NameDir(tmp_path / "ckpt").write_version(123, 0)
-    with new_checkpointer(nn, tmp_path / "ckpt") as cp:
-        with pytest.raises(CheckpointDirError, match="namespace 123"):
-            cp.do_checkpoint()
+    with (new_checkpointer(nn, tmp_path / "ckpt") as cp,
+          pytest.raises(CheckpointDirError, match="namespace 123")):
+        cp.do_checkpoint()
 
 
 # ------------------------------------------------------------------------------ crashes

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from nnlite.cli import main
-from nnlite.namenode.http.server import ANNOUNCE_ENV
+from nnlite.namenode.listen import ANNOUNCE_ENV
 from tests.secondary.conftest import mkdirs
 from tests.servers import ROOT, announced_port, wait_for
 
@@ -75,8 +75,8 @@ def test_usage_errors(tmp_path, args, message):
 # ------------------------------------------------------------------------------ the daemon
 
 def start_daemon(nn, ckpt: Path, log: Path, *defines: str) -> tuple[subprocess.Popen, str]:
-    cmd = [sys.executable, "-m", "nnlite.cli", "secondary", "--namenode", nn.url, "--checkpoint-dir",
-           str(ckpt), "--secret-file", token(nn), "--port", "0"]
+    cmd = [sys.executable, "-m", "nnlite.cli", "secondary", "--namenode", nn.url,
+           "--checkpoint-dir", str(ckpt), "--secret-file", token(nn), "--port", "0"]
     for define in defines:
         cmd += ["-D", define]
     with open(log, "wb") as out:

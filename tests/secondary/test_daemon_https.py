@@ -12,7 +12,7 @@ from pathlib import Path
 
 import requests
 
-from nnlite.namenode.http.server import ANNOUNCE_ENV
+from nnlite.namenode.listen import ANNOUNCE_ENV
 from tests.servers import ROOT, announced_port
 from tests.tls_certs import Certificates
 

@@ -122,7 +122,8 @@ def inode(id_: int, parent_id: int, name: str, type_: int = TYPE_DIRECTORY, **kw
 def write_rows(path, rows: list[dict], *, last_txid: int = 7, sidecar: bool = True) -> ImageMeta:
     """An image of exactly these rows, in this order (with its ``.md5`` sidecar)."""
     columns = {name: [row[name] for row in rows] for name in COLUMNS}
-    columns["blocks"] = [[dict(zip(("block_id", "num_bytes", "genstamp"), b)) for b in bl]
+    fields = ("block_id", "num_bytes", "genstamp")
+    columns["blocks"] = [[dict(zip(fields, b, strict=True)) for b in bl]
                          for bl in columns["blocks"]]
     columns["xattrs"] = [None if x is None else list(x.items()) for x in columns["xattrs"]]
     meta = ImageMeta(LAYOUT_VERSION, 99, last_txid, len(rows), TS)

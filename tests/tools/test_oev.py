@@ -43,9 +43,9 @@ MASTER_KEY = hashlib.sha512(b"a master key for the golden file").digest()
 GOLDEN_OPS = {
     edits.OpCode.START_LOG_SEGMENT: edits.StartLogSegmentOp(),
     edits.OpCode.MKDIR: edits.MkdirOp(CKPT, 16386, 0o755, "spark", "supergroup", TS),
-    edits.OpCode.ADD_FILE: edits.AddFileOp(f"{CKPT}/offsets/0", 16390, 3, 134217728, 0, 0o644, "spark",
-                                   "supergroup", TS, TS, False, "DFSClient_NONMAPREDUCE_1",
-                                   "10.0.0.7"),
+    edits.OpCode.ADD_FILE: edits.AddFileOp(f"{CKPT}/offsets/0", 16390, 3, 134217728, 0, 0o644,
+                                           "spark", "supergroup", TS, TS, False,
+                                           "DFSClient_NONMAPREDUCE_1", "10.0.0.7"),
     edits.OpCode.CLOSE_FILE: edits.CloseFileOp(f"{CKPT}/offsets/0", 16390, 245, TS + 2, TS,
                                        (BLOCK, (1073741826, 117, 1002)),
                                        bytes.fromhex("9e107d9d")),
@@ -64,7 +64,8 @@ GOLDEN_OPS = {
     edits.OpCode.CONCAT: edits.ConcatOp(f"{CKPT}/state/0", (f"{CKPT}/s1", f"{CKPT}/s2"), TS + 7),
     edits.OpCode.TRUNCATE: edits.TruncateOp(f"{CKPT}/offsets/0", 0, TS + 8),
     edits.OpCode.APPEND: edits.AppendOp(f"{CKPT}/offsets/0", 16390, "DFSClient_2", "10.0.0.8"),
-    edits.OpCode.DELETE_MANY: edits.DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/commits/7"), TS + 9),
+    edits.OpCode.DELETE_MANY: edits.DeleteManyOp((f"{CKPT}/offsets/7", f"{CKPT}/commits/7"),
+                                                 TS + 9),
     edits.OpCode.SET_ACL: edits.SetAclOp(CKPT, ("user::rwx", "user:bob:r-x", "group::r-x",
                                                 "mask::r-x", "other::---")),
     edits.OpCode.ALLOW_SNAPSHOT: edits.AllowSnapshotOp(CKPT),
@@ -135,9 +136,10 @@ def test_every_op_code_has_a_record_in_the_golden_file():
 
 def test_every_op_code_has_a_sample():
     assert list(GOLDEN_OPS) == [edits.OpCode.START_LOG_SEGMENT] + [
-        c for c in edits.OpCode if c not in (edits.OpCode.START_LOG_SEGMENT, edits.OpCode.END_LOG_SEGMENT)
+        c for c in edits.OpCode
+        if c not in (edits.OpCode.START_LOG_SEGMENT, edits.OpCode.END_LOG_SEGMENT)
     ] + [edits.OpCode.END_LOG_SEGMENT]
-    assert all(op.OP_CODE == code for code, op in GOLDEN_OPS.items())
+    assert all(code == op.OP_CODE for code, op in GOLDEN_OPS.items())
 
 
 @pytest.mark.parametrize("rendering", [GOLDEN_JSON, GOLDEN_XML], ids=["json", "xml"])
@@ -403,7 +405,8 @@ def test_stats_count_every_op_and_its_bytes(nnlite):
                       if op.OP_CODE == edits.OpCode.MKDIR)
     assert int(rows["MKDIR"][2]) == mkdir_bytes
     total = next(line for line in lines if line.startswith("total")).split()
-    assert total[1:] == [str(len(golden_records())), str(len(golden_log().data) - edits.HEADER_SIZE)]
+    body_bytes = len(golden_log().data) - edits.HEADER_SIZE
+    assert total[1:] == [str(len(golden_records())), str(body_bytes)]
     assert f"records: {len(golden_records())}, txids {FIRST_TXID}.." in result.stdout
 
 

@@ -18,14 +18,14 @@ class Clock:
 
 def test_terminal_bar_is_redrawn_in_place_and_ends_with_a_newline(caplog):
     clock, stream = Clock(), io.StringIO()
-    with caplog.at_level(logging.INFO, logger="nnlite.tools.progress"):
-        with Progress(1000, what="inodes", label="oiv", stream=stream, tty=True, clock=clock,
-                      redraw=0.2) as bar:
-            bar.advance(100)                       # too soon after the start: not drawn
-            clock.now += 1
-            bar.advance(150)
-            clock.now += 1
-            bar.advance(250)
+    with (caplog.at_level(logging.INFO, logger="nnlite.tools.progress"),
+          Progress(1000, what="inodes", label="oiv", stream=stream, tty=True, clock=clock,
+                   redraw=0.2) as bar):
+        bar.advance(100)                       # too soon after the start: not drawn
+        clock.now += 1
+        bar.advance(150)
+        clock.now += 1
+        bar.advance(250)
     frames = stream.getvalue().split("\r")[1:]
     assert frames[0] == ("oiv: [#######-----------------------] 250/1,000 inodes (25.0%), "
                          "250/s, ETA 3 s\x1b[K")

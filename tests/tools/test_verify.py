@@ -48,7 +48,8 @@ def test_clean_edits_exit_0_with_the_facts(tmp_path, nnlite):
     assert result.stdout == (
         f"edits {path}\n"
         f"  file: {len(log.data)} bytes\n"
-        f"  header: magic NNLEDITS, layout version {edits.LAYOUT_VERSION}, first txid {FIRST_TXID}\n"
+        f"  header: magic NNLEDITS, layout version {edits.LAYOUT_VERSION},"
+        f" first txid {FIRST_TXID}\n"
         f"  records: {len(log.records)}, txids {FIRST_TXID}..{last}\n"
         f"  valid length: {len(log.data)} of {len(log.data)} bytes\n"
         f"  segment: starts with START_LOG_SEGMENT; finalized (ends with END_LOG_SEGMENT)\n"
@@ -218,7 +219,7 @@ def test_a_truncated_image_is_a_footer_problem(image, nnlite):
 def write_raw(path, rows, metadata: dict, schema: pa.Schema = SCHEMA) -> None:
     """A Parquet file that bypasses write_image's checks (what a buggy writer could leave)."""
     table = pa.Table.from_pylist(
-        [dict(r, blocks=[dict(zip(("block_id", "num_bytes", "genstamp"), b))
+        [dict(r, blocks=[dict(zip(("block_id", "num_bytes", "genstamp"), b, strict=True))
                          for b in r["blocks"]],
               xattrs=None if r["xattrs"] is None else list(r["xattrs"].items())) for r in rows],
         schema=SCHEMA)
@@ -228,8 +229,8 @@ def write_raw(path, rows, metadata: dict, schema: pa.Schema = SCHEMA) -> None:
 
 
 def footer(**overrides) -> dict:
-    values = {"layout_version": LAYOUT_VERSION, "namespace_id": 99, "last_txid": 7, "inode_count": 7,
-              "creation_time": 0, **overrides}
+    values = {"layout_version": LAYOUT_VERSION, "namespace_id": 99, "last_txid": 7,
+              "inode_count": 7, "creation_time": 0, **overrides}
     return {b"nnlite.format": b"fsimage",
             **{f"nnlite.{k}".encode(): str(v).encode() for k, v in values.items()}}
 
@@ -280,7 +281,7 @@ def test_tree_problems_name_the_rows(name, tmp_path, nnlite):
     assert result.exit_code == 4, result.output
     found = problems(result)
     assert len(found) == len(expected), found
-    for line, prefix in zip(found, expected):
+    for line, prefix in zip(found, expected, strict=True):
         assert line.startswith(prefix), line
 
 
