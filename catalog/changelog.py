@@ -146,3 +146,69 @@ def _length(block: bytes, i: int, nibble: int) -> tuple[int, int]:
             if extra != 255:
                 break
     return length, i
+
+
+# lz4-java's LZ4BlockOutputStream as Spark's LZ4CompressionCodec builds it: each frame's
+# checksum is XXHash32 (seed 0x9747b28c) of the frame's decompressed bytes, masked to 28 bits
+# (StreamingXXHash32.asChecksum), and close() writes an empty raw frame as the end mark.
+XXHASH_SEED = 0x9747B28C
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_M = 0xFFFFFFFF
+
+
+def verify(data: bytes, what: str) -> None:
+    """Read a whole lz4 changelog as ``LZ4BlockInputStream`` does: ChangelogError, naming
+    ``what``, where Spark's read fails (a frame that does not decode to its length or whose
+    checksum differs: "Stream is corrupted"; no end mark: "Stream ended prematurely");
+    UnknownCodec for another codec."""
+    if not data.startswith(LZ4_MAGIC):
+        raise UnknownCodec(f"{what} is not an lz4 stream: it is not decoded")
+    at, header = 0, len(LZ4_MAGIC) + _HEADER.size
+    while at + header <= len(data) and data.startswith(LZ4_MAGIC, at):
+        token, compressed, original = _HEADER.unpack_from(data, at + len(LZ4_MAGIC))
+        check = int.from_bytes(data[at + header - 4:at + header], "little")
+        block = data[at + header:at + header + compressed]
+        if original == 0 and token & 0xF0 == _RAW:
+            return                                      # the end mark
+        if len(block) < compressed:
+            break
+        try:
+            frame = block if token & 0xF0 == _RAW else decompress(block, original, what)
+        except (ChangelogError, IndexError, ValueError):
+            frame = b""
+        if len(frame) != original or xxhash32(frame, XXHASH_SEED) & 0xFFFFFFF != check:
+            raise ChangelogError(f"{what}: the lz4 frame at byte {at} is corrupted "
+                                 f"(LZ4BlockInputStream: Stream is corrupted)")
+        at += header + compressed
+    raise ChangelogError(f"{what} ends at byte {len(data)} without lz4's end mark "
+                         f"(LZ4BlockInputStream: Stream ended prematurely)")
+
+
+def xxhash32(data: bytes, seed: int = 0) -> int:
+    """XXH32 of ``data``."""
+    n, i = len(data), 0
+    if n >= 16:
+        v = [(seed + _P1 + _P2) & _M, (seed + _P2) & _M, seed & _M, (seed - _P1) & _M]
+        stripes = n - n % 16
+        for lanes in struct.iter_unpack("<4I", data[:stripes]):
+            v = [_rotl((x + lane * _P2) & _M, 13) * _P1 & _M for x, lane in zip(v, lanes)]
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M
+        i = stripes
+    else:
+        h = (seed + _P5) & _M
+    h = (h + n) & _M
+    while i + 4 <= n:
+        h = _rotl((h + int.from_bytes(data[i:i + 4], "little") * _P3) & _M, 17) * _P4 & _M
+        i += 4
+    while i < n:
+        h = _rotl((h + data[i] * _P5) & _M, 11) * _P1 & _M
+        i += 1
+    h ^= h >> 15
+    h = h * _P2 & _M
+    h ^= h >> 13
+    h = h * _P3 & _M
+    return h ^ (h >> 16)
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M

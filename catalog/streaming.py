@@ -221,10 +221,7 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
         if why:
             out.append(why)
             continue
-        out += [f"{f.path} does not match its checksum file (.crc) and a restore after "
-                f"batch {batch} reads it (ChecksumFSDataInputStream.verifyChecksum: "
-                f"CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED)"
-                for f in chain or () if f.path in bad]
+        out += [_unreadable(store, f, batch) for f in chain or () if f.path in bad]
     for name, offset in sorted(layout.log_offsets.get(batch, {}).items()):
         for logged in source_entries(layout, name, offset):
             where = f"{layout.path}/sources/{name}/{logged}"
@@ -234,6 +231,18 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
                            f"seen files from its log up to entry {offset} "
                            f"(CompactibleFileStreamLog.allFiles)")
     return out
+
+
+def _unreadable(store, f: FileRef, batch: int) -> str:
+    """Why a state file of a restore's chain fails Spark's read: its ``.crc`` sidecar, or,
+    without one, the codec's own check (a format version 2 lz4 changelog decoded)."""
+    if f.path in store.sidecars:
+        return (f"{f.path} does not match its checksum file (.crc) and a restore after "
+                f"batch {batch} reads it (ChecksumFSDataInputStream.verifyChecksum: "
+                f"CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED)")
+    return (f"{f.path} is damaged (it has no .crc sidecar, and its lz4 frames fail their "
+            f"checksums or end early) and a restore after batch {batch} reads it "
+            f"(LZ4BlockInputStream: CANNOT_LOAD_STATE_STORE)")
 
 
 def leftovers(layout: Layout) -> list[tuple[FileRef, int, list[str]]]:

@@ -144,3 +144,41 @@ def test_a_lineage_whose_snapshots_are_gone_is_rebuilt_from_an_older_one():
     assert "cannotFindBaseSnapshotCheckpoint" in why and "nor can the auto snapshot repair" in why
     unreadable = store.restore(5, lineage=lambda ref: "it is cut short")
     assert unreadable == (None, f"{store.path}: it is cut short")
+
+
+@pytest.mark.parametrize("data,seed,want", [
+    (b"", 0, 0x02CC5D05),
+    (b"a", 0, 0x550D7456),
+    (b"abc", 0, 0x32D153FF),
+    (b"Nobody inspects the spammish repetition", 0, 0xE2293B2F),
+])
+def test_xxhash32_is_the_reference_s(data, seed, want):
+    assert changelog.xxhash32(data, seed) == want
+
+
+def checked(block: bytes, size: int, data: bytes, method: int = 0x20) -> bytes:
+    """A frame whose checksum is lz4-java's: XXHash32 of ``data`` masked to 28 bits."""
+    check = changelog.xxhash32(data, changelog.XXHASH_SEED) & 0xFFFFFFF
+    return frame(block, size, method)[:-len(block) - 4] + struct.pack("<I", check) + block
+
+
+END = frame(b"", 0, 0x10)                   # close()'s empty raw frame
+
+
+def test_a_whole_changelog_is_read_as_lz4_block_input_stream_reads_it():
+    """Every frame decodes to its length and checksum, then the end mark; a changed byte,
+    a cut tail or a frame whose checksum differs is what Spark's read fails on, and another
+    codec is not judged."""
+    data = b"\x00\x02v3" + b"record " * 40
+    good = checked(literals(data), len(data), data) + checked(b"raw!", 4, b"raw!", 0x10) + END
+    changelog.verify(good, "c")
+    damaged = bytearray(good)
+    damaged[40] ^= 0x01
+    with pytest.raises(changelog.ChangelogError, match="corrupted"):
+        changelog.verify(bytes(damaged), "c")
+    with pytest.raises(changelog.ChangelogError, match="without lz4's end mark"):
+        changelog.verify(good[:-len(END)], "c")
+    with pytest.raises(changelog.ChangelogError, match="corrupted"):
+        changelog.verify(frame(literals(data), len(data)) + END, "c")     # checksum 0
+    with pytest.raises(changelog.UnknownCodec):
+        changelog.verify(b"\x82SNAPPY\x00" + bytes(20), "c")

@@ -44,6 +44,7 @@ def test_every_verdict_is_spark_s_own_on_a_checkpoint_written_over_hdfs(spark, s
 @pytest.mark.parametrize("damage,keep,restored", [
     ("swap", 6, [0, 1, 2]),          # version 4's committed file renamed: 3-5 read it
     ("leftover", 2, [4, 5]),         # another attempt's files beside the newest: harmless
+    ("no-sidecar", 6, [0, 1, 2]),    # version 4's changelog damaged, its .crc lost
 ])
 def test_every_verdict_is_spark_s_own_on_damaged_format_v2_files(spark, server, tmp_path,
                                                                  damage, keep, restored):
