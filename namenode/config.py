@@ -186,7 +186,7 @@ class Config:
         self.values = _expand({**DEFAULTS, **(values or {})})
 
     @classmethod
-    def load(cls, path: str | None = None, overrides: list[str] | tuple = ()) -> "Config":
+    def load(cls, path: str | None = None, overrides: list[str] | tuple = ()) -> Config:
         values = _read_conf(path) if path else {}
         for item in overrides:
             key, sep, value = item.partition("=")

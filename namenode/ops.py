@@ -1,8 +1,8 @@
-"""The parity table: every WebHDFS op, the ``ClientNamenodeProtocol`` call that is its twin,
-the ``FSNamesystem`` call (or ``files/`` helper) both make (None for a constant answer), and the ``OperationCategory`` it
-is checked under -- as Hadoop's ``NamenodeWebHdfsMethods`` calls the ``ClientProtocol``
-methods ``NameNodeRpcServer`` serves. The twin is None for an op with no RPC call (HttpFS
-and WebHDFS extras). ``tests/namenode/test_ops.py`` checks the table against WebHDFS's op
+"""The parity table: every WebHDFS op, the ``ClientNamenodeProtocol`` call that is its twin, the
+``FSNamesystem`` call (or ``files/`` helper) both make (None for a constant answer), and the
+``OperationCategory`` it is checked under -- as Hadoop's ``NamenodeWebHdfsMethods`` calls the
+``ClientProtocol`` methods ``NameNodeRpcServer`` serves. The twin is None for an op with no RPC call
+(HttpFS and WebHDFS extras). ``tests/namenode/test_ops.py`` checks the table against WebHDFS's op
 table (``http/webhdfs.py``, ``http/data.py``'s ``attach``) and ``ClientProtocol``'s
 ``call_*`` handlers, and runs each pair on one namespace.
 """

@@ -37,7 +37,7 @@ import hashlib
 import struct
 import threading
 import zlib
-from typing import Iterable
+from collections.abc import Iterable
 
 from crc32c import crc32c
 

@@ -19,7 +19,8 @@ clients are left alone and logged.
 from __future__ import annotations
 
 import logging
-from typing import Callable, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 from nnlite.formats.edits import Block
 from nnlite.namenode.namespace.leases import upload_kind

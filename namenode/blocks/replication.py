@@ -39,12 +39,13 @@ namenodes, which names the headers for both sides); the HTTP side is
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
 import threading
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from nnlite.client.connection import Connection
 from nnlite.client.errors import NamenodeUnreachableError, ProtocolError
@@ -89,7 +90,8 @@ class BlockReceiver:
         unique = f".copy-{os.getpid()}-{next(_copies)}"
         self.data_tmp = base.with_name(base.name + unique)
         self.meta_tmp = base.with_name(base.name + META + unique)
-        self.handle = open(self.data_tmp, "wb")
+        # open across the copy's write() calls; finish() or abort() closes it
+        self.handle = open(self.data_tmp, "wb")  # noqa: SIM115
 
     def write(self, data) -> None:
         self.handle.write(data)
@@ -104,10 +106,8 @@ class BlockReceiver:
 
     def _remove_temps(self) -> None:
         for path in (self.data_tmp, self.meta_tmp):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-            except FileNotFoundError:
-                pass
 
     def finish(self) -> None:
         """Verify and publish (blocking: call in a thread)."""

@@ -81,7 +81,7 @@ class BlockStore:
         self.used = 0
 
     @classmethod
-    def open(cls, root, namespace_id: int, last_block_id: int = 0) -> "BlockStore":
+    def open(cls, root, namespace_id: int, last_block_id: int = 0) -> BlockStore:
         store = cls(root, namespace_id, last_block_id)
         store._lock()
         try:
@@ -211,7 +211,7 @@ class BlockStore:
     def open_block(self, block_id: int, num_bytes: int):
         """The block's file, open for reading; it must hold at least ``num_bytes``."""
         try:
-            handle = open(self.data_path(block_id), "rb")
+            handle = open(self.data_path(block_id), "rb")  # noqa: SIM115 (the caller's to close)
         except FileNotFoundError as exc:
             raise BlockMissingError(f"Could not obtain block blk_{block_id}: no such block "
                                     f"in {self.blocks}") from exc
@@ -273,7 +273,7 @@ class BlockStore:
 
     # ------------------------------------------------------------------ writing
 
-    def writer(self, block_size: int, tail: tuple | None = None) -> "BlockWriter":
+    def writer(self, block_size: int, tail: tuple | None = None) -> BlockWriter:
         return BlockWriter(self, block_size, tail)
 
     def copy_prefix(self, block: tuple) -> tuple[Block, tuple[int, bytes, int]]:

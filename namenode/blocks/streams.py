@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors
@@ -125,7 +126,8 @@ class BlockWriter:
         offset = tail[1] if tail is not None else 0
         piece = _Piece(block_id, self.block_size - offset, offset)
         self.pieces.append(piece)
-        piece.handle = open(self.store.tmp_path(block_id), "wb")
+        # open while the piece fills; _end_piece(), discard() or close() closes it
+        piece.handle = open(self.store.tmp_path(block_id), "wb")  # noqa: SIM115
         if tail is not None:
             piece.handle.seek(offset)
             # the continued block keeps its checksum type (old blocks are CRC32)

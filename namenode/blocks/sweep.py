@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from nnlite.namenode.namespace.inode import walk
 from nnlite.namenode.namespace.tree import Tree

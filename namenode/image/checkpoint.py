@@ -19,14 +19,15 @@ edits segment that follows the oldest kept image, so each kept image can be roll
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from nnlite.durability import durable
 from nnlite.formats.edits import HEADER_SIZE, decode_header
@@ -134,7 +135,7 @@ class Checkpoints:
     # ------------------------------------------------------------------ upload
 
     def begin_upload(self, txid: int, md5: str, length: int,
-                     rolled: FileInfo) -> "ImageUpload":
+                     rolled: FileInfo) -> ImageUpload:
         """The sink of an announced upload for the pending checkpoint's ``rolled`` edits (the
         namesystem checked its namespace and txid first); one at a time. The image covers
         the rolled edits at least: the secondary's ends with them, an HA standby's may go
@@ -165,7 +166,7 @@ class Checkpoints:
         log.warning("checkpoint transfer refused (%d): %s", status, message)
         return CheckpointError(status, message)
 
-    def verify(self, upload: "ImageUpload") -> ImageMeta:
+    def verify(self, upload: ImageUpload) -> ImageMeta:
         """The stored upload checked (length, digest, footer) and fsynced, before the swap."""
         try:
             return upload.verify()
@@ -174,7 +175,7 @@ class Checkpoints:
             raise self.refuse(507, f"cannot store the image in {upload.dir.root}: "
                                    f"{exc}") from exc
 
-    def swap(self, upload: "ImageUpload", rolled: FileInfo,
+    def swap(self, upload: ImageUpload, rolled: FileInfo,
              drop: Callable[[NameDir, str], None]) -> None:
         """Put a verified upload in place in every healthy dir (namesystem lock held): a dir
         that cannot take the image is failed through ``drop`` (the journal's), as Hadoop
@@ -196,7 +197,7 @@ class Checkpoints:
             self._retain(d, rolled)
             finish_swap(d, edits_new_to_edits=True)
 
-    def installed(self, upload: "ImageUpload", meta: ImageMeta, started: float,
+    def installed(self, upload: ImageUpload, meta: ImageMeta, started: float,
                   verified: float) -> dict:
         """Count and log an installed checkpoint; what the upload is answered."""
         now = time.monotonic()
@@ -214,7 +215,7 @@ class Checkpoints:
         """The upload was installed or refused: the next one may begin."""
         self._upload_lock.release()
 
-    def abort(self, upload: "ImageUpload", reason: str) -> None:
+    def abort(self, upload: ImageUpload, reason: str) -> None:
         log.warning("checkpoint upload for txid %d abandoned: %s", upload.txid, reason)
         upload.discard()
         self._upload_lock.release()
@@ -259,7 +260,8 @@ class ImageUpload:
         self.size = 0
         self._hash = hashlib.md5()
         self.error: CheckpointError | None = None
-        self._file = open(d.file(CKPT), "wb")
+        # open across the upload's write() calls; close(), verify() or discard() end it
+        self._file = open(d.file(CKPT), "wb")  # noqa: SIM115
 
     def write(self, data: bytes) -> None:
         """Store and hash ``data``; on a full disk the partial image is removed at once
@@ -308,10 +310,9 @@ class ImageUpload:
 
     def discard(self) -> None:
         if not self._file.closed:
-            try:
+            # its buffer could not be written: gone anyway
+            with contextlib.suppress(OSError):
                 self._file.close()
-            except OSError:                  # its buffer could not be written: gone anyway
-                pass
         durable.remove_durably(self.dir.file(CKPT))
 
 

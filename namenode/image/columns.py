@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from array import array
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -268,7 +268,8 @@ class _Builder:
                    self._strs(c["owner"], lo, hi), self._strs(c["group"], lo, hi),
                    self._list(c["mtime"], lo, hi), self._list(c["atime"], lo, hi),
                    self._list(c["ns_quota"], lo, hi), self._list(c["ss_quota"], lo, hi),
-                   self._xattrs(c, lo, hi), self._acls(c, lo, hi), self._cells(c, lo, hi))
+                   self._xattrs(c, lo, hi), self._acls(c, lo, hi), self._cells(c, lo, hi),
+                   strict=True)
         for (inode_id, parent_id, name, perm, owner, group, mtime, atime, nsq, ssq, xa,
              acl_, cell) in rows:
             parent = dirs.get(parent_id)
@@ -303,7 +304,7 @@ class _Builder:
                    self._list(c["length"], lo, hi), blocks,
                    self._list(c["checksum"], lo, hi), self._list(c["client_name"], lo, hi),
                    self._strs(c["client_machine"], lo, hi), self._xattrs(c, lo, hi),
-                   self._acls(c, lo, hi), self._cells(c, lo, hi))
+                   self._acls(c, lo, hi), self._cells(c, lo, hi), strict=True)
         for (inode_id, parent_id, name, perm, owner, group, mtime, atime, rep, bsize, length,
              blks, checksum, client, machine, xa, acl_, cell) in rows:
             parent = dirs.get(parent_id)
@@ -364,7 +365,7 @@ def _blocks(column) -> list:
         return [()] * len(column)
     flat = column.flatten()
     triples = list(zip(*(flat.field(n).to_pylist() for n in ("block_id", "num_bytes",
-                                                              "genstamp"))))
+                                                              "genstamp")), strict=True))
     base = offsets[0]
     return [tuple(triples[offsets[i] - base:offsets[i + 1] - base])
             for i in range(len(column))]

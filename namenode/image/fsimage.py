@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Callable
 
 from nnlite.durability import faults
 from nnlite.namenode.image import columns, install, startup

@@ -15,7 +15,7 @@ verified image (as ckpt, or as fsimage matching ckpt.md5) and finishes the remai
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from nnlite.durability import durable, faults
 from nnlite.formats.fsimage.md5 import md5_sidecar_text, parse_md5_sidecar

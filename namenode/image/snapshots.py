@@ -26,7 +26,7 @@ that a ``deleted`` map names is a row of the image, live or kept.
 from __future__ import annotations
 
 import json
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from nnlite.namenode.errors import ReplayError
 from nnlite.namenode.namespace import acl

@@ -21,9 +21,9 @@ from __future__ import annotations
 import gc
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from nnlite.durability import durable
 from nnlite.formats import edits

@@ -1,11 +1,11 @@
 """Group commit for an asyncio event loop: ops are applied on the loop, synced in a thread.
 
-A request is applied and logged at once by one of ``FSNamesystem``'s writes, in txid order on
-the loop, which returns it ``Logged``. Its waiter then joins the pending list, which stays in txid order because nothing awaits
-between a log and the call that adds the waiter. One sync runs at a time, in the committer's own
-thread (``Journal.sync`` up to the newest pending txid). When it returns, every waiter up to that
-txid is released in one pass on the loop, and if more ops arrived meanwhile the next sync starts
-at once. A batch therefore holds every op that arrived during the previous fsync.
+A request is applied and logged at once by one of ``FSNamesystem``'s writes, in txid order on the
+loop, which returns it ``Logged``. Its waiter then joins the pending list, which stays in txid order
+because nothing awaits between a log and the call that adds the waiter. One sync runs at a time, in
+the committer's own thread (``Journal.sync`` up to the newest pending txid). When it returns, every
+waiter up to that txid is released in one pass on the loop, and if more ops arrived meanwhile the
+next sync starts at once. A batch therefore holds every op that arrived during the previous fsync.
 
 Two ways to wait:
 
@@ -30,8 +30,9 @@ import asyncio
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable, Generator
 from queue import SimpleQueue
-from typing import Any, Callable, Generator, TypeVar
+from typing import Any, TypeVar
 
 from nnlite.namenode.journal.journal import Journal, Logged
 

@@ -32,10 +32,12 @@ must take every transaction).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from typing import Callable, Generic, Iterable, NamedTuple, Protocol, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from nnlite.durability import durable, faults
 from nnlite.formats import edits
@@ -267,10 +269,8 @@ class Journal:
         """Fail ``d`` and stop writing edits to it (lock held)."""
         writer = self.streams.pop(d)
         d.fail(reason)
-        try:
+        with contextlib.suppress(OSError):
             writer.close()
-        except OSError:
-            pass
         if not self.streams:
             self.failure = reason
 

@@ -22,6 +22,7 @@ answers and the edits log and fsimage store entries.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from nnlite.namenode import errors
@@ -280,7 +281,7 @@ def _validated(spec: list[tuple]) -> list[tuple]:
 
 
 def _no_duplicates(entries: list[tuple]) -> None:
-    for before, after in zip(entries, entries[1:]):
+    for before, after in itertools.pairwise(entries):
         if key(before) == key(after):
             raise errors.AclError("Invalid ACL: multiple entries with same scope, type and name.")
 

@@ -9,7 +9,7 @@ checks, ops and errors as WebHDFS's), and nothing else of the tree."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from nnlite.namenode.namespace import delete, paths, rename, snapshot_ops, xattrs
 from nnlite.namenode.namespace.inode import INode

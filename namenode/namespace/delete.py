@@ -6,7 +6,7 @@ Each function takes the ``Namespace`` it acts on and returns ``(result, ops)``
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from nnlite.formats import edits
 from nnlite.namenode import errors

@@ -15,7 +15,8 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import ClassVar, Iterator, Literal
+from collections.abc import Iterator
+from typing import ClassVar, Literal
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors

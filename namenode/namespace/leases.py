@@ -33,8 +33,8 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from nnlite.formats import edits
 from nnlite.namenode import errors

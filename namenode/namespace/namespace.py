@@ -20,7 +20,8 @@ No I/O happens here.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
@@ -239,7 +240,8 @@ class Namespace:
 
     def quota_usage(self, path: str, caller: Caller) -> dict:
         node = self.status(path, caller)
-        access.check_subtree(caller, node, access.READ | access.EXECUTE)   # as Hadoop's getQuotaUsage
+        # as Hadoop's getQuotaUsage
+        access.check_subtree(caller, node, access.READ | access.EXECUTE)
         quota = node.quota if node.is_dir else None
         count, consumed = (quota.ns_used, quota.ss_used) if quota else usage(node)
         return {"fileAndDirectoryCount": count, "spaceConsumed": consumed,
@@ -412,7 +414,7 @@ class Namespace:
                 "Sources and target are not in the same directory", path=target)
         nodes = [self.target(p, caller) for p in [target, *srcs]]
         access.check(caller, nodes[0], access.WRITE, target)
-        for p, node in zip(srcs, nodes[1:]):
+        for p, node in zip(srcs, nodes[1:], strict=True):
             # FSDirConcatOp.verifySrcFiles: READ on the source, WRITE on its parent "for
             # delete" -- a parent access, so FSPermissionChecker applies the sticky bit. The
             # root has no parent to check (checkParentAccess skips it); the op refuses it, as
@@ -570,8 +572,9 @@ class Namespace:
         parts = paths.split(path)
         self._check_growth(parts, length * create_kw.get("replication", 1))
         norm, now = paths.join(parts), self.clock()
-        check_loggable(edits.CloseFileOp(norm, self.tree.last_inode_id + len(parts) + 1, length, now,
-                                     now, tuple(blocks), checksum), self.max_record)
+        inode_id = self.tree.last_inode_id + len(parts) + 1
+        check_loggable(edits.CloseFileOp(norm, inode_id, length, now, now, tuple(blocks), checksum),
+                       self.max_record)
         _, ops = self.create(path, caller, client_name=client_name,
                              client_machine=client_machine, **create_kw)
         node = self.tree.get_file(norm)

@@ -9,7 +9,7 @@ UTF-8 and at most ``MAX_PATH_CHARS`` characters in all.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from nnlite.namenode.errors import InvalidPathError
 

@@ -11,8 +11,8 @@ with an access ACL is checked by its entries instead of the group and other clas
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from nnlite.formats import mode
 from nnlite.formats.mode import STICKY

@@ -207,8 +207,9 @@ class ReservedDirectory(INodeDirectory):
 
     def __init__(self, supergroup: str) -> None:
         super().__init__(RESERVED_ID, None, DOT_RESERVED, RESERVED_MODE, "", "", 0)
-        self.listed: dict[str, INode] = {name: INodeDirectory(RESERVED_ID, None, name, CHILD_MODE, "",
-                                            supergroup, 0) for name in (DOT_INODES, RAW)}
+        self.listed: dict[str, INode] = {
+            name: INodeDirectory(RESERVED_ID, None, name, CHILD_MODE, "", supergroup, 0)
+            for name in (DOT_INODES, RAW)}
 
 
 def is_reserved_directory(node: INode) -> bool:

@@ -36,8 +36,8 @@ Nothing here does I/O.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from nnlite.namenode import errors
 from nnlite.namenode.namespace.inode import INode, INodeDirectory, INodeFile, parent_of, walk

@@ -9,7 +9,8 @@ leaves the tree as it was. It does no permission checks (the request layer in
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+import itertools
+from collections.abc import Iterable, Sequence
 
 from nnlite.formats import edits
 from nnlite.formats.fsimage.layout import NO_QUOTA
@@ -381,12 +382,12 @@ class Tree:
         if not all(parts):
             raise errors.IllegalArgumentError("The root directory cannot be deleted", path="/")
         ordered = sorted(parts)
-        for before, after in zip(ordered, ordered[1:]):
+        for before, after in itertools.pairwise(ordered):
             if before == after or paths.is_ancestor(before, after):
                 raise errors.IllegalArgumentError(
                     f"{paths.join(after)} is listed twice or lies under {paths.join(before)}",
                     path=paths.join(after))
-        nodes = [self.get(p, split) for p, split in zip(paths_, parts)]
+        nodes = [self.get(p, split) for p, split in zip(paths_, parts, strict=True)]
         for node in nodes:
             self._detach(node).mtime = mtime
 
@@ -840,7 +841,7 @@ def _check_concat_sources(target: INodeFile, srcs: list[INodeFile], names: Seque
     """FSDirConcatOp.verifySrcFiles, in its order and with its messages: each source in the
     target's directory, not the target, complete and not empty, with a preferred block size
     no larger than the target's; no source twice."""
-    for src, name in zip(srcs, names):
+    for src, name in zip(srcs, names, strict=True):
         if src.parent is not target.parent:
             raise errors.HadoopIllegalArgumentError(
                 f"Source file {name} is not in the same directory with the target {path}",

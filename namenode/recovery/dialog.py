@@ -10,8 +10,8 @@ and ``Outcome.summary()`` is the text the CLI prints.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from nnlite.namenode.errors import NamenodeError
 

@@ -1,8 +1,9 @@
 """Offline recovery of damaged edits: ``nnlite namenode --recover [--force]`` (as Hadoop's
 ``namenode -recover``).
 
-Normal startup never skips anything: a bad record in the middle of a log stops it (``namenode/image/startup.py``).
-Recovery is the one explicit way to discard data. It runs in two phases:
+Normal startup never skips anything: a bad record in the middle of a log stops it
+(``namenode/image/startup.py``). Recovery is the one explicit way to discard data. It runs in two
+phases:
 
 1. Read (changes nothing). Load the newest valid image, then replay ``edits`` and ``edits.new``
    from the dir startup would choose, frame by frame. Each *problem* is explained (file,
@@ -21,9 +22,9 @@ Recovery is the one explicit way to discard data. It runs in two phases:
    is truncated without asking, exactly as startup does, and reported.
 2. Write. Every file about to change (image, sidecars, edits, edits.new) in every dir is kept
    as ``<file>.broken`` (or ``.broken.N``, the first free N), by a hard link (a copy for
-   ``fsimage.ckpt``, which is rewritten in place); then a new image
-   of the recovered namespace is installed (``namenode/image/install.py``) and a fresh ``edits`` holding
-   only START_LOG_SEGMENT at image txid + 1 is published; ``edits.new`` is removed. The store
+   ``fsimage.ckpt``, which is rewritten in place); then a new image of the recovered namespace
+   is installed (``namenode/image/install.py``) and a fresh ``edits`` holding only
+   START_LOG_SEGMENT at image txid + 1 is published; ``edits.new`` is removed. The store
    then starts cleanly. A crash during this phase leaves either the old files, or the new image
    beside old edits whose records it already holds (their bad bytes still stop a normal
    startup loudly; recovery can simply be run again).

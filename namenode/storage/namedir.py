@@ -23,9 +23,9 @@ import os
 import secrets
 import shutil
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from nnlite.durability import durable
 from nnlite.namenode.errors import NameDirError
@@ -118,7 +118,7 @@ class NameDir:
                 f"cTime={ctime}\nstorageType={STORAGE_TYPE}\n")
         durable.write_atomic(self.current / VERSION, text.encode())
 
-    def restore_from(self, healthy: "NameDir", segment: str) -> None:
+    def restore_from(self, healthy: NameDir, segment: str) -> None:
         """Bring this failed dir back from ``healthy`` (Hadoop's name.dir.restore): VERSION,
         the image and ``segment`` (a closed edits segment), each copied atomically; raises
         OSError and stays failed if any cannot be written. The caller starts the next

@@ -1,7 +1,7 @@
-"""rwr.py: a replica a restart left in rbw/ is finalized at the length its checksums vouch
-for (BlockPoolSlice.validateIntegrityAndSetLength: the chunks both files cover, the last
-one only if its CRC matches, or the longest prefix of it that its CRC matches), its data
-file cut to it and its meta rewritten; one with nothing valid is removed. Each case damages an intact replica one way."""
+"""rwr.py: a replica a restart left in rbw/ is finalized at the length its checksums vouch for
+(BlockPoolSlice.validateIntegrityAndSetLength: the chunks both files cover, the last one only if its
+CRC matches, or the longest prefix of it that its CRC matches), its data file cut to it and its meta
+rewritten; one with nothing valid is removed. Each case damages an intact replica one way."""
 
 from __future__ import annotations
 

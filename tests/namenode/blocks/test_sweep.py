@@ -18,8 +18,8 @@ def test_the_sweep_removes_only_old_unreferenced_unheld_blocks(store):
     orphan = written(store, b"orphan", 1024).blocks
     held = written(store, b"held", 1024).blocks
     young = written(store, b"young", 1024).blocks
-    ns.tree.apply(edits.AddFileOp("/f", ns.tree.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
-                         False, "c", ""))
+    ns.tree.apply(edits.AddFileOp("/f", ns.tree.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g",
+                                  1, 1, False, "c", ""))
     ns.tree.apply(edits.CloseFileOp("/f", ns.tree.last_inode_id, 10, 1, 1, kept, b""))
     store.hold(held[0][0])
     for block in kept + orphan + held:
@@ -39,8 +39,8 @@ def test_a_block_only_a_snapshot_keeps_stays_until_the_snapshot_goes(store):
     ns = new_ns()
     blocks = written(store, b"snapshotted content", 1024).blocks
     ns.mkdirs("/s", 0o755, SUPER)
-    ns.tree.apply(edits.AddFileOp("/s/f", ns.tree.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g", 1, 1,
-                             False, "c", ""))
+    ns.tree.apply(edits.AddFileOp("/s/f", ns.tree.last_inode_id + 1, 1, 1024, 0, 0o644, "u", "g",
+                                  1, 1, False, "c", ""))
     ns.tree.apply(edits.CloseFileOp("/s/f", ns.tree.last_inode_id, 19, 1, 1, blocks, b""))
     snapshot_ops.allow_snapshot(ns, "/s", SUPER)
     snapshot_ops.create_snapshot(ns, "/s", "one", SUPER)

@@ -36,7 +36,8 @@ def make_checkpoint(root: Path, *, layout: str = "secondary", ns=None) -> Path:
     """A checkpoint dir: ``current/`` + VERSION (the secondary's) or flat (fetch-image's)."""
     base = root / "current" if layout == "secondary" else root
     base.mkdir(parents=True)
-    info = columns.save((ns or checkpoint_namespace()).tree, str(base / "fsimage"), NAMESPACE_ID, TXID)
+    tree = (ns or checkpoint_namespace()).tree
+    info = columns.save(tree, str(base / "fsimage"), NAMESPACE_ID, TXID)
     (base / "fsimage.md5").write_text(md5_sidecar_text(info.md5_hex))
     if layout == "secondary":
         NameDir(root).write_version(NAMESPACE_ID, 0)

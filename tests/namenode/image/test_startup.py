@@ -35,7 +35,8 @@ def test_replaying_an_edits_file_rebuilds_the_same_tree(requests):
 # ----------------------------------------------------------------------------- replay errors
 
 def test_replay_skips_records_the_image_already_holds():
-    ops = [edits.MkdirOp("/a", 16386, 0o755, "u", "g", 5), edits.MkdirOp("/b", 16387, 0o755, "u", "g", 6)]
+    ops = [edits.MkdirOp("/a", 16386, 0o755, "u", "g", 5),
+           edits.MkdirOp("/b", 16387, 0o755, "u", "g", 6)]
     replica = fresh()
     apply_ops(replica, ops[0])
     with tempfile.TemporaryDirectory() as tmp:

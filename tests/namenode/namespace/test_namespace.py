@@ -171,7 +171,8 @@ def test_create_with_create_parent_logs_a_mkdir_first(ns):
     ok, ops = ns.create(HOME + "/x/y/f", ALICE, permission=0o600)
     assert ops[0] == edits.MkdirOp(HOME + "/x/y", first, 0o700, "alice", "staff", CLOCK_MS)
     assert type(ops[1]) is edits.AddFileOp and ops[1].inode_id == first + 2
-    assert ns.tree.get(HOME + "/x/y").id == first + 1 and ns.tree.get(HOME + "/x/y/f").id == first + 2
+    assert ns.tree.get(HOME + "/x/y").id == first + 1
+    assert ns.tree.get(HOME + "/x/y/f").id == first + 2
 
 
 @pytest.mark.parametrize("path", [HOME + "/f/g", HOME + "/f/x/g"])

@@ -45,7 +45,7 @@ def test_mode_string(node, text):
 
 @pytest.mark.parametrize("caller, perm, access, expected", [
     (ALICE, 0o700, permission.ALL, True),            # owner bits
-    (ALICE, 0o077, permission.READ, False),          # the owner class matches first, even if it is empty
+    (ALICE, 0o077, permission.READ, False),          # owner class matches first, even if empty
     (BOB, 0o070, permission.ALL, True),              # group bits
     (BOB, 0o707, permission.READ, False),            # the group class matches before other
     (EVE, 0o007, permission.ALL, True),              # other bits

@@ -484,7 +484,8 @@ def test_deleting_a_snapshot_keeps_an_older_one_of_another_directory_right():
     held = ns.status("/a/.snapshot/old/f", SUPER)
     assert (held.name, held.permission) == ("f", 0o644)
     snapshot_ops.delete_snapshot(ns, "/a", "old", SUPER)
-    assert (ns.tree.snapshots.diffs, ns.tree.snapshots.pinned, ns.tree.snapshots.arrived) == ({}, {}, {})
+    registry = ns.tree.snapshots
+    assert (registry.diffs, registry.pinned, registry.arrived) == ({}, {}, {})
 
 
 def test_a_deleted_directory_keeps_what_saw_an_inode_moved_into_it(tmp_path):
@@ -542,7 +543,8 @@ def test_an_image_carries_what_sees_a_moved_inode(tmp_path):
     info = columns.save(ns.tree, str(tmp_path / "fsimage"), 42, 9)
     loaded, _ = load_image(str(tmp_path / "fsimage"), info.md5_hex)
     registry = loaded.tree.snapshots
-    assert (registry.pinned, registry.arrived) == (ns.tree.snapshots.pinned, ns.tree.snapshots.arrived)
+    original = ns.tree.snapshots
+    assert (registry.pinned, registry.arrived) == (original.pinned, original.arrived)
     assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
     attributes.set_times(loaded, "/o/g2", 1, 2, SUPER)             # still recorded nowhere new
     assert dump_node(loaded.status("/s/.snapshot/s2/w/g", SUPER)) == before
