@@ -952,7 +952,12 @@ class FSNamesystem:
     def verify_delegation_token(self, token: Token) -> tokens.DelegationTokenIdentifier:
         """The identifier of a live token whose password matches (``verifyToken``):
         ``InvalidTokenError`` with Hadoop's messages otherwise; on a standby StandbyError (a
-        standby may not know every token yet, as HDFS's ``retrievePassword`` refuses)."""
+        standby may not know every token yet, as HDFS's ``retrievePassword`` refuses). HDFS
+        wraps that StandbyException in an ``InvalidToken("StandbyException")`` only to pass it
+        through the callback's signature, and its transports unwrap it again
+        (``Server.getTrueCause``, WebHDFS's ``ExceptionHandler.toCause``, HDFS-6475), so both
+        doors send it as itself: FATAL_UNAUTHORIZED StandbyException, 403 StandbyException,
+        and the client fails over; becoming active it is RetriableException."""
         manager = self._token_checker()
         with self.lock:
             self.check_operation(OperationCategory.READ)

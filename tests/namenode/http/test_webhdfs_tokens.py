@@ -209,9 +209,11 @@ def test_over_https_the_cookie_is_secure_and_the_token_swebhdfs(kdc, start_namen
 
 def test_a_webhdfs_token_works_on_the_new_active_after_a_failover(kdc, etcd_cluster, tmp_path,
                                                                   alice):
-    """An HA set in secure mode: a token the active issued over WebHDFS (SPNEGO) proves its
-    owner alone on the standby that takes over once the active is killed (its
-    GET_DELEGATION_TOKEN went through the shared journal)."""
+    """An HA set in secure mode: a token the active issued over WebHDFS (SPNEGO) is
+    answered 403 StandbyException by the standby (HDFS-6475: ``ExceptionHandler.toCause``
+    unwraps the InvalidToken ``retrievePassword`` wraps it in), so WebHdfsFileSystem fails
+    over; it proves its owner alone on the standby once that took over from the killed
+    active (its GET_DELEGATION_TOKEN went through the shared journal)."""
     from tests.namenode.ha.haset import HASet
     keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"),
                            path=tmp_path / "nn.keytab")
@@ -226,6 +228,17 @@ def test_a_webhdfs_token_works_on_the_new_active_after_a_failover(kdc, etcd_clus
     try:
         active = haset.start_all()
         token = get_token(alice, NamenodeAt(haset.ports[active]))
+        standby = f"http://localhost:{haset.ports[1 - active]}/webhdfs/v1/?op=GETHOMEDIRECTORY"
+
+        def standby_refusal():          # a tuple: a 403 Response is false
+            resp = requests.get(standby, params={"delegation": token})
+            return None if "Retriable" in resp.text else (resp,)
+        refusal, = wait_for(standby_refusal, 60, "the standby's StandbyException")
+        assert refusal.status_code == 403
+        exception = refusal.json()["RemoteException"]
+        assert exception["javaClassName"] == "org.apache.hadoop.ipc.StandbyException"
+        assert "Operation category READ is not supported in state standby" in \
+            exception["message"]
         haset.kill(active)
         new = haset.active(excluding=active)
         target = f"http://localhost:{haset.ports[new]}/webhdfs/v1/?op=GETHOMEDIRECTORY"

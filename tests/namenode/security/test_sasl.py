@@ -364,9 +364,12 @@ def test_a_token_answered_over_rpc_survives_kill_9(kdc, start_namenode, tmp_path
 
 def test_a_token_works_on_the_new_active_after_a_failover(kdc, etcd_cluster, tmp_path,
                                                           alice):
-    """An HA set in secure mode: a token the active issued over RPC authenticates on the
-    standby that takes over once the active is killed (the token's ops went through the
-    shared journal like any other)."""
+    """An HA set in secure mode: a token the active issued over RPC is refused by the
+    standby with StandbyException (FATAL_UNAUTHORIZED), as HDFS's
+    ``retriableRetrievePassword`` checks the READ category first and ``Server.getTrueCause``
+    sends that exception, so a client fails over; the same token authenticates on the
+    standby once it took over from the killed active (its ops went through the shared
+    journal like any other)."""
     from tests.namenode.ha.haset import HASet
     keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"),
                            path=tmp_path / "nn.keytab")
@@ -381,8 +384,23 @@ def test_a_token_works_on_the_new_active_after_a_failover(kdc, etcd_cluster, tmp
     try:
         active = haset.start_all()
         token = get_token(haset.rpc_ports[active], alice)
+        standby = 1 - active
+
+        def standby_refusal() -> Refused | None:
+            try:
+                with SaslClient(haset.rpc_ports[standby]).token(
+                        token.identifier, token.password).context():
+                    raise AssertionError("the standby authenticated a token")
+            except Refused as exc:  # RetriableException until it hears the active's pulse
+                return exc if "Retriable" not in exc.java_class else None
+        refused = wait_for(standby_refusal, 60, "the standby's StandbyException")
+        assert refused.java_class == "org.apache.hadoop.ipc.StandbyException"
+        assert refused.header.errorDetail == \
+            ipc.RpcResponseHeaderRpcErrorCodeProto.FATAL_UNAUTHORIZED
+        assert "Operation category READ is not supported in state standby" in refused.message
         haset.kill(active)
         new = haset.active(excluding=active)
+        assert new == standby
 
         def owner() -> str | None:
             try:
