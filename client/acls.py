@@ -133,7 +133,7 @@ def symbol(bits: int) -> str:
 
 def limited(perm: str, mask: str) -> str:
     """FsAction.and: what ``mask`` leaves of ``perm``."""
-    return "".join(p if m != "-" else "-" for p, m in zip(perm, mask))
+    return "".join(p if m != "-" else "-" for p, m in zip(perm, mask, strict=True))
 
 
 def scopes(permission: int, entries) -> tuple[list[AclEntry], list[AclEntry]]:

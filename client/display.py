@@ -22,10 +22,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, datetime, tzinfo
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Iterable, Iterator
 
 from nnlite.client import acls
 from nnlite.client.modes import permission_bits
@@ -67,7 +67,7 @@ def to_json(obj) -> str:
 
 
 def _time(ms: int, pattern: str, tz: tzinfo | None) -> str:
-    moment = datetime.fromtimestamp(ms / 1000, tz or timezone.utc)
+    moment = datetime.fromtimestamp(ms / 1000, tz or UTC)
     if tz is None:
         moment = moment.astimezone()          # local time, as the JVM's default zone
     return moment.strftime(pattern)
@@ -179,10 +179,10 @@ def _stat_field(letter: str, path: str, st: dict) -> str:
         "o": lambda: str(st.get("blockSize", 0)),
         "r": lambda: str(st.get("replication", 0)),
         "u": lambda: st.get("owner", ""),
-        "x": lambda: _time(int(st.get("accessTime", 0)), "%Y-%m-%d %H:%M:%S", timezone.utc),
+        "x": lambda: _time(int(st.get("accessTime", 0)), "%Y-%m-%d %H:%M:%S", UTC),
         "X": lambda: str(st.get("accessTime", 0)),
         "y": lambda: _time(int(st.get("modificationTime", 0)), "%Y-%m-%d %H:%M:%S",
-                           timezone.utc),
+                           UTC),
         "Y": lambda: str(st.get("modificationTime", 0)),
     }
     render = fields.get(letter)
@@ -278,7 +278,7 @@ def snapshottable_lines(listing: list[dict], *, tz: tzinfo | None = None) -> lis
             f"{length:>{widths[1]}} "
             f"{_time(int(st.get('modificationTime', 0)), '%Y-%m-%d %H:%M', tz)} "
             f"{number:>{widths[2]}} {quota:>{widths[3]}} {snapshottable_path(d)}"
-            for d, (st, repl, length, number, quota) in zip(listing, rows)]
+            for d, (st, repl, length, number, quota) in zip(listing, rows, strict=True)]
 
 
 def snapshottable_path(listed: dict) -> str:

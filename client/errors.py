@@ -84,7 +84,7 @@ class InternalError(ClientError):
 
 # ------------------------------------------------------------------------ remote exceptions
 
-REGISTRY: dict[str, type["RemoteError"]] = {}
+REGISTRY: dict[str, type[RemoteError]] = {}
 
 
 def _java(java_class: str):

@@ -52,9 +52,9 @@ import json
 import logging
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, TypeVar
+from typing import BinaryIO, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from nnlite.client import java_classes as java
@@ -159,7 +159,7 @@ class Nameservice:
     namenodes: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of_urls(cls, urls: Sequence[str]) -> "Nameservice":
+    def of_urls(cls, urls: Sequence[str]) -> Nameservice:
         """Namenodes given by URL alone: each is named by its URL."""
         return cls(", ".join(urls), {url: url for url in urls})
 
@@ -280,7 +280,7 @@ class FailoverConnection:
         for conn in self.connections:
             conn.close()
 
-    def without_timeout(self) -> "FailoverConnection":
+    def without_timeout(self) -> FailoverConnection:
         return FailoverConnection(self.nameservice, None, self.policy, sleep=self._sleep,
                                   start=self.index)
 

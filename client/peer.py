@@ -45,6 +45,7 @@ short, digest mismatch, not stored) below; each caller words them in its own err
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
@@ -52,9 +53,9 @@ import os
 import select
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlencode, urlsplit
 
 from nnlite.client.connection import NETWORK_ERRORS, Connection, answer_of, describe
@@ -155,7 +156,7 @@ class Peer:
     def close(self) -> None:
         self.connection.close()
 
-    def __enter__(self) -> "Peer":
+    def __enter__(self) -> Peer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -367,11 +368,11 @@ class Pulse:
         self.request = f"GET /isActive HTTP/1.1\r\nHost: {target}\r\n\r\n".encode()
 
     @classmethod
-    def open(cls, target: str, timeout: float = PULSE_CONNECT_TIMEOUT) -> "Pulse":
+    def open(cls, target: str, timeout: float = PULSE_CONNECT_TIMEOUT) -> Pulse:
         host, _, port = target.rpartition(":")
         return cls(socket.create_connection((host, int(port)), timeout=timeout), target)
 
-    def __enter__(self) -> "Pulse":
+    def __enter__(self) -> Pulse:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -500,7 +501,5 @@ def check_body(received: int, length: int, actual: str, announced_md5: str, url:
 
 
 def remove(path: Path) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass

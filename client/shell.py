@@ -24,9 +24,10 @@ Reads are generators, so the command prints as it goes; the first error stops th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from nnlite.client import errors
 from nnlite.client.acls import AclChange
@@ -192,7 +193,8 @@ class FsShell:
         if bool(name) == bool(dump):
             raise errors.BadArgumentError("getfattr: give exactly one of -n NAME and -d")
         if encoding.lower() not in XATTR_ENCODINGS:
-            raise errors.BadArgumentError(f"getfattr: -e must be one of {', '.join(XATTR_ENCODINGS)}")
+            choices = ", ".join(XATTR_ENCODINGS)
+            raise errors.BadArgumentError(f"getfattr: -e must be one of {choices}")
         for arg in paths:
             path = self.resolve(arg)
             for p, _ in self._walk(path, self._status(path), recursive):
@@ -405,8 +407,8 @@ class FsShell:
                 raise errors.PathIsDirectoryError(f"`{target}': Is a directory", path=target)
             if not force:
                 raise errors.FileAlreadyExistsError(f"`{target}': File exists", path=target)
-        try:
-            handle = open(local, "rb")
+        try:   # only the open is a local error; the with below closes the handle
+            handle = open(local, "rb")  # noqa: SIM115
         except OSError as exc:
             raise _local_error(local, exc) from exc
         with handle:
@@ -481,8 +483,8 @@ class FsShell:
                 body = stdin
                 self._append_or_create(dst, body, exists)
             else:
-                try:
-                    handle = open(local, "rb")
+                try:   # only the open is a local error; the with below closes the handle
+                    handle = open(local, "rb")  # noqa: SIM115
                 except OSError as exc:
                     raise _local_error(local, exc) from exc
                 with handle:
@@ -509,7 +511,5 @@ def _local_error(path: str, exc: OSError) -> errors.ClientError:
 
 
 def _unlink(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass

@@ -25,7 +25,7 @@ GETSERVICESTATE; they answer JSON the same way.
 from __future__ import annotations
 
 import builtins
-from typing import Iterator
+from collections.abc import Iterator
 from urllib.parse import quote, urlencode, urlsplit
 
 from nnlite.client import replies
@@ -73,7 +73,7 @@ class WebHdfsClient:
     def close(self) -> None:
         self.connection.close()
 
-    def __enter__(self) -> "WebHdfsClient":
+    def __enter__(self) -> WebHdfsClient:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -36,6 +36,7 @@ ms, so etcd's WAL fsync is a small part here; a disk with a real flush adds its 
 from __future__ import annotations
 
 import binascii
+import functools
 import http.client
 import json
 import ssl
@@ -201,7 +202,7 @@ class Etcd:
         for endpoint in self.endpoints:
             try:
                 doc = self._exchange(endpoint, "/v3/maintenance/status", b"{}", HEADERS)
-                found[endpoint] = decoded(endpoint, doc, lambda d: decode_status(endpoint, d))
+                found[endpoint] = decoded(endpoint, doc, functools.partial(decode_status, endpoint))
             except EtcdError as exc:
                 found[endpoint] = str(exc)
         return found

@@ -3,7 +3,7 @@ xattrs)."""
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
 import pytest
 
@@ -35,7 +35,7 @@ def test_ls_layout():
                                        replication=0, permission="1777")),
               display.Listed((status(length=12345678901, replication=12),), False),
               display.Entry("/big", status(length=12345678901, replication=12))]
-    assert list(display.ls_lines(events, tz=timezone.utc)) == [
+    assert list(display.ls_lines(events, tz=UTC)) == [
         "Found 2 items",
         "-rw-r--r--   3 alice      staff       1536 2026-11-18 11:06 /d/f",
         "drwxrwxrwt   - hdfs-admin staff          0 2026-11-18 11:06 /d/tmp",

@@ -12,7 +12,7 @@ def test_every_registered_java_class_maps_back_to_its_class():
     for java_class, cls in errors.REGISTRY.items():
         error = errors.from_remote_exception({"javaClassName": java_class, "message": "m"},
                                         status=403)
-        assert type(error) is cls and cls.JAVA_CLASS == java_class
+        assert type(error) is cls and java_class == cls.JAVA_CLASS
         assert error.exception == java_class.rsplit(".", 1)[-1]
         assert isinstance(error, errors.ClientError)
 

@@ -107,9 +107,9 @@ def test_bytes_only_and_one_way_to_name_a_range() -> None:
     with pytest.raises(BadArgumentError, match="not both"):
         Op.delete(b"k", b"z", prefix=True)
     with pytest.raises(BadArgumentError, match="takes bytes"):
-        Compare.value(b"k") == 1
+        _ = Compare.value(b"k") == 1
     with pytest.raises(BadArgumentError, match="takes int"):
-        Compare.version(b"k") > b"1"
+        _ = Compare.version(b"k") > b"1"
     with pytest.raises(BadArgumentError, match="http://HOST:PORT"):
         Etcd(["127.0.0.1"])
 

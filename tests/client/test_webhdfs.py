@@ -130,9 +130,9 @@ def test_answers_that_are_not_webhdfs(raw, error, match):
     """Not a namenode: said in words, never with the peer's raw bytes."""
     fake = FakeNamenode([(raw, False)])
     try:
-        with WebHdfsClient(fake.url, "tester") as client:
-            with pytest.raises(error, match=match) as caught:
-                client.status("/a")
+        with (WebHdfsClient(fake.url, "tester") as client,
+              pytest.raises(error, match=match) as caught):
+            client.status("/a")
         assert "<html>" not in str(caught.value) and "garbage" not in str(caught.value)
     finally:
         fake.close()
@@ -150,9 +150,9 @@ def test_a_dropped_answer_on_a_fresh_connection_is_unreachable():
 def test_an_op_unknown_to_an_older_namenode():
     fake = FakeNamenode([(UNKNOWN_CREATE, False)])
     try:
-        with WebHdfsClient(fake.url, "tester") as client:
-            with pytest.raises(errors.UnknownOperationError) as exc:
-                client.create("/f")
+        with (WebHdfsClient(fake.url, "tester") as client,
+              pytest.raises(errors.UnknownOperationError) as exc):
+            client.create("/f")
         assert str(exc.value) == f"the namenode at {fake.url} does not support op=CREATE yet"
         assert exit_code(exc.value) == 1
     finally:
