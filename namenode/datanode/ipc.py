@@ -12,6 +12,13 @@ response).
   ``ReplicaNotFoundException`` if there is none here (``DFSInputStream.readBlockLength``
   then counts the block as empty on this datanode).
 * ``getDatanodeInfo``: software version, no config version, uptime in seconds.
+
+With block tokens required, ``getReplicaVisibleLength`` first checks the caller's block token
+(``DataNode.checkReadAccess``): a connection that authenticated with one (SASL, the IPC
+server's ``block_token_caller``) carries its identifier, which must name the block asked
+about, be unexpired and grant READ (``InvalidToken`` otherwise); a caller with no block token
+(Kerberos) is refused, as Hadoop refuses a UGI without exactly one. A simple-mode
+connection, which no SASL authenticated, is not checked.
 """
 
 from __future__ import annotations
@@ -21,9 +28,13 @@ import time
 from typing import Any, Callable
 
 from nnlite.formats.hadoop import client_datanode as cd
+from nnlite.formats.hadoop.block_token import BlockTokenIdentifier
 from nnlite.formats.hadoop.hdfs import DatanodeLocalInfoProto
 from nnlite.namenode.datanode.errors import ReplicaNotFoundError
 from nnlite.namenode.datanode.server import DataNodeServer
+from nnlite.namenode.datanode.tokens import READ
+from nnlite.namenode.errors import NamenodeError
+from nnlite.namenode.security.identity import Caller
 
 
 class ClientDatanodeService:
@@ -43,6 +54,7 @@ class ClientDatanodeService:
     def get_replica_visible_length(self, request: Any, caller: Any) -> Any:
         block = request.block
         self.datanode.check_pool(block)
+        self.check_read_access(block, caller)
         length = self.datanode.visible_length(block.blockId)
         if length is None:
             try:
@@ -52,6 +64,17 @@ class ClientDatanodeService:
                     f"Replica not found for {block.poolId}:blk_{block.blockId}_"
                     f"{block.generationStamp}") from None
         return cd.GetReplicaVisibleLengthResponseProto(length=length)
+
+    def check_read_access(self, block: Any, caller: Caller) -> None:
+        """``DataNode.checkReadAccess``: the caller's block token lets it READ ``block``."""
+        tokens = self.datanode.tokens
+        if not self.datanode.require_tokens or tokens is None or caller.auth == "SIMPLE":
+            return
+        if not isinstance(caller.token, BlockTokenIdentifier):
+            raise NamenodeError("Can't continue since none or more than one BlockTokenIdentifier "
+                           "is found.")
+        tokens.check_access(caller.token, block.blockId, READ, block.generationStamp,
+                            block.poolId)
 
     def get_datanode_info(self, request: Any, caller: Any) -> Any:
         return cd.GetDatanodeInfoResponseProto(localInfo=DatanodeLocalInfoProto(

@@ -127,16 +127,25 @@ class BlockTokenSecretManager:
         except WritableError as exc:
             raise BlockTokenError("Unable to de-serialize block token identifier for "
                                   f"user=null, block={block}, access mode={mode}") from exc
-        if ident.block_pool_id != pool or ident.block_id != block_id:
-            raise BlockTokenError(f"Block token with {ident} doesn't apply to block {block}")
-        if self._expired(ident):
-            raise BlockTokenError(f"Block token with {ident} is expired.")
-        if mode not in ident.modes:
-            raise BlockTokenError(f"Block token with {ident} doesn't have {mode} permission")
+        self.check_access(ident, block_id, mode, genstamp, pool)
         if not hmac.compare_digest(self.password(ident), bytes(token.password)):
             raise BlockTokenError(f"Block token with {ident} doesn't have the correct "
                                   "token password")
         return ident
+
+    def check_access(self, ident: BlockTokenIdentifier, block_id: int, mode: str,
+                     genstamp: int = GENSTAMP, pool_id: str | None = None) -> None:
+        """``checkAccess`` of an identifier whose password was checked already (a SASL
+        handshake's): it names ``block_id`` of the pool, is not expired and grants ``mode``;
+        ``BlockTokenError`` with Hadoop's message otherwise."""
+        pool = self.pool_id if pool_id is None else pool_id
+        if ident.block_pool_id != pool or ident.block_id != block_id:
+            raise BlockTokenError(f"Block token with {ident} doesn't apply to block "
+                                  f"{block_name(pool, block_id, genstamp)}")
+        if self._expired(ident):
+            raise BlockTokenError(f"Block token with {ident} is expired.")
+        if mode not in ident.modes:
+            raise BlockTokenError(f"Block token with {ident} doesn't have {mode} permission")
 
     def permits(self, token: Any, block_id: int, mode: str) -> bool:
         try:

@@ -596,16 +596,18 @@ def block_token_password(tokens: BlockTokenSecretManager | None) -> Callable[[by
 def block_token_caller(identifier: bytes, requested: str | None, machine: str) -> Caller:
     """Who a connection holding a block token is (a DataNode's IPC port): the token's user
     (``BlockTokenIdentifier.getUser``); a context naming someone else is refused, as for any
-    token (``Server.processConnectionContext``)."""
+    token (``Server.processConnectionContext``). The caller carries the identifier, whose
+    block and mode each call checks (``DataNode.checkReadAccess``)."""
     try:
-        user = BlockTokenIdentifier.decode(identifier).user_id
+        ident = BlockTokenIdentifier.decode(identifier)
     except WritableError as exc:
         raise errors.InvalidTokenError(f"not a block token identifier: {exc}") from None
+    user = ident.user_id
     if requested and requested != user:
         raise auth.TokenImpersonationError(
             f"Authenticated user ({user} (auth:TOKEN)) doesn't match what the client claims "
             f"to be ({requested})")
-    return Caller(user, machine, "TOKEN")
+    return Caller(user, machine, "TOKEN", token=ident)
 
 
 class SaslFatal(rpc_errors.FatalRpcError):

@@ -14,9 +14,10 @@ issued to a proxy; no ``doas`` on top of a token, as ``Server.processConnectionC
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal
 
+from nnlite.formats.hadoop.block_token import BlockTokenIdentifier
 from nnlite.namenode import errors
 from nnlite.namenode.config import ConfigError
 from nnlite.namenode.security.auth_to_local import AuthToLocal, AuthToLocalError
@@ -44,6 +45,10 @@ class Caller:
     real_user: str | None = None
     full_name: str = ""
     real_full_name: str = ""
+    # the identifier of the token a TOKEN caller proved (UGI's getTokenIdentifiers): a
+    # datanode's IPC port checks a block token's block and mode per call
+    token: BlockTokenIdentifier | DelegationTokenIdentifier | None = field(
+        default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:

@@ -1,15 +1,25 @@
 """ClientDatanodeProtocol's calls on the built-in datanode (namenode/datanode/ipc.py), each
-request and answer through its protobuf bytes as an IPC server passes them."""
+request and answer through its protobuf bytes as an IPC server passes them, and the block
+token check a secure caller's call passes first."""
 
 from __future__ import annotations
 
 import pytest
 
 from nnlite.formats.hadoop import client_datanode as cd
+from nnlite.formats.hadoop.block_token import BlockTokenIdentifier
 from nnlite.formats.hadoop.hdfs import ExtendedBlockProto
 from nnlite.formats.hadoop.proto import parse
-from nnlite.namenode.datanode.errors import DataTransferError, ReplicaNotFoundError
+from nnlite.namenode.datanode.errors import (
+    BlockTokenError,
+    DataTransferError,
+    ReplicaNotFoundError,
+)
 from nnlite.namenode.datanode.ipc import ClientDatanodeService
+from nnlite.namenode.datanode.tokens import READ, WRITE
+from nnlite.namenode.errors import NamenodeError
+from nnlite.namenode.security.identity import Caller
+from tests.namenode.datanode.client import running_datanode
 from tests.namenode.datanode.test_server import DATA, start_write
 
 
@@ -55,3 +65,31 @@ def test_datanode_info(datanode):
     info = call(service, "getDatanodeInfo", cd.GetDatanodeInfoRequestProto()).localInfo
     assert (info.softwareVersion, info.uptime) == ("nnlite 0.1.0", 42)
     assert service.PROTOCOL == "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol"
+
+
+def test_a_block_tokens_caller_reads_only_the_block_its_token_grants(store):
+    """``DataNode.checkReadAccess``: with block tokens required, the identifier a caller's
+    SASL handshake proved (``block_token_caller``) must name the block asked about and grant
+    READ; a caller with none (Kerberos) is refused; a simple connection is not checked."""
+    with running_datanode(store, "set-secret", require_tokens=True) as datanode:
+        service = ClientDatanodeService(datanode, "nnlite 0.1.0")
+        tokens, pool = datanode.tokens, datanode.pool_id
+        block = ExtendedBlockProto(poolId=pool, blockId=5, generationStamp=1001)
+
+        def ask(token=None, auth="TOKEN"):
+            ident = None if token is None else BlockTokenIdentifier.decode(token.identifier)
+            caller = Caller("alice", "127.0.0.1", auth, token=ident)
+            return service.handlers["getReplicaVisibleLength"](
+                cd.GetReplicaVisibleLengthRequestProto(block=block), caller)
+
+        with pytest.raises(BlockTokenError, match=r"Block token with .* doesn't apply to "
+                                                  rf"block {pool}:blk_5_1001"):
+            ask(tokens.token(6, READ, "alice"))
+        with pytest.raises(BlockTokenError, match="doesn't have READ permission"):
+            ask(tokens.token(5, WRITE, "alice"))
+        with pytest.raises(NamenodeError, match="none or more than one BlockTokenIdentifier"):
+            ask(auth="KERBEROS")
+        with pytest.raises(ReplicaNotFoundError):       # past the check: no replica here
+            ask(tokens.token(5, READ, "alice"))
+        with pytest.raises(ReplicaNotFoundError):
+            ask(auth="SIMPLE")

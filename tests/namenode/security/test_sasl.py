@@ -452,6 +452,14 @@ def test_the_datanode_ipc_port_takes_a_block_token_only(secure, alice):
     with SaslClient(port) as client, pytest.raises(Refused) as refused:
         client.token(token.identifier, b"forged" * 4)
     assert "Mismatched response" in refused.value.message
+    other = located_block(secure.rpc_port, alice, "/dn/g", b"y" * 10).blockToken
+    with SaslClient(port).token(other.identifier, other.password, "auth-int").context() \
+            as client:                  # DataNode.checkReadAccess: the token's own block only
+        header, _ = client.call("getReplicaVisibleLength", request, protocol=cd.PROTOCOL)
+    assert header.status == Status.ERROR, header
+    assert header.exceptionClassName == INVALID_TOKEN
+    assert "doesn't apply to block" in header.errorMsg
+    assert f"blk_{block.b.blockId}_" in header.errorMsg
 
 
 # ------------------------------------------------------------------ Hadoop's own client
