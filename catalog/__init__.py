@@ -6,6 +6,8 @@ Layers (imports point down):
     layout.py     what Spark leaves in a checkpoint directory, read from namespace inodes;
                   ``classify``, the one rule of what kind a directory holds
     streaming.py  Structured Streaming structure: batches, state chains, restorable batch, ls
+    changelog.py  a format v2 RocksDB changelog: the lineage its head records, and the
+                  whole lz4 stream checked as Spark's read checks it (no .crc sidecar)
     report.py     validate and show: the log files parsed, every problem named
     checksums.py  Spark's .crc sidecars checked with a CRC32C composed from the block
                   store's chunk CRCs (Hadoop's CrcUtil composition)
