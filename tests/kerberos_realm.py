@@ -84,7 +84,7 @@ class Realm:
     _saved_config: str | None = None
 
     @classmethod
-    def start(cls, root: Path) -> "Realm":
+    def start(cls, root: Path) -> Realm:
         import k5test
 
         root.mkdir(parents=True, exist_ok=True)

@@ -24,13 +24,13 @@ MAY_NOT_IMPORT = {"durability": {"formats"}}
 
 # Inside namenode/, top to bottom, as namenode/__init__.py lists them: the process (daemon.py)
 # composes the two transports, the RPC service (rpc/) and the HTTP service (http/), which never
-# import each other (TRANSPORTS) and call the namesystem, the operations on file contents both
-# serve (files/), the parity table of their ops (ops.py) and the caller settled the same way for both (security/); high availability
-# (ha/) drives the namesystem from etcd and the HTTP service reports its state; the namesystem
-# composes the image (load, save, the checkpoint), the journal, the blocks' sweep and the
-# namespace; offline recovery works on the image and the journal alone; the image, the journal
-# and recovery keep their files in the name directories (storage/); the built-in datanode
-# (datanode/) serves the block store to hdfs:// clients; binding a port (listen.py),
+# import each other (TRANSPORTS) and call the namesystem, the operations on file contents both serve
+# (files/), the parity table of their ops (ops.py) and the caller settled the same way for both
+# (security/); high availability (ha/) drives the namesystem from etcd and the HTTP service reports
+# its state; the namesystem composes the image (load, save, the checkpoint), the journal, the
+# blocks' sweep and the namespace; offline recovery works on the image and the journal alone; the
+# image, the journal and recovery keep their files in the name directories (storage/); the built-in
+# datanode (datanode/) serves the block store to hdfs:// clients; binding a port (listen.py),
 # config.py and errors.py are the floor.
 # Each entry is a sub-package or a module of namenode/ itself.
 NAMENODE_LAYERS = ["daemon", "rpc", "http", "ops", "files", "ha", "fsnamesystem", "recovery",

@@ -11,6 +11,7 @@ listens on free ports, not 9870 and 9871 (HTTP) and 8020 and 8021 (hdfs://), nor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -42,10 +43,8 @@ def stop_leftovers(base: Path) -> None:
         pass
     finally:
         for child in base.glob("*/pid"):
-            try:
+            with contextlib.suppress(ProcessLookupError, ValueError):
                 os.kill(int(child.read_text()), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
 
 
 def test_every_block_is_a_shell_block():
@@ -81,10 +80,8 @@ def test_the_blocks_run_as_pasted(tmp_path):
 def stop_pids(base: Path) -> None:
     """SIGKILL whatever a failed own-set block left running (its pid files)."""
     for pid_file in base.glob("*.pid"):
-        try:
+        with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
 
 
 def test_the_own_set_blocks_run_as_pasted(tmp_path):

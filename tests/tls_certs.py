@@ -44,7 +44,7 @@ class Certificates:
         return self.folder / "server.pem"
 
     @classmethod
-    def make(cls, folder: Path, name: str = "server") -> "Certificates":
+    def make(cls, folder: Path, name: str = "server") -> Certificates:
         folder.mkdir(parents=True, exist_ok=True)
         _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
                  "-out", "ca.pem", "-days", "2", "-subj", "/CN=nnlite test CA", cwd=folder)
