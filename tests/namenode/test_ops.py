@@ -2,7 +2,8 @@
 ``WebHdfs.ops`` (and the data path's, added by ``DataPath.attach``) is a row, every row's
 RPC twin is a ``ClientProtocol`` handler, every handler is a twin or RPC-only, and every call
 named is one the namesystem (or ``files/``) has; then pairs run on one namenode, over WebHDFS
-and over Hadoop IPC, and refuse with the same Java class and message."""
+and over Hadoop IPC, and refuse with the same Java class and message, or answer the same
+(each answer put in one shape: the fields both wires carry)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.formats.hadoop import hdfs, ipc, security
 from nnlite.formats.hadoop.acl import FsPermissionProto
+from nnlite.formats.hadoop.proto import parse_delimited
 from nnlite.namenode import ops
 from nnlite.namenode.files import writers
 from nnlite.namenode.files.truncate import Truncator
@@ -102,3 +104,98 @@ def test_a_refusal_is_the_same_over_both_transports(nn, case):
         header, _ = raw.call(rpc_method, cn.METHODS[rpc_method][0](**fields))
     assert header.status == ipc.RpcResponseHeaderRpcStatusProto.ERROR, header
     assert (header.exceptionClassName, header.errorMsg) == (reply.java_class, reply.message)
+
+
+# ------------------------------------------------------------------ answers, in one shape
+
+def signed(value: int) -> int:
+    """A proto uint64 as the Java long it carries (PBHelperClient: -1 for "no quota")."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def status_of_web(answer: dict) -> dict:
+    s = answer["FileStatus"]
+    return {"type": s["type"], "permission": int(s["permission"], 8), "owner": s["owner"],
+            "group": s["group"], "length": s["length"], "replication": s["replication"],
+            "blockSize": s["blockSize"], "childrenNum": s["childrenNum"],
+            "fileId": s["fileId"], "modificationTime": s["modificationTime"]}
+
+
+def status_of_rpc(answer) -> dict:
+    s = answer.fs
+    return {"type": {1: "DIRECTORY", 2: "FILE", 3: "SYMLINK"}[s.fileType],
+            "permission": s.permission.perm, "owner": s.owner, "group": s.group,
+            "length": s.length, "replication": s.block_replication, "blockSize": s.blocksize,
+            "childrenNum": s.childrenNum, "fileId": s.fileId,
+            "modificationTime": s.modification_time}
+
+
+SUMMARY = ("length", "fileCount", "directoryCount", "quota", "spaceConsumed", "spaceQuota")
+QUOTA = ("fileAndDirectoryCount", "quota", "spaceConsumed", "spaceQuota")
+DEFAULTS = ("blockSize", "bytesPerChecksum", "writePacketSize", "replication",
+            "fileBufferSize", "trashInterval")
+
+
+def fields(message, names) -> dict:
+    return {name: signed(getattr(message, name)) for name in names}
+
+
+def acl_of_web(answer: dict) -> dict:
+    a = answer["AclStatus"]
+    return {"owner": a["owner"], "group": a["group"], "sticky": a["stickyBit"],
+            "permission": int(a["permission"], 8), "entries": len(a["entries"])}
+
+
+def acl_of_rpc(answer) -> dict:
+    a = answer.result
+    return {"owner": a.owner, "group": a.group, "sticky": a.sticky,
+            "permission": a.permission.perm, "entries": len(a.entries)}
+
+
+def nothing(_answer) -> None:
+    return None
+
+
+# (WebHDFS method, op, path, params, its answer in the common shape; RPC method, request
+# fields, its answer in that shape): a success both must answer the same
+ANSWERED = [
+    ("GET", "GETFILESTATUS", "/parity", {}, status_of_web,
+     "getFileInfo", {"src": "/parity"}, status_of_rpc),
+    ("GET", "LISTSTATUS", "/parity", {},
+     lambda a: [s["pathSuffix"] for s in a["FileStatuses"]["FileStatus"]],
+     "getListing", {"src": "/parity", "startAfter": b"", "needLocation": False},
+     lambda a: [s.path.decode() for s in a.dirList.partialListing]),
+    ("GET", "GETCONTENTSUMMARY", "/parity", {},
+     lambda a: {k: a["ContentSummary"][k] for k in SUMMARY},
+     "getContentSummary", {"path": "/parity"}, lambda a: fields(a.summary, SUMMARY)),
+    ("GET", "GETQUOTAUSAGE", "/parity", {},
+     lambda a: {k: a["QuotaUsage"][k] for k in QUOTA},
+     "getQuotaUsage", {"path": "/parity"}, lambda a: fields(a.usage, QUOTA)),
+    ("GET", "GETACLSTATUS", "/parity", {}, acl_of_web,
+     "getAclStatus", {"src": "/parity"}, acl_of_rpc),
+    ("GET", "CHECKACCESS", "/parity", {"fsaction": "r-x"}, nothing,
+     "checkAccess", {"path": "/parity", "mode": 5}, nothing),
+    ("GET", "GETSERVERDEFAULTS", "/", {},
+     lambda a: {k: a["FsServerDefaults"][k] for k in DEFAULTS},
+     "getServerDefaults", {}, lambda a: fields(a.serverDefaults, DEFAULTS)),
+    ("GET", "GETSTORAGEPOLICY", "/parity", {},
+     lambda a: a["BlockStoragePolicy"]["name"],
+     "getStoragePolicy", {"path": "/parity"}, lambda a: a.storagePolicy.name),
+    ("PUT", "SETPERMISSION", "/parity/child", {"permission": "755"}, nothing,
+     "setPermission", {"src": "/parity/child", "permission": PERM}, nothing),
+    ("PUT", "MKDIRS", "/made/web", {}, lambda a: a["boolean"],
+     "mkdirs", {"src": "/made/rpc", "masked": PERM, "createParent": True},
+     lambda a: a.result),
+]
+
+
+@pytest.mark.parametrize("case", ANSWERED, ids=[c[1] for c in ANSWERED])
+def test_an_answer_is_the_same_over_both_transports(nn, case):
+    method, op, path, params, web_shape, rpc_method, request, rpc_shape = case
+    reply = WebHdfsCalls(nn).call(method, path, op, **params)
+    assert reply.status == 200, (reply.status, reply.body)
+    with RawClient(nn.rpc_port).connect(user="tester") as raw:
+        header, payload = raw.call(rpc_method, cn.METHODS[rpc_method][0](**request))
+    assert header.status == ipc.RpcResponseHeaderRpcStatusProto.SUCCESS, header
+    answer, _ = parse_delimited(cn.METHODS[rpc_method][1], payload)
+    assert web_shape(reply.json if reply.body else None) == rpc_shape(answer)
