@@ -10,16 +10,22 @@ APPEND) and the op under it (AddOp, AppendOp), the lease released if the op fail
 
 ``concat_files``: no writer may hold the target or a source (``LeaseManager.check_free``).
 
+``close_file``: the close of a writer's file (``completeFile``: one CloseFileOp with its
+blocks, length and checksum), its checksum computed first in a thread; ``release_file``
+the same on the caller's thread, for lease recovery (``internalReleaseLease``).
 ``close_checksum``: a close that added no block keeps the file's checksum; else the digests
 of the blocks kept from before the write and of the new blocks, combined.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from nnlite.formats.edits import Block
 from nnlite.namenode.blocks import checksum
+from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace import leases, paths
@@ -29,7 +35,7 @@ Opened = tuple[leases.Lease, Logged[INodeFile]]
 
 
 def start_file(fs: FSNamesystem, table: leases.LeaseManager, path: str, user: str,
-               machine: str, **create_kw) -> Opened:
+               machine: str, **create_kw: Any) -> Opened:
     """Create the file at ``path`` under a new CREATE lease (``create_kw``: the namespace's
     ``start_upload`` options, ``overwrite`` and ``create_parent`` among them)."""
     path = fs.resolve_path(path, user)
@@ -61,7 +67,7 @@ def concat_files(fs: FSNamesystem, table: leases.LeaseManager, target: str, sour
     return fs.concat(target, sources, user)
 
 
-def _under_lease(table: leases.LeaseManager, path: str, kind, machine: str,
+def _under_lease(table: leases.LeaseManager, path: str, kind: str, machine: str,
                  op: Callable[[str], Logged[INodeFile]]) -> Opened:
     lease = table.acquire(paths.normalize(path), kind, machine)
     try:
@@ -69,6 +75,45 @@ def _under_lease(table: leases.LeaseManager, path: str, kind, machine: str,
     except BaseException:
         table.release(lease)
         raise
+
+
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """A writer's file as its close records it: the blocks ``kept`` from before the write
+    and their checksum, the ``new`` blocks and their digests (``new_digests``: blocking),
+    ``length`` bytes in all."""
+    node: INodeFile
+    holder: str
+    kept: tuple[Block, ...]
+    kept_checksum: bytes | None
+    new: tuple[Block, ...]
+    new_digests: Callable[[], list]
+    length: int
+    appended: bool
+
+    def checksum(self, store: BlockStore) -> bytes:
+        """The checksum the close records (``close_checksum``; blocking)."""
+        return close_checksum(lambda: digests(store, self.kept), self.kept_checksum,
+                              self.new_digests())
+
+    def record(self, fs: FSNamesystem, value: bytes) -> Logged[bool]:
+        """The CloseFileOp, by inode (wherever a rename took the file)."""
+        return fs.complete_upload(self.node, self.holder, blocks=self.kept + self.new,
+                                  length=self.length, checksum=value, appended=self.appended)
+
+
+async def close_file(fs: FSNamesystem, store: BlockStore, closing: Closing) -> Logged[bool]:
+    """Close a writer's file (``FSNamesystem.completeFile``): its checksum computed in a
+    thread, then one CloseFileOp."""
+    loop = asyncio.get_running_loop()
+    value = await loop.run_in_executor(None, closing.checksum, store)
+    return closing.record(fs, value)
+
+
+def release_file(fs: FSNamesystem, store: BlockStore, closing: Closing) -> Logged[bool]:
+    """``close_file`` on the caller's thread (blocking), for a lease recovery
+    (``FSNamesystem.internalReleaseLease``) that closes the file where it runs."""
+    return closing.record(fs, closing.checksum(store))
 
 
 def close_checksum(kept_digests: Callable[[], list], kept_checksum: bytes | None,
@@ -81,6 +126,6 @@ def close_checksum(kept_digests: Callable[[], list], kept_checksum: bytes | None
     return checksum.file_checksum(kept_digests() + list(new_digests))
 
 
-def digests(store, blocks: tuple[Block, ...] | list[Block]) -> list:
+def digests(store: BlockStore, blocks: tuple[Block, ...] | list[Block]) -> list:
     """The store's digests of ``blocks`` (blocking)."""
     return [store.digest(b[0], b[1]) for b in blocks]

@@ -20,29 +20,15 @@ Every check of step 1 runs again, and the namespace checks a third time when the
 recorded. A Location can be used again: fsspec posts every chunk to one APPEND Location,
 Hadoop's reader re-opens the OPEN Location with another ``offset``.
 
-A file being written over hdfs:// reads as a DataNode's OPEN reads it (``WebHdfsHandler
-.onOpen`` reads through a ``DFSInputStream``, up to its ``getVisibleLength``): its length is
-the namespace's without the last block, plus that block's visible length on the datanode
-(``DFSInputStream.fetchLocatedBlocksAndGetLastBlockLength``, ``readBlockLength``:
-``getReplicaVisibleLength``, the bytes a writer's hflush made visible; none when the
-datanode has no replica of it), and that block's bytes come from the datanode's replica
-(``rbw/``) with its CRCs verified, as READ_BLOCK serves them (``BlockSender``). The length
-GETFILESTATUS answers stays the namespace's (``getFileInfo`` asks no datanode), and so do
-GETFILECHECKSUM's blocks (``FileChecksumHelper`` checksums the blocks the namenode
-locates, at the lengths it records, never asking for a visible length): the blocks the
-writer completed.
-
-Every byte OPEN serves is checked against its chunk's stored CRC first, as a DataNode's
-OPEN reads through a ``DFSInputStream`` that verifies every chunk (``verifyChecksum``):
-through ``BlockSender``, the one verification READ_BLOCK's in-process reader uses
-(``namenode/datanode/sender.py``: ``VerifiedRange``, a batch at a time). A damaged chunk found
-before the answer starts (a range of up to ``MEMORY_READ`` bytes, or in the first batch) is
-HDFS's answer when no replica is left to try: 403, ``BlockMissingException`` "Could not
-obtain block: blk_<id>_<genstamp> file=<path>" (``DFSInputStream.refetchLocations``; the
-datanode's ``ExceptionHandler`` maps an IOException to 403). Found later, it cuts the
+What OPEN reads -- of a file being written over hdfs:// too -- and the checking of every
+chunk against its stored CRC are ``namenode/files/readers.py``'s (``FileReader``); this module
+frames its answer. A damaged chunk found before the answer starts (a range of up to
+``MEMORY_READ`` bytes, or in the first batch) is HDFS's answer when no replica is left to try:
+403, ``BlockMissingException`` "Could not obtain block: blk_<id>_<genstamp> file=<path>"
+(the datanode's ``ExceptionHandler`` maps an IOException to 403). Found later, it cuts the
 connection short of the Content-Length, so the client reads fewer bytes, never the damaged
-ones (WebHdfsFileSystem: "Premature EOF"). The damaged block is logged; in an HA set the
-standby's copy is not read instead.
+ones (WebHdfsFileSystem: "Premature EOF"). GETFILESTATUS's length stays the namespace's
+(``getFileInfo`` asks no datanode), and so do GETFILECHECKSUM's blocks.
 
 An upload opens its file when its data step starts and completes it when its body has
 arrived (upload.py holds the body sink and says what happens when a writer goes away, its file
@@ -57,28 +43,28 @@ inside a block copies the kept prefix into a new block (blocks never change) and
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
+from typing import Any, Awaitable, Callable, Sequence
 from urllib.parse import quote, urlencode
 
+from nnlite.formats.edits import Block
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.replication import Replicator
 from nnlite.namenode.blocks.store import BlockStore
-from nnlite.namenode.blocks.streams import BlockMissingError, Sealed, segments
+from nnlite.namenode.blocks.streams import Sealed
 from nnlite.namenode.config import ConfigError
-from nnlite.namenode.datanode.errors import ChecksumError, DataTransferError
-from nnlite.namenode.datanode.sender import BlockSender, VerifiedRange
 from nnlite.namenode.datanode.server import DataNodeServer
+from nnlite.namenode.files.readers import FileReader
 from nnlite.namenode.files.truncate import Truncator
 from nnlite.namenode.files.writers import (
+    Closing,
     append_file,
-    close_checksum,
+    close_file,
     concat_files,
-    digests,
     start_file,
 )
-from nnlite.namenode.fsnamesystem import FileBlocks, FSNamesystem
+from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.params import (
     CreateOptions,
@@ -93,16 +79,12 @@ from nnlite.namenode.http.webhdfs import WebHdfs
 from nnlite.namenode.http.webhdfs_json import EMPTY_OK, TRUE, json_response
 from nnlite.namenode.http.wire import BadRequest, Request, Response
 from nnlite.namenode.journal.committer import AsyncCommitter
+from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace import leases, paths
 
 DATA_PREFIX = "/data/v1"
 OCTET = "application/octet-stream"
-MEMORY_READ = 4 << 20       # ranges up to this size are read into memory, larger ones streamed
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
-
-
-class EndOfFileError(errors.NamenodeError):
-    JAVA_CLASS = "java.io.EOFException"
 
 
 def machine(req: Request) -> str:
@@ -129,14 +111,31 @@ class DataPath:
         self.host = host
         self.port = port
         self.https_port = https_port      # the HTTPS listener's (dfs.http.policy), if any
-        # In an HA set, the copy of new blocks to a standby before a close is logged
-        # (namenode/blocks/replication.py); None: one namenode, one copy.
-        self.replicator: Replicator | None = None
-        # The built-in datanode, whose replicas being written OPEN reads (set once it runs).
-        self.datanode: DataNodeServer | None = None
+        self.reader = FileReader(store)
         self.truncator = Truncator(fs, committer, store, lease_manager, self.replicate)
 
-    def replicate(self, blocks) -> None:
+    @property
+    def replicator(self) -> Replicator | None:
+        """In an HA set, the copy of new blocks to a standby before a close is logged
+        (namenode/blocks/replication.py), and of a block only a standby has before OPEN
+        reads it; None: one namenode, one copy."""
+        return self.reader.replicator
+
+    @replicator.setter
+    def replicator(self, replicator: Replicator | None) -> None:
+        self.reader.replicator = replicator
+
+    @property
+    def datanode(self) -> DataNodeServer | None:
+        """The built-in datanode, whose replicas being written OPEN reads (set once it
+        runs)."""
+        return self.reader.datanode
+
+    @datanode.setter
+    def datanode(self, datanode: DataNodeServer | None) -> None:
+        self.reader.datanode = datanode
+
+    def replicate(self, blocks: Sequence[Block]) -> None:
         """Copy new ``blocks`` to a standby before the op that records them is logged
         (blocking: run it in a thread). Without a standby the write goes on; the blocks are
         counted under-replicated and copied later."""
@@ -154,7 +153,7 @@ class DataPath:
             ("POST", "CONCAT"): self.concat, ("POST", "TRUNCATE"): self.truncate,
             ("GET", "GETSTATUS"): self.fs_status})
 
-    def fs_status(self, req, path, user) -> Response:
+    def fs_status(self, req: Request, path: str, user: str) -> Response:
         """GETSTATUS (``hadoop fs -df``): ``FileSystem.getStatus`` as JsonUtil writes it, from
         the one volume the blocks live on."""
         capacity, used, remaining = self.store.capacity()
@@ -163,32 +162,33 @@ class DataPath:
 
     # ------------------------------------------------------------------ step 1
 
-    def create(self, req, path, user) -> Response:
+    def create(self, req: Request, path: str, user: str) -> Response:
         self._check_create(req, path, user, create_options(req, self.fs))
         return self.redirect(req, path)
 
-    def _check_create(self, req, path, user, options: CreateOptions) -> None:
+    def _check_create(self, req: Request, path: str, user: str, options: CreateOptions) -> None:
         path = self.fs.resolve_path(path, user)     # the lease is the inode's path's
         self._writable(req, path, "create", lambda: self.fs.check_create(
             path, user, overwrite=options.overwrite, create_parent=options.create_parent))
 
-    def append(self, req, path, user) -> Response:
+    def append(self, req: Request, path: str, user: str) -> Response:
         resolved = self.fs.resolve_path(path, user)
         self._writable(req, resolved, "append to", lambda: self.fs.get_writable_file(
             resolved, user, "append to"))
         return self.redirect(req, path)
 
-    def _writable(self, req, path: str, action: str, check) -> None:
+    def _writable(self, req: Request, path: str, action: str,
+                  check: Callable[[], object]) -> None:
         """The namespace's checks for a new writer of ``path``, behind the lease table's
         door (``LeaseManager.admit_writer``)."""
         self.leases.admit_writer(paths.normalize(path), action, machine(req), check)
 
-    def open(self, req, path, user) -> Response:
+    def open(self, req: Request, path: str, user: str) -> Response:
         offset_length(req)
         self.fs.get_readable_file(path, user)
         return self.redirect(req, path)
 
-    def redirect(self, req: Request, path: str):
+    def redirect(self, req: Request, path: str) -> Any:
         """The 307 (or ``noredirect``'s 200) to the data step. In secure mode its Location
         carries ``delegation=``, as NamenodeWebHdfsMethods.redirectURI adds one: the
         request's own token, or a new one for the caller (renewer: the caller), answered once
@@ -244,28 +244,30 @@ class DataPath:
 
     # ------------------------------------------------------------------ reads
 
-    def file_checksum(self, req, path, user):
+    def file_checksum(self, req: Request, path: str,
+                      user: str) -> Response | Awaitable[Response]:
         node = self.fs.get_readable_file(path, user)
-        blocks, _ = self._readable(node)
+        blocks, _ = self.reader.readable(node)
         if self.combine_mode == "COMPOSITE_CRC":
             return self._composite_checksum(blocks)
-        if checksum.is_checksum(node.checksum) and not node.under_construction:
+        if node.checksum is not None and checksum.is_checksum(node.checksum) \
+                and not node.under_construction:
             return json_response(checksum.to_json(node.checksum))
         return self._computed_checksum(blocks)
 
-    async def _composite_checksum(self, blocks) -> Response:
+    async def _composite_checksum(self, blocks: tuple[Block, ...]) -> Response:
         """COMPOSITE_CRC (``dfs.checksum.combine.mode``): the chunk CRCs composed into one
         CRC of the whole file (``CompositeCrcFileChecksum``), which is the CRC of its bytes."""
         loop = asyncio.get_running_loop()
         kind, crc = await loop.run_in_executor(None, self.store.composite_crc, blocks)
         return json_response(checksum.composite_json(kind, crc))
 
-    async def _computed_checksum(self, blocks) -> Response:
+    async def _computed_checksum(self, blocks: tuple[Block, ...]) -> Response:
         loop = asyncio.get_running_loop()
         value = await loop.run_in_executor(None, self.store.file_checksum, blocks)
         return json_response(checksum.to_json(value))
 
-    def block_locations(self, req, path, user) -> Response:
+    def block_locations(self, req: Request, path: str, user: str) -> Response:
         """Hadoop 3's JSON of BlockLocation[]: the blocks overlapping [offset, offset +
         length), every one on this server."""
         offset, length = offset_length(req)
@@ -281,7 +283,7 @@ class DataPath:
             pos += block[1]
         return json_response({"BlockLocations": {"BlockLocation": out}})
 
-    def located_blocks(self, req, path, user) -> Response:
+    def located_blocks(self, req: Request, path: str, user: str) -> Response:
         """GET_BLOCK_LOCATIONS, the older form: JsonUtil.toJsonString(LocatedBlocks) of the
         blocks overlapping [offset, offset + length), each on this server as its one
         DataNode (DatanodeInfo as JsonUtil writes it)."""
@@ -301,7 +303,7 @@ class DataPath:
             "xferPort": self.port}
         pool = f"BP-{self.fs.namespace_id}-{host}-nnlite"
 
-        def located(block, start):
+        def located(block: Block, start: int) -> dict:
             return {"block": {"blockId": block[0], "blockPoolId": pool,
                               "generationStamp": block[2], "numBytes": block[1]},
                     "blockToken": {"urlString": "AAAAAA"}, "cachedLocations": [],
@@ -323,13 +325,13 @@ class DataPath:
 
     # ------------------------------------------------------------------ contents
 
-    async def concat(self, req, path, user) -> Response:
+    async def concat(self, req: Request, path: str, user: str) -> Response:
         sources = [s for s in param_required(req, "sources", "CONCAT").split(",") if s]
         await self.committer.wait(concat_files(self.fs, self.leases, path, sources, user,
                                                machine(req)))
         return EMPTY_OK
 
-    async def truncate(self, req, path, user) -> Response:
+    async def truncate(self, req: Request, path: str, user: str) -> Response:
         new_length = param_int(req, "newlength", None, 0)
         if new_length is None:
             raise errors.IllegalArgumentError(
@@ -344,7 +346,7 @@ class DataPath:
 
     # ------------------------------------------------------------------ step 2
 
-    def __call__(self, req: Request):
+    def __call__(self, req: Request) -> Response | Awaitable[Response]:
         """A data-step request without a body (OPEN; CREATE or APPEND of nothing)."""
         try:
             op = (req.param("op") or "").upper()
@@ -364,7 +366,7 @@ class DataPath:
         paths.split(path)
         return path, self.webhdfs.identify(req)
 
-    def upload(self, req: Request):
+    def upload(self, req: Request) -> BlockUpload | Response:
         """The streamed-body factory of the data step: a BlockUpload, or a refusal."""
         try:
             op = (req.param("op") or "").upper()
@@ -378,7 +380,7 @@ class DataPath:
         except Exception as exc:
             return remote.from_error(exc)
 
-    def _start_create(self, req, path, user) -> BlockUpload:
+    def _start_create(self, req: Request, path: str, user: str) -> BlockUpload:
         """Open the file under the upload's lease (logged now, visible once durable), then
         take the body; upload.py completes it."""
         options = create_options(req, self.fs)
@@ -393,20 +395,18 @@ class DataPath:
             self.leases.release(lease)
             raise
 
-        def finalize(sealed: Sealed):
-            return sealed.blocks, sealed.length, close_checksum(list, None, sealed.digests)
-
-        def commit(blocks, length, value):
-            return self.fs.complete_upload(node, lease.holder, blocks=blocks, length=length,
-                                           checksum=value, appended=False)
+        def close(sealed: Sealed) -> Awaitable[Logged[bool]]:
+            return close_file(self.fs, self.store, Closing(
+                node, lease.holder, (), None, sealed.blocks, lambda: sealed.digests,
+                sealed.length, appended=False))
 
         done = Response(201, b"", OCTET,
                         headers=[("Location", f"webhdfs://{self.authority(req)}"
                                               f"{quote(path, safe='/')}")])
-        return BlockUpload(self, lease, writer, finalize, commit, done,
+        return BlockUpload(self, lease, writer, close, done,
                            lambda: self.fs.abandon_upload(node, lease.holder))
 
-    def _start_append(self, req, path, user) -> BlockUpload:
+    def _start_append(self, req: Request, path: str, user: str) -> BlockUpload:
         """Reopen the file under the upload's lease (AppendOp, logged now), then take the
         body; the blocks and length appended to are those of the file as reopened."""
         param_int(req, "buffersize", None, 1, (1 << 31) - 1)
@@ -414,16 +414,13 @@ class DataPath:
         node = logged.value                                   # step 1's checks, again
         old, length, old_checksum = node.blocks, node.length, node.checksum
 
-        def finalize(sealed: Sealed):
+        def close(sealed: Sealed) -> Awaitable[Logged[bool]]:
             base = old[:-1] if sealed.replaces_tail else old
-            return base + sealed.blocks, length + sealed.length, close_checksum(
-                lambda: digests(self.store, base), old_checksum, sealed.digests)
+            return close_file(self.fs, self.store, Closing(
+                node, lease.holder, base, old_checksum, sealed.blocks,
+                lambda: sealed.digests, length + sealed.length, appended=True))
 
-        def commit(blocks, new_length, value):
-            return self.fs.complete_upload(node, lease.holder, blocks=blocks,
-                                           length=new_length, checksum=value, appended=True)
-
-        def abandon():
+        def abandon() -> Logged[bool]:
             return self.fs.abandon_upload(node, lease.holder)
 
         try:
@@ -432,123 +429,19 @@ class DataPath:
             abandon()
             self.leases.release(lease)
             raise
-        return BlockUpload(self, lease, writer, finalize, commit, Response(200, b"", OCTET),
+        return BlockUpload(self, lease, writer, close, Response(200, b"", OCTET),
                            abandon)
 
     async def read(self, req: Request) -> Response:
         """OPEN's data step: the bytes of ``[offset, offset + length)``, every chunk checked
-        against its stored CRC (``_verified``)."""
+        against its stored CRC (``files/readers.py``)."""
         try:
             path, user = self._target(req)
             offset, length = offset_length(req)
-            blocks, size, writing = self._visible(self.fs.get_readable_file(path, user))
-            if offset > size:
-                raise EndOfFileError(f"Cannot seek after EOF: offset {offset} is beyond the "
-                                     f"length {size} of {path}", path=path)
-            count = size - offset if length is None else min(length, size - offset)
-            parts = segments(blocks, offset, count)
-            if sum(n for _, _, n in parts) != count:
-                raise BlockMissingError(f"The blocks of {path} hold fewer bytes than its "
-                                          f"length {size}", path=path)
-            loop = asyncio.get_running_loop()
-            tail = b""
-            if parts and parts[-1][0] == writing and self.datanode is not None:
-                block, start, n = parts.pop()
-                tail = await loop.run_in_executor(
-                    None, self._verified(path, [block], self.datanode.sender(
-                        block[0], start, n).read))
-            if self.replicator is not None:
-                # a block written while this namenode was down is on a standby only
-                absent = [b for b, _, _ in parts if not self.store.has(b[0])]
-                if absent:
-                    await loop.run_in_executor(None, self.replicator.fetch, absent)
-            blocks_read = [b for b, _, _ in parts]
-            if count <= MEMORY_READ:
-                data = await loop.run_in_executor(None, self._verified(
-                    path, blocks_read, lambda: self._read_parts(path, parts)))
-                return Response(200, data + tail, OCTET)
-            reader = await loop.run_in_executor(None, self._verified(
-                path, blocks_read, lambda: self._open_parts(path, parts, tail)))
-            return Response(200, b"", OCTET, file=(reader, count))
+            got = await self.reader.read(path, self.fs.get_readable_file(path, user), offset,
+                                         length)
+            if isinstance(got, bytes):
+                return Response(200, got, OCTET)
+            return Response(200, b"", OCTET, file=got)
         except Exception as exc:
             return remote.from_error(exc)
-
-    def _verified(self, path: str, blocks, read):
-        """``read`` (blocking), with a chunk that does not match its stored CRC answered as
-        a DataNode's OPEN answers it when its ``DFSInputStream`` has no good replica left
-        (``DFSInputStream.readBuffer``: a ``ChecksumException`` marks the replica corrupt and
-        ``chooseDataNode`` tries another; with none left ``refetchLocations`` throws
-        ``BlockMissingException``, which the datanode's ``ExceptionHandler`` answers with 403
-        as every IOException): ``unobtainable``. nnlite keeps one replica here: the standby's
-        copy in an HA set is not read instead (``BlockSender`` logs the damaged block)."""
-        def verified():
-            try:
-                return read()
-            except ChecksumError as exc:
-                block = next((b for b in blocks if b[0] == exc.block_id), (exc.block_id, 0, 0))
-                raise unobtainable(path, block, exc) from exc
-        return verified
-
-    def _visible(self, node: FileBlocks) -> tuple[tuple, int, tuple | None]:
-        """What OPEN reads of a file: its blocks, its length and the block being written
-        (None if none). Of a file being written over hdfs://, the last block is the
-        datanode's at its visible length (``DFSInputStream.readBlockLength``: the replica's
-        acknowledged bytes, or its length once finalized), after the blocks before it
-        (``_readable``'s: up to the first the store has not published)."""
-        last = node.blocks[-1] if node.under_construction and node.blocks else None
-        visible = None if last is None or self.datanode is None \
-            else self.datanode.visible_length(last[0])
-        if last is None or visible is None:
-            return *self._readable(node), None
-        blocks, size = self._published(node.blocks[:-1])
-        if len(blocks) < len(node.blocks) - 1:
-            return blocks, size, None
-        writing = (last[0], visible, last[2])
-        return blocks + (writing,), size + visible, writing
-
-    def _readable(self, node: FileBlocks) -> tuple[tuple, int]:
-        """A file's blocks and length as the namespace records them (GETFILECHECKSUM's);
-        of a file being written over hdfs:// (its blocks recorded as they are handed out),
-        those up to the first this store has not published: the blocks its writer
-        completed (OPEN adds the block being written: ``_visible``)."""
-        if not node.under_construction:
-            return node.blocks, node.length
-        return self._published(node.blocks)
-
-    def _published(self, blocks) -> tuple[tuple, int]:
-        """``blocks`` up to the first this store has not published, and their length."""
-        kept = tuple(itertools.takewhile(lambda b: self.store.has(b[0]), blocks))
-        return kept, sum(b[1] for b in kept)
-
-    def _read_parts(self, path: str, parts) -> bytes:
-        """The bytes of the block ranges ``parts``, checked (blocking)."""
-        reader = self._open_parts(path, parts)
-        try:
-            return reader.read()
-        finally:
-            reader.close()
-
-    def _open_parts(self, path: str, parts, tail: bytes = b"") -> VerifiedRange:
-        """A VerifiedRange over the block ranges ``parts``, then ``tail`` (the bytes read of
-        a block being written), its first batch read and checked (blocking)."""
-        senders: list[BlockSender] = []
-        reader = VerifiedRange(senders, tail)
-        try:
-            for block, start, n in parts:
-                senders.append(BlockSender(self.store, block[0], start, n))
-                try:
-                    senders[-1].open()
-                except DataTransferError as exc:    # missing, or shorter than recorded
-                    raise unobtainable(path, block, exc) from exc
-            reader.prime()
-        except BaseException:
-            reader.close()
-            raise
-        return reader
-
-
-def unobtainable(path: str, block, cause: Exception) -> BlockMissingError:
-    """``DFSInputStream.refetchLocations``'s error once no replica of ``block`` can be read,
-    with what was wrong with this one."""
-    return BlockMissingError(f"Could not obtain block: blk_{block[0]}_{block[2]} file={path} "
-                             f"({cause})", path=path)

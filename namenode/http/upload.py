@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from nnlite.namenode import errors
-from nnlite.namenode.blocks.streams import BlockWriter
+from nnlite.namenode.blocks.streams import BlockWriter, Sealed
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.wire import Response
+from nnlite.namenode.journal.journal import Logged
 from nnlite.namenode.namespace import leases
 
 if TYPE_CHECKING:
@@ -36,12 +37,12 @@ class BlockUpload:
     off) or a lost lease deletes them at once."""
 
     def __init__(self, data: DataPath, lease: leases.Lease, writer: BlockWriter,
-                 finalize, commit, done: Response, abandon=None):
+                 close: Callable[[Sealed], Awaitable[Logged[bool]]], done: Response,
+                 abandon: Callable[[], Logged[bool]] | None = None) -> None:
         self.data = data
         self.lease = lease
         self.writer = writer
-        self.finalize = finalize        # Sealed -> (blocks, length, checksum), in a thread
-        self.commit = commit            # (blocks, length, checksum) -> Logged: closes the file
+        self.close_file = close         # Sealed -> Logged: closes the file (files/writers.py)
         self.abandon = abandon          # () -> Logged: closes the file as it was
         self.done = done
         self.error: Exception | None = None
@@ -53,7 +54,7 @@ class BlockUpload:
         """Where the file is now: the lease follows it through renames."""
         return self.lease.path
 
-    def write(self, data) -> None:
+    def write(self, data: bytes) -> None:
         if self.error is not None:
             return
         try:
@@ -83,9 +84,8 @@ class BlockUpload:
             self.lease.check()
             self.lease.recording = True
             sealed = await loop.run_in_executor(None, self.writer.seal)
-            blocks, length, value = await loop.run_in_executor(None, self.finalize, sealed)
             await loop.run_in_executor(None, self.data.replicate, sealed.blocks)
-            await self.data.committer.wait(self.commit(blocks, length, value))
+            await self.data.committer.wait(await self.close_file(sealed))
         except Exception as exc:
             if not self.data.refers(self.path, set(self.writer.ids)):
                 self.writer.discard()

@@ -40,16 +40,21 @@ Rules:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.store import BlockStore
 from nnlite.namenode.blocks.streams import GENSTAMP
-from nnlite.namenode.files.writers import append_file, close_checksum, digests, start_file
+from nnlite.namenode.files.writers import (
+    Closing,
+    append_file,
+    close_file,
+    release_file,
+    start_file,
+)
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.journal.committer import AsyncCommitter
 from nnlite.namenode.journal.journal import Logged
@@ -102,7 +107,7 @@ class Writes:
     # ------------------------------------------------------------------ opening
 
     def create(self, path: str, user: str, client: str, machine: str,
-               **create_kw) -> Logged[INodeFile]:
+               **create_kw: Any) -> Logged[INodeFile]:
         """Open a new file (``startFile``: ``files/writers.py``)."""
         lease, logged = start_file(self.fs, self.leases, path, user, machine, **create_kw)
         self._open(OpenFile(client, logged.value, lease, False, (), None))
@@ -238,13 +243,8 @@ class Writes:
         self._commit_pending(file, last)
         file.lease.recording = True
         try:
-            loop = asyncio.get_running_loop()
-            value = await loop.run_in_executor(None, self._checksum, file, blocks)
-            all_blocks = file.base + tuple(blocks)
-            await self.committer.wait(self.fs.complete_upload(
-                file.node, file.lease.holder, blocks=all_blocks,
-                length=sum(b[1] for b in all_blocks), checksum=value,
-                appended=file.appended))
+            await self.committer.wait(await close_file(self.fs, self.store,
+                                                       self._closing(file, blocks)))
         except errors.NamenodeError:
             self._close(file)           # the file is gone or no longer this client's
             raise
@@ -256,14 +256,20 @@ class Writes:
         self._close(file)
         return True
 
-    def _checksum(self, file: OpenFile, blocks: list[Block]) -> bytes:
-        """The file checksum recorded at the close: the datanode's digests of the new
-        blocks (it computed them as it wrote), the store's of the blocks the file had."""
-        new = []
-        for block_id, length, _ in blocks:
-            digest = self.datanode.digest(block_id) if self.datanode is not None else None
-            new.append(digest or self.store.digest(block_id, length))
-        return close_checksum(lambda: digests(self.store, file.base), file.base_checksum, new)
+    def _closing(self, file: OpenFile, blocks: list[Block]) -> Closing:
+        """The close of ``file`` with this write's ``blocks`` after the ones it had; the
+        checksum from the datanode's digests of the new blocks (it computed them as it
+        wrote), the store's of the blocks the file had."""
+        def new_digests() -> list:
+            new = []
+            for block_id, length, _ in blocks:
+                digest = self.datanode.digest(block_id) if self.datanode is not None else None
+                new.append(digest or self.store.digest(block_id, length))
+            return new
+        return Closing(file.node, file.lease.holder, file.base, file.base_checksum,
+                       tuple(blocks), new_digests,
+                       sum(b[1] for b in file.base) + sum(b[1] for b in blocks),
+                       file.appended)
 
     def in_progress(self, inode_id: int) -> tuple[tuple[Block, ...], Block | None] | None:
         """What a reader may see of a file an RPC client is writing: the blocks completed
@@ -301,12 +307,7 @@ class Writes:
         holds none."""
         file.revoked = reason
         try:
-            blocks = self._recovered(file)
-            kept = file.base + tuple(blocks)
-            self.fs.complete_upload(
-                file.node, file.lease.holder, blocks=kept,
-                length=sum(b[1] for b in kept), checksum=self._checksum(file, blocks),
-                appended=file.appended)
+            release_file(self.fs, self.store, self._closing(file, self._recovered(file)))
         except Exception:   # noqa: BLE001 -- the namenode stopping; startup recovery closes it
             log.warning("could not close %s after its lease was revoked", file.path,
                         exc_info=True)
