@@ -232,7 +232,7 @@ def run_cmd(name_dirs, port, secondary_port, conf, defines) -> None:
     talks to the port the namenode bound."""
     from nnlite.commands import supervisor
     from nnlite.namenode.fsnamesystem import format_dirs
-    from nnlite.namenode.http.server import check_free
+    from nnlite.namenode.listen import check_free
     from nnlite.namenode.storage.namedir import NameDir
     config = load_config(conf, defines)
     port = config.address("dfs.namenode.http-address")[1] if port is None else port

@@ -53,7 +53,7 @@ from nnlite.commands.supervisor import Child, Gate, Supervisor
 from nnlite.commands.support import default_name_dir
 from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.errors import AddressError
-from nnlite.namenode.http.server import check_free
+from nnlite.namenode.listen import check_free
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from nnlite.commands.errors import ChildDied, StartTimeout
-from nnlite.namenode.http.server import ANNOUNCE_ENV
+from nnlite.namenode.listen import ANNOUNCE_ENV
 
 log = logging.getLogger(__name__)
 

@@ -45,10 +45,11 @@ from nnlite.namenode.http import remote
 from nnlite.namenode.http.app import NamenodeApp
 from nnlite.namenode.http.data import DataPath
 from nnlite.namenode.http.replica import Replica
-from nnlite.namenode.http.server import HttpServer, announce_port
+from nnlite.namenode.http.server import HttpServer
 from nnlite.namenode.http.status import version
 from nnlite.namenode.http.transfer import Transfer, load_secret
 from nnlite.namenode.journal.committer import AsyncCommitter
+from nnlite.namenode.listen import announce_port
 from nnlite.namenode.namespace import leases
 from nnlite.namenode.rpc.client_protocol import ClientProtocol
 from nnlite.namenode.rpc.server import RpcServer, block_token_caller, block_token_password

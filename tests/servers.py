@@ -31,7 +31,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from nnlite.namenode.http.server import ANNOUNCE_ENV
+from nnlite.namenode.listen import ANNOUNCE_ENV
 from nnlite.namenode.namespace.permission import Caller
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -28,12 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
-import sys
 import time
 from ssl import SSLContext
-from typing import cast
+from typing import Any, Callable, cast
 
 from nnlite.namenode.http.stream import BodyStream, write_file, write_pieces
 
@@ -195,7 +192,7 @@ class _Connection(asyncio.Protocol):
                  f"{of} bytes"))
         return True
 
-    def start_stream(self, request: Request, factory) -> None:
+    def start_stream(self, request: Request, factory: Callable[[Request], Any]) -> None:
         """Hand the body of ``request`` to a sink as it arrives (large uploads)."""
         try:
             sink = factory(request)
@@ -263,7 +260,7 @@ class _Connection(asyncio.Protocol):
                 return
             self.dispatch(request, self.server.app, request)
 
-    def dispatch(self, request: Request, fn, *args) -> None:
+    def dispatch(self, request: Request, fn: Callable[..., Any], *args: Any) -> None:
         self.server.in_flight += 1
         try:
             result = fn(*args)
@@ -444,7 +441,7 @@ class _Connection(asyncio.Protocol):
                                           self.scheme), factory)
                 return None
         if "transfer-encoding" not in headers and headers.get("content-length", "0") == "0":
-            body = b""                  # no body: the common GET, and a PUT of length 0
+            body: bytes | bytearray | None = b""    # no body: the common GET, a PUT of 0
             del buf[:body_start]
         else:
             body, consumed = read_body(buf, headers, body_start, self.server.max_body)
@@ -467,10 +464,13 @@ class _Connection(asyncio.Protocol):
 class HttpServer:
     """Serves ``app`` on host:port. ``error_response(status, message)`` formats parse errors."""
 
-    def __init__(self, app, error_response, *, max_head: int = MAX_HEAD,
-                 max_body: int = MAX_BODY, error_for=None, max_stream: int = 1 << 40,
-                 idle_timeout: float = 60.0, body_budget: int = 256 << 20,
-                 request_timeout: float = 60.0, min_body_rate: float = 1024.0):
+    def __init__(self, app: Callable[[Request], Any],
+                 error_response: Callable[[int, str], Response], *, max_head: int = MAX_HEAD,
+                 max_body: int = MAX_BODY,
+                 error_for: Callable[[Any], Response] | None = None,
+                 max_stream: int = 1 << 40, idle_timeout: float = 60.0,
+                 body_budget: int = 256 << 20, request_timeout: float = 60.0,
+                 min_body_rate: float = 1024.0) -> None:
         self.app = app
         self.idle_timeout = idle_timeout
         self.body_budget = body_budget
@@ -480,7 +480,7 @@ class HttpServer:
         self._reaper: asyncio.Task | None = None
         self.error_response = error_response
         # (method, first path segment) -> factory(request) -> sink, for streamed bodies
-        self.streams: dict[tuple[str, str], object] = {}
+        self.streams: dict[tuple[str, str], Callable[[Request], Any]] = {}
         self.max_stream = max_stream
         self._error_for = error_for
         self.max_head = max_head
@@ -551,28 +551,3 @@ class HttpServer:
         for server in self._servers:
             await server.wait_closed()
 
-
-def check_free(host: str, port: int) -> None:
-    """Raise ``AddressError`` now if ``host:port`` cannot be listened on (a check before work
-    that a failed bind would waste; the bind itself can still fail later). The probe binds as
-    the server does, with SO_REUSEADDR: the sockets a killed namenode leaves in TIME_WAIT must
-    not keep its successor off the port for a minute, while a live listener still refuses."""
-    if port == 0:
-        return
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            raise address_error(host, port, exc) from exc
-
-
-ANNOUNCE_ENV = "NNLITE_ANNOUNCE_PORTS"
-
-
-def announce_port(key: str, port: int) -> None:
-    """Tell a supervising parent (``nnlite run``, the tests) the bound port, as the line
-    ``<key>=<port>`` on stderr; only when it asked by setting ``NNLITE_ANNOUNCE_PORTS``, so the
-    line never reaches a user's terminal."""
-    if os.environ.get(ANNOUNCE_ENV):
-        print(f"{key}={port}", file=sys.stderr, flush=True)

@@ -20,7 +20,7 @@ import pytest
 from nnlite.durability.faults import ENV as FAULTS_ENV
 from nnlite.formats.hadoop import client_namenode as cn
 from nnlite.formats.hadoop import ipc
-from nnlite.namenode.http.server import ANNOUNCE_ENV
+from nnlite.namenode.listen import ANNOUNCE_ENV
 from tests.namenode.rpc.rawclient import RawClient
 from tests.servers import ROOT, seed, wait_for
 
