@@ -23,6 +23,12 @@ and they address namenodes by id, where ``dfsadmin`` takes ``--namenode``. The s
 follows ``dfsadmin``'s (HDFS's option names as subcommands: ``dfsadmin allowSnapshot``).
 Errors become one line and an exit code in ``support.py``: an unknown id is a usage error (2),
 an unreachable namenode 3, a refusal 1.
+
+In secure mode (``hadoop.security.authentication=kerberos`` in the configuration, or
+``--principal``/``--keytab``) every command logs in as the other commands do (``log_in``: the
+ticket cache after ``kinit``, or the keytab), as HAAdmin runs as the UGI's login user; the
+transitions and the failover are then the namenode principal's (its superuser), the state
+anyone's who proved a name.
 """
 
 from __future__ import annotations
@@ -35,7 +41,13 @@ import click
 from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.commands.dfs import user_option
 from nnlite.commands.errors import HealthCheckFailedException
-from nnlite.commands.support import conf_options, load_config, nameservices
+from nnlite.commands.support import (
+    conf_options,
+    kerberos_options,
+    load_config,
+    log_in,
+    nameservices,
+)
 from nnlite.namenode.config import Config
 
 
@@ -69,12 +81,15 @@ class Namenodes:
 
 
 def ha_options(fn: Callable[..., None]) -> Callable[..., None]:
-    """``--conf``/``-D`` and ``--user``; the command gets the ``namenodes``."""
+    """``--conf``/``-D``, ``--user``, ``--principal`` and ``--keytab``; the command gets the
+    ``namenodes``, after the Kerberos login in secure mode (then the login says who)."""
     @functools.wraps(fn)
     def wrapper(*args: Any, conf: str | None, defines: tuple[str, ...], user: str,
-                **kw: Any) -> None:
-        return fn(*args, namenodes=Namenodes(load_config(conf, defines), user), **kw)
-    return conf_options(user_option(wrapper))
+                principal: str | None, keytab: str | None, **kw: Any) -> None:
+        config = load_config(conf, defines)
+        user = log_in(config, principal, keytab) or user
+        return fn(*args, namenodes=Namenodes(config, user), **kw)
+    return kerberos_options(conf_options(user_option(wrapper)))
 
 
 forcemanual = click.option("--forcemanual", is_flag=True,
