@@ -305,7 +305,7 @@ def wrapped(cipher: Any, server: DigestMD5Server) -> Any:
     return out
 
 
-def _aes_ctr(key: bytes, iv: bytes):
+def _aes_ctr(key: bytes, iv: bytes) -> Any:
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     return Cipher(algorithms.AES(bytes(key)), modes.CTR(bytes(iv)))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
+from nnlite.formats.edits import Block
 from nnlite.namenode import errors
 from nnlite.namenode.blocks import checksum
 from nnlite.namenode.blocks.store import BlockStore
@@ -61,7 +62,8 @@ class Truncator:
             if copy is not None:
                 self.store.release([copy[0]])
 
-    async def _cut(self, blocks, new_length):
+    async def _cut(self, blocks: tuple[Block, ...],
+                   new_length: int) -> tuple[Block | None, bytes]:
         """(a new block holding the kept prefix of the cut block, the new file checksum)
         for a truncate inside a block; (None, b"") on a block boundary."""
         kept = segments(blocks, 0, new_length)

@@ -32,10 +32,12 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from nnlite.client.errors import EtcdError, EtcdRequestError, EtcdUnavailableError
 from nnlite.client.etcd.client import Etcd
@@ -184,7 +186,7 @@ class QuorumJournal:
         chunks = split(data, first_txid, last_txid)
         groups = _groups(chunks)
         for group in groups[:-1]:
-            self._retrying(lambda g=group: self._put_chunks(g), first_txid, last_txid)
+            self._retrying(functools.partial(self._put_chunks, group), first_txid, last_txid)
         self._retrying(lambda: self._commit(groups[-1], first_txid, last_txid), first_txid,
                        last_txid)
         self.appends += 1
@@ -219,7 +221,8 @@ class QuorumJournal:
         return (f"this namenode's leadership (epoch {self.epoch}) was taken over: its write to "
                 f"the shared journal was refused; stepping down")
 
-    def _retrying(self, attempt, first_txid: int, last_txid: int) -> None:
+    def _retrying(self, attempt: Callable[[], None], first_txid: int,
+                  last_txid: int) -> None:
         """``attempt`` until it succeeds, is fenced, or etcd has been unavailable for
         ``timeout`` seconds (then SharedJournalError: nothing of the batch acknowledged)."""
         deadline = time.monotonic() + self.timeout

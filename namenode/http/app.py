@@ -36,12 +36,13 @@ import asyncio
 import json
 import time
 from functools import partial
-from typing import Callable
+from typing import Any, Callable
 
 from nnlite.client import java_classes as java
 from nnlite.client.peer import Credentials, Peer, PeerRefusedError
 from nnlite.namenode import errors
 from nnlite.namenode.blocks.replication import Replicator
+from nnlite.namenode.config import Config
 from nnlite.namenode.fsnamesystem import FSNamesystem
 from nnlite.namenode.ha.controller import HAController
 from nnlite.namenode.ha.state import HAServiceState
@@ -81,14 +82,14 @@ class NamenodeApp:
         # secure mode: the filter every request but /isActive passes (authentication.py)
         self.authentication: HttpAuthentication | None = None
 
-    def secure(self, settings: SecuritySettings, config) -> None:
+    def secure(self, settings: SecuritySettings, config: Config) -> None:
         """Secure mode: from now on every request but /isActive proves who it is
         (authentication.py), while the namespace loads too."""
         self.authentication = HttpAuthentication(
             settings, self._verify_token, ProxyUsers(config.proxy_users()),
             lambda name: self.fs.caller(name).groups if self.fs is not None else ())
 
-    def _verify_token(self, token):
+    def _verify_token(self, token: Any) -> Any:
         if self.fs is None:
             raise LOADING
         return self.fs.verify_delegation_token(token)
@@ -98,8 +99,8 @@ class NamenodeApp:
         namenode, such as the catalog, installed by the daemon's composer)."""
         self.mounts[prefix] = handler
 
-    def ready(self, fs: FSNamesystem, committer: AsyncCommitter, config, transfer=None,
-              data=None) -> None:
+    def ready(self, fs: FSNamesystem, committer: AsyncCommitter, config: Config,
+              transfer: Any = None, data: Any = None) -> None:
         self.transfer = transfer
         self.fs = fs
         self.committer = committer
@@ -112,7 +113,7 @@ class NamenodeApp:
             data.attach(self.webhdfs)
         self.data = data
 
-    def __call__(self, req: Request):
+    def __call__(self, req: Request) -> Any:
         self.requests += 1
         if self.authentication is None:
             return self.visible(self.route(req), req)
@@ -122,7 +123,7 @@ class NamenodeApp:
         req.proof, headers = proved
         return with_headers(self.visible(self.route(req), req), headers)
 
-    def visible(self, result, req: Request):
+    def visible(self, result: Any, req: Request) -> Any:
         """``result``, once every op logged before it was produced is durable: an answer
         never shows an op that a crash or a failed sync could still take away."""
         fs = self.fs
@@ -135,7 +136,7 @@ class NamenodeApp:
             return HeldRead(self, req, result, written, fs.generation)
         return self.committer.durable(written, result)
 
-    def route(self, req: Request):
+    def route(self, req: Request) -> Any:
         path = req.path
         if path.startswith(PREFIX + "/") or path == PREFIX:
             return self.webhdfs(req) if self.webhdfs else remote.from_error(LOADING)
@@ -166,11 +167,11 @@ class NamenodeApp:
         return remote.remote(404, java.FILE_NOT_FOUND,
                              f"No handler for {req.method} {path}")
 
-    def counted(self, factory):
+    def counted(self, factory: Callable[[Request], Any]) -> Callable[[Request], Any]:
         """``factory``, a handler of streamed bodies (data and image uploads), counted in
         ``Requests``: the server hands such a request to its factory, never to ``__call__``,
         so without this the counter misses every upload."""
-        def start(req: Request):
+        def start(req: Request) -> Any:
             self.requests += 1
             if self.authentication is None:
                 return factory(req)
@@ -183,7 +184,7 @@ class NamenodeApp:
 
     # ------------------------------------------------------------------ admin
 
-    def admin(self, req: Request):
+    def admin(self, req: Request) -> Any:
         if self.fs is None:
             return remote.from_error(LOADING)
         try:
@@ -222,7 +223,7 @@ class NamenodeApp:
             return {"state": "active", "ha": False}
         return {**self.ha.report(), "ha": True}
 
-    def _transition(self, op: str, req: Request, user: str):
+    def _transition(self, op: str, req: Request, user: str) -> Any:
         ha = self.ha
         if ha is None:
             return remote.illegal_argument("this namenode is not part of an HA set "
@@ -239,25 +240,25 @@ class NamenodeApp:
                                                   credentials=self.peers))
         return self._blocking(action, "state")
 
-    def _safe_mode(self, action: str):
+    def _safe_mode(self, action: str) -> Any:
         fs = self.fs
         if fs is None:
             return remote.from_error(LOADING)
         if action in ("enter", "leave"):
             fs.set_safe_mode(action == "enter")
         elif action == "wait":
-            return self._wait_safe_mode()
+            return self._wait_safe_mode(fs)
         elif action != "get":
             return remote.illegal_argument(f"safemode action must be get, enter, leave or "
                                            f"wait, not {action!r}")
         return Response(200, dumps({"SafeMode": fs.safe_mode}))
 
-    async def _wait_safe_mode(self):
-        while self.fs.safe_mode:
+    async def _wait_safe_mode(self, fs: FSNamesystem) -> Response:
+        while fs.safe_mode:
             await asyncio.sleep(0.1)
         return Response(200, dumps({"SafeMode": False}))
 
-    async def _blocking(self, fn, key: str):
+    async def _blocking(self, fn: Callable[[], Any], key: str) -> Response:
         """Run a long admin action off the event loop (it takes the namesystem lock)."""
         try:
             value = await asyncio.get_running_loop().run_in_executor(None, fn)
@@ -357,12 +358,12 @@ class HeldRead:
         self.txid = txid
         self.generation = generation
 
-    def then(self, callback, arg) -> None:
+    def then(self, callback: Callable[[Any, Any, Any], None], arg: Any) -> None:
         assert self.app.committer is not None
         self.app.committer.when_durable(self.txid, self._released, self.result,
                                         (callback, arg))
 
-    def _released(self, value, error, waiter) -> None:
+    def _released(self, value: Any, error: BaseException | None, waiter: Any) -> None:
         callback, arg = waiter
         if not isinstance(error, errors.SharedJournalError):
             callback(value, error, arg)
@@ -370,7 +371,7 @@ class HeldRead:
         assert self.app.committer is not None
         self.app.committer.after_reload(self.generation, lambda: self._again(callback, arg))
 
-    def _again(self, callback, arg) -> None:
+    def _again(self, callback: Callable[[Any, Any, Any], None], arg: Any) -> None:
         app = self.app
         try:
             result = app.visible(app.route(self.req), self.req)

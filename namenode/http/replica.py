@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from typing import Awaitable
 
 from nnlite.client.peer import BLOCK_DIGEST_HEADER
 from nnlite.namenode import errors
@@ -28,7 +29,7 @@ class Replica:
         self.store = store
         self.gate = gate      # the shared secret, or in secure mode the service principals
 
-    def __call__(self, req: Request):
+    def __call__(self, req: Request) -> Response | Awaitable[Response]:
         if not self.gate.admits(req):
             return error(403, f"Block transfer refused: {self.gate.refusal}")
         if req.method == "GET" and req.path == PREFIX and req.param("op") == "REPORT":
@@ -62,7 +63,7 @@ class Replica:
         return sorted({block_id for block_id, _ in self.store.scan()
                        if self.store.data_path(block_id).exists()})
 
-    def upload(self, req: Request):
+    def upload(self, req: Request) -> Response | _Sink:
         """Stream factory for PUT /blocks/v1/blk_<id>: a sink, or a refusal."""
         if not self.gate.admits(req):
             return error(403, f"Block transfer refused: {self.gate.refusal}")

@@ -28,6 +28,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from nnlite.namenode.http.wire import Request, Response
 from nnlite.namenode.storage.namedir import EDITS_NEW
@@ -73,7 +74,7 @@ class Snapshot:
     rpc_address: str | None = None      # host:port of Hadoop IPC (hdfs://), when served
 
 
-def collect(app) -> Snapshot:
+def collect(app: Any) -> Snapshot:
     """Everything the page shows (blocking: run it in a worker thread)."""
     snap = Snapshot(report=app.fs.report(), uptime=time.time() - app.started, now=time.time(),
                     writable=app.fs.journal_writable,
@@ -92,7 +93,7 @@ def collect(app) -> Snapshot:
     return snap
 
 
-def _block_store(app):
+def _block_store(app: Any) -> Any:
     return getattr(getattr(app, "data", None), "store", None)
 
 
@@ -128,7 +129,7 @@ def health(report: dict, writable: bool, ha: dict | None = None) -> tuple[str, s
 
 # ---------------------------------------------------------------------- the handler
 
-async def page(app, req: Request) -> Response:
+async def page(app: Any, req: Request) -> Response:
     """The route: GET and HEAD only."""
     if req.method not in ("GET", "HEAD"):
         return Response(405, f"{req.method} is not allowed here; use GET\n".encode(),
@@ -179,7 +180,7 @@ a{color:#1f5fa8}
 """
 
 
-def _e(value) -> str:
+def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any, AsyncIterator, Awaitable, BinaryIO, Callable
 
 from nnlite.namenode.http.wire import BadRequest, Request, parse_chunk_size, parse_headers
 
@@ -25,7 +26,7 @@ class BodyStream:
     chunked transfer encoding incrementally. ``feed`` returns None while the body is
     incomplete, else the bytes that follow it (the next request)."""
 
-    def __init__(self, sink, request: Request, limit: int):
+    def __init__(self, sink: Any, request: Request, limit: int) -> None:
         self.sink = sink
         self.request = request
         self.limit = limit
@@ -46,7 +47,7 @@ class BodyStream:
         if self.received + more > self.limit:
             raise BadRequest(413, f"Request body exceeds the limit of {self.limit} bytes")
 
-    def feed(self, data: bytes):
+    def feed(self, data: bytes) -> bytes | None:
         if not self.chunked:
             take = data[:self.remaining]
             if take:
@@ -57,7 +58,7 @@ class BodyStream:
         self.pending += data
         return self._chunks()
 
-    def _chunks(self):
+    def _chunks(self) -> bytes | None:
         buf = self.pending
         while True:
             if self.state == "data":
@@ -92,7 +93,7 @@ class BodyStream:
                 parse_headers([line.decode("latin-1")], 0)
 
 
-async def write_file(transport: asyncio.WriteTransport, file) -> None:
+async def write_file(transport: asyncio.WriteTransport, file: tuple[BinaryIO, int]) -> None:
     """Send ``file``, an (open binary file, size), after its head; the file is closed after."""
     handle, size = file
     try:
@@ -104,7 +105,8 @@ async def write_file(transport: asyncio.WriteTransport, file) -> None:
         handle.close()
 
 
-async def _write_chunks(transport: asyncio.WriteTransport, handle, size: int) -> None:
+async def _write_chunks(transport: asyncio.WriteTransport, handle: BinaryIO,
+                        size: int) -> None:
     """The file in chunks through ``transport.write``, waiting while the client is slow."""
     left = size
     while left > 0:
@@ -119,8 +121,8 @@ async def _write_chunks(transport: asyncio.WriteTransport, handle, size: int) ->
             await asyncio.sleep(0.001)
 
 
-async def write_pieces(transport: asyncio.WriteTransport, pieces, chunked: bool,
-                       writable) -> None:
+async def write_pieces(transport: asyncio.WriteTransport, pieces: AsyncIterator[bytes],
+                       chunked: bool, writable: Callable[[], Awaitable[None]]) -> None:
     """Send a produced body after its head: each piece as a chunk (or as it is, for a body
     delimited by closing), the next one produced only once the client has taken the last
     (``writable()`` waits while the transport is above its high-water mark), so a client

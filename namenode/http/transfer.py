@@ -32,6 +32,7 @@ import logging
 import os
 import secrets
 from pathlib import Path
+from typing import Any, Awaitable, Callable
 
 from nnlite.client.peer import IMAGE_TXID_HEADER, MD5_HEADER, TXID_RANGE_HEADER
 from nnlite.namenode.fsnamesystem import FSNamesystem
@@ -68,7 +69,7 @@ class Transfer:
         self.fs = fs
         self.gate = gate      # the shared secret, or in secure mode the service principals
 
-    def __call__(self, req: Request):
+    def __call__(self, req: Request) -> Response | Awaitable[Response]:
         if not self.gate.admits(req):
             return error(403, f"Checkpoint transfer refused: {self.gate.refusal}")
         route = (req.method, req.path)
@@ -92,21 +93,21 @@ class Transfer:
         self.fs.roll_edits()
         return self.fs.image.status()
 
-    async def _in_thread(self, fn):
+    async def _in_thread(self, fn: Callable[[], Any]) -> Response:
         try:
             result = await asyncio.get_running_loop().run_in_executor(None, fn)
         except CheckpointError as exc:
             return error(exc.status, str(exc))
         return Response(200, json.dumps(result).encode())
 
-    async def _file_in_thread(self, fn, header: str):
+    async def _file_in_thread(self, fn: Callable[[], Any], header: str) -> Response:
         try:
             info = await asyncio.get_running_loop().run_in_executor(None, fn)
         except CheckpointError as exc:
             return error(exc.status, str(exc))
         return self._file(info, header)
 
-    def _file(self, info, header: str) -> Response:
+    def _file(self, info: Any, header: str) -> Response:
         handle = open(info.name, "rb")
         size = os.fstat(handle.fileno()).st_size
         value = (str(info.last_txid) if header == IMAGE_TXID_HEADER
@@ -118,7 +119,7 @@ class Transfer:
 
     # ------------------------------------------------------------------ upload (streamed)
 
-    def upload(self, req: Request):
+    def upload(self, req: Request) -> Any:
         """Stream factory for PUT /checkpoint/image: a sink, or a refusal Response."""
         if not self.gate.admits(req):
             return error(403, f"Checkpoint transfer refused: {self.gate.refusal}")

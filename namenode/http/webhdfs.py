@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from nnlite.client import java_classes as java
 from nnlite.namenode import errors
@@ -160,7 +160,7 @@ class WebHdfs:
             ("DELETE", "DELETE"): self.delete,
         }
 
-    def __call__(self, req: Request):
+    def __call__(self, req: Request) -> Any:
         """A Response, or for a write one released once it is durable (``_answer``)."""
         try:
             op = (req.param("op") or "").upper()
@@ -229,7 +229,7 @@ class WebHdfs:
         assert self.authentication is not None and req.proof is not None
         return self.authentication.caller(req, req.proof)
 
-    def _answer(self, respond, logged: Logged):
+    def _answer(self, respond: Callable[[Any], Response], logged: Logged[Any]) -> Any:
         """Answer ``respond(value)`` of a write the namesystem applied and logged (its errors
         were raised there) once its ops are durable: the committer's ``Durable``, which the
         HTTP layer waits on (a failed sync becomes a RemoteException there), or the response
@@ -239,7 +239,7 @@ class WebHdfs:
 
     # ------------------------------------------------------------------ reads
 
-    def get_file_status(self, req, path, user) -> Response:
+    def get_file_status(self, req: Request, path: str, user: str) -> Response:
         """A path under a file is "File does not exist" for the superuser (the only
         AccessControlException it can meet resolving a path; FSDirStatAndListingOp.getFileInfo
         answers null) and that AccessControlException for anyone else. A ``/.reserved`` path
@@ -257,7 +257,7 @@ class WebHdfs:
             raise errors.PathNotFoundError(f"File does not exist: {path}", path=path) from exc
         return Response(200, f'{{"FileStatus":{status}}}'.encode(), remote.JSON)
 
-    def list_status(self, req, path, user) -> Response:
+    def list_status(self, req: Request, path: str, user: str) -> Response:
         """A directory of up to ``dfs.ls.limit`` entries is answered at once; a larger one is
         streamed a page at a time, as Hadoop's NamenodeWebHdfsMethods answers LISTSTATUS
         with ``getListingStream``: the namesystem lock is held for one page, a page is
@@ -270,7 +270,7 @@ class WebHdfs:
             return Response(200, file_statuses_json(listing.entries).encode(), remote.JSON)
         return Response(200, content_type=remote.JSON, pieces=self._pages(listing, limit))
 
-    async def _pages(self, listing: Listing, limit: int):
+    async def _pages(self, listing: Listing, limit: int) -> AsyncIterator[bytes]:
         names = listing.names
         yield b'{"FileStatuses":{"FileStatus":['
         sep = ""
@@ -295,7 +295,7 @@ class WebHdfs:
         except errors.PathNotFoundError as exc:
             raise errors.PathNotFoundError(f"File {path} does not exist.", path=path) from exc
 
-    def list_status_batch(self, req, path, user) -> Response:
+    def list_status_batch(self, req: Request, path: str, user: str) -> Response:
         statuses, remaining = self._listed(path, user, lambda resolved: self.fs.get_listing(
             resolved, user, file_status_json, req.param("startafter") or "",
             self.fs.list_limit))
@@ -303,21 +303,21 @@ class WebHdfs:
                               f'{file_statuses_json(statuses)},"remainingEntries":{remaining}}}}}'
                               ).encode(), remote.JSON)
 
-    def content_summary(self, req, path, user) -> Response:
+    def content_summary(self, req: Request, path: str, user: str) -> Response:
         summary = self.fs.get_content_summary(path, user)
         return json_response(content_summary_json(summary))
 
-    def quota_usage(self, req, path, user) -> Response:
+    def quota_usage(self, req: Request, path: str, user: str) -> Response:
         usage = self.fs.get_quota_usage(path, user)
         return json_response(quota_usage_json(usage))
 
-    def home_directory(self, req, path, user) -> Response:
+    def home_directory(self, req: Request, path: str, user: str) -> Response:
         return json_response({"Path": f"/user/{user}"})
 
-    def trash_root(self, req, path, user) -> Response:
+    def trash_root(self, req: Request, path: str, user: str) -> Response:
         return json_response({"Path": f"/user/{user}/.Trash"})
 
-    def check_access(self, req, path, user) -> Response:
+    def check_access(self, req: Request, path: str, user: str) -> Response:
         """CHECKACCESS (``FileSystem.access``, ``hadoop fs -test -r/-w/-x``): 200 when the
         caller has ``fsaction`` on the path, as FSPermissionChecker decides, else
         AccessControlException."""
@@ -329,26 +329,26 @@ class WebHdfs:
         self.fs.check_access(path, user, wanted)
         return Response(200, b"", remote.JSON)
 
-    def link_target(self, req, path, user) -> Response:
+    def link_target(self, req: Request, path: str, user: str) -> Response:
         """No inode is a symlink here (symlinks are off, as in HDFS by default), so
         NameNodeRpcServer.getLinkTarget refuses every existing path."""
         self.fs.check_exists(path, user)
         raise errors.NamenodeError(f"Path {path} is not a symbolic link", path=path)
 
-    def create_symlink(self, req, path, user) -> Response:
+    def create_symlink(self, req: Request, path: str, user: str) -> Response:
         """FSNamesystem.createSymlink while FileSystem.areSymlinksEnabled() is false (the
         default): UnsupportedOperationException."""
         param_required(req, "destination", "CREATESYMLINK")
         raise errors.UnsupportedOperationError("Symlinks not supported", path=path)
 
-    def trash_roots(self, req, path, user) -> Response:
+    def trash_roots(self, req: Request, path: str, user: str) -> Response:
         """GETTRASHROOTS: the existing ``/user/<name>/.Trash`` of the caller (``allusers``:
         of every user whose home the caller can list), as DistributedFileSystem.getTrashRoots
         lists them, each in JsonUtil's FileStatus map."""
         roots = self.fs.get_trash_roots(user, param_bool(req, "allusers"), trash_root_json)
         return json_response({"Paths": roots})
 
-    def delegation_token(self, req, path, user):
+    def delegation_token(self, req: Request, path: str, user: str) -> Any:
         """GETDELEGATIONTOKEN. Simple mode: no secret manager runs, ``{"Token":null}``. Secure
         mode, as NamenodeWebHdfsMethods: not with a ``delegation=`` ("delegation parameter is
         not null."), not for a caller a token authenticated (the namesystem refuses); a token
@@ -373,28 +373,28 @@ class WebHdfs:
         return token.with_service(req.param("service") or self.token_service(),
                                   req.param("kind") or kind)
 
-    def all_storage_policies(self, req, path, user) -> Response:
+    def all_storage_policies(self, req: Request, path: str, user: str) -> Response:
         return json_response({"BlockStoragePolicies": {"BlockStoragePolicy": [
             p.to_json() for p in storage_policy.POLICIES]}})
 
-    def storage_policy(self, req, path, user) -> Response:
+    def storage_policy(self, req: Request, path: str, user: str) -> Response:
         policy = self.fs.get_storage_policy(path, user)
         return json_response({"BlockStoragePolicy": policy.to_json()})
 
-    def set_storage_policy(self, req, path, user):
+    def set_storage_policy(self, req: Request, path: str, user: str) -> Any:
         name = param_required(req, "storagepolicy", "SETSTORAGEPOLICY")
         return self._answer(answer_empty, self.fs.set_storage_policy(path, name, user))
 
-    def unset_storage_policy(self, req, path, user):
+    def unset_storage_policy(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.unset_storage_policy(path, user))
 
-    def satisfy_storage_policy(self, req, path, user) -> Response:
+    def satisfy_storage_policy(self, req: Request, path: str, user: str) -> Response:
         self.fs.satisfy_storage_policy(path, user)
         return EMPTY_OK
 
     # ------------------------------------------------ erasure coding: every policy disabled
 
-    def ec_policy(self, req, path, user) -> Response:
+    def ec_policy(self, req: Request, path: str, user: str) -> Response:
         """FSDirErasureCodingOp.getErasureCodingPolicy: READ on the path, then no policy
         (JSON null) for a replicated path; JsonUtil sends a policy as the bare map
         WebHdfsFileSystem reads."""
@@ -404,36 +404,36 @@ class WebHdfs:
             raise errors.PathNotFoundError(f"Path not found: {path}", path=path) from exc
         return json_response(None)
 
-    def ec_policies(self, req, path, user) -> Response:
+    def ec_policies(self, req: Request, path: str, user: str) -> Response:
         return json_response({"ErasureCodingPolicies": {"ErasureCodingPolicyInfo": [
             {"policy": p.to_json(), "state": "DISABLED"} for p in erasure_coding.POLICIES]}})
 
-    def ec_codecs(self, req, path, user) -> Response:
+    def ec_codecs(self, req: Request, path: str, user: str) -> Response:
         return json_response({"ErasureCodingCodecs": erasure_coding.CODECS})
 
-    def set_ec_policy(self, req, path, user) -> Response:
+    def set_ec_policy(self, req: Request, path: str, user: str) -> Response:
         self.fs.set_ec_policy(path, req.param("ecpolicy") or "", user)
         return EMPTY_OK
 
-    def unset_ec_policy(self, req, path, user) -> Response:
+    def unset_ec_policy(self, req: Request, path: str, user: str) -> Response:
         self.fs.unset_ec_policy(path, user)
         return EMPTY_OK
 
-    def enable_ec_policy(self, req, path, user) -> Response:
+    def enable_ec_policy(self, req: Request, path: str, user: str) -> Response:
         self.fs.enable_ec_policy(param_required(req, "ecpolicy", "ENABLEECPOLICY"), user)
         return EMPTY_OK
 
-    def disable_ec_policy(self, req, path, user) -> Response:
+    def disable_ec_policy(self, req: Request, path: str, user: str) -> Response:
         self.fs.disable_ec_policy(param_required(req, "ecpolicy", "DISABLEECPOLICY"), user)
         return answer_empty(True)
 
-    def set_quota_by_storage_type(self, req, path, user) -> Response:
+    def set_quota_by_storage_type(self, req: Request, path: str, user: str) -> Response:
         storage_type = param_required(req, "storagetype", "SETQUOTABYSTORAGETYPE")
         return self._answer(answer_empty, self.fs.set_quota(
             path, param_int(req, "storagespacequota", QUOTA_DONT_SET, -1), None, user,
             storage_type))
 
-    def renew_delegation_token(self, req, path, user):
+    def renew_delegation_token(self, req: Request, path: str, user: str) -> Any:
         """RENEWDELEGATIONTOKEN ``token=``: ``{"long": <new expiry ms>}``, by the token's
         renewer as Kerberos proved it (simple mode: refused)."""
         text = param_required(req, "token", "RENEWDELEGATIONTOKEN")
@@ -443,7 +443,7 @@ class WebHdfs:
                             self.fs.renew_delegation_token(user, Token.decode_url(text),
                                                            self.caller(req)))
 
-    def cancel_delegation_token(self, req, path, user):
+    def cancel_delegation_token(self, req: Request, path: str, user: str) -> Any:
         """CANCELDELEGATIONTOKEN ``token=``: by its owner or renewer; 200, empty."""
         text = param_required(req, "token", "CANCELDELEGATIONTOKEN")
         if self.authentication is None:
@@ -452,29 +452,29 @@ class WebHdfs:
         return self._answer(lambda _: EMPTY_OK, self.fs.cancel_delegation_token(
             user, Token.decode_url(text), self.caller(req)))
 
-    def server_defaults(self, req, path, user) -> Response:
+    def server_defaults(self, req: Request, path: str, user: str) -> Response:
         return json_response(server_defaults_json(self.fs.server_defaults()))
 
-    def get_xattrs(self, req, path, user) -> Response:
+    def get_xattrs(self, req: Request, path: str, user: str) -> Response:
         encoding = param_encoding(req)
         names = [n for n in req.query.get("xattr.name") or () if n]
         attrs = self.fs.get_xattrs(path, user, names)
         return json_response(xattrs_json(attrs, encoding))
 
-    def list_xattrs(self, req, path, user) -> Response:
+    def list_xattrs(self, req: Request, path: str, user: str) -> Response:
         attrs = self.fs.get_xattrs(path, user, names_only=True)
         return json_response(xattr_names_json(attrs))
 
-    def acl_status(self, req, path, user) -> Response:
+    def acl_status(self, req: Request, path: str, user: str) -> Response:
         return json_response(self.fs.get_acl_status(path, user, acl_status_json))
 
-    def snapshot_diff(self, req, path, user) -> Response:
+    def snapshot_diff(self, req: Request, path: str, user: str) -> Response:
         older, newer = req.param("oldsnapshotname") or "", req.param("snapshotname") or ""
         path = self.fs.resolve_path(path, user, write=False)  # the report names the root's path
         entries = self.fs.get_snapshot_diff(path, older, newer, user)
         return json_response(diff_report_json(paths.normalize(path), older, newer, entries))
 
-    def snapshot_diff_listing(self, req, path, user) -> Response:
+    def snapshot_diff_listing(self, req: Request, path: str, user: str) -> Response:
         """JsonUtil.toJsonMap(SnapshotDiffReportListing), every entry in one page (lastPath
         "" and lastIndex -1 end the client's loop): modified inodes (a directory with
         isReference, so Hadoop's SnapshotDiffReportGenerator lists its entries), created and
@@ -486,7 +486,8 @@ class WebHdfs:
         targets = {child: where for _, child, where in created}
         moved = {child for _, child, _ in deleted} & set(targets)
 
-        def entry(dir_id, file_id, source, reference, target=None):
+        def entry(dir_id: int, file_id: int, source: str, reference: bool,
+                  target: str | None = None) -> dict:
             out = {"dirId": dir_id, "fileId": file_id, "isReference": reference,
                    "sourcePath": source}
             if target is not None:
@@ -498,7 +499,7 @@ class WebHdfs:
             "isFromEarlier": True, "lastIndex": -1, "lastPath": "",
             "modifyList": [entry(i, i, w, is_dir) for is_dir, i, w in modified]}})
 
-    def snapshottable_dirs(self, req, path, user) -> Response:
+    def snapshottable_dirs(self, req: Request, path: str, user: str) -> Response:
         """SnapshottableDirectoryStatus per directory (JsonUtil.toJsonMap)."""
         listed = self.fs.get_snapshottable_dirs(user, lambda where, node, root: {
             "dirStatus": json.loads(file_status_json(node, node.name, True)),
@@ -506,7 +507,7 @@ class WebHdfs:
             "snapshotNumber": len(root.snapshots), "snapshotQuota": root.quota})
         return json_response({"SnapshottableDirectoryList": listed})
 
-    def snapshot_list(self, req, path, user) -> Response:
+    def snapshot_list(self, req: Request, path: str, user: str) -> Response:
         """SnapshotStatus per snapshot (JsonUtil.toJsonMap): the snapshot's root as it was,
         named as the snapshot, under the directory's own path (an inode path resolved)."""
         path = self.fs.resolve_path(path, user, write=False)
@@ -519,38 +520,39 @@ class WebHdfs:
 
     # ------------------------------------------------------------------ mutations
 
-    def allow_snapshot(self, req, path, user):
+    def allow_snapshot(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.allow_snapshot(path, user))
 
-    def disallow_snapshot(self, req, path, user):
+    def disallow_snapshot(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.disallow_snapshot(path, user))
 
-    def create_snapshot(self, req, path, user):
+    def create_snapshot(self, req: Request, path: str, user: str) -> Any:
         return self._answer(lambda where: json_response({"Path": where}),
                             self.fs.create_snapshot(path, req.param("snapshotname") or None,
                                                     user))
 
-    def delete_snapshot(self, req, path, user):
+    def delete_snapshot(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.delete_snapshot(
             path, req.param("snapshotname") or "", user))
 
-    def rename_snapshot(self, req, path, user):
+    def rename_snapshot(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.rename_snapshot(
             path, param_required(req, "oldsnapshotname", "RENAMESNAPSHOT"),
             param_required(req, "snapshotname", "RENAMESNAPSHOT"), user))
 
-    def acl_change(self, change: str, with_permission: bool | None):
+    def acl_change(self, change: str,
+                   with_permission: bool | None) -> Callable[[Request, str, str], Any]:
         """The handler of one of the five ACL changes; ``with_permission`` None: no aclspec."""
-        def handler(req, path, user):
+        def handler(req: Request, path: str, user: str) -> Any:
             spec = [] if with_permission is None else param_aclspec(req, with_permission)
             return self._answer(answer_empty, self.fs.change_acl(path, change, spec, user))
         return handler
 
-    def mkdirs(self, req, path, user):
+    def mkdirs(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_true, self.fs.mkdirs(path, param_permission(req, 0o755), user,
                                                         param_unmasked(req)))
 
-    def rename(self, req, path, user):
+    def rename(self, req: Request, path: str, user: str) -> Any:
         destination = param_destination(req)
         paths.split(destination)
         options = req.param("renameoptions")
@@ -563,39 +565,39 @@ class WebHdfs:
         return self._answer(answer_empty, self.fs.rename(path, destination, "OVERWRITE" in names,
                                                          user))
 
-    def delete(self, req, path, user):
+    def delete(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_boolean, self.fs.delete(path, param_bool(req, "recursive"),
                                                            user))
 
-    def set_permission(self, req, path, user):
+    def set_permission(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.set_permission(
             path, param_permission(req, 0o755), user))
 
-    def set_owner(self, req, path, user):
+    def set_owner(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.set_owner(path, req.param("owner"),
                                                             req.param("group"), user))
 
-    def set_replication(self, req, path, user):
+    def set_replication(self, req: Request, path: str, user: str) -> Any:
         replication = param_int(req, "replication", None, 1, 32767)
         if replication is None:
             replication = self.fs.default_replication
         return self._answer(answer_boolean, self.fs.set_replication(path, replication, user))
 
-    def set_times(self, req, path, user):
+    def set_times(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.set_times(
             path, param_int(req, "modificationtime", -1, -1),
             param_int(req, "accesstime", -1, -1), user))
 
-    def set_xattr(self, req, path, user):
+    def set_xattr(self, req: Request, path: str, user: str) -> Any:
         name, flag = param_required(req, "xattr.name", "SETXATTR"), param_xattr_flag(req)
         return self._answer(answer_empty, self.fs.set_xattr(
             path, name, param_xattr_value(req.param("xattr.value")), flag, user))
 
-    def remove_xattr(self, req, path, user):
+    def remove_xattr(self, req: Request, path: str, user: str) -> Any:
         return self._answer(answer_empty, self.fs.remove_xattr(
             path, param_required(req, "xattr.name", "REMOVEXATTR"), user))
 
-    def set_quota(self, req, path, user):
+    def set_quota(self, req: Request, path: str, user: str) -> Any:
         ns_quota = param_int(req, "namespacequota", QUOTA_DONT_SET, -1)
         ss_quota = param_int(req, "storagespacequota", QUOTA_DONT_SET, -1)
         return self._answer(answer_empty, self.fs.set_quota(path, ns_quota, ss_quota, user))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import unquote_to_bytes
 
 REASONS = {s.value: s.phrase for s in HTTPStatus}
@@ -60,8 +61,9 @@ class Request:
     __slots__ = ("method", "target", "path", "query", "headers", "body", "keep_alive", "peer",
                  "scheme", "proof")
 
-    def __init__(self, method, target, path, query, headers, body, keep_alive, peer,
-                 scheme="http"):
+    def __init__(self, method: str, target: str, path: str, query: dict[str, Any],
+                 headers: dict[str, str], body: Any, keep_alive: bool, peer: Any,
+                 scheme: str = "http") -> None:
         self.method = method
         self.target = target      # raw request target, as sent
         self.path = path          # percent-decoded path (str), without the query
@@ -71,9 +73,9 @@ class Request:
         self.keep_alive = keep_alive
         self.peer = peer
         self.scheme = scheme      # "https" when it came over TLS (dfs.http.policy)
-        self.proof = None         # secure mode: what it proved (http/authentication.py)
+        self.proof: Any = None    # secure mode: what it proved (http/authentication.py)
 
-    def param(self, name: str, default=None):
+    def param(self, name: str, default: Any = None) -> Any:
         """One query parameter (names are case-insensitive). Repeats must be identical."""
         values = self.query.get(name)
         if not values:
@@ -88,8 +90,8 @@ class Response:
     __slots__ = ("status", "body", "content_type", "headers", "file", "pieces", "reason")
 
     def __init__(self, status: int = 200, body: bytes = b"",
-                 content_type: str | None = "application/json", headers=None, file=None,
-                 pieces=None, reason: str | None = None):
+                 content_type: str | None = "application/json", headers: Any = None,
+                 file: Any = None, pieces: Any = None, reason: str | None = None) -> None:
         self.status = status
         self.body = body
         self.content_type = content_type
@@ -273,7 +275,8 @@ def keeps_alive(version: str, headers: dict) -> bool:
     return connection != "close"
 
 
-def read_body(buf: bytearray, headers: dict, start: int, max_body: int):
+def read_body(buf: bytearray, headers: dict, start: int,
+              max_body: int) -> tuple[bytes | bytearray | None, int]:
     """The body that starts at ``buf[start]``, framed by ``headers``: (body, offset just past
     it), or (None, 0) while incomplete. Over ``max_body`` bytes is a 413."""
     coding = headers.get("transfer-encoding")
@@ -294,7 +297,8 @@ def read_body(buf: bytearray, headers: dict, start: int, max_body: int):
     return buf[start:start + size], start + size
 
 
-def read_chunked(buf: bytearray, pos: int, max_body: int):
+def read_chunked(buf: bytearray, pos: int,
+                 max_body: int) -> tuple[bytes | bytearray | None, int]:
     """The chunked body that starts at ``buf[pos]``: (body, offset just past its trailer), or
     (None, 0) while incomplete. Over ``max_body`` bytes is a 413."""
     out = bytearray()

@@ -45,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from typing import Any, Callable, Protocol, cast
+from typing import Any, Awaitable, Callable, Protocol, cast
 
 from nnlite.formats.errors import FormatError
 from nnlite.formats.hadoop import ipc
@@ -400,7 +400,7 @@ class Connection(asyncio.Protocol):
         assert self.negotiation is not None and self.negotiation.mechanism is not None
         return ipc.wrapped_response(self.negotiation.mechanism.wrap(frame))
 
-    def _secure_caller(self, context) -> Caller:
+    def _secure_caller(self, context: Any) -> Caller:
         """Who an authenticated connection is: the principal or the token's owner; the
         context's effective user only asks to act as another (a Kerberos proxy user)."""
         negotiation = self.negotiation
@@ -488,7 +488,7 @@ class Connection(asyncio.Protocol):
         assert self.caller is not None
         return handler(request, self.caller)
 
-    async def _finish(self, call: ipc.Call, coroutine) -> None:
+    async def _finish(self, call: ipc.Call, coroutine: Awaitable[Any]) -> None:
         try:
             message = await coroutine
         except Exception as exc:

@@ -107,7 +107,8 @@ class Locator:
     listed for a block it lost costs a reader one refused READ_BLOCK: ``DFSInputStream``
     marks the node dead and reads the next location, as it does for a datanode that is gone."""
 
-    def __init__(self, datanode: Datanode | None, http_port: int, capacity,
+    def __init__(self, datanode: Datanode | None, http_port: int,
+                 capacity: Callable[[], tuple[int, int, int]],
                  block_tokens: BlockTokenSecretManager | None = None,
                  peers: Callable[[], list[dict]] = list,
                  lacking: Callable[[int], bool] = lambda block_id: False) -> None:
