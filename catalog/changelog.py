@@ -191,7 +191,8 @@ def xxhash32(data: bytes, seed: int = 0) -> int:
         v = [(seed + _P1 + _P2) & _M, (seed + _P2) & _M, seed & _M, (seed - _P1) & _M]
         stripes = n - n % 16
         for lanes in struct.iter_unpack("<4I", data[:stripes]):
-            v = [_rotl((x + lane * _P2) & _M, 13) * _P1 & _M for x, lane in zip(v, lanes)]
+            v = [_rotl((x + lane * _P2) & _M, 13) * _P1 & _M
+                 for x, lane in zip(v, lanes, strict=True)]
         h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M
         i = stripes
     else:

@@ -19,8 +19,9 @@ COMPOSITE_CRC (``CrcComposer``): ``crc(A + B) = crc(A) * x^(8 * len(B)) mod P xo
 in GF(2)[x] with CRC32C's polynomial, in the reflected bit order Hadoop uses (bit 31 is the
 coefficient of x^0). A multiplication by a fixed monomial is linear, so it is four table
 look-ups (``_Multiplier``); a run of whole chunks is folded with one CRC32C call over zeros
-holding the chunk CRCs (``_fold``), about 10x faster in Python than a look-up per chunk. Blocks whose chunk CRCs are CRC32 (nnlite's first layout) cannot
-compose into a CRC32C: their bytes are read instead. Pure functions, but for ``file_crc``'s
+holding the chunk CRCs (``_fold``), about 10x faster in Python than a look-up per chunk.
+Blocks whose chunk CRCs are CRC32 (nnlite's first layout) cannot compose into a CRC32C: their
+bytes are read instead. Pure functions, but for ``file_crc``'s
 calls to the store it is handed.
 """
 
@@ -28,7 +29,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from crc32c import crc32c
 

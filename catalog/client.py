@@ -61,7 +61,7 @@ class CatalogClient:
         where = urlsplit(self.url)
         return f"webhdfs://{where.hostname}:{where.port or 9870}{path}"
 
-    def __enter__(self) -> "CatalogClient":
+    def __enter__(self) -> CatalogClient:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -3,7 +3,7 @@ they are). Pure functions from the answers to lines."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from nnlite.catalog.streaming import runs
 from nnlite.client.display import size
@@ -12,7 +12,7 @@ from nnlite.client.display import size
 def _when(ms: int | None) -> str:
     if not ms:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).astimezone().strftime(
+    return datetime.fromtimestamp(ms / 1000, UTC).astimezone().strftime(
         "%Y-%m-%d %H:%M:%S")
 
 

@@ -384,10 +384,9 @@ def summary(node, job: str, files: int, total: int, newest: int) -> dict:
     ids, pending = complete_ids(node), in_progress_ids(node)
     judged = judge(node, job)
     best = verdicts.newest_restorable(judged)
-    if pending and (not ids or pending[-1] > ids[-1]):
-        state = "writing"           # begun and not yet complete or aborted
-    else:
-        state = verdicts.health(judged)
+    # begun and not yet complete or aborted
+    writing = pending and (not ids or pending[-1] > ids[-1])
+    state = "writing" if writing else verdicts.health(judged)
     return {"path": job, "kind": JOB, "lastBatch": ids[-1] if ids else None,
             "restorableBatch": best.id if best else None, "stateBytes": total, "bytes": total,
             "files": files, "lastUpdate": newest, "health": state,

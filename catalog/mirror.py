@@ -40,8 +40,8 @@ import logging
 import os
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from nnlite.catalog.layout import CHECKSUM_SUFFIX, source_batch, state_file
 from nnlite.client.errors import InternalError, PathNotFoundError

@@ -331,7 +331,8 @@ def show(layout: Layout, contents: dict[str, bytes],
         })
     query_id = parsed.get(layout.metadata.path, {}).get("id") if layout.metadata else None
     return {"path": layout.path, "queryId": query_id, "lastBatch": layout.last_committed,
-            "asyncProgressTracking": layout.async_progress, "batches": batches, "operators": operators(layout),
+            "asyncProgressTracking": layout.async_progress, "batches": batches,
+            "operators": operators(layout),
             "sources": {name: len(entries) for name, entries in sorted(layout.sources.items())},
             "corrupt": sorted(bad.values())}
 

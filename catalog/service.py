@@ -16,10 +16,12 @@ are one DELETE_MANY op; ``complete`` is one RENAME.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from nnlite.catalog import (
     changelog,
@@ -240,7 +242,7 @@ class CatalogService:
             self._node(ns, root, user), root, can_list)])
         rows = []
         for path, kind in found:
-            got = self.fs.read(lambda ns: self._row(ns, path, kind, caller))
+            got = self.fs.read(functools.partial(self._row, path=path, kind=kind, caller=caller))
             if got is None:
                 continue                     # deleted meanwhile
             row, readable = got
@@ -292,13 +294,11 @@ class CatalogService:
         if self._overview is None or now - self._overview[0] >= ttl:
             public, total = [], 0
             for root in self.roots:
-                if self.fs.read(lambda ns: ns.lookup(root)) is None:
+                if self.fs.read(lambda ns, root=root: ns.lookup(root)) is None:
                     continue
                 total += len(self.ls(root, self.fs.identity.superuser))
-                try:
+                with contextlib.suppress(AccessControlError):  # root not world-readable
                     public += [r for r in self.ls(root, ANONYMOUS) if r["health"] != "denied"]
-                except AccessControlError:
-                    pass                     # the root itself is not world-readable
             self._overview = (now, (public, total - len(public)))
         return self._overview[1]
 

@@ -48,7 +48,7 @@ class JobCheckpoint:
                                 f"JobCheckpoint in a with statement")
         return self.id, self.path
 
-    def __enter__(self) -> "JobCheckpoint":
+    def __enter__(self) -> JobCheckpoint:
         begun = self.catalog.begin(self.job)
         self.id, self.path = begun["id"], begun["path"]
         log.info("job checkpoint %s/%d begun in %s", self.job, self.id, self.path)

@@ -67,8 +67,8 @@ and with a snapshot per version, and the offset log's version 2):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from nnlite.catalog.layout import (
     FileRef,

@@ -20,8 +20,8 @@ Pure functions over ``Verdict``s.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 ERROR, WARNING = "error", "warning"
 

@@ -11,8 +11,9 @@ copy of the checkpoint:
 Each operator is a query over the same input files (one file per micro-batch) whose every
 batch's output is recorded, a ``merge`` that folds recorded batches into the query's result
 and the ``expected`` result computed in Python. The restarts find one input file more than
-the first run had, so each runs at least one batch and reads the state it restored. ``tests/catalog/test_conformance.py`` runs a
-representative part in CI; ``bench/conformance.py`` runs the whole matrix and prints its table.
+the first run had, so each runs at least one batch and reads the state it restored.
+``tests/catalog/test_conformance.py`` runs a representative part in CI; ``bench/conformance.py``
+runs the whole matrix and prints its table.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ are read as json4s reads them."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -17,7 +18,7 @@ from tests.namenode.blocks.helpers import CONTENT
 def blocks_of(data: bytes, cuts: list[int]):
     """``data`` cut into blocks at ``cuts``: their ``(id, length, genstamp)`` and bytes."""
     bounds = [0, *cuts, len(data)]
-    parts = {i: data[a:b] for i, (a, b) in enumerate(zip(bounds, bounds[1:]))}
+    parts = {i: data[a:b] for i, (a, b) in enumerate(itertools.pairwise(bounds))}
     return [(i, len(p), 1) for i, p in parts.items()], parts
 
 

@@ -285,9 +285,9 @@ def test_rollback_is_all_or_nothing_across_sigkill(start_namenode):
     # The rollback's record is the first write after this start; it is torn halfway.
     nn = start(start_namenode, "nnlite.catalog.quiet=0", name_dirs=nn.name_dirs,
                env={"NNLITE_FAULTS": "journal.partial-write=kill@1"})
-    with CatalogClient(nn.url, USER) as catalog:
-        with pytest.raises(client_errors.NamenodeUnreachableError):
-            catalog.rollback(Q, 3)
+    with (CatalogClient(nn.url, USER) as catalog,
+          pytest.raises(client_errors.NamenodeUnreachableError)):
+        catalog.rollback(Q, 3)
     nn.proc.wait(30)
     nn = start(start_namenode, "nnlite.catalog.quiet=0", name_dirs=nn.name_dirs)
     with CatalogClient(nn.url, USER) as catalog:

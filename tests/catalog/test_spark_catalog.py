@@ -354,10 +354,10 @@ def test_batch_pipeline_job_checkpoints(spark, server, catalog):
     assert (row["health"], report["restorable"], report["restorableBatch"]) == ("ok", True, 1)
     assert not [i for i in report["issues"] if i["level"] == "error"], report
 
-    with pytest.raises(RuntimeError, match="the job failed"):
-        with JobCheckpoint(catalog, job) as chk:
-            df.write.mode("append").parquet(chk.uri)
-            raise RuntimeError("the job failed")
+    with (pytest.raises(RuntimeError, match="the job failed"),
+          JobCheckpoint(catalog, job) as chk):
+        df.write.mode("append").parquet(chk.uri)
+        raise RuntimeError("the job failed")
     assert catalog.latest_job(job)["id"] == 1         # aborted: chk-2 never became latest
     assert catalog.ls("/jobs")[0]["inProgress"] == []
 
