@@ -35,8 +35,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from nnlite.client import java_classes as java
 from nnlite.client.peer import Credentials, Peer, PeerRefusedError

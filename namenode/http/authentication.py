@@ -35,8 +35,8 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from nnlite.client import java_classes as java
 from nnlite.client.kerberos import negotiate_token
@@ -62,7 +62,8 @@ log = logging.getLogger(__name__)
 OPEN_PATHS = ("/isActive",)                       # HttpServer2.addInternalServlet, no auth
 TOKEN_PREFIXES = ("/webhdfs/v1", "/data/v1")      # AuthFilter: a delegation= skips the filter
 REQUIRED = "Authentication required"              # AuthenticationFilter's reason
-UGI_FAILED = "Failed to obtain user group information:"   # SecurityUtil.FAILED_TO_GET_UGI_MSG_HEADER
+# SecurityUtil.FAILED_TO_GET_UGI_MSG_HEADER
+UGI_FAILED = "Failed to obtain user group information:"
 
 KEPT = 4096                                       # decoded tokens, callers kept
 Verify = Callable[[Token], DelegationTokenIdentifier]

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from nnlite.formats.edits import Block

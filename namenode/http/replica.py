@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Awaitable
+from collections.abc import Awaitable
 
 from nnlite.client.peer import BLOCK_DIGEST_HEADER
 from nnlite.namenode import errors
@@ -51,7 +51,8 @@ class Replica:
             return error(404, f"blk_{block_id} is not here")
         loop = asyncio.get_running_loop()
         try:
-            handle = open(self.store.data_path(block_id), "rb")
+            # the Response owns the handle: the server sends it with sendfile, then closes it
+            handle = open(self.store.data_path(block_id), "rb")  # noqa: SIM115
             size = os.fstat(handle.fileno()).st_size
             digest = await loop.run_in_executor(None, digest_text, self.store, block_id, size)
         except (OSError, errors.NamenodeError) as exc:

@@ -14,13 +14,13 @@ Limits, each answered with a 4xx and the connection closed: a head over ``max_he
 (400), a request not complete ``request_timeout`` seconds after its first byte (408; a
 streamed body instead must keep up ``min_body_rate`` bytes a second on average after that),
 and -- with 503 -- a partial request that would take the bytes held for unfinished requests
-across all connections past ``body_budget``. After such an answer the connection half-closes and discards what the client still sends
-for up to ``LINGER`` seconds, so a client busy sending a large body reads the answer instead of
-a reset. Lenient where HTTP allows it: bare LF line ends (in every line of a head, or none),
-empty lines before a request line,
-an absolute-form target (``http://host/path``); HEAD gets the head of the GET answer. A client
-that does not read its answers, or pipelines more than PIPELINE_LIMIT bytes ahead of them,
-stops being read (flow control). Graceful stop: close the listener, let in-flight requests
+across all connections past ``body_budget``. After such an answer the connection half-closes
+and discards what the client still sends for up to ``LINGER`` seconds, so a client busy sending
+a large body reads the answer instead of a reset. Lenient where HTTP allows it: bare LF line
+ends (in every line of a head, or none), empty lines before a request line, an absolute-form
+target (``http://host/path``); HEAD gets the head of the GET answer. A client that does not
+read its answers, or pipelines more than PIPELINE_LIMIT bytes ahead of them, stops being read
+(flow control). Graceful stop: close the listener, let in-flight requests
 finish (up to a grace period), close idle connections.
 """
 
@@ -29,8 +29,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from ssl import SSLContext
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 from nnlite.namenode.http.stream import BodyStream, write_file, write_pieces
 
@@ -67,7 +68,7 @@ class _Connection(asyncio.Protocol):
     # Set by connection_made, the first call asyncio makes: nothing reaches a connection before.
     transport: asyncio.Transport
 
-    def __init__(self, server: "HttpServer", scheme: str = "http") -> None:
+    def __init__(self, server: HttpServer, scheme: str = "http") -> None:
         self.server = server
         self.scheme = scheme         # "https" on a TLS listener: the request's own scheme
         self.buf = bytearray()

@@ -173,7 +173,8 @@ dd{margin:0 0 0 auto;min-width:0;font-weight:600;font-variant-numeric:tabular-nu
   text-align:right;overflow-wrap:anywhere}
 table{width:100%;border-collapse:collapse;font-size:14px}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e8ecf1}
-td .badge{overflow-wrap:anywhere}th{color:#5a6678;font-weight:600;white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td .badge{overflow-wrap:anywhere}th{color:#5a6678;font-weight:600;white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.path{font-family:ui-monospace,"DejaVu Sans Mono",monospace;word-break:break-all}
 .wide{margin-top:16px}footer{color:#6b7686;font-size:12px;margin-top:16px}
 a{color:#1f5fa8}
@@ -313,8 +314,8 @@ HEALTH_CSS = {"ok": "ok", "writing": "ok", "empty": "warn", "degraded": "warn",
 
 
 def _catalog(snap: Snapshot) -> str:
-    """The Spark and Flink checkpoints the catalog finds that anyone may read (the page has no identity): the
-    unhealthy first, at most CATALOG_ROWS; the others only counted."""
+    """The Spark and Flink checkpoints the catalog finds that anyone may read (the page has no
+    identity): the unhealthy first, at most CATALOG_ROWS; the others only counted."""
     if snap.catalog is None:
         if snap.ha is not None and snap.ha["state"] != "active":
             return ('<section class="wide"><h2>Checkpoints</h2><p class="meta" '

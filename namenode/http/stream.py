@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Awaitable, BinaryIO, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, BinaryIO
 
 from nnlite.namenode.http.wire import BadRequest, Request, parse_chunk_size, parse_headers
 

@@ -31,8 +31,9 @@ import json
 import logging
 import os
 import secrets
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from nnlite.client.peer import IMAGE_TXID_HEADER, MD5_HEADER, TXID_RANGE_HEADER
 from nnlite.namenode.fsnamesystem import FSNamesystem
@@ -108,7 +109,8 @@ class Transfer:
         return self._file(info, header)
 
     def _file(self, info: Any, header: str) -> Response:
-        handle = open(info.name, "rb")
+        # the Response owns the handle: the server sends it with sendfile, then closes it
+        handle = open(info.name, "rb")  # noqa: SIM115
         size = os.fstat(handle.fileno()).st_size
         value = (str(info.last_txid) if header == IMAGE_TXID_HEADER
                  else f"{info.first_txid}-{info.last_txid}")

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from nnlite.client import java_classes as java
 from nnlite.namenode import errors
@@ -216,10 +217,9 @@ class WebHdfs:
             raise invalid_param("user.name", f'Invalid value: "{user[:100]}" does not belong to '
                                         f"the domain {USER_PATTERN}")
         doas = req.param("doas")
-        if doas and doas != user:
-            if not _USER.fullmatch(doas):
-                raise invalid_param("doas", f'Invalid value: "{doas[:100]}" does not belong '
-                                            f"to the domain {USER_PATTERN}")
+        if doas and doas != user and not _USER.fullmatch(doas):
+            raise invalid_param("doas", f'Invalid value: "{doas[:100]}" does not belong '
+                                        f"to the domain {USER_PATTERN}")
         return effective_user(user, doas, self.proxy_users,
                               lambda name: self.fs.caller(name).groups,
                               req.peer[0] if req.peer else None)
@@ -325,7 +325,7 @@ class WebHdfs:
         if not _FS_ACTION.fullmatch(action):
             raise invalid_param("fsaction", f'Invalid value: "{action[:20]}" does not belong '
                                             f"to the domain {_FS_ACTION.pattern}")
-        wanted = sum(bit for letter, bit in zip(action, (4, 2, 1)) if letter != "-")
+        wanted = sum(bit for letter, bit in zip(action, (4, 2, 1), strict=True) if letter != "-")
         self.fs.check_access(path, user, wanted)
         return Response(200, b"", remote.JSON)
 

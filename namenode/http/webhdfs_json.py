@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable
 from json.encoder import encode_basestring_ascii
-from typing import Iterable
 
 from nnlite.namenode.http import remote
 from nnlite.namenode.http.wire import Response
@@ -40,7 +40,8 @@ def answer_empty(_result: object) -> Response:
     return EMPTY_OK
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps(**kw) builds one per call
+# built once: json.dumps(**kw) builds one per call
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 _string = encode_basestring_ascii     # how _ENCODER writes a str (ensure_ascii)
 
 

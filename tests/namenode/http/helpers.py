@@ -11,6 +11,7 @@ plain user.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -121,17 +122,15 @@ def exchange(port: int, data: bytes, *, timeout: float = 5, shut: bool = False) 
     """Send raw bytes, read until the server closes (or ``timeout``); ``shut`` half-closes
     our side after sending. A reset after the server's answer is not an error here."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             sock.sendall(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
         if shut:
             sock.shutdown(socket.SHUT_WR)
         out = b""
         try:
             while chunk := sock.recv(65536):
                 out += chunk
-        except (ConnectionResetError, socket.timeout):
+        except (TimeoutError, ConnectionResetError):
             pass
         return out
 

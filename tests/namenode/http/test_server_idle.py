@@ -7,7 +7,8 @@ from nnlite.namenode.http.wire import Response
 
 def test_idle_connection_is_closed():
     async def main():
-        server = HttpServer(lambda r: Response(200, b"ok"), remote.parse_error_response, idle_timeout=0.4)
+        server = HttpServer(lambda r: Response(200, b"ok"), remote.parse_error_response,
+                            idle_timeout=0.4)
         port = await server.start("127.0.0.1", 0)
         r, w = await asyncio.open_connection("127.0.0.1", port)
         w.write(b"GET /x HTTP/1.1\r\nHost: a\r\n")   # a half-sent request, then silence

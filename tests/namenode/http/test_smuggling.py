@@ -103,7 +103,7 @@ def until_closed(port: int, data: bytes, timeout: float = 5) -> tuple[bytes, boo
                 out += chunk
                 if time.monotonic() > deadline:
                     return out, False
-        except socket.timeout:
+        except TimeoutError:
             return out, False
         except ConnectionResetError:
             pass

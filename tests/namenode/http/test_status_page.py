@@ -87,7 +87,8 @@ for (const card of document.querySelectorAll("section")) {
 const main = document.querySelector("main > .grid, main > p").getBoundingClientRect();
 const gap = window.innerWidth - document.documentElement.clientWidth;   // a scroll bar
 if (Math.abs(main.left - (document.documentElement.clientWidth - main.right)) > 1)
-  bad.push(`content off centre: ${main.left} px left, ${window.innerWidth - gap - main.right} right`);
+  bad.push(`content off centre: ${main.left} px left, `
+           + `${window.innerWidth - gap - main.right} right`);
 const title = document.querySelector("header h1").getBoundingClientRect();
 if (Math.abs(title.left - main.left) > 1)
   bad.push(`title at ${title.left} px, content at ${main.left}`);

@@ -211,11 +211,13 @@ def test_an_upload_cut_off_keeps_what_arrived(w, server, d):
             sock.sendall(b"%x\r\n" % len(body) + body + b"\r\n" if "chunked" in framing
                          else body)
             full = len(body) // BLOCK * BLOCK        # the last, partial block is in memory
-            wait_for(lambda: sum(p.stat().st_size for p in (data_dir(server) / "tmp").iterdir()
-                                 if not p.name.endswith(".meta")) >= full,
+            wait_for(lambda full=full: sum(p.stat().st_size
+                                           for p in (data_dir(server) / "tmp").iterdir()
+                                           if not p.name.endswith(".meta")) >= full,
                      what="the upload's full blocks in tmp/")    # then cut it off
         wait_for(lambda: not tmp_files(server), what="tmp/ to empty")
-        wait_for(lambda: read(w, f"{d}/{name}") == body, what="the file to complete")
+        wait_for(lambda name=name, body=body: read(w, f"{d}/{name}") == body,
+                 what="the file to complete")
         assert w.call("POST", f"{d}/{name}", "APPEND").status == 307     # closed: open again
 
 

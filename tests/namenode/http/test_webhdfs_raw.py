@@ -628,8 +628,10 @@ def test_doas_as_hadoop_s_proxy_user_rules_allow_it(start_namenode):
     .groups) naming the user or one of its groups, and .hosts covering the caller's address;
     being the superuser grants nothing. A refusal is WebHDFS's SecurityException (403)."""
     server = start_namenode(
-        "-D", "hadoop.proxyuser.tester.users=alice", "-D", "hadoop.proxyuser.tester.hosts=127.0.0.1",
-        "-D", "hadoop.proxyuser.carol.groups=staff", "-D", "hadoop.proxyuser.carol.hosts=10.0.0.0/8",
+        "-D", "hadoop.proxyuser.tester.users=alice",
+        "-D", "hadoop.proxyuser.tester.hosts=127.0.0.1",
+        "-D", "hadoop.proxyuser.carol.groups=staff",
+        "-D", "hadoop.proxyuser.carol.hosts=10.0.0.0/8",
         "-D", "hadoop.proxyuser.erin.groups=staff", "-D", "hadoop.proxyuser.erin.hosts=*")
     w = WebHdfs(server)
     w.mkdirs("/doas")
@@ -892,7 +894,8 @@ def test_symlinks_are_off_as_in_hdfs_by_default(w, d):
     assert error(reply) == (400, "UnsupportedOperationException")
     assert reply.message == "Symlinks not supported"
     reply = w.get(d, "GETLINKTARGET")
-    assert error(reply) == (403, "IOException") and reply.message == f"Path {d} is not a symbolic link"
+    assert error(reply) == (403, "IOException")
+    assert reply.message == f"Path {d} is not a symbolic link"
     assert error(w.get(d + "/missing", "GETLINKTARGET")) == (404, "FileNotFoundException")
 
 
