@@ -27,7 +27,8 @@ the erasure coding calls once Hadoop's Java checks ran over both schemes
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from nnlite.formats.hadoop import acl, hdfs, security
 from nnlite.formats.hadoop import client_namenode as cn

@@ -45,7 +45,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from typing import Any, Awaitable, Callable, Protocol, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, cast
 
 from nnlite.formats.errors import FormatError
 from nnlite.formats.hadoop import ipc
@@ -120,7 +121,7 @@ class RpcServer:
     @classmethod
     def starting(cls, identity: Identity, proxy_users: ProxyUsers,
                  max_data_length: int = ipc.MAX_DATA_LENGTH,
-                 security: SecuritySettings | None = None) -> "RpcServer":
+                 security: SecuritySettings | None = None) -> RpcServer:
         """A server to bind before the namespace loads: connections are taken (preamble,
         SASL in secure mode, context, proxy users by ``identity``'s groups), every call is
         answered RetriableException until ``serve``."""

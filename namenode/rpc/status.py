@@ -16,7 +16,8 @@ the ``uint64`` fields, as protobuf's Java runtime writes a negative ``long``.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from nnlite.formats.hadoop import acl, hdfs
 from nnlite.namenode.datanode.tokens import EMPTY_TOKEN, READ, WRITE, BlockTokenSecretManager

@@ -41,8 +41,9 @@ Rules:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors

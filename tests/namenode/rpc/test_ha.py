@@ -26,7 +26,7 @@ def ha_conf(jvm, haset):
     conf.set("fs.hdfs.impl.disable.cache", "true")
     conf.set("dfs.nameservices", NAMESERVICE)
     conf.set(f"dfs.ha.namenodes.{NAMESERVICE}", ",".join(haset.ids))
-    for nn, port in zip(haset.ids, haset.rpc_ports):
+    for nn, port in zip(haset.ids, haset.rpc_ports, strict=True):
         conf.set(f"dfs.namenode.rpc-address.{NAMESERVICE}.{nn}", f"127.0.0.1:{port}")
     conf.set(f"dfs.client.failover.proxy.provider.{NAMESERVICE}",
              "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider")
@@ -78,7 +78,7 @@ def native_conf(haset) -> dict[str, str]:
     return {"dfs.nameservices": NAMESERVICE,
             f"dfs.ha.namenodes.{NAMESERVICE}": ",".join(haset.ids),
             **{f"dfs.namenode.rpc-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
-               for nn, port in zip(haset.ids, haset.rpc_ports)}}
+               for nn, port in zip(haset.ids, haset.rpc_ports, strict=True)}}
 
 
 def status_bean(haset, i: int) -> dict:
