@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors

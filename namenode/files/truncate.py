@@ -9,7 +9,7 @@ writer takes it over; the copy reaches a standby (``replicate``) before the op i
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 from nnlite.formats.edits import Block
 from nnlite.namenode import errors

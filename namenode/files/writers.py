@@ -20,8 +20,9 @@ of the blocks kept from before the write and of the new blocks, combined.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from nnlite.formats.edits import Block
 from nnlite.namenode.blocks import checksum
