@@ -35,9 +35,9 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from nnlite.client.errors import ClientError, ProtocolError
 from nnlite.client.peer import (

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from nnlite.client.errors import EtcdError, EtcdUnavailableError
 from nnlite.client.etcd.client import Etcd

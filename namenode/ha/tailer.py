@@ -118,7 +118,7 @@ class EditLogTailer:
                 records = edits.payloads_in(batch.data, batch.first_txid,
                                             source=f"shared journal chunk {batch.last_txid}")
                 ends = [off for off, _ in records[1:]] + [len(batch.data)]
-                for (off, items), end in zip(records, ends):
+                for (off, items), end in zip(records, ends, strict=True):
                     if first <= items[1] <= last:
                         found[items[1]] = batch.data[off:end]
                 after = batch.last_txid

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from nnlite.client.errors import EtcdError, EtcdUnavailableError
 from nnlite.client.etcd.client import Etcd
@@ -243,9 +243,8 @@ class Takeover:
     def _purge(self) -> None:
         journal = self.journal
         below = self.fs.last_checkpoint_txid + 1 - self.edits_retained
-        if journal is not None and below > self.purged_below:
-            if journal.purge(below):
-                self.purged_below = below
+        if journal is not None and below > self.purged_below and journal.purge(below):
+            self.purged_below = below
 
     # ------------------------------------------------------------------ administration
 

@@ -1,14 +1,13 @@
 """An HA set for tests: real namenode processes on loopback sharing a real etcd cluster.
 
-``HASet(tmp_path, etcd)`` writes one configuration naming the nameservice ``ns1``, its
-namenodes ``nn1``, ``nn2``, ... on free ports (``restartable_ports``: below the ephemeral
-range, for sets whose namenodes are killed and started many times) and the etcd endpoints, formats ``nn1``'s name
-dir and gives every other namenode a copy of it (one namespace, as ``-bootstrapStandby``
-would). ``start(i)`` runs namenode ``i`` (with ``PYTHONFAULTHANDLER``: ``dump_threads()``
-has each write its threads' stacks to its log); ``active()`` waits for the one that says
-``/isActive``. ``Writers`` are the load: connections that each create their own directories
-in order, follow the active as a failover client does, and record what was acknowledged.
-Everything started is killed by ``close()``.
+``HASet(tmp_path, etcd)`` writes one configuration naming the nameservice ``ns1``, its namenodes
+``nn1``, ``nn2``, ... on free ports (``restartable_ports``: below the ephemeral range, for sets
+whose namenodes are killed and started many times) and the etcd endpoints, formats ``nn1``'s name
+dir and gives every other namenode a copy of it (one namespace, as ``-bootstrapStandby`` would).
+``start(i)`` runs namenode ``i`` (with ``PYTHONFAULTHANDLER``: ``dump_threads()`` has each write its
+threads' stacks to its log); ``active()`` waits for the one that says ``/isActive``. ``Writers`` are
+the load: connections that each create their own directories in order, follow the active as a
+failover client does, and record what was acknowledged. Everything started is killed by ``close()``.
 
 For the checks after faults (tests/namenode/ha/test_faults.py): ``failover(i)`` (the HTTP
 admin's graceful failover to namenode ``i``), ``checkpoint_txid(i)``, ``local_records(dir)``
@@ -61,9 +60,9 @@ class HASet:
             "nnlite.checkpoint.secret": "ha-set-secret",
             "nnlite.ha.replication.interval": "0.5",
             **{f"dfs.namenode.http-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
-               for nn, port in zip(self.ids, self.ports)},
+               for nn, port in zip(self.ids, self.ports, strict=True)},
             **{f"dfs.namenode.rpc-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
-               for nn, port in zip(self.ids, self.rpc_ports)},
+               for nn, port in zip(self.ids, self.rpc_ports, strict=True)},
             **(settings or {}),
         }
         self.conf = tmp_path / "ha.conf"
@@ -218,7 +217,7 @@ class Writers:
         self.threads = [threading.Thread(target=self._write, args=(k,), daemon=True)
                         for k in range(count)]
 
-    def __enter__(self) -> "Writers":
+    def __enter__(self) -> Writers:
         for thread in self.threads:
             thread.start()
         return self

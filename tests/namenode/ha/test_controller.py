@@ -77,7 +77,7 @@ def test_a_standby_follows_the_active_and_refuses_ops_as_hadoops_does(haset):
 def test_twenty_kills_of_the_active_under_32_writers_lose_no_acknowledged_op(haset):
     haset.start_all()
     with Writers(haset, 32, file_every=4) as writers:
-        for round_ in range(20):
+        for _ in range(20):
             writers.wait_progress(200)
             old = haset.active()
             haset.kill(old)

@@ -390,8 +390,10 @@ def wait_synced(rnd: Round) -> int | None:
         return wait_for(same, SYNC, "both namenodes at the same synced txid", interval=0.2)
     except TimeoutError:
         committed = shared_records(rnd.etcd.endpoints).committed
+        # strict=False: seen stays empty until one poll reaches every namenode.
+        synced = dict(zip(haset.ids, seen, strict=False))
         rnd.findings.append(f"the namenodes never reached the same txid within {SYNC:g} "
-                            f"s: synced {dict(zip(haset.ids, seen))}, etcd committed "
+                            f"s: synced {synced}, etcd committed "
                             f"{committed}; {rnd._states()}")
         return None
 
@@ -401,7 +403,7 @@ def check_prefixes(rnd: Round) -> None:
     haset = rnd.haset
     on_disk = [local_records(d) for d in haset.dirs]    # before etcd (acknowledged_only_locally)
     shared = shared_records(rnd.etcd.endpoints)
-    for nn, local in zip(haset.ids, on_disk):
+    for nn, local in zip(haset.ids, on_disk, strict=True):
         wrong = diverged(local, shared)
         if wrong:
             rnd.findings.append(f"{nn}'s edits are not a prefix of the shared journal "
@@ -472,7 +474,7 @@ def acknowledged_only_locally(rnd: Round) -> list[str]:
     acked = {path for writers in rnd.everyone for path in writers.acknowledged()}
     in_journal = {op_path(r) for r in shared.records.values()}
     found = []
-    for nn, local in zip(rnd.haset.ids, on_disk):
+    for nn, local in zip(rnd.haset.ids, on_disk, strict=True):
         apart = {txid: op_path(record) for txid, record in local.items()
                  if txid > committed or shared.records.get(txid, record) != record}
         lost = [f"{path} (txid {txid})" for txid, path in sorted(apart.items())
@@ -501,7 +503,7 @@ def check_offline(haset: HASet, everyone: list[Writers], scratch: Path) -> list[
         differ = sorted(set(trees[0].items()) ^ set(trees[1].items()))
         findings.append(f"the name dirs load different namespaces ({len(differ)} entries "
                         f"differ): {differ[:8]}")
-    for nn, tree in zip(haset.ids, trees):
+    for nn, tree in zip(haset.ids, trees, strict=True):
         wrong = [f"{path}: {tree.get(path)}, not {want}" for writers in everyone
                  for path, want in expected(writers).items() if tree.get(path) != want]
         if wrong:
