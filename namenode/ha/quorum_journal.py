@@ -2,14 +2,18 @@
 
 Keys, under ``<prefix>/<nameservice>/`` (``Layout``):
 
-| key | value |
-|---|---|
-| ``leader`` | the active's JSON ``{"id", "http"}``, bound to its lease; its create revision is the active's *epoch* |
-| ``namespace`` | the namespace id every member must have (set by the first active) |
-| ``committed`` | the last txid durable in etcd, as decimal text |
-| ``standbys/<id>`` | each standby's position, JSON ``{"txid", "lagTxns", "lagMs", "http", "at", "datanode", "healthy"}``, put about once a second: the active's figures of its standbys' lag, and the datanode (``{"host", "xferPort", "ipcPort", "infoPort", "uuid"}``) it names in pipelines and block locations while the position is fresh |
-| ``term`` | how many times a namenode became active, as decimal text: each active allocates block ids from ``term << TERM_SHIFT`` up, so two actives never hand out one id |
-| ``txns/<last txid, 20 digits>`` | framed edits records (``formats/edits.py``), whole records, txids contiguous, ending at that txid |
+* ``leader``: the active's JSON ``{"id", "http"}``, bound to its lease; its create revision is the
+  active's *epoch*
+* ``namespace``: the namespace id every member must have (set by the first active)
+* ``committed``: the last txid durable in etcd, as decimal text
+* ``standbys/<id>``: each standby's position, JSON ``{"txid", "lagTxns", "lagMs", "http", "at",
+  "datanode", "healthy"}``, put about once a second: the active's figures of its standbys' lag, and
+  the datanode (``{"host", "xferPort", "ipcPort", "infoPort", "uuid"}``) it names in pipelines and
+  block locations while the position is fresh
+* ``term``: how many times a namenode became active, as decimal text: each active allocates block
+  ids from ``term << TERM_SHIFT`` up, so two actives never hand out one id
+* ``txns/<last txid, 20 digits>``: framed edits records (``formats/edits.py``), whole records, txids
+  contiguous, ending at that txid
 
 Invariants:
 
@@ -36,8 +40,8 @@ import functools
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from nnlite.client.errors import EtcdError, EtcdRequestError, EtcdUnavailableError
 from nnlite.client.etcd.client import Etcd
@@ -69,7 +73,7 @@ class Layout:
     base: bytes
 
     @classmethod
-    def of(cls, prefix: str, nameservice: str) -> "Layout":
+    def of(cls, prefix: str, nameservice: str) -> Layout:
         return cls(f"{prefix.rstrip('/')}/{nameservice}/".encode())
 
     @property
