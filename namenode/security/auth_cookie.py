@@ -58,7 +58,7 @@ class AuthToken:
                 f"e={self.expires_ms}")
 
     @classmethod
-    def parse(cls, text: str) -> "AuthToken":
+    def parse(cls, text: str) -> AuthToken:
         """``AuthToken.parse``: quotes at both ends dropped, ``s`` ignored."""
         if len(text) >= 2 and text[0] == text[-1] == '"':
             text = text[1:-1]
@@ -90,7 +90,7 @@ class Signer:
         self.secret = secret
 
     @classmethod
-    def from_file(cls, path: str) -> "Signer":
+    def from_file(cls, path: str) -> Signer:
         """The secret file's bytes as ``FileSignerSecretProvider`` reads them (all of them,
         a trailing newline included); no file named: a random secret."""
         if not path:

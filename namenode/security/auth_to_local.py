@@ -64,7 +64,7 @@ class KerberosName:
     realm: str | None
 
     @classmethod
-    def parse(cls, name: str) -> "KerberosName":
+    def parse(cls, name: str) -> KerberosName:
         match = NAME_PARSER.fullmatch(name)
         if match is None:
             if "@" in name:

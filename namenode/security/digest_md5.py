@@ -50,7 +50,7 @@ import hmac
 import re
 import secrets
 import struct
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 QOPS = ("auth", "auth-int", "auth-conf")
 # hadoop.rpc.protection's names for the qops (SaslRpcServer.QualityOfProtection)
@@ -158,7 +158,7 @@ def response_value(ha1: bytes, nonce: str, nc: str, cnonce: str, qop: str, diges
 class _Exchange:
     """What either side has once the exchange is done: the security layer of its qop."""
 
-    _layer: "_SecurityLayer | None" = None       # set once the exchange completes
+    _layer: _SecurityLayer | None = None       # set once the exchange completes
 
     @property
     def security_layer(self) -> bool:

@@ -14,8 +14,9 @@ issued to a proxy; no ``doas`` on top of a token, as ``Server.processConnectionC
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 from nnlite.formats.hadoop.block_token import BlockTokenIdentifier
 from nnlite.namenode import errors

@@ -32,8 +32,9 @@ the principal itself (``SaslRpcServer.SaslGssCallbackHandler``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from nnlite.formats.hadoop import ipc
 from nnlite.namenode.security import digest_md5
@@ -213,7 +214,7 @@ class SaslRpcServer:
 
     @classmethod
     def from_settings(cls, settings: SecuritySettings,
-                      token_password: Callable[[bytes], bytes]) -> "SaslRpcServer":
+                      token_password: Callable[[bytes], bytes]) -> SaslRpcServer:
         return cls(settings.namenode_principal,
                    acceptor_credentials(settings.namenode_principal, settings.namenode_keytab),
                    digest_md5.qops_for(settings.rpc_protection), token_password)
@@ -223,7 +224,7 @@ class SaslRpcServer:
         """``enabledAuthMethods`` as Java prints the list: ``[TOKEN, KERBEROS]``."""
         return "[" + ", ".join(o.method for o in self.offers) + "]"
 
-    def negotiation(self) -> "Negotiation":
+    def negotiation(self) -> Negotiation:
         return Negotiation(self)
 
     def mechanism(self, method: str) -> Mechanism:

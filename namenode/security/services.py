@@ -51,7 +51,7 @@ class ServicePrincipals:
     refusal: str = NOT_A_SERVICE
 
     @classmethod
-    def of(cls, config: Config, host: str) -> "ServicePrincipals":
+    def of(cls, config: Config, host: str) -> ServicePrincipals:
         """``isValidRequestor``'s set for a namenode bound to ``host``."""
         nn = config.get("dfs.namenode.kerberos.principal").strip()
         secondary = config.get("dfs.secondary.namenode.kerberos.principal").strip()

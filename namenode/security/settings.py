@@ -71,7 +71,7 @@ class SecuritySettings:
     cookie_domain: str = ""
 
     @classmethod
-    def from_config(cls, config: Config, host: str = "127.0.0.1") -> "SecuritySettings":
+    def from_config(cls, config: Config, host: str = "127.0.0.1") -> SecuritySettings:
         """The settings for a namenode that binds ``host``; ``ConfigError`` names the first key
         secure mode needs and lacks."""
         enabled = config.security_enabled()

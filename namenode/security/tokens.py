@@ -39,9 +39,9 @@ import hashlib
 import hmac
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Callable, Union
+from datetime import UTC, datetime
 
 from nnlite.formats import edits
 from nnlite.formats.hadoop import writable
@@ -71,7 +71,7 @@ class Token:
                 + writable.text(self.kind) + writable.text(self.service))
 
     @classmethod
-    def decode(cls, data: bytes) -> "Token":
+    def decode(cls, data: bytes) -> Token:
         reader = writable.Reader(data)
         try:
             return cls(reader.blob(), reader.blob(), reader.text(), reader.text())
@@ -83,7 +83,7 @@ class Token:
         return base64.urlsafe_b64encode(self.encode()).rstrip(b"=").decode("ascii")
 
     @classmethod
-    def decode_url(cls, text: str) -> "Token":
+    def decode_url(cls, text: str) -> Token:
         """``Token.decodeFromUrlString``: either base64 alphabet, padding optional."""
         raw = text.strip().replace("+", "-").replace("/", "_").rstrip("=")
         try:
@@ -98,10 +98,10 @@ class Token:
                           kind=self.kind, service=self.service)
 
     @classmethod
-    def from_proto(cls, proto) -> "Token":
+    def from_proto(cls, proto) -> Token:
         return cls(bytes(proto.identifier), bytes(proto.password), proto.kind, proto.service)
 
-    def with_service(self, service: str, kind: str | None = None) -> "Token":
+    def with_service(self, service: str, kind: str | None = None) -> Token:
         """The same token for another service (and kind), as ``SecurityUtil.setTokenService``."""
         return Token(self.identifier, self.password, kind or self.kind, service)
 
@@ -127,7 +127,7 @@ class DelegationTokenIdentifier:
                 + writable.vint(self.sequence_number) + writable.vint(self.master_key_id))
 
     @classmethod
-    def decode(cls, data: bytes, kind: str = HDFS_DELEGATION_KIND) -> "DelegationTokenIdentifier":
+    def decode(cls, data: bytes, kind: str = HDFS_DELEGATION_KIND) -> DelegationTokenIdentifier:
         """``readFields``; an unknown version is Hadoop's "Unknown version of delegation
         token"."""
         reader = writable.Reader(data)
@@ -198,7 +198,7 @@ class TokenCancel:
     identifier: DelegationTokenIdentifier
 
 
-Record = Union[MasterKeyUpdate, TokenIssue, TokenRenewal, TokenCancel]
+Record = MasterKeyUpdate | TokenIssue | TokenRenewal | TokenCancel
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +234,7 @@ def wall_clock_ms() -> int:
 
 def format_time(ms: int) -> str:
     """``Time.formatTime``: ``yyyy-MM-dd HH:mm:ss,SSSZ`` (in UTC here)."""
-    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{ms % 1000:03d}+0000"
 
 

@@ -83,7 +83,7 @@ class SaslClient(RawClient):
         self.send(sasl_frame(ipc.RpcSaslProto(state=State.RESPONSE, token=token)))
         return self.sasl_answer()
 
-    def kerberos(self, ccache, qop: str = "auth") -> "SaslClient":
+    def kerberos(self, ccache, qop: str = "auth") -> SaslClient:
         """GSSAPI as the principal of ``ccache`` (RFC 4752's client)."""
         import gssapi
         self.negotiate()
@@ -109,7 +109,7 @@ class SaslClient(RawClient):
         return self
 
     def token(self, identifier: bytes, password: bytes, qop: str = "auth",
-              **forge: str) -> "SaslClient":
+              **forge: str) -> SaslClient:
         """DIGEST-MD5 with a token; ``forge`` overrides the response's directives."""
         self.negotiate()
         auth = self.offer("TOKEN")
@@ -125,7 +125,7 @@ class SaslClient(RawClient):
         return self
 
     def context(self, user: str = "", real_user: str | None = None,
-                protocol: str = client_namenode.PROTOCOL) -> "SaslClient":
+                protocol: str = client_namenode.PROTOCOL) -> SaslClient:
         self.send(ipc.connection_context(CLIENT_ID, protocol, user, real_user))
         return self
 

@@ -71,9 +71,9 @@ def test_the_set_checkpoints_copies_blocks_and_fails_over_as_its_service(secure_
     with Peer(other, as_nn) as peer:
         wait_for(lambda: len(peer.block_report()) == 1, 30, "the block on the standby")
     alice = kdc.user("alice")
-    with Peer(other, services.login(alice.name, str(alice.keytab))) as peer:
-        with pytest.raises(PeerRefusedError) as refused:
-            peer.block_report()
+    with (Peer(other, services.login(alice.name, str(alice.keytab))) as peer,
+          pytest.raises(PeerRefusedError) as refused):
+        peer.block_report()
     assert refused.value.status == 403 and NOT_A_SERVICE in refused.value.message
     # a graceful failover: the standby asks the active to cede, as nn/localhost
     status, _, body = call(as_nn, other, "POST", "/admin?op=FAILOVER")

@@ -56,9 +56,9 @@ def test_a_client_certificate_is_needed_to_talk_to_the_members(etcd_tls, certs):
         found = etcd.get(b"/tls/key")
         assert found is not None and found.value == b"value"
     anonymous = tls_context(str(certs.ca), "", "")
-    with Etcd(etcd_tls.endpoints, timeout=5, tls=anonymous) as etcd:
-        with pytest.raises(EtcdUnavailableError):
-            etcd.get(b"/tls/key")
+    with (Etcd(etcd_tls.endpoints, timeout=5, tls=anonymous) as etcd,
+          pytest.raises(EtcdUnavailableError)):
+        etcd.get(b"/tls/key")
 
 
 def test_an_ha_set_elects_writes_and_fails_over_on_etcd_over_tls(tmp_path, etcd_tls, certs):
