@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from nnlite.formats.hadoop import client_datanode as cd
 from nnlite.formats.hadoop.block_token import BlockTokenIdentifier

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.datatransfer import HEART_BEAT_SEQNO, Packet, Status

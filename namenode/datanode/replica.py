@@ -37,6 +37,7 @@ Rules (``BlockReceiver.receivePacket``):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -210,10 +211,8 @@ class ReplicaWriter:
             self._close()
             for path in (self.store.rbw_path(self.block_id),
                          self.store.rbw_path(self.block_id, meta=True)):
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
-                except FileNotFoundError:
-                    pass
 
     def _close(self) -> None:
         for fd in (self.fd, self.meta_fd):

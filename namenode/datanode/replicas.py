@@ -33,8 +33,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from nnlite.formats.hadoop.datatransfer import BlockConstructionStage as Stage
 from nnlite.formats.hadoop.datatransfer import Status

@@ -45,6 +45,7 @@ DataNode's ``SaslDataTransferClient`` does.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import struct
@@ -233,10 +234,8 @@ class DataTransferSasl:
         if token:
             answer.accessTokenError = True
         writer.write(dt.delimited(answer))
-        try:
+        with contextlib.suppress(ConnectionError):
             await writer.drain()
-        except ConnectionError:
-            pass
 
 
 class SaslReader(asyncio.StreamReader):
@@ -282,7 +281,7 @@ class SaslWriter(asyncio.StreamWriter):
     pieces of at most ``WRAP_CHUNK`` bytes, each sent as its length and its bytes."""
 
     def __init__(self, raw: asyncio.StreamWriter, layer: Layer) -> None:
-        super().__init__(raw.transport, getattr(raw, "_protocol"), None,
+        super().__init__(raw.transport, raw._protocol, None,
                          asyncio.get_running_loop())
         # held: a StreamWriter collected closes its transport (asyncio's __del__)
         self.raw = raw
@@ -331,7 +330,7 @@ class AesCtrWriter(asyncio.StreamWriter):
     the option's out key and IV)."""
 
     def __init__(self, raw: asyncio.StreamWriter, key: bytes, iv: bytes) -> None:
-        super().__init__(raw.transport, getattr(raw, "_protocol"), None,
+        super().__init__(raw.transport, raw._protocol, None,
                          asyncio.get_running_loop())
         self.raw = raw          # held: a StreamWriter collected closes its transport
         self.encryptor = _aes_ctr(key, iv).encryptor()

@@ -57,7 +57,8 @@ import asyncio
 import functools
 import logging
 import uuid
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from nnlite.durability import durable
 from nnlite.formats.hadoop import datatransfer as dt

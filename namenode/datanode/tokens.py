@@ -32,7 +32,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from nnlite.formats.hadoop.block_token import KIND, BlockTokenIdentifier
 from nnlite.formats.hadoop.security import TokenProto

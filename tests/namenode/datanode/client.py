@@ -10,7 +10,8 @@ import contextlib
 import socket
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from nnlite.formats.hadoop import datatransfer as dt
 from nnlite.formats.hadoop.datatransfer import Op, Status
@@ -36,7 +37,7 @@ class TransferClient:
         self.rfile.close()
         self.sock.close()
 
-    def __enter__(self) -> "TransferClient":
+    def __enter__(self) -> TransferClient:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -1,6 +1,6 @@
-"""``store``: a BlockStore of its own (``second_store``: another); ``datanode``: a DataNodeServer on it over real TCP
-(``client.running_datanode``), closed after the test; ``connect``: clients to it, closed
-after the test."""
+"""``store``: a BlockStore of its own (``second_store``: another); ``datanode``: a
+DataNodeServer on it over real TCP (``client.running_datanode``), closed after the test;
+``connect``: clients to it, closed after the test."""
 
 import pytest
 

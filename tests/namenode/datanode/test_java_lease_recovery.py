@@ -8,6 +8,7 @@ replica), and the file reads back whole."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
@@ -44,10 +45,8 @@ def test_hsync_with_update_length_then_a_kill_of_the_namenode(spark, start_namen
         assert fs.getFileStatus(path).getLen() == len(DATA)
         nn.kill()
     finally:
-        try:
+        with contextlib.suppress(Py4JJavaError):
             fs.close()          # its open file fails to close: it is the namenode's now
-        except Py4JJavaError:
-            pass
     restarted = start_namenode(name_dirs=nn.name_dirs)
     client = hdfs_native.Client(restarted.hdfs)
     wait_for(lambda: client.recover_lease("/java/open"), 30, "the file to be closed")

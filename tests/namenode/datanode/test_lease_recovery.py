@@ -30,17 +30,17 @@ hdfs_native = pytest.importorskip("hdfs_native")
 BLOCK = 1 << 20                     # dfs.namenode.fs-limits.min-block-size
 SIZE = BLOCK + 300_001              # a full first block, a last block being written
 
-WRITER = """
+WRITER = f"""
 import random, sys
 import hdfs_native
 url, path, size, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 data = random.Random(seed).randbytes(size)
-stream = hdfs_native.Client(url).create(path, hdfs_native.WriteOptions(block_size=%d))
+stream = hdfs_native.Client(url).create(path, hdfs_native.WriteOptions(block_size={BLOCK}))
 stream.write(data)
 stream.hsync()
 print("flushed", flush=True)
 sys.stdin.read()                    # until killed
-""" % BLOCK
+"""
 
 
 def data(seed: int) -> bytes:

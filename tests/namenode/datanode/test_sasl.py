@@ -213,13 +213,13 @@ def test_the_key_s_protection_is_required_of_the_settings():
 
 
 def test_a_client_that_sends_garbage_after_the_magic_is_closed(store):
-    with running_datanode(store, SECRET, require_tokens=True,
-                          protection=("integrity",)) as datanode:
-        with socket.create_connection(("127.0.0.1", datanode.xfer_port), timeout=10) as sock:
-            sock.sendall(struct.pack(">I", dt.SASL_TRANSFER_MAGIC) + b"\x03\xff\xff\xff")
-            answer = parse_delimited(DataTransferEncryptorMessageProto, sock.recv(4096))[0]
-            assert answer.status == 2 and answer.message.startswith("malformed")
-            assert sock.recv(1) == b""
+    with (running_datanode(store, SECRET, require_tokens=True,
+                           protection=("integrity",)) as datanode,
+          socket.create_connection(("127.0.0.1", datanode.xfer_port), timeout=10) as sock):
+        sock.sendall(struct.pack(">I", dt.SASL_TRANSFER_MAGIC) + b"\x03\xff\xff\xff")
+        answer = parse_delimited(DataTransferEncryptorMessageProto, sock.recv(4096))[0]
+        assert answer.status == 2 and answer.message.startswith("malformed")
+        assert sock.recv(1) == b""
 
 
 def test_a_pipeline_mirrors_through_the_handshake(store, second_store, qop):
