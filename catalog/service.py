@@ -294,7 +294,7 @@ class CatalogService:
         if self._overview is None or now - self._overview[0] >= ttl:
             public, total = [], 0
             for root in self.roots:
-                if self.fs.read(lambda ns, root=root: ns.lookup(root)) is None:
+                if self.fs.read(functools.partial(CatalogView.lookup, path=root)) is None:
                     continue
                 total += len(self.ls(root, self.fs.identity.superuser))
                 with contextlib.suppress(AccessControlError):  # root not world-readable
