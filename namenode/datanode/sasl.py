@@ -281,7 +281,8 @@ class SaslWriter(asyncio.StreamWriter):
     pieces of at most ``WRAP_CHUNK`` bytes, each sent as its length and its bytes."""
 
     def __init__(self, raw: asyncio.StreamWriter, layer: Layer) -> None:
-        super().__init__(raw.transport, raw._protocol, None,
+        # getattr: typeshed declares no StreamWriter._protocol (mypy)
+        super().__init__(raw.transport, getattr(raw, "_protocol"), None,  # noqa: B009
                          asyncio.get_running_loop())
         # held: a StreamWriter collected closes its transport (asyncio's __del__)
         self.raw = raw
@@ -330,7 +331,8 @@ class AesCtrWriter(asyncio.StreamWriter):
     the option's out key and IV)."""
 
     def __init__(self, raw: asyncio.StreamWriter, key: bytes, iv: bytes) -> None:
-        super().__init__(raw.transport, raw._protocol, None,
+        # getattr: typeshed declares no StreamWriter._protocol (mypy)
+        super().__init__(raw.transport, getattr(raw, "_protocol"), None,  # noqa: B009
                          asyncio.get_running_loop())
         self.raw = raw          # held: a StreamWriter collected closes its transport
         self.encryptor = _aes_ctr(key, iv).encryptor()
