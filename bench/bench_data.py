@@ -45,10 +45,11 @@ Every loop is bounded (a count, and a deadline where it waits on Spark). Each na
    ``IOUtils.copyBytes`` from a local file of random bytes, or into a null stream, the bytes
    never crossing py4j) and over hdfs:// by hdfs-native's Python client (Rust; a process
    each), with ``--scheme-clients`` clients, all on one namenode, the client kinds
-   (``--kinds``) in an order rotating from row to row, after one untimed file of each kind. Each row gives MB/s over the wall
-   time, the namenode's CPU per MB (user + system from /proc, its built-in datanode
-   included; 10 ms ticks), the clients' (the whole JVM's for the JVM clients), the calls it
-   served per file and the 1-minute load average before and after.
+   (``--kinds``) in an order rotating from row to row, after one untimed file of each kind.
+   Each row gives MB/s over the wall time, the namenode's CPU per MB (user + system from
+   /proc, its built-in datanode included; 10 ms ticks), the clients' (the whole JVM's for
+   the JVM clients), the calls it served per file and the 1-minute load average before and
+   after.
 
 ``NNLITE_BENCH_EARLY=create,addBlock`` in the environment (with ``--probe``) runs an
 experiment: the namenode answers those RPC calls without waiting for their edits' sync
@@ -72,6 +73,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -448,7 +450,8 @@ def checkpoint_steps(nn: NamenodeProcess, manager, final) -> dict[str, int]:
     marks.append(served(nn))
     if exists:
         raise RuntimeError(f"{final} exists already")
-    return {step: b - a - 1 for step, a, b in zip(CHECKPOINT_STEPS, marks, marks[1:])}
+    return {step: b - a - 1
+            for step, (a, b) in zip(CHECKPOINT_STEPS, pairwise(marks), strict=True)}
 
 
 def time_checkpoint_files(jvm, manager, directory, files: int, prefix: str = "") -> list[float]:
@@ -712,7 +715,7 @@ def bench_schemes(spark, nn: NamenodeProcess, root: Path, size: int, files: int,
                                if kind == "hdfs-native" else
                                run_jvm_clients(spark, uris[kind], op, source, paths, n))
                         mb = size * files / 1e6
-                        user, system = (b - a for a, b in zip(cpu, nn_cpu(nn)))
+                        user, system = (b - a for a, b in zip(cpu, nn_cpu(nn), strict=True))
                         row.update(round=r, client=kind, op=op, clients=n, size=size,
                                    files=files, load=(load, os.getloadavg()[0]),
                                    nn_ms_per_MB=(user + system) * 1000 / mb,

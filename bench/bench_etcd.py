@@ -83,7 +83,7 @@ def main() -> None:
         before = [cpu_seconds(pid) for pid in pids]
         with Etcd(cluster.endpoints) as etcd:
             txns, client_cpu = txn_times(etcd, args.txns, b"x" * args.value_bytes)
-        members_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, before)]
+        members_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
         syncs = fdatasync_times(Path(tmp), args.txns, args.value_bytes)
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, "
           f"{args.members} etcd member(s), {args.value_bytes} bytes a put")

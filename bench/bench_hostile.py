@@ -19,6 +19,7 @@ an ``nnlite`` symlink to it first on PYTHONPATH: the namenode child inherits it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import subprocess
@@ -52,10 +53,8 @@ class Probe(threading.Thread):
         with requests.Session() as http:
             while not self.stop.is_set():
                 started = time.perf_counter()
-                try:
+                with contextlib.suppress(requests.RequestException):
                     http.get(self.nn.webhdfs("/"), params={"op": "GETFILESTATUS"}, timeout=60)
-                except requests.RequestException:
-                    pass
                 self.latencies.append(time.perf_counter() - started)
                 time.sleep(0.01)
 

@@ -10,8 +10,9 @@ its ``sitecustomize``, by the namenodes ``bench/bench_data.py --probe`` starts.
   header) to its answer queued (the op's end), and each HTTP request from its dispatch to
   its answer (a data step's ``... data``: from its body's end), waits for the edits' sync
   included; ``<name> (timed)`` counts the HTTP requests timed. ``step <Class.method>``: the
-  block steps run in the executor (a replica's files created, its publish, an upload's seal). A counter,
-  a clock read and a wrapper per call: about a microsecond against the tens each call costs.
+  block steps run in the executor (a replica's files created, its publish, an upload's seal).
+  A counter, a clock read and a wrapper per call: about a microsecond against the tens each
+  call costs.
 * With ``NNLITE_BENCH_PROFILE=PREFIX`` (and ``NNLITE_BENCH_PEERS``, the path of
   bench/peers/profile_threads.py), every thread runs under cProfile as profile_threads.py runs
   a script, the event loop's thread (MainThread) with its CPU time as the clock
@@ -29,6 +30,7 @@ else; a tree without one of them is counted without it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import time
 
@@ -93,8 +95,9 @@ def _time_steps() -> None:
     for module, cls, method in STEPS:
         owner = getattr(importlib.import_module(module), cls)
         name = f"step {cls}.{method}"
+        original = getattr(owner, method)
 
-        def timed(*args, _fn=getattr(owner, method), _name=name, **kw):
+        def timed(*args, _fn=original, _name=name, **kw):
             start = time.perf_counter()
             try:
                 return _fn(*args, **kw)
@@ -102,7 +105,7 @@ def _time_steps() -> None:
                 with lock:
                     SECONDS[_name] += time.perf_counter() - start
                     COUNTS[_name] += 1
-        setattr(owner, method, functools.wraps(getattr(owner, method))(timed))
+        setattr(owner, method, functools.wraps(original)(timed))
 
 
 def _count_http() -> None:
@@ -185,10 +188,8 @@ def _profile(prefix: str, peers: str) -> None:
 
 
 for _install in (_count_rpc, _count_transfer, _count_http, _time_steps):
-    try:
+    with contextlib.suppress(ImportError, AttributeError):   # an older tree: count what it has
         _install()
-    except (ImportError, AttributeError):       # an older tree: count what it has
-        pass
 if os.environ.get("NNLITE_BENCH_EARLY"):
     _answer_early(set(os.environ["NNLITE_BENCH_EARLY"].split(",")))
 if os.environ.get("NNLITE_BENCH_PROFILE"):

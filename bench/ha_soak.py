@@ -15,8 +15,9 @@ Bounded: at most ``--rounds`` per seed, and no round begins after ``--duration``
 prints the schedule and each event as it happens, then one line: acknowledged ops, lost ops,
 the verdict; at the end one summary line. A failed seed's report (schedule, events, findings,
 the namenodes' failure lines) is printed; its directory (logs, name dirs, etcd data) is kept
-under bench/out/ha-soak-<UTC time>/, as every seed's is with ``--keep``. Loopback only. Replay a seed with ``--seeds N`` (its schedule is a function of the seed and
-round alone), or ``pytest tests/namenode/ha/test_faults.py`` for the suite's seeds.
+under bench/out/ha-soak-<UTC time>/, as every seed's is with ``--keep``. Loopback only.
+Replay a seed with ``--seeds N`` (its schedule is a function of the seed and round alone), or
+``pytest tests/namenode/ha/test_faults.py`` for the suite's seeds.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ import re
 import runpy
 import sys
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 PROFILES: dict[str, cProfile.Profile] = {}
 LOCK = threading.Lock()

@@ -36,7 +36,7 @@ def table(rows: list[dict]) -> str:
     text = []
     for n, line in enumerate(lines):
         cells = [c.ljust(w) if i in (1, 3) else c.rjust(w)
-                 for i, (c, w) in enumerate(zip(line, widths))]
+                 for i, (c, w) in enumerate(zip(line, widths, strict=True))]
         text.append("  ".join(cells))
         if n == 0:
             text.append("  ".join("-" * w for w in widths))

@@ -18,8 +18,9 @@ Workloads (a row): durable creates at 1, 8 and 32 clients (MKDIRS, etcd put, Zoo
 create; the two fsync floors write and fdatasync a file per client, appending or in place),
 then lookups at 8 clients (GETFILESTATUS, etcd serializable range, ZooKeeper exists) of keys
 the creates made. Each row stops at its op budget or its seconds, whichever comes first, after
-an untimed warm-up in the same JVM. All servers run side by side and each row visits every system before the next row starts, in
-an order that rotates from row to row, so a ratio compares figures taken a few seconds apart.
+an untimed warm-up in the same JVM. All servers run side by side and each row visits every
+system before the next row starts, in an order that rotates from row to row, so a ratio
+compares figures taken a few seconds apart.
 
 ``nnlite-ha`` (not in the default set) is an HA set: three etcd members and two namenodes on
 loopback, the load going to the active; its CPU per op counts all five processes (each one's
@@ -61,7 +62,8 @@ TREE = Path(__file__).resolve().parents[2]
 OUT = TREE / "bench" / "out"
 MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}   # fsync costs nothing there
 SYSTEMS = ("nnlite", "zookeeper", "etcd", "fsync-append", "fsync-inplace")
-CHOICES = SYSTEMS + ("nnlite-ha", "nnlite-rpc", "nnlite-webhdfs-fs")   # the default set, and what --systems may add
+# the default set, and what --systems may add
+CHOICES = SYSTEMS + ("nnlite-ha", "nnlite-rpc", "nnlite-webhdfs-fs")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -136,7 +138,8 @@ def filesystem_of(path: Path) -> str:
 
 def missing_tools() -> list[str]:
     need = {"java": shutil.which("java"), "javac": shutil.which("javac"),
-            "etcd": shutil.which("etcd"), str(servers.ZOOKEEPER_JAR): servers.ZOOKEEPER_JAR.exists(),
+            "etcd": shutil.which("etcd"),
+            str(servers.ZOOKEEPER_JAR): servers.ZOOKEEPER_JAR.exists(),
             "PySpark's Hadoop client jars (" + ", ".join(f"{p}*.jar" for p in load.HADOOP_JARS)
             + ")": load.hadoop_jars()}
     return [name for name, found in need.items() if not found]
@@ -237,7 +240,7 @@ class Sample:
         part_cpu = {label: servers.cpu_seconds(p) - self.part_cpu[label]
                     for label, p in self.parts.items()}
         cpu = sum(part_cpu.values())
-        busy, total = (b - a for a, b in zip(self.host, host_ticks()))
+        busy, total = (b - a for a, b in zip(self.host, host_ticks(), strict=True))
         ops = row["ops"] or float("nan")
         row.update(load_start=self.load, load_end=load_average()[0],
                    srv_us_per_op=cpu / ops * 1e6 if self.pids else None,

@@ -13,6 +13,7 @@ its own: the ``Namenode``'s, reached at its Hadoop IPC port instead of WebHDFS.
 from __future__ import annotations
 
 import abc
+import contextlib
 import getpass
 import json
 import os
@@ -25,8 +26,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PROFILER = Path(__file__).with_name("profile_threads.py")
@@ -56,10 +57,8 @@ def cpu_split(pid: int) -> tuple[float, float]:
 def children(pid: int) -> list[int]:
     kids = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
+        with contextlib.suppress(OSError):
             kids += [int(k) for k in (task / "children").read_text().split()]
-        except OSError:
-            pass
     return kids
 
 
@@ -135,7 +134,8 @@ class Server(abc.ABC):
 
     def parts(self) -> dict[str, int]:
         """The processes whose CPU is this system's, by a label (one, for most)."""
-        return {self.name: pid for pid in self.pids()}
+        pids = self.pids()
+        return {self.name: pids[-1]} if pids else {}
 
     def shared_journal(self) -> tuple[float, float] | None:
         """Running totals (batches, seconds) of the writes to a shared journal, if any."""
@@ -465,7 +465,7 @@ class NamenodeHASet(Server):
                                    defines + [f"dfs.ha.namenode.id={nn}"],
                                    name=f"{self.name}-{nn}", conf=self.conf, profile=profile,
                                    sitecustomize=sitecustomize)
-                          for nn, port in zip(self.ids, nn_ports)]
+                          for nn, port in zip(self.ids, nn_ports, strict=True)]
         self.active = 0
         self.ports = tuple(nn_ports)
 
@@ -478,7 +478,7 @@ class NamenodeHASet(Server):
             "dfs.nameservices": ns,
             f"dfs.ha.namenodes.{ns}": ",".join(self.ids),
             **{f"dfs.namenode.http-address.{ns}.{nn}": n.address()
-               for nn, n in zip(self.ids, self.namenodes)},
+               for nn, n in zip(self.ids, self.namenodes, strict=True)},
             "nnlite.ha.etcd.endpoints": ",".join(m.client_url for m in self.members),
             "nnlite.checkpoint.secret": secrets.token_hex(16),
         }
@@ -549,8 +549,8 @@ class NamenodeHASet(Server):
     def parts(self) -> dict[str, int]:
         roles = {i: "active" if i == self.active else "standby"
                  for i in range(len(self.namenodes))}
-        named = {f"{nn} ({roles[i]})": pid for i, (nn, n) in enumerate(zip(self.ids,
-                                                                            self.namenodes))
+        named = {f"{nn} ({roles[i]})": pid
+                 for i, (nn, n) in enumerate(zip(self.ids, self.namenodes, strict=True))
                  for pid in n.pids()}
         return {**named, **{f"etcd {m.member}": pid for m in self.members for pid in m.pids()}}
 

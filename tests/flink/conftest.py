@@ -76,8 +76,9 @@ class FlinkJob:
         env.pop("PYTHONPATH", None)
         # O_APPEND: the job and its JVM share these files' offset with us, and reading them
         # seeks; without it a write racing a read lands at the start, over an earlier line.
-        self.stdout = open(log_dir / f"job-{stamp}.out", "a+")
-        self.stderr = open(log_dir / f"job-{stamp}.err", "a+")
+        # Both stay open as long as the job object: output() and log() read them again.
+        self.stdout = open(log_dir / f"job-{stamp}.out", "a+")  # noqa: SIM115
+        self.stderr = open(log_dir / f"job-{stamp}.err", "a+")  # noqa: SIM115
         self.proc = subprocess.Popen([str(python), str(JOB), *args], env=env,
                                      stdout=self.stdout, stderr=self.stderr,
                                      start_new_session=True)

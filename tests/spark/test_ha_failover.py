@@ -60,11 +60,11 @@ def ha_client_settings(ha: HASet, scheme: str) -> dict[str, str]:
     """What a user puts in hdfs-site.xml for ``<scheme>://ns1``, and nothing else."""
     if scheme == "webhdfs":
         addresses = {f"dfs.namenode.http-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
-                     for nn, port in zip(ha.ids, ha.ports)}
+                     for nn, port in zip(ha.ids, ha.ports, strict=True)}
     else:
         addresses = {
             **{f"dfs.namenode.rpc-address.{NAMESERVICE}.{nn}": f"127.0.0.1:{port}"
-               for nn, port in zip(ha.ids, ha.rpc_ports)},
+               for nn, port in zip(ha.ids, ha.rpc_ports, strict=True)},
             # Not dfs.client.block.write.replace-datanode-on-failure.best-effort: README,
             # "High availability", asks for it when a standby is lost in the middle of a block
             # (for replication 3, the default Spark's files take, the client first asks for a

@@ -69,7 +69,8 @@ def test_stateful_query_restarts_from_its_nnlite_checkpoint(spark, namenode, tmp
     assert query.exception() is None
 
     url = namenode.url
-    assert {"commits", "metadata", "offsets", "sources", "state"} <= set(list_names(url, "/ckpt/q1"))
+    assert ({"commits", "metadata", "offsets", "sources", "state"}
+            <= set(list_names(url, "/ckpt/q1")))
     assert batch_ids(url, "/ckpt/q1/offsets") == [0, 1]
     assert batch_ids(url, "/ckpt/q1/commits") == [0, 1]
     query_id = json.loads(read_bytes(url, "/ckpt/q1/metadata"))["id"]
