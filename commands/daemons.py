@@ -83,7 +83,8 @@ def run_event_loop(coroutine) -> None:
 
 
 def startup_options(fn):
-    fn = click.option("--bootstrap-standby", "bootstrap_standby_flag", is_flag=True, help="Fill the empty name dirs with "
+    fn = click.option("--bootstrap-standby", "bootstrap_standby_flag", is_flag=True,
+                      help="Fill the empty name dirs with "
                       "the image of the HA set's active namenode (as hdfs namenode "
                       "-bootstrapStandby; --conf names the set, dfs.ha.namenode.id this "
                       "namenode), then exit.")(fn)

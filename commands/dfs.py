@@ -8,9 +8,9 @@ become one line in ``commands/support.py``, as every command's do.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 from click.core import ParameterSource

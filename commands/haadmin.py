@@ -34,7 +34,8 @@ anyone's who proved a name.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 

@@ -152,7 +152,7 @@ class LocalHASet:
             "dfs.nameservices": NAMESERVICE,
             f"dfs.ha.namenodes.{NAMESERVICE}": ",".join(self.ids),
             **{f"dfs.namenode.http-address.{NAMESERVICE}.{nn}": f"{HOST}:{port}"
-               for nn, port in zip(self.ids, self.ports)},
+               for nn, port in zip(self.ids, self.ports, strict=True)},
             **{f"dfs.namenode.rpc-address.{NAMESERVICE}.{nn}": self.rpc_address(i)
                for i, nn in enumerate(self.ids)},
             "nnlite.ha.etcd.endpoints": ",".join(m.client_url for m in self.members),
@@ -305,7 +305,7 @@ class States:
             if state is not None:           # no answer (busy, etcd electing): as it was
                 child.up = True
                 self.states[nn] = state
-        for child, member in zip(self.etcd, self.haset.members):
+        for child, member in zip(self.etcd, self.haset.members, strict=True):
             if child.running and not child.up:
                 child.up = etcd_leader([member.client_url]) is not None
         active = next((nn for nn, state in self.states.items() if state == "active"), None)
@@ -335,7 +335,8 @@ class States:
         stops hands its leadership on, and waits seconds for a follower that stops too)."""
         active = [c for nn, c in self.namenodes.items() if nn == self.active]
         statuses = etcd_statuses([m.client_url for m in self.haset.members])
-        leader = [c for c, s in zip(self.etcd, statuses) if s and s["member_id"] == s["leader"]]
+        leader = [c for c, s in zip(self.etcd, statuses, strict=True)
+                  if s and s["member_id"] == s["leader"]]
         return [[c for c in self.namenodes.values() if c not in active], active,
                 [c for c in self.etcd if c not in leader], leader]
 
@@ -414,7 +415,7 @@ def summary(haset: LocalHASet, states: States) -> str:
     other = haset.ids[(i + 1) % len(haset.ids)]
     j = haset.ids.index(other)
     lines = [f"HA set {NAMESERVICE} is up in {haset.base} (its configuration: {conf})"]
-    for child, member in zip(states.etcd, haset.members):
+    for child, member in zip(states.etcd, haset.members, strict=True):
         lines.append(f"  {member.name:6} {member.client_url:24} pid {child.pid:<8} "
                      f"log {child.log_file}")
     for k, nn in enumerate(haset.ids):

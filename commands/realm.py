@@ -67,7 +67,7 @@ class LocalRealm:
                 "KRB5_KDC_PROFILE": str(self.kdc_conf)}
 
     @classmethod
-    def create(cls, folder: Path, realm: str) -> "LocalRealm":
+    def create(cls, folder: Path, realm: str) -> LocalRealm:
         """The realm in ``folder``: made on the first call, read back on later ones."""
         folder.mkdir(parents=True, exist_ok=True)
         port_file = folder / "kdc.port"
@@ -118,12 +118,9 @@ class LocalRealm:
 
     def start(self) -> None:
         """Run the KDC as a child (``krb5kdc -n``), until its port answers."""
-        log = open(self.folder / "krb5kdc.out", "ab")
-        try:
+        with open(self.folder / "krb5kdc.out", "ab") as log:
             self.process = subprocess.Popen([program("krb5kdc"), "-n", "-r", self.realm],
                                             env=self.env(), stdout=log, stderr=log)
-        finally:
-            log.close()
         deadline = time.monotonic() + START_TIMEOUT
         while not self._answers():
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -52,7 +52,7 @@ class LocalSecureSet:
     secondary_port: int
 
     @classmethod
-    def plan(cls, base: Path, user: str, ports: tuple[int, int, int]) -> "LocalSecureSet":
+    def plan(cls, base: Path, user: str, ports: tuple[int, int, int]) -> LocalSecureSet:
         """The set in ``base``; a port 0 becomes a free one, chosen now (printed below)."""
         free = iter(free_ports(ports.count(0)))
         port, rpc, secondary = (p or next(free) for p in ports)

@@ -19,6 +19,7 @@ caller gives, each group with SIGTERM, then SIGKILL after ``STOP_TIMEOUT``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
@@ -27,9 +28,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from nnlite.commands.errors import ChildDied, StartTimeout
 from nnlite.namenode.listen import ANNOUNCE_ENV
@@ -226,14 +228,12 @@ class Child:
 
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if k != ANNOUNCE_ENV}
-        out = open(self.log_file, "a") if self.log_file is not None else None
-        try:
+        with contextlib.ExitStack() as files:     # the child keeps its own copy of the log
+            out = (files.enter_context(open(self.log_file, "a"))
+                   if self.log_file is not None else None)
             self.proc = subprocess.Popen(self.argv, stdout=out or subprocess.PIPE,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          text=True, env=env, process_group=0)
-        finally:
-            if out is not None:
-                out.close()
         if out is None:
             threading.Thread(target=_pump, args=(self.proc, self.name, threading.Event(), []),
                              daemon=True).start()

@@ -12,13 +12,12 @@ which writes exactly one line on stderr and exits with the code of ``exit_code``
     nnlite: UsageError: <message> (see 'nnlite <command> --help')
     nnlite: <message>                         a command's own refusal (click.ClickException)
 
-| code | meaning |
-|---|---|
-| 0 | success |
-| 1 | the operation failed |
-| 2 | usage error: a bad argument or option, refused by the command, the client or the namenode |
-| 3 | the environment: name dirs or storage, an address in use, an unreachable namenode or etcd, no active namenode in a nameservice, a program not installed (etcd) |
-| 4 | a corrupt file |
+* 0: success
+* 1: the operation failed
+* 2: usage error: a bad argument or option, refused by the command, the client or the namenode
+* 3: the environment: name dirs or storage, an address in use, an unreachable namenode or etcd,
+  no active namenode in a nameservice, a program not installed (etcd)
+* 4: a corrupt file
 
 An error nothing here expected is still one line (``InternalError: <Kind>: <message>``, exit 1);
 its traceback goes to the debug log (``nnlite -v``), never to the user's terminal.
@@ -29,8 +28,9 @@ from __future__ import annotations
 import errno
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource

@@ -7,6 +7,8 @@ user. Local files live in pytest's ``tmp_path``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -115,9 +117,9 @@ def test_get_refuses_existing_local_file_without_f(server, tester, base, tmp_pat
     out = local(tmp_path, "exists", b"local")
     msg = failed(dfs(server, "get", f"{base}/f", out), "FileAlreadyExistsError", 1)
     assert "File exists" in msg
-    assert open(out, "rb").read() == b"local"
+    assert Path(out).read_bytes() == b"local"
     assert ok(dfs(server, "get", "-f", f"{base}/f", out)) == []
-    assert open(out, "rb").read() == b"remote"
+    assert Path(out).read_bytes() == b"remote"
 
 
 def test_missing_sources(server, base, tmp_path):

@@ -30,7 +30,8 @@ def nn(kdc, start_module_namenode):
 
 def nnlite(kdc, nn, principal, *args: str, secure: bool = True) -> subprocess.CompletedProcess:
     conf = ["-D", "hadoop.security.authentication=kerberos"] if secure else []
-    return subprocess.run([sys.executable, "-m", "nnlite.cli", *filter(None, args[:1]), "dfs", *args[1:],
+    return subprocess.run([sys.executable, "-m", "nnlite.cli", *filter(None, args[:1]), "dfs",
+                           *args[1:],
                            "--namenode", f"http://localhost:{nn.port}", *conf],
                           cwd=ROOT, env={**kdc.env_for(principal), "PATH": "/usr/bin:/bin"},
                           capture_output=True, timeout=120)

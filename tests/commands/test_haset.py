@@ -7,6 +7,7 @@ etcd on PATH, or with a port taken, it is one line and exit 3 before anything st
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -109,10 +110,8 @@ class RunHA:
     def close(self) -> None:
         """Whatever happened: no process of this run is left."""
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(OSError):
                 self.children()
-            except OSError:
-                pass
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(60)
@@ -120,10 +119,8 @@ class RunHA:
                 self.proc.kill()
                 self.proc.wait()
         for pid in self.seen:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def alive(pid: int) -> bool:
