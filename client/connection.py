@@ -30,6 +30,7 @@ the watcher and the secondary's image transfer all speak through it.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import io
 import os
@@ -172,10 +173,8 @@ class Connection:
         conn = self._conn
         sock = conn.sock if conn is not None else None
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # already closed or never connected
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass                            # already closed or never connected
 
     def send_expecting_continue(self, method: str, target: str, headers: dict, send_body,
                                 wait: float) -> http.client.HTTPResponse:
@@ -269,7 +268,7 @@ class Connection:
             return self._authenticated(conn, login, method, target, body, headers)
         return resp
 
-    def without_timeout(self) -> "Connection":
+    def without_timeout(self) -> Connection:
         """A new connection to the same place that waits as long as the answer takes."""
         return Connection(self.url + self.base, None)
 
