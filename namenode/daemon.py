@@ -21,7 +21,7 @@ import logging
 import signal
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from nnlite.client.etcd.client import Etcd
 from nnlite.durability import faults
@@ -425,7 +425,8 @@ class Namenode:
         self.http.streams[("PUT", "blocks")] = self.app.counted(replica.upload)
         self.app.mount(REPLICA_PREFIX, replica)
         replicator = Replicator(
-            blocks, fs.referenced_blocks, lambda: [a for nn, a in namenodes.items() if nn != me], peers,
+            blocks, fs.referenced_blocks,
+            lambda: [a for nn, a in namenodes.items() if nn != me], peers,
             lambda: ha.state.state is HAServiceState.ACTIVE,
             close_timeout=config.float("nnlite.ha.replication.timeout"),
             stale=lambda: stale_standbys(ha, namenodes))

@@ -36,9 +36,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Protocol, TypeVar, TypeVarTuple, overload
+from typing import Any, Literal, Protocol, TypeVar, TypeVarTuple, overload
 
 from nnlite.formats import edits
 from nnlite.formats.fsimage.write import ImageInfo
@@ -844,7 +845,7 @@ class FSNamesystem:
         self.check_exists(path, user)
         raise UnsupportedActionError(storage_policy.SATISFIER_OFF, path=path)
 
-    # ---------------------------------- erasure coding: every policy disabled (FSDirErasureCodingOp)
+    # ------------------------------- erasure coding: every policy disabled (FSDirErasureCodingOp)
 
     def set_ec_policy(self, path: str, name: str, user: str) -> None:
         """WRITE on the path, then the policy must be enabled; none is (a call without a name
