@@ -65,7 +65,7 @@ class NamenodeProcess:
 
     @classmethod
     def start(cls, name_dirs: list[str], *args: str, env: dict | None = None,
-              timeout: float = 30, format: bool = True) -> "NamenodeProcess":
+              timeout: float = 30, format: bool = True) -> NamenodeProcess:
         """``format=False`` leaves unformatted dirs as they are (``--import-checkpoint``)."""
         from nnlite.namenode.fsnamesystem import format_dirs
         from nnlite.namenode.storage.namedir import NameDir
@@ -78,11 +78,10 @@ class NamenodeProcess:
             cmd += ["--rpc-port", "0"]
         for d in name_dirs:
             cmd += ["--name-dir", d]
-        logfile = open(log, "wb")
-        proc = subprocess.Popen([*cmd, *args], cwd=ROOT, stdout=logfile,
-                                stderr=subprocess.STDOUT,
-                                env={**os.environ, ANNOUNCE_ENV: "1", **(env or {})})
-        logfile.close()
+        with open(log, "wb") as logfile:
+            proc = subprocess.Popen([*cmd, *args], cwd=ROOT, stdout=logfile,
+                                    stderr=subprocess.STDOUT,
+                                    env={**os.environ, ANNOUNCE_ENV: "1", **(env or {})})
         try:
             port = _wait_for_port(proc, log, timeout)
             server = cls(proc, port, name_dirs, log)
@@ -169,9 +168,10 @@ class NamenodeProcess:
 
     def rss(self) -> int:
         """The process's resident memory now, in bytes (VmRSS)."""
-        for line in open(f"/proc/{self.proc.pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
+        with open(f"/proc/{self.proc.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
         raise RuntimeError("no VmRSS")
 
 

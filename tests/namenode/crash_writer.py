@@ -3,8 +3,9 @@
 Usage: python -m tests.namenode.crash_writer ROUND THREADS NAME_DIR [NAME_DIR ...]
 
 Each thread t repeats: mkdirs /r{round}/t{t}/d{i}; create .../f; rename .../f -> .../g; and
-after each one is durable (``fs.durable``) prints ``ACK <kind> <path>``. A printed line is therefore an op the
-store acknowledged; the parent kills this process with SIGKILL at a random moment.
+after each one is durable (``fs.durable``) prints ``ACK <kind> <path>``. A printed line is
+therefore an op the store acknowledged; the parent kills this process with SIGKILL at a random
+moment.
 """
 
 import sys

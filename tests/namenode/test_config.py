@@ -10,14 +10,15 @@ import pytest
 
 from nnlite.namenode.config import Config, ConfigError
 
-HA_CONF = """\
+PROVIDER = "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"
+HA_CONF = f"""\
 dfs.nameservices = ns1
 dfs.ha.namenodes.ns1 = nn1,nn2
 dfs.namenode.http-address.ns1.nn1 = 127.0.0.1:9880
 dfs.namenode.http-address.ns1.nn2 = 127.0.0.1:9881
 dfs.namenode.rpc-address.ns1.nn1 = 127.0.0.1:8030
 dfs.namenode.rpc-address.ns1.nn2 = 127.0.0.1:8031
-dfs.client.failover.proxy.provider.ns1 = org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider
+dfs.client.failover.proxy.provider.ns1 = {PROVIDER}
 """
 
 

@@ -168,7 +168,9 @@ def test_every_write_is_refused_in_safe_mode_and_logs_nothing(tmp_path, op):
         fs.set_safe_mode(True)
         before = fs.last_written_txid
         args, names = WRITES[op], KEYWORDS.get(op, ())
-        positional, keywords = args[:len(args) - len(names)], dict(zip(names, args[-len(names):]))
+        # without names args[-0:] is every arg: zip stops at the empty names, none is a keyword
+        keywords = dict(zip(names, args[-len(names):], strict=False))
+        positional = args[:len(args) - len(names)]
         with pytest.raises(SafeModeError):
             getattr(FSNamesystem, op)(fs, *positional, **(keywords if names else {}))
         assert fs.last_written_txid == before

@@ -70,7 +70,8 @@ def test_format_writes_the_documented_files(tmp_path):
     assert names == ["VERSION", EDITS, IMAGE, IMAGE_MD5]
     assert NameDir(d).namespace_id() == 1234
     with open_fs([d]) as fs:
-        assert (fs.loaded.image_txid, fs.loaded.last_txid, fs.ns.tree.dirs, fs.ns.tree.files) == (0, 1, 1, 0)
+        loaded, tree = fs.loaded, fs.ns.tree
+        assert (loaded.image_txid, loaded.last_txid, tree.dirs, tree.files) == (0, 1, 1, 0)
 
 
 def test_format_refuses_to_clobber_without_force(tmp_path):
@@ -161,9 +162,8 @@ def test_safe_mode_refuses_writes_and_allows_reads(tmp_path):
 
 def test_save_namespace_requires_safe_mode(tmp_path):
     dirs = formatted(tmp_path)
-    with open_fs(dirs) as fs:
-        with pytest.raises(errors.SafeModeError):
-            fs.save_namespace()
+    with open_fs(dirs) as fs, pytest.raises(errors.SafeModeError):
+        fs.save_namespace()
 
 
 def test_save_namespace_then_reopen_loads_the_image(tmp_path):

@@ -277,7 +277,7 @@ def test_delete_recursive_and_not(fs, java, d):
 def test_xattrs_round_trip(fs, java, d):
     p = java.path(d)
     fs.setXAttr(p, "user.a", b"\x00\x01binary\xff")
-    fs.setXAttr(p, "user.b", "text".encode())
+    fs.setXAttr(p, "user.b", b"text")
     assert bytes(fs.getXAttr(p, "user.a")) == b"\x00\x01binary\xff"
     attrs = {k: bytes(v) for k, v in fs.getXAttrs(p).items()}
     assert attrs == {"user.a": b"\x00\x01binary\xff", "user.b": b"text"}

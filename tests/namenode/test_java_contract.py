@@ -138,8 +138,10 @@ def test_delete_cases(fs, java, d):
 # --------------------------------------------------------------------------- open, seek
 
 def test_open_missing_and_directory(fs, java, d):              # testOpenReadDir, ...Missing
+    from py4j.protocol import Py4JJavaError  # with pyspark, as tests/namenode/java.py
+
     assert java_error(fs.open, java.path(d + "/missing")) == FNF
-    with pytest.raises(Exception):
+    with pytest.raises(Py4JJavaError):
         stream = fs.open(java.path(d))
         stream.read()
 

@@ -14,6 +14,7 @@ times is in every failure message; NNLITE_CRASH_SEED=<seed> repeats a run.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -71,10 +72,8 @@ class Load:
 
     def finish(self, timeout: float = 30) -> list[str]:
         """Wait for the load to stop by itself (its connections break), else kill it."""
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
         self.close()
         return self.lines
 
