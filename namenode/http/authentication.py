@@ -37,6 +37,7 @@ import html
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from nnlite.client import java_classes as java
 from nnlite.client.kerberos import negotiate_token
@@ -233,7 +234,7 @@ def _phrase(reason: str) -> str:
     return text or REQUIRED
 
 
-def with_headers(result, headers: list[tuple[str, str]]):
+def with_headers(result: Any, headers: list[tuple[str, str]]) -> Any:
     """``result`` (a Response, a deferred answer with ``then``, or a coroutine) with
     ``headers`` added to the Response it ends in."""
     if not headers:
@@ -249,18 +250,18 @@ def with_headers(result, headers: list[tuple[str, str]]):
 class _Headed:
     __slots__ = ("inner", "headers")
 
-    def __init__(self, inner, headers):
+    def __init__(self, inner: Any, headers: list[tuple[str, str]]) -> None:
         self.inner = inner
         self.headers = headers
 
-    def then(self, callback, arg) -> None:
-        def released(response, error, waiter):
+    def then(self, callback: Callable[[Any, Any, Any], None], arg: Any) -> None:
+        def released(response: Any, error: Any, waiter: Any) -> None:
             callback(with_headers(response, self.headers) if isinstance(response, Response)
                      else response, error, waiter)
         self.inner.then(released, arg)
 
 
-async def _headed(coroutine, headers):
+async def _headed(coroutine: Any, headers: list[tuple[str, str]]) -> Any:
     response = await coroutine
     while not isinstance(response, Response) and asyncio.iscoroutine(response):
         response = await response
