@@ -78,6 +78,13 @@ def trust(ca_file: str | None) -> None:
     _trusted = context
 
 
+def client_context() -> ssl.SSLContext:
+    """The context an https connection of this process verifies its peer with: the
+    truststore ``trust`` named, else the system's CAs. For a socket ``Connection`` does not
+    open (the HA pulse, ``client/peer.py``'s ``Pulse``)."""
+    return _trusted or ssl.create_default_context()
+
+
 # The Kerberos login every connection of this process authenticates with (``log_in``);
 # None: simple authentication (``user.name``).
 _login: KerberosLogin | None = None

@@ -15,6 +15,8 @@ Hadoop spreads this over ``TransferFsImage`` (the image servlet's downloads and 
   ``ConnectionRefusedError`` (the process is gone; a paused one still accepts, the kernel
   completes the handshake), ``ask`` sends the probe and reads the status, ``closed`` waits a
   moment for the peer's close, and ``sock`` is what ``HAState.pulse_open`` polls at a refusal.
+  In an HTTPS_ONLY set the socket speaks TLS (``open(..., tls=True)``): the refusal and the
+  close are the TCP socket's still.
 * ``cede(seconds, user)`` -- a graceful failover's request to the active: step down and give
   way for ``seconds``.
 * ``roll()``, ``status()`` -- ``POST /checkpoint/roll`` and ``GET /checkpoint/status``: JSON.
@@ -58,7 +60,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
-from nnlite.client.connection import NETWORK_ERRORS, Connection, answer_of, describe
+from nnlite.client.connection import (
+    NETWORK_ERRORS,
+    Connection,
+    answer_of,
+    client_context,
+    describe,
+)
 from nnlite.client.errors import ClientError, NamenodeUnreachableError, ProtocolError
 from nnlite.durability import durable
 
@@ -368,9 +376,21 @@ class Pulse:
         self.request = f"GET /isActive HTTP/1.1\r\nHost: {target}\r\n\r\n".encode()
 
     @classmethod
-    def open(cls, target: str, timeout: float = PULSE_CONNECT_TIMEOUT) -> Pulse:
+    def open(cls, target: str, timeout: float = PULSE_CONNECT_TIMEOUT, *,
+             tls: bool = False) -> Pulse:
+        """Connect to ``target`` (``host:port``); with ``tls`` (an HTTPS_ONLY set), the
+        handshake follows on the same socket, verified as every https connection of the
+        process is (``connection.client_context``). A refusal is still the connect's, before
+        any TLS; a failed handshake is an ``ssl.SSLError`` (an ``OSError``)."""
         host, _, port = target.rpartition(":")
-        return cls(socket.create_connection((host, int(port)), timeout=timeout), target)
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
+        if tls:
+            try:
+                sock = client_context().wrap_socket(sock, server_hostname=host)
+            except BaseException:
+                sock.close()
+                raise
+        return cls(sock, target)
 
     def __enter__(self) -> Pulse:
         return self

@@ -142,7 +142,7 @@ def bootstrap_standby(name_dirs: list[str] | tuple[str, ...],
     paths = list(name_dirs or (default_name_dir(),))
     for path in paths:
         importer.check_empty(NameDir(path))     # before the download, not only after it
-    others = {nn: f"http://{address}" for nn, address in namenodes.items() if nn != me}
+    others = {nn: url for nn, url in config.ha_urls().items() if nn != me}
     client = TransferClient(Nameservice(config.nameservice(), others),
                             config.get("nnlite.checkpoint.secret"))
     client.follow_active()
@@ -339,8 +339,7 @@ def secondary_cmd(namenode_url, checkpoint_dir, conf, defines, secret_file, chec
     """Run the secondary: checkpoint the namenode's edits into its fsimage."""
     from nnlite.secondary import daemon
     config = load_config(conf, defines)
-    url = namenode_address(namenode_url, config,
-                           "http://" + config.get("dfs.namenode.http-address"))
+    url = namenode_address(namenode_url, config, config.namenode_url())
     if checkpoint_now and geteditsize:
         raise click.UsageError("--checkpoint-now and --geteditsize exclude each other")
     if not geteditsize and not checkpoint_dir:

@@ -447,8 +447,7 @@ def fetch_image_cmd(out_dir, namenode_url, secret_file, conf, defines) -> None:
     from nnlite.namenode.image.importer import seal_fetched
     from nnlite.secondary.client import TransferClient
     config = load_config(conf, defines)
-    address = namenode_address(namenode_url, config,
-                               "http://" + config.get("dfs.namenode.http-address"))
+    address = namenode_address(namenode_url, config, config.namenode_url())
     secret = transfer_secret(secret_file, config)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     client = TransferClient(address, secret)

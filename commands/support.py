@@ -208,11 +208,12 @@ def log_in(config: Config, principal: str | None, keytab: str | None) -> str | N
 
 def nameservices(config: Config) -> dict[str, dict[str, str]]:
     """``{nameservice: {namenode id: http://host:port}}`` of the configuration (its
-    ``dfs.nameservices``, ``dfs.ha.namenodes.<ns>``, ``dfs.namenode.http-address.<ns>.<nn>``)."""
+    ``dfs.nameservices``, ``dfs.ha.namenodes.<ns>``, ``dfs.namenode.http-address.<ns>.<nn>``;
+    under HTTPS_ONLY ``https://`` and the ``https-address``: ``Config.ha_urls``)."""
     ns = config.nameservice()
     if not ns:
         return {}
-    return {ns: {nn: f"http://{address}" for nn, address in config.ha_namenodes().items()}}
+    return {ns: config.ha_urls()}
 
 
 def namenode_address(given: str | None, config: Config, default: str) -> Address:

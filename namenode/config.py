@@ -171,9 +171,9 @@ DEFAULTS: dict[str, str] = {
 
 PROXY_KEY = re.compile(r"hadoop\.proxyuser\.[^.]+\.(hosts|groups|users)$")
 # Keys named after a nameservice and its namenodes (Hadoop's HA configuration): each
-# namenode's HTTP and RPC addresses, which the namenodes bind (``namenode_key``) and the
-# clients follow.
-HA_KEY = re.compile(r"dfs\.(ha\.namenodes\.[^.]+|namenode\.(http|rpc)-address\.[^.]+\.[^.]+|"
+# namenode's HTTP, HTTPS and RPC addresses, which the namenodes bind (``namenode_key``) and
+# the clients follow.
+HA_KEY = re.compile(r"dfs\.(ha\.namenodes\.[^.]+|namenode\.(https?|rpc)-address\.[^.]+\.[^.]+|"
                     r"client\.failover\.proxy\.provider\.[^.]+)$")
 
 
@@ -230,9 +230,29 @@ class Config:
     def nameservice(self) -> str:
         return self.values["dfs.nameservices"].strip()
 
+    def http_scheme(self) -> str:
+        """How nnlite's processes reach a namenode's web port: ``https`` under
+        ``dfs.http.policy`` HTTPS_ONLY, else ``http`` (``DFSUtil.getHttpClientScheme``)."""
+        return "https" if self.values["dfs.http.policy"].strip().upper() == "HTTPS_ONLY" \
+            else "http"
+
+    def namenode_url(self) -> str:
+        """The lone namenode's web URL: ``http_scheme()`` and its http- or https-address."""
+        scheme = self.http_scheme()
+        return f"{scheme}://{self.values[f'dfs.namenode.{scheme}-address']}"
+
+    def ha_urls(self) -> dict[str, str]:
+        """``{namenode id: scheme://host:port}`` of the HA set (``ha_namenodes``), in the
+        scheme ``http_scheme`` names: what its namenodes, the secondary and the clients
+        call."""
+        scheme = self.http_scheme()
+        return {nn: f"{scheme}://{address}" for nn, address in self.ha_namenodes().items()}
+
     def ha_namenodes(self) -> dict[str, str]:
         """``{namenode id: host:port}`` of the HA set, in ``dfs.ha.namenodes.<ns>`` order
-        ({} without a nameservice)."""
+        ({} without a nameservice): each ``dfs.namenode.http-address.<ns>.<nn>``, or under
+        HTTPS_ONLY its ``https-address`` (``DFSUtilClient.getNNAddressCheckLogical``: the
+        address of the scheme ``http_scheme`` names)."""
         ns = self.nameservice()
         if not ns:
             return {}
@@ -245,7 +265,7 @@ class Config:
                               f"namenode")
         addresses = {}
         for nn in ids:
-            key = f"dfs.namenode.http-address.{ns}.{nn}"
+            key = f"dfs.namenode.{self.http_scheme()}-address.{ns}.{nn}"
             value = self.values.get(key, "")
             host, _, port = value.rpartition(":")
             if not host or not port.isdigit():

@@ -106,10 +106,6 @@ class Namenode:
         self.port = default_port if port is None else port
         # secure mode's settings (namenode/security/settings.py), for every transport
         self.security = SecuritySettings.from_config(config, self.host)
-        if config.nameservice() and not self.security.http_enabled:
-            raise ConfigError("dfs.http.policy HTTPS_ONLY is not served in an HA set yet: its "
-                              "namenodes reach each other on their http-addresses; use "
-                              "HTTP_AND_HTTPS (clients may still use https only)")
         self.app = NamenodeApp()
         if self.security.enabled:
             self.app.secure(self.security, config)
@@ -397,8 +393,10 @@ class Namenode:
             raise ConfigError("an HA set needs nnlite.ha.etcd.endpoints: the etcd cluster "
                               "that holds its journal and its election")
         timeout = config.float("nnlite.ha.journal.timeout")
-        # how this namenode authenticates to the others: the secret, or its keytab (secure)
+        # how this namenode authenticates to the others: the secret, or its keytab (secure);
+        # and how it calls them: https at their https-addresses under HTTPS_ONLY
         peers = services.credentials(config, self.host, secret, self.security.enabled)
+        scheme = config.http_scheme()
         self.app.peers = peers
 
         def on_active(first_block_id: int) -> None:
@@ -417,8 +415,8 @@ class Namenode:
             checkpointer=StandbyCheckpointer(
                 fs, peers, period=config.float("checkpoint.period"),
                 txns=config.int("checkpoint.txns"),
-                timeout=config.int("dfs.image.transfer.timeout") / 1000),
-            max_lag=config.float("nnlite.ha.standby.lag.max"))
+                timeout=config.int("dfs.image.transfer.timeout") / 1000, scheme=scheme),
+            max_lag=config.float("nnlite.ha.standby.lag.max"), scheme=scheme)
         self.app.ha = ha
         # File contents on two hosts: blocks arrive here as a standby, leave as the active.
         replica = Replica(blocks, self.gate)
@@ -429,7 +427,7 @@ class Namenode:
             lambda: [a for nn, a in namenodes.items() if nn != me], peers,
             lambda: ha.state.state is HAServiceState.ACTIVE,
             close_timeout=config.float("nnlite.ha.replication.timeout"),
-            stale=lambda: stale_standbys(ha, namenodes))
+            stale=lambda: stale_standbys(ha, namenodes), scheme=scheme)
         data.replicator = replicator
         self.replicator = replicator
         self.app.replicator = replicator

@@ -140,8 +140,9 @@ class Replicator:
                  standbys: Callable[[], list[str]], secret: Credentials,
                  is_active: Callable[[], bool],
                  timeout: float = 60.0, close_timeout: float = 5.0,
-                 stale: Callable[[], set[str]] = set):
+                 stale: Callable[[], set[str]] = set, scheme: str = "http"):
         self.store = store
+        self.scheme = scheme             # https in an HTTPS_ONLY set (``Config.http_scheme``)
         self.referenced = referenced     # every block id the namespace refers to
         self.standbys = standbys
         self.secret = secret
@@ -240,8 +241,8 @@ class Replicator:
     def _peer(self, standby: str, timeout: float | None = None) -> Peer:
         if timeout is not None and timeout <= 0:
             raise NamenodeUnreachableError(f"no time left to copy to {standby}",
-                                           url=f"http://{standby}", sent=False)
-        return Peer(f"http://{standby}", self.secret, timeout or self.timeout)
+                                           url=f"{self.scheme}://{standby}", sent=False)
+        return Peer(f"{self.scheme}://{standby}", self.secret, timeout or self.timeout)
 
     def _push(self, peer: Peer, standby: str, block_id: int, num_bytes: int,
               deadline: float | None = None) -> None:

@@ -71,8 +71,9 @@ class FetchedImage:
 
 class StandbyCheckpointer:
     def __init__(self, fs: FSNamesystem, secret: Credentials, *, period: float, txns: int,
-                 timeout: float = 60.0):
+                 timeout: float = 60.0, scheme: str = "http"):
         self.fs = fs
+        self.scheme = scheme        # https in an HTTPS_ONLY set (``Config.http_scheme``)
         self.secret = secret
         self.period = period
         self.txns = txns
@@ -135,7 +136,7 @@ class StandbyCheckpointer:
         return fetched
 
     def _peer(self, http: str) -> Peer:
-        return Peer(f"http://{http}", self.secret, self.timeout)
+        return Peer(f"{self.scheme}://{http}", self.secret, self.timeout)
 
     def _roll(self, http: str) -> dict:
         try:

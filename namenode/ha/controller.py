@@ -49,9 +49,13 @@ class HAController:
                  edits_retained: int, drain: Callable[[Exception], None],
                  on_active: Callable[[int], None] = lambda first_block_id: None,
                  auto_failover: bool = True,
-                 checkpointer: StandbyCheckpointer | None = None, max_lag: float = 0.0):
+                 checkpointer: StandbyCheckpointer | None = None, max_lag: float = 0.0,
+                 scheme: str = "http"):
         self.fs = fs
         self.id = namenode_id
+        # how the set's namenodes call each other at ``http`` (host:port): http, or https
+        # under HTTPS_ONLY (``Config.http_scheme``), the pulse included
+        self.scheme = scheme
         self.state = HAState()
         self.election = Election(etcd, layout, leader_value(namenode_id, http), ttl)
         self.ttl = ttl
@@ -62,7 +66,8 @@ class HAController:
         self.tailer = EditLogTailer(fs, etcd, layout)
         self.monitor = HealthMonitor(fs, etcd, layout, self.state, self.tailer, namenode_id,
                                      http, checkpointer=checkpointer, max_lag=max_lag,
-                                     stopping=self.stopping, wake=self.wake)
+                                     stopping=self.stopping, wake=self.wake,
+                                     tls=scheme == "https")
         self.positions = StandbyPositions(fs, etcd, layout, self.state, namenode_id, http)
         self.takeover = Takeover(fs, etcd, layout, self.state, self.election, self.tailer,
                                  self.monitor, self.positions, namenode_id, http, ttl=ttl,

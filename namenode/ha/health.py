@@ -44,7 +44,7 @@ class HealthMonitor:
     def __init__(self, fs: FSNamesystem, etcd: Etcd, layout: Layout, state: HAState,
                  tailer: EditLogTailer, namenode_id: str, http: str, *,
                  checkpointer: StandbyCheckpointer | None, max_lag: float,
-                 stopping: threading.Event, wake: threading.Event):
+                 stopping: threading.Event, wake: threading.Event, tls: bool = False):
         self.fs = fs
         self.etcd = etcd
         self.layout = layout
@@ -52,6 +52,7 @@ class HealthMonitor:
         self.tailer = tailer
         self.id = namenode_id
         self.http = http
+        self.tls = tls                        # the pulse speaks TLS (an HTTPS_ONLY set)
         self.checkpointer = checkpointer      # fetches the active's image to recover
         self.max_lag_allowed = max_lag
         self.stopping = stopping
@@ -153,7 +154,7 @@ class HealthMonitor:
                      exc)
 
     def _pulse(self, target: str) -> None:
-        with Pulse.open(target) as pulse:
+        with Pulse.open(target, tls=self.tls) as pulse:
             self.state.pulse = pulse.sock
             try:
                 self._pulse_on(pulse, target)

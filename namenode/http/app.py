@@ -238,7 +238,7 @@ class NamenodeApp:
                              float(cede) if cede is not None else None)
         else:
             action = partial(ha.failover, partial(_cede, user=user, seconds=ha.ttl,
-                                                  credentials=self.peers))
+                                                  credentials=self.peers, scheme=ha.scheme))
         return self._blocking(action, "state")
 
     def _safe_mode(self, action: str) -> Any:
@@ -390,11 +390,13 @@ class HeldRead:
                 None if t.exception() else t.result(), t.exception(), arg))
 
 
-def _cede(http: str, *, user: str, seconds: float, credentials: Credentials = "") -> None:
-    """Ask the active at ``http`` to step down and give way for ``seconds`` (a graceful
-    failover: long enough for the asking standby to win the election), through the one
-    client between namenodes (in secure mode as this namenode's service principal)."""
-    peer = Peer(http, secret=credentials, timeout=30)
+def _cede(http: str, *, user: str, seconds: float, credentials: Credentials = "",
+          scheme: str = "http") -> None:
+    """Ask the active at ``http`` (host:port, called in ``scheme``: https in an HTTPS_ONLY
+    set) to step down and give way for ``seconds`` (a graceful failover: long enough for
+    the asking standby to win the election), through the one client between namenodes (in
+    secure mode as this namenode's service principal)."""
+    peer = Peer(f"{scheme}://{http}", secret=credentials, timeout=30)
     try:
         peer.cede(seconds, user)
     except PeerRefusedError as exc:

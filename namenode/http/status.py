@@ -86,7 +86,8 @@ def collect(app: Any) -> Snapshot:
         snap.data_dirs.append(_data_dir(store.root))
     ha = getattr(app, "ha", None)
     if ha is not None:          # in an HA set: a standby serves no read, the catalog's neither
-        snap.ha = {**ha.report(), "activeHttp": (ha.state.active or {}).get("http")}
+        snap.ha = {**ha.report(), "activeHttp": (ha.state.active or {}).get("http"),
+                   "scheme": ha.scheme}
     catalog = getattr(app, "catalog", None)
     if catalog is not None and (snap.ha is None or snap.ha["state"] == "active"):
         snap.catalog, snap.hidden_checkpoints = catalog.overview()
@@ -248,7 +249,8 @@ def _ha(snap: Snapshot) -> str:
     if ha["state"] == "active":
         leader = "this namenode"
     elif active and where:
-        leader = (f'<a id="ha-active-link" href="http://{_e(where)}/">{_e(active)} '
+        scheme = ha.get("scheme", "http")       # https in an HTTPS_ONLY set
+        leader = (f'<a id="ha-active-link" href="{scheme}://{_e(where)}/">{_e(active)} '
                   f"({_e(where)})</a>")
     else:
         leader = "none now (a failover is under way)"

@@ -185,11 +185,3 @@ def test_https_only_serves_no_plain_port_and_redirects_over_https(tmp_path, cert
         assert create.headers["Location"].startswith(f"{base}/data/v1/only?")
         with pytest.raises(requests.exceptions.ConnectionError):
             requests.get(f"http://127.0.0.1:{service.https_port}/jmx", timeout=10)
-
-
-def test_https_only_is_refused_in_an_ha_set_before_anything_binds(tmp_path, certs):
-    from nnlite.namenode.daemon import Namenode
-    config = Config.load(None, [*certs.server_defines("HTTPS_ONLY"), "dfs.nameservices=ns1",
-                                "dfs.ha.namenodes.ns1=nn1,nn2"])
-    with pytest.raises(ConfigError, match="HTTPS_ONLY is not served in an HA set yet"):
-        Namenode([str(tmp_path / "name")], config, "127.0.0.1", 0)
