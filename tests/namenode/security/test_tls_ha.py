@@ -1,9 +1,9 @@
 """An HA set under ``dfs.http.policy=HTTPS_ONLY``: no plain port is bound, so its namenodes
 name each other by ``dfs.namenode.https-address.<ns>.<nn>`` and call each other over TLS,
 trusting ssl-client.xml's truststore -- the standby's pulse of the active (TLS on the probe
-socket), its checkpoint upload, the active's block copies -- and a client following the
-nameservice finds the active over https, before and after the active is SIGKILLed. Real
-etcd, real namenode processes, certificates signed by a test CA."""
+socket), its checkpoint upload, the active's block copies -- and a client and the secondary
+following the nameservice find the active over https, before and after the active is
+SIGKILLed. Real etcd, real namenode processes, certificates signed by a test CA."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from nnlite.client.webhdfs import WebHdfsClient
 from nnlite.commands.support import load_config, namenode_address
 from nnlite.namenode.config import HA_KEY, Config
 from nnlite.namenode.listen import ANNOUNCE_ENV
+from tests.commands.helpers import nnlite, ok
 from tests.etcd_cluster import EtcdCluster, free_ports
 from tests.namenode.ha.haset import NAMESERVICE, USER, HASet
 from tests.servers import ROOT, NamenodeProcess, announced_port, wait_for
@@ -157,3 +158,7 @@ def test_an_https_only_set_writes_checkpoints_and_fails_over_over_tls(https_set)
             {f"d{i}" for i in range(8)} | {"f"}
         assert b"".join(client.read("/over-https/f")) == b"x" * 100
         assert client.url == ha.url(standby)
+    # the secondary follows the nameservice over https too, to the new active
+    (line,) = ok(nnlite(None, "secondary", "--namenode", NAMESERVICE, "--conf", str(ha.conf),
+                        "--checkpoint-dir", str(ha.root / "ckpt"), "--checkpoint-now"))
+    assert line.startswith("Checkpoint done: image txid ")
