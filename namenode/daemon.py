@@ -169,10 +169,13 @@ class Namenode:
                         https_port=self.https_port)
         upload = self.app.counted(data.upload)
         self.http.streams[("PUT", "data")] = self.http.streams[("POST", "data")] = upload
+        # The datanode first: from app.ready to the RPC protocol nothing may await, so that
+        # WebHDFS and hdfs:// stop answering RetriableException at the same instant.
+        tokens = await self._start_datanode_once(data, secret)
         self.app.ready(self.fs, self.committer, self.config, transfer, data)
         if self.config.nameservice():
             self.ha = self._join_ha_set(loop, secret, data)
-        await self._start_rpc(lease_manager, data, secret)
+        self._serve_rpc(lease_manager, data, tokens)
         self._check_resources()
         self.housekeeping = asyncio.ensure_future(self._keep_house(data))
         self.tasks.append(asyncio.ensure_future(self._watch_resources()))
@@ -213,7 +216,7 @@ class Namenode:
 
     async def _listen_rpc(self) -> None:
         """Bind Hadoop IPC (``hdfs://``) before the namespace loads, as the HTTP port is: until
-        ``_start_rpc`` hands it the protocol, every call is answered RetriableException
+        ``_serve_rpc`` hands it the protocol, every call is answered RetriableException
         (``RpcServer.starting``). The address: ``--rpc-port``, else
         ``dfs.namenode.rpc-address.<ns>.<id>`` in an HA set, else ``dfs.namenode.rpc-address``
         (0: a free port). When none was asked for and the default port (8020) is taken, the
@@ -242,16 +245,23 @@ class Namenode:
                  host, self.rpc_port)
         announce_port("NNLITE_RPC_PORT", self.rpc_port)
 
-    async def _start_rpc(self, lease_manager: leases.LeaseManager, data: DataPath,
-                         secret: str) -> None:
-        """Serve Hadoop IPC on the port ``_listen_rpc`` bound, beside HTTP. In an HA set the
-        datanode takes the writes the active signs with the set's secret, and blocks run
-        through a pipeline of the active's datanode and a standby's (``_pipeline``)."""
-        fs, committer, blocks = self._loaded()
+    async def _start_datanode_once(self, data: DataPath,
+                                   secret: str) -> BlockTokenSecretManager | None:
+        """The built-in datanode (once: a reload keeps it) and the block tokens it checks; in
+        an HA set it takes the writes the active signs with the set's secret."""
+        _, _, blocks = self._loaded()
         tokens = self._block_tokens(block_pool_id(blocks.namespace_id), secret)
         if self.datanode is None:
             self.datanode = await self._start_datanode(blocks, tokens)
         data.datanode = self.datanode_server
+        return tokens
+
+    def _serve_rpc(self, lease_manager: leases.LeaseManager, data: DataPath,
+                   tokens: BlockTokenSecretManager | None) -> None:
+        """Serve Hadoop IPC on the port ``_listen_rpc`` bound, beside HTTP. In an HA set
+        blocks run through a pipeline of the active's datanode and a standby's
+        (``_pipeline``)."""
+        fs, committer, blocks = self._loaded()
         server = self.rpc
         if server is None:          # WebHDFS only: the default port was taken
             return
@@ -285,7 +295,7 @@ class Namenode:
         settings = self.security
         if settings.block_tokens:
             issued: tuple[str, ...] = (READ, WRITE)
-        elif self.ha is not None:
+        elif self.config.nameservice():     # an HA set, known before it is joined
             issued = (WRITE,)
         else:
             return None
