@@ -25,20 +25,12 @@ from nnlite.catalog.client import CatalogClient
 from nnlite.client import connection
 from tests.flink.test_flink_checkpoints import check_restored_exactly, job_args
 from tests.namenode.http.secure import kerberos_session
-from tests.namenode.security.test_sasl import secure_args
+from tests.namenode.security.test_sasl import client_core_site, secure_args
 from tests.servers import wait_for
 
 pytestmark = pytest.mark.flink
 KERBEROS_JOB = Path(__file__).with_name("kerberos_job.py")
 
-CORE_SITE = """<?xml version="1.0"?>
-<configuration>
-  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
-  <property><name>dfs.namenode.kerberos.principal</name><value>nn/_HOST@NNLITE.TEST</value>
-  </property>
-  <property><name>hadoop.rpc.protection</name><value>privacy</value></property>
-</configuration>
-"""
 
 
 def flink_conf_dir(flink_python: Path, dest: Path, kdc, user, fs: str) -> Path:
@@ -91,7 +83,7 @@ def test_a_keytab_job_checkpoints_and_restores_from_what_the_catalog_names(
     user = kdc.user("flink")
     conf = tmp_path / "hadoop"
     conf.mkdir()
-    (conf / "core-site.xml").write_text(CORE_SITE)
+    (conf / "core-site.xml").write_text(client_core_site())
     monkeypatch.setenv("HADOOP_CONF_DIR", str(conf))
     web = f"hdfs://127.0.0.1:{namenode.rpc_port}"
     monkeypatch.setenv("FLINK_CONF_DIR",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.namenode.security.test_sasl import secure_args
+from tests.namenode.security.test_sasl import client_core_site, secure_args
 from tests.spark.test_streaming_checkpoint import expected, write_batch
 
 pytestmark = pytest.mark.spark
@@ -22,14 +22,6 @@ DRIVER = Path(__file__).with_name("kerberos_driver.py")
 OBTAINER = Path(__file__).with_name("token_obtainer.py")
 
 
-CORE_SITE = """<?xml version="1.0"?>
-<configuration>
-  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
-  <property><name>dfs.namenode.kerberos.principal</name><value>nn/_HOST@NNLITE.TEST</value>
-  </property>
-  <property><name>hadoop.rpc.protection</name><value>privacy</value></property>
-</configuration>
-"""
 
 
 def run_driver(kdc, user, conf_dir: Path, src: Path, checkpoint: str, name: str) -> dict:
@@ -70,7 +62,7 @@ def test_a_keytab_driver_checkpoints_over_a_secure_scheme_and_restarts(kdc, star
     src.mkdir()
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()
-    (conf_dir / "core-site.xml").write_text(CORE_SITE)
+    (conf_dir / "core-site.xml").write_text(client_core_site())
     checkpoint = checkpoint_uri(nn, scheme)
     b0 = [("a", 1), ("b", 2), ("a", 3)]
     b1 = [("b", 10), ("c", 20)]
@@ -102,7 +94,7 @@ def test_the_checkpoint_is_written_with_the_tokens_sparks_driver_obtained(kdc, s
     user = kdc.user("spark")
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()
-    (conf_dir / "core-site.xml").write_text(CORE_SITE)
+    (conf_dir / "core-site.xml").write_text(client_core_site())
     fs = f"hdfs://127.0.0.1:{nn.rpc_port}"
     token_file = tmp_path / "tokens"
     obtained = run_script(kdc, conf_dir, OBTAINER, fs, user.name, str(user.keytab),

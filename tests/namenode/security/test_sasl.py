@@ -29,6 +29,20 @@ ACCESS_CONTROL = "org.apache.hadoop.security.AccessControlException"
 AUTHORIZATION = "org.apache.hadoop.security.authorize.AuthorizationException"
 
 
+def client_core_site(protection: str = "privacy") -> str:
+    """A Hadoop client's core-site.xml for a secure namenode over hdfs:// (Kerberos, the
+    namenode's principal, ``hadoop.rpc.protection``), as the Spark and Flink tests hand it
+    to their JVMs through HADOOP_CONF_DIR."""
+    return f"""<?xml version="1.0"?>
+<configuration>
+  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
+  <property><name>dfs.namenode.kerberos.principal</name><value>nn/_HOST@NNLITE.TEST</value>
+  </property>
+  <property><name>hadoop.rpc.protection</name><value>{protection}</value></property>
+</configuration>
+"""
+
+
 def secure_args(kdc, keytab, protection="authentication,integrity,privacy") -> tuple:
     return ("-D", "hadoop.security.authentication=kerberos",
             "-D", f"dfs.namenode.kerberos.principal=nn/_HOST@{kdc.name}",
