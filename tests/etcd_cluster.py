@@ -2,7 +2,10 @@
 ``etcd`` processes (Debian's etcd-server, ``make etcd``) on free 127.0.0.1 ports, each with
 its data dir and log under ``tmp_path``, and returns once they agree on a leader.
 ``kill(i)`` SIGKILLs a member, ``stop_member(i)`` stops it with SIGTERM, ``start_member(i)``
-starts it again on its data dir; ``close()`` kills whatever still runs. The fixtures
+starts it again on its data dir; ``close()`` kills whatever still runs and removes the data
+dirs, keeping the logs: etcd preallocates each WAL segment (64 MiB, plus the next one as
+``0.tmp``), so a three-member cluster holds about 370 MiB on disk, and the suite's hundred
+clusters left in pytest's basetemp filled a CI disk. The fixtures
 ``etcd_cluster`` and ``etcd_single`` (tests/conftest.py) wrap it.
 
 Health is read with urllib from each member's ``/v3/maintenance/status``, not with
@@ -226,9 +229,11 @@ class EtcdCluster:
         return self._wait(agreed, timeout, "the etcd members to agree on a leader") - 1
 
     def close(self) -> None:
-        """Kill every member still running."""
+        """Kill every member still running and remove every member's data dir (not its log)."""
         for i in range(len(self.members)):
             self.kill(i)
+        for member in self.members:
+            shutil.rmtree(member.data_dir, ignore_errors=True)
 
     def __enter__(self) -> EtcdCluster:
         return self
