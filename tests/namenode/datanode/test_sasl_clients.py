@@ -10,6 +10,7 @@ handshake is refused."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -19,8 +20,13 @@ from pathlib import Path
 import pytest
 
 from nnlite.formats.hadoop import client_namenode as cn
+from nnlite.namenode.security import services
 from tests.namenode.datanode.client import TransferClient
+from tests.namenode.ha.haset import NAMESERVICE, HASet
+from tests.namenode.rpc.test_ha import native_conf
 from tests.namenode.security.sasl_client import SaslClient
+from tests.namenode.security.test_services_ha import call
+from tests.servers import wait_for
 
 JAVA_CLIENT = Path(__file__).with_name("SecureBlockClient.java")
 SIZE = 2 * (1 << 20) + 12_345           # three 1 MiB blocks, the last partial
@@ -130,3 +136,51 @@ def test_privacy_with_the_aes_suite_for_both_clients(kdc, start_namenode, tmp_pa
         stream.write(data)
     with client.read("/native/aes") as stream:
         assert stream.read() == data
+
+
+def test_an_ha_set_s_pipeline_runs_the_handshake_on_both_datanodes(kdc, tmp_path, etcd_single,
+                                                                  alice, monkeypatch):
+    """A kerberized HA set with block tokens and dfs.data.transfer.protection = privacy:
+    hdfs-native, from alice's ticket cache, writes through a pipeline of both datanodes --
+    the active's forwards every packet to the standby's after the data port's handshake
+    with the writer's own WRITE token (mirror.py), which the standby's datanode checks with
+    the set's block keys -- and, once the active is killed, reads the file back from the
+    new active, whose READ tokens its own datanode takes."""
+    hdfs_native = pytest.importorskip("hdfs_native")
+    keytab = kdc.keytab_of(kdc.service("nn"), kdc.service("HTTP"), path=tmp_path / "nn.keytab")
+    settings = dict(flag.split("=", 1) for flag in secure_args(kdc, keytab, "privacy")[1::2])
+    settings["hadoop.user.group.static.mapping.overrides"] = "tester=supergroup;alice=supergroup"
+    settings["nnlite.ha.replication.interval"] = "3600"   # no resync copy: the pipeline's only
+    haset = HASet(tmp_path, etcd_single, settings=settings)
+    as_nn = services.login(f"nn/localhost@{kdc.name}", str(keytab))
+
+    def names_its_standby(i: int) -> bool:
+        status, _, body = call(as_nn, haset.url(i), "GET",
+                               "/jmx?qry=Hadoop:service=NameNode,name=NameNodeStatus")
+        assert status == 200, body
+        standbys = json.loads(json.loads(body)["beans"][0]["HAStandbys"])
+        return any(p.get("datanode") and p["ageMs"] < 5000 for p in standbys.values())
+
+    try:
+        active = haset.start_all()
+        wait_for(lambda: names_its_standby(active), 30, "the standby's datanode named")
+        monkeypatch.setenv("KRB5CCNAME", f"FILE:{alice.ccache}")
+        client = hdfs_native.Client(f"hdfs://{NAMESERVICE}", {
+            **native_conf(haset), "hadoop.security.authentication": "kerberos",
+            "dfs.data.transfer.protection": "privacy"})
+        data = random.Random(9).randbytes(SIZE)
+        with client.create("/ha/f", hdfs_native.WriteOptions(block_size=1 << 20)) as stream:
+            stream.write(data)
+        with SaslClient(haset.rpc_ports[active]) as rpc:
+            rpc.kerberos(alice.ccache, "auth").context("alice")
+            blocks = rpc.answer("getBlockLocations", cn.GetBlockLocationsRequestProto(
+                src="/ha/f", offset=0, length=1 << 40)).locations.blocks
+        # both copies of every block came through the pipeline: written before the close
+        # was answered, not by the resync's later copy
+        assert [len(b.locs) for b in blocks] == [2, 2, 2]
+        haset.kill(active)
+        assert haset.active(excluding=active) == 1 - active
+        with client.read("/ha/f") as stream:
+            assert stream.read() == data
+    finally:
+        haset.close()
