@@ -82,9 +82,14 @@ class NamenodeProcess:
             proc = subprocess.Popen([*cmd, *args], cwd=ROOT, stdout=logfile,
                                     stderr=subprocess.STDOUT,
                                     env={**os.environ, ANNOUNCE_ENV: "1", **(env or {})})
+        https_only = "dfs.http.policy=HTTPS_ONLY" in args
         try:
-            port = _wait_for_port(proc, log, timeout)
+            # HTTPS_ONLY binds no plain port: its url is the https one
+            port = announced_port(proc, log, "NNLITE_HTTPS_PORT" if https_only
+                                  else "NNLITE_HTTP_PORT", timeout, "namenode")
             server = cls(proc, port, name_dirs, log)
+            if https_only:
+                server.url = f"https://127.0.0.1:{port}"
             server.wait_ready(timeout)
             # the RPC port is bound with the HTTP one, before the load, and answers
             # RetriableException until the namenode hands it the protocol, after /jmx
@@ -108,8 +113,10 @@ class NamenodeProcess:
                 if exc.code != 401:
                     return False
             except OSError:
-                return False
-            # secure mode: /jmx wants a Kerberos caller; /isActive answers anyone, 200 once
+                if not self.url.startswith("https:"):
+                    return False
+            # secure mode: /jmx wants a Kerberos caller (HTTPS_ONLY: this client trusts no
+            # test CA); /isActive answers anyone, 200 once
             # the namespace is loaded (a lone namenode is active); a standby of an HA set
             # answers 405 loaded or not: its log's ready line says it
             if "namenode ready:" in self.log.read_text(errors="replace"):
@@ -272,10 +279,6 @@ def seed(name_dirs: list[str], files: dict[str, int]) -> None:
             parent = path.rsplit("/", 1)[0] or "/"
             mutate(fs, lambda ns, d=parent: ns.mkdirs(d, 0o755, TESTER))
             mutate(fs, lambda ns, p=path, s=size: (True, write_file(ns, p, (s,), caller=TESTER)))
-
-
-def _wait_for_port(proc: subprocess.Popen, log: Path, timeout: float) -> int:
-    return announced_port(proc, log, "NNLITE_HTTP_PORT", timeout, "namenode")
 
 
 def announced_port(proc: subprocess.Popen, log: Path, key: str, timeout: float,
