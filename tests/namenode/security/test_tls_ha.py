@@ -86,13 +86,14 @@ class HttpsSet(HASet):
             return False
 
 
-def get(ha: HttpsSet, i: int, target: str) -> tuple[int, bytes]:
-    """``GET target`` on namenode ``i`` over https, verified against the test CA."""
+def get(ha: HttpsSet, i: int, target: str, method: str = "GET") -> tuple[int, bytes]:
+    """``GET`` (or ``method``) ``target`` on namenode ``i`` over https, verified against the
+    test CA."""
     context = ssl.create_default_context(cafile=str(ha.ca))
     conn = http.client.HTTPSConnection("127.0.0.1", ha.https_ports[i], timeout=10,
                                        context=context)
     try:
-        conn.request("GET", target)
+        conn.request(method, target)
         resp = conn.getresponse()
         return resp.status, resp.read()
     finally:
@@ -162,3 +163,12 @@ def test_an_https_only_set_writes_checkpoints_and_fails_over_over_tls(https_set)
     (line,) = ok(nnlite(None, "secondary", "--namenode", NAMESERVICE, "--conf", str(ha.conf),
                         "--checkpoint-dir", str(ha.root / "ckpt"), "--checkpoint-now"))
     assert line.startswith("Checkpoint done: image txid ")
+    # the killed namenode back as a standby, then a graceful failover to it: it asks the
+    # active to cede, and the cede, the fence and its takeover cross the https addresses
+    ha.start(active)
+    wait_for(lambda: get(ha, active, "/isActive")[0] == 405, 30, "the standby back")
+    status, body = get(ha, active, f"/admin?op=FAILOVER&user.name={USER}", "POST")
+    assert status == 200, body
+    assert ha.active(timeout=60) == active
+    with WebHdfsClient(address, USER) as client:
+        assert b"".join(client.read("/over-https/f")) == b"x" * 100
