@@ -74,7 +74,7 @@ class _Connection(asyncio.Protocol):
         self.buf = bytearray()
         self.busy = False
         self.closing = False
-        self.peer = None
+        self.peer: Any = None       # (host, port) once connected, as the transport says
         self.stream: BodyStream | None = None
         self.continued = False
         self.lingering = False
