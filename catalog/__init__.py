@@ -7,7 +7,8 @@ Layers (imports point down):
                   ``classify``, the one rule of what kind a directory holds
     streaming.py  Structured Streaming structure: batches, state chains, restorable batch, ls
     changelog.py  a format v2 RocksDB changelog: the lineage its head records, and the
-                  whole lz4 stream checked as Spark's read checks it (no .crc sidecar)
+                  whole stream read as Spark's read reads it where it has no .crc sidecar
+                  (lz4's frame checksums; snappy and zstd decoded, their records parsed)
     report.py     validate and show: the log files parsed, every problem named
     checksums.py  Spark's .crc sidecars checked with a CRC32C composed from the block
                   store's chunk CRCs (Hadoop's CrcUtil composition)

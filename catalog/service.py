@@ -172,13 +172,17 @@ class CatalogService:
 
     def _read_lineage(self, ref: layout.FileRef) -> list[tuple[int, str]]:
         """A short head first (a lineage since the last snapshot is a few items), the
-        whole of ``changelog.HEAD`` only when the lineage runs past it."""
-        try:
-            return changelog.lineage(self._head(ref, LINEAGE_FIRST_READ), ref.path)
-        except changelog.CutShort:
-            if ref.length <= LINEAGE_FIRST_READ:
-                raise
-        return changelog.lineage(self._head(ref, changelog.HEAD), ref.path)
+        whole of ``changelog.HEAD`` only when the lineage runs past it, and the whole file
+        (up to ``MAX_LOG_FILE``) when even that does not hold it (a zstd frame decodes
+        only whole)."""
+        for limit in (LINEAGE_FIRST_READ, changelog.HEAD, MAX_LOG_FILE):
+            try:
+                return changelog.lineage(self._head(ref, limit), ref.path)
+            except changelog.CutShort:
+                if ref.length <= limit:
+                    raise
+        raise changelog.CutShort(f"{ref.path}: its lineage is not within {MAX_LOG_FILE} "
+                                 f"bytes")
 
     def _head(self, ref: layout.FileRef, limit: int) -> bytes:
         """The first ``limit`` bytes of a file (a changelog's head)."""
@@ -203,10 +207,11 @@ class CatalogService:
         return {**bad, **self._decoded(found, only)}
 
     def _decoded(self, found: streaming.Layout, only: set[str] | None) -> dict[str, str]:
-        """Format version 2 lz4 changelogs (those in ``only``, when given) without a
-        ``.crc`` sidecar (file checksums off, or the sidecar lost: Spark only warns), read
-        whole and decoded as Spark's read decodes them (``changelog.verify``): path -> why.
-        Unlike the sidecar check this reads the data; another codec is not judged."""
+        """Format version 2 changelogs (those in ``only``, when given) without a ``.crc``
+        sidecar (file checksums off, or the sidecar lost: Spark only warns), read whole and
+        decoded as Spark's read decodes them (``changelog.verify``: lz4, snappy, zstd):
+        path -> why. Unlike the sidecar check this reads the data; another codec is not
+        judged."""
         out = {}
         for store in found.stores:
             for _, kind, f in store.files() if store.unique else ():

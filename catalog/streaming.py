@@ -235,14 +235,15 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
 
 def _unreadable(store, f: FileRef, batch: int) -> str:
     """Why a state file of a restore's chain fails Spark's read: its ``.crc`` sidecar, or,
-    without one, the codec's own check (a format version 2 lz4 changelog decoded)."""
+    without one, its read (a format version 2 changelog decoded: lz4's frame checksums;
+    snappy and zstd, which have none, as far as they decode and their records parse)."""
     if f.path in store.sidecars:
         return (f"{f.path} does not match its checksum file (.crc) and a restore after "
                 f"batch {batch} reads it (ChecksumFSDataInputStream.verifyChecksum: "
                 f"CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED)")
-    return (f"{f.path} is damaged (it has no .crc sidecar, and its lz4 frames fail their "
-            f"checksums or end early) and a restore after batch {batch} reads it "
-            f"(LZ4BlockInputStream: CANNOT_LOAD_STATE_STORE)")
+    return (f"{f.path} is damaged (it has no .crc sidecar, and it does not decode or its "
+            f"records do not parse) and a restore after batch {batch} reads it "
+            f"(StateStoreChangelogReader: CANNOT_LOAD_STATE_STORE)")
 
 
 def leftovers(layout: Layout) -> list[tuple[FileRef, int, list[str]]]:

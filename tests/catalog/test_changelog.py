@@ -74,7 +74,8 @@ def test_back_references_are_copied_overlapping():
 
 
 @pytest.mark.parametrize("data, error, words", [
-    (b"\x28\xb5\x2f\xfd zstd", changelog.UnknownCodec, "not an lz4 stream"),
+    (b"BZh91AY&SY bzip2", changelog.UnknownCodec, "not an lz4, snappy or zstd stream"),
+    (b"\x28\xb5\x2f\xfd cut", changelog.CutShort, "cut short"),      # a zstd frame, cut
     (head([], "v2"), changelog.ChangelogError, "records no lineage"),
     (head([(1, "a")])[:30], changelog.CutShort, "cut short"),
     (frame(literals(b"\x00\x02v3\x00\x40[{"), 8), changelog.ChangelogError, "cut short"),
@@ -181,4 +182,96 @@ def test_a_whole_changelog_is_read_as_lz4_block_input_stream_reads_it():
     with pytest.raises(changelog.ChangelogError, match="corrupted"):
         changelog.verify(frame(literals(data), len(data)) + END, "c")     # checksum 0
     with pytest.raises(changelog.UnknownCodec):
-        changelog.verify(b"\x82SNAPPY\x00" + bytes(20), "c")
+        changelog.verify(b"BZh9" + bytes(20), "c")
+
+
+# ------------------------------------------------- snappy and zstd: decoded, records read
+
+def v4_records(*records: tuple[int, bytes, bytes | None]) -> bytes:
+    """A changelog of version 4 (StateStoreChangelogWriterV4): the version, an empty
+    lineage, typed records, the end record."""
+    out = utf("v4") + utf("[]")
+    for kind, key, value in records:
+        out += bytes([kind]) + struct.pack(">i", len(key)) + key
+        out += struct.pack(">i", -1 if value is None else len(value)) + (value or b"")
+    return out + b"\x00"
+
+
+def v3_records(*records: tuple[bytes, bytes | None]) -> bytes:
+    """Version 3 (StateStoreChangelogWriterV3): untyped records, keySize -1 at the end."""
+    out = utf("v3") + utf('[{"version":1,"checkpointUniqueId":"a"}]')
+    for key, value in records:
+        out += struct.pack(">i", len(key)) + key
+        out += struct.pack(">i", -1 if value is None else len(value)) + (value or b"")
+    return out + struct.pack(">i", -1)
+
+
+def snappy_stream(plain: bytes, chunk: int = 64) -> bytes:
+    """snappy-java's SnappyOutputStream: MAGIC_HEADER, version 1, compatible 1, chunks."""
+    import pyarrow as pa
+    out = changelog.SNAPPY_MAGIC + struct.pack(">ii", 1, 1)
+    for at in range(0, len(plain), chunk):
+        block = pa.Codec("snappy").compress(plain[at:at + chunk]).to_pybytes()
+        out += struct.pack(">i", len(block)) + block
+    return out
+
+
+def zstd_stream(plain: bytes) -> bytes:
+    import pyarrow as pa
+    return pa.Codec("zstd").compress(plain).to_pybytes()
+
+
+RECORDS = v4_records((0x01, b"k1", b"v" * 30), (0x10, b"k2", None), (0x11, b"k3", b"x"))
+
+
+@pytest.mark.parametrize("encode", [snappy_stream, zstd_stream])
+def test_a_snappy_or_zstd_changelog_is_decoded_and_its_records_read(encode):
+    changelog.verify(encode(RECORDS), "c")
+    changelog.verify(encode(v3_records((b"k", b"value"), (b"gone", None))), "c")
+    assert changelog.check_records(RECORDS, "c") == 3
+    with pytest.raises(changelog.ChangelogError, match="the stream ends"):
+        changelog.verify(encode(RECORDS[:-1]), "c")              # no end record
+    data = encode(RECORDS)
+    with pytest.raises(changelog.ChangelogError):
+        changelog.verify(data[:len(data) - 3], "c")              # the stream cut
+
+
+@pytest.mark.parametrize("encode", [snappy_stream, zstd_stream])
+def test_the_lineage_of_a_snappy_or_zstd_changelog(encode):
+    """What the lineage reader makes of a head: snappy's chunks decode one by one (a head
+    of whole chunks holds the lineage), a zstd frame only whole."""
+    plain = v3_records((b"k", bytes(range(256)) * 4))     # incompressible past the head
+    data = encode(plain)
+    assert changelog.lineage(data, "c") == [(1, "a")]
+    if encode is snappy_stream:
+        assert changelog.lineage(data[:len(data) // 2], "c") == [(1, "a")]
+    else:
+        with pytest.raises(changelog.CutShort):
+            changelog.lineage(data[:len(data) // 2], "c")
+
+
+@pytest.mark.parametrize("plain, words", [
+    (RECORDS.replace(b"\x01\x00\x00\x00\x02k1", b"\x07\x00\x00\x00\x02k1"),
+     "record type 0x7"),
+    (RECORDS.replace(b"k2\xff\xff\xff\xff", b"k2\x00\x00\x00\x01"), "delete record"),
+    (RECORDS.replace(b"\x00\x00\x00\x1ev", b"\x00\x00\x10\x00v"), "does not fit"),
+    (v3_records((b"k", b"v")).replace(b"\x00\x00\x00\x01k", b"\xff\xff\xff\xf0k"),
+     "key size of -16"),
+    (utf("v4") + utf("[{"), "not \\[\\{version"),
+])
+def test_records_spark_s_readers_could_not_read(plain, words):
+    with pytest.raises(changelog.ChangelogError, match=words):
+        changelog.check_records(plain, "c")
+
+
+def test_a_snappy_chunk_that_does_not_decode_or_is_cut():
+    data = bytearray(snappy_stream(RECORDS, chunk=1 << 10))
+    header = len(changelog.SNAPPY_MAGIC) + 8
+    data[header + 4] ^= 0x7F                 # the block's length preamble
+    with pytest.raises(changelog.ChangelogError, match="failed to uncompress"):
+        changelog.verify(bytes(data), "c")
+    whole = snappy_stream(RECORDS, chunk=16)
+    plain, stopped = changelog.decoded(whole[:-2], "c")
+    assert "failed to read chunk" in stopped and RECORDS.startswith(plain)
+    twice = snappy_stream(RECORDS[:20]) + snappy_stream(RECORDS[20:])   # concatenated
+    assert changelog.decoded(twice, "c") == (RECORDS, "")
