@@ -144,10 +144,10 @@ def calls(nn: NamenodeProcess) -> dict[str, float]:
 
 
 def calls_between(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
-    """The calls made between two reads, less the probe's own reads of /metrics.json."""
+    """The calls made between two reads, less the reads of /metrics.json (the probe counts
+    them; without it, ``b`` is the only one)."""
     out = {k: b.get(k, 0) - a.get(k, 0) for k in b}
-    out["Requests"] -= 1
-    out.pop("http GET metrics.json", None)
+    out["Requests"] -= out.pop("http GET metrics.json", 1)   # the reads themselves
     return {k: v for k, v in out.items() if v}
 
 
@@ -465,41 +465,196 @@ def time_checkpoint_files(jvm, manager, directory, files: int, prefix: str = "")
     return out
 
 
+BREAKDOWN_FILES = 20          # files of each scheme written one at a time for the breakdown
+SERVED = ("rpc ", "dt ", "http ")   # the timeline's events that are a call the server served
+
+
 def bench_spark_file(spark, nn: NamenodeProcess, root: Path, files: int) -> dict:
+    """Per scheme, after WARMUP_FILES files: the requests of each step of one file, then
+    (with ``--probe``) BREAKDOWN_FILES files with the namenode's timeline read between them
+    (``breakdown``) and the calls they made, from which the floor's count of serial syncs and
+    round trips is taken (``Floor``). Then ``files`` rounds, each writing one file of every
+    scheme and timing one floor of each of them, in an order rotating from round to round."""
     jvm = spark.sparkContext._jvm
-    result = {}
-    for scheme in SCHEMES[::-1]:
+    result: dict = {}
+    managers = {}
+    for scheme in SCHEMES:
         base = checkpoint_uri(scheme, nn, root, f"ckpt-files-{scheme}")
         directory, manager = checkpoint_file_manager(spark, base)
         manager.mkdirs(directory)
-        row = {"manager": manager.getClass().getName(), "files": files}
+        managers[scheme] = directory, manager
         time_checkpoint_files(jvm, manager, directory, WARMUP_FILES, "warm-")   # JIT, caches
-        if scheme != "file":
-            row["steps"] = checkpoint_steps(nn, manager, jvm.org.apache.hadoop.fs.Path(
-                directory, "steps"))
-            before = calls(nn)
-        seconds = time_checkpoint_files(jvm, manager, directory, files)
-        if scheme != "file":
+        row = result[scheme] = {"manager": manager.getClass().getName(), "files": files}
+        if scheme == "file":
+            continue
+        row["steps"] = checkpoint_steps(nn, manager, jvm.org.apache.hadoop.fs.Path(
+            directory, "steps"))
+        before = calls(nn)
+        row["breakdown"] = [breakdown(nn, jvm, manager, directory, f"split-{i}")
+                            for i in range(BREAKDOWN_FILES)] if OPTIONS.probe else []
+        if OPTIONS.probe:
             row["calls"] = calls_between(before, calls(nn))
-            row["requests/file"] = (row["calls"].get("Requests", 0)
-                                    + row["calls"].get("RpcCalls", 0)) / files
-        row.update(ms_mean=statistics.fmean(seconds) * 1000,
-                   ms_p50=statistics.median(seconds) * 1000,
-                   ms_p90=quantiles(seconds)[1] * 1000)
-        result[scheme] = row
-        print_spark_file_row(scheme, row)
+            row["floor"] = Floor.of(row["calls"], BREAKDOWN_FILES, root)
+    order = [*SCHEMES, *(f"floor {s}" for s in SCHEMES if "floor" in result[s])]
+    seconds: dict[str, list[float]] = {k: [] for k in order}
+    load = os.getloadavg()[0]
+    for i in range(files):
+        for kind in order[i % len(order):] + order[:i % len(order)]:
+            if kind.startswith("floor "):
+                seconds[kind].append(result[kind.removeprefix("floor ")]["floor"].time())
+                continue
+            directory, manager = managers[kind]
+            final = jvm.org.apache.hadoop.fs.Path(directory, str(i))
+            start = time.perf_counter()
+            write_checkpoint_file(jvm, manager, final)
+            seconds[kind].append(time.perf_counter() - start)
+    for kind, values in seconds.items():
+        row = result.setdefault(kind, {"files": files})
+        row.update(ms_mean=statistics.fmean(values) * 1000,
+                   ms_p50=statistics.median(values) * 1000,
+                   ms_p90=quantiles(values)[1] * 1000)
+    for floor in [k for k in order if k.startswith("floor ")]:
+        result[floor.removeprefix("floor ")]["floor"].close()
+    result["load"] = (load, os.getloadavg()[0])
+    print_spark_file(result, order)
     return result
 
 
-def print_spark_file_row(scheme: str, row: dict) -> None:
-    print(f"  {scheme:<8} {row['manager'].rsplit('.', 1)[-1]}: "
-          f"{row['ms_mean']:.2f} ms/file mean, {row['ms_p50']:.2f} p50, {row['ms_p90']:.2f} p90"
-          + (f", {row['requests/file']:.2f} requests/file" if "requests/file" in row else ""),
-          flush=True)
-    for step, n in row.get("steps", {}).items():
-        print(f"      {step}: {n} request(s)", flush=True)
-    if "calls" in row:
-        print("      " + calls_text(row["calls"], row["files"], "file"), flush=True)
+def breakdown(nn: NamenodeProcess, jvm, manager, directory, name: str) -> dict[str, float]:
+    """One checkpoint file written between two reads of the namenode's timeline (the
+    probe's): where its wall time went, in seconds. ``client``: the time no call was in the
+    server (Spark's and Hadoop's code in the JVM, py4j, loopback); per call kind, its time
+    in the server less the journal's syncs under it; ``journal sync``: the group commits'
+    writes and fdatasyncs of the edits while a call waited; the block steps (``step ...``),
+    and ``fsync``: every fsync of the datanode's (outside the journal)."""
+    first = metrics(nn)
+    final = jvm.org.apache.hadoop.fs.Path(directory, name)
+    start = time.perf_counter()
+    write_checkpoint_file(jvm, manager, final)
+    wall = time.perf_counter() - start
+    events = [e for e in metrics(nn)["BenchTimeline"] if e[1] >= first["BenchNow"]]
+    start_nn = min((e[1] for e in events), default=0.0)
+    served = [(s, e) for n, s, e in events if n.startswith(SERVED)]
+    journal = [(s, e) for n, s, e in events if n == "journal sync"]
+    out = {"wall": wall, "client": wall - union(served), "journal sync": 0.0,
+           "timeline": [(n, s - start_nn, e - start_nn) for n, s, e in events
+                        if n.startswith(SERVED) or n.startswith("step ") or n == "journal sync"]}
+    for n, s, e in events:
+        if n.startswith(SERVED):
+            under = overlap((s, e), journal)
+            out["journal sync"] += under
+            key = n.removeprefix("rpc ClientProtocol.")
+            out[key] = out.get(key, 0.0) + (e - s) - under
+        elif n.startswith("step ") or (n in ("fsync", "fdatasync")
+                                       and not overlap((s, e), journal)):
+            key = "datanode fsync" if n in ("fsync", "fdatasync") else n
+            out[key] = out.get(key, 0.0) + e - s
+    return out
+
+
+def union(intervals: list[tuple[float, float]]) -> float:
+    """The length of the union of ``intervals``."""
+    total, end = 0.0, float("-inf")
+    for s, e in sorted(intervals):
+        if e > end:
+            total += e - max(s, end)
+            end = e
+    return total
+
+
+def overlap(span: tuple[float, float], intervals: list[tuple[float, float]]) -> float:
+    """How much of ``span`` the ``intervals`` (disjoint) cover."""
+    return sum(max(0.0, min(span[1], e) - max(span[0], s)) for s, e in intervals)
+
+
+class Floor:
+    """What a checkpoint file needs with nothing else (the issue's floor): ``syncs`` serial
+    fdatasyncs of a 1.5 KB append to a file on the namenode's disk, then ``trips`` round trips
+    of 100 bytes over loopback TCP (TCP_NODELAY) to an echo thread, the counts those of a
+    file over the scheme (the probe's ``fsync serial``; its RPC calls and HTTP requests, its
+    data-transfer ops and their packets' acks)."""
+
+    def __init__(self, syncs: int, trips: int, root: Path) -> None:
+        import socket
+        self.syncs, self.trips = syncs, trips
+        self.fd = os.open(root / f"floor-{id(self)}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                          0o644)
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.client = socket.create_connection(self.server.getsockname())
+        self.peer, _ = self.server.accept()
+        for sock in (self.client, self.peer):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.echo = threading.Thread(target=self._echo, daemon=True)
+        self.echo.start()
+
+    @classmethod
+    def of(cls, served_calls: dict[str, float], files: int, root: Path) -> Floor:
+        syncs = served_calls.get("fsync serial", 0) / files
+        trips = sum(v for k, v in served_calls.items() if k in ("RpcCalls", "Requests",
+                                                                "dt ack")
+                    or (k.startswith("dt ") and not k.startswith("seconds "))) / files
+        return cls(round(syncs), round(trips), root)
+
+    def _echo(self) -> None:
+        while data := self.peer.recv(4096):
+            self.peer.sendall(data)
+
+    def time(self) -> float:
+        payload, record = b"x" * 100, b"r" * 1500
+        start = time.perf_counter()
+        for _ in range(self.syncs):
+            os.write(self.fd, record)
+            os.fdatasync(self.fd)
+        for _ in range(self.trips):
+            self.client.sendall(payload)
+            got = 0
+            while got < len(payload):
+                got += len(self.client.recv(4096))
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.client.close()
+        self.echo.join(timeout=10)
+        for sock in (self.peer, self.server):
+            sock.close()
+        os.close(self.fd)
+
+
+def print_spark_file(result: dict, order: list[str]) -> None:
+    load = result["load"]
+    print(f"  (load {load[0]:.1f} -> {load[1]:.1f}; the kinds alternated file by file)")
+    for kind in order:
+        row = result[kind]
+        name = row["manager"].rsplit(".", 1)[-1] if "manager" in row else (
+            f"{result[kind.removeprefix('floor ')]['floor'].syncs} fdatasyncs + "
+            f"{result[kind.removeprefix('floor ')]['floor'].trips} round trips")
+        print(f"  {kind:<13} {name}: {row['ms_mean']:.2f} ms/file mean, {row['ms_p50']:.2f} "
+              f"p50, {row['ms_p90']:.2f} p90", flush=True)
+        for step, n in row.get("steps", {}).items():
+            print(f"      {step}: {n} request(s)", flush=True)
+        if "calls" in row:
+            print("      " + calls_text(row["calls"], BREAKDOWN_FILES, "file"), flush=True)
+        if row.get("breakdown"):
+            print("      " + breakdown_text(row["breakdown"]), flush=True)
+            typical = sorted(row["breakdown"], key=lambda f: f["wall"])[len(row["breakdown"]) // 2]
+            print("      the median file's calls, ms from the first (start-end): " + ", ".join(
+                f"{n.removeprefix('rpc ClientProtocol.')} {s * 1000:.2f}-{e * 1000:.2f}"
+                for n, s, e in typical["timeline"]), flush=True)
+    p50 = {k: result[k]["ms_p50"] for k in order}
+    print(f"  p50 ratios: hdfs / webhdfs {ratio(p50['hdfs'], p50['webhdfs'])}, hdfs / file "
+          f"{ratio(p50['hdfs'], p50['file'])}, webhdfs / file "
+          f"{ratio(p50['webhdfs'], p50['file'])}"
+          + "".join(f", {s} / its floor {ratio(p50[s], p50['floor ' + s])}"
+                    for s in SCHEMES if f"floor {s}" in p50), flush=True)
+
+
+def breakdown_text(files: list[dict[str, float]]) -> str:
+    """Each part's median ms per file, biggest first (the medians need not add up)."""
+    keys = {k for f in files for k in f} - {"wall", "timeline"}
+    medians = {k: statistics.median(f.get(k, 0.0) for f in files) * 1000 for k in keys}
+    wall = statistics.median(f["wall"] for f in files) * 1000
+    return (f"breakdown, median ms of {len(files)} files ({wall:.2f} wall): " + ", ".join(
+        f"{k} {v:.2f}" for k, v in sorted(medians.items(), key=lambda kv: -kv[1])))
 
 
 # ============================================================================ 3. streaming

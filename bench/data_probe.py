@@ -7,12 +7,22 @@ its ``sitecustomize``, by the namenodes ``bench/bench_data.py --probe`` starts.
   request by method and WebHDFS op (``http PUT CREATE``; ``/metrics.json`` and the like by
   path) and every streamed upload (``http PUT upload``). ``BenchSeconds``: the seconds each
   RPC method and data-transfer op spent in the server, from the call's frame (the op's
-  header) to its answer queued (the op's end), and each HTTP request from its dispatch to
-  its answer (a data step's ``... data``: from its body's end), waits for the edits' sync
+  header) to its answer queued (the op's end; ``dt ack`` counts the packets acknowledged),
+  and each HTTP request from its dispatch to its answer (a data step's ``... data``: from its
+  body's end), waits for the edits' sync
   included; ``<name> (timed)`` counts the HTTP requests timed. ``step <Class.method>``: the
   block steps run in the executor (a replica's files created, its publish, an upload's seal).
   A counter, a clock read and a wrapper per call: about a microsecond against the tens each
   call costs.
+* ``BenchTimeline``: the last TIMELINE events ``[name, start, end]`` (seconds of the
+  namenode's ``perf_counter``, ``BenchNow`` its value when the metrics were read): every RPC
+  call, data-transfer op, HTTP request (not ``/metrics.json``) and block step as above, each
+  group commit's write and sync of the edits (``journal sync``: ``Journal._write_and_sync``)
+  and every ``fsync`` / ``fdatasync`` the process made, wherever (the journal's, the
+  datanode's). ``fsync`` / ``fsync serial`` in ``BenchCalls``: those calls, and those that
+  began while no other was under way (the serial ones a client waits for one after the
+  other; two files synced at once count once). bench_data.py's per-step breakdown and its
+  floor read them.
 * With ``NNLITE_BENCH_PROFILE=PREFIX`` (and ``NNLITE_BENCH_PEERS``, the path of
   bench/peers/profile_threads.py), every thread runs under cProfile as profile_threads.py runs
   a script, the event loop's thread (MainThread) with its CPU time as the clock
@@ -37,6 +47,12 @@ import time
 COUNTS: collections.Counter[str] = collections.Counter()
 SECONDS: collections.Counter[str] = collections.Counter()     # name -> seconds in the server
 OPEN: dict[int, tuple[str, float]] = {}                        # id(call) -> (name, start)
+TIMELINE = 512                                                 # events kept
+EVENTS: collections.deque[tuple[str, float, float]] = collections.deque(maxlen=TIMELINE)
+
+
+def _event(name: str, start: float, end: float) -> None:
+    EVENTS.append((name, start, end))
 
 
 def _count_rpc() -> None:
@@ -53,7 +69,9 @@ def _count_rpc() -> None:
     def answered(call) -> None:
         name, start = OPEN.pop(id(call), ("", 0.0))
         if name:
-            SECONDS[name] += time.perf_counter() - start
+            end = time.perf_counter()
+            SECONDS[name] += end - start
+            _event(name, start, end)
 
     def timed_send(self, call, message):
         answered(call)
@@ -76,8 +94,17 @@ def _count_transfer() -> None:
         try:
             return await run(self, op, request, reader, writer)
         finally:
-            SECONDS[name] += time.perf_counter() - start
+            end = time.perf_counter()
+            SECONDS[name] += end - start
+            _event(name, start, end)
     dn.DataNodeServer._run = timed
+    from nnlite.formats.hadoop import datatransfer
+    encode_ack = datatransfer.encode_ack
+
+    def counted_ack(*args):
+        COUNTS["dt ack"] += 1
+        return encode_ack(*args)
+    datatransfer.encode_ack = counted_ack
 
 
 STEPS = (("nnlite.namenode.datanode.replica", "ReplicaWriter", "create"),
@@ -102,9 +129,11 @@ def _time_steps() -> None:
             try:
                 return _fn(*args, **kw)
             finally:
+                end = time.perf_counter()
                 with lock:
-                    SECONDS[_name] += time.perf_counter() - start
+                    SECONDS[_name] += end - start
                     COUNTS[_name] += 1
+                _event(_name, start, end)
         setattr(owner, method, functools.wraps(original)(timed))
 
 
@@ -130,7 +159,8 @@ def _count_http() -> None:
     app.counted = counted_uploads
     _time_http()
     app.metrics = lambda self: {**metrics(self), "BenchCalls": dict(COUNTS),
-                                "BenchSeconds": dict(SECONDS)}
+                                "BenchSeconds": dict(SECONDS), "BenchNow": time.perf_counter(),
+                                "BenchTimeline": list(EVENTS)}
 
 
 def _time_http() -> None:
@@ -150,10 +180,51 @@ def _time_http() -> None:
         name, start = getattr(self, "bench_open", ("", 0.0))
         if name:
             self.bench_open = ("", 0.0)
-            SECONDS[name] += time.perf_counter() - start
+            end = time.perf_counter()
+            SECONDS[name] += end - start
             COUNTS[f"{name} (timed)"] += 1
+            if not name.endswith("metrics.json"):
+                _event(name, start, end)
         return respond(self, response, keep_alive, head_only)
     conn.dispatch, conn.respond = timed_dispatch, timed_respond
+
+
+def _time_syncs() -> None:
+    """``journal sync`` events (a group commit's write and fdatasync of the edits) and every
+    ``fsync`` / ``fdatasync`` of the process, counted (``fsync serial``: begun while none
+    other was under way) and put on the timeline."""
+    import threading
+
+    from nnlite.namenode.journal import journal
+    write_and_sync = journal.Journal._write_and_sync
+
+    def timed_journal(self, *args, **kw):
+        start = time.perf_counter()
+        try:
+            return write_and_sync(self, *args, **kw)
+        finally:
+            _event("journal sync", start, time.perf_counter())
+    journal.Journal._write_and_sync = timed_journal
+    lock = threading.Lock()
+    under_way = [0]
+
+    def counted(fn, name):
+        def sync(fd):
+            with lock:
+                COUNTS["fsync"] += 1
+                COUNTS["fsync serial"] += not under_way[0]
+                under_way[0] += 1
+            start = time.perf_counter()
+            try:
+                return fn(fd)
+            finally:
+                end = time.perf_counter()
+                with lock:
+                    under_way[0] -= 1
+                    SECONDS["fsync"] += end - start
+                _event(name, start, end)
+        return sync
+    os.fsync, os.fdatasync = counted(os.fsync, "fsync"), counted(os.fdatasync, "fdatasync")
 
 
 def _answer_early(methods: set[str]) -> None:
@@ -187,7 +258,7 @@ def _profile(prefix: str, peers: str) -> None:
     main.enable()
 
 
-for _install in (_count_rpc, _count_transfer, _count_http, _time_steps):
+for _install in (_count_rpc, _count_transfer, _count_http, _time_steps, _time_syncs):
     with contextlib.suppress(ImportError, AttributeError):   # an older tree: count what it has
         _install()
 if os.environ.get("NNLITE_BENCH_EARLY"):
