@@ -35,6 +35,7 @@ from nnlite.formats.hadoop.proto import (
     delimited,
     parse,
     parse_delimited,
+    read_varint,
     varint,
 )
 
@@ -174,14 +175,28 @@ def frame_length(prefix: bytes | bytearray, limit: int = MAX_DATA_LENGTH) -> int
     return length
 
 
+# RequestHeaderProto by its bytes: a client names the same few methods call after call, and
+# the same bytes parse to the same header. Bounded, so that a client inventing names cannot
+# grow it; the messages are shared and never changed.
+_METHOD_HEADERS: dict[bytes, Any] = {}
+METHOD_HEADERS_KEPT = 256
+
+
 def parse_call(payload: bytes) -> Call:
     """A request frame's payload (without its length) as a Call; ProtoError if it does not
-    parse. A negative call id carries no RequestHeaderProto."""
+    parse. A negative call id carries no RequestHeaderProto. ``Call.method`` may be shared
+    with other calls: read it, never change it."""
     header, offset = parse_delimited(RpcRequestHeaderProto, payload)
     if header.callId < 0:
         return Call(header, None, payload[offset:])
-    method, offset = parse_delimited(RequestHeaderProto, payload, offset)
-    return Call(header, method, payload[offset:])
+    length, start = read_varint(payload, offset)
+    end = start + length
+    method = _METHOD_HEADERS.get(payload[start:end]) if end <= len(payload) else None
+    if method is None:
+        method, end = parse_delimited(RequestHeaderProto, payload, offset)
+        if len(_METHOD_HEADERS) < METHOD_HEADERS_KEPT:
+            _METHOD_HEADERS[payload[start:end]] = method
+    return Call(header, method, payload[end:])
 
 
 def parse_body(cls: Any, body: bytes) -> Any:
@@ -222,6 +237,31 @@ def response(header: Any, message: Any | None = None) -> bytes:
     if message is None:
         return frame(delimited(header))
     return frame(delimited(header, message))
+
+
+# RpcResponseHeaderProto's fields 2 (status SUCCESS) and 3 (serverIpcVersionNum), and the
+# tags of fields 1 (callId), 7 (clientId), 8 (retryCount) and 9 (stateId)
+_SUCCESS_VERSION = bytes((2 << 3, RpcResponseHeaderRpcStatusProto.SUCCESS, 3 << 3, VERSION))
+_CALL_ID_TAG, _CLIENT_ID_TAG = bytes((1 << 3,)), bytes((7 << 3 | 2,))
+_RETRY_TAG, _STATE_ID_TAG = bytes((8 << 3,)), bytes((9 << 3,))
+UINT32, UINT64 = (1 << 32) - 1, (1 << 64) - 1
+
+
+def success_response(call: Any, state_id: int, body: bytes) -> bytes:
+    """The SUCCESS frame answering the call whose RpcRequestHeaderProto is ``call``, with
+    ``body`` (the response message's serialized bytes): the bytes ``response`` builds from
+    ``RpcResponseHeaderProto{callId, SUCCESS, VERSION, clientId, retryCount, stateId}`` and
+    the message (fields in number order, as protobuf writes them), laid out directly since
+    every answered call takes this path (``Server.setupResponseForProtobuf``)."""
+    client_id, retry = call.clientId, call.retryCount
+    head = b"".join((_CALL_ID_TAG, varint(call.callId & UINT32), _SUCCESS_VERSION,
+                     _CLIENT_ID_TAG, varint(len(client_id)), client_id,
+                     _RETRY_TAG, varint(((retry << 1) ^ (retry >> 31)) & UINT32),
+                     _STATE_ID_TAG, varint(state_id & UINT64)))
+    length = len(head) + len(body)
+    head_size, body_size = varint(len(head)), varint(len(body))
+    return b"".join((LENGTH.pack(length + len(head_size) + len(body_size)), head_size, head,
+                     body_size, body))
 
 
 _WRAP_HEADER = delimited(RpcResponseHeaderProto(

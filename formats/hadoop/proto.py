@@ -129,8 +129,13 @@ class Schema:
 
 # ------------------------------------------------------------------ varint framing
 
+_ONE_BYTE = tuple(bytes((n,)) for n in range(0x80))     # every varint under 128, made once
+
+
 def varint(n: int) -> bytes:
     """``n`` (unsigned) as a base-128 varint."""
+    if 0 <= n < 0x80:           # lengths and small numbers: most of what a frame holds
+        return _ONE_BYTE[n]
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)

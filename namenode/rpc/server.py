@@ -535,7 +535,9 @@ class Connection(asyncio.Protocol):
             stateId=0 if self.server.fs is None else self.server.fs.last_written_txid)
 
     def _send(self, call: ipc.Call, message: Any) -> None:
-        self._queue(ipc.response(self._header(call, Status.SUCCESS), message))
+        fs = self.server.fs
+        self._queue(ipc.success_response(call.header, 0 if fs is None else fs.last_written_txid,
+                                         message.SerializeToString()))
 
     def _queue(self, frame: bytes) -> None:
         """Answers go out together: those of one ``data_received`` at its end, those released

@@ -122,3 +122,31 @@ def test_a_wrapped_response_is_the_messages_bytes(size):
     expected = ipc.response(header, ipc.RpcSaslProto(state=ipc.RpcSaslSaslState.WRAP,
                                                      token=token))
     assert ipc.wrapped_response(token) == expected
+
+
+@given(call_id=st.integers(-(1 << 31), (1 << 31) - 1), retry=st.integers(-(1 << 31), (1 << 31) - 1),
+       client_id=st.binary(max_size=200), state_id=st.integers(-(1 << 63), (1 << 63) - 1),
+       body=st.binary(max_size=300))
+def test_a_success_response_is_the_bytes_of_its_header_and_message(call_id, retry, client_id,
+                                                                  state_id, body):
+    """``success_response`` lays the frame out directly: the same bytes as the header
+    ``response`` serializes, whatever the call id, retry count, client id and state id."""
+    call = ipc.RpcRequestHeaderProto(callId=call_id, clientId=client_id, retryCount=retry)
+    header = ipc.RpcResponseHeaderProto(
+        callId=call_id & 0xFFFFFFFF, status=ipc.RpcResponseHeaderRpcStatusProto.SUCCESS,
+        serverIpcVersionNum=ipc.VERSION, clientId=client_id, retryCount=retry,
+        stateId=state_id)
+    message = client_namenode.GetFileInfoRequestProto(src=body.decode("latin-1"))
+    assert ipc.success_response(call, state_id, message.SerializeToString()) == \
+        ipc.response(header, message)
+
+
+def test_calls_of_one_method_share_its_parsed_header_and_keep_their_own():
+    first, second = (ipc.parse_call(ipc.request(n, CLIENT_ID, "mkdirs", client_namenode.PROTOCOL,
+                                                client_namenode.MkdirsRequestProto(
+                                                    src=f"/d{n}", createParent=True,
+                                                    masked={"perm": 0o755}))[4:])
+                     for n in (1, 2))
+    assert first.method is second.method and first.method.methodName == "mkdirs"
+    assert (first.header.callId, second.header.callId) == (1, 2)
+    assert ipc.parse_body(client_namenode.MkdirsRequestProto, second.body).src == "/d2"
