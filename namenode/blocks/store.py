@@ -297,13 +297,16 @@ class BlockStore:
     def publish_block(self, block_id: int) -> None:
         self.publish_from(block_id, self.tmp_path(block_id), self.tmp_path(block_id, meta=True))
 
-    def publish_from(self, block_id: int, data: Path, meta: Path) -> None:
+    def publish_from(self, block_id: int, data: Path, meta: Path, *,
+                     synced: bool = False) -> None:
         """Publish the block whose bytes and meta are the files ``data`` and ``meta`` (in
-        ``tmp/``): fsync both, rename the meta then the data into place, fsync the
-        directory. A copy received from another namenode has temp names of its own, since
-        two copies of one block may arrive at once (the same bytes: ids are never reused)."""
-        durable.sync_file(data)
-        durable.sync_file(meta)
+        ``tmp/``): fsync both (unless the caller did: ``synced``), rename the meta then the
+        data into place, fsync the directory. A copy received from another namenode has temp
+        names of its own, since two copies of one block may arrive at once (the same bytes:
+        ids are never reused)."""
+        if not synced:
+            durable.sync_file(data)
+            durable.sync_file(meta)
         # Same directory: the publish of the data file fsyncs it for both renames.
         os.replace(meta, self.meta_path(block_id))
         durable.publish(data, self.data_path(block_id), synced=True)

@@ -28,6 +28,12 @@ Rules (``BlockReceiver.receivePacket``):
   files, and the directory's entries once); ``publish`` uses the store's rule (fsync both
   files, rename the meta then the data into ``blocks/``, fsync the directory); ``discard``
   removes the ``rbw/`` files. Nothing under ``blocks/`` is touched before ``publish``.
+* Syncing ahead (``sync_ahead``, then ``synced_ahead``): both files may be fsynced before
+  the last packet, through duplicates of their descriptors (a recovery or a discard closing
+  the replica's own meanwhile closes nothing the sync uses), off the loop and in parallel
+  (one journal commit of the file system for the two); ``version`` counts every change, and
+  ``publish`` skips the two fsyncs only if none came after the one synced, so what is
+  published is durable before the block is reported finalized either way.
 * Readers see the first ``acked`` bytes (those whose packets were acknowledged: after an
   hflush, a new reader sees what was flushed) through ``visible``.
 * A block recovery may take the replica from its writer (``ReplicaInPipeline.stopWriter``):
@@ -68,6 +74,8 @@ class ReplicaWriter:
         self.fd: int | None = None
         self.meta_fd: int | None = None
         self.synced = False         # rbw/'s entries of both files are durable
+        self.version = 0            # +1 at every change of either file
+        self.synced_version = -1    # the version both files were fsynced at (sync_ahead)
         self.acked = 0              # bytes acknowledged to the writer: what readers may see
         self.lock = threading.RLock()   # the writer's and a block recovery's changes
 
@@ -89,6 +97,7 @@ class ReplicaWriter:
             self._create(tail)
 
     def _create(self, tail: tuple[int, int] | None) -> None:
+        self.version += 1
         flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC
         self.fd = os.open(self.store.rbw_path(self.block_id), flags, 0o644)
         self.meta_fd = os.open(self.store.rbw_path(self.block_id, meta=True), flags, 0o644)
@@ -111,6 +120,7 @@ class ReplicaWriter:
         verified): used as they are when ``offset`` starts a chunk, else the CRCs are
         computed."""
         with self.lock:
+            self.version += 1
             self._write(offset, data, crcs)
             self._write_crcs(offset // CHUNK)
 
@@ -156,6 +166,7 @@ class ReplicaWriter:
         """Back to the first ``offset`` bytes."""
         with self.lock:
             fd = self._open_fd()
+            self.version += 1
             whole = offset - offset % CHUNK
             del self.crcs[whole // CHUNK * checksum.CRC_SIZE:]
             self.partial = bytearray(os.pread(fd, offset - whole, whole))
@@ -185,14 +196,34 @@ class ReplicaWriter:
                 durable.sync_dir(self.store.rbw)
                 self.synced = True
 
+    def sync_ahead(self) -> tuple[int, list[int]]:
+        """The replica's version and duplicates of its open descriptors, to fsync off the
+        loop (each closed by whoever syncs it), then ``synced_ahead(version)``; no
+        descriptor when it is not open."""
+        with self.lock:
+            return self.version, [os.dup(fd) for fd in (self.fd, self.meta_fd)
+                                  if fd is not None]
+
+    def synced_ahead(self, version: int) -> None:
+        """Both files were fsynced at ``version`` (after ``sync_ahead`` returned it)."""
+        with self.lock:
+            self.synced_version = max(self.synced_version, version)
+
+    @property
+    def synced_now(self) -> bool:
+        """Both files are durable as they stand (no change since the last sync ahead)."""
+        return self.synced_version == self.version
+
     def publish(self) -> tuple[int, tuple[int, bytes, int]]:
-        """Finalize: publish both files (the meta holds every CRC); returns the length and
-        the block's digest (``checksum.block_digest``)."""
+        """Finalize: publish both files (the meta holds every CRC), not fsyncing them again
+        when a sync ahead covered their last change; returns the length and the block's
+        digest (``checksum.block_digest``)."""
         with self.lock:
             self._open_fd()
             self._close()
             self.store.publish_from(self.block_id, self.store.rbw_path(self.block_id),
-                                    self.store.rbw_path(self.block_id, meta=True))
+                                    self.store.rbw_path(self.block_id, meta=True),
+                                    synced=self.synced_now)
             return self.length, self.digest()
 
     def digest(self) -> tuple[int, bytes, int]:
