@@ -69,10 +69,10 @@ class NamenodeApp:
         self.webhdfs: WebHdfs | None = None
         self.started = time.time()
         self.requests = 0
-        self.transfer = None
-        self.data = None
+        self.transfer: Any = None    # the image transfer endpoints, once ready
+        self.data: Any = None        # the data path (DataNodeHttp), once ready
         self.mounts: dict[str, Callable[[Request], object]] = {}
-        self.catalog = None          # the catalog service, when one is installed
+        self.catalog: Any = None     # the catalog service, when one is installed
         self.rpc_address: str | None = None     # host:port of Hadoop IPC, once it listens
         self.rpc_metrics: Callable[[], dict] | None = None    # its counters (RpcServer)
         self.ha: HAController | None = None     # in an HA set
