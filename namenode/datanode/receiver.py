@@ -65,7 +65,8 @@ class Taken:
 
 
 class BlockReceiver:
-    """Receives the packets of one block into ``replica`` and acknowledges them.
+    """Receives the packets of one block into ``replica`` and acknowledges them (the first
+    once ``created``, the future of the replica's files being created, is done).
     ``verify_kind`` is the checksum type the client chose (``OpWriteBlockProto
     .requestedChecksum``: CRC32, CRC32C or NULL, 512 bytes per checksum); ``on_published``
     is told the block's length and digest after it is published, before the last ack (so a
@@ -74,7 +75,8 @@ class BlockReceiver:
     def __init__(self, replica: ReplicaWriter, verify_kind: int, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter, timeout: float,
                  on_published: Callable[[int, tuple[int, bytes, int]], None],
-                 mirror: Mirror | None = None) -> None:
+                 mirror: Mirror | None = None,
+                 created: asyncio.Future[None] | None = None) -> None:
         self.replica = replica
         self.verify_kind = verify_kind
         self.reader = reader
@@ -82,6 +84,7 @@ class BlockReceiver:
         self.timeout = timeout
         self.on_published = on_published
         self.mirror = mirror
+        self.created = created      # the replica's files being created: the first packet waits
         self.taken: asyncio.Queue[Taken] = asyncio.Queue()
         self.ahead: asyncio.Future[None] | None = None    # the sync ahead under way
 
@@ -108,6 +111,9 @@ class BlockReceiver:
             if self.mirror is not None:
                 await self.mirror.forward(raw)
             try:
+                if self.created is not None:
+                    created, self.created = self.created, None
+                    await created
                 self._take(packet)
                 if header.lastPacketInBlock:
                     await self._synced()

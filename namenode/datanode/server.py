@@ -19,7 +19,10 @@ connection to read the next block): each op is the 3-byte head and a delimited r
   PIPELINE_SETUP_CREATE, or PIPELINE_SETUP_APPEND for a block ``expect``ed with the block it
   continues. With targets, the pipeline goes on through the first (``mirror.Mirror``): a
   target that cannot be reached or refuses fails the setup (ERROR, ``firstBadLink`` naming
-  it). Answered SUCCESS, then packets and their acks; on the last packet the block is
+  it). Answered SUCCESS -- the replica's ``rbw/`` files are created meanwhile, off the
+  answer's path, and the first packet waits for them (a failure is that packet's ERROR
+  ack, which the client meets as a datanode failing mid-write) -- then packets and their
+  acks; on the last packet the block is
   published and its length recorded (``finalized``) before its ack. A broken pipeline of
   several is recovered on the datanodes left (PIPELINE_SETUP_STREAMING_RECOVERY,
   PIPELINE_CLOSE_RECOVERY: ``replicas.ReplicaMap``). A write of one datanode whose
@@ -427,18 +430,14 @@ class DataNodeServer:
     async def _receive(self, request: Any, replica: ReplicaWriter, fresh: bool,
                        tail: tuple[int, int] | None, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:
-        """Set up the replica and the pipeline, answer, take the packets."""
+        """Set up the replica (its files created while the pipeline is set up and answered:
+        ``created``) and the pipeline, answer, take the packets."""
         block = request.header.baseHeader.block
         answered = False
         mirror: Mirror | None = None
+        created = asyncio.get_running_loop().run_in_executor(
+            None, self._create, replica, tail) if fresh else None
         try:
-            if fresh:
-                try:
-                    await asyncio.get_running_loop().run_in_executor(None, replica.create,
-                                                                     tail)
-                except (OSError, BlockMissingError) as exc:
-                    raise DataTransferError(f"blk_{block.blockId}: cannot create the "
-                                            f"replica: {exc}") from exc
             if len(request.targets):
                 mirror = await Mirror.open(request, SOCKET_TIMEOUT, self.sasl)
             await self._respond(writer, Status.SUCCESS, first_bad_link="")
@@ -446,13 +445,28 @@ class DataNodeServer:
             await BlockReceiver(replica, request.requestedChecksum.type, reader, writer,
                                 SOCKET_TIMEOUT,
                                 functools.partial(self._published, block.blockId),
-                                mirror).run()
+                                mirror, created).run()
         except DataTransferError as exc:
             exc.answered = answered
             raise
         finally:
             if mirror is not None:
                 mirror.close()
+            if created is not None:
+                if not created.done():
+                    # the caller discards or keeps the replica: never while it is created
+                    await asyncio.shield(asyncio.wait([created]))
+                if not created.cancelled():
+                    created.exception()     # retrieved: the first packet's ack told it
+
+    @staticmethod
+    def _create(replica: ReplicaWriter, tail: tuple[int, int] | None) -> None:
+        """``replica.create`` (in the executor), its failure a DataTransferError."""
+        try:
+            replica.create(tail)
+        except (OSError, BlockMissingError) as exc:
+            raise DataTransferError(f"blk_{replica.block_id}: cannot create the replica: "
+                                    f"{exc}") from exc
 
     def _published(self, block_id: int, length: int, digest: tuple[int, bytes, int]) -> None:
         self.replicas.published(block_id, length, digest)

@@ -228,6 +228,22 @@ def test_a_wrong_checksum_is_refused_and_nothing_published(store, datanode, conn
     assert_serving(store, datanode, connect)
 
 
+def test_a_replica_that_cannot_be_created_fails_the_first_packet(store, datanode, connect):
+    """The replica's files are created while WRITE_BLOCK is answered, off its path: a
+    failure there (here ``rbw/`` is gone) is the first packet's ERROR ack, and the write
+    ends with nothing published."""
+    store.rbw.rmdir()
+    try:
+        block_id, client = start_write(store, datanode, connect)
+        client.send(client.packet(0, 0, DATA[:4096]))
+        assert client.ack() == (0, [Status.ERROR])
+        assert client.at_eof()
+        assert not store.has(block_id) and datanode.finalized(block_id) is None
+    finally:
+        store.rbw.mkdir()
+    assert_serving(store, datanode, connect)
+
+
 def test_a_connection_cut_mid_packet_publishes_nothing(store, datanode, connect):
     """A pipeline of one cut after an acknowledged packet: the replica waits in ``rbw/`` for
     the namenode (its lease recovery, or ``forget``, which discards it); nothing is
