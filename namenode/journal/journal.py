@@ -13,13 +13,18 @@ Protocol (as HDFS's FSEditLog ``logEdit`` / ``logSync``):
   failed and every later ``sync`` raises StorageError.
 
 In an HA set (``namenode/ha/``) the active namenode's journal has a ``shared`` log, the quorum
-journal in etcd. A batch goes there first and to the local dirs only once etcd's quorum holds
-it, so the local edits of every namenode are a prefix of the shared journal: a namenode that
-loses its leadership has nothing of its own to take back from disk. A batch the shared log
-refused (no quorum, or fenced) fails its waiters with SharedJournalError, and every later
+journal in etcd. A batch is acknowledged once etcd's quorum holds it and every healthy local
+dir has it durably. **Overlap**: the local write and fdatasync run while etcd takes the batch
+(Hadoop's ``JournalSet`` flushes the shared journal, then the local dirs, one after the
+other), so the local edits may run one batch past the shared journal, never more: a batch
+the shared log refused (no quorum, or fenced) is cut from the local edits again (``_cut``)
+before its waiters fail with SharedJournalError, and a namenode killed between the two has
+its edits compared with the shared journal and cut at start, before it follows or campaigns
+(``EditLogTailer.reconcile``, a JournalNode's segment recovery). After a refusal every later
 sync fails the same way until ``discard_unsynced`` drops what was logged after the last
-durable txid (the namesystem then reloads its tree from the local dirs). A standby appends
-the active's records as they are (``append_records``), with their own txids.
+durable txid (the namesystem then reloads its tree from the local dirs, which hold exactly
+that). A standby appends the active's records as they are (``append_records``), with their
+own txids.
 
 ``requires_shared`` (set for every namenode of an HA set) makes that rule hold whatever the
 HA state does around it: a record this journal logged itself (``log``, a segment's first
@@ -42,9 +47,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from nnlite.durability import durable, faults
@@ -112,6 +119,7 @@ class Journal:
         self.shared_linger = SHARED_LINGER
         self._shared_batch = 0      # ops in the last batch the shared log took
         self._linger_until = 0      # a lingering sync waits for this txid (0: none waits)
+        self._local_sync: ThreadPoolExecutor | None = None    # an HA active's local writes
 
     @property
     def writable(self) -> bool:
@@ -221,24 +229,58 @@ class Journal:
         start = time.perf_counter()
         shared = self.shared           # read once: the HA thread may detach it meanwhile
         if data and (shared is not None or (own and self.requires_shared)):
-            try:
-                if shared is None:
-                    raise SharedJournalError(
-                        f"txids {self.synced_txid + 1}-{end} were not acknowledged: this "
-                        f"namenode can no longer write the shared journal (it is not the "
-                        f"active, or is stepping down)")
-                shared.append(bytes(data), self.synced_txid + 1, end)
-                self._shared_batch = end - self.synced_txid
-            except Exception as exc:
-                # Whatever went wrong, the batch is not in the shared journal, and no later
-                # batch may go there before it: every sync fails until discard_unsynced.
-                failure = exc if isinstance(exc, SharedJournalError) else SharedJournalError(
-                    f"the shared journal could not take txids {self.synced_txid + 1}-{end}: "
-                    f"{exc}")
-                self.shared_failure = failure
-                if self.on_shared_failure is not None:
-                    self.on_shared_failure()
-                raise failure from exc
+            self._share_and_write(shared, data, end)
+        else:
+            self._write_local(data)
+        m = self.metrics
+        m.syncs += 1
+        m.sync_seconds += time.perf_counter() - start
+        m.batched += end - self.synced_txid
+        m.bytes += len(data)
+        if self.streams:
+            self.synced_txid = end
+        else:
+            self.failure = self.failure or "every name directory failed"
+            log.critical("no healthy name directory is left: refusing writes")
+
+    def _share_and_write(self, shared: SharedLog | None, data: bytearray, end: int) -> None:
+        """An HA active's batch (module docstring, "Overlap"): the local write and fdatasync
+        run in the local-sync thread while etcd takes the batch; a batch the shared log
+        refused is cut from the local edits again before the failure is raised."""
+        first = self.synced_txid + 1
+        written = None
+        try:
+            if shared is None:
+                raise SharedJournalError(
+                    f"txids {first}-{end} were not acknowledged: this namenode can no "
+                    f"longer write the shared journal (it is not the active, or is "
+                    f"stepping down)")
+            sizes = {d: writer.size for d, writer in self.streams.items()}
+            if self._local_sync is None:
+                self._local_sync = ThreadPoolExecutor(1, thread_name_prefix="nnlite-local-sync")
+            written = self._local_sync.submit(self._write_local, data)
+            if faults.due("journal.before-shared"):
+                written.result()    # for the crash tests: local and durable, not in etcd
+                faults.act("journal.before-shared")
+            shared.append(bytes(data), first, end)
+            self._shared_batch = end - self.synced_txid
+        except Exception as exc:
+            # Whatever went wrong, the batch is not in the shared journal, and no later
+            # batch may go there before it: every sync fails until discard_unsynced.
+            if written is not None:
+                written.result()
+                self._cut(sizes)
+            failure = exc if isinstance(exc, SharedJournalError) else SharedJournalError(
+                f"the shared journal could not take txids {first}-{end}: {exc}")
+            self.shared_failure = failure
+            if self.on_shared_failure is not None:
+                self.on_shared_failure()
+            raise failure from exc
+        written.result()
+
+    def _write_local(self, data: bytearray) -> None:
+        """Append ``data`` to every healthy dir and fdatasync each; a dir that fails is
+        dropped."""
         for d, writer in list(self.streams.items()):
             try:
                 faults.hit(f"journal.write:{d.root.name}")
@@ -252,16 +294,23 @@ class Journal:
                 durable.sync_fd(writer.fd, writer.path)
             except OSError as exc:
                 self.drop(d, f"cannot write {writer.path}: {exc}")
-        m = self.metrics
-        m.syncs += 1
-        m.sync_seconds += time.perf_counter() - start
-        m.batched += end - self.synced_txid
-        m.bytes += len(data)
-        if self.streams:
-            self.synced_txid = end
-        else:
-            self.failure = self.failure or "every name directory failed"
-            log.critical("no healthy name directory is left: refusing writes")
+
+    def _cut(self, sizes: dict[NameDir, int]) -> None:
+        """Cut each dir's edits back to its size in ``sizes`` (a batch the shared log
+        refused) and make the cut durable; a dir that cannot be cut is dropped: it holds
+        records the shared journal does not."""
+        for d, writer in list(self.streams.items()):
+            size = sizes.get(d)
+            if size is None or writer.size == size:
+                continue
+            try:
+                os.ftruncate(writer.fd, size)
+                os.lseek(writer.fd, size, os.SEEK_SET)
+                writer.size = size
+                durable.sync_fd(writer.fd, writer.path)
+            except OSError as exc:
+                self.drop(d, f"cannot cut {writer.path} back to {size} bytes after the "
+                             f"shared journal refused a batch: {exc}")
 
     def append_records(self, data: bytes, last_txid: int) -> None:
         """A standby's log (lock held): ``data`` are the active's framed records, txids
@@ -387,6 +436,8 @@ class Journal:
             writer.path = str(d.file(name))
 
     def close(self) -> None:
+        if self._local_sync is not None:
+            self._local_sync.shutdown()
         for writer in self.streams.values():
             writer.close()
 

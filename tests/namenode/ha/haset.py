@@ -75,11 +75,13 @@ class HASet:
     def url(self, i: int) -> str:
         return f"http://127.0.0.1:{self.ports[i]}"
 
-    def start(self, i: int, timeout: float = 30) -> NamenodeProcess:
+    def start(self, i: int, timeout: float = 30, faults: str = "") -> NamenodeProcess:
+        """Start namenode ``i``; ``faults``: its NNLITE_FAULTS (durability/faults.py)."""
+        env = {"PYTHONFAULTHANDLER": "1", **({"NNLITE_FAULTS": faults} if faults else {})}
         node = NamenodeProcess.start([self.dirs[i]], "--port", str(self.ports[i]),
                                      "--rpc-port", str(self.rpc_ports[i]), "--conf",
                                      str(self.conf), "-D", f"dfs.ha.namenode.id={self.ids[i]}",
-                                     timeout=timeout, env={"PYTHONFAULTHANDLER": "1"})
+                                     timeout=timeout, env=env)
         self.nodes[i] = node
         return node
 

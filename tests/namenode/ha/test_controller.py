@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -10,7 +11,16 @@ import pytest
 
 from nnlite.client.etcd.client import Etcd
 from nnlite.namenode.ha.quorum_journal import Layout
-from tests.namenode.ha.haset import NAMESERVICE, USER, HASet, Writers, request
+from tests.namenode.ha.haset import (
+    NAMESERVICE,
+    USER,
+    HASet,
+    Writers,
+    diverged,
+    local_records,
+    request,
+    shared_records,
+)
 from tests.servers import wait_for
 
 pytestmark = pytest.mark.crash
@@ -177,6 +187,33 @@ def test_an_active_paused_past_its_lease_acknowledges_nothing_and_steps_down(has
     assert mkdirs(haset.url(second), "/later")[0] == 200
     wait_for(lambda: haset.synced_txid(first) >= haset.synced_txid(second), 30,
              "the woken namenode to follow the new active")
+
+
+def test_an_active_killed_with_a_batch_in_its_edits_not_in_etcd_cuts_it_at_restart(
+        haset, etcd_cluster):
+    """journal.py's overlap: the active's local write runs while etcd takes the batch, so a
+    kill -9 between the two (fault point ``journal.before-shared``) leaves a batch durable in
+    its edits that etcd never took. It was never acknowledged; the other namenode takes over
+    and writes its own ops at those txids; restarted, the killed one cuts its edits back to
+    the journal before it follows (``EditLogTailer.reconcile``)."""
+    haset.start(0, faults="journal.before-shared=kill")
+    assert haset.active() == 0
+    try:
+        answer: tuple | None = mkdirs(haset.url(0), "/killed")
+    except (OSError, http.client.HTTPException):
+        answer = None                               # the connection died with the process
+    assert answer is None, answer
+    wait_for(lambda: not haset.running(0), 30, "the fault point to kill nn1")
+    assert diverged(local_records(haset.dirs[0]), shared_records(etcd_cluster.endpoints)), \
+        "nn1's edits do not run past etcd's journal: the fault hit no batch in flight"
+    haset.start(1)
+    assert haset.active() == 1
+    assert mkdirs(haset.url(1), "/after")[0] == 200    # at the txid nn1 holds "/killed" at
+    haset.start(0)
+    wait_for(lambda: haset.synced_txid(0) >= haset.synced_txid(1), 60,
+             "the restarted nn1 to follow nn2")
+    assert diverged(local_records(haset.dirs[0]), shared_records(etcd_cluster.endpoints)) == []
+    assert exists(haset.url(1), "/after") and not exists(haset.url(1), "/killed")
 
 
 def test_etcd_losing_one_member_serves_losing_two_refuses_writes_and_serves_reads(

@@ -35,6 +35,26 @@ def test_an_active_cut_off_from_etcd_acknowledges_nothing(dirs, etcd, etcd_singl
     assert max(local_records(str(dirs[0]))) == logged.txid - 1
 
 
+def test_a_batch_etcd_refuses_is_cut_from_the_local_edits(dirs, etcd, open_namesystem):
+    """journal.py's overlap: the active's local write runs while etcd takes the batch, so a
+    batch etcd refuses (here fenced: the leader key was taken from it) has reached the local
+    edits and must be cut from them again before its waiters fail."""
+    fs = open_namesystem(dirs[0])
+    lead(fs, etcd, "nn1")
+    mkdir(fs, "/before")
+    edits_file = dirs[0] / "current" / "edits"
+    size = edits_file.stat().st_size
+    etcd.delete(LAYOUT.leader)                      # deposed: the guard no longer holds
+    logged = fs.mkdirs("/refused", 0o755, USER)
+    with pytest.raises(SharedJournalError):
+        fs.durable(logged)
+    assert fs.last_synced_txid == logged.txid - 1
+    assert max(local_records(str(dirs[0]))) == logged.txid - 1
+    assert edits_file.stat().st_size == size        # cut back, no hole or torn tail left
+    fs.reload()                                     # as the step-down does: from the disk
+    assert fs.last_synced_txid == logged.txid - 1
+
+
 def test_an_unhealthy_standby_refuses_to_become_active(dirs, etcd, open_namesystem):
     """FailoverController.preFailoverChecks: a failover to an unhealthy target is refused
     (here, the journal was purged past what the standby holds)."""
