@@ -72,7 +72,11 @@ class FlinkJob:
         flink_logs.mkdir()
         env = {**os.environ, "HADOOP_CLASSPATH": hadoop_classpath(),
                "HADOOP_USER_NAME": os.environ.get("USER", "root"),
-               "FLINK_LOG_DIR": str(flink_logs)}
+               "FLINK_LOG_DIR": str(flink_logs),
+               # the JVM unpacks Flink's table planner (45 MB) into java.io.tmpdir and
+               # deletes it only on a clean exit: under the test's directory, a killed
+               # job's copy goes with the test's other files, not into /tmp for good
+               "JAVA_TOOL_OPTIONS": f"-Djava.io.tmpdir={flink_logs}"}
         env.pop("PYTHONPATH", None)
         # O_APPEND: the job and its JVM share these files' offset with us, and reading them
         # seeks; without it a write racing a read lands at the start, over an earlier line.
