@@ -11,7 +11,10 @@ APPEND) and the op under it (AddOp, AppendOp), the lease released if the op fail
 ``concat_files``: no writer may hold the target or a source (``LeaseManager.check_free``).
 
 ``close_file``: the close of a writer's file (``completeFile``: one CloseFileOp with its
-blocks, length and checksum), its checksum computed first in a thread; ``release_file``
+blocks, length and checksum), its checksum computed first in a thread -- on the loop when
+it reads nothing (``Closing.in_memory``: every digest at hand, as an RPC write's are from
+the datanode that finalized its blocks), which spares the close a thread's round trip on
+the client's path; ``release_file``
 the same on the caller's thread, for lease recovery (``internalReleaseLease``).
 ``close_checksum``: a close that added no block keeps the file's checksum; else the digests
 of the blocks kept from before the write and of the new blocks, combined.
@@ -81,8 +84,8 @@ def _under_lease(table: leases.LeaseManager, path: str, kind: str, machine: str,
 @dataclass(frozen=True, slots=True)
 class Closing:
     """A writer's file as its close records it: the blocks ``kept`` from before the write
-    and their checksum, the ``new`` blocks and their digests (``new_digests``: blocking),
-    ``length`` bytes in all."""
+    and their checksum, the ``new`` blocks and their digests (``new_digests``: blocking,
+    unless ``digests_known``: then at hand, no I/O), ``length`` bytes in all."""
     node: INodeFile
     holder: str
     kept: tuple[Block, ...]
@@ -91,6 +94,15 @@ class Closing:
     new_digests: Callable[[], list]
     length: int
     appended: bool
+    digests_known: bool = False
+
+    @property
+    def in_memory(self) -> bool:
+        """The checksum reads no block: the new digests are known, and no kept block's
+        digest is read (none kept, or the kept checksum stands: ``close_checksum``)."""
+        return self.digests_known and (not self.kept or (
+            not self.new and self.kept_checksum is not None
+            and checksum.is_checksum(self.kept_checksum)))
 
     def checksum(self, store: BlockStore) -> bytes:
         """The checksum the close records (``close_checksum``; blocking)."""
@@ -105,9 +117,10 @@ class Closing:
 
 async def close_file(fs: FSNamesystem, store: BlockStore, closing: Closing) -> Logged[bool]:
     """Close a writer's file (``FSNamesystem.completeFile``): its checksum computed in a
-    thread, then one CloseFileOp."""
-    loop = asyncio.get_running_loop()
-    value = await loop.run_in_executor(None, closing.checksum, store)
+    thread (on the loop when ``closing.in_memory``), then one CloseFileOp."""
+    if closing.in_memory:
+        return closing.record(fs, closing.checksum(store))
+    value = await asyncio.get_running_loop().run_in_executor(None, closing.checksum, store)
     return closing.record(fs, value)
 
 

@@ -260,17 +260,18 @@ class Writes:
     def _closing(self, file: OpenFile, blocks: list[Block]) -> Closing:
         """The close of ``file`` with this write's ``blocks`` after the ones it had; the
         checksum from the datanode's digests of the new blocks (it computed them as it
-        wrote), the store's of the blocks the file had."""
+        wrote: known now, so a new file's close reads nothing), the store's of the blocks
+        the file had and of a new one the datanode no longer tracks."""
+        known = [self.datanode.digest(b[0]) if self.datanode is not None else None
+                 for b in blocks]
+
         def new_digests() -> list:
-            new = []
-            for block_id, length, _ in blocks:
-                digest = self.datanode.digest(block_id) if self.datanode is not None else None
-                new.append(digest or self.store.digest(block_id, length))
-            return new
+            return [digest or self.store.digest(block_id, length)
+                    for digest, (block_id, length, _) in zip(known, blocks, strict=True)]
         return Closing(file.node, file.lease.holder, file.base, file.base_checksum,
                        tuple(blocks), new_digests,
                        sum(b[1] for b in file.base) + sum(b[1] for b in blocks),
-                       file.appended)
+                       file.appended, digests_known=None not in known)
 
     def in_progress(self, inode_id: int) -> tuple[tuple[Block, ...], Block | None] | None:
         """What a reader may see of a file an RPC client is writing: the blocks completed
