@@ -418,13 +418,14 @@ class Connection(asyncio.Protocol):
                     server.proxy_users, lambda name: server.identity.caller(name).groups)
             return server.token_caller(base64.b64decode(negotiation.authenticated),
                                        requested, self.machine)
-        except ImpersonationError as exc:
-            reason = str(exc).rpartition("AuthorizationException: ")[2]
+        except ImpersonationError as impersonation:
+            reason = str(impersonation).rpartition("AuthorizationException: ")[2]
             raise rpc_errors.UnauthorizedError(reason) from None
-        except (errors.AccessControlError, AuthToLocalError) as exc:
-            raise SaslFatal(str(exc), ACCESS_CONTROL, ipc.CONNECTION_CONTEXT_CALL_ID) from None
-        except errors.NamenodeError as exc:       # a token identifier that does not parse
-            raise SaslFatal(str(exc), exc.JAVA_CLASS, ipc.CONNECTION_CONTEXT_CALL_ID) from None
+        except (errors.AccessControlError, AuthToLocalError) as refused:
+            raise SaslFatal(str(refused), ACCESS_CONTROL,
+                            ipc.CONNECTION_CONTEXT_CALL_ID) from None
+        except errors.NamenodeError as bad:       # a token identifier that does not parse
+            raise SaslFatal(str(bad), bad.JAVA_CLASS, ipc.CONNECTION_CONTEXT_CALL_ID) from None
 
     def _context(self, call: ipc.Call) -> None:
         try:
@@ -441,8 +442,8 @@ class Connection(asyncio.Protocol):
             user = effective_user(real or user, user, self.server.proxy_users,
                                   lambda name: self.server.identity.caller(name).groups,
                                   self.machine)
-        except errors.AccessControlError as exc:
-            reason = str(exc).rpartition("AuthorizationException: ")[2]
+        except errors.AccessControlError as refused:
+            reason = str(refused).rpartition("AuthorizationException: ")[2]
             raise rpc_errors.UnauthorizedError(reason) from None
         self.caller = Caller(user, self.machine)
 
