@@ -657,6 +657,50 @@ def breakdown_text(files: list[dict[str, float]]) -> str:
         f"{k} {v:.2f}" for k, v in sorted(medians.items(), key=lambda kv: -kv[1])))
 
 
+# ============================================== 2b. one checkpoint file through Hadoop's FileSystem
+
+JVM_FILES = REPO / "bench" / "CheckpointFiles.java"
+
+
+def bench_jvm_files(nn: NamenodeProcess, root: Path, files: int, floor: tuple[int, int]) -> dict:
+    """bench/CheckpointFiles.java in a JVM of its own on Hadoop's client jars (PySpark's):
+    per round one file over hdfs://, one over webhdfs:// (``FileSystem.create``, write 1 KiB,
+    close, ``rename``) and one floor of ``floor`` = (fdatasyncs, round trips), in an order
+    rotating from round to round; p50, p90 and mean ms of each."""
+    import load as peer_load  # bench/peers/load.py: Hadoop's jars, the JVM's options
+    classes = root / "jvm-classes"
+    classes.mkdir(parents=True, exist_ok=True)
+    jars = peer_load.hadoop_jars()
+    if not jars:
+        raise RuntimeError("Hadoop's client jars are not in PySpark's jars/")
+    subprocess.run(["javac", "-nowarn", "-implicit:none", "-cp", ":".join(jars), "-d",
+                    str(classes), str(JVM_FILES)], check=True)
+    uris = [nn.hdfs, f"webhdfs://127.0.0.1:{nn.port}"]
+    load, before = os.getloadavg()[0], calls(nn)
+    out = subprocess.run(["java", *peer_load.JVM_OPTIONS, "-cp", ":".join([str(classes), *jars]),
+                          "CheckpointFiles", str(files), "1024", str(WARMUP_FILES * 2),
+                          str(root), str(floor[0]), str(floor[1]), *uris],
+                         capture_output=True, text=True, timeout=SPARK_WAIT)
+    if out.returncode:
+        raise RuntimeError(f"CheckpointFiles exited with {out.returncode}: {out.stderr[-3000:]}")
+    rows = {}
+    for line in out.stdout.splitlines():
+        kind, p50, p90, mean = line.split()
+        rows[kind] = {"ms_p50": float(p50), "ms_p90": float(p90), "ms_mean": float(mean)}
+    print(f"  (load {load:.1f} -> {os.getloadavg()[0]:.1f}; {files} rounds, the kinds "
+          f"alternated; floor: {floor[0]} fdatasyncs + {floor[1]} round trips)")
+    for kind, row in rows.items():
+        print(f"  {kind:<8} {row['ms_mean']:.2f} ms/file mean, {row['ms_p50']:.2f} p50, "
+              f"{row['ms_p90']:.2f} p90")
+    if OPTIONS.probe:
+        print("  " + calls_text(calls_between(before, calls(nn)), files + WARMUP_FILES * 2,
+                                "round (both schemes, warm-up included)"))
+    p50 = {k: r["ms_p50"] for k, r in rows.items()}
+    print(f"  p50 ratios: hdfs / webhdfs {ratio(p50['hdfs'], p50['webhdfs'])}, hdfs / floor "
+          f"{ratio(p50['hdfs'], p50['floor'])}", flush=True)
+    return rows
+
+
 # ============================================================================ 3. streaming
 
 SCHEMES = ("file", "webhdfs", "hdfs")
@@ -922,11 +966,16 @@ def parse_sizes(text: str) -> dict[int, int]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", nargs="?", default="all",
-                    choices=("all", "throughput", "spark-file", "streaming", "schemes"))
+                    choices=("all", "throughput", "spark-file", "jvm-files", "streaming",
+                             "schemes"))
     ap.add_argument("--clients", default="1,2,4", help="concurrent clients, comma-separated")
     ap.add_argument("--files", default="4096:2000,1048576:200,67108864:16",
                     help="size:count pairs for the throughput run")
     ap.add_argument("--spark-files", type=int, default=100)
+    ap.add_argument("--jvm-files", type=int, default=150)
+    ap.add_argument("--floor", default="6:7",
+                    help="jvm-files: the floor's fdatasyncs:round trips (those of a file over "
+                         "hdfs://, from spark-file --probe's counts, less its exists call)")
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--schemes", default=",".join(SCHEMES),
@@ -960,6 +1009,14 @@ def main(argv: list[str] | None = None) -> None:
                              [int(c) for c in args.clients.split(",")])
         if args.what in ("all", "spark-file", "streaming", "schemes"):
             run_spark(args, root)
+        if args.what == "jvm-files":
+            print("## One checkpoint file through Hadoop's FileSystem in a JVM", flush=True)
+            nn = start_namenode(root / "jvm")
+            try:
+                syncs, trips = (int(n) for n in args.floor.split(":"))
+                bench_jvm_files(nn, root, args.jvm_files, (syncs, trips))
+            finally:
+                nn.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"# done, load average {os.getloadavg()[0]:.1f}", flush=True)
