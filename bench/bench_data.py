@@ -538,7 +538,7 @@ def breakdown(nn: NamenodeProcess, jvm, manager, directory, name: str) -> dict[s
     journal = [(s, e) for n, s, e in events if n == "journal sync"]
     out = {"wall": wall, "client": wall - union(served), "journal sync": 0.0,
            "timeline": [(n, s - start_nn, e - start_nn) for n, s, e in events
-                        if n.startswith(SERVED) or n.startswith("step ") or n == "journal sync"]}
+                        if n.startswith((*SERVED, "step ", "journal sync", "fsync", "fdatasync"))]}
     for n, s, e in events:
         if n.startswith(SERVED):
             under = overlap((s, e), journal)
