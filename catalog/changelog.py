@@ -223,7 +223,8 @@ def decoded(data: bytes, what: str) -> tuple[bytes, str]:
 
 def _snappy(data: bytes) -> tuple[bytes, str]:
     import pyarrow as pa
-    codec, out, at = pa.Codec("snappy"), [], _SNAPPY_HEADER
+    codec, at = pa.Codec("snappy"), _SNAPPY_HEADER
+    out: list[bytes] = []
     while at + 4 <= len(data):
         if data.startswith(SNAPPY_MAGIC, at):             # a concatenated stream's header
             at += _SNAPPY_HEADER

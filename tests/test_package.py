@@ -197,12 +197,10 @@ TESTED_BY = {
     "namenode/datanode/errors.py": "namenode/datanode/test_server.py",
     "namenode/datanode/mirror.py": "namenode/datanode/test_pipeline.py",
     "namenode/datanode/receiver.py": "namenode/datanode/test_server.py",
-    "namenode/datanode/replica.py": "namenode/datanode/test_server.py",
     "namenode/datanode/replicas.py": "namenode/datanode/test_pipeline.py",
     "namenode/datanode/stream.py": "namenode/datanode/test_server.py",
     # file contents and the HTTP service: through a namenode process over raw HTTP
     "namenode/files/truncate.py": "namenode/http/test_webhdfs_data.py",
-    "namenode/files/writers.py": "namenode/http/test_webhdfs_data.py",
     "namenode/http/app.py": "namenode/http/test_webhdfs_raw.py",
     "namenode/http/data.py": "namenode/http/test_webhdfs_data.py",
     "namenode/http/params.py": "namenode/http/test_webhdfs_raw.py",
