@@ -32,6 +32,7 @@ from nnlite.catalog import (
     others,
     report,
     retention,
+    snapshot_zip,
     streaming,
 )
 from nnlite.catalog.errors import (
@@ -207,22 +208,25 @@ class CatalogService:
         return {**bad, **self._decoded(found, only)}
 
     def _decoded(self, found: streaming.Layout, only: set[str] | None) -> dict[str, str]:
-        """Format version 2 changelogs (those in ``only``, when given) without a ``.crc``
-        sidecar (file checksums off, or the sidecar lost: Spark only warns), read whole and
-        decoded as Spark's read decodes them (``changelog.verify``: lz4, snappy, zstd):
-        path -> why. Unlike the sidecar check this reads the data; another codec is not
-        judged."""
+        """Format version 2 state files (those in ``only``, when given) without a ``.crc``
+        sidecar (file checksums off, or the sidecar lost: Spark only warns), read whole as
+        Spark's restore reads them -- changelogs decoded (``changelog.verify``: lz4,
+        snappy, zstd), snapshots unzipped (``snapshot_zip.verify``): path -> why. Unlike
+        the sidecar check this reads the data; another codec is not judged."""
         out = {}
         for store in found.stores:
             for _, kind, f in store.files() if store.unique else ():
-                if kind != layout.DELTA or f.path in store.sidecars or \
-                        f.length > MAX_LOG_FILE or (only is not None and f.path not in only):
+                if f.path in store.sidecars or f.length > MAX_LOG_FILE or \
+                        (only is not None and f.path not in only):
                     continue
                 try:
-                    changelog.verify(self.read_file(f), f.path)
+                    if kind == layout.DELTA:
+                        changelog.verify(self.read_file(f), f.path)
+                    else:
+                        snapshot_zip.verify(self.read_file(f), f.path)
                 except changelog.UnknownCodec:
                     continue
-                except changelog.ChangelogError as exc:
+                except (changelog.ChangelogError, snapshot_zip.SnapshotZipError) as exc:
                     out[f.path] = str(exc)
                 except Exception as exc:    # a missing block is reported, not raised
                     out[f.path] = f"{f.path} could not be read: {exc}"

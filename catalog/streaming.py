@@ -236,11 +236,16 @@ def problems(layout: Layout, batch: int, bad: frozenset | set = frozenset()) -> 
 def _unreadable(store, f: FileRef, batch: int) -> str:
     """Why a state file of a restore's chain fails Spark's read: its ``.crc`` sidecar, or,
     without one, its read (a format version 2 changelog decoded: lz4's frame checksums;
-    snappy and zstd, which have none, as far as they decode and their records parse)."""
+    snappy and zstd, which have none, as far as they decode and their records parse; a
+    snapshot unzipped as ZipInputStream unzips it)."""
     if f.path in store.sidecars:
         return (f"{f.path} does not match its checksum file (.crc) and a restore after "
                 f"batch {batch} reads it (ChecksumFSDataInputStream.verifyChecksum: "
                 f"CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED)")
+    if f.path.endswith(".zip"):
+        return (f"{f.path} is damaged (it has no .crc sidecar, and Spark's unzip of it fails) "
+                f"and a restore after batch {batch} reads it (ZipInputStream: "
+                f"CANNOT_LOAD_STATE_STORE)")
     return (f"{f.path} is damaged (it has no .crc sidecar, and it does not decode or its "
             f"records do not parse) and a restore after batch {batch} reads it "
             f"(StateStoreChangelogReader: CANNOT_LOAD_STATE_STORE)")

@@ -50,7 +50,7 @@ STORES = {
     # sidecar) and the offset log's version 2
     "rocksdb-v2-zips": {PROVIDER: ROCKSDB, FORMAT: "2", OFFSET_LOG: "2"},
     # format version 2 changelogs of the other codecs: snappy (no check of its own) and
-    # zstd; their lineage is not read (changelog.py), the commits' ids are followed
+    # zstd, decoded as Spark's read decodes them (catalog/changelog.py)
     "rocksdb-v2-snappy": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2",
                           CODEC: "snappy"},
     "rocksdb-v2-zstd": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2", CODEC: "zstd"},

@@ -59,15 +59,17 @@ def test_every_verdict_is_spark_s_own_on_damaged_format_v2_files(spark, server, 
 
 @pytest.mark.parametrize("store,damage", [("rocksdb-v2-snappy", "checksum"),
                                           ("rocksdb-v2-zstd", "no-sidecar"),
-                                          ("rocksdb-v2-snappy", "no-sidecar")])
-def test_a_damaged_changelog_of_another_codec_as_spark_restarts_it(spark, server, tmp_path,
-                                                                   store, damage):
+                                          ("rocksdb-v2-snappy", "no-sidecar"),
+                                          ("rocksdb-v2-zips", "no-sidecar")])
+def test_a_damaged_state_file_without_a_check_of_its_own_as_spark_restarts_it(
+        spark, server, tmp_path, store, damage):
     """One byte of version 4's changelog changed under snappy and zstd
-    (spark.sql.streaming.stateStore.compression.codec): batches 3-5, which replay it, are
-    refused, as Spark's restart fails them -- with the .crc sidecar kept by its checksum
-    check, with it lost by the codec's read and the changelog reader's (codecs that carry
-    no checksum of their own: the catalog decodes them and reads the records). Spark writes
-    these over hdfs:// (bench/conformance.py runs every codec and damage over webhdfs://)."""
+    (spark.sql.streaming.stateStore.compression.codec), or of version 4's snapshot zip:
+    the restores that read it are refused, as Spark's restart fails them -- with the .crc
+    sidecar kept by its checksum check, with it lost by the codec's read and the changelog
+    reader's (codecs that carry no checksum of their own: the catalog decodes them and
+    reads the records) or by the unzip (ZipInputStream's CRC and sizes). Spark writes these
+    over hdfs:// (bench/conformance.py runs every codec and damage over webhdfs://)."""
     outcomes = run_cell(spark, OPERATORS["aggregation"], store, 6, server.url,
                         server.rpc_port, tmp_path, BATCHES, scheme="hdfs", damage=damage)
     shown = "\n".join(table(outcomes))
@@ -75,6 +77,9 @@ def test_a_damaged_changelog_of_another_codec_as_spark_restarts_it(spark, server
     restored = [o.batch for o in outcomes if o.catalog_restores]
     if damage == "checksum":
         assert restored == [0, 1, 2], shown
+    elif store == "rocksdb-v2-zips":
+        # each version is a whole snapshot: only batch 3's restore reads version 4's zip
+        assert restored == [0, 1, 2, 4, 5], shown
     else:
         # where the flipped byte lands decides how far the damage goes: a record (every
         # restore that replays version 4's changelog fails) or the lineage at its head
