@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from nnlite.formats.hadoop import acl, hdfs
+from nnlite.formats.hadoop import hdfs
 from nnlite.namenode.datanode.tokens import EMPTY_TOKEN, READ, WRITE, BlockTokenSecretManager
 from nnlite.namenode.fsnamesystem import FileBlocks
 from nnlite.namenode.namespace.erasure_coding import CELL_SIZE
@@ -65,10 +65,12 @@ def file_status(node: INode, name: str, snapshottable: bool = False) -> Any:
     """HdfsFileStatusProto of ``node``, named ``name`` (empty for the path asked about)."""
     flags = (HAS_ACL if node.acl is not None else 0) | (SNAPSHOT_ENABLED if snapshottable else 0)
     status = hdfs.HdfsFileStatusProto(
-        path=name.encode(), permission=acl.FsPermissionProto(perm=node.permission & 0o7777),
-        owner=node.owner, group=node.group, modification_time=node.mtime,
+        path=name.encode(), owner=node.owner, group=node.group, modification_time=node.mtime,
         access_time=node.atime, fileId=node.id & UINT64, storagePolicy=effective_id(node),
         flags=flags)
+    # set in place: a FsPermissionProto made apart is built, then copied in (0.4 µs a status,
+    # once per entry of a listing)
+    status.permission.perm = node.permission & 0o7777
     if node.is_dir:
         status.fileType, status.length = IS_DIR, 0
         status.childrenNum = len(node.children)
