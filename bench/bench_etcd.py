@@ -1,27 +1,31 @@
-"""What a journal write costs through ``nnlite.client.etcd``: sequential txns of one put each,
-guarded as the HA journal guards them (a compare on the leader key's create revision), against
-a one-member etcd on loopback (a real ``etcd`` process, tests/etcd_cluster.py), or ``--members``
-of them (an HA set's cluster: three on one machine, as bench/bench_ha.py runs it).
+"""What a journal write costs through ``nnlite.client.etcd`` (etcd's gRPC API): sequential txns
+of one put each, guarded as the HA journal guards them (a compare on the leader key's create
+revision), against a one-member etcd on loopback (a real ``etcd`` process,
+tests/etcd_cluster.py), or ``--members`` of them (an HA set's cluster: three on one machine, as
+bench/bench_ha.py runs it).
 
     python bench/bench_etcd.py [--txns 1000] [--value-bytes 100] [--members 1]
-    PYTHONPATH=DIR python bench/bench_etcd.py --members 3 --value-bytes 2400 --transport json,grpc
+    python bench/bench_etcd.py --members 3 --value-bytes 2400 --against REV [--rounds 3]
 
 etcd fsyncs its WAL on each write, so the figure is mostly that disk's fdatasync, printed
 alongside for comparison (the same size written and fdatasynced in the same directory).
 
-``--transport json,grpc`` (``grpcio`` importable from DIR, ``bench/etcd_grpc.py``) alternates
-etcd's JSON gateway (this client) with etcd's own gRPC ``KV/Txn``, ``--rounds`` times, on one
-cluster, each txn shaped as the HA journal's commit (``QuorumJournal._commit``: guarded by the
-leader key's create revision and ``committed``'s value, putting the chunk and ``committed``,
-reading both back when refused), and prints per transport the latency, this process's CPU per
-txn (the active namenode's share) and each member's.
+``--against REV`` alternates this tree's etcd client with git revision REV's (exported with
+``git archive``, as bench/peers.sh's ``--nn-rev``; for instance the last revision on etcd's
+JSON gateway), ``--rounds`` times, on one cluster, each client in a process of its own and
+each txn shaped as the HA journal's commit (``QuorumJournal._commit``: guarded by the leader
+key's create revision and ``committed``'s value, putting the chunk and ``committed``, reading
+both back when refused), and prints per client the latency, its process's CPU per txn (the
+active namenode's share) and each member's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +43,7 @@ WARM_UP = 50
 
 def txn_times(etcd: Etcd, count: int, value: bytes) -> tuple[list[float], float]:
     """The sorted wall times of ``count`` txns, and the CPU seconds this process spent on
-    each (the client's share: JSON, base64, HTTP)."""
+    each (the client's share: protobuf, gRPC)."""
     etcd.put(b"/leader", b"nn1")
     guard = Compare.create_revision(b"/leader") > 0
     times = []
@@ -52,53 +56,74 @@ def txn_times(etcd: Etcd, count: int, value: bytes) -> tuple[list[float], float]
     return sorted(times[WARM_UP:]), (time.process_time() - cpu) / count
 
 
-def commit_times(txn, count: int, value: bytes, first: int) -> tuple[list[float], float]:
-    """As ``txn_times``, each txn the HA journal's commit of one batch (module docstring)."""
-    leader, committed = b"/bench/leader", b"/bench/committed"
-    times, cpu = [], 0.0
-    for i in range(first, first + WARM_UP + count):
-        if i == first + WARM_UP:
-            cpu = time.process_time()
-        guard = [Compare.create_revision(leader) > 0,
-                 Compare.value(committed) == str(i).encode()]
-        started = time.perf_counter()
-        result = txn(guard, [Op.put(b"/bench/txns/%020d" % (i + 1), value),
-                             Op.put(committed, str(i + 1).encode())],
-                     [Op.get(leader), Op.get(committed)])
-        times.append(time.perf_counter() - started)
-        assert result.succeeded
-    return sorted(times[WARM_UP:]), (time.process_time() - cpu) / count
+# One client's rounds, in a process of its own whose ``nnlite`` is one tree's (PYTHONPATH):
+# argv endpoint, first index, count, value bytes; prints the sorted times and its CPU per txn.
+COMMITS = """
+import json, sys, time
+from nnlite.client.etcd.client import Etcd
+from nnlite.client.etcd.messages import Compare, Op
+endpoint, first, count, size = sys.argv[1], *map(int, sys.argv[2:])
+value, leader, committed = b"x" * size, b"/bench/leader", b"/bench/committed"
+etcd, times, cpu = Etcd([endpoint]), [], 0.0
+for i in range(first, first + WARM_UP + count):
+    if i == first + WARM_UP:
+        cpu = time.process_time()
+    guard = [Compare.create_revision(leader) > 0, Compare.value(committed) == str(i).encode()]
+    started = time.perf_counter()
+    result = etcd.txn(guard, [Op.put(b"/bench/txns/%020d" % (i + 1), value),
+                              Op.put(committed, str(i + 1).encode())],
+                      [Op.get(leader), Op.get(committed)])
+    times.append(time.perf_counter() - started)
+    assert result.succeeded
+print(json.dumps([sorted(times[WARM_UP:]), (time.process_time() - cpu) / count]))
+"""
 
 
-def transports(cluster: EtcdCluster, pids: list[int], args) -> None:
-    """The JSON gateway against gRPC, alternated (module docstring)."""
-    from etcd_grpc import GrpcKV  # bench/, beside this file
-    value = b"x" * args.value_bytes
-    names = [t.strip() for t in args.transport.split(",") if t.strip()]
+def python_path(tree: Path, work: Path) -> str:
+    """A PYTHONPATH whose ``nnlite`` is ``tree`` (a link, as bench/peers/servers.py's)."""
+    link = work / f"pythonpath-{tree.name}" / "nnlite"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(tree.resolve(), target_is_directory=True)
+    return str(link.parent)
+
+
+def exported(rev: str, work: Path) -> Path:
+    """Git revision ``rev`` of this repository, exported into ``work``."""
+    tree = work / "rev"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def against(cluster: EtcdCluster, pids: list[int], args, work: Path) -> None:
+    """This tree's client against revision ``--against``'s, alternated (module docstring)."""
+    clients = {"this tree": python_path(REPO, work),
+               args.against: python_path(exported(args.against, work), work)}
+    names = list(clients)
     with Etcd(cluster.endpoints) as etcd:
         etcd.put(b"/bench/leader", b"nn1")
         etcd.put(b"/bench/committed", b"0")
-        leader = next(i for i, m in enumerate(cluster.members) if m.leader() == m.member_id())
-        grpc_kv = GrpcKV(cluster.members[leader].client_url) if "grpc" in names else None
-        # the gateway's client: the leader first, as the gRPC channel
-        json_kv = Etcd([cluster.endpoints[leader]])
-        done = 0
-        for rnd in range(1, args.rounds + 1):
-            for name in names if rnd % 2 else names[::-1]:
-                txn = json_kv.txn if name == "json" else grpc_kv.txn  # type: ignore[union-attr]
-                before = [cpu_seconds(pid) for pid in pids]
-                times, client_cpu = commit_times(txn, args.txns, value, done)
-                members = [(cpu_seconds(pid) - b) / (args.txns + WARM_UP) * 1e6
-                           for pid, b in zip(pids, before, strict=True)]
-                done += args.txns + WARM_UP
-                print(f"round {rnd} {name:4}: " + line("commit txn", times)
-                      + f"; client CPU {client_cpu * 1e6:.0f} µs; etcd CPU per txn "
-                      + " + ".join(f"{c:.0f}" for c in members)
-                      + f" = {sum(members):.0f} µs (leader m{leader}); "
-                      + f"load {os.getloadavg()[0]:.2f}", flush=True)
-        json_kv.close()
-        if grpc_kv is not None:
-            grpc_kv.close()
+    leader = next(i for i, m in enumerate(cluster.members) if m.leader() == m.member_id())
+    done = 0
+    for rnd in range(1, args.rounds + 1):
+        for name in names if rnd % 2 else names[::-1]:
+            before = [cpu_seconds(pid) for pid in pids]
+            out = subprocess.run(
+                [sys.executable, "-c", f"WARM_UP = {WARM_UP}\n" + COMMITS,
+                 cluster.endpoints[leader], str(done), str(args.txns), str(args.value_bytes)],
+                env=dict(os.environ, PYTHONPATH=clients[name]), check=True,
+                capture_output=True, text=True).stdout
+            times, client_cpu = json.loads(out)
+            members = [(cpu_seconds(pid) - b) / (args.txns + WARM_UP) * 1e6
+                       for pid, b in zip(pids, before, strict=True)]
+            done += args.txns + WARM_UP
+            print(f"round {rnd} {name}: " + line("commit txn", times)
+                  + f"; client CPU {client_cpu * 1e6:.0f} µs; etcd CPU per txn "
+                  + " + ".join(f"{c:.0f}" for c in members)
+                  + f" = {sum(members):.0f} µs (leader m{leader}); "
+                  + f"load {os.getloadavg()[0]:.2f}", flush=True)
 
 
 def fdatasync_times(directory: Path, count: int, size: int) -> list[float]:
@@ -132,18 +157,18 @@ def main() -> None:
     parser.add_argument("--txns", type=int, default=1000)
     parser.add_argument("--value-bytes", type=int, default=100)
     parser.add_argument("--members", type=int, default=1)
-    parser.add_argument("--transport", default="",
-                        help="json,grpc: alternate the JSON gateway and gRPC (needs grpcio)")
-    parser.add_argument("--rounds", type=int, default=3, help="with --transport")
+    parser.add_argument("--against", default="",
+                        help="a git revision whose etcd client to alternate with this tree's")
+    parser.add_argument("--rounds", type=int, default=3, help="with --against")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, \
             EtcdCluster(Path(tmp), members=args.members) as cluster:
         cluster.start()
         pids = [m.proc.pid for m in cluster.members if m.proc is not None]
-        if args.transport:
+        if args.against:
             print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, "
                   f"{args.members} etcd member(s), {args.value_bytes} bytes a chunk")
-            transports(cluster, pids, args)
+            against(cluster, pids, args, Path(tmp))
             return
         before = [cpu_seconds(pid) for pid in pids]
         with Etcd(cluster.endpoints) as etcd:

@@ -1,27 +1,29 @@
-"""etcd's v3 JSON gateway encoding (grpc-gateway's mapping of etcd's protobuf messages): the
-records of ``messages.py`` to request bodies, answer bodies back to records, and an error
-answer to the typed error that says what to do about it. Pure functions; no I/O.
+"""etcd's v3 gRPC encoding: the messages of ``etcdserverpb`` (etcd 3.4's
+``etcdserver/etcdserverpb/rpc.proto``, with ``mvccpb/kv.proto``'s ``KeyValue`` and ``Event``)
+declared with the project's own protobuf schemas (``formats/hadoop/proto.py``: no generated
+code, no ``protoc``), the records of ``messages.py`` to request messages, answers back to
+records, the methods' paths, and a refusal's gRPC status to the typed error that says what to
+do about it. Pure functions; no I/O.
 
-* **Wire.** Keys and values are base64; int64 fields travel as JSON strings; a field at its
-  default (0, false, empty) is left out of an answer (and of a request).
-* **Refusals.** A call's error answer is ``{"error", "message", "code"}``, a stream's
-  ``{"error": {"grpc_code", "message"}}``; ``classify`` turns etcd's gRPC status code and
-  message into ``EtcdUnavailableError`` (try another member: Unavailable, DeadlineExceeded,
-  "too many requests"), ``EtcdRequestError`` (the request itself: malformed, over
-  ``MAX_TXN_OPS`` or ``MAX_REQUEST_BYTES``; ``EtcdLeaseNotFoundError``),
-  ``EtcdCompactedError`` or a plain ``EtcdError``. An answer that is not a JSON object is not
-  etcd's gateway at all: ``EtcdUnavailableError``.
+* **Wire.** Field numbers, types and labels are etcd's; names are not on the wire. etcd's
+  messages are proto3 and these are declared proto2 optionals, which read and write the same
+  bytes (a oneof member such as ``Compare.version`` is a plain optional here: set, it is sent
+  even at 0, as proto3 sends a oneof member that is set).
+* **Refusals.** ``classify`` turns etcd's gRPC status code and message (its
+  ``etcdserver/api/v3rpc/rpctypes/error.go`` table) into ``EtcdUnavailableError`` (try another
+  member: Unavailable -- "no leader", "request timed out", "leader changed" --,
+  DeadlineExceeded, "too many requests"), ``EtcdRequestError`` (the request itself: malformed,
+  over ``MAX_TXN_OPS`` or ``MAX_REQUEST_BYTES``; ``EtcdLeaseNotFoundError``),
+  ``EtcdCompactedError`` or a plain ``EtcdError``.
 * **Answers this client cannot read** raise ``ValueError`` (and the like) here; the client
   names the member (``client.py``'s ``decoded``).
 """
 
 from __future__ import annotations
 
-import base64
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from nnlite.client.errors import (
     EtcdCompactedError,
@@ -46,23 +48,139 @@ from nnlite.client.etcd.messages import (
     TxnResult,
     WatchCreateRequest,
     WatchEvent,
-    checked,
 )
+from nnlite.formats.hadoop.proto import Schema
 
 
 class Code(IntEnum):
     """The gRPC status codes etcd answers with (google.golang.org/grpc/codes)."""
     CANCELLED = 1
+    UNKNOWN = 2
     INVALID_ARGUMENT = 3
     DEADLINE_EXCEEDED = 4
     NOT_FOUND = 5
     RESOURCE_EXHAUSTED = 8
     OUT_OF_RANGE = 11
+    UNIMPLEMENTED = 12
+    INTERNAL = 13
     UNAVAILABLE = 14
     DATA_LOSS = 15
 
 
+# ------------------------------------------------------------------------------ schema
+
+S = Schema("nnlite.etcdserverpb")
+S.enum("CompareResult", EQUAL=0, GREATER=1, LESS=2, NOT_EQUAL=3)
+S.enum("CompareTarget", VERSION=0, CREATE=1, MOD=2, VALUE=3, LEASE=4)
+S.enum("EventType", PUT=0, DELETE=1)
+S.message("ResponseHeader", "optional uint64 cluster_id = 1", "optional uint64 member_id = 2",
+          "optional int64 revision = 3", "optional uint64 raft_term = 4")
+S.message("KeyValue", "optional bytes key = 1", "optional int64 create_revision = 2",
+          "optional int64 mod_revision = 3", "optional int64 version = 4",
+          "optional bytes value = 5", "optional int64 lease = 6")
+S.message("Event", "optional EventType type = 1", "optional KeyValue kv = 2",
+          "optional KeyValue prev_kv = 3")
+S.message("RangeRequest", "optional bytes key = 1", "optional bytes range_end = 2",
+          "optional int64 limit = 3", "optional int64 revision = 4",
+          "optional bool serializable = 7", "optional bool keys_only = 8")
+S.message("RangeResponse", "optional ResponseHeader header = 1", "repeated KeyValue kvs = 2",
+          "optional bool more = 3", "optional int64 count = 4")
+S.message("PutRequest", "optional bytes key = 1", "optional bytes value = 2",
+          "optional int64 lease = 3")
+S.message("PutResponse", "optional ResponseHeader header = 1")
+S.message("DeleteRangeRequest", "optional bytes key = 1", "optional bytes range_end = 2")
+S.message("DeleteRangeResponse", "optional ResponseHeader header = 1",
+          "optional int64 deleted = 2")
+S.message("RequestOp", "optional RangeRequest request_range = 1",
+          "optional PutRequest request_put = 2",
+          "optional DeleteRangeRequest request_delete_range = 3")
+S.message("ResponseOp", "optional RangeResponse response_range = 1",
+          "optional PutResponse response_put = 2",
+          "optional DeleteRangeResponse response_delete_range = 3")
+S.message("Compare",
+          "optional CompareResult result = 1", "optional CompareTarget target = 2",
+          "optional bytes key = 3", "optional int64 version = 4",
+          "optional int64 create_revision = 5", "optional int64 mod_revision = 6",
+          "optional bytes value = 7", "optional int64 lease = 8",
+          "optional bytes range_end = 64")
+S.message("TxnRequest", "repeated Compare compare = 1", "repeated RequestOp success = 2",
+          "repeated RequestOp failure = 3")
+S.message("TxnResponse", "optional ResponseHeader header = 1", "optional bool succeeded = 2",
+          "repeated ResponseOp responses = 3")
+S.message("CompactionRequest", "optional int64 revision = 1", "optional bool physical = 2")
+S.message("CompactionResponse", "optional ResponseHeader header = 1")
+S.message("LeaseGrantRequest", "optional int64 TTL = 1", "optional int64 ID = 2")
+S.message("LeaseGrantResponse", "optional ResponseHeader header = 1", "optional int64 ID = 2",
+          "optional int64 TTL = 3", "optional string error = 4")
+S.message("LeaseRevokeRequest", "optional int64 ID = 1")
+S.message("LeaseRevokeResponse", "optional ResponseHeader header = 1")
+S.message("LeaseKeepAliveRequest", "optional int64 ID = 1")
+S.message("LeaseKeepAliveResponse", "optional ResponseHeader header = 1",
+          "optional int64 ID = 2", "optional int64 TTL = 3")
+S.message("LeaseTimeToLiveRequest", "optional int64 ID = 1", "optional bool keys = 2")
+S.message("LeaseTimeToLiveResponse", "optional ResponseHeader header = 1",
+          "optional int64 ID = 2", "optional int64 TTL = 3", "optional int64 grantedTTL = 4")
+S.message("WatchCreateRequest", "optional bytes key = 1", "optional bytes range_end = 2",
+          "optional int64 start_revision = 3", "optional bool progress_notify = 4",
+          "optional bool prev_kv = 6", "optional int64 watch_id = 7")
+S.message("WatchRequest", "optional WatchCreateRequest create_request = 1")
+S.message("WatchResponse", "optional ResponseHeader header = 1", "optional int64 watch_id = 2",
+          "optional bool created = 3", "optional bool canceled = 4",
+          "optional int64 compact_revision = 5", "optional string cancel_reason = 6",
+          "optional bool fragment = 7", "repeated Event events = 11")
+S.message("StatusRequest")
+S.message("StatusResponse", "optional ResponseHeader header = 1", "optional string version = 2",
+          "optional int64 dbSize = 3", "optional uint64 leader = 4",
+          "optional uint64 raftIndex = 5", "optional uint64 raftTerm = 6")
+M = S.build()
+TARGETS = {"VERSION": 0, "CREATE": 1, "MOD": 2, "VALUE": 3, "LEASE": 4}
+RESULTS = {"EQUAL": 0, "GREATER": 1, "LESS": 2, "NOT_EQUAL": 3}
+EVENT_TYPES = {0: "PUT", 1: "DELETE"}
+
+
+class Method(NamedTuple):
+    """One gRPC method of etcd: its path and the class of its answer."""
+    path: str
+    answer: Any
+
+
+def _method(service: str, name: str, answer: str) -> Method:
+    return Method(f"/etcdserverpb.{service}/{name}", M[answer])
+
+
+RANGE = _method("KV", "Range", "RangeResponse")
+PUT = _method("KV", "Put", "PutResponse")
+DELETE_RANGE = _method("KV", "DeleteRange", "DeleteRangeResponse")
+TXN = _method("KV", "Txn", "TxnResponse")
+COMPACT = _method("KV", "Compact", "CompactionResponse")
+LEASE_GRANT = _method("Lease", "LeaseGrant", "LeaseGrantResponse")
+LEASE_REVOKE = _method("Lease", "LeaseRevoke", "LeaseRevokeResponse")
+LEASE_KEEP_ALIVE = _method("Lease", "LeaseKeepAlive", "LeaseKeepAliveResponse")   # a stream
+LEASE_TIME_TO_LIVE = _method("Lease", "LeaseTimeToLive", "LeaseTimeToLiveResponse")
+WATCH = _method("Watch", "Watch", "WatchResponse")                                # a stream
+STATUS = _method("Maintenance", "Status", "StatusResponse")
+
+
+def serialize(message: Any) -> bytes:
+    """A request message's bytes (grpcio's request serializer)."""
+    return message.SerializeToString()
+
+
 # ------------------------------------------------------------------------------ requests
+
+def encode_op(op: Op) -> Any:
+    """``op`` as its call's request message (``Put``, ``DeleteRange``, ``Range``)."""
+    if isinstance(op, PutRequest):
+        return M["PutRequest"](key=op.key, value=op.value, lease=op.lease or None)
+    if isinstance(op, DeleteRangeRequest):
+        return M["DeleteRangeRequest"](key=op.key, range_end=op.range_end)
+    if isinstance(op, RangeRequest):
+        return M["RangeRequest"](key=op.key, range_end=op.range_end, limit=op.limit or None,
+                                 revision=op.revision or None,
+                                 serializable=op.serializable or None,
+                                 keys_only=op.keys_only or None)
+    raise TypeError(f"not an etcd operation: {op!r}")
+
 
 # The field of etcd's RequestOp that holds each kind of operation of a txn.
 OP_FIELDS: dict[type[Op], str] = {PutRequest: "request_put",
@@ -70,209 +188,122 @@ OP_FIELDS: dict[type[Op], str] = {PutRequest: "request_put",
                                   RangeRequest: "request_range"}
 
 
-def encode_op(op: Op) -> dict[str, object]:
-    """``op`` as its call's JSON request (``/v3/kv/put``, ``deleterange``, ``range``)."""
-    if isinstance(op, PutRequest):
-        request: dict[str, object] = {"key": b64(op.key), "value": b64(op.value)}
-        if op.lease:
-            request["lease"] = str(op.lease)
-        return request
-    if isinstance(op, DeleteRangeRequest):
-        return encode_key_range(op.key, op.range_end)
-    if isinstance(op, RangeRequest):
-        return encode_range(op)
-    raise TypeError(f"not an etcd operation: {op!r}")
-
-
-def encode_range(op: RangeRequest) -> dict[str, object]:
-    request = encode_key_range(op.key, op.range_end)
-    for name, value in (("limit", op.limit), ("revision", op.revision)):
-        if value:
-            request[name] = str(value)
-    for name, flag in (("serializable", op.serializable), ("keys_only", op.keys_only)):
-        if flag:
-            request[name] = True
-    return request
-
-
-def encode_request_op(op: Op) -> dict[str, object]:
+def encode_request_op(op: Op) -> Any:
     """``op`` as one operation of a txn (etcd's RequestOp)."""
-    return {OP_FIELDS[type(op)]: encode_op(op)}
+    return M["RequestOp"](**{OP_FIELDS[type(op)]: encode_op(op)})
 
 
-def encode_compare(compare: Compare) -> dict[str, object]:
-    operand = (b64(compare.operand) if isinstance(compare.operand, bytes)
-               else str(compare.operand))
-    return {"key": b64(compare.key), "target": compare.target, "result": compare.result,
-            COMPARE_FIELDS[compare.target]: operand}
+def encode_compare(compare: Compare) -> Any:
+    return M["Compare"](result=RESULTS[compare.result], target=TARGETS[compare.target],
+                        key=compare.key, **{COMPARE_FIELDS[compare.target]: compare.operand})
 
 
 def encode_txn(compare: Iterable[Compare], success: Iterable[Op],
-               failure: Iterable[Op]) -> dict[str, object]:
-    return {"compare": [encode_compare(c) for c in compare],
-            "success": [encode_request_op(op) for op in success],
-            "failure": [encode_request_op(op) for op in failure]}
+               failure: Iterable[Op]) -> Any:
+    return M["TxnRequest"](compare=[encode_compare(c) for c in compare],
+                           success=[encode_request_op(op) for op in success],
+                           failure=[encode_request_op(op) for op in failure])
 
 
-def encode_watch_create(request: WatchCreateRequest) -> bytes:
-    """The body that opens a watch stream (``/v3/watch``)."""
-    create = encode_key_range(request.key, request.range_end)
-    if request.start_revision:
-        create["start_revision"] = str(request.start_revision)
-    return json.dumps({"create_request": create}).encode()
+def encode_watch_create(request: WatchCreateRequest) -> Any:
+    """The message that opens a watch on a stream."""
+    create = M["WatchCreateRequest"](key=request.key, range_end=request.range_end,
+                                     start_revision=request.start_revision or None)
+    return M["WatchRequest"](create_request=create)
 
 
-def encode_key_range(key: bytes, range_end: bytes | None) -> dict[str, object]:
-    request: dict[str, object] = {"key": b64(key)}
-    if range_end is not None:
-        request["range_end"] = b64(range_end, "range_end")
-    return request
+def encode_lease_grant(ttl: int) -> Any:
+    return M["LeaseGrantRequest"](TTL=ttl)
 
 
-def encode_lease_grant(ttl: int) -> dict[str, object]:
-    return {"TTL": str(ttl)}
+def encode_lease_id(request: str, lease_id: int) -> Any:
+    """The request of ``LeaseRevoke``, ``LeaseKeepAlive`` and ``LeaseTimeToLive``."""
+    return M[request](ID=lease_id)
 
 
-def encode_lease_id(lease_id: int) -> dict[str, object]:
-    """The request of keepalive, revoke and timetolive."""
-    return {"ID": str(lease_id)}
+def encode_compaction(revision: int, physical: bool) -> Any:
+    return M["CompactionRequest"](revision=revision, physical=physical or None)
 
 
-def encode_compaction(revision: int, physical: bool) -> dict[str, object]:
-    return {"revision": str(revision), "physical": physical}
-
-
-def b64(data: bytes, what: str = "key") -> str:
-    return base64.b64encode(checked(data, what)).decode("ascii")
+def encode_status() -> Any:
+    return M["StatusRequest"]()
 
 
 # ------------------------------------------------------------------------------ answers
 
-def decode_int(value: object) -> int:
-    """An int64 of an answer: a JSON string, or absent (0)."""
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"not an integer: {value!r}")
-    return int(value)
-
-
-def decode_bytes(value: object) -> bytes:
-    if value is None:
-        return b""
-    if not isinstance(value, str):
-        raise ValueError(f"not base64: {value!r}")
-    return base64.b64decode(value, validate=True)
-
-
-def decode_revision(doc: Mapping[str, Any]) -> int:
+def decode_revision(answer: Any) -> int:
     """The store's revision in an answer's header."""
-    return decode_int(doc.get("header", {}).get("revision"))
+    return int(answer.header.revision)
 
 
-def decode_kv(doc: Mapping[str, Any]) -> KeyValue:
-    return KeyValue(decode_bytes(doc.get("key")), decode_bytes(doc.get("value")),
-                    decode_int(doc.get("create_revision")), decode_int(doc.get("mod_revision")),
-                    decode_int(doc.get("version")), decode_int(doc.get("lease")))
+def decode_kv(kv: Any) -> KeyValue:
+    return KeyValue(kv.key, kv.value, kv.create_revision, kv.mod_revision, kv.version,
+                    kv.lease)
 
 
-def decode_range(doc: Mapping[str, Any]) -> RangeResult:
-    return RangeResult(tuple(decode_kv(kv) for kv in doc.get("kvs", ())), decode_revision(doc),
-                       bool(doc.get("more", False)), decode_int(doc.get("count")))
+def decode_range(answer: Any) -> RangeResult:
+    return RangeResult(tuple(decode_kv(kv) for kv in answer.kvs), decode_revision(answer),
+                       answer.more, answer.count)
 
 
-def decode_deleted(doc: Mapping[str, Any]) -> int:
+def decode_deleted(answer: Any) -> int:
     """How many keys a delete removed."""
-    return decode_int(doc.get("deleted"))
+    return int(answer.deleted)
 
 
-def decode_txn(doc: Mapping[str, Any]) -> TxnResult:
-    revision = decode_revision(doc)
-    return TxnResult(bool(doc.get("succeeded", False)), revision,
-                     tuple(decode_op_response(r, revision) for r in doc.get("responses", ())))
+def decode_txn(answer: Any) -> TxnResult:
+    revision = decode_revision(answer)
+    return TxnResult(answer.succeeded, revision,
+                     tuple(decode_op_response(r, revision) for r in answer.responses))
 
 
-def decode_op_response(doc: Mapping[str, Any], revision: int) -> RangeResult | int:
-    if "response_range" in doc:
-        return decode_range(doc["response_range"])
-    if "response_put" in doc:
-        return decode_revision(doc["response_put"]) or revision
-    if "response_delete_range" in doc:
-        return decode_deleted(doc["response_delete_range"])
-    raise ValueError(f"a txn response of an unknown kind: {sorted(doc)}")
+def decode_op_response(answer: Any, revision: int) -> RangeResult | int:
+    if answer.HasField("response_range"):
+        return decode_range(answer.response_range)
+    if answer.HasField("response_put"):
+        return decode_revision(answer.response_put) or revision
+    if answer.HasField("response_delete_range"):
+        return decode_deleted(answer.response_delete_range)
+    raise ValueError(f"a txn response of an unknown kind: {answer}")
 
 
-def decode_lease(doc: Mapping[str, Any]) -> Lease:
-    return Lease(decode_int(doc.get("ID")), decode_int(doc.get("TTL")))
+def decode_lease(answer: Any) -> Lease:
+    if answer.error:
+        raise ValueError(f"the lease was not granted: {answer.error}")
+    return Lease(answer.ID, answer.TTL)
 
 
-def decode_keep_alive(doc: Mapping[str, Any]) -> int:
-    """The TTL a keepalive renewed the lease to; 0 when it is gone."""
-    return decode_int(doc.get("result", {}).get("TTL"))
+def decode_ttl(answer: Any) -> int:
+    """A keepalive's renewed TTL (0 when the lease is gone); timetolive's seconds left (-1
+    when the lease is gone)."""
+    return int(answer.TTL)
 
 
-def decode_ttl(doc: Mapping[str, Any]) -> int:
-    """timetolive's seconds left; -1 when the lease is gone."""
-    return decode_int(doc.get("TTL"))
+def decode_status(endpoint: str, answer: Any) -> MemberStatus:
+    return MemberStatus(endpoint=endpoint, version=answer.version,
+                        member_id=answer.header.member_id, leader=answer.leader,
+                        raftTerm=answer.raftTerm, raftIndex=answer.raftIndex,
+                        dbSize=answer.dbSize, revision=answer.header.revision)
 
 
-def decode_status(endpoint: str, doc: Mapping[str, Any]) -> MemberStatus:
-    header = doc.get("header", {})
-    return MemberStatus(endpoint=endpoint, version=str(doc.get("version", "")),
-                        member_id=decode_int(header.get("member_id")),
-                        leader=decode_int(doc.get("leader")),
-                        raftTerm=decode_int(doc.get("raftTerm")),
-                        raftIndex=decode_int(doc.get("raftIndex")),
-                        dbSize=decode_int(doc.get("dbSize")),
-                        revision=decode_int(header.get("revision")))
+def decode_event(event: Any) -> WatchEvent:
+    return WatchEvent(EVENT_TYPES[event.type], decode_kv(event.kv))
 
 
-def decode_event(doc: Mapping[str, Any]) -> WatchEvent:
-    return WatchEvent(str(doc.get("type", "PUT")), decode_kv(doc.get("kv", {})))
-
-
-def decode_events(result: Mapping[str, Any]) -> list[WatchEvent]:
+def decode_events(answer: Any) -> list[WatchEvent]:
     """The events of one message of a watch stream (none in a progress message)."""
-    return [decode_event(e) for e in result.get("events", ())]
+    return [decode_event(e) for e in answer.events]
 
 
 # ------------------------------------------------------------------------------ refusals
 
-def document(status: int, body: bytes, endpoint: str) -> dict[str, Any]:
-    """The JSON object of an answer; a refusal (a status other than 200, or a stream's
-    ``{"error": {...}}``) as its typed error."""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict):
-        text = body[:80].decode("utf-8", "replace").strip()
-        raise EtcdUnavailableError(f"HTTP {status} that is not etcd's v3 JSON gateway "
-                                   f"({text!r})", endpoint=endpoint)
-    if status != 200 or isinstance(doc.get("error"), dict):
-        raise refusal(doc, status, endpoint)
-    return doc
-
-
-def refusal(doc: Mapping[str, Any], status: int, endpoint: str) -> EtcdError:
-    """The typed error of etcd's error answer: ``{"error", "message", "code"}`` of a call, or
-    ``{"error": {"grpc_code", "message"}}`` in a stream."""
-    error = doc.get("error")
-    if isinstance(error, dict):
-        code, message = error.get("grpc_code"), error.get("message")
-    else:
-        code, message = doc.get("code"), doc.get("message") or error
-    return classify(code if isinstance(code, int) else None,
-                    str(message or f"HTTP {status}"), endpoint)
-
-
-def watch_refusal(result: Mapping[str, Any], endpoint: str) -> EtcdError | None:
+def watch_refusal(answer: Any, endpoint: str) -> EtcdError | None:
     """Why etcd canceled a watch, when this message of its stream says it did: a start
     revision already compacted is ``EtcdCompactedError`` with etcd's compact revision."""
-    if not result.get("canceled"):
+    if not answer.canceled:
         return None
-    compacted = decode_int(result.get("compact_revision"))
-    reason = str(result.get("cancel_reason") or "the watch was canceled")
+    compacted = int(answer.compact_revision)
+    reason = answer.cancel_reason or "the watch was canceled"
     if compacted:
         return EtcdCompactedError(
             f"the watch's start revision is compacted: etcd keeps revisions from "
@@ -281,7 +312,9 @@ def watch_refusal(result: Mapping[str, Any], endpoint: str) -> EtcdError | None:
 
 
 def classify(code: int | None, message: str, endpoint: str) -> EtcdError:
-    """etcd's refusal as the error class that says what to do about it."""
+    """etcd's refusal as the error class that says what to do about it: the codes and
+    messages of etcd's ``rpctypes/error.go``; Unavailable is what clientv3's
+    ``isSafeRetryImmutableRPC`` (``clientv3/retry.go``) takes to another member."""
     cls: type[EtcdError] = EtcdError
     if "compacted" in message:
         cls = EtcdCompactedError

@@ -27,7 +27,7 @@ import ssl
 import tempfile
 
 from nnlite.client.errors import BadArgumentError
-from nnlite.client.etcd.client import tls_context
+from nnlite.client.etcd.client import EtcdTLS, tls_context
 from nnlite.namenode.config import Config, ConfigError
 from nnlite.namenode.security.settings import HTTP_POLICIES
 
@@ -118,7 +118,7 @@ def _load_pkcs12(context: ssl.SSLContext, path: str, password: str) -> None:
         _load_pem(context, tmp.name, pem_password.decode())
 
 
-def etcd_context(config: Config) -> ssl.SSLContext | None:
+def etcd_context(config: Config) -> EtcdTLS | None:
     """The TLS of the HA journal's etcd client (``nnlite.ha.etcd.ssl.ca``, ``.cert``,
     ``.key``: members run with ``--client-cert-auth --trusted-ca-file``), None when no CA
     or certificate is configured (http endpoints, or https trusting the system's CAs)."""
