@@ -6,12 +6,17 @@ cannot run.
 
     .venv/bin/python bench/conformance.py [--operators aggregation,...] [--stores hdfs,...]
                                           [--keeps 2,6] [--batches 6] [--full]
-                                          [--damages leftover,checksum,swap]
+                                          [--damages leftover,checksum,no-sidecar,swap,
+                                                     truncate,delete]
+                                          [--scheme webhdfs|hdfs]
 
 ``--damages``: the cells of the checkpoint format version 2 stores run again once per
 damage done to the retained checkpoint before its copies (tests/catalog/conformance.py's
 DAMAGES: another attempt's leftover files beside the newest committed ones, a committed
-file that fails its ``.crc``, a committed file swapped for a leftover).
+file that fails its ``.crc``, the same with its ``.crc`` lost, a committed file swapped for a
+leftover, cut in half, or deleted). ``--scheme hdfs``: Spark writes its checkpoints over
+hdfs:// (Hadoop IPC and the built-in datanode) instead of webhdfs://; the catalog answers
+over HTTP either way.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ def main() -> int:
     ap.add_argument("--full", action="store_true", help="one row per verdict")
     ap.add_argument("--damages", default="",
                     help=f"also run the format version 2 cells with each of {','.join(DAMAGES)}")
+    ap.add_argument("--scheme", choices=("webhdfs", "hdfs"), default="webhdfs",
+                    help="the scheme Spark's checkpoints are written through")
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -74,9 +81,10 @@ def main() -> int:
                                    f"keep {keep}"
                             print(f"conformance: {what} ...", file=sys.stderr, flush=True)
                             try:
-                                cell = run_cell(spark, operator, store, keep, nn.url,
-                                                nn.port, Path(tmp), args.batches,
-                                                damage=damage)
+                                port = nn.rpc_port if args.scheme == "hdfs" else nn.port
+                                cell = run_cell(spark, operator, store, keep, nn.url, port,
+                                                Path(tmp), args.batches,
+                                                scheme=args.scheme, damage=damage)
                                 outcomes += cell
                                 # its row now: a run cut short still says what it found
                                 print(summary(cell)[-1], file=sys.stderr, flush=True)

@@ -39,11 +39,16 @@ CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabl
 FORMAT = "spark.sql.streaming.stateStore.checkpointFormatVersion"
 OFFSET_LOG = "spark.sql.streaming.offsetLog.formatVersion"
 CODEC = "spark.sql.streaming.stateStore.compression.codec"      # lz4 by default
+# on by default with checkpoint format version 2 (ChecksumCheckpointFileManager)
+FILE_CHECKSUM = "spark.sql.streaming.checkpoint.fileChecksum.enabled"
 STORES = {
     "hdfs": {},
     "rocksdb": {PROVIDER: ROCKSDB},
     "rocksdb-changelog": {PROVIDER: ROCKSDB, CHANGELOG: "true"},
     "rocksdb-v2": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2"},
+    # format version 2 with file checksums off: no .crc sidecars are written at all
+    "rocksdb-v2-no-crc": {PROVIDER: ROCKSDB, CHANGELOG: "true", FORMAT: "2",
+                          FILE_CHECKSUM: "false"},
     # the offset log's OffsetMap entries (OffsetSeqLog v2), on the HDFS-backed store
     "hdfs-offsets-v2": {OFFSET_LOG: "2"},
     # format version 2 without changelogs (a <v>_<id>.zip per version, each with its .crc
@@ -415,9 +420,26 @@ def swap_for_a_leftover(hdfs: WebHdfsClient, base: str, batches: int) -> None:
     hdfs.rename(path, _renamed(path))
 
 
+def cut_in_half(hdfs: WebHdfsClient, base: str, batches: int) -> None:
+    """Partition 0's first file of DAMAGED_VERSION cut to its first half, as a write the
+    store never finished leaves it; its ``.crc`` (if any) kept."""
+    path = _unique_files(hdfs, f"{base}/state/0/0", DAMAGED_VERSION)[0]
+    data = b"".join(hdfs.read(path))
+    hdfs.create(path, data[:len(data) // 2], overwrite=True)
+
+
+def delete_a_committed_file(hdfs: WebHdfsClient, base: str, batches: int) -> None:
+    """Partition 0's first committed file of DAMAGED_VERSION deleted with its ``.crc``: no
+    file of that version is left."""
+    path = _unique_files(hdfs, f"{base}/state/0/0", DAMAGED_VERSION)[0]
+    hdfs.delete(path)
+    hdfs.delete(path + ".crc")
+
+
 # Applied to a retained checkpoint before its copies (checkpoint format version 2 stores).
 DAMAGES = {"leftover": add_leftovers, "checksum": flip_a_byte, "swap": swap_for_a_leftover,
-           "no-sidecar": flip_a_byte_and_lose_its_sidecar}
+           "no-sidecar": flip_a_byte_and_lose_its_sidecar, "truncate": cut_in_half,
+           "delete": delete_a_committed_file}
 
 
 def run_cell(spark, operator: Operator, store: str, keep: int, url: str, port: int, tmp_path,
