@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import socket
 import threading
 
@@ -73,6 +74,9 @@ def service_host(host: str) -> str:
         return host.lower()
 
 
+_MEMORY_CACHES = itertools.count(1)
+
+
 class KerberosLogin:
     """The credentials a client acts with: ``ccache`` (default: ``KRB5CCNAME``'s ticket
     cache) or ``keytab`` with ``principal``; ``principal`` alone picks that principal's
@@ -85,7 +89,11 @@ class KerberosLogin:
             raise KerberosError("--keytab needs --principal: the principal to log in as")
         store: dict[str, str] = {}
         if keytab:
-            store = {"client_keytab": keytab, "ccache": f"MEMORY:nnlite-{id(self)}"}
+            # a name no other login of this process has had: MIT's memory caches outlive
+            # the object, and an id() reused after one is freed finds another principal's
+            # tickets there ("Principal in credential cache does not match desired name")
+            store = {"client_keytab": keytab,
+                     "ccache": f"MEMORY:nnlite-{next(_MEMORY_CACHES)}"}
         elif ccache:
             store = {"ccache": ccache}
         name = gssapi.Name(principal, gssapi.NameType.kerberos_principal) if principal else None

@@ -60,3 +60,14 @@ def test_header_parsing():
     assert negotiate_token("Basic abc") is None and negotiate_token(None) is None
     assert cookie_value('a=1; hadoop.auth="x=1&s=y"') == "x=1&s=y"
     assert cookie_value("a=1") is None and cookie_value("hadoop.auth=") == ""
+
+
+def test_keytab_logins_one_after_another_each_get_their_own_principal(kdc):
+    """Each keytab login has a memory cache of its own: a later login of another principal
+    (which may reuse a freed login's address) never meets the earlier one's tickets."""
+    import gc
+    alice, bob = kdc.user("alice"), kdc.user("bob")
+    for _ in range(20):
+        for user in (alice, bob):
+            assert KerberosLogin(user.name, str(user.keytab)).principal == user.name
+            gc.collect()
