@@ -17,9 +17,10 @@ every 512-byte chunk of every block (its meta files), and the CRC of a concatena
 composed from its parts' CRCs as Hadoop's ``CrcUtil.composeWithMonomial`` does for
 COMPOSITE_CRC (``CrcComposer``): ``crc(A + B) = crc(A) * x^(8 * len(B)) mod P xor crc(B)``
 in GF(2)[x] with CRC32C's polynomial, in the reflected bit order Hadoop uses (bit 31 is the
-coefficient of x^0). A multiplication by a fixed monomial is linear, so it is four table
-look-ups (``_Multiplier``); a run of whole chunks is folded with one CRC32C call over zeros
-holding the chunk CRCs (``_fold``), about 10x faster in Python than a look-up per chunk.
+coefficient of x^0). A multiplication by a fixed monomial is linear, so for the one length
+that recurs (a full run) it is four table look-ups (``_Multiplier``); a run of whole chunks
+is folded with one CRC32C call over zeros holding the chunk CRCs (``_fold``), about 10x
+faster in Python than a look-up per chunk.
 Blocks whose chunk CRCs are CRC32 (nnlite's first layout) cannot compose into a CRC32C: their
 bytes are read instead. Pure functions, but for ``file_crc``'s
 calls to the store it is handed.
@@ -79,15 +80,20 @@ class _Multiplier:
         return t0[p & 0xFF] ^ t1[(p >> 8) & 0xFF] ^ t2[(p >> 16) & 0xFF] ^ t3[p >> 24]
 
 
-@functools.lru_cache(maxsize=8)
-def _shift(length: int) -> _Multiplier:
-    return _Multiplier(monomial(length))
+@functools.cache
+def _run_shift() -> _Multiplier:
+    return _Multiplier(monomial(RUN_CHUNKS * BYTES_PER_CRC))
 
 
 def compose(crc: int, more: int, length: int) -> int:
     """``CrcUtil.composeWithMonomial``: the CRC of A + B from ``crc`` of A, ``more`` of B and
-    B's ``length``."""
-    return _shift(length)(crc) ^ more
+    B's ``length``. Only a full run's length recurs often enough to pay for a table (1,024
+    multiplications to build, some ms); another length is one multiplication."""
+    if not crc:
+        return more
+    if length == RUN_CHUNKS * BYTES_PER_CRC:
+        return _run_shift()(crc) ^ more
+    return multiply(crc, monomial(length)) ^ more
 
 
 def compose_chunks(crc: int, crcs: bytes, length: int) -> int:
