@@ -269,9 +269,9 @@ class EtcdError(ClientError):
 
 class EtcdUnavailableError(EtcdError):
     """No member could serve the call: each was unreachable, had no leader, timed out or
-    answered something that is not etcd's gateway; or a watch's stream broke (watch again
-    from the last revision seen). A write in flight when that happened may have been
-    applied."""
+    answered with a gRPC status that sends the call elsewhere; or a watch's stream broke
+    (watch again from the last revision seen). A write in flight when that happened may
+    have been applied."""
 
 
 class EtcdRequestError(EtcdError):

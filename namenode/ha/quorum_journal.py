@@ -58,7 +58,7 @@ from nnlite.namenode.errors import FencedError, SharedJournalError
 
 log = logging.getLogger(__name__)
 
-# Room for the guard, the keys and the gateway's framing in one request.
+# Room for the guard, the keys and the protobuf framing in one request.
 CHUNK_BYTES = 512 << 10
 TXN_BYTES = MAX_REQUEST_BYTES - (64 << 10)
 TXN_PUTS = MAX_TXN_OPS - 4
