@@ -60,6 +60,8 @@ def main() -> int:
     from pyspark.sql import SparkSession
     spark = (SparkSession.builder.master("local[2]").appName("nnlite-conformance")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+             # a whole matrix is a hundred-odd queries in one driver: 1 GiB ran out at ~100
+             .config("spark.driver.memory", "4g")
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.driver.host", "127.0.0.1").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
