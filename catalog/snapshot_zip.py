@@ -37,7 +37,7 @@ def verify(data: bytes, what: str) -> list[str]:
     """The names of the entries Spark's unzip of ``data`` extracts, in order;
     SnapshotZipError where its read fails or its entries end before the central
     directory."""
-    names, at = [], 0
+    names, at, view = [], 0, memoryview(data)     # each entry inflated without a copy
     while data.startswith(LOCAL, at):
         if at + _LOCAL.size > len(data):
             raise SnapshotZipError(f"{what}: a local header at byte {at} is cut short")
@@ -48,7 +48,7 @@ def verify(data: bytes, what: str) -> list[str]:
         if method == DEFLATED:
             inflater = zlib.decompressobj(-15)
             try:
-                plain = inflater.decompress(data[start:])
+                plain = inflater.decompress(view[start:])
             except zlib.error as exc:
                 raise SnapshotZipError(f"{what}: entry {name} at byte {at} does not inflate "
                                        f"({exc})") from None
