@@ -33,6 +33,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+# The environment as started, before nnlite's etcd client sets gRPC's options in it: each
+# compared client process sets its own (client/etcd/client.py's GRPC_EXPERIMENTS).
+STARTED_ENV = dict(os.environ)
 
 from nnlite.client.etcd.client import Etcd  # noqa: E402
 from nnlite.client.etcd.messages import Compare, Op  # noqa: E402
@@ -113,7 +116,7 @@ def against(cluster: EtcdCluster, pids: list[int], args, work: Path) -> None:
             out = subprocess.run(
                 [sys.executable, "-c", f"WARM_UP = {WARM_UP}\n" + COMMITS,
                  cluster.endpoints[leader], str(done), str(args.txns), str(args.value_bytes)],
-                env=dict(os.environ, PYTHONPATH=clients[name]), check=True,
+                env=dict(STARTED_ENV, PYTHONPATH=clients[name]), check=True,
                 capture_output=True, text=True).stdout
             times, client_cpu = json.loads(out)
             members = [(cpu_seconds(pid) - b) / (args.txns + WARM_UP) * 1e6

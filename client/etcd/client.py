@@ -43,6 +43,7 @@ Cost (``python bench/bench_etcd.py``): see BENCHMARKS.md's etcd section.
 from __future__ import annotations
 
 import functools
+import os
 import queue
 import ssl
 import threading
@@ -53,7 +54,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-import grpc
+# gRPC core's EventEngine client hands each call's reads and writes to threads of its own, which
+# cost the caller about 150 µs more CPU per unary call than the poller it runs on the calling
+# thread (the HA journal's commit txn: 271 against 424 µs, BENCHMARKS.md's etcd section). Core
+# reads GRPC_EXPERIMENTS once, at import, so it is set first; a value set by the user wins.
+os.environ.setdefault("GRPC_EXPERIMENTS", "-event_engine_client")
+
+import grpc  # noqa: E402
 
 from nnlite.client.errors import (
     BadArgumentError,
