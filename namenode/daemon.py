@@ -433,7 +433,7 @@ class Namenode:
         self.http.streams[("PUT", "blocks")] = self.app.counted(replica.upload)
         self.app.mount(REPLICA_PREFIX, replica)
         replicator = Replicator(
-            blocks, fs.referenced_blocks,
+            blocks, fs.blocks_in_use,
             lambda: [a for nn, a in namenodes.items() if nn != me], peers,
             lambda: ha.state.state is HAServiceState.ACTIVE,
             close_timeout=config.float("nnlite.ha.replication.timeout"),

@@ -43,7 +43,7 @@ from typing import Any, Literal, Protocol, TypeVar, TypeVarTuple, overload
 
 from nnlite.formats import edits
 from nnlite.formats.fsimage.write import ImageInfo
-from nnlite.namenode.blocks.sweep import referenced
+from nnlite.namenode.blocks.sweep import ReferencedBlocks, referenced
 from nnlite.namenode.config import Config
 from nnlite.namenode.errors import (
     IllegalArgumentError,
@@ -215,6 +215,7 @@ class FSNamesystem:
                  clock: Callable[[], int] | None = None) -> None:
         self.dirs = dirs
         self.ns = Namespace(loaded.tree, clock=clock) if clock else Namespace(loaded.tree)
+        self._blocks_in_use = ReferencedBlocks()
         self.namespace_id = loaded.namespace_id
         self.loaded = loaded
         self.journal = journal
@@ -1126,6 +1127,13 @@ class FSNamesystem:
         with self.lock:
             self.check_operation(OperationCategory.UNCHECKED)
             return referenced(self.ns.tree)
+
+    def blocks_in_use(self) -> frozenset[int]:
+        """``referenced_blocks``, walked again only after a change of blocks
+        (``ReferencedBlocks``): the HA active's resync asks every few seconds."""
+        with self.lock:
+            self.check_operation(OperationCategory.UNCHECKED)
+            return self._blocks_in_use.of(self.ns.tree)
 
     @property
     def last_block_id(self) -> int:

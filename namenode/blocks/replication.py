@@ -46,6 +46,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 
 from nnlite.client.connection import Connection
 from nnlite.client.errors import NamenodeUnreachableError, ProtocolError
@@ -131,12 +132,12 @@ class BlockReceiver:
 
 class Replicator:
     """The active's side. ``standbys()`` names the other namenodes (``host:port``) in the
-    set's order; ``referenced()`` is ``FSNamesystem.referenced_blocks``; ``stale()`` the
+    set's order; ``referenced()`` is ``FSNamesystem.blocks_in_use``; ``stale()`` the
     standbys whose published position is stale (not tried at a close, nor by the resync).
     ``timeout``: seconds a resync or fetch waits on a standby's socket; ``close_timeout``:
     seconds a close's copies may take in all."""
 
-    def __init__(self, store: BlockStore, referenced: Callable[[], set[int]],
+    def __init__(self, store: BlockStore, referenced: Callable[[], AbstractSet[int]],
                  standbys: Callable[[], list[str]], secret: Credentials,
                  is_active: Callable[[], bool],
                  timeout: float = 60.0, close_timeout: float = 5.0,
@@ -359,7 +360,7 @@ class Replicator:
                      len(self.under_replicated))
         return copied
 
-    def _lengths(self, ids: set[int]) -> dict[int, int]:
+    def _lengths(self, ids: Iterable[int]) -> dict[int, int]:
         """The bytes of each block on disk (a published block never changes)."""
         out = {}
         for block_id in ids:

@@ -66,6 +66,13 @@ class Tree:
         self.files = 0
         self.dirs = 1
         self.block_count = 0      # block references of every file (the status page's figure)
+        # Moves at every change that can add or drop a referenced block (a file's blocks
+        # set, a file detached, a snapshot deleted): a set of referenced blocks computed at
+        # one generation holds while it stands (``blocks.sweep.ReferencedBlocks``).
+        self.blocks_generation = 0
+        # The block ids of every file in the tree (not those only snapshots keep), built by
+        # ``live_blocks`` when first asked, then kept op by op as HDFS keeps its BlocksMap.
+        self._live_blocks: set[int] | None = None
         self.quota_dirs = 0       # directories with a quota; none -> quota walks are skipped
         self.max_xattrs = max_xattrs
         self.max_xattr_size = max_xattr_size
@@ -360,7 +367,7 @@ class Tree:
         if old is None:
             self.files += 1
         else:
-            self.block_count -= len(old.blocks)
+            self._blocks_gone(old.blocks)
         parent.mtime = mtime
         if inode_id > self.last_inode_id:
             self.last_inode_id = inode_id
@@ -420,12 +427,13 @@ class Tree:
             if self._ids is not None:
                 self._ids.pop(node.id, None)
             self.files -= 1
-            self.block_count -= len(node.blocks)
+            self._blocks_gone(node.blocks)
             if self.quota_dirs:
                 self.add_usage(parent, -1, -(node.length * node.replication))
             return parent
         self._forget()
-        files = dirs = quotas = total = blocks = 0
+        files = dirs = quotas = total = 0
+        gone: list[tuple] = []
         ids = self._ids
         for n in walk(node):
             n.parent = None
@@ -437,11 +445,11 @@ class Tree:
             else:
                 files += 1
                 total += n.length * n.replication
-                blocks += len(n.blocks)
+                gone += n.blocks
         del parent.children[node.name]
         self.dirs -= dirs
         self.files -= files
-        self.block_count -= blocks
+        self._blocks_gone(gone)
         self.add_usage(parent, -(files + dirs), -total)
         self.quota_dirs -= quotas
         return parent
@@ -615,8 +623,7 @@ class Tree:
         node = self._under_construction(path, inode_id)
         self._touch(node)
         self._resize(node, length)
-        self.block_count += len(blocks) - len(node.blocks)
-        node.blocks = tuple(tuple(b) for b in blocks)
+        self._set_blocks(node, tuple(tuple(b) for b in blocks))
         node.checksum = checksum or None
         node.mtime, node.atime = mtime, atime
         node.client_name = node.client_machine = None
@@ -628,8 +635,7 @@ class Tree:
         blocks = node.blocks + (tuple(block),)
         self._touch(node)
         self._resize(node, sum(b[1] for b in blocks))
-        self.block_count += 1
-        node.blocks = blocks
+        self._set_blocks(node, blocks)
         self._note_blocks((block,))
 
     def _update_blocks(self, record: tuple) -> None:
@@ -638,8 +644,7 @@ class Tree:
         blocks = tuple(tuple(b) for b in blocks)
         self._touch(node)
         self._resize(node, sum(b[1] for b in blocks))
-        self.block_count += len(blocks) - len(node.blocks)
-        node.blocks = blocks
+        self._set_blocks(node, blocks)
         self._note_blocks(blocks)
 
     def _concat(self, record: tuple) -> None:
@@ -664,8 +669,7 @@ class Tree:
         self.add_usage(directory, 0, (length - target.length) * target.replication)
         target.length = length
         directory.mtime = mtime
-        self.block_count += len(blocks) - len(target.blocks)     # the sources' moved over
-        target.blocks = blocks
+        self._set_blocks(target, blocks)     # the sources' blocks, dropped above, moved over
         target.checksum = None
         target.mtime = mtime
 
@@ -688,8 +692,7 @@ class Tree:
             total += take
         self._touch(node)
         self._resize(node, new_length)
-        self.block_count += len(kept) - len(node.blocks)
-        node.blocks = tuple(kept)
+        self._set_blocks(node, tuple(kept))
         node.checksum = None
         node.mtime = mtime
 
@@ -769,6 +772,7 @@ class Tree:
         _op, _txid, path, name, mtime = record
         node = self._snapshot_dir(path)
         self.snapshots.delete(node, name, path)
+        self.blocks_generation += 1
         node.mtime = mtime
 
     # Delegation keys and tokens (secure mode): the secret manager's state, kept with the
@@ -796,6 +800,36 @@ class Tree:
         node = self._snapshot_dir(path)
         self.snapshots.rename(node, old_name, new_name, path)
         node.mtime = mtime
+
+    def live_blocks(self) -> set[int]:
+        """The block ids every file of the tree refers to (snapshots' own aside: see
+        ``Registry.referenced_blocks``); one walk when first asked, then kept by every change
+        of blocks. The set itself: copy it before the lock is let go."""
+        if self._live_blocks is None:
+            ids: set[int] = set()
+            for node in walk(self.root):
+                if not node.is_dir:
+                    ids.update(block[0] for block in node.blocks)
+            self._live_blocks = ids
+        return self._live_blocks
+
+    def _set_blocks(self, node: INodeFile, blocks: tuple) -> None:
+        """``node``'s blocks become ``blocks``: the counts, the generation and the live set
+        follow."""
+        self.block_count += len(blocks) - len(node.blocks)
+        self.blocks_generation += 1
+        live = self._live_blocks
+        if live is not None:
+            live.difference_update(block[0] for block in node.blocks)
+            live.update(block[0] for block in blocks)
+        node.blocks = blocks
+
+    def _blocks_gone(self, blocks: Sequence[Sequence[int]]) -> None:
+        """Blocks of files that left the tree (deleted, overwritten, concatenated)."""
+        self.block_count -= len(blocks)
+        self.blocks_generation += 1
+        if self._live_blocks is not None:
+            self._live_blocks.difference_update(block[0] for block in blocks)
 
     def _note_blocks(self, blocks: Iterable[Sequence[int]]) -> None:
         for block in blocks:

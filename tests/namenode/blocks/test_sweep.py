@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 
 from nnlite.formats import edits
-from nnlite.namenode.blocks.sweep import OpenWrites, Sweeper, referenced
-from nnlite.namenode.namespace import delete, snapshot_ops
+from nnlite.namenode.blocks.sweep import OpenWrites, ReferencedBlocks, Sweeper, referenced
+from nnlite.namenode.namespace import delete, rename, snapshot_ops
 from tests.namenode.blocks.helpers import written
-from tests.namenode.helpers import SUPER, new_ns
+from tests.namenode.helpers import SUPER, apply_ops, new_ns, write_file
 
 
 def test_the_sweep_removes_only_old_unreferenced_unheld_blocks(store):
@@ -87,3 +87,35 @@ def test_a_standby_keeps_what_arrived_since_the_oldest_open_write_began(store):
 def aged(store, block_id: int, mtime: float) -> None:
     for path in (store.data_path(block_id), store.meta_path(block_id)):
         os.utime(path, (mtime, mtime))
+
+
+def test_the_referenced_set_is_walked_again_only_after_a_change_of_blocks():
+    """``ReferencedBlocks`` answers what a walk would after each kind of change, and walks
+    nothing (the same set) while only directories and attributes change."""
+    ns = new_ns()
+    in_use = ReferencedBlocks()
+    ns.mkdirs("/s", 0o755, SUPER)
+    assert in_use.of(ns.tree) == frozenset()
+    snapshot_ops.allow_snapshot(ns, "/s", SUPER)
+    changes = [
+        lambda: write_file(ns, "/s/a", sizes=(10, 20)),
+        lambda: write_file(ns, "/s/b", sizes=(5,)),
+        lambda: write_file(ns, "/s/c", sizes=(7,)),
+        lambda: apply_ops(ns, edits.TruncateOp("/s/a", 5, 2)),
+        lambda: apply_ops(ns, edits.ConcatOp("/s/a", ["/s/c"], 3)),
+        lambda: rename.rename(ns, "/s/b", "/s/a", True, SUPER),     # over /s/a
+        lambda: write_file(ns, "/s/e", sizes=(4,)),
+        lambda: delete.delete(ns, "/s/e", False, SUPER),
+        lambda: write_file(ns, "/s/d", sizes=(3,)),
+        lambda: ns.create("/s/d", SUPER, overwrite=True),
+        lambda: snapshot_ops.create_snapshot(ns, "/s", "s0", SUPER),
+        lambda: delete.delete(ns, "/s/a", False, SUPER),               # s0 keeps its blocks
+        lambda: snapshot_ops.delete_snapshot(ns, "/s", "s0", SUPER),
+    ]
+    for change in changes:
+        change()
+        assert in_use.of(ns.tree) == referenced(ns.tree)
+    kept = in_use.of(ns.tree)
+    ns.mkdirs("/t/u", 0o755, SUPER)
+    snapshot_ops.create_snapshot(ns, "/s", "s1", SUPER)
+    assert in_use.of(ns.tree) is kept

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nnlite.namenode import errors
+from nnlite.namenode.blocks.sweep import ReferencedBlocks, referenced
 from nnlite.namenode.image import columns, startup
 from nnlite.namenode.namespace import acl, acl_ops, attributes, delete, rename, snapshot_ops, xattrs
 from nnlite.namenode.namespace.inode import walk
@@ -248,7 +249,10 @@ def play_with_snapshots(steps):
         ops += snapshot_ops.create_snapshot(ns, root, "s0", SUPER)[1]
         expected[root, "s0"] = comparable(dump_node(ns.tree.get(root)))
     taken = itertools.count(1)
+    in_use = ReferencedBlocks()
     for step in steps:
+        # the set kept between changes is the one a walk finds, whatever the last step did
+        assert in_use.of(ns.tree) == referenced(ns.tree)
         kind = step[0]
         try:
             if kind == "take":
@@ -263,6 +267,7 @@ def play_with_snapshots(steps):
         except errors.NamenodeError:
             more = []
         ops += more
+    assert in_use.of(ns.tree) == referenced(ns.tree)
     return ns, ops, expected
 
 
