@@ -15,8 +15,8 @@ secure mode the caller instead proves a service principal by SPNEGO, as Hadoop's
     GET  /checkpoint/edits    the rolled edits of the pending checkpoint, streamed. Headers:
                               Content-Length, X-MD5-Digest, X-Txid-Range: "<first>-<last>"
     PUT  /checkpoint/image?txid=N&namespaceid=I   the new image as the body, with
-                              Content-Length and X-MD5-Digest. Stored as fsimage.ckpt, verified,
-                              swapped. 200 {"txid","size","md5"}.
+                              Content-Length and X-MD5-Digest. Stored as
+                              fsimage.ckpt_<txid>, verified, swapped. 200 {"txid","size","md5"}.
 
 Refusals (nothing changes on disk): 403 bad secret or wrong namespace; 409 no checkpoint
 pending, txid other than the end of the rolled edits, or another upload in progress; 410 an
@@ -143,7 +143,8 @@ class Transfer:
 
 
 class UploadSink:
-    """Receives the body into fsimage.ckpt; on finish verifies and swaps off the loop."""
+    """Receives the body into the upload's own file (``install.upload_file``); on finish
+    verifies and swaps off the loop."""
 
     def __init__(self, fs: FSNamesystem, upload: ImageUpload):
         self.fs = fs

@@ -3,10 +3,12 @@
 States: *idle* (only ``edits``) and *pending* (``edits`` rolled, new ops go to ``edits.new``).
 A roll in the pending state does not roll again: it reports the pending checkpoint, so a
 secondary that crashed mid-checkpoint resumes it. An upload is accepted only while pending,
-only for ``txid == end of the rolled edits``, one at a time; it lands in ``fsimage.ckpt`` and
-is verified (length, MD5, Parquet footer: namespace id and txid) before the swap
-(``install.py``: ``fsimage.ckpt -> fsimage``, ``edits.new -> edits``, the directory fsynced
-after each step).
+only for ``txid == end of the rolled edits``, one at a time; it lands in a file of its own,
+``fsimage.ckpt_<txid>`` (``install.upload_file``: a standby's own save, which installs through
+``fsimage.ckpt``, may run while an upload to it as the active it was is still streaming), and
+is verified (length, MD5, Parquet footer: namespace id and txid) before the swap, which, under
+the namesystem lock, renames it to ``fsimage.ckpt`` and goes on as ``install.py`` does
+(``fsimage.ckpt -> fsimage``, ``edits.new -> edits``, the directory fsynced after each step).
 ``FSImage`` (``fsimage.py``) owns the ``Checkpoints`` of its name dirs and runs the steps that
 need the namesystem's lock or its journal (the roll, the status, the swap with the checkpoint
 bookkeeping); this module does the file work it asks for.
@@ -36,7 +38,7 @@ from nnlite.formats.fsimage.layout import ImageMeta
 from nnlite.formats.fsimage.md5 import file_md5, parse_md5_sidecar
 from nnlite.formats.fsimage.read import read_meta
 from nnlite.namenode.errors import NamenodeError
-from nnlite.namenode.image.install import finish_swap, mark_verified
+from nnlite.namenode.image.install import finish_swap, mark_verified, upload_file
 from nnlite.namenode.storage.namedir import (
     CKPT,
     EDITS,
@@ -181,6 +183,12 @@ class Checkpoints:
         that cannot take the image is failed through ``drop`` (the journal's), as Hadoop
         reports a storage dir on a failed save, and the checkpoint goes on in the others;
         then each keeps the image it replaces (retention) and finishes the swap."""
+        try:
+            durable.rename_durably(upload.path, upload.dir.file(CKPT))
+        except OSError as exc:
+            upload.discard()
+            raise self.refuse(507, f"cannot stage the image in {upload.dir.root}: "
+                                   f"{exc}") from exc
         for d in [d for d in self.dirs if d.healthy and d is not upload.dir]:
             try:
                 copy_file(upload.dir.file(CKPT), d.file(CKPT))
@@ -249,7 +257,7 @@ class Checkpoints:
 
 
 class ImageUpload:
-    """Receives an image into ``fsimage.ckpt`` while hashing it."""
+    """Receives an image into ``path`` (``install.upload_file``) while hashing it."""
 
     def __init__(self, checkpoints: Checkpoints, d: NameDir, txid: int, md5: str, length: int):
         self.checkpoints = checkpoints
@@ -260,8 +268,9 @@ class ImageUpload:
         self.size = 0
         self._hash = hashlib.md5()
         self.error: CheckpointError | None = None
+        self.path = upload_file(d, txid)
         # open across the upload's write() calls; close(), verify() or discard() end it
-        self._file = open(d.file(CKPT), "wb")  # noqa: SIM115
+        self._file = open(self.path, "wb")  # noqa: SIM115
 
     def write(self, data: bytes) -> None:
         """Store and hash ``data``; on a full disk the partial image is removed at once
@@ -297,7 +306,7 @@ class ImageUpload:
             raise fail(400, f"Image upload digest {actual} does not match the announced "
                             f"{self.md5}")
         try:
-            meta = read_meta(str(self.dir.file(CKPT)))
+            meta = read_meta(str(self.path))
         except FormatError as exc:
             self.discard()
             raise fail(400, f"Uploaded image is not readable: {exc}") from exc
@@ -313,7 +322,7 @@ class ImageUpload:
             # its buffer could not be written: gone anyway
             with contextlib.suppress(OSError):
                 self._file.close()
-        durable.remove_durably(self.dir.file(CKPT))
+        durable.remove_durably(self.path)
 
 
 def _link(src: Path, dst: Path) -> None:

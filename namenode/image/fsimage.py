@@ -183,10 +183,20 @@ class FSImage:
             rolled = self.rolled_edits()
             with self.lock:
                 self.check()
+                if meta.last_txid <= self.last_checkpoint_txid:
+                    # a save of this namenode's own overtook the upload (an HA namenode that
+                    # became a standby meanwhile): the newer image stays
+                    upload.discard()
+                    raise checkpoints.refuse(
+                        410, f"Image for txid {meta.last_txid} refused: a checkpoint up to "
+                             f"txid {self.last_checkpoint_txid} is already in place")
                 checkpoints.swap(upload, rolled, self.journal.drop)
                 self.journal.segment_renamed(EDITS)
                 faults.hit("checkpoint.after-swap")
                 self.checkpointed(meta.last_txid)
             return checkpoints.installed(upload, meta, started, verified)
+        except CheckpointError:
+            upload.discard()        # refused: its file goes (after the swap's rename, none)
+            raise
         finally:
             checkpoints.end_upload()

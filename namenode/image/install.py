@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from nnlite.durability import durable, faults
 from nnlite.formats.fsimage.md5 import md5_sidecar_text, parse_md5_sidecar
@@ -70,10 +71,20 @@ def install(dirs: list[NameDir], write: Callable[[str], ImageInfo], *,
     return info
 
 
+def upload_file(d: NameDir, txid: int) -> Path:
+    """Where an uploaded image for ``txid`` is stored until its swap: a name of its own
+    (Hadoop's ``NNStorage.getCheckpointImageFile``, ``fsimage.ckpt_<txid>``), so an upload
+    still streaming never writes the ``fsimage.ckpt`` a local save is installing."""
+    return d.current / f"{CKPT}_{txid:019d}"
+
+
 def discard_ckpt(d: NameDir) -> None:
     """Remove a ckpt that startup did not load: partial (no sidecar), or not newer than the
-    image that was loaded."""
+    image that was loaded; and uploads a crash left unswapped."""
     for name in (CKPT, CKPT_MD5):
         if d.file(name).exists():
             log.warning("discarding %s", d.file(name))
             durable.remove_durably(d.file(name))
+    for upload in d.current.glob(f"{CKPT}_*"):
+        log.warning("discarding %s", upload)
+        durable.remove_durably(upload)

@@ -25,6 +25,14 @@ from tests.secondary.conftest import mkdirs, new_checkpointer, secret_of
 from tests.servers import NamenodeProcess, wait_for
 
 
+def uploading(pending) -> bool:
+    """An upload's own file (``install.upload_file``) is in the name dir; never the
+    ``fsimage.ckpt`` a local save installs through."""
+    current = NameDir(pending.name_dir).current
+    assert not (current / CKPT).exists()
+    return any(current.glob(f"{CKPT}_*"))
+
+
 @dataclass
 class Pending:
     server: NamenodeProcess
@@ -141,10 +149,9 @@ def test_connection_closed_mid_body_changes_nothing(pending):
     before = snapshot(pending.name_dir)
     sock = raw_head(pending, len(pending.image))
     sock.sendall(pending.image[:len(pending.image) // 2])
-    wait_for(lambda: NameDir(pending.name_dir).file(CKPT).exists(), 10, "an upload to start")
+    wait_for(lambda: uploading(pending), 10, "an upload to start")
     sock.close()
-    wait_for(lambda: not NameDir(pending.name_dir).file(CKPT).exists(), 10,
-             "the fsimage.ckpt to go")
+    wait_for(lambda: not uploading(pending), 10, "the upload's file to go")
     assert snapshot(pending.name_dir) == before
 
 
@@ -153,13 +160,12 @@ def test_concurrent_second_upload_is_409(pending):
     first = raw_head(pending, len(pending.image))
     try:
         first.sendall(pending.image[:100])
-        wait_for(lambda: NameDir(pending.name_dir).file(CKPT).exists(), 10, "an upload to start")
+        wait_for(lambda: uploading(pending), 10, "an upload to start")
         resp = put(pending, pending.image)
         assert resp.status_code == 409 and "already uploading" in resp.json()["error"]
     finally:
-        first.close()           # the first upload is abandoned: its ckpt is removed
-    wait_for(lambda: not NameDir(pending.name_dir).file(CKPT).exists(), 10,
-             "the fsimage.ckpt to go")
+        first.close()           # the first upload is abandoned: its file is removed
+    wait_for(lambda: not uploading(pending), 10, "the upload's file to go")
     assert snapshot(pending.name_dir) == before
 
 

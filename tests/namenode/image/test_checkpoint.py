@@ -40,10 +40,12 @@ def image_txid(root) -> int:
 
 
 # What the kill must have left, per point: (files present, files absent, fsimage's txid), and
-# whether the checkpoint is still pending after the restart. The unverified ckpt is discarded
-# (the upload is redone); after the image rename, startup finishes the swap itself.
+# whether the checkpoint is still pending after the restart. The upload not yet swapped, in its
+# own file, is discarded (the upload is redone); after the image rename, startup finishes the
+# swap itself.
 LEFT_BY_THE_KILL = {
-    "checkpoint.after-ckpt-written": ({CKPT, EDITS_NEW}, {CKPT_MD5}, 0, True),
+    "checkpoint.after-ckpt-written": ({f"{CKPT}_{ROLLED_END:019d}", EDITS_NEW}, {CKPT, CKPT_MD5},
+                                      0, True),
     "checkpoint.between-renames": ({EDITS_NEW}, {CKPT, CKPT_MD5}, ROLLED_END, False),
     "checkpoint.after-swap": (set(), {CKPT, CKPT_MD5, EDITS_NEW}, ROLLED_END, False),
 }

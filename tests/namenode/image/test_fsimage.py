@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from nnlite.namenode.image import columns
+from nnlite.namenode.image import columns, startup
 from nnlite.namenode.image.checkpoint import CheckpointError
+from nnlite.namenode.storage.namedir import NameDir
 from tests.namenode.helpers import USER, acked, formatted, open_fs
 
 
@@ -67,3 +68,54 @@ def test_a_standby_save_keeps_an_image_that_holds_the_txid(fs):
     saved = fs.checkpoint_standby()
     assert saved.last_txid == fs.last_checkpoint_txid == fs.last_written_txid
     assert fs.checkpoint_standby() == saved            # nothing new: the image stays
+
+
+def test_an_upload_still_streaming_leaves_a_local_save_alone(tmp_path):
+    """An active that became a standby while a checkpoint upload to it still streams saves
+    its own image (``install.py``, through ``fsimage.ckpt``); then the rest of the upload
+    arrives and it is abandoned. The upload writes and removes only a file of its own
+    (``install.upload_file``), so the name dir loads the image saved. When both wrote
+    ``fsimage.ckpt``, the upload's later bytes landed in the installed image, which then
+    matched no sidecar and no start could load it (seed 11 of ha/test_faults.py)."""
+    dirs = formatted(tmp_path)
+    with open_fs(dirs) as fs:
+        for path in ("/a", "/b", "/c"):
+            acked(fs).mkdirs(path, 0o755, USER)
+        end = fs.roll_edits()
+        image = tmp_path / "uploaded"
+        info = columns.save(fs.ns.tree, str(image), fs.namespace_id, end)
+        data = image.read_bytes()
+        upload = fs.image.begin_upload(end, info.md5_hex, info.size, fs.namespace_id)
+        upload.write(data[:len(data) // 2])
+        acked(fs).mkdirs("/d", 0o755, USER)
+        saved = fs.checkpoint_standby()
+        upload.write(data[len(data) // 2:])
+        fs.image.abort_upload(upload, "this namenode is a standby now")
+    loaded = startup.load([NameDir(d) for d in dirs])
+    assert loaded.image_txid == saved.last_txid > end
+    assert sorted(loaded.tree.root.children) == ["a", "b", "c", "d"]
+
+
+def test_an_upload_a_local_save_overtook_is_refused_at_the_swap(tmp_path):
+    """The same, with the upload whole: checked when announced, it is older than the image
+    saved meanwhile by the time it is swapped, so it is refused (the save ended the pending
+    checkpoint: 409; had a roll come since, 410 for the older txid), its file removed, and
+    the newer image stays."""
+    dirs = formatted(tmp_path)
+    with open_fs(dirs) as fs:
+        acked(fs).mkdirs("/a", 0o755, USER)
+        end = fs.roll_edits()
+        image = tmp_path / "uploaded"
+        info = columns.save(fs.ns.tree, str(image), fs.namespace_id, end)
+        upload = fs.image.begin_upload(end, info.md5_hex, info.size, fs.namespace_id)
+        upload.write(image.read_bytes())
+        acked(fs).mkdirs("/b", 0o755, USER)
+        saved = fs.checkpoint_standby()
+        with pytest.raises(CheckpointError) as refused:
+            fs.image.install(upload)
+        assert refused.value.status in (409, 410)
+        assert fs.last_checkpoint_txid == saved.last_txid
+    loaded = startup.load([NameDir(d) for d in dirs])
+    assert loaded.image_txid == saved.last_txid
+    assert sorted(loaded.tree.root.children) == ["a", "b"]
+    assert not list(NameDir(dirs[0]).current.glob("fsimage.ckpt*"))
