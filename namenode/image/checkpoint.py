@@ -185,8 +185,7 @@ class Checkpoints:
         then each keeps the image it replaces (retention) and finishes the swap."""
         try:
             durable.rename_durably(upload.path, upload.dir.file(CKPT))
-        except OSError as exc:
-            upload.discard()
+        except OSError as exc:      # the caller discards a refused upload
             raise self.refuse(507, f"cannot stage the image in {upload.dir.root}: "
                                    f"{exc}") from exc
         for d in [d for d in self.dirs if d.healthy and d is not upload.dir]:

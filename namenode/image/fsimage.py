@@ -186,7 +186,6 @@ class FSImage:
                 if meta.last_txid <= self.last_checkpoint_txid:
                     # a save of this namenode's own overtook the upload (an HA namenode that
                     # became a standby meanwhile): the newer image stays
-                    upload.discard()
                     raise checkpoints.refuse(
                         410, f"Image for txid {meta.last_txid} refused: a checkpoint up to "
                              f"txid {self.last_checkpoint_txid} is already in place")
