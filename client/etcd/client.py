@@ -316,7 +316,10 @@ class Etcd:
             finally:
                 answers.cancel()
         except grpc.RpcError as exc:
-            raise refusal(exc, endpoint, self.timeout) from exc
+            error = refusal(exc, endpoint, self.timeout)
+            if isinstance(error, EtcdUnavailableError) and not answered(exc):
+                self._forget(endpoint)
+            raise error from exc
         except StopIteration:
             raise EtcdUnavailableError(f"{method.path}'s stream ended without an answer",
                                        endpoint=endpoint) from None
@@ -335,6 +338,18 @@ class Etcd:
                 method.path, request_serializer=serialize,
                 response_deserializer=method.answer.FromString)
             return stub
+
+    def _forget(self, endpoint: str) -> None:
+        """Drop ``endpoint``'s channel after a call found no connection: the next call makes
+        a new one, which connects at once. The poller on the calling thread drives a channel
+        only while a call waits on it, and a call fails at once while its channel waits out
+        a reconnect backoff, so a kept channel would take many seconds to see a member that
+        is back (longer than a leader lease). Calls under way on the old channel keep it
+        until they end."""
+        with self._lock:
+            self._channels.pop(endpoint, None)
+            for key in [k for k in self._stubs if k[0] == endpoint]:
+                del self._stubs[key]
 
     def _new_channel(self, endpoint: str) -> grpc.Channel:
         scheme, target = endpoint.split("://", 1)
@@ -378,7 +393,7 @@ def refusal(exc: grpc.RpcError, endpoint: str, timeout: float) -> EtcdError:
     unavailability, in a few words."""
     code, details = exc.code(), exc.details() or ""
     number = code.value[0] if isinstance(code, grpc.StatusCode) else None
-    if details.startswith("etcdserver:") or details.startswith("mvcc:"):
+    if answered(exc):
         return classify(number, details, endpoint)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return EtcdUnavailableError(f"no answer within {timeout:g} s", code=number,
@@ -392,6 +407,12 @@ def refusal(exc: grpc.RpcError, endpoint: str, timeout: float) -> EtcdError:
                                     " (not etcd's gRPC API, or no connection)",
                                     code=number, endpoint=endpoint)
     return classify(number, details, endpoint)
+
+
+def answered(exc: grpc.RpcError) -> bool:
+    """Whether the member itself answered the refusal (an ``etcdserver:`` status), so the
+    connection to it stands."""
+    return (exc.details() or "").startswith(("etcdserver:", "mvcc:"))
 
 
 def decoded(endpoint: str, answer: Any, decode: Callable[[Any], T]) -> T:

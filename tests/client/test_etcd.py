@@ -316,6 +316,22 @@ def test_status_names_the_member_and_its_leader(etcd_single: EtcdCluster, etcd: 
     assert both[etcd_single.endpoints[0]]["leader"] == status["leader"]  # type: ignore[index]
 
 
+def test_a_member_back_from_a_kill_answers_the_next_call(etcd_single: EtcdCluster,
+                                                         etcd: Etcd) -> None:
+    """gRPC's poller runs on the calling thread, so a channel that waits out a reconnect
+    backoff makes no progress between calls, and a call on it fails at once: kept, it took
+    over 10 s to see the member back, longer than an HA leader's lease. A call that found
+    no connection drops the channel, so the next call connects afresh."""
+    etcd.put(b"k", b"1")
+    etcd_single.kill(0)
+    for _ in range(3):
+        with pytest.raises(EtcdUnavailableError, match="no etcd member could serve"):
+            etcd.get(b"k")
+    etcd_single.start_member(0)
+    kv = etcd.get(b"k")
+    assert kv is not None and kv.value == b"1"
+
+
 def test_no_member_reachable_is_one_line_naming_the_endpoints() -> None:
     endpoints = [f"http://127.0.0.1:{port}" for port in free_ports(2)]
     started = time.monotonic()
