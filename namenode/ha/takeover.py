@@ -17,6 +17,8 @@ lease is gone, when a guarded write is refused (FencedError), or when its lease 
 expired by its own clock. When etcd has no quorum its batch fails (SharedJournalError) and
 nothing is acknowledged; it then serves reads and refuses writes with RetriableException until
 etcd answers again, confirms the leadership is still its own and the journal is caught up.
+A batch that failed made it reload, which revoked every upload: before the writes resume,
+``on_active`` runs again and closes their files, as after a takeover.
 
 **Administration** (ZKFC's): ``haadmin -transitionToActive`` and ``-transitionToStandby``
 (refused under automatic failover unless forced), and the graceful failover
@@ -76,6 +78,10 @@ class Takeover:
         self.auto_failover = auto_failover
         self.wake = wake              # the HA loop's: a batch failed, a request
         self.journal: QuorumJournal | None = None
+        self.term = 0                 # the set's term this namenode took over in
+        # a reload since writes were blocked: its uploads were revoked and their files left
+        # under construction by writers that are gone
+        self.reloaded = False
         self.etcd_error: str | None = None      # the HA loop's last etcd failure, if any
         self.purged_below = 0
         self.transitions = 0
@@ -115,7 +121,7 @@ class Takeover:
             raise HAError(f"this namenode's edits reach txid {have} but the shared journal "
                           f"only {committed}: it was written outside the HA set")
         journal.clear_uncommitted(committed)
-        term = self._next_term(journal)
+        term = self.term = self._next_term(journal)
         self.positions.leave()
         self.journal = journal
         self.fs.share_journal(journal, self.wake.set)
@@ -124,6 +130,7 @@ class Takeover:
         # Still transitioning: the uploads the old active had under way are closed first, so
         # no client finds their files under construction by a writer that is gone.
         self.on_active(term << TERM_SHIFT)
+        self.reloaded = False
         self.state.set(ACTIVE)
         self.transitions += 1
         log.info("active now: epoch %d, term %d, txid %d, caught up in %.3f s", epoch, term,
@@ -198,12 +205,23 @@ class Takeover:
             self.fs.share_journal(None)
             self.drain(failure)
             self.fs.reload()
+            self.reloaded = True
         leader = self.election.leader()          # raises EtcdUnavailableError meanwhile
         if leader is None or leader.create_revision != self.state.epoch:
             self.step_down("the leader key is no longer this namenode's")
             return
         self.tailer.tail()
         self.fs.share_journal(self.journal, self.wake.set)
+        if self.reloaded:
+            # Clients' writes still refused: what a takeover does first is done again, since
+            # the reload revoked every upload and stopped the delegation tokens. Otherwise
+            # their files stay under construction by writers that are gone, and every
+            # CREATE of those paths is refused with AlreadyBeingCreatedException.
+            try:
+                self.on_active(self.term << TERM_SHIFT)
+            except SharedJournalError:
+                return           # the next round sees the failed batch and reloads again
+            self.reloaded = False
         self.state.writes_blocked = None
         log.info("writes resumed: etcd is reachable and this namenode still leads")
 

@@ -103,8 +103,9 @@ class BlockUpload:
         try:
             self.abandon()
         except errors.NamenodeError as exc:
-            # refused as any op would be now (a standby, a stepped-down active): the lease
-            # recovery of the next active closes it; one line, no traceback
+            # refused as any op would be now (a standby, a stepped-down active, an active
+            # cut off from etcd): the lease recovery of the next active, or of this one
+            # before its writes resume, closes it; one line, no traceback
             log.warning("could not close %s after its upload failed: %s: %s", self.path,
                         exc.exception_name, exc)
         except Exception:   # noqa: BLE001 -- the namenode stopping; startup recovery closes it

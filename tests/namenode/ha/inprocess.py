@@ -10,6 +10,7 @@ in this folder's ``conftest.py``.
 from __future__ import annotations
 
 import getpass
+from collections.abc import Callable
 from pathlib import Path
 
 from nnlite.client.etcd.client import Etcd
@@ -23,14 +24,16 @@ USER = getpass.getuser()
 LAYOUT = Layout.of("/nnlite", "ns1")
 
 
-def controller(fs: FSNamesystem, etcd: Etcd, nnid: str) -> HAController:
+def controller(fs: FSNamesystem, etcd: Etcd, nnid: str,
+               on_active: Callable[[int], None] = lambda first_block_id: None) -> HAController:
     return HAController(fs, etcd, LAYOUT, nnid, f"127.0.0.1:{hash(nnid) % 1000 + 1}", ttl=5,
                         tail_interval=0.05, journal_timeout=1.0, edits_retained=0,
-                        drain=lambda exc: None, max_lag=30)
+                        drain=lambda exc: None, on_active=on_active, max_lag=30)
 
 
-def lead(fs: FSNamesystem, etcd: Etcd, nnid: str) -> HAController:
-    ha = controller(fs, etcd, nnid)
+def lead(fs: FSNamesystem, etcd: Etcd, nnid: str,
+         on_active: Callable[[int], None] = lambda first_block_id: None) -> HAController:
+    ha = controller(fs, etcd, nnid, on_active)
     ha._follow()                   # no leader: it campaigns and takes over
     assert ha.state.state is HAServiceState.ACTIVE
     return ha

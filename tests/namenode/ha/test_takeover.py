@@ -12,10 +12,13 @@ from __future__ import annotations
 import pytest
 
 from nnlite.client.errors import EtcdUnavailableError
-from nnlite.namenode.errors import HAError, SharedJournalError
+from nnlite.namenode.blocks.lease_recovery import recover_uploads
+from nnlite.namenode.errors import HAError, RetriableError, SharedJournalError
 from nnlite.namenode.ha.state import HAServiceState
+from nnlite.namenode.namespace.leases import CREATE, client_name
 from tests.namenode.ha.haset import local_records
 from tests.namenode.ha.inprocess import LAYOUT, USER, controller, lead, mkdir
+from tests.servers import wait_for
 
 pytestmark = pytest.mark.crash
 
@@ -33,6 +36,47 @@ def test_an_active_cut_off_from_etcd_acknowledges_nothing(dirs, etcd, etcd_singl
         fs.durable(logged)
     assert fs.last_synced_txid == logged.txid - 1
     assert max(local_records(str(dirs[0]))) == logged.txid - 1
+
+
+def test_writes_resume_after_a_failed_batch_only_once_the_cut_off_uploads_are_closed(
+        dirs, etcd, etcd_single, open_namesystem):
+    """A batch etcd could not take made the active reload, which revoked every upload: when
+    etcd answers again, the takeover's own first step (``on_active``: the daemon's lease
+    recovery) runs again before a client's write is let in. Else the upload's file stays
+    under construction by a writer that is gone and every CREATE of it is refused
+    (AlreadyBeingCreatedException), as the HA fault test's seed 11 found."""
+    fs = open_namesystem(dirs[0])
+    recovered: list[list[tuple[str, str]]] = []
+    ha = lead(fs, etcd, "nn1", lambda first_block_id: recovered.append(recover_uploads(fs)))
+    assert recovered == [[]]
+    fs.durable(fs.start_upload("/f", USER, client_name(CREATE, 7), "127.0.0.1"))
+    etcd_single.kill(0)
+    logged = fs.mkdirs("/during", 0o755, USER)
+    with pytest.raises(SharedJournalError):
+        fs.durable(logged)
+
+    def lead_once() -> bool:
+        """One round of the HA loop as the active (``HAController._run``)."""
+        try:
+            ha.takeover.lead()
+        except EtcdUnavailableError as exc:
+            ha.takeover.etcd_unavailable(exc)
+            return False
+        ha.takeover.etcd_error = None
+        return True
+    assert not lead_once()          # reloads, then finds etcd still gone
+    assert ha.state.writes_blocked is not None and len(recovered) == 1
+    with pytest.raises(RetriableError):
+        fs.mkdirs("/refused", 0o755, USER)
+    etcd_single.start_member(0)
+    wait_for(lambda: lead_once() and ha.state.writes_blocked is None, 60, "writes to resume")
+    assert ha.state.state is HAServiceState.ACTIVE
+    assert recovered[1:] == [[("/f", "closed with the blocks it has")]]
+    assert fs.files_under_construction() == []
+    fs.durable(fs.start_upload("/f", USER, client_name(CREATE, 8), "127.0.0.1",
+                               overwrite=True))
+    assert lead_once()              # a round with nothing reloaded recovers nothing
+    assert len(recovered) == 2
 
 
 def test_a_batch_etcd_refuses_is_cut_from_the_local_edits(dirs, etcd, open_namesystem):
