@@ -54,6 +54,28 @@ def restart_on(start_namenode, name_dirs: list[str], port: int,
         raise AssertionError(f"{exc}: {refusals[-1:]}") from None
 
 
+def meet_the_killed_connection(spark, uri: str) -> None:
+    """Hadoop's IPC client reads nothing from an idle connection (``Client.Connection
+    .waitForWork``): one that was idle when the namenode was killed stays cached until
+    ``ipc.client.connection.maxidletime`` (10 s) and its next call reads EOF, which DFSClient
+    does not ask again without ``dfs.client.retry.policy.enabled``
+    (``NameNodeProxiesClient.createNonHAProxyWithClientProtocol``: TRY_ONCE_THEN_FAIL). A
+    NameNode restarted on its port does the same to such a client, and so to a query started
+    on it at once. The driver's cached FileSystem, the one the query starts with, meets that
+    connection here first, if it is still cached; its next call must then be answered."""
+    from py4j.protocol import Py4JJavaError
+    jvm = spark.sparkContext._jvm
+    fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(uri),
+                                                 spark.sparkContext._jsc.hadoopConfiguration())
+    root = jvm.org.apache.hadoop.fs.Path("/")
+    try:
+        fs.exists(root)
+    except Py4JJavaError as exc:
+        cause = str(exc.java_exception)
+        assert "EOFException" in cause or "Connection reset" in cause, cause
+    assert fs.exists(root)
+
+
 # How long after batch 1's progress report the kill comes: at once (batch 2's offset log and
 # source log), or while batch 2's tasks write state-store deltas, or around its commit. Over
 # hdfs:// once, with RocksDB, while its tasks upload the state.
@@ -134,6 +156,8 @@ def killed_and_restarted(spark, tmp_path, start_namenode, scheme: str,
             else:
                 assert TEMP.fullmatch(name), (log, name)
 
+    if scheme == "hdfs":
+        meet_the_killed_connection(spark, checkpoint)
     query = start_query(spark, src, checkpoint, "nnlite_crash_again")
     try:
         query.processAllAvailable()
