@@ -33,7 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.etcd_cluster import EtcdCluster, etcd_binary  # noqa: E402
-from tests.namenode.ha.test_faults import Round, RoundFailed, run_seed  # noqa: E402
+from tests.namenode.ha.test_faults import (  # noqa: E402
+    Round,
+    RoundFailed,
+    cut_off_upload,
+    run_seed,
+)
 
 OUT = REPO / "bench" / "out"
 
@@ -52,16 +57,23 @@ class Tally:
 
     def __init__(self) -> None:
         self.rounds = self.failed_rounds = self.acknowledged = self.lost = 0
+        self.refused = 0            # answers a WebHDFS client cannot take, as the test counts
         self.kinds: dict[str, int] = {}
 
     def round_done(self, rnd: Round) -> None:
+        refused = [e for e in (rnd.writers.errors if rnd.writers else [])
+                   if not cut_off_upload(e)]
         self.rounds += 1
-        self.failed_rounds += bool(rnd.findings)
+        self.failed_rounds += bool(rnd.findings or refused)
         self.acknowledged += rnd.acknowledged
         self.lost += rnd.lost
+        self.refused += len(refused)
         for fault in rnd.faults:
             self.kinds[fault.kind] = self.kinds.get(fault.kind, 0) + 1
         verdict = "ok" if not rnd.findings else f"FAILED ({len(rnd.findings)} findings)"
+        if refused:
+            verdict = (f"FAILED ({len(refused)} answers a WebHDFS client cannot take, the "
+                       f"first: {refused[0]})")
         print(f"seed {rnd.seed} round {rnd.number}: {rnd.acknowledged} ops acknowledged, "
               f"{rnd.lost} lost, {verdict}, {time.monotonic() - rnd.started:.0f} s, load "
               f"{os.getloadavg()[0]:.1f}", flush=True)
@@ -116,10 +128,11 @@ def main() -> int:
             break
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
     print(f"summary: {tally.rounds} rounds, {tally.failed_rounds} failed, seeds failed "
-          f"{failed}; {tally.acknowledged} ops acknowledged, {tally.lost} lost; faults: {kinds}; "
+          f"{failed}; {tally.acknowledged} ops acknowledged, {tally.lost} lost, "
+          f"{tally.refused} answers a client cannot take; faults: {kinds}; "
           f"{time.monotonic() - started:.0f} s, load "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-    return 1 if failed else 0
+    return 1 if failed or tally.failed_rounds else 0
 
 
 if __name__ == "__main__":
