@@ -24,6 +24,7 @@ import pytest
 from nnlite.catalog.client import CatalogClient
 from nnlite.client.errors import PathNotFoundError
 from nnlite.client.webhdfs import WebHdfsClient
+from tests.flink.test_flink_checkpoints import CATCH_UP
 from tests.servers import HDFS_LEASES, wait_for
 
 pytestmark = pytest.mark.flink
@@ -75,7 +76,7 @@ def test_the_exactly_once_file_sink_restores_after_a_kill(start_namenode, run_jo
         assert len(killed_with) == len(set(killed_with)) < ROWS
         restore = base + catalog.latest("/flink/ckpt")["latest"]["path"]
 
-    second = run_job(*common, "--restore", restore)
+    second = run_job(*common, *CATCH_UP, "--restore", restore)
     assert second.finish() == 0, second.log_tail()
     assert second.wait_for("finished")
     with WebHdfsClient(namenode.url, "root") as hdfs:

@@ -23,7 +23,7 @@ import pytest
 
 from nnlite.catalog.client import CatalogClient
 from nnlite.client import connection
-from tests.flink.test_flink_checkpoints import check_restored_exactly, job_args
+from tests.flink.test_flink_checkpoints import CATCH_UP, check_restored_exactly, job_args
 from tests.namenode.http.secure import kerberos_session
 from tests.namenode.security.test_sasl import client_core_site, secure_args
 from tests.servers import wait_for
@@ -110,6 +110,6 @@ def test_a_keytab_job_checkpoints_and_restores_from_what_the_catalog_names(
         latest = catalog.latest("/flink/ckpt")["latest"]
         owner = catalog.hdfs.status(latest["path"])["owner"]
     assert owner == "flink"
-    second = run_job(*common, "--restore", web + latest["path"])
+    second = run_job(*common, *CATCH_UP, "--restore", web + latest["path"])
     assert second.finish() == 0, second.log_tail()
     check_restored_exactly(second)
