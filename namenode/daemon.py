@@ -425,6 +425,7 @@ class Namenode:
             checkpointer=StandbyCheckpointer(
                 fs, peers, period=config.float("checkpoint.period"),
                 txns=config.int("checkpoint.txns"),
+                check_period=config.float("checkpoint.check.period"),
                 timeout=config.int("dfs.image.transfer.timeout") / 1000, scheme=scheme),
             max_lag=config.float("nnlite.ha.standby.lag.max"), scheme=scheme)
         self.app.ha = ha

@@ -3,8 +3,10 @@
 The standby already holds the namespace in memory, so it needs no download and no merge:
 
 1. when ``checkpoint.txns`` ops or ``checkpoint.period`` seconds have passed since its last
-   checkpoint, it asks the active to roll its edits (``POST /checkpoint/roll``, the secondary's
-   endpoint): the active's segment ends at txid R and ``edits.new`` starts at R + 1;
+   checkpoint, looked at no more often than every ``checkpoint.check.period`` seconds (Hadoop's
+   ``dfs.namenode.checkpoint.check.period``, after an attempt that succeeded or failed), it
+   asks the active to roll its edits (``POST /checkpoint/roll``, the secondary's endpoint):
+   the active's segment ends at txid R and ``edits.new`` starts at R + 1;
 2. it applies the shared journal up to R at least (the HA loop, which pauses tailing
    meanwhile); a standby already past R (restarted after a failed checkpoint, its edits
    replayed further) stays where it is;
@@ -71,12 +73,14 @@ class FetchedImage:
 
 class StandbyCheckpointer:
     def __init__(self, fs: FSNamesystem, secret: Credentials, *, period: float, txns: int,
-                 timeout: float = 60.0, scheme: str = "http"):
+                 check_period: float = 60.0, timeout: float = 60.0, scheme: str = "http"):
         self.fs = fs
         self.scheme = scheme        # https in an HTTPS_ONLY set (``Config.http_scheme``)
         self.secret = secret
         self.period = period
         self.txns = txns
+        # StandbyCheckpointer.CheckpointerThread sleeps min(check period, period) between looks
+        self.check_period = min(check_period, period)
         self.timeout = timeout
         self.last_attempt = 0.0
         self.checkpoints = 0
@@ -85,7 +89,7 @@ class StandbyCheckpointer:
     def due(self) -> bool:
         fs = self.fs
         behind = fs.last_synced_txid - fs.last_checkpoint_txid
-        if behind <= 0 or time.monotonic() - self.last_attempt < min(self.period, 60.0):
+        if behind <= 0 or time.monotonic() - self.last_attempt < self.check_period:
             return False
         return behind >= self.txns or time.time() - fs.last_checkpoint_time >= self.period
 
@@ -108,7 +112,7 @@ class StandbyCheckpointer:
         except (CheckpointRefused, ClientError, KeyError, ValueError, OSError) as exc:
             self.last_error = str(exc)
             log.warning("standby checkpoint failed (retried in %g s): %s",
-                        min(self.period, 60.0), exc)
+                        self.check_period, exc)
             return None
         self.checkpoints += 1
         self.last_error = None

@@ -18,9 +18,11 @@ pytestmark = pytest.mark.crash
 
 @pytest.fixture
 def haset(tmp_path, etcd_cluster):
-    """Two namenodes whose standby checkpoints every 100 txns, etcd purged to the image."""
+    """Two namenodes whose standby checkpoints every 100 txns, looked at every second, etcd
+    purged to the image."""
     ha = HASet(tmp_path, etcd_cluster, settings={
-        "checkpoint.txns": "100", "checkpoint.period": "3600", "nnlite.ha.edits.retained": "0"})
+        "checkpoint.txns": "100", "checkpoint.period": "3600", "checkpoint.check.period": "1",
+        "nnlite.ha.edits.retained": "0"})
     try:
         yield ha
     finally:
@@ -51,7 +53,7 @@ def test_the_standby_checkpoints_the_active_purges_etcd_and_a_failover_keeps_eve
     second = 1 - first
     for n in range(250):
         assert mkdirs(haset.url(first), f"/d{n}")[0] == 200
-    wait_for(lambda: int(haset.jmx(first)["TransactionsSinceLastCheckpoint"]) < 100, 60,
+    wait_for(lambda: int(haset.jmx(first)["TransactionsSinceLastCheckpoint"]) < 100, 30,
              "the standby's checkpoint to reach the active")
     active_bean = haset.jmx(first)
     assert int(active_bean["LastCheckpointTime"]) > 0
