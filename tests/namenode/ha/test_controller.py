@@ -316,7 +316,8 @@ def test_a_standby_the_journal_left_behind_is_unhealthy_until_it_starts_from_the
     Before, it failed on every try, reloading its namespace each time, for ever."""
     from tests.commands.helpers import failed, nnlite, ok
     haset = HASet(tmp_path, etcd_cluster, count=3, settings={
-        "checkpoint.txns": "50", "checkpoint.period": "3600", "nnlite.ha.edits.retained": "0"})
+        "checkpoint.txns": "50", "checkpoint.period": "3600", "checkpoint.check.period": "1",
+        "nnlite.ha.edits.retained": "0"})
     try:
         first = haset.start_all()
         late = next(i for i in range(3) if i != first)
