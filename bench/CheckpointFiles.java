@@ -2,6 +2,7 @@ import java.io.File;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.RandomAccessFile;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -26,8 +27,13 @@ import org.apache.hadoop.fs.Path;
  * append to a file in FLOOR_DIR, then TRIPS round trips of 100 bytes to an echo thread over
  * loopback TCP (TCP_NODELAY).
  *
+ * Then each URI's files alone, FILES of them, for the CPU a file costs this JVM (all its
+ * threads: the caller, DataStreamer and its ResponseProcessor, the IPC connection's reader):
+ * "cpu-start KIND" before, "cpu KIND cpu_ms wall_ms" (per file) after, so that the caller can
+ * read the namenode's CPU between the two lines.
+ *
  * java CheckpointFiles FILES BYTES WARMUP FLOOR_DIR SYNCS TRIPS URI...
- * prints one line per kind: "KIND p50_ms p90_ms mean_ms".
+ * prints one line per kind: "KIND p50_ms p90_ms mean_ms", then the CPU lines.
  */
 public class CheckpointFiles {
     public static void main(String[] args) throws Exception {
@@ -69,6 +75,22 @@ public class CheckpointFiles {
             String name = kind == uris.size() ? "floor" : uris.get(kind).split(":")[0];
             System.out.printf("%s %.3f %.3f %.3f%n", name, t[files / 2] / 1e6,
                               t[(int) Math.round(0.9 * (files - 1))] / 1e6, mean);
+        }
+        com.sun.management.OperatingSystemMXBean os =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        for (int kind = 0; kind < uris.size(); kind++) {
+            String name = uris.get(kind).split(":")[0];
+            System.out.println("cpu-start " + name);
+            System.out.flush();
+            long cpu = os.getProcessCpuTime();
+            long start = System.nanoTime();
+            for (int i = 0; i < files; i++) {
+                write(systems.get(kind), uris.get(kind), "cpu-" + i, data);
+            }
+            double wall = (System.nanoTime() - start) / 1e6 / files;
+            System.out.printf("cpu %s %.3f %.3f%n", name,
+                              (os.getProcessCpuTime() - cpu) / 1e6 / files, wall);
+            System.out.flush();
         }
         for (FileSystem fs : systems) {
             fs.close();

@@ -666,7 +666,8 @@ def bench_jvm_files(nn: NamenodeProcess, root: Path, files: int, floor: tuple[in
     """bench/CheckpointFiles.java in a JVM of its own on Hadoop's client jars (PySpark's):
     per round one file over hdfs://, one over webhdfs:// (``FileSystem.create``, write 1 KiB,
     close, ``rename``) and one floor of ``floor`` = (fdatasyncs, round trips), in an order
-    rotating from round to round; p50, p90 and mean ms of each."""
+    rotating from round to round; p50, p90 and mean ms of each. Then each scheme's ``files``
+    alone, with the CPU per file of the client's JVM and of the namenode."""
     import load as peer_load  # bench/peers/load.py: Hadoop's jars, the JVM's options
     classes = root / "jvm-classes"
     classes.mkdir(parents=True, exist_ok=True)
@@ -677,24 +678,50 @@ def bench_jvm_files(nn: NamenodeProcess, root: Path, files: int, floor: tuple[in
                     str(classes), str(JVM_FILES)], check=True)
     uris = [nn.hdfs, f"webhdfs://127.0.0.1:{nn.port}"]
     load, before = os.getloadavg()[0], calls(nn)
-    out = subprocess.run(["java", *peer_load.JVM_OPTIONS, "-cp", ":".join([str(classes), *jars]),
-                          "CheckpointFiles", str(files), "1024", str(WARMUP_FILES * 2),
-                          str(root), str(floor[0]), str(floor[1]), *uris],
-                         capture_output=True, text=True, timeout=SPARK_WAIT)
-    if out.returncode:
-        raise RuntimeError(f"CheckpointFiles exited with {out.returncode}: {out.stderr[-3000:]}")
-    rows = {}
-    for line in out.stdout.splitlines():
-        kind, p50, p90, mean = line.split()
-        rows[kind] = {"ms_p50": float(p50), "ms_p90": float(p90), "ms_mean": float(mean)}
+    proc = subprocess.Popen(["java", *peer_load.JVM_OPTIONS, "-cp",
+                             ":".join([str(classes), *jars]), "CheckpointFiles", str(files),
+                             "1024", str(WARMUP_FILES * 2), str(root), str(floor[0]),
+                             str(floor[1]), *uris],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rows: dict = {}
+    cpu: dict = {}
+    after_timed = None
+    nn_at = nn_cpu(nn)
+    for line in proc.stdout:
+        kind, *fields = line.split()
+        if kind == "cpu-start":             # the files of one scheme alone begin
+            after_timed = after_timed or calls(nn)
+            nn_at = nn_cpu(nn)
+        elif kind == "cpu":                 # ... and end: the JVM's CPU and the namenode's
+            scheme, client_ms, wall_ms = fields[0], float(fields[1]), float(fields[2])
+            cpu[scheme] = {"client_cpu_ms": client_ms, "wall_ms": wall_ms,
+                           "nn_cpu_ms": (sum(nn_cpu(nn)) - sum(nn_at)) * 1000 / files}
+        else:
+            p50, p90, mean = (float(f) for f in fields)
+            rows[kind] = {"ms_p50": p50, "ms_p90": p90, "ms_mean": mean}
+    stderr = proc.stderr.read()
+    if proc.wait(timeout=SPARK_WAIT):
+        raise RuntimeError(f"CheckpointFiles exited with {proc.returncode}: {stderr[-3000:]}")
     print(f"  (load {load:.1f} -> {os.getloadavg()[0]:.1f}; {files} rounds, the kinds "
           f"alternated; floor: {floor[0]} fdatasyncs + {floor[1]} round trips)")
     for kind, row in rows.items():
         print(f"  {kind:<8} {row['ms_mean']:.2f} ms/file mean, {row['ms_p50']:.2f} p50, "
               f"{row['ms_p90']:.2f} p90")
     if OPTIONS.probe:
-        print("  " + calls_text(calls_between(before, calls(nn)), files + WARMUP_FILES * 2,
+        print("  " + calls_text(calls_between(before, after_timed or calls(nn)),
+                                files + WARMUP_FILES * 2,
                                 "round (both schemes, warm-up included)"))
+    # Each scheme's files alone: the CPU each process spends per file. A file is one
+    # client's calls in series, so on hosts (or idle cores) of their own its time is at
+    # least the client's CPU per file, whatever the server does.
+    for scheme, c in cpu.items():
+        print(f"  {scheme:<8} alone: {c['wall_ms']:.2f} ms/file mean; CPU per file: the "
+              f"client's JVM {c['client_cpu_ms']:.2f} ms, the namenode's "
+              f"{c['nn_cpu_ms']:.2f} ms")
+        rows[scheme].update(c)
+    if {"hdfs", "webhdfs"} <= cpu.keys():
+        print(f"  hdfs:// client CPU per file / webhdfs:// mean time alone: "
+              f"{ratio(cpu['hdfs']['client_cpu_ms'], cpu['webhdfs']['wall_ms'])}", flush=True)
     p50 = {k: r["ms_p50"] for k, r in rows.items()}
     print(f"  p50 ratios: hdfs / webhdfs {ratio(p50['hdfs'], p50['webhdfs'])}, hdfs / floor "
           f"{ratio(p50['hdfs'], p50['floor'])}", flush=True)
