@@ -711,9 +711,9 @@ def bench_jvm_files(nn: NamenodeProcess, root: Path, files: int, floor: tuple[in
         print("  " + calls_text(calls_between(before, after_timed or calls(nn)),
                                 files + WARMUP_FILES * 2,
                                 "round (both schemes, warm-up included)"))
-    # Each scheme's files alone: the CPU each process spends per file. A file is one
-    # client's calls in series, so on hosts (or idle cores) of their own its time is at
-    # least the client's CPU per file, whatever the server does.
+    # Each scheme's files alone: the CPU each process spends per file. The JVM's figure
+    # counts all its threads, GC and JIT among them, so part of it may run beside the file's
+    # calls rather than in their path; the probe's time in no server call is the strict bound.
     for scheme, c in cpu.items():
         print(f"  {scheme:<8} alone: {c['wall_ms']:.2f} ms/file mean; CPU per file: the "
               f"client's JVM {c['client_cpu_ms']:.2f} ms, the namenode's "
